@@ -1,0 +1,52 @@
+// Builds everything `npm test`, `npm run demo` and the published package need:
+//  1. tsc type-checks and emits src/, test/ and benchmarks/ to dist/ (ESM);
+//  2. the agent is type-checked on its own and bundled by esbuild into plain,
+//     dependency-free CommonJS files (it is preloaded into user apps);
+//  3. the report UI is type-checked against the DOM and bundled into one script
+//     that report/ inlines, with the data, into each report.html.
+import { execFileSync } from 'node:child_process';
+import { rmSync, mkdirSync, existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const tsc = require.resolve('typescript/bin/tsc');
+const esbuild = require('esbuild');
+
+/** Every bundle the package ships. `entry` is relative to the repository root. */
+export const bundles = [
+  // { entry: 'src/agent/main.ts', outfile: 'dist/agent/hotpath-agent.cjs', platform: 'node', format: 'cjs' },
+];
+
+function hasTs(dir) {
+  return existsSync(dir) && readdirSync(dir, { recursive: true }).some((f) => String(f).endsWith('.ts'));
+}
+
+function run(cmd, args) {
+  execFileSync(process.execPath, [cmd, ...args], { cwd: root, stdio: 'inherit' });
+}
+
+rmSync(join(root, 'dist'), { recursive: true, force: true });
+mkdirSync(join(root, 'dist'), { recursive: true });
+run(tsc, ['-p', 'tsconfig.json']);
+// The agent and the UI have their own compiler settings (CommonJS-safe globals, DOM).
+for (const [extra, dir] of [['tsconfig.agent.json', 'src/agent'], ['tsconfig.ui.json', 'src/report/ui']]) {
+  if (hasTs(join(root, dir))) run(tsc, ['-p', extra]);
+}
+for (const b of bundles) {
+  if (!existsSync(join(root, b.entry))) throw new Error(`build: bundle entry ${b.entry} is missing`);
+  esbuild.buildSync({
+    entryPoints: [join(root, b.entry)],
+    outfile: join(root, b.outfile),
+    bundle: true,
+    platform: b.platform,
+    format: b.format,
+    target: b.platform === 'node' ? 'node20' : 'chrome110',
+    minify: b.minify ?? false,
+    legalComments: 'none',
+    logLevel: 'warning',
+    ...(b.platform === 'node' ? { external: [] } : {}),
+  });
+}

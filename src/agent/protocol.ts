@@ -1,0 +1,203 @@
+// The agent protocol: messages between the in-process agent (inside the target) and the
+// hotpath CLI, over a per-run Unix socket whose path is in HOTPATH_SOCKET. One JSON object
+// per line (NDJSON) in both directions. Every message carries the protocol version `v`,
+// the sender's `pid` and `threadId`, and `t`, the sender's wall clock (epoch ms, fractional).
+//
+//   target process / thread                       hotpath CLI (src/run)
+//   ───────────────────────                       ─────────────────────
+//   hello ──────────────────────────────────────▶ (every process and thread that loads the agent)
+//   listen ─────────────────────────────────────▶ this process/thread is a target
+//   sample, gc, growth, stall (every interval) ─▶ appended to telemetry.ndjson as received
+//   ◀──────────────────────────────── control {cmd: 'profile-start' | 'profile-stop' | 'phase' | 'flush'}
+//   profile ────────────────────────────────────▶ a profile file was written into the run dir
+//   bye ────────────────────────────────────────▶ the agent flushed (on 'flush' or exit)
+//
+// This file holds types and constants only: the agent is bundled separately into CJS and
+// the CLI imports these types, so the two sides share one definition.
+
+export const PROTOCOL_VERSION = 1;
+
+/** Environment variables the CLI sets for the target (and its children inherit). */
+export const ENV = {
+  /** Path of the per-run Unix socket. */
+  socket: 'HOTPATH_SOCKET',
+  /** The run directory, where the agent writes profile files. */
+  runDir: 'HOTPATH_RUN_DIR',
+  /** JSON of AgentConfig. */
+  config: 'HOTPATH_AGENT_CONFIG',
+} as const;
+
+export interface AgentConfig {
+  /** Telemetry interval in ms (default 100). */
+  intervalMs: number;
+  /** CPU profile sampling interval in µs (default 1000; never below 100). */
+  cpuSamplingIntervalUs: number;
+  /** Collect allocation sampling (heap profile including GC-collected objects). */
+  heap: boolean;
+  /** Growth hooks: listeners, routes, timers, sync APIs. */
+  hooks: boolean;
+}
+
+interface Envelope {
+  v: typeof PROTOCOL_VERSION;
+  pid: number;
+  threadId: number;
+  /** Sender's wall clock, epoch ms with sub-ms fraction (performance.timeOrigin + performance.now()). */
+  t: number;
+}
+
+export interface HelloMessage extends Envelope {
+  type: 'hello';
+  ppid: number;
+  argv: string[];
+  execArgv: string[];
+  cwd: string;
+  nodeVersion: string;
+  isMainThread: boolean;
+  /** cluster.worker.id in a cluster worker; undefined otherwise. */
+  clusterWorkerId?: number;
+  isClusterPrimary: boolean;
+}
+
+export interface ListenMessage extends Envelope {
+  type: 'listen';
+  /** `address()` of the server that started listening. */
+  address: string;
+  port?: number;
+  family?: string;
+  /** Unix socket or named pipe path, when the server listens on one. */
+  pipe?: string;
+  /** The server's timeouts in ms, read at listen time (HTTP servers only). */
+  server?: { kind: 'http' | 'https' | 'net'; keepAliveTimeout?: number; headersTimeout?: number; requestTimeout?: number };
+}
+
+/** Summary of an interval histogram in ms. */
+export interface HistogramSummary {
+  count: number;
+  min: number;
+  mean: number;
+  max: number;
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+export interface SampleMessage extends Envelope {
+  type: 'sample';
+  /** Length of the interval this sample covers, ms. */
+  intervalMs: number;
+  /** Event-loop delay over the interval, resolution subtracted, ms. */
+  eld: HistogramSummary;
+  /** Event-loop utilization over this interval, 0..1. */
+  elu: number;
+  /** CPU time used in this interval, µs: the process, and this thread when measurable (Node 22+). */
+  cpu: { user: number; system: number; threadUser?: number; threadSystem?: number };
+  /** Bytes. heap* are this thread's isolate; rss is the process. */
+  mem: { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
+  /** Active resources by type (process.getActiveResourcesInfo()). */
+  resources: Record<string, number>;
+  /** Server-side HTTP over the interval (absent before the thread serves HTTP). */
+  http?: {
+    started: number;
+    finished: number;
+    /** Requests in flight at the end of the interval. */
+    active: number;
+    /** New connections accepted in the interval. */
+    connections: number;
+    /** Connections open at the end of the interval. */
+    openConnections: number;
+    /** Server latency from request start to response finish, ms. */
+    latency: HistogramSummary;
+    statusCodes: Record<string, number>;
+    /** Requests served on a connection that had already served one (keep-alive reuse). */
+    reused: number;
+    /** Connections closed in the interval, and how many requests each had served. */
+    closed: number;
+    requestsPerClosedConnection: number;
+  };
+}
+
+export type GcKind = 'minor' | 'major' | 'incremental' | 'weakcb';
+
+export interface GcEvent {
+  kind: GcKind;
+  /** Epoch ms. */
+  start: number;
+  durationMs: number;
+  flags: number;
+  /** Heap used before and after, bytes, when v8.GCProfiler provided them. */
+  heapBefore?: number;
+  heapAfter?: number;
+}
+
+export interface GcMessage extends Envelope {
+  type: 'gc';
+  events: GcEvent[];
+}
+
+/** A call site: the first frame outside node internals and the agent. */
+export interface CallSite {
+  function: string;
+  /** Absolute path or URL as V8 reports it. */
+  file: string;
+  line: number;
+  column: number;
+}
+
+export interface GrowthMessage extends Envelope {
+  type: 'growth';
+  /** Listener counts by emitter and event, with the site that last added one. Cumulative totals. */
+  listeners: { emitter: string; event: string; count: number; added: number; site?: CallSite }[];
+  /** Where setMaxListeners(0|Infinity) or events.defaultMaxListeners = Infinity happened. */
+  maxListenersDisabled: { what: string; value: number; site?: CallSite }[];
+  /** Routes and middleware registered after listen. Cumulative totals per (framework, method, path, site). */
+  routes: { framework: string; method: string; path: string; count: number; site?: CallSite; stackSize?: number }[];
+  /** Timers created and not cleared, by creation site. */
+  timers: { site?: CallSite; created: number; cleared: number; fired: number; pending: number; kind: 'timeout' | 'interval' }[];
+  /** Synchronous APIs called while a request was in flight. */
+  syncCalls: { api: string; count: number; totalMs: number; site?: CallSite }[];
+}
+
+export interface StallMessage extends Envelope {
+  type: 'stall';
+  /** The main thread missed heartbeats from `start` (epoch ms) for `durationMs`. */
+  start: number;
+  durationMs: number;
+  /** True while the stall is still going on (sent again with the final duration). */
+  ongoing: boolean;
+}
+
+export interface ProfileMessage extends Envelope {
+  type: 'profile';
+  kind: 'cpu' | 'heap';
+  /** File name inside the run directory. */
+  file: string;
+  /** Epoch ms of the profiled window. */
+  start: number;
+  end: number;
+}
+
+export interface ErrorMessage extends Envelope {
+  type: 'agent-error';
+  /** What the agent failed to do (never thrown into user code). */
+  what: string;
+  message: string;
+}
+
+export interface ByeMessage extends Envelope {
+  type: 'bye';
+  reason: 'flush' | 'exit';
+}
+
+export type AgentMessage =
+  | HelloMessage | ListenMessage | SampleMessage | GcMessage | GrowthMessage
+  | StallMessage | ProfileMessage | ErrorMessage | ByeMessage;
+
+/** Commands from the CLI to every connected agent. */
+export type ControlMessage =
+  | { v: typeof PROTOCOL_VERSION; type: 'control'; cmd: 'phase'; phase: RunPhase }
+  | { v: typeof PROTOCOL_VERSION; type: 'control'; cmd: 'profile-start' }
+  | { v: typeof PROTOCOL_VERSION; type: 'control'; cmd: 'profile-stop' }
+  | { v: typeof PROTOCOL_VERSION; type: 'control'; cmd: 'flush' };
+
+export type RunPhase = 'starting' | 'setup' | 'warmup' | 'load' | 'cooldown' | 'stopping';

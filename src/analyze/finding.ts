@@ -1,0 +1,47 @@
+// A Finding: one diagnosis, with its evidence, the culprit in the user's code and the fix.
+// report.json's `findings[]` holds these, ordered by impact (findings[0] is the main problem).
+
+export const CATEGORIES = [
+  'event-loop-blocking',
+  'sync-io',
+  'gc-pressure',
+  'memory-leak',
+  'listener-leak',
+  'handler-growth',
+  'timer-leak',
+  'io-wait',
+  'serialization',
+  'connection-churn',
+  'load-generator-bound',
+  'healthy',
+] as const;
+
+export type Category = (typeof CATEGORIES)[number];
+export type Severity = 'critical' | 'warning' | 'info';
+
+export interface Culprit {
+  /** The function's own name as written in the source ("(anonymous)" when it has none). */
+  function: string;
+  /** Path relative to the target's working directory (after source maps). */
+  file: string;
+  /** 1-based. */
+  line: number;
+  column?: number;
+}
+
+export interface Finding {
+  /** Stable identifier of the detector and case, e.g. `HOTPATH_LISTENER_LEAK`. */
+  code: string;
+  category: Category;
+  severity: Severity;
+  title: string;
+  /** One or two sentences: what happens and how much it costs. */
+  summary: string;
+  /** The measured figures behind the finding (names are documented per analyzer). */
+  evidence: Record<string, unknown>;
+  culprit?: Culprit;
+  /** What to change, in Markdown. */
+  recommendation: string;
+  /** Share (0..1) of request time or CPU this finding explains; orders the findings. */
+  impact: number;
+}

@@ -1,0 +1,26 @@
+// Help texts, generated from the command declarations.
+
+import type { Command } from './command.js';
+import { formatOptions } from './option-spec.js';
+
+export function commandHelp(cmd: Command): string {
+  const parts = [`Usage: ${cmd.usage}`, '', cmd.summary, '', 'Options:', formatOptions(cmd.options), '  -h, --help                      Show this help'];
+  if (cmd.details) parts.push('', cmd.details.trimEnd());
+  return parts.join('\n') + '\n';
+}
+
+export function mainHelp(commands: readonly Command[], version: string): string {
+  const width = Math.max(...commands.map((c) => c.name.length), 4) + 4;
+  return [
+    `hotpath ${version}: a performance doctor for Node.js servers`,
+    '',
+    'Usage: hotpath <command> [options]',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    '',
+    'Run `hotpath <command> --help` for the options of a command.',
+    'Options: --version, --help, --debug (print stacks of errors)',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,54 @@
+// The one registry of hotpath's errors. Every error hotpath raises on purpose has a
+// `HOTPATH_ERR_*` code listed here and documented in docs/errors.md (a test keeps the
+// two in step). Callers match on `err.code`, never on the class.
+
+export const errorCodes = {
+  // CLI and options
+  HOTPATH_ERR_UNKNOWN_COMMAND: 'Unknown command',
+  HOTPATH_ERR_UNKNOWN_OPTION: 'Unknown option',
+  HOTPATH_ERR_INVALID_OPTION: 'Invalid option value',
+  HOTPATH_ERR_MISSING_ARGUMENT: 'A required argument is missing',
+  // Load engine
+  HOTPATH_ERR_INVALID_URL: 'The target URL is invalid',
+  HOTPATH_ERR_BODY_FILE: 'The request body file cannot be read',
+  HOTPATH_ERR_SCENARIO: 'The scenario file cannot be read or is invalid',
+  HOTPATH_ERR_CONNECT: 'Nothing answers at the target address',
+  HOTPATH_ERR_DNS: 'The target host name does not resolve',
+  HOTPATH_ERR_HDR_LOG: 'The HdrHistogram log cannot be written',
+} as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export interface HotpathErrorOptions {
+  /** Extra facts for people and for report.json (never secrets). */
+  details?: Record<string, unknown>;
+  /** The error that caused this one. */
+  cause?: unknown;
+  /** Print the usage of the command after the message (CLI input errors). */
+  showUsage?: boolean;
+}
+
+export class HotpathError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
+  readonly showUsage: boolean;
+
+  constructor(code: ErrorCode, message: string, options: HotpathErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'HotpathError';
+    this.code = code;
+    this.details = options.details ?? {};
+    this.showUsage = options.showUsage ?? false;
+  }
+}
+
+/** Creates a coded error. `message` says what is wrong in this case; the code says which kind. */
+export function hotpathError(code: ErrorCode, message: string, options?: HotpathErrorOptions): HotpathError {
+  return new HotpathError(code, message, options);
+}
+
+/** True when `err` carries one of hotpath's codes (matched by code, not by class identity). */
+export function isHotpathError(err: unknown): err is { code: ErrorCode; message: string } {
+  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' &&
+    (err as { code: string }).code in errorCodes;
+}

@@ -1,0 +1,49 @@
+// The run directory: the contract between collecting (src/run) and analyzing (src/analyze,
+// src/report). Versioned; documented in docs/run-directory.md.
+//
+//   .hotpath/<timestamp>-<name>/
+//     meta.json                     RunMeta
+//     telemetry.ndjson              one AgentMessage per line, streamed as received
+//     load.json                     LoadResult
+//     cpu-<pid>-<tid>.cpuprofile    V8 CPU profile of the load window, per thread that served
+//     heap-<pid>-<tid>.heapprofile  sampling heap profile (with --heap)
+//     target.log                    the target's stdout and stderr
+//     report.json, report.html, report.md   written by src/report
+
+import type { RunPhase } from '../agent/protocol.js';
+
+export const RUN_DIR_VERSION = 1;
+
+export interface RunMeta {
+  version: typeof RUN_DIR_VERSION;
+  hotpathVersion: string;
+  /** The command that started the target, as given after `--` (or the URL with --url). */
+  command: string[];
+  cwd: string;
+  /** Node version of the target (from its agent), or of hotpath with --url. */
+  nodeVersion?: string;
+  /** Epoch ms. */
+  startedAt: number;
+  endedAt?: number;
+  /** Phases in order, with epoch ms bounds. */
+  phases: { phase: RunPhase; start: number; end?: number }[];
+  /** Every process and thread that loaded the agent. */
+  processes: { pid: number; threadId: number; ppid?: number; argv?: string[]; isTarget: boolean; clusterWorkerId?: number; isClusterPrimary?: boolean }[];
+  /** The address load was driven at. */
+  target?: { url: string; pid?: number; port?: number };
+  /** How the run ended. */
+  outcome: {
+    status: 'completed' | 'target-exited' | 'target-crashed' | 'interrupted' | 'never-listened' | 'failed';
+    exitCode?: number | null;
+    signal?: string | null;
+    /** Human-readable reason when not completed. */
+    reason?: string;
+    /** Error code when a HotpathError ended the run. */
+    code?: string;
+    /** Last lines of the target's stderr when it failed. */
+    stderrTail?: string[];
+  };
+  options: Record<string, unknown>;
+  /** Profile files in this directory. */
+  profiles: { kind: 'cpu' | 'heap'; pid: number; threadId: number; file: string; start: number; end: number }[];
+}
