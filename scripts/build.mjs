@@ -24,8 +24,21 @@ function hasTs(dir) {
   return existsSync(dir) && readdirSync(dir, { recursive: true }).some((f) => String(f).endsWith('.ts'));
 }
 
+// HOTPATH_BUILD_LENIENT=1 reports type errors but still emits and bundles (tsc emits
+// despite errors): useful while several people edit the tree at once. CI is never lenient.
+const lenient = process.env.HOTPATH_BUILD_LENIENT === '1' && !process.env.CI;
+let typeErrors = false;
+
 function run(cmd, args) {
-  execFileSync(process.execPath, [cmd, ...args], { cwd: root, stdio: 'inherit' });
+  try {
+    execFileSync(process.execPath, [cmd, ...args], { cwd: root, stdio: 'inherit' });
+  } catch {
+    typeErrors = true;
+    if (!lenient) {
+      console.error(`build: ${args.join(' ')} reported errors (above)`);
+      process.exit(1);
+    }
+  }
 }
 
 rmSync(join(root, 'dist'), { recursive: true, force: true });
@@ -50,3 +63,5 @@ for (const b of bundles) {
     ...(b.platform === 'node' ? { external: [] } : {}),
   });
 }
+
+if (typeErrors) console.error('build: finished with type errors (lenient mode)');

@@ -1,0 +1,97 @@
+// `npm run bench`: installs the comparison tools when missing (autocannon, clinic and 0x
+// into benchmarks/node_modules; wrk from Debian's package), runs every suite one after
+// another and writes docs/benchmarks.md. `npm run bench -- <name>` runs the suites whose
+// name contains <name> and updates only their sections.
+
+import { execFileSync, execSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suites } from './suites.js';
+import type { BenchContext } from './suite.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const benchDir = join(root, 'benchmarks');
+const docPath = join(root, 'docs', 'benchmarks.md');
+
+function ensureTools(): void {
+  if (!existsSync(join(benchDir, 'node_modules', '.bin', 'autocannon'))) {
+    process.stderr.write('bench: installing autocannon, clinic and 0x into benchmarks/node_modules\n');
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save'], { cwd: benchDir, stdio: 'inherit' });
+  }
+  try {
+    execSync('command -v wrk', { stdio: 'ignore' });
+  } catch {
+    process.stderr.write('bench: installing wrk (Debian package)\n');
+    execSync('apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk', { stdio: 'inherit' });
+  }
+}
+
+function header(): string {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  return [
+    '# Benchmarks',
+    '',
+    'Written by `npm run bench`. Every table compares side by side in one run on the same machine',
+    '(ratios, not lone figures), because these machines are shared and noisy. Target and load',
+    'generator are pinned to different cores with `taskset` where the suite says so.',
+    '',
+    `Last full run: ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} × ${cpu}.`,
+    '',
+  ].join('\n');
+}
+
+/** Splits the existing document into sections by `## ` heading, to update some of them. */
+function existingSections(): Map<string, string> {
+  const map = new Map<string, string>();
+  if (!existsSync(docPath)) return map;
+  const text = readFileSync(docPath, 'utf8');
+  for (const part of text.split(/^(?=## )/m).slice(1)) {
+    map.set(part.split('\n')[0].slice(3).trim(), part.trimEnd() + '\n');
+  }
+  return map;
+}
+
+async function main(): Promise<void> {
+  const filter = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const chosen = suites.filter((s) => filter.length === 0 || filter.some((f) => s.name.includes(f)));
+  if (chosen.length === 0) throw new Error(`no benchmark suite matches ${filter.join(', ')}`);
+  ensureTools();
+  const scratch = mkdtempSync(join(tmpdir(), 'hotpath-bench-'));
+  const ctx: BenchContext = {
+    root,
+    scratch,
+    toolsBin: join(benchDir, 'node_modules', '.bin'),
+    quick: process.env.HOTPATH_BENCH_QUICK === '1',
+    log: (m) => process.stderr.write(`bench: ${m}\n`),
+  };
+  const sections = existingSections();
+  try {
+    for (const suite of chosen) {
+      ctx.log(`suite ${suite.name}`);
+      const md = await suite.run(ctx);
+      const title = md.split('\n')[0].replace(/^## /, '').trim();
+      sections.set(title, md.trimEnd() + '\n');
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const order = suites.map((s) => s.name);
+  const body = [...sections.entries()]
+    .sort(([a], [b]) => rank(order, a) - rank(order, b))
+    .map(([, md]) => md)
+    .join('\n');
+  writeFileSync(docPath, `${header()}\n${body}`);
+  ctx.log(`wrote ${docPath}`);
+}
+
+function rank(order: string[], title: string): number {
+  const i = order.findIndex((n) => title.toLowerCase().includes(n.toLowerCase()));
+  return i === -1 ? order.length : i;
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exitCode = 1;
+});

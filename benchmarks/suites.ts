@@ -1,0 +1,5 @@
+// Every benchmark suite, in the order they run and appear in docs/benchmarks.md.
+import type { BenchSuite } from './suite.js';
+
+export const suites: BenchSuite[] = [
+];

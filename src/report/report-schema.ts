@@ -1,0 +1,49 @@
+// report.json: the diagnosis of one run. `{ version, target, load, telemetry, hotspots[], findings[] }`.
+// Written by write-reports.ts into the run directory and printed by `--json`.
+
+import type { Finding } from '../analyze/finding.js';
+import type { LoadResult } from '../load/load-result.js';
+import type { RunMeta } from '../run-dir/schema.js';
+
+export const REPORT_VERSION = 1;
+
+export interface Hotspot {
+  function: string;
+  /** Relative to the target's cwd for app code; as reported (node:..., node_modules/...) otherwise. */
+  file: string;
+  line: number;
+  column?: number;
+  /** Frame class: app, deps, node-core, v8-builtin, native, gc, idle, program. */
+  kind: string;
+  /** Self time after attribution (native/builtin/core/deps work charged to the nearest app frame), ms. */
+  selfMs: number;
+  /** Share of the non-idle CPU samples in the window, 0..1. */
+  selfShare: number;
+  totalMs: number;
+  totalShare: number;
+}
+
+export interface TelemetrySummary {
+  /** Target processes and threads that served requests. */
+  targets: { pid: number; threadId: number; port?: number }[];
+  window: { start: number; end: number; durationMs: number } | null;
+  eventLoop: { delayP50Ms: number; delayP99Ms: number; delayMaxMs: number; utilizationMean: number; utilizationMax: number };
+  cpu: { userMs: number; systemMs: number; coresUsedMean: number };
+  memory: { rssMaxBytes: number; heapUsedMaxBytes: number; heapUsedStartBytes: number; heapUsedEndBytes: number };
+  gc: { count: number; totalMs: number; shareOfWall: number; byKind: Record<string, { count: number; totalMs: number }> };
+  http: { requests: number; connections: number; latencyP50Ms: number; latencyP99Ms: number; statusCodes: Record<string, number> } | null;
+  stalls: { count: number; maxMs: number };
+}
+
+export interface Report {
+  version: typeof REPORT_VERSION;
+  hotpathVersion: string;
+  /** What was run and how it ended. */
+  target: { command: string[]; cwd: string; url?: string; nodeVersion?: string; outcome: RunMeta['outcome'] };
+  load: LoadResult | null;
+  telemetry: TelemetrySummary | null;
+  hotspots: Hotspot[];
+  findings: Finding[];
+  /** The run directory this report describes. */
+  runDir: string;
+}

@@ -1,0 +1,49 @@
+// RunData: a run directory read back into memory, the one input of every analyzer
+// (`(run: RunData) => Finding[]`) and of the report writers. Built by read-run-dir.ts.
+
+import type {
+  HelloMessage, ListenMessage, SampleMessage, GcEvent, GrowthMessage, StallMessage, ErrorMessage,
+} from '../agent/protocol.js';
+import type { LoadResult } from '../load/load-result.js';
+import type { RunMeta } from './schema.js';
+
+/** Everything one agent (one process, or one worker thread of it) reported, in time order. */
+export interface ThreadTelemetry {
+  pid: number;
+  threadId: number;
+  hello?: HelloMessage;
+  /** Servers this thread started listening on. Non-empty means the thread is a target. */
+  listens: ListenMessage[];
+  samples: SampleMessage[];
+  gc: GcEvent[];
+  /** The last growth report (totals are cumulative), and all of them for trends. */
+  growth: GrowthMessage[];
+  stalls: StallMessage[];
+  agentErrors: ErrorMessage[];
+}
+
+export interface ProfileRef {
+  kind: 'cpu' | 'heap';
+  pid: number;
+  threadId: number;
+  /** Absolute path of the profile file. */
+  path: string;
+  start: number;
+  end: number;
+}
+
+export interface RunData {
+  /** Absolute path of the run directory. */
+  dir: string;
+  meta: RunMeta;
+  load?: LoadResult;
+  /** One entry per (pid, threadId) that loaded the agent. */
+  threads: ThreadTelemetry[];
+  profiles: ProfileRef[];
+  /** Epoch ms bounds of the measured load window (the 'load' phase), when there was one. */
+  loadWindow?: { start: number; end: number };
+  /** The target's working directory: culprit paths are made relative to it. */
+  cwd: string;
+  /** Problems met while reading (a truncated line, a missing profile): kept, not thrown. */
+  readWarnings: string[];
+}
