@@ -1,0 +1,68 @@
+// Which threads served the load and what they reported inside the measured load window.
+// Every analyzer looks at the same slice, so warm-up and shutdown never blur a finding.
+
+import type { GcEvent, SampleMessage, StallMessage } from '../../agent/protocol.js';
+import type { RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
+
+export interface Window {
+  start: number;
+  end: number;
+  durationMs: number;
+}
+
+/** The measured load window: the run's 'load' phase, else the load result, else all samples. */
+export function loadWindow(run: RunData): Window | null {
+  const w = run.loadWindow ?? (run.load ? { start: run.load.start, end: run.load.end } : undefined);
+  if (w && w.end > w.start) return { start: w.start, end: w.end, durationMs: w.end - w.start };
+  const ts = targetThreads(run).flatMap((t) => t.samples.map((s) => s.t));
+  if (ts.length < 2) return null;
+  const start = Math.min(...ts);
+  const end = Math.max(...ts);
+  return { start, end, durationMs: end - start };
+}
+
+/** Threads that listened (targets); all threads with samples when none did (the --url case has none). */
+export function targetThreads(run: RunData): ThreadTelemetry[] {
+  const listening = run.threads.filter((t) => t.listens.length > 0);
+  return listening.length > 0 ? listening : run.threads.filter((t) => t.samples.length > 0);
+}
+
+/** A sample covers [t - intervalMs, t]; it belongs to the window when most of it lies inside. */
+export function inWindow(sample: SampleMessage, w: Window | null): boolean {
+  if (!w) return true;
+  const mid = sample.t - sample.intervalMs / 2;
+  return mid >= w.start && mid <= w.end;
+}
+
+export function windowSamples(thread: ThreadTelemetry, w: Window | null): SampleMessage[] {
+  return thread.samples.filter((s) => inWindow(s, w));
+}
+
+export function windowGc(thread: ThreadTelemetry, w: Window | null): GcEvent[] {
+  return w ? thread.gc.filter((e) => e.start >= w.start && e.start <= w.end) : thread.gc;
+}
+
+/** Stalls overlapping the window (a stall is resent while ongoing: keep the final report per start). */
+export function windowStalls(thread: ThreadTelemetry, w: Window | null): StallMessage[] {
+  const byStart = new Map<number, StallMessage>();
+  for (const s of thread.stalls) {
+    if (w && (s.start > w.end || s.start + s.durationMs < w.start)) continue;
+    const prev = byStart.get(s.start);
+    if (!prev || s.durationMs >= prev.durationMs) byStart.set(s.start, s);
+  }
+  return [...byStart.values()];
+}
+
+/** The target thread that served most requests (the one to profile-match and to blame). */
+export function busiestThread(run: RunData, w: Window | null): ThreadTelemetry | undefined {
+  let best: ThreadTelemetry | undefined;
+  let bestCount = -1;
+  for (const t of targetThreads(run)) {
+    const n = windowSamples(t, w).reduce((a, s) => a + (s.http?.finished ?? 0), 0);
+    if (n > bestCount) {
+      best = t;
+      bestCount = n;
+    }
+  }
+  return best;
+}

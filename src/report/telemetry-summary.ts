@@ -1,0 +1,97 @@
+// The TelemetrySummary of report.json: what the agent measured inside the load window,
+// reduced to the figures people compare between runs (delay, utilization, CPU, memory, GC, HTTP).
+
+import type { SampleMessage } from '../agent/protocol.js';
+import type { RunData } from '../run-dir/run-data.js';
+import type { TelemetrySummary } from './report-schema.js';
+import { loadWindow, targetThreads, windowGc, windowSamples, windowStalls } from '../analyze/signals/load-window.js';
+import { max, percentile, round, sum, weightedMean, weightedPercentile } from '../analyze/signals/stats.js';
+
+export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
+  const w = loadWindow(run);
+  const threads = targetThreads(run);
+  const perThread = threads.map((t) => ({ t, samples: windowSamples(t, w) }));
+  const samples = perThread.flatMap((x) => x.samples);
+  if (samples.length === 0) return null;
+  const durationMs = w?.durationMs ?? sum(perThread[0].samples.map((s) => s.intervalMs));
+  const gc = threads.flatMap((t) => windowGc(t, w));
+  const stalls = threads.flatMap((t) => windowStalls(t, w));
+  return {
+    targets: threads.map((t) => ({ pid: t.pid, threadId: t.threadId, ...(t.listens[0]?.port !== undefined ? { port: t.listens[0].port } : {}) })),
+    window: w ? { start: w.start, end: w.end, durationMs: w.durationMs } : null,
+    eventLoop: eventLoop(samples),
+    cpu: cpu(onePerProcess(perThread), durationMs),
+    memory: memory(perThread[0].samples),
+    gc: gcSummary(gc, durationMs * threads.length),
+    http: http(samples),
+    stalls: { count: stalls.length, maxMs: round(max(stalls.map((s) => s.durationMs)), 1) },
+  };
+}
+
+function eventLoop(samples: SampleMessage[]): TelemetrySummary['eventLoop'] {
+  const weights = samples.map((s) => s.intervalMs);
+  return {
+    delayP50Ms: round(percentile(samples.map((s) => s.eld.p50), 50), 3),
+    delayP99Ms: round(percentile(samples.map((s) => s.eld.p99), 99), 3),
+    delayMaxMs: round(max(samples.map((s) => s.eld.max)), 3),
+    utilizationMean: round(weightedMean(samples.map((s) => s.elu), weights), 4),
+    utilizationMax: round(max(samples.map((s) => s.elu)), 4),
+  };
+}
+
+/** The main thread's samples of each process (or its first reporting thread). */
+function onePerProcess(perThread: { t: { pid: number; threadId: number }; samples: SampleMessage[] }[]): SampleMessage[][] {
+  const byPid = new Map<number, { t: { threadId: number }; samples: SampleMessage[] }>();
+  for (const x of perThread) {
+    const prev = byPid.get(x.t.pid);
+    if (!prev || (x.t.threadId === 0 && prev.t.threadId !== 0)) byPid.set(x.t.pid, x);
+  }
+  return [...byPid.values()].map((x) => x.samples);
+}
+
+/** Process CPU, counted once per process (worker threads repeat their process's figures). */
+function cpu(groups: SampleMessage[][], durationMs: number): TelemetrySummary['cpu'] {
+  const userMs = sum(groups.map((g) => sum(g.map((s) => s.cpu.user)))) / 1000;
+  const systemMs = sum(groups.map((g) => sum(g.map((s) => s.cpu.system)))) / 1000;
+  return {
+    userMs: round(userMs, 1),
+    systemMs: round(systemMs, 1),
+    coresUsedMean: durationMs > 0 ? round((userMs + systemMs) / durationMs, 3) : 0,
+  };
+}
+
+function memory(samples: SampleMessage[]): TelemetrySummary['memory'] {
+  return {
+    rssMaxBytes: max(samples.map((s) => s.mem.rss)),
+    heapUsedMaxBytes: max(samples.map((s) => s.mem.heapUsed)),
+    heapUsedStartBytes: samples[0]?.mem.heapUsed ?? 0,
+    heapUsedEndBytes: samples[samples.length - 1]?.mem.heapUsed ?? 0,
+  };
+}
+
+function gcSummary(events: { kind: string; durationMs: number }[], wallMs: number): TelemetrySummary['gc'] {
+  const byKind: Record<string, { count: number; totalMs: number }> = {};
+  for (const e of events) {
+    const k = (byKind[e.kind] ??= { count: 0, totalMs: 0 });
+    k.count++;
+    k.totalMs += e.durationMs;
+  }
+  for (const k of Object.values(byKind)) k.totalMs = round(k.totalMs, 2);
+  const totalMs = sum(events.map((e) => e.durationMs));
+  return { count: events.length, totalMs: round(totalMs, 2), shareOfWall: wallMs > 0 ? round(totalMs / wallMs, 4) : 0, byKind };
+}
+
+function http(samples: SampleMessage[]): TelemetrySummary['http'] {
+  const hs = samples.map((s) => s.http).filter((h) => h !== undefined);
+  if (hs.length === 0) return null;
+  const statusCodes: Record<string, number> = {};
+  for (const h of hs) for (const [code, n] of Object.entries(h.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+  const counts = hs.map((h) => h.latency.count);
+  return {
+    requests: sum(hs.map((h) => h.finished)),
+    connections: sum(hs.map((h) => h.connections)),
+    latencyP50Ms: round(weightedPercentile(hs.map((h) => h.latency.p50), counts, 50), 3),
+    latencyP99Ms: round(weightedMean(hs.map((h) => h.latency.p99), counts), 3),
+    statusCodes,
+  };
+}
