@@ -18,6 +18,15 @@ export const errorCodes = {
   // Profiles and exports
   HOTPATH_ERR_PROFILE: 'A profile file cannot be read or is malformed',
   HOTPATH_ERR_NO_PROFILE: 'The run directory holds no matching profile',
+  // Runs (`hotpath run`) and run directories
+  HOTPATH_ERR_SPAWN: 'The target command cannot be started',
+  HOTPATH_ERR_AGENT_MISSING: 'The agent bundle is missing from the installation',
+  HOTPATH_ERR_TARGET_EXITED: 'The target exited before it started listening',
+  HOTPATH_ERR_READY_TIMEOUT: 'The target did not start listening in time',
+  HOTPATH_ERR_OUT_DIR: 'The output directory cannot be created',
+  HOTPATH_ERR_RUN_DIR: 'Not a hotpath run directory',
+  // Overload protection (hotpath/protect)
+  HOTPATH_ERR_PROTECT_OPTION: 'Invalid option for protect()',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;

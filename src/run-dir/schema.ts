@@ -14,6 +14,19 @@ import type { RunPhase } from '../agent/protocol.js';
 
 export const RUN_DIR_VERSION = 1;
 
+/** Fixed file names inside a run directory. */
+export const RUN_FILES = {
+  meta: 'meta.json',
+  telemetry: 'telemetry.ndjson',
+  load: 'load.json',
+  log: 'target.log',
+} as const;
+
+/** Name of a profile file, as the agent writes it: `cpu-<pid>-<tid>.cpuprofile`. */
+export function profileFileName(kind: 'cpu' | 'heap', pid: number, threadId: number): string {
+  return kind === 'cpu' ? `cpu-${pid}-${threadId}.cpuprofile` : `heap-${pid}-${threadId}.heapprofile`;
+}
+
 export interface RunMeta {
   version: typeof RUN_DIR_VERSION;
   hotpathVersion: string;
@@ -46,4 +59,8 @@ export interface RunMeta {
   options: Record<string, unknown>;
   /** Profile files in this directory. */
   profiles: { kind: 'cpu' | 'heap'; pid: number; threadId: number; file: string; start: number; end: number }[];
+  /** Things that went wrong without ending the run (an agent that never said bye, a protocol mismatch). */
+  warnings?: string[];
+  /** Ports the target listened on besides the one load was driven at. */
+  otherPorts?: number[];
 }

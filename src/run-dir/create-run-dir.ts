@@ -1,0 +1,44 @@
+// Creates a fresh run directory `<out>/<timestamp>-<name>/`, named after the command so a
+// listing of .hotpath/ reads like a history of what was run.
+
+import { mkdir } from 'node:fs/promises';
+import { basename, extname, resolve } from 'node:path';
+import { hotpathError } from '../errors.js';
+
+/** The launcher words that say nothing about the app (`node`, `npm`, `run`, flags...). */
+const noise = new Set(['node', 'nodejs', 'npm', 'npx', 'pnpm', 'yarn', 'bun', 'tsx', 'ts-node', 'run', 'exec', 'env', '--']);
+
+/** A short, file-system-safe name for a command: `node src/server.js` → `server`, `npm start` → `start`. */
+export function runName(command: readonly string[]): string {
+  const word = command.find((w, i) => i > 0 && !w.startsWith('-') && !noise.has(w)) ??
+    command.find((w) => !w.startsWith('-')) ?? 'run';
+  const base = basename(word, extname(word)).replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[-.]+|-+$/g, '');
+  return (base || 'run').slice(0, 40);
+}
+
+/** `20261122-031502` in local time: sorts by time and reads at a glance. */
+export function runTimestamp(date: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}${p(date.getMonth() + 1)}${p(date.getDate())}-${p(date.getHours())}${p(date.getMinutes())}${p(date.getSeconds())}`;
+}
+
+/** Creates the directory and returns its absolute path; adds `-2`, `-3`... when the name is taken. */
+export async function createRunDir(outDir: string, command: readonly string[], now = new Date()): Promise<string> {
+  const root = resolve(outDir);
+  try {
+    await mkdir(root, { recursive: true });
+  } catch (err) {
+    throw hotpathError('HOTPATH_ERR_OUT_DIR', `Cannot create the output directory ${root}: ${(err as Error).message}`,
+      { cause: err, details: { out: root } });
+  }
+  const stem = `${runTimestamp(now)}-${runName(command)}`;
+  for (let i = 1; ; i++) {
+    const dir = resolve(root, i === 1 ? stem : `${stem}-${i}`);
+    try {
+      await mkdir(dir);
+      return dir;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || i > 1000) throw err;
+    }
+  }
+}

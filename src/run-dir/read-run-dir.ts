@@ -1,0 +1,119 @@
+// readRunDir: a run directory read back into RunData, the input of every analyzer and of
+// `hotpath report`. Tolerant: a missing load.json, a missing profile or a truncated
+// telemetry line becomes a readWarning; only a directory that holds no run is an error.
+
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { hotpathError } from '../errors.js';
+import type { LoadResult } from '../load/load-result.js';
+import type { ProfileMessage } from '../agent/protocol.js';
+import { readTelemetry, type TelemetryContents } from './read-telemetry.js';
+import type { ProfileRef, RunData, ThreadTelemetry } from './run-data.js';
+import { RUN_DIR_VERSION, RUN_FILES, type RunMeta } from './schema.js';
+
+function notARunDir(dir: string, why: string): Error {
+  return hotpathError('HOTPATH_ERR_RUN_DIR', `${dir} is not a hotpath run directory: ${why}`, { details: { dir } });
+}
+
+async function readJson(file: string): Promise<{ value?: unknown; error?: string }> {
+  try {
+    return { value: JSON.parse(await readFile(file, 'utf8')) as unknown };
+  } catch (err) {
+    return { error: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : (err as Error).message };
+  }
+}
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** A meta.json with every required field present (missing ones filled in, with a warning). */
+function normalizeMeta(raw: unknown, dir: string, warnings: string[]): RunMeta {
+  const m = isObject(raw) ? raw : {};
+  if (m.version !== undefined && m.version !== RUN_DIR_VERSION) {
+    warnings.push(`meta.json: run directory version ${String(m.version)}; this hotpath reads version ${RUN_DIR_VERSION}`);
+  }
+  const outcome = isObject(m.outcome) ? (m.outcome as RunMeta['outcome']) : { status: 'failed' as const, reason: 'meta.json has no outcome' };
+  return {
+    ...(m as Partial<RunMeta>),
+    version: RUN_DIR_VERSION,
+    hotpathVersion: typeof m.hotpathVersion === 'string' ? m.hotpathVersion : 'unknown',
+    command: Array.isArray(m.command) ? m.command.map(String) : [],
+    cwd: typeof m.cwd === 'string' ? m.cwd : dir,
+    startedAt: typeof m.startedAt === 'number' ? m.startedAt : 0,
+    phases: Array.isArray(m.phases) ? (m.phases as RunMeta['phases']) : [],
+    processes: Array.isArray(m.processes) ? (m.processes as RunMeta['processes']) : [],
+    outcome,
+    options: isObject(m.options) ? m.options : {},
+    profiles: Array.isArray(m.profiles) ? (m.profiles as RunMeta['profiles']) : [],
+  };
+}
+
+/** Profiles named in meta.json and announced in telemetry, deduplicated, that exist on disk. */
+function collectProfiles(dir: string, meta: RunMeta, announced: ProfileMessage[], warnings: string[]): ProfileRef[] {
+  const byFile = new Map<string, ProfileRef>();
+  for (const p of [...meta.profiles, ...announced]) {
+    if (typeof p.file !== 'string' || byFile.has(p.file)) continue;
+    byFile.set(p.file, { kind: p.kind, pid: p.pid, threadId: p.threadId, path: join(dir, p.file), start: p.start, end: p.end });
+  }
+  return [...byFile.values()].filter((p) => {
+    if (existsSync(p.path)) return true;
+    warnings.push(`${p.kind} profile ${p.path} is listed but missing`);
+    return false;
+  });
+}
+
+function loadWindowOf(meta: RunMeta, load: LoadResult | undefined, threads: ThreadTelemetry[]): RunData['loadWindow'] {
+  const phase = meta.phases.find((p) => p.phase === 'load');
+  if (phase) {
+    const lastSample = Math.max(0, ...threads.flatMap((t) => t.samples.map((s) => s.t)));
+    const end = phase.end ?? load?.end ?? meta.endedAt ?? (lastSample || undefined);
+    if (end !== undefined && end >= phase.start) return { start: phase.start, end };
+  }
+  if (load && load.end > load.start) return { start: load.start, end: load.end };
+  return undefined;
+}
+
+/** The target's working directory: the listening agent's, else the one hotpath ran in. */
+function targetCwd(meta: RunMeta, threads: ThreadTelemetry[]): string {
+  return threads.find((t) => t.listens.length > 0 && t.hello)?.hello?.cwd ?? meta.cwd;
+}
+
+export async function readRunDir(dirArg: string): Promise<RunData> {
+  const dir = resolve(dirArg);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw notARunDir(dir, 'no such directory');
+  const warnings: string[] = [];
+  const metaFile = await readJson(join(dir, RUN_FILES.meta));
+  const telemetryPath = join(dir, RUN_FILES.telemetry);
+  const hasTelemetry = existsSync(telemetryPath);
+  if (metaFile.error && !hasTelemetry) throw notARunDir(dir, `no ${RUN_FILES.meta} and no ${RUN_FILES.telemetry}`);
+  if (metaFile.error) warnings.push(`meta.json is ${metaFile.error === 'missing' ? 'missing' : `unreadable (${metaFile.error})`}; the run's outline is incomplete`);
+  const meta = normalizeMeta(metaFile.value, dir, warnings);
+  const telemetry: TelemetryContents = hasTelemetry ? await readTelemetry(telemetryPath) : { threads: [], profiles: [], warnings: [] };
+  warnings.push(...telemetry.warnings);
+  const load = await readLoad(dir, meta, warnings);
+  return {
+    dir,
+    meta,
+    load,
+    threads: telemetry.threads,
+    profiles: collectProfiles(dir, meta, telemetry.profiles, warnings),
+    loadWindow: loadWindowOf(meta, load, telemetry.threads),
+    cwd: targetCwd(meta, telemetry.threads),
+    readWarnings: warnings,
+  };
+}
+
+async function readLoad(dir: string, meta: RunMeta, warnings: string[]): Promise<LoadResult | undefined> {
+  const { value, error } = await readJson(join(dir, RUN_FILES.load));
+  if (error === 'missing') {
+    if (meta.phases.some((p) => p.phase === 'load')) warnings.push('load.json is missing: the load phase did not finish');
+    return undefined;
+  }
+  if (error || !isObject(value) || !isObject(value.requests) || !isObject(value.latency)) {
+    warnings.push(`load.json is unreadable${error ? ` (${error})` : ''}; load results are left out`);
+    return undefined;
+  }
+  return value as unknown as LoadResult;
+}

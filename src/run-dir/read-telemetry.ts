@@ -1,0 +1,90 @@
+// Reads telemetry.ndjson back, line by line (it can be large), and groups the agents'
+// messages by (pid, threadId). Damaged lines are skipped and described, never thrown:
+// a run cut short by a crash or SIGKILL usually ends in half a line.
+
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { PROTOCOL_VERSION, type AgentMessage, type ProfileMessage } from '../agent/protocol.js';
+import type { ThreadTelemetry } from './run-data.js';
+
+export interface TelemetryContents {
+  threads: ThreadTelemetry[];
+  /** `profile` messages: the profile files the agents announced. */
+  profiles: ProfileMessage[];
+  warnings: string[];
+}
+
+/** Detailed warnings per kind of damage; beyond this, only a count. */
+const MAX_DETAILED = 5;
+
+function isAgentMessage(x: unknown): x is AgentMessage {
+  if (typeof x !== 'object' || x === null) return false;
+  const m = x as Record<string, unknown>;
+  return typeof m.type === 'string' && typeof m.pid === 'number' && typeof m.threadId === 'number';
+}
+
+function emptyThread(pid: number, threadId: number): ThreadTelemetry {
+  return { pid, threadId, listens: [], samples: [], gc: [], growth: [], stalls: [], agentErrors: [] };
+}
+
+/** Files one message under its thread. */
+function addMessage(thread: ThreadTelemetry, m: AgentMessage): void {
+  switch (m.type) {
+    case 'hello': thread.hello = m; break;
+    case 'listen': thread.listens.push(m); break;
+    case 'sample': thread.samples.push(m); break;
+    case 'gc': if (Array.isArray(m.events)) thread.gc.push(...m.events); break;
+    case 'growth': thread.growth.push(m); break;
+    case 'stall': {
+      // An ongoing stall is re-sent with its final duration: keep one entry per start.
+      const i = thread.stalls.findIndex((s) => s.start === m.start);
+      if (i === -1) thread.stalls.push(m); else thread.stalls[i] = m;
+      break;
+    }
+    case 'agent-error': thread.agentErrors.push(m); break;
+    default: break;
+  }
+}
+
+export async function readTelemetry(file: string): Promise<TelemetryContents> {
+  const threads = new Map<string, ThreadTelemetry>();
+  const profiles: ProfileMessage[] = [];
+  const bad: number[] = [];
+  const versions = new Set<unknown>();
+  let lineNo = 0;
+  let lastBad = false;
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const line of lines) {
+    lineNo++;
+    if (line.trim() === '') continue;
+    let parsed: unknown;
+    try { parsed = JSON.parse(line); } catch { parsed = undefined; }
+    lastBad = !isAgentMessage(parsed);
+    if (lastBad) { bad.push(lineNo); continue; }
+    const m = parsed as AgentMessage;
+    if (m.v !== PROTOCOL_VERSION) versions.add(m.v);
+    if (m.type === 'profile') profiles.push(m);
+    const key = `${m.pid}:${m.threadId}`;
+    let thread = threads.get(key);
+    if (!thread) threads.set(key, thread = emptyThread(m.pid, m.threadId));
+    addMessage(thread, m);
+  }
+  return { threads: sortThreads([...threads.values()]), profiles, warnings: describeDamage(bad, lastBad, versions) };
+}
+
+function sortThreads(threads: ThreadTelemetry[]): ThreadTelemetry[] {
+  for (const t of threads) t.samples.sort((a, b) => a.t - b.t);
+  return threads.sort((a, b) => a.pid - b.pid || a.threadId - b.threadId);
+}
+
+function describeDamage(bad: number[], lastBad: boolean, versions: Set<unknown>): string[] {
+  const out: string[] = [];
+  const inner = lastBad ? bad.slice(0, -1) : bad;
+  if (lastBad) out.push(`telemetry.ndjson: the last line (${bad[bad.length - 1]}) is truncated or malformed and was skipped; the run was probably cut short`);
+  for (const n of inner.slice(0, MAX_DETAILED)) out.push(`telemetry.ndjson: line ${n} is not an agent message and was skipped`);
+  if (inner.length > MAX_DETAILED) out.push(`telemetry.ndjson: ${inner.length - MAX_DETAILED} more malformed lines were skipped`);
+  if (versions.size > 0) {
+    out.push(`telemetry.ndjson: messages of agent protocol version ${[...versions].join(', ')} (this hotpath reads version ${PROTOCOL_VERSION}); figures may be incomplete`);
+  }
+  return out;
+}

@@ -1,0 +1,30 @@
+// Writers of the run directory's JSON files. Each write goes to a temporary file first and
+// is renamed into place, so a reader never sees half a meta.json, even if hotpath dies.
+
+import { renameSync, writeFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LoadResult } from '../load/load-result.js';
+import { RUN_FILES, type RunMeta } from './schema.js';
+
+async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(value, null, 2) + '\n');
+  await rename(tmp, file);
+}
+
+export function writeMeta(dir: string, meta: RunMeta): Promise<void> {
+  return writeJsonAtomic(join(dir, RUN_FILES.meta), meta);
+}
+
+/** For the paths that cannot wait (a second Ctrl-C, process exit): same file, written synchronously. */
+export function writeMetaSync(dir: string, meta: RunMeta): void {
+  const file = join(dir, RUN_FILES.meta);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(meta, null, 2) + '\n');
+  renameSync(tmp, file);
+}
+
+export function writeLoadResult(dir: string, load: LoadResult): Promise<void> {
+  return writeJsonAtomic(join(dir, RUN_FILES.load), load);
+}

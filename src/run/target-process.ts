@@ -1,0 +1,129 @@
+// The target: the user's command, spawned with the agent preloaded, detached into its own
+// process group (so the whole tree can be signalled and Ctrl-C in the terminal reaches only
+// hotpath). stdout goes straight into target.log through a file descriptor, so a target that
+// prints megabytes costs hotpath nothing; stderr is teed into the same log and into a small
+// in-memory tail for error messages.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, createWriteStream, openSync, readSync, fstatSync } from 'node:fs';
+import { ENV, type AgentConfig } from '../agent/protocol.js';
+import { hotpathError } from '../errors.js';
+import { targetNodeOptions } from './node-options.js';
+import { OutputTail, tailLines } from './output-tail.js';
+import { groupAlive, signalGroup, stopGroup } from './process-group.js';
+
+export interface TargetOptions {
+  command: readonly string[];
+  cwd: string;
+  /** The environment to start from (hotpath's own). */
+  env: NodeJS.ProcessEnv;
+  agentPath: string;
+  socketPath: string;
+  runDir: string;
+  agentConfig: AgentConfig;
+  logFile: string;
+}
+
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Epoch ms. */
+  at: number;
+}
+
+export function targetEnv(o: TargetOptions): NodeJS.ProcessEnv {
+  return {
+    ...o.env,
+    NODE_OPTIONS: targetNodeOptions(o.agentPath, o.env.NODE_OPTIONS),
+    [ENV.socket]: o.socketPath,
+    [ENV.runDir]: o.runDir,
+    [ENV.config]: JSON.stringify(o.agentConfig),
+  };
+}
+
+export class TargetProcess {
+  readonly pid: number;
+  readonly exited: Promise<ExitStatus>;
+  exitStatus?: ExitStatus;
+  private readonly stderr = new OutputTail();
+  private readonly logFile: string;
+  /** Last resort: if hotpath itself dies, the group dies with it (no orphans). */
+  private readonly onHotpathExit = () => this.killNow();
+
+  private constructor(child: ChildProcess, logFile: string) {
+    this.pid = child.pid as number;
+    this.logFile = logFile;
+    const log = createWriteStream(logFile, { flags: 'a' });
+    log.on('error', () => { /* the log is best effort */ });
+    child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
+    child.stderr?.pipe(log);
+    process.on('exit', this.onHotpathExit);
+    this.exited = new Promise((resolve) => {
+      child.on('exit', (code, signal) => resolve(this.exitStatus = { code, signal, at: Date.now() }));
+    });
+  }
+
+  /** Spawns the command; rejects with HOTPATH_ERR_SPAWN when it cannot be started at all. */
+  static async start(o: TargetOptions): Promise<TargetProcess> {
+    const [file, ...args] = o.command;
+    const logFd = openSync(o.logFile, 'a');
+    try {
+      const child = spawn(file, args, {
+        cwd: o.cwd, env: targetEnv(o), detached: true, stdio: ['ignore', logFd, 'pipe'],
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', (err: NodeJS.ErrnoException) => reject(hotpathError('HOTPATH_ERR_SPAWN',
+          `Cannot start \`${file}\`: ${err.code === 'ENOENT' ? 'command not found' : err.message}`,
+          { cause: err, details: { command: o.command, errno: err.code } })));
+      });
+      return new TargetProcess(child, o.logFile);
+    } finally {
+      closeSync(logFd); // the child holds its own copy
+    }
+  }
+
+  /** True while any process of the target's group runs. */
+  alive(): boolean {
+    return groupAlive(this.pid);
+  }
+
+  /** SIGTERM to the whole group, SIGKILL after `graceMs`. */
+  async stop(graceMs: number): Promise<'empty' | 'terminated' | 'killed'> {
+    const how = await stopGroup(this.pid, graceMs);
+    process.off('exit', this.onHotpathExit);
+    return how;
+  }
+
+  /** SIGKILL to the whole group, synchronously (second Ctrl-C, hotpath exiting). */
+  killNow(): void {
+    signalGroup(this.pid, 'SIGKILL');
+  }
+
+  /** Removes the exit safety net once the group is known to be gone. */
+  release(): void {
+    process.off('exit', this.onHotpathExit);
+  }
+
+  stderrTail(n = 20): string[] {
+    return this.stderr.lines(n);
+  }
+
+  /** The last lines of the whole output (stdout and stderr), read back from target.log. */
+  outputTail(n = 20): string[] {
+    const maxBytes = 16 * 1024;
+    let fd: number | undefined;
+    try {
+      fd = openSync(this.logFile, 'r');
+      const size = fstatSync(fd).size;
+      const len = Math.min(size, maxBytes);
+      const buf = Buffer.alloc(len);
+      readSync(fd, buf, 0, len, size - len);
+      return tailLines(buf.toString('utf8'), n);
+    } catch {
+      return this.stderrTail(n);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+}

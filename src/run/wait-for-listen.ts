@@ -1,0 +1,88 @@
+// Waits until the target is ready: an agent reports `listen` (on --port, when given).
+// Ends early, with the target's output in the error, when the target exits first or the
+// ready timeout passes; and on Ctrl-C (the abort signal).
+
+import type { ListenMessage } from '../agent/protocol.js';
+import { hotpathError } from '../errors.js';
+import type { AgentPeer, AgentServer } from './agent-server.js';
+import type { ExitStatus, TargetProcess } from './target-process.js';
+
+export interface WaitForListenOptions {
+  /** Only a server on this port counts. */
+  port?: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface Listening {
+  listen: ListenMessage;
+  peer: AgentPeer;
+}
+
+function matches(m: ListenMessage, port: number | undefined): boolean {
+  if (port !== undefined) return m.port === port;
+  return m.port !== undefined || m.pipe !== undefined;
+}
+
+function findListening(server: AgentServer, port: number | undefined): Listening | undefined {
+  for (const peer of server.peers) {
+    const listen = peer.listens.find((m) => matches(m, port));
+    if (listen) return { listen, peer };
+  }
+  return undefined;
+}
+
+export function describeExit(s: ExitStatus): string {
+  return s.signal ? `was killed by ${s.signal}` : `exited with code ${s.code}`;
+}
+
+function withOutput(message: string, target: TargetProcess): string {
+  const tail = target.outputTail(20);
+  return tail.length === 0 ? `${message}\nIt printed nothing.` : `${message}\nIts last output:\n${tail.map((l) => `  │ ${l}`).join('\n')}`;
+}
+
+function portsSeen(server: AgentServer): number[] {
+  return [...new Set(server.peers.flatMap((p) => p.listens.map((l) => l.port)).filter((p): p is number => p !== undefined))];
+}
+
+function timeoutError(server: AgentServer, target: TargetProcess, o: WaitForListenOptions): Error {
+  const seconds = o.timeoutMs / 1000;
+  const ports = portsSeen(server);
+  let why: string;
+  if (o.port !== undefined && ports.length > 0) why = `it listened on ${ports.join(', ')} but not on --port ${o.port}`;
+  else if (server.peers.length === 0) why = 'no process loaded the hotpath agent (is it a Node.js program? does it drop NODE_OPTIONS from its environment?)';
+  else why = `${server.peers.length} process(es) or thread(s) loaded the agent, none listened`;
+  return hotpathError('HOTPATH_ERR_READY_TIMEOUT',
+    withOutput(`The target did not start listening within ${seconds} s: ${why}. Raise --ready-timeout if it starts slowly.`, target),
+    { details: { readyTimeoutS: seconds, portsSeen: ports, agents: server.peers.length, output: target.outputTail(20) } });
+}
+
+export function waitForListen(server: AgentServer, target: TargetProcess, o: WaitForListenOptions): Promise<Listening> {
+  const found = findListening(server, o.port);
+  if (found) return Promise.resolve(found);
+  if (o.signal?.aborted) return Promise.reject(o.signal.reason);
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      server.off('listen', onListen);
+      o.signal?.removeEventListener('abort', onAbort);
+      fn();
+    };
+    const onListen = (m: ListenMessage, peer: AgentPeer) => {
+      if (matches(m, o.port)) settle(() => resolve({ listen: m, peer }));
+    };
+    const onAbort = () => settle(() => reject(o.signal?.reason));
+    const timer = setTimeout(() => settle(() => reject(timeoutError(server, target, o))), o.timeoutMs);
+    server.on('listen', onListen);
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    void target.exited.then((status) => {
+      // Give the agent's last messages a moment: a process can listen and die at once.
+      setTimeout(() => settle(() => reject(hotpathError('HOTPATH_ERR_TARGET_EXITED',
+        withOutput(`The target ${describeExit(status)} before it started listening.`, target),
+        { details: { exitCode: status.code, signal: status.signal, output: target.outputTail(20) } }))), 50);
+    });
+  });
+}
