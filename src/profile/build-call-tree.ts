@@ -1,0 +1,134 @@
+// Builds the CallTree from a V8 .cpuprofile: frames interned, classified and source-mapped;
+// the same function under the same parent merged (optimized and unoptimized copies, split
+// nodes); weights from samples + timeDeltas (sorted defensively, negatives clamped), never
+// from the nominal interval; optionally restricted to a time window.
+//
+//   raw nodes (ids, children) ──▶ frame per raw node ──▶ weight per raw node (window)
+//        ──▶ aggregated nodes keyed (parent, frame) ──▶ pre-order typed arrays
+
+import type { CallTree, WorkKind } from './call-tree.js';
+import type { CpuProfile } from './cpu-profile.js';
+import { FrameTable } from './frame-table.js';
+import { layoutTree } from './layout-tree.js';
+import { SourceMapResolver } from './source-maps.js';
+import { sampleWeights } from './sample-weights.js';
+import { resolveWindow, type ProfileWindow } from './profile-window.js';
+import { inlineWorkOfLine } from './work-kind.js';
+
+export interface BuildCallTreeOptions {
+  /** The target's working directory: app = under it and outside node_modules; paths relative to it. */
+  cwd: string;
+  /** Extra directories whose files are app code (monorepo packages outside cwd). */
+  appRoots?: readonly string[];
+  /** Apply source maps to app frames (default true). */
+  sourceMaps?: boolean;
+  /** Share one source-map cache across several profiles of the same run. */
+  resolver?: SourceMapResolver;
+  /** Count only samples inside this window. */
+  window?: ProfileWindow;
+}
+
+interface RawIndex {
+  count: number;
+  parent: Int32Array;
+  children: Int32Array[];
+  root: number;
+  byId: Map<number, number>;
+}
+
+function indexNodes(profile: CpuProfile): RawIndex {
+  const count = profile.nodes.length;
+  const byId = new Map<number, number>();
+  for (let i = 0; i < count; i++) byId.set(profile.nodes[i].id, i);
+  const parent = new Int32Array(count).fill(-1);
+  const children: Int32Array[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const ids = profile.nodes[i].children ?? [];
+    const kids: number[] = [];
+    for (const id of ids) {
+      const c = byId.get(id);
+      // Guard against cycles and nodes listed twice: a node keeps its first parent.
+      if (c !== undefined && c !== i && parent[c] === -1) { parent[c] = i; kids.push(c); }
+    }
+    children[i] = Int32Array.from(kids);
+  }
+  let root = 0;
+  while (parent[root] !== -1) root = parent[root];
+  return { count, parent, children, root, byId };
+}
+
+/** Share of a raw app node's self ticks that sit on lines calling frameless builtins (JSON). */
+function inlineShares(profile: CpuProfile, frames: FrameTable, rawFrame: Int32Array, resolver: SourceMapResolver | undefined) {
+  const out = new Map<number, { work: WorkKind; label: string; share: number }[]>();
+  if (!resolver) return out;
+  profile.nodes.forEach((n, i) => {
+    const gen = frames.generated[rawFrame[i]];
+    if (!gen || !n.positionTicks?.length) return;
+    let all = 0;
+    const byLabel = new Map<string, { work: WorkKind; label: string; ticks: number }>();
+    for (const { line, ticks } of n.positionTicks) {
+      all += ticks;
+      const text = resolver.sourceLine(gen.path, line);
+      const w = text === undefined ? undefined : inlineWorkOfLine(text);
+      if (!w) continue;
+      const e = byLabel.get(w.label) ?? { ...w, ticks: 0 };
+      e.ticks += ticks;
+      byLabel.set(w.label, e);
+    }
+    if (all > 0 && byLabel.size > 0) out.set(i, [...byLabel.values()].map((e) => ({ work: e.work, label: e.label, share: e.ticks / all })));
+  });
+  return out;
+}
+
+/** Builds the aggregated call tree of a CPU profile. */
+export function buildCallTree(profile: CpuProfile, options: BuildCallTreeOptions): CallTree {
+  const resolver = options.sourceMaps === false ? undefined : (options.resolver ?? new SourceMapResolver());
+  const frames = new FrameTable({ cwd: options.cwd, appRoots: options.appRoots, resolver });
+  const raw = indexNodes(profile);
+  const rawFrame = new Int32Array(raw.count);
+  for (let i = 0; i < raw.count; i++) rawFrame[i] = i === raw.root ? 0 : frames.intern(profile.nodes[i].callFrame);
+
+  const win = resolveWindow(profile, options.window);
+  const weights = sampleWeights(profile);
+  const rawSelf = new Float64Array(raw.count);
+  let dropped = 0;
+  let sampleCount = 0;
+  for (let k = 0; k < weights.order.length; k++) {
+    const s = weights.order[k];
+    const t = weights.time[s];
+    const node = raw.byId.get(profile.samples[s]);
+    if (node === undefined || t < win.filterStart || t >= win.filterEnd) { dropped++; continue; }
+    rawSelf[node] += weights.weight[s];
+    sampleCount++;
+  }
+
+  const tree = layoutTree(raw, rawFrame, rawSelf, frames.frames);
+  const shares = inlineShares(profile, frames, rawFrame, resolver);
+  const inlineWork: NonNullable<CallTree['inlineWork']> = [];
+  const byKey = new Map<string, { node: number; work: WorkKind; label: string; us: number }>();
+  for (const [rawNode, list] of shares) {
+    const node = tree.aggOf[rawNode];
+    if (node < 0 || rawSelf[rawNode] === 0) continue;
+    for (const { work, label, share } of list) {
+      const key = `${node}:${label}`;
+      let e = byKey.get(key);
+      if (!e) {
+        e = { node, work, label, us: 0 };
+        byKey.set(key, e);
+        inlineWork.push(e);
+      }
+      e.us += rawSelf[rawNode] * share;
+    }
+  }
+
+  return {
+    ...tree.arrays,
+    frames: frames.frames,
+    startUs: win.startUs,
+    endUs: win.endUs,
+    unit: 'us',
+    sampleCount,
+    dropped,
+    inlineWork,
+  };
+}

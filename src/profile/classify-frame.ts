@@ -1,0 +1,72 @@
+// Classifies a V8 call frame into a FrameKind by its URL and name (see docs/profile-model.md).
+// Measured on Node 20, 22 and 24: user code has a file:// URL; core has `node:` URLs; C++
+// bindings (base64Slice, utf8Write, compileFunction) and V8's RegExp code have no URL and
+// scriptId "0"; the special nodes are (root), (program), (idle) and (garbage collector).
+
+import { isAbsolute, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FrameKind } from './call-tree.js';
+
+const specialKinds: Record<string, FrameKind> = {
+  '(root)': 'program',
+  '(program)': 'program',
+  '(idle)': 'idle',
+  '(garbage collector)': 'gc',
+};
+
+/** V8 code without a script: the regexp engine, accessors and builtins named like `Array.prototype.sort`. */
+const v8BuiltinName = /^(RegExp: |(get|set) [\w$]+$|[A-Z][\w$]*\.(prototype\.)?[\w$]+$)/;
+
+/** The special node's kind, or undefined for ordinary frames. */
+export function specialKind(functionName: string, url: string): FrameKind | undefined {
+  return url === '' ? specialKinds[functionName] : undefined;
+}
+
+/** Turns a frame URL into an absolute path, or undefined when it is not a file. */
+export function urlToPath(url: string): string | undefined {
+  if (url.startsWith('file://')) {
+    try {
+      return fileURLToPath(url);
+    } catch {
+      return undefined;
+    }
+  }
+  return isAbsolute(url) ? url : undefined;
+}
+
+/** True for Node's own modules: `node:…` (and the bare `internal/…` of old releases). */
+export function isNodeCoreUrl(url: string): boolean {
+  return url.startsWith('node:') || url.startsWith('internal/');
+}
+
+export interface ClassifyContext {
+  cwd: string;
+  /** Extra directories whose files count as app code (monorepo packages outside cwd). */
+  appRoots?: readonly string[];
+}
+
+function isUnder(path: string, root: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** app = under cwd (or an app root) and outside node_modules; deps = node_modules or elsewhere. */
+export function classifyPath(path: string, ctx: ClassifyContext): FrameKind {
+  if (path.includes(`${sep}node_modules${sep}`) || path.includes('/node_modules/')) return 'deps';
+  if (isUnder(path, ctx.cwd)) return 'app';
+  return ctx.appRoots?.some((r) => isUnder(path, r)) ? 'app' : 'deps';
+}
+
+/** Kind of a frame from its V8 URL and name (before source maps). */
+export function classifyFrame(functionName: string, url: string, scriptId: string, ctx: ClassifyContext): FrameKind {
+  const special = specialKind(functionName, url);
+  if (special) return special;
+  if (url === '') {
+    if (v8BuiltinName.test(functionName)) return 'v8-builtin';
+    // A script without a URL is eval'd or `new Function` code (compiled serializers, validators).
+    return scriptId !== '0' && scriptId !== '' ? 'deps' : 'native';
+  }
+  if (isNodeCoreUrl(url)) return 'node-core';
+  const path = urlToPath(url);
+  return path === undefined ? 'deps' : classifyPath(path, ctx);
+}

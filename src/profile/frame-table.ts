@@ -1,0 +1,91 @@
+// Interns frames: turns V8 call frames (URL, 0-based line/column, name) into the model's
+// Frames (classified, source-mapped, cwd-relative path, 1-based line/column), once per
+// distinct call frame. The same function seen optimized and unoptimized has one callFrame
+// key, so it gets one Frame.
+
+import { relative, sep } from 'node:path';
+import type { Frame, FrameKind } from './call-tree.js';
+import { classifyFrame, classifyPath, urlToPath, type ClassifyContext } from './classify-frame.js';
+import type { SourceMapResolver } from './source-maps.js';
+
+export interface RawCallFrame {
+  functionName: string;
+  url: string;
+  scriptId?: string | number;
+  lineNumber: number;
+  columnNumber: number;
+}
+
+export interface FrameTableOptions extends ClassifyContext {
+  /** Shared source-map cache; source maps are not applied without one. */
+  resolver?: SourceMapResolver;
+}
+
+/** Where a frame's generated code lives, kept to look up source lines later. */
+export interface GeneratedLocation {
+  path: string;
+}
+
+const toPosix = (p: string) => (sep === '/' ? p : p.split(sep).join('/'));
+
+export class FrameTable {
+  readonly frames: Frame[] = [];
+  /** For app frames: the generated file, for line-level hints (inline JSON work). */
+  readonly generated: (GeneratedLocation | undefined)[] = [];
+  readonly #byRaw = new Map<string, number>();
+  readonly #byFrame = new Map<string, number>();
+  readonly #opts: FrameTableOptions;
+
+  constructor(opts: FrameTableOptions) {
+    this.#opts = opts;
+    this.#add({ name: '(root)', file: '', line: 0, column: 0, kind: 'program' }, undefined);
+  }
+
+  /** The frame index of a V8 call frame. */
+  intern(cf: RawCallFrame): number {
+    const rawKey = `${cf.functionName}\u0000${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}\u0000${cf.scriptId ?? ''}`;
+    let idx = this.#byRaw.get(rawKey);
+    if (idx === undefined) {
+      idx = this.#resolve(cf);
+      this.#byRaw.set(rawKey, idx);
+    }
+    return idx;
+  }
+
+  #add(frame: Frame, gen: GeneratedLocation | undefined): number {
+    const key = `${frame.name}\u0000${frame.file}\u0000${frame.line}\u0000${frame.column}\u0000${frame.kind}`;
+    let idx = this.#byFrame.get(key);
+    if (idx === undefined) {
+      idx = this.frames.length;
+      this.frames.push(frame);
+      this.generated.push(gen);
+      this.#byFrame.set(key, idx);
+    }
+    return idx;
+  }
+
+  #resolve(cf: RawCallFrame): number {
+    if (cf.functionName === '(root)' && cf.url === '') return 0;
+    const kind = classifyFrame(cf.functionName, cf.url, String(cf.scriptId ?? ''), this.#opts);
+    const name = cf.functionName === '' ? '(anonymous)' : cf.functionName;
+    const line = cf.lineNumber >= 0 ? cf.lineNumber + 1 : 0;
+    const column = cf.columnNumber >= 0 ? cf.columnNumber + 1 : 0;
+    const path = kind === 'app' || kind === 'deps' ? urlToPath(cf.url) : undefined;
+    if (path === undefined) return this.#add({ name, file: kind === 'node-core' ? cf.url : '', line, column, kind }, undefined);
+    if (kind === 'app') {
+      const mapped = this.#opts.resolver?.original(path, cf.lineNumber, cf.columnNumber);
+      if (mapped) return this.#mapped(mapped.name ?? name, mapped.path, mapped.line, mapped.column, path);
+    }
+    return this.#add({ name, file: this.#relative(path), line, column, kind }, kind === 'app' ? { path } : undefined);
+  }
+
+  /** A source-mapped frame is classified again by its original path (bundled node_modules become deps). */
+  #mapped(name: string, original: string, line: number, column: number, generated: string): number {
+    const kind: FrameKind = classifyPath(original, this.#opts);
+    return this.#add({ name, file: this.#relative(original), line, column, kind }, kind === 'app' ? { path: generated } : undefined);
+  }
+
+  #relative(path: string): string {
+    return toPosix(relative(this.#opts.cwd, path));
+  }
+}

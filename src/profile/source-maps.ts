@@ -1,0 +1,121 @@
+// Maps generated positions (bundles, compiled TypeScript) back to the original file, line
+// and function name with @jridgewell/trace-mapping. Reads `//# sourceMappingURL=` (inline
+// `data:` URLs and map files) from the generated file; everything is cached per file, so a
+// profile with 100k frames reads each script and map once.
+
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+
+/** A position in the original source. Line and column are 1-based. */
+export interface OriginalPosition {
+  path: string;
+  line: number;
+  column: number;
+  /** The original name when the map records one. */
+  name?: string;
+}
+
+interface ScriptInfo {
+  lines: string[];
+  map: TraceMap | null;
+}
+
+/** Generated files larger than this are not read (minified megabundles still fit). */
+const MAX_SCRIPT_BYTES = 64 * 1024 * 1024;
+const mappingUrlPattern = /\/\/[#@]\s*sourceMappingURL=(\S+)\s*$/;
+
+function readText(path: string): string | undefined {
+  try {
+    if (statSync(path).size > MAX_SCRIPT_BYTES) return undefined;
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The last sourceMappingURL comment: it is near the end, so only the tail is searched. */
+function findMappingUrl(lines: string[]): string | undefined {
+  for (let i = lines.length - 1; i >= 0 && i >= lines.length - 5; i--) {
+    const m = mappingUrlPattern.exec(lines[i]);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+function loadMap(scriptPath: string, url: string): TraceMap | null {
+  try {
+    if (url.startsWith('data:')) {
+      const comma = url.indexOf(',');
+      const meta = url.slice(5, comma);
+      const body = url.slice(comma + 1);
+      const json = meta.endsWith(';base64') ? Buffer.from(body, 'base64').toString('utf8') : decodeURIComponent(body);
+      return new TraceMap(json, scriptPath);
+    }
+    const mapPath = url.startsWith('file://') ? fileURLToPath(url) : resolve(dirname(scriptPath), decodeURIComponent(url));
+    const text = readText(mapPath);
+    return text === undefined ? null : new TraceMap(text, mapPath);
+  } catch {
+    return null; // A broken map must not break the diagnosis: keep the generated position.
+  }
+}
+
+/** Turns a resolved `sources` entry into a path (file URLs, absolute paths, bundler schemes). */
+function sourceToPath(source: string, scriptPath: string): string {
+  if (source.startsWith('file://')) return fileURLToPath(source);
+  if (isAbsolute(source)) return source;
+  const scheme = /^[a-z][\w+.-]*:\/\/[^/]*\/?(.*)$/i.exec(source);
+  return resolve(dirname(scriptPath), scheme ? scheme[1] : source);
+}
+
+/** The identifier that ends just before `col` (V8 puts a function's position at its `(`). */
+function nameStartBefore(line: string, col: number): number | undefined {
+  let i = Math.min(col, line.length) - 1;
+  while (i >= 0 && /\s/.test(line[i])) i--;
+  const end = i;
+  while (i >= 0 && /[\w$]/.test(line[i])) i--;
+  return end > i ? i + 1 : undefined;
+}
+
+export class SourceMapResolver {
+  readonly #scripts = new Map<string, ScriptInfo | null>();
+
+  #script(path: string): ScriptInfo | null {
+    let info = this.#scripts.get(path);
+    if (info === undefined) {
+      const text = readText(path);
+      const lines = text === undefined ? null : text.split('\n');
+      const url = lines ? findMappingUrl(lines) : undefined;
+      info = lines ? { lines, map: url ? loadMap(path, url) : null } : null;
+      this.#scripts.set(path, info);
+    }
+    return info;
+  }
+
+  /** The text of a generated line (1-based), or undefined when the file cannot be read. */
+  sourceLine(path: string, line: number): string | undefined {
+    return this.#script(path)?.lines[line - 1];
+  }
+
+  /** True when the file has a usable source map. */
+  hasMap(path: string): boolean {
+    return Boolean(this.#script(path)?.map);
+  }
+
+  /** Maps a 0-based generated position (V8's callFrame) to the original, or undefined without a map. */
+  original(path: string, line0: number, column0: number): OriginalPosition | undefined {
+    const info = this.#script(path);
+    if (!info?.map || line0 < 0) return undefined;
+    const pos = originalPositionFor(info.map, { line: line0 + 1, column: Math.max(0, column0) });
+    if (pos.source === null) return undefined;
+    const out: OriginalPosition = { path: sourceToPath(pos.source, path), line: pos.line, column: pos.column + 1 };
+    const nameCol = nameStartBefore(info.lines[line0] ?? '', column0);
+    if (nameCol !== undefined) {
+      const named = originalPositionFor(info.map, { line: line0 + 1, column: nameCol });
+      if (named.name) out.name = named.name;
+    }
+    if (!out.name && pos.name) out.name = pos.name;
+    return out;
+  }
+}

@@ -1,0 +1,86 @@
+// What a function's attributed time was spent on: its own JS, JSON, hashing, regex, zlib,
+// fs, buffers, dependencies... so a finding can say "75% of this handler's time is SHA-512
+// hashing and JSON serialization". The work of a charged sample is the most specific work
+// found from its leaf up to the app frame it is charged to (leaf first).
+
+import type { CallTree, WorkKind } from './call-tree.js';
+import { appOwners, chargedTo } from './attribution.js';
+import { genericWork, specificWork, type WorkLabel } from './work-kind.js';
+
+export interface WorkItem {
+  work: WorkKind;
+  label: string;
+  /** In the tree's unit (µs for CPU). */
+  us: number;
+  /** Share of the function's attributed self time, 0..1. */
+  share: number;
+}
+
+export interface WorkBreakdown {
+  /** The function's attributed self time, in the tree's unit. */
+  totalUs: number;
+  /** Largest first. */
+  items: WorkItem[];
+}
+
+/** Per node, the work its self time was doing (leaf first, up to the nearest app frame). */
+export function nodeWork(tree: CallTree): WorkLabel[] {
+  const n = tree.frame.length;
+  const out: WorkLabel[] = new Array(n);
+  const specific: (WorkLabel | undefined)[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const fr = tree.frames[tree.frame[i]];
+    const p = tree.parent[i];
+    const inherited = p > 0 && tree.frames[tree.frame[p]].kind !== 'app' ? specific[p] : undefined;
+    specific[i] = fr.kind === 'app' ? undefined : (specificWork(fr) ?? inherited);
+    out[i] = specific[i] ?? genericWork(fr);
+  }
+  return out;
+}
+
+function add(acc: Map<string, WorkItem>, w: WorkLabel, us: number) {
+  if (us <= 0) return;
+  const e = acc.get(w.label);
+  if (e) e.us += us;
+  else acc.set(w.label, { work: w.work, label: w.label, us, share: 0 });
+}
+
+/** The breakdown of one function's (frame index) attributed self time, over all its nodes. */
+export function workBreakdown(tree: CallTree, frameIndex: number): WorkBreakdown {
+  const to = chargedTo(tree, appOwners(tree));
+  const work = nodeWork(tree);
+  const inline = new Map<number, { work: WorkKind; label: string; us: number }[]>();
+  for (const e of tree.inlineWork ?? []) inline.set(e.node, [...(inline.get(e.node) ?? []), e]);
+  const acc = new Map<string, WorkItem>();
+  for (let i = 1; i < tree.frame.length; i++) {
+    if (tree.frame[to[i]] !== frameIndex || tree.self[i] <= 0) continue;
+    let us = tree.self[i];
+    if (to[i] === i) {
+      for (const e of inline.get(i) ?? []) {
+        add(acc, e, e.us);
+        us -= e.us;
+      }
+    }
+    add(acc, work[i], us);
+  }
+  const items = [...acc.values()].sort((a, b) => b.us - a.us);
+  const totalUs = items.reduce((s, e) => s + e.us, 0);
+  for (const e of items) e.share = totalUs > 0 ? e.us / totalUs : 0;
+  return { totalUs, items };
+}
+
+/** Time per work kind over the whole tree (for "JSON work as a share of CPU"), charged or not. */
+export function workTotals(tree: CallTree): Map<WorkKind, number> {
+  const work = nodeWork(tree);
+  const out = new Map<WorkKind, number>();
+  const inlineByNode = new Float64Array(tree.frame.length);
+  for (const e of tree.inlineWork ?? []) {
+    out.set(e.work, (out.get(e.work) ?? 0) + e.us);
+    inlineByNode[e.node] += e.us;
+  }
+  for (let i = 1; i < tree.frame.length; i++) {
+    const us = tree.self[i] - inlineByNode[i];
+    if (us > 0) out.set(work[i].work, (out.get(work[i].work) ?? 0) + us);
+  }
+  return out;
+}

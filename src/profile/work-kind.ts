@@ -1,0 +1,87 @@
+// What kind of work a frame does, from its name and file: hashing, JSON, regex, zlib, fs,
+// buffers... Used to say what a function's attributed time was spent on ("75% of this
+// handler's time is SHA-512 hashing and JSON serialization"). Names measured on Node 20/22/24:
+// crypto work appears as node:internal/crypto/* frames (pbkdf2Sync, update, randomFillSync),
+// zlib as node:zlib frames (processChunkSync), regexps as "RegExp: <source>" frames, buffer
+// encoding as natives (base64Slice, utf8Write) under node:buffer; JSON.stringify/parse run
+// inline with no frame at all (see inlineWorkOfLine).
+
+import type { Frame, WorkKind } from './call-tree.js';
+
+export interface WorkLabel {
+  work: WorkKind;
+  /** Human label, e.g. "PBKDF2 key derivation", "hashing", "JSON.stringify". */
+  label: string;
+}
+
+const cryptoLabels: [RegExp, string][] = [
+  [/pbkdf2/i, 'PBKDF2 key derivation'],
+  [/scrypt/i, 'scrypt key derivation'],
+  [/hkdf/i, 'HKDF key derivation'],
+  [/random|uuid/i, 'random bytes'],
+  [/sign|verify/i, 'signing/verification'],
+  [/cipher|decipher|final/i, 'encryption'],
+  [/diffie|ecdh|generateKey/i, 'key exchange/generation'],
+];
+
+function cryptoLabel(name: string, file: string): string {
+  if (/crypto\/hash|hmac/.test(file) || /^(update|digest|Hash|Hmac|hash)$/.test(name)) return 'hashing';
+  for (const [re, label] of cryptoLabels) if (re.test(name) || re.test(file)) return label;
+  return 'crypto';
+}
+
+/** Node core modules by file, in order of precedence. */
+const coreWork: [RegExp, WorkKind, string][] = [
+  [/^node:(internal\/)?zlib/, 'zlib', 'zlib compression'],
+  [/^node:(internal\/)?(fs|fs\/)/, 'fs', 'file system'],
+  [/^node:(internal\/)?buffer|^node:internal\/encoding|^node:string_decoder/, 'buffer', 'buffer/string encoding'],
+  [/^node:(_http_|internal\/http|http)/, 'http', 'HTTP'],
+  [/^node:(net|internal\/net|internal\/stream_base_commons|tls|_tls)/, 'net', 'sockets'],
+  [/^node:(internal\/)?(streams?|stream)/, 'stream', 'streams'],
+  [/^node:events/, 'events', 'events'],
+  [/^node:(internal\/)?timers/, 'timers', 'timers'],
+  [/^node:internal\/modules|^node:internal\/bootstrap/, 'module-loading', 'module loading'],
+];
+
+const nativeBuffer = /^(base64|base64url|hex|latin1|ascii|ucs2|utf8)(Slice|Write)$|^(byteLengthUtf8|encodeUtf8String|encodeInto|copy|compare|fill|indexOf\w*)$/;
+
+/** The specific work a frame shows, or undefined when its name and file say nothing specific. */
+export function specificWork(frame: Frame): WorkLabel | undefined {
+  const { name, file, kind } = frame;
+  if (kind === 'gc') return { work: 'gc', label: 'garbage collection' };
+  if (kind === 'idle') return { work: 'idle', label: 'idle' };
+  if (kind === 'program') return { work: 'program', label: 'V8/native (unattributed)' };
+  if (name.startsWith('RegExp: ')) return { work: 'regex', label: 'regular expressions' };
+  if (/^JSON\.(stringify|parse)$/.test(name)) return { work: 'json', label: name };
+  if (file.startsWith('node:internal/crypto') || file === 'node:crypto') return { work: 'crypto', label: cryptoLabel(name, file) };
+  if (kind === 'node-core') {
+    for (const [re, work, label] of coreWork) if (re.test(file)) return { work, label };
+  }
+  if (kind === 'native' && nativeBuffer.test(name)) return { work: 'buffer', label: 'buffer/string encoding' };
+  return undefined;
+}
+
+/** The work of a frame when nothing more specific is known: its class. */
+export function genericWork(frame: Frame): WorkLabel {
+  switch (frame.kind) {
+    case 'app': return { work: 'app', label: 'own code' };
+    case 'deps': return { work: 'deps', label: dependencyName(frame.file) };
+    case 'node-core': return { work: 'node-core', label: 'Node.js core' };
+    default: return { work: 'native', label: 'native/V8' };
+  }
+}
+
+/** `node_modules/@scope/pkg/...` → "@scope/pkg"; the package a dependency frame belongs to. */
+export function dependencyName(file: string): string {
+  const i = file.lastIndexOf('node_modules/');
+  if (i < 0) return 'dependencies';
+  const parts = file.slice(i + 'node_modules/'.length).split('/');
+  return parts[0].startsWith('@') && parts.length > 1 ? `${parts[0]}/${parts[1]}` : parts[0];
+}
+
+/** Work V8 runs without a frame of its own, recognised on the calling source line. */
+export function inlineWorkOfLine(text: string): WorkLabel | undefined {
+  if (text.includes('JSON.stringify')) return { work: 'json', label: 'JSON.stringify' };
+  if (text.includes('JSON.parse')) return { work: 'json', label: 'JSON.parse' };
+  return undefined;
+}
