@@ -3,7 +3,7 @@
 // distinct call frame. The same function seen optimized and unoptimized has one callFrame
 // key, so it gets one Frame.
 
-import { relative, sep } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 import type { Frame, FrameKind } from './call-tree.js';
 import { classifyFrame, classifyPath, urlToPath, type ClassifyContext } from './classify-frame.js';
 import type { SourceMapResolver } from './source-maps.js';
@@ -85,7 +85,9 @@ export class FrameTable {
     return this.#add({ name, file: this.#relative(original), line, column, kind }, kind === 'app' ? { path: generated } : undefined);
   }
 
+  /** Relative to cwd when inside it (the culprit contract); absolute otherwise (no `../../`). */
   #relative(path: string): string {
-    return toPosix(relative(this.#opts.cwd, path));
+    const rel = relative(this.#opts.cwd, path);
+    return rel.startsWith('..') || isAbsolute(rel) ? toPosix(path) : toPosix(rel);
   }
 }
