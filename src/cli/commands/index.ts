@@ -1,6 +1,12 @@
 // The list of hotpath's commands. Each lives in its own file next to this one.
 
 import type { Command } from '../command.js';
+import { runCommand } from './run.js';
+import { reportCommand } from './report.js';
+import { loadCommand } from './load.js';
 
 export const commands: readonly Command[] = [
+  runCommand,
+  reportCommand,
+  loadCommand,
 ];

@@ -1,0 +1,98 @@
+// `hotpath run [options] -- <command...>`: start the server under the agent, drive load,
+// collect, diagnose. Ctrl-C once stops load and still writes everything (exit 130); twice
+// kills the target at once. The run directory's path is always printed on stderr.
+
+import type { Command } from '../command.js';
+import type { CliIO } from '../io.js';
+import { styler } from '../io.js';
+import type { ParsedArgs } from '../option-spec.js';
+import { hotpathError } from '../../errors.js';
+import { run, type RunResult } from '../../run/run.js';
+import { runOptionSpecs, type RunOptions } from '../../run/run-options.js';
+import { displayPath, formatRunSummary, outcomeLine } from '../../run/run-summary.js';
+
+export const EXIT_INTERRUPTED = 130;
+
+const details = `The command after \`--\` is started as given (node app.js, npm start, npx tsx app.ts,
+node --import ./x.mjs app.mjs, a cluster primary...) with hotpath's agent preloaded
+through NODE_OPTIONS. Load is driven at the port its server opens.
+
+Examples:
+  hotpath run -- node server.js
+  hotpath run -c 50 -d 20s --path /api/users -- npm start
+  hotpath run --setup login.json -H "authorization: Bearer x" -- node app.js
+  hotpath run --url http://127.0.0.1:3000/   (a server already running: no agent)
+
+Results go to .hotpath/<timestamp>-<name>/ (see docs/run-directory.md).`;
+
+/** Ctrl-C (and SIGTERM/SIGHUP) handling for the duration of one run. */
+function interruptHandling(io: CliIO) {
+  const graceful = new AbortController();
+  const kill = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!graceful.signal.aborted) {
+      io.stderr.write(`\nhotpath: ${signal}: stopping, collecting what was measured (Ctrl-C again to kill the target at once)\n`);
+      graceful.abort(new Error(`interrupted by ${signal}`));
+    } else if (!kill.signal.aborted) {
+      io.stderr.write('hotpath: killing the target now\n');
+      kill.abort(new Error('killed'));
+    }
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const sig of signals) process.on(sig, onSignal);
+  return {
+    signal: graceful.signal,
+    killSignal: kill.signal,
+    dispose: () => { for (const sig of signals) process.off(sig, onSignal); },
+  };
+}
+
+export function exitCodeOf(result: RunResult): number {
+  switch (result.meta.outcome.status) {
+    case 'completed': return 0;
+    case 'interrupted': return EXIT_INTERRUPTED;
+    default: return 1;
+  }
+}
+
+async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
+  if (args.positionals.length > 0) {
+    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT',
+      `Put the command that starts your server after \`--\`: hotpath run [options] -- ${args.positionals.join(' ')}`, { showUsage: true });
+  }
+  const s = styler(io);
+  const say = (m: string) => io.stderr.write(s.dim(`hotpath: ${m}`) + '\n');
+  const interrupts = interruptHandling(io);
+  let runDir: string | undefined;
+  try {
+    const result = await run({ ...(args.values as RunOptions), command: args.rest }, {
+      signal: interrupts.signal,
+      killSignal: interrupts.killSignal,
+      env: io.env,
+      cwd: io.cwd,
+      onRunDir: (dir) => { runDir = dir; say(`run directory: ${displayPath(dir, io.cwd)}`); },
+      onStatus: say,
+    });
+    if (result.report) {
+      io.stderr.write(formatRunSummary(result.report, io.cwd, s));
+      if (args.values.json === true) io.stdout.write(JSON.stringify(result.report, null, 2) + '\n');
+    } else {
+      io.stderr.write(`hotpath ${outcomeLine(result.meta.outcome, s)}\nrun directory: ${displayPath(result.runDir, io.cwd)}\n`);
+    }
+    return exitCodeOf(result);
+  } catch (err) {
+    if (runDir) io.stderr.write(`run directory: ${displayPath(runDir, io.cwd)} (target.log has the target's output)\n`);
+    throw err;
+  } finally {
+    interrupts.dispose();
+  }
+}
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'Start a server under the agent, drive load at it and diagnose it',
+  usage: 'hotpath run [options] -- <command...>\n       hotpath run [options] --url <url>',
+  details,
+  options: runOptionSpecs,
+  run: execute,
+};

@@ -1,0 +1,18 @@
+// hotpath's own version, recorded in every run directory (read from package.json, which
+// sits three levels above this file once built: dist/src/run/).
+
+import { readFileSync } from 'node:fs';
+
+let cached: string | undefined;
+
+export function hotpathVersion(): string {
+  if (cached === undefined) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+      cached = typeof pkg.version === 'string' ? pkg.version : 'unknown';
+    } catch {
+      cached = 'unknown';
+    }
+  }
+  return cached;
+}

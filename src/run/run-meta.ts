@@ -1,0 +1,58 @@
+// Builds the parts of meta.json that come from what the agents said: the processes and
+// threads seen (and which of them were targets), the profiles they wrote, and warnings.
+
+import type { RunMeta } from '../run-dir/schema.js';
+import type { AgentPeer, AgentServer } from './agent-server.js';
+
+/** One entry per (pid, threadId): an agent may use several connections for one thread. */
+export function groupPeers(peers: readonly AgentPeer[]): Map<string, AgentPeer[]> {
+  const byThread = new Map<string, AgentPeer[]>();
+  for (const p of peers) {
+    const key = `${p.pid}:${p.threadId}`;
+    byThread.set(key, [...(byThread.get(key) ?? []), p]);
+  }
+  return byThread;
+}
+
+export function processesSeen(peers: readonly AgentPeer[]): RunMeta['processes'] {
+  return [...groupPeers(peers).values()].map((group) => {
+    const hello = group.find((p) => p.hello)?.hello;
+    return {
+      pid: group[0].pid,
+      threadId: group[0].threadId,
+      ppid: hello?.ppid,
+      argv: hello?.argv,
+      isTarget: group.some((p) => p.listens.length > 0),
+      clusterWorkerId: hello?.clusterWorkerId,
+      isClusterPrimary: hello?.isClusterPrimary,
+    };
+  }).sort((a, b) => a.pid - b.pid || a.threadId - b.threadId);
+}
+
+export function profilesWritten(peers: readonly AgentPeer[]): RunMeta['profiles'] {
+  const byFile = new Map<string, RunMeta['profiles'][number]>();
+  for (const m of peers.flatMap((p) => p.profiles)) {
+    byFile.set(m.file, { kind: m.kind, pid: m.pid, threadId: m.threadId, file: m.file, start: m.start, end: m.end });
+  }
+  return [...byFile.values()];
+}
+
+/** Ports the target listened on besides the driven one. */
+export function otherPorts(peers: readonly AgentPeer[], driven: number | undefined): number[] {
+  const ports = peers.flatMap((p) => p.listens.map((l) => l.port)).filter((p): p is number => p !== undefined && p !== driven);
+  return [...new Set(ports)].sort((a, b) => a - b);
+}
+
+/** Things about the agents worth telling the reader of the run. */
+export function agentWarnings(server: AgentServer): string[] {
+  const out: string[] = [];
+  if (server.versions.size > 0) out.push(`agents spoke protocol version ${[...server.versions].join(', ')}; this hotpath expects another`);
+  if (server.malformed > 0) out.push(`${server.malformed} malformed line(s) from agents were skipped`);
+  for (const [key, group] of groupPeers(server.peers)) {
+    if (group.some((p) => p.listens.length > 0) && !group.some((p) => p.bye)) {
+      const [pid, tid] = key.split(':');
+      out.push(`the agent of pid ${pid} (thread ${tid}) did not confirm its last telemetry (no bye); the end of its data may be missing`);
+    }
+  }
+  return out;
+}

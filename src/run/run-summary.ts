@@ -1,0 +1,70 @@
+// The few lines `hotpath run` and `hotpath report` print on stderr at the end: how the run
+// ended, the load figures, the top findings with their culprit, the hottest functions, and
+// always the run directory. Plain text; colour only through the styler (off when piped).
+
+import { relative } from 'node:path';
+import type { Report } from '../report/report-schema.js';
+import type { RunMeta } from '../run-dir/schema.js';
+
+export interface Styler {
+  bold(s: string): string;
+  dim(s: string): string;
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const ms = (n: number) => `${fmt(n, n < 10 ? 2 : n < 100 ? 1 : 0)} ms`;
+
+export function outcomeLine(outcome: RunMeta['outcome'], s: Styler): string {
+  switch (outcome.status) {
+    case 'completed': return s.green('run completed');
+    case 'interrupted': return s.yellow(outcome.reason ?? 'interrupted');
+    default: return s.red(outcome.reason ?? outcome.status);
+  }
+}
+
+function loadLine(report: Report): string | undefined {
+  const l = report.load;
+  if (!l) return undefined;
+  const errors = l.errors.total > 0 ? `, ${fmt(l.errors.total)} errors` : ', no errors';
+  const non2xx = Object.entries(l.statusCodes).filter(([c]) => !c.startsWith('2')).reduce((n, [, v]) => n + v, 0);
+  return `${fmt(l.requests.perSecond)} req/s over ${fmt(l.durationMs / 1000, 1)} s (${fmt(l.options.connections)} connections): ` +
+    `p50 ${ms(l.latency.p50)}, p99 ${ms(l.latency.p99)}, max ${ms(l.latency.max)}${errors}${non2xx > 0 ? `, ${fmt(non2xx)} non-2xx` : ''}`;
+}
+
+function findingLines(report: Report, s: Styler): string[] {
+  const shown = report.findings.filter((f) => f.category !== 'healthy').slice(0, 3);
+  return shown.map((f) => {
+    const sev = f.severity === 'critical' ? s.red(f.severity) : f.severity === 'warning' ? s.yellow(f.severity) : f.severity;
+    const where = f.culprit ? ` ${s.bold(`${f.culprit.function} ${f.culprit.file}:${f.culprit.line}`)}` : '';
+    return `  ${sev} ${f.title}${where}\n      ${f.summary}`;
+  });
+}
+
+function hotspotLines(report: Report): string[] {
+  return report.hotspots.slice(0, 5).map((h) =>
+    `  ${fmt(h.selfShare * 100, 1).padStart(5)}%  ${h.function} ${h.file}${h.line > 0 ? `:${h.line}` : ''}`);
+}
+
+/** The summary of a finished run; `cwd` shortens the run directory's path. */
+export function formatRunSummary(report: Report, cwd: string, s: Styler): string {
+  const out = [s.bold('hotpath ') + outcomeLine(report.target.outcome, s)];
+  const load = loadLine(report);
+  if (load) out.push(`  load      ${load}`);
+  const t = report.telemetry;
+  if (t?.eventLoop) out.push(`  loop      delay p99 ${ms(t.eventLoop.delayP99Ms)}, max ${ms(t.eventLoop.delayMaxMs)}, utilization ${fmt(t.eventLoop.utilizationMean * 100)}%`);
+  for (const line of report.target.outcome.stderrTail?.slice(-5) ?? []) out.push(s.dim(`  │ ${line}`));
+  const findings = findingLines(report, s);
+  if (findings.length > 0) out.push('', s.bold('Findings'), ...findings);
+  const hot = hotspotLines(report);
+  if (hot.length > 0) out.push('', s.bold('Hottest functions (self time)'), ...hot);
+  out.push('', `run directory: ${displayPath(report.runDir, cwd)}`);
+  return out.join('\n') + '\n';
+}
+
+export function displayPath(path: string, cwd: string): string {
+  const rel = relative(cwd, path);
+  return rel !== '' && !rel.startsWith('..') ? rel : path;
+}

@@ -1,0 +1,253 @@
+// `run()`: one whole hotpath run, the programmatic side of `hotpath run`.
+//
+//   create run dir ─ start agent socket ─ spawn target (agent preloaded) ─ wait for listen
+//     ─ setup ─ warm-up ─ load (profile-start … profile-stop) ─ collect profiles ─ flush
+//     ─ stop target group (SIGTERM, SIGKILL after grace) ─ meta.json, load.json ─ reports
+//
+// Every path out, including errors and Ctrl-C, stops the target's whole process group and
+// leaves a run directory that says how the run ended.
+
+import { join } from 'node:path';
+import { PROTOCOL_VERSION } from '../agent/protocol.js';
+import { isHotpathError } from '../errors.js';
+import type { LoadResult } from '../load/load-result.js';
+import type { Report } from '../report/report-schema.js';
+import { writeReports } from '../report/write-reports.js';
+import { readRunDir } from '../run-dir/read-run-dir.js';
+import { RUN_FILES, type RunMeta } from '../run-dir/schema.js';
+import { writeLoadResult, writeMeta, writeMetaSync } from '../run-dir/write-run-files.js';
+import { AgentServer } from './agent-server.js';
+import { flushAgents, stopProfiles } from './collect-agents.js';
+import { driveLoad, type DrivePhase } from './drive-load.js';
+import { agentBundlePath } from './node-options.js';
+import { PhaseLog } from './phase-log.js';
+import { agentWarnings, otherPorts, processesSeen, profilesWritten } from './run-meta.js';
+import { resolveRunOptions, type ResolvedRunOptions } from './resolve-run-options.js';
+import type { RunOptions } from './run-options.js';
+import { startRunDir } from './start-run-dir.js';
+import { TargetProcess } from './target-process.js';
+import { targetAddress } from './target-address.js';
+import { describeExit, waitForListen } from './wait-for-listen.js';
+
+export interface RunHooks {
+  /** Stops the run gracefully (the first Ctrl-C): load stops, everything is collected and written. */
+  signal?: AbortSignal;
+  /** Stops at once (the second Ctrl-C): the target group is killed, meta.json written, nothing awaited. */
+  killSignal?: AbortSignal;
+  /** Called as soon as the run directory exists. */
+  onRunDir?(dir: string): void;
+  /** Progress for people. */
+  onStatus?(message: string): void;
+  onLoadProgress?(second: number, requests: number): void;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export interface RunResult {
+  runDir: string;
+  meta: RunMeta;
+  load?: LoadResult;
+  report?: Report;
+}
+
+/** Time the agents get to write their profiles, and to confirm their last telemetry. */
+const PROFILE_WAIT_MS = 5000;
+const BYE_WAIT_MS = 2000;
+
+class Interrupted extends Error {
+  constructor() { super('interrupted'); }
+}
+
+export async function run(input: RunOptions, hooks: RunHooks = {}): Promise<RunResult> {
+  const options = resolveRunOptions(input, hooks.cwd ?? process.cwd());
+  const session = new RunSession(options, hooks);
+  return session.start();
+}
+
+class RunSession {
+  private dir = '';
+  private meta!: RunMeta;
+  private readonly phases: PhaseLog;
+  private agents?: AgentServer;
+  private target?: TargetProcess;
+  private load?: LoadResult;
+  /** Set when the target ended on its own during the run. */
+  private targetEnded = false;
+  /** Set once hotpath itself starts stopping the target. */
+  private stopping = false;
+  private readonly warnings: string[] = [];
+
+  constructor(private readonly o: ResolvedRunOptions, private readonly hooks: RunHooks) {
+    this.phases = new PhaseLog((phase) => this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'phase', phase }));
+  }
+
+  private status(message: string): void {
+    this.hooks.onStatus?.(message);
+  }
+
+  async start(): Promise<RunResult> {
+    const agentPath = this.o.url ? '' : agentBundlePath();
+    const { dir, meta } = await startRunDir(this.o);
+    this.dir = dir;
+    this.meta = meta;
+    this.hooks.onRunDir?.(dir);
+    const killed = new Promise<RunResult>((resolve) => this.onKill(resolve));
+    return Promise.race([this.main(agentPath), killed]);
+  }
+
+  /** Second Ctrl-C: kill the group now, write what we know synchronously, resolve at once. */
+  private onKill(resolve: (r: RunResult) => void): void {
+    const k = this.hooks.killSignal;
+    if (!k) return;
+    k.addEventListener('abort', () => {
+      this.target?.killNow();
+      this.finishMeta({ status: 'interrupted', reason: 'Killed at once by a second Ctrl-C' });
+      try { writeMetaSync(this.dir, this.meta); } catch { /* nothing more can be done */ }
+      resolve({ runDir: this.dir, meta: this.meta, load: this.load });
+    }, { once: true });
+  }
+
+  private async main(agentPath: string): Promise<RunResult> {
+    let outcome: RunMeta['outcome'];
+    let failure: unknown;
+    try {
+      outcome = this.o.url ? await this.driveUrl() : await this.driveTarget(agentPath);
+    } catch (err) {
+      failure = err instanceof Interrupted || this.hooks.signal?.aborted ? undefined : err;
+      outcome = failure ? this.failureOutcome(failure) : this.interruptedOutcome();
+    } finally {
+      await this.shutdown();
+    }
+    if (this.targetEnded && outcome.status === 'completed') outcome = this.endedOutcome();
+    this.finishMeta(outcome);
+    await writeMeta(this.dir, this.meta);
+    if (this.load) await writeLoadResult(this.dir, this.load);
+    if (failure) throw failure;
+    const report = await writeReports(this.dir, { run: await readRunDir(this.dir) });
+    return { runDir: this.dir, meta: this.meta, load: this.load, report };
+  }
+
+  private async driveTarget(agentPath: string): Promise<RunMeta['outcome']> {
+    this.agents = await AgentServer.start(join(this.dir, RUN_FILES.telemetry));
+    this.phases.enter('starting');
+    this.target = await TargetProcess.start({
+      command: this.o.command, cwd: this.o.cwd, env: this.hooks.env ?? process.env, agentPath,
+      socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log),
+      agentConfig: { intervalMs: this.o.interval, cpuSamplingIntervalUs: this.o.cpuInterval, heap: this.o.heap, hooks: this.o.hooks },
+    });
+    this.status(`started \`${this.o.command.join(' ')}\` (pid ${this.target.pid}); waiting for it to listen`);
+    const { listen, peer } = await waitForListen(this.agents, this.target, {
+      port: this.o.port, timeoutMs: this.o.readyTimeout * 1000, signal: this.hooks.signal,
+    });
+    const address = targetAddress(listen, this.o.path);
+    this.meta.target = { url: address.url, pid: peer.pid, port: listen.port };
+    this.meta.nodeVersion = peer.hello?.nodeVersion;
+    this.status(`pid ${peer.pid} listens on ${address.label}`);
+    await this.drive(address.url, address.socket);
+    return { status: 'completed' };
+  }
+
+  private async driveUrl(): Promise<RunMeta['outcome']> {
+    this.meta.target = { url: this.o.url as string };
+    this.meta.nodeVersion = process.version;
+    await this.drive(this.o.url as string, this.o.socket);
+    return { status: 'completed' };
+  }
+
+  /** Setup, warm-up and load, stopped early by Ctrl-C or by the target's end. */
+  private async drive(url: string, socket: string | undefined): Promise<void> {
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(new Interrupted());
+    this.hooks.signal?.addEventListener('abort', onAbort, { once: true });
+    void this.target?.exited.then(() => {
+      if (this.stopping) return;
+      this.targetEnded = true;
+      this.status('the target ended during the run; stopping load');
+      stop.abort(new Interrupted());
+    });
+    const onPhase = (phase: DrivePhase, at: number) => this.onDrivePhase(phase, at);
+    try {
+      this.load = await driveLoad({
+        url, socket, options: this.o, setupRequests: this.o.setupRequests, signal: stop.signal, onPhase, onProgress: this.hooks.onLoadProgress,
+      });
+    } catch (err) {
+      // Stopped early on purpose: what was measured (if anything) was returned or is lost; not a failure.
+      if (!stop.signal.aborted) throw err;
+    } finally {
+      this.hooks.signal?.removeEventListener('abort', onAbort);
+      if (this.hooks.signal?.aborted) throw new Interrupted();
+    }
+  }
+
+  private onDrivePhase(phase: DrivePhase, at: number): void {
+    if (phase === 'load-end') {
+      this.phases.close(at);
+      return;
+    }
+    this.phases.enter(phase, at);
+    if (phase === 'load' && this.o.profile) this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start' });
+    if (phase === 'load') this.status(`load: ${this.loadDescription()}`);
+  }
+
+  private loadDescription(): string {
+    const o = this.o;
+    const amount = o.amount ? `${o.amount} requests` : `${o.duration} s`;
+    return `${amount}, ${o.rate ? `${o.rate} req/s over ` : ''}${o.connections} connection(s)`;
+  }
+
+  /** Collect from the agents, then stop the target. Runs on every path. */
+  private async shutdown(): Promise<void> {
+    this.stopping = true;
+    const agents = this.agents;
+    if (agents && this.target) {
+      this.phases.enter('cooldown');
+      if (this.o.profile && this.phases.get('load')) await stopProfiles(agents, this.phases.get('load')?.start ?? 0, PROFILE_WAIT_MS);
+      await flushAgents(agents, BYE_WAIT_MS);
+    }
+    if (this.target) {
+      this.phases.enter('stopping');
+      const how = await this.target.stop(this.o.grace * 1000);
+      if (how === 'killed') this.warnings.push(`the target did not exit within --grace ${this.o.grace} s of SIGTERM and was killed (SIGKILL)`);
+    }
+    this.phases.close();
+    await agents?.close();
+  }
+
+  private interruptedOutcome(): RunMeta['outcome'] {
+    const during = this.phases.phases.filter((p) => p.phase !== 'cooldown' && p.phase !== 'stopping').at(-1)?.phase ?? 'starting';
+    return { status: 'interrupted', reason: `Interrupted (Ctrl-C) during the ${during} phase` };
+  }
+
+  private failureOutcome(err: unknown): RunMeta['outcome'] {
+    const code = isHotpathError(err) ? err.code : undefined;
+    const neverListened = code === 'HOTPATH_ERR_READY_TIMEOUT' || code === 'HOTPATH_ERR_TARGET_EXITED';
+    const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    return { status: neverListened ? 'never-listened' : 'failed', reason, code, stderrTail: this.target?.stderrTail() };
+  }
+
+  /** The target ended on its own before hotpath stopped it. */
+  private endedOutcome(): RunMeta['outcome'] {
+    const exit = this.target?.exitStatus;
+    const crashed = !exit || exit.signal !== null || exit.code !== 0;
+    const during = this.phases.phases.find((p) => exit && p.start <= exit.at && (p.end ?? Infinity) >= exit.at)?.phase ?? 'load';
+    return {
+      status: crashed ? 'target-crashed' : 'target-exited',
+      reason: `The target ${exit ? describeExit(exit) : 'ended'} during the ${during} phase`,
+      stderrTail: this.target?.stderrTail(),
+    };
+  }
+
+  private finishMeta(outcome: RunMeta['outcome']): void {
+    const exit = this.target?.exitStatus;
+    const peers = this.agents?.peers ?? [];
+    Object.assign(this.meta, {
+      endedAt: Date.now(),
+      phases: this.phases.phases,
+      processes: processesSeen(peers),
+      profiles: profilesWritten(peers),
+      outcome: { ...outcome, exitCode: exit?.code ?? outcome.exitCode, signal: exit?.signal ?? outcome.signal },
+      warnings: [...this.warnings, ...(this.agents ? agentWarnings(this.agents) : [])],
+      otherPorts: otherPorts(peers, this.meta.target?.port),
+    });
+  }
+}

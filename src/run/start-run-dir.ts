@@ -1,0 +1,29 @@
+// Creates the run directory and writes a first meta.json at once, so a run that never
+// finishes (hotpath killed, machine rebooted) still leaves a directory that says so.
+
+import { hotpathVersion } from './hotpath-version.js';
+import { createRunDir } from '../run-dir/create-run-dir.js';
+import { RUN_DIR_VERSION, type RunMeta } from '../run-dir/schema.js';
+import { writeMeta } from '../run-dir/write-run-files.js';
+import type { ResolvedRunOptions } from './resolve-run-options.js';
+
+export async function startRunDir(o: ResolvedRunOptions): Promise<{ dir: string; meta: RunMeta }> {
+  const command = o.url ? [o.url] : o.command;
+  const dir = await createRunDir(o.out, command);
+  const { command: _command, cwd: _cwd, ...options } = o;
+  const meta: RunMeta = {
+    version: RUN_DIR_VERSION,
+    hotpathVersion: hotpathVersion(),
+    command,
+    cwd: o.cwd,
+    startedAt: Date.now(),
+    phases: [],
+    processes: [],
+    // Overwritten when the run ends; stays only if hotpath never got that far.
+    outcome: { status: 'failed', reason: 'The run did not finish: hotpath stopped before writing its results' },
+    options,
+    profiles: [],
+  };
+  await writeMeta(dir, meta);
+  return { dir, meta };
+}
