@@ -118,5 +118,20 @@ export interface LoadResult {
     /** True when the generator, not the server, limited the measurement. */
     saturated: boolean;
     warnings: string[];
+    /** Generator CPU (user + system, all threads) per completed request, µs. */
+    cpuPerRequestUs?: number;
   };
+  /** Set when the run was stopped before its planned end (AbortSignal, Ctrl-C); the numbers cover what was measured. */
+  stoppedEarly?: { reason: string };
+  /** Outcome of each setup request, sent once in order before warm-up. */
+  setup?: SetupOutcome[];
+}
+
+export interface SetupOutcome {
+  method: string;
+  path: string;
+  /** HTTP status, when a response came back. */
+  status?: number;
+  /** errno, `timeout`, `parse` or `EOF`, when none did. */
+  error?: string;
 }

@@ -1,0 +1,138 @@
+// Turns load options (from the CLI or the programmatic API) into a validated plan: options
+// checked through the shared OptionSpec declaration plus cross-checks, the URL parsed, the
+// body and scenario files read, every request prebuilt. All failures are coded errors.
+
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { resolveOptions } from '../cli/option-spec.js';
+import { hotpathError } from '../errors.js';
+import { loadOptionSpecs, type LoadFlags } from './load-options.js';
+import { buildTemplate, isToken, parseHeaderLines, type RequestTemplate, type ScenarioRequest } from './request-template.js';
+import { readScenario, validateScenario } from './scenario.js';
+
+export interface LoadOptions extends LoadFlags {
+  /** http:// or https:// URL; with `socket`, it still gives the Host header and the path. */
+  url: string;
+  /** A scenario given as data instead of a file: requests sent in order on every connection. */
+  requests?: ScenarioRequest[];
+  /** Requests sent once, in order, before warm-up (e.g. create the user the load logs in as). */
+  setup?: ScenarioRequest[];
+  /** Stops the run early; the promise then resolves with what was measured. */
+  signal?: AbortSignal;
+}
+
+/** Options after validation and defaults. */
+export interface ResolvedFlags {
+  connections: number;
+  pipelining: number;
+  duration: number;
+  amount?: number;
+  workers: number;
+  warmup: number;
+  rate?: number;
+  method: string;
+  headers: Record<string, string>;
+  keepalive: boolean;
+  timeout: number;
+  socket?: string;
+  insecure: boolean;
+  hdrLog?: string;
+  scenarioLength?: number;
+}
+
+export interface LoadPlan {
+  url: URL;
+  flags: ResolvedFlags;
+  templates: RequestTemplate[];
+  setup: RequestTemplate[];
+}
+
+const PROGRAMMATIC_KEYS = new Set(['url', 'requests', 'setup', 'signal']);
+
+export function buildPlan(options: LoadOptions): LoadPlan {
+  const raw: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(options)) if (!PROGRAMMATIC_KEYS.has(k)) raw[k] = v;
+  if (raw.headers !== undefined && !Array.isArray(raw.headers) && typeof raw.headers === 'object') {
+    raw.headers = Object.entries(raw.headers as Record<string, unknown>).map(([k, v]) => `${k}: ${String(v)}`);
+  }
+  if (options.requests !== undefined && raw.scenario !== undefined) {
+    throw invalid('scenario', 'give either a scenario file or `requests`, not both');
+  }
+  const v = resolveOptions(loadOptionSpecs, raw);
+  const url = parseUrl(options.url);
+  const method = String(v.method).toUpperCase();
+  if (!isToken(method)) throw invalid('method', `--method must be an HTTP method token; got ${JSON.stringify(v.method)}`);
+  const parsed = parseHeaderLines((v.headers as string[] | undefined) ?? []);
+  if ('bad' in parsed) throw invalid('header', `--header must look like "Name: value"; got ${JSON.stringify(parsed.bad)}`);
+  const body = v.bodyFile !== undefined ? readBody(String(v.bodyFile)) : (v.body as string | undefined);
+  const scenario = options.requests !== undefined ? validateScenario(options.requests, 'requests')
+    : v.scenario !== undefined ? readScenario(String(v.scenario)) : undefined;
+  const flags: ResolvedFlags = {
+    connections: v.connections as number,
+    pipelining: v.pipelining as number,
+    duration: v.duration as number,
+    amount: v.amount as number | undefined,
+    workers: v.workers === 'auto' ? Math.max(1, availableParallelism() - 1) : (v.workers as number),
+    warmup: v.warmup as number,
+    rate: v.rate as number | undefined,
+    method,
+    headers: parsed.headers,
+    keepalive: v.keepalive as boolean,
+    timeout: v.timeout as number,
+    socket: v.socket as string | undefined,
+    insecure: v.insecure as boolean,
+    hdrLog: v.hdrLog as string | undefined,
+    scenarioLength: scenario?.length,
+  };
+  crossCheck(flags);
+  const ctx = { host: url.host, keepalive: flags.keepalive };
+  const withGlobal = (r: ScenarioRequest): ScenarioRequest => ({ ...r, headers: { ...flags.headers, ...r.headers } });
+  const requests = scenario ?? [{ method, path: url.pathname + url.search, body }];
+  const setup = options.setup === undefined ? [] : validateScenario(options.setup, 'setup');
+  return {
+    url,
+    flags,
+    templates: requests.map((r) => buildTemplate(withGlobal(r), ctx)),
+    setup: setup.map((r) => buildTemplate(withGlobal(r), { host: url.host, keepalive: true })),
+  };
+}
+
+function invalid(option: string, message: string) {
+  return hotpathError('HOTPATH_ERR_INVALID_OPTION', message, { showUsage: true, details: { option } });
+}
+
+function parseUrl(raw: unknown): URL {
+  if (typeof raw !== 'string' || raw === '') {
+    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'The URL to load is missing, e.g. hotpath load http://127.0.0.1:3000/', { showUsage: true });
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch (cause) {
+    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(raw)} is not a URL; write it like http://127.0.0.1:3000/path`, { cause, showUsage: true });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(raw)}: only http: and https: URLs can be loaded (use --socket for a Unix socket)`, { showUsage: true });
+  }
+  if (url.hostname === '') throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(raw)} has no host`, { showUsage: true });
+  return url;
+}
+
+function readBody(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code ?? 'EIO';
+    throw hotpathError('HOTPATH_ERR_BODY_FILE', `Cannot read the body file ${path} (${code})`, { cause, details: { path } });
+  }
+}
+
+/** Checks between options that the per-option declaration cannot express. */
+function crossCheck(f: ResolvedFlags): void {
+  if (f.rate !== undefined && f.amount === undefined && f.rate * f.duration < 1) {
+    throw invalid('rate', `--rate ${f.rate} for ${f.duration} s plans no request at all; raise --rate or --duration`);
+  }
+  if (f.connections * f.pipelining > 1_000_000) {
+    throw invalid('pipelining', `--connections × --pipelining is ${f.connections * f.pipelining}; at most 1000000 requests can be in flight`);
+  }
+}
