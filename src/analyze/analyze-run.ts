@@ -1,13 +1,21 @@
 // Runs every analyzer over a run and orders the findings by impact, so findings[0] is the
-// main problem. An analyzer that throws is reported as an info finding, never fatal: one bad
-// detector must not cost the user the rest of the diagnosis.
+// main problem. Two findings blaming the same function are merged into the more specific one
+// (a sync crypto call is more precise than "the loop is blocked"). An analyzer that throws is
+// reported as an info finding, never fatal: one bad detector must not cost the rest.
 
 import type { RunData } from '../run-dir/run-data.js';
-import type { Finding, Severity } from './finding.js';
+import type { Category, Finding, Severity } from './finding.js';
 import type { Analyzer } from './analyzer.js';
 import { analyzers } from './analyzers.js';
+import { healthyFinding } from './healthy.js';
 
 const severityRank: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
+
+/** Most specific first: when two findings name the same culprit, the earlier category wins. */
+export const SPECIFICITY: readonly Category[] = [
+  'listener-leak', 'handler-growth', 'timer-leak', 'sync-io', 'memory-leak', 'gc-pressure',
+  'connection-churn', 'io-wait', 'event-loop-blocking', 'serialization', 'load-generator-bound', 'healthy',
+];
 
 export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers): Finding[] {
   const findings: Finding[] = [];
@@ -18,12 +26,45 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
       findings.push(analyzerFailed(analyze, err));
     }
   }
-  return orderFindings(findings);
+  const merged = mergeSameCulprit(findings);
+  const healthy = healthyFinding(run, merged);
+  return orderFindings(healthy ? [...merged, healthy] : merged);
 }
 
 /** Severity first (a critical finding always leads), then the share of time explained. */
 export function orderFindings(findings: Finding[]): Finding[] {
   return [...findings].sort((a, b) => severityRank[a.severity] - severityRank[b.severity] || b.impact - a.impact);
+}
+
+const culpritKey = (f: Finding) => (f.culprit ? `${f.culprit.file}\u0000${f.culprit.function}` : undefined);
+
+/**
+ * Keeps one finding per culprit function: the most specific category, raised to the highest
+ * severity and impact of the group, with the others listed in `evidence.alsoFound`.
+ */
+export function mergeSameCulprit(findings: Finding[]): Finding[] {
+  const groups = new Map<string, Finding[]>();
+  const out: Finding[] = [];
+  for (const f of findings) {
+    const key = culpritKey(f);
+    if (key === undefined) out.push(f);
+    else groups.set(key, [...(groups.get(key) ?? []), f]);
+  }
+  for (const group of groups.values()) {
+    if (group.length === 1) {
+      out.push(group[0]);
+      continue;
+    }
+    const [keep, ...rest] = [...group].sort((a, b) => SPECIFICITY.indexOf(a.category) - SPECIFICITY.indexOf(b.category));
+    const severity = [keep, ...rest].map((f) => f.severity).sort((a, b) => severityRank[a] - severityRank[b])[0];
+    out.push({
+      ...keep,
+      severity,
+      impact: Math.max(...group.map((f) => f.impact)),
+      evidence: { ...keep.evidence, alsoFound: rest.map((f) => ({ code: f.code, category: f.category, title: f.title, evidence: f.evidence })) },
+    });
+  }
+  return out;
 }
 
 /** DESIGN.md: a finding without evidence is not shown. */

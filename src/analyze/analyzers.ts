@@ -1,6 +1,20 @@
 // The list of analyzers, in no particular order (analyze-run.ts orders their findings).
 
 import type { Analyzer } from './analyzer.js';
+import { eventLoopBlocking } from './event-loop-blocking.js';
+import { syncIo } from './sync-io.js';
+import { gcPressure } from './gc-pressure.js';
+import { memoryLeak } from './memory-leak.js';
+import { listenerLeak } from './listener-leak.js';
+import { handlerGrowth } from './handler-growth.js';
+import { timerLeak } from './timer-leak.js';
+import { ioWait } from './io-wait.js';
+import { serialization } from './serialization.js';
+import { connectionChurn } from './connection-churn.js';
+import { latencyCreep } from './latency-creep.js';
+import { loadGeneratorBound } from './load-generator-bound.js';
 
 export const analyzers: readonly Analyzer[] = [
+  eventLoopBlocking, syncIo, gcPressure, memoryLeak, listenerLeak, handlerGrowth, timerLeak,
+  ioWait, serialization, connectionChurn, latencyCreep, loadGeneratorBound,
 ];

@@ -1,28 +1,43 @@
 // The CPU profile of a run as the analyzers see it: per function, self time after
-// attribution (native, builtin, core and dependency work charged to the nearest app frame),
-// and what kind of work that time was (JSON, crypto, regex, zlib...). Loaded once per run.
+// attribution (native, builtin, core and dependency work charged to the nearest app frame,
+// see src/profile/attribution.ts) and what that time was spent on (JSON, crypto, regex,
+// zlib...). Built once per run from the busiest target thread's profile, over the load window.
 
-import type { RunData } from '../../run-dir/run-data.js';
-import type { Frame } from '../../profile/call-tree.js';
+import { readFileSync } from 'node:fs';
+import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
+import type { CallTree, Frame } from '../../profile/call-tree.js';
 import type { Hotspot } from '../../report/report-schema.js';
+import { parseCpuProfile, type CpuProfile } from '../../profile/cpu-profile.js';
+import { buildCallTree } from '../../profile/build-call-tree.js';
+import { hotspots } from '../../profile/hotspots.js';
+import { workBreakdown, workTotals, type WorkItem } from '../../profile/work-breakdown.js';
+import { busiestThread, loadWindow, type Window } from './load-window.js';
+
+/** Functions kept per view (the long tail carries no finding). */
+export const CPU_VIEW_FUNCTIONS = 200;
 
 export interface FunctionCost {
+  frameIndex: number;
   frame: Frame;
   /** Attributed self time, µs. */
   selfUs: number;
   totalUs: number;
-  /** Attributed self time by kind of work (json, crypto, regex, zlib, gc, ...), µs. */
-  work: Record<string, number>;
 }
 
 export interface CpuView {
-  totalUs: number;
-  /** Sampled time that was not idle. */
+  tree: CallTree;
+  /** Sampled time that was not idle, µs. */
   activeUs: number;
+  totalUs: number;
   /** Functions by attributed self time, largest first. */
   functions: FunctionCost[];
   /** Work kinds over the whole profile, µs. */
-  work: Record<string, number>;
+  work: Map<string, number>;
+  /** What one function's attributed time was spent on. */
+  workOf(frameIndex: number): WorkItem[];
+  /** The profile and its epoch start, to build windowed trees (early vs late). */
+  profile: CpuProfile;
+  ref: ProfileRef;
 }
 
 const cache = new WeakMap<RunData, CpuView | null>();
@@ -33,22 +48,68 @@ export function cpuViewOf(run: RunData): CpuView | undefined {
   return cache.get(run) ?? undefined;
 }
 
-function loadView(_run: RunData): CpuView | null {
-  return null;
+/** The profile of the busiest target thread; else the largest CPU profile of the run. */
+function chooseProfile(run: RunData, w: Window | null): ProfileRef | undefined {
+  const cpu = run.profiles.filter((p) => p.kind === 'cpu');
+  const busiest = busiestThread(run, w);
+  return cpu.find((p) => busiest && p.pid === busiest.pid && p.threadId === busiest.threadId) ??
+    [...cpu].sort((a, b) => b.end - b.start - (a.end - a.start))[0];
+}
+
+/** Builds a tree of the profile, restricted to [startMs, endMs] (epoch) when given. */
+export function treeOf(run: RunData, profile: CpuProfile, ref: ProfileRef, startMs?: number, endMs?: number): CallTree {
+  const window = startMs !== undefined && endMs !== undefined && ref.start > 0
+    ? { startMs, endMs, profileStartEpochMs: ref.start }
+    : undefined;
+  return buildCallTree(profile, { cwd: run.cwd, ...(window ? { window } : {}) });
+}
+
+function loadView(run: RunData): CpuView | null {
+  const w = loadWindow(run);
+  const ref = chooseProfile(run, w);
+  if (!ref) return null;
+  let profile: CpuProfile;
+  try {
+    profile = parseCpuProfile(readFileSync(ref.path, 'utf8'), ref.path);
+  } catch {
+    return null;
+  }
+  let tree = w ? treeOf(run, profile, ref, w.start, w.end) : treeOf(run, profile, ref);
+  // A profile whose clock does not line up with the window still describes the load.
+  if (tree.activeUs === 0 && w) tree = treeOf(run, profile, ref);
+  if (tree.activeUs === 0) return null;
+  const functions = hotspots(tree, { limit: CPU_VIEW_FUNCTIONS }).map((h) => ({
+    frameIndex: h.frame, frame: tree.frames[h.frame], selfUs: h.selfMs * 1000, totalUs: h.totalMs * 1000,
+  }));
+  const breakdowns = new Map<number, WorkItem[]>();
+  return {
+    tree, activeUs: tree.activeUs, totalUs: tree.totalUs, functions, work: workTotals(tree), profile, ref,
+    workOf(frameIndex) {
+      if (!breakdowns.has(frameIndex)) breakdowns.set(frameIndex, workBreakdown(tree, frameIndex).items);
+      return breakdowns.get(frameIndex)!;
+    },
+  };
+}
+
+/** App functions only, largest attributed self time first. */
+export function appFunctions(view: CpuView): FunctionCost[] {
+  return view.functions.filter((f) => f.frame.kind === 'app');
 }
 
 export function hotspotsOf(run: RunData): Hotspot[] {
   const view = cpuViewOf(run);
   if (!view || view.activeUs === 0) return [];
-  return view.functions.map((f) => ({
+  const rows = view.functions.filter((f) => f.frame.kind !== 'program' || f.selfUs > 0).map((f) => ({
     function: f.frame.name,
     file: f.frame.file,
     line: f.frame.line,
     ...(f.frame.column ? { column: f.frame.column } : {}),
     kind: f.frame.kind,
-    selfMs: f.selfUs / 1000,
-    selfShare: f.selfUs / view.activeUs,
-    totalMs: f.totalUs / 1000,
-    totalShare: f.totalUs / view.activeUs,
+    selfMs: Math.round(f.selfUs) / 1000,
+    selfShare: Math.round((f.selfUs / view.activeUs) * 10000) / 10000,
+    totalMs: Math.round(f.totalUs) / 1000,
+    totalShare: Math.round((f.totalUs / view.activeUs) * 10000) / 10000,
   }));
+  // App code first among functions of similar weight: stable sort by self time, app before others on ties.
+  return rows.sort((a, b) => b.selfMs - a.selfMs || Number(b.kind === 'app') - Number(a.kind === 'app'));
 }

@@ -1,0 +1,18 @@
+// Advice for connection-churn findings (Markdown).
+
+export const clientChurnAdvice = [
+  'Clients open a new connection for almost every request, like a proxy speaking HTTP/1.0 to Node.',
+  'Enable keep-alive between the proxy and Node (nginx: `proxy_http_version 1.1;`,',
+  '`proxy_set_header Connection "";` and an `upstream { keepalive 64; }`; HTTP clients: a keep-alive agent).',
+].join(' ');
+
+export const serverChurnAdvice = [
+  'The server closes connections after few requests. Check for `Connection: close` responses,',
+  '`server.maxRequestsPerSocket`, or a `keepAliveTimeout` shorter than the clients\' idle time.',
+].join(' ');
+
+export const keepAliveTimeoutAdvice = (current: number | undefined) => [
+  `Set \`server.keepAliveTimeout\` longer than the idle timeout of whatever sits in front of Node`,
+  `(load balancers commonly keep idle connections 60 s: use 65000)${current !== undefined ? `; it is ${current} ms now` : ''},`,
+  'and `server.headersTimeout` a little above it, so Node never closes a socket the proxy is about to reuse.',
+].join(' ');

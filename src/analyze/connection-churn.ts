@@ -1,0 +1,90 @@
+// Connection churn: connections opened per request, keep-alive refused or cut short, and a
+// keepAliveTimeout shorter than the client's idle time (open-model runs, where each connection
+// waits between requests). New connections cost a handshake, an accept and socket setup each.
+
+import type { RunData } from '../run-dir/run-data.js';
+import type { Finding } from './finding.js';
+import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
+import { round, sum } from './signals/stats.js';
+import { clientChurnAdvice, keepAliveTimeoutAdvice, serverChurnAdvice } from './connection-churn.advice.js';
+
+/** Connections per request worth a finding: at least every other request opens one. */
+export const CHURN_MIN_CONNECTIONS_PER_REQUEST = 0.5;
+/** Requests needed before a ratio means anything. */
+export const CHURN_MIN_REQUESTS = 100;
+/** Estimated share of a small request's cost that a new connection adds on top (accept, socket setup, close). */
+export const CHURN_COST_SHARE = 0.3;
+
+interface ChurnFigures {
+  requests: number;
+  connections: number;
+  perRequest: number;
+  requestsPerClosedConnection?: number;
+  keepAliveTimeout?: number;
+  clientKeepalive?: boolean;
+  closedByServer?: number;
+  /** Open model: how long each client connection sits idle between requests, ms. */
+  clientIdleMs?: number;
+}
+
+export function connectionChurn(run: RunData): Finding[] {
+  const f = figures(run);
+  if (!f) return [];
+  const churn = f.requests >= CHURN_MIN_REQUESTS && f.perRequest >= CHURN_MIN_CONNECTIONS_PER_REQUEST;
+  const cutShort = f.clientIdleMs !== undefined && f.keepAliveTimeout !== undefined && f.keepAliveTimeout > 0 &&
+    f.keepAliveTimeout < f.clientIdleMs;
+  if (!churn && !cutShort) return [];
+  return [finding(f, cutShort)];
+}
+
+function figures(run: RunData): ChurnFigures | undefined {
+  const w = loadWindow(run);
+  const threads = targetThreads(run);
+  const http = threads.flatMap((t) => windowSamples(t, w)).map((s) => s.http).filter((h) => h !== undefined);
+  const keepAliveTimeout = threads.flatMap((t) => t.listens).find((l) => l.server?.keepAliveTimeout !== undefined)?.server?.keepAliveTimeout;
+  const load = run.load;
+  let requests = sum(http.map((h) => h.finished));
+  let connections = sum(http.map((h) => h.connections));
+  if (requests === 0 && load) {
+    requests = load.requests.total;
+    connections = load.connections.opened;
+  }
+  if (requests === 0) return undefined;
+  const closed = sum(http.map((h) => h.closed));
+  const perClosed = closed > 0 ? sum(http.map((h) => h.requestsPerClosedConnection * h.closed)) / closed : undefined;
+  const rate = load?.model === 'open' ? load.options.rate : undefined;
+  return {
+    requests, connections, perRequest: connections / requests,
+    ...(perClosed !== undefined ? { requestsPerClosedConnection: perClosed } : {}),
+    ...(keepAliveTimeout !== undefined ? { keepAliveTimeout } : {}),
+    ...(load ? { clientKeepalive: load.options.keepalive, closedByServer: load.connections.closedByServer } : {}),
+    ...(rate && load ? { clientIdleMs: (load.options.connections / rate) * 1000 } : {}),
+  };
+}
+
+function finding(f: ChurnFigures, cutShort: boolean): Finding {
+  const clientSide = f.clientKeepalive === false;
+  const advice = [clientSide ? clientChurnAdvice : serverChurnAdvice, keepAliveTimeoutAdvice(f.keepAliveTimeout)];
+  const why = clientSide
+    ? 'The clients did not use keep-alive.'
+    : cutShort
+      ? `The server's keepAliveTimeout (${f.keepAliveTimeout} ms) is shorter than the ${round(f.clientIdleMs ?? 0, 0)} ms each client connection sits idle, so keep-alive is cut short.`
+      : 'The server closed connections the clients meant to reuse.';
+  return {
+    code: 'HOTPATH_CONNECTION_CHURN',
+    category: 'connection-churn',
+    severity: 'warning',
+    title: cutShort && !clientSide ? 'keepAliveTimeout is shorter than the clients\' idle time' : 'A new connection for almost every request',
+    summary: `${f.connections} connections were opened for ${f.requests} requests (${round(f.perRequest, 2)} per request). ${why}`,
+    evidence: {
+      requests: f.requests, connectionsOpened: f.connections, connectionsPerRequest: round(f.perRequest, 3),
+      ...(f.requestsPerClosedConnection !== undefined ? { requestsPerClosedConnection: round(f.requestsPerClosedConnection, 2) } : {}),
+      ...(f.keepAliveTimeout !== undefined ? { keepAliveTimeoutMs: f.keepAliveTimeout } : {}),
+      ...(f.clientKeepalive !== undefined ? { clientKeepalive: f.clientKeepalive } : {}),
+      ...(f.closedByServer !== undefined ? { closedByServer: f.closedByServer } : {}),
+      ...(f.clientIdleMs !== undefined ? { clientIdleMs: round(f.clientIdleMs, 0) } : {}),
+    },
+    recommendation: advice.join('\n\n'),
+    impact: Math.min(1, f.perRequest) * CHURN_COST_SHARE,
+  };
+}

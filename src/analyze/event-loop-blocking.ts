@@ -1,0 +1,79 @@
+// Event-loop blocking: the loop is busy and each request (or a periodic job) holds it for a
+// long synchronous stretch. Signals over the load window: utilization, delay, stalls and CPU
+// per request. Culprit: the app function carrying the most attributed self time in the CPU
+// profile, with the kind of work (regex, crypto, zlib, JSON...) it was doing.
+
+import type { RunData } from '../run-dir/run-data.js';
+import type { Finding } from './finding.js';
+import { loopStats, type LoopStats } from './signals/loop-stats.js';
+import { appFunctions, cpuViewOf, type CpuView, type FunctionCost } from './signals/cpu-profile.js';
+import { describeCulprit, frameCulprit } from './signals/culprit.js';
+import { describeWork, workSummary } from './signals/culprit-work.js';
+import { round } from './signals/stats.js';
+import { blockingAdvice } from './event-loop-blocking.advice.js';
+
+/** The loop must be busy at least half the time: delay on an idle loop is scheduling noise. */
+export const BLOCKING_MIN_ELU = 0.5;
+/** CPU per request that makes the loop the bottleneck: 1 ms caps a core at 1,000 req/s (a hello world costs ~0.05 ms). */
+export const BLOCKING_CPU_PER_REQUEST_MS = 1;
+/** Event-loop delay p99 that every queued request feels (ms). */
+export const BLOCKING_ELD_P99_MS = 50;
+/** A single stall this long blocks every connection at once, whatever the utilization (ms). */
+export const BLOCKING_STALL_MS = 500;
+/** Critical above these: 10 ms per request (100 req/s per core), 100 ms delay p99, a 1 s stall. */
+export const BLOCKING_CRITICAL_CPU_PER_REQUEST_MS = 10;
+export const BLOCKING_CRITICAL_ELD_P99_MS = 100;
+export const BLOCKING_CRITICAL_STALL_MS = 1000;
+
+export function eventLoopBlocking(run: RunData): Finding[] {
+  const s = loopStats(run);
+  if (!s) return [];
+  const busy = s.eluMean >= BLOCKING_MIN_ELU;
+  const heavy = s.requests > 0 && s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS;
+  const delayed = s.eldP99Ms >= BLOCKING_ELD_P99_MS;
+  const stalled = s.stallMaxMs >= BLOCKING_STALL_MS;
+  if (!((busy && (heavy || delayed)) || stalled)) return [];
+  return [finding(run, s, cpuViewOf(run))];
+}
+
+function isCritical(s: LoopStats): boolean {
+  return s.cpuPerRequestMs >= BLOCKING_CRITICAL_CPU_PER_REQUEST_MS || s.eldP99Ms >= BLOCKING_CRITICAL_ELD_P99_MS ||
+    s.stallMaxMs >= BLOCKING_CRITICAL_STALL_MS;
+}
+
+/** The user's function that asked for the most CPU; a dependency's when no app code is on the stacks. */
+function culpritOf(view: CpuView | undefined): FunctionCost | undefined {
+  if (!view) return undefined;
+  return appFunctions(view)[0] ?? view.functions.find((f) => f.frame.kind === 'deps');
+}
+
+function finding(run: RunData, s: LoopStats, view: CpuView | undefined): Finding {
+  const top = culpritOf(view);
+  const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
+  const share = top && view ? top.selfUs / view.activeUs : 0;
+  const items = top && view ? view.workOf(top.frameIndex) : [];
+  const work = workSummary(items);
+  const workText = describeWork(items);
+  const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
+  const who = culprit ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.` : '';
+  const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
+  return {
+    code: 'HOTPATH_EVENT_LOOP_BLOCKING',
+    category: 'event-loop-blocking',
+    severity: isCritical(s) ? 'critical' : 'warning',
+    title: culprit ? `${culprit.function} blocks the event loop${work.label ? ` (${work.label})` : ''}` : 'Synchronous work blocks the event loop',
+    summary: `The event loop was busy ${round(s.eluMean * 100, 0)} % of the time with a delay p99 of ${round(s.eldP99Ms, 1)} ms.${perRequest}${who}${stall}`,
+    evidence: {
+      eluMean: round(s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), eldMaxMs: round(s.eldMaxMs, 1),
+      cpuPerRequestMs: round(s.cpuPerRequestMs, 3), requestsPerSecond: round(s.requestsPerSecond, 1),
+      ...(s.stallCount > 0 ? { stalls: s.stallCount, stallMaxMs: round(s.stallMaxMs, 0) } : {}),
+      ...(top ? { culpritSelfShare: round(share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
+      ...(work.dominant ? { work: work.dominant, workLabel: work.label } : {}),
+      ...(items.length > 0 ? { workBreakdown: work.breakdown } : {}),
+      ...(view ? { topFunctions: appFunctions(view).slice(0, 5).map((f) => ({ function: f.frame.name, file: f.frame.file, line: f.frame.line, selfShare: round(f.selfUs / view.activeUs, 3) })) } : {}),
+    },
+    ...(culprit ? { culprit } : {}),
+    recommendation: blockingAdvice(work.dominant),
+    impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) * (top ? Math.max(share, 0.2) : 0.5)),
+  };
+}

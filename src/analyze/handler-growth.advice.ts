@@ -1,0 +1,13 @@
+// Advice for handler-growth findings (Markdown).
+
+export const handlerGrowthAdvice = (method: string, path: string) => [
+  `Register \`${method} ${path}\` once. A refresh job should replace the route's data (or swap a`,
+  'router it owns) instead of adding another handler: every handler stays in the router stack',
+  'and every request that walks past it pays for it.',
+].join(' ');
+
+export const workGrowthAdvice = [
+  'Something accumulates on the request path: a list, a cache without eviction, a chain of',
+  'handlers or listeners. Compare the hottest functions early and late in the run (`hotpath report`',
+  'shows them) and bound what grows.',
+].join(' ');

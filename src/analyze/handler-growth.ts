@@ -1,0 +1,84 @@
+// Handler growth: routes or middleware registered again and again after the server started
+// listening (a refresh job re-adding a route), so the router stack every request walks keeps
+// growing. Culprit: the call site that registers them.
+
+import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
+import type { GrowthMessage } from '../agent/protocol.js';
+import type { Finding } from './finding.js';
+import { targetThreads } from './signals/load-window.js';
+import { growthStats, lastGrowth, type GrowthStats } from './signals/growth-series.js';
+import { isAppSite, siteCulprit } from './signals/culprit.js';
+import { creepShare, latencyTrend, trendEvidence, type LatencyTrend } from './signals/latency-trend.js';
+import { handlerGrowthAdvice } from './handler-growth.advice.js';
+
+/** Registrations of the same route after listen before it is growth, not lazy setup. */
+export const HANDLER_GROWTH_MIN_REGISTRATIONS = 3;
+/** A router stack this deep makes every request walk a long list: critical even without creep. */
+export const HANDLER_GROWTH_CRITICAL_STACK = 200;
+/** Impact when latency does not (yet) show the cost. */
+export const HANDLER_GROWTH_BASE_IMPACT = 0.05;
+
+type RouteEntry = GrowthMessage['routes'][number];
+
+export function handlerGrowth(run: RunData): Finding[] {
+  const trend = latencyTrend(run);
+  return targetThreads(run).flatMap((thread) => {
+    const last = lastGrowth(thread);
+    if (!last) return [];
+    return groupBySite(last.routes)
+      .filter((g) => g.count >= HANDLER_GROWTH_MIN_REGISTRATIONS)
+      .map((g) => finding(run, thread, g, trend));
+  });
+}
+
+interface RouteGroup {
+  entries: RouteEntry[];
+  count: number;
+  top: RouteEntry;
+}
+
+/** Same site (or same method and path without a site) = one growing registration. */
+function groupBySite(routes: RouteEntry[]): RouteGroup[] {
+  const groups = new Map<string, RouteEntry[]>();
+  for (const r of routes) {
+    const key = r.site ? `${r.site.file}:${r.site.line}` : `${r.framework} ${r.method} ${r.path}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  return [...groups.values()].map((entries) => {
+    const top = entries.reduce((a, b) => (b.count > a.count ? b : a));
+    return { entries, count: entries.reduce((a, r) => a + r.count, 0), top };
+  });
+}
+
+function registrations(thread: ThreadTelemetry, g: RouteGroup): GrowthStats | undefined {
+  const keys = new Set(g.entries.map((e) => `${e.framework} ${e.method} ${e.path}`));
+  return growthStats(thread, (m) => m.routes.filter((r) => keys.has(`${r.framework} ${r.method} ${r.path}`)).reduce((a, r) => a + r.count, 0));
+}
+
+function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: LatencyTrend | undefined): Finding {
+  const s = registrations(thread, g);
+  const { top } = g;
+  const culprit = isAppSite(top.site) ? siteCulprit(top.site, run.cwd) : undefined;
+  const stack = Math.max(0, ...g.entries.map((e) => e.stackSize ?? 0));
+  const deep = stack >= HANDLER_GROWTH_CRITICAL_STACK;
+  const where = culprit ? ` Registered by \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : '';
+  const stackText = stack > 0 ? ` The ${top.framework} router stack now holds ${stack} layers.` : '';
+  const rate = s && s.perSecond > 0 ? ` (${s.perSecond} per second)` : '';
+  return {
+    code: 'HOTPATH_HANDLER_GROWTH',
+    category: 'handler-growth',
+    severity: deep || trend?.creeping ? 'critical' : 'warning',
+    title: `${top.method} ${top.path} is registered again and again after listen`,
+    summary: `${top.framework} \`${top.method} ${top.path}\` was registered ${g.count} times after the server started listening${rate}; every request walks past each copy.${stackText}${where}`,
+    evidence: {
+      framework: top.framework, method: top.method, path: top.path, registrations: g.count,
+      ...(stack > 0 ? { routerStackSize: stack } : {}),
+      ...(s ? { perSecond: s.perSecond, perRequest: s.perRequest, timeCorrelation: s.timeCorrelation, requestCorrelation: s.requestCorrelation } : {}),
+      routes: g.entries.map((e) => ({ method: e.method, path: e.path, count: e.count })),
+      ...trendEvidence(trend),
+    },
+    ...(culprit ? { culprit } : {}),
+    recommendation: handlerGrowthAdvice(top.method, top.path),
+    impact: Math.max(creepShare(trend), HANDLER_GROWTH_BASE_IMPACT),
+  };
+}

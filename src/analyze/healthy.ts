@@ -1,0 +1,40 @@
+// Healthy: no warning or critical finding. Says so with the headroom measured, so "nothing
+// found" is a statement backed by figures, not silence.
+
+import type { RunData } from '../run-dir/run-data.js';
+import type { Finding } from './finding.js';
+import { loopStats } from './signals/loop-stats.js';
+import { loadWindow, targetThreads, windowGc } from './signals/load-window.js';
+import { round, sum } from './signals/stats.js';
+
+export function healthyFinding(run: RunData, findings: readonly Finding[]): Finding | undefined {
+  if (findings.some((f) => f.severity !== 'info')) return undefined;
+  const s = loopStats(run);
+  const load = run.load;
+  if (!s && !load) return undefined;
+  const w = loadWindow(run);
+  const threads = targetThreads(run);
+  const gcMs = sum(threads.flatMap((t) => windowGc(t, w)).map((e) => e.durationMs));
+  const gcShare = w && threads.length > 0 ? gcMs / (w.durationMs * threads.length) : 0;
+  const rps = load?.requests.perSecond ?? s?.requestsPerSecond ?? 0;
+  const p99 = load?.latency.p99 ?? s?.latencyP99Ms ?? 0;
+  const capacity = s && s.eluMean > 0 ? rps / s.eluMean : undefined;
+  const loop = s
+    ? ` The event loop was busy ${round(s.eluMean * 100, 0)} % (delay p99 ${round(s.eldP99Ms, 1)} ms), each request cost ${round(s.cpuPerRequestMs * 1000, 0)} µs of CPU, GC took ${round(gcShare * 100, 1)} %.`
+    : '';
+  const headroom = s && s.eluMean < 0.9 && capacity ? ` At this cost per request one event loop could serve about ${round(capacity, -2)} req/s.` : '';
+  return {
+    code: 'HOTPATH_HEALTHY',
+    category: 'healthy',
+    severity: 'info',
+    title: 'No performance problem found',
+    summary: `${round(rps, 0)} req/s with latency p99 ${round(p99, 2)} ms.${loop}${headroom}`,
+    evidence: {
+      requestsPerSecond: round(rps, 1), latencyP99Ms: round(p99, 3),
+      ...(s ? { eluMean: round(s.eluMean, 3), loopHeadroom: round(1 - s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 4), gcShare: round(gcShare, 4) } : {}),
+      ...(capacity ? { estimatedCapacityRps: round(capacity, 0) } : {}),
+    },
+    recommendation: 'Nothing to fix at this load. Raise the load (`-c`, `--rate`) or test the routes real traffic hits most (`--path`, a scenario) to find the limit.',
+    impact: 0,
+  };
+}

@@ -1,0 +1,52 @@
+// I/O wait: requests take long while the event loop is mostly idle, so the time is spent
+// waiting (a downstream service, a pool, the thread pool, timers), not computing. What is
+// awaited is named when the active resources show it.
+
+import type { RunData } from '../run-dir/run-data.js';
+import type { Finding } from './finding.js';
+import { loopStats, type LoopStats } from './signals/loop-stats.js';
+import { round } from './signals/stats.js';
+import { ioWaitAdvice } from './io-wait.advice.js';
+
+/** The loop must be mostly idle: above this utilization, CPU explains latency. */
+export const IO_WAIT_MAX_ELU = 0.5;
+/** Server-side latency p50 worth a finding (ms): beyond what any local work explains. */
+export const IO_WAIT_MIN_LATENCY_MS = 20;
+/** Share of request time not spent on CPU for it to be called waiting. */
+export const IO_WAIT_MIN_WAIT_SHARE = 0.8;
+/** Resource types that hold a request waiting (inbound sockets and the server itself excluded). */
+const WAIT_RESOURCES = ['Timeout', 'TCPSocketWrap', 'FSReqCallback', 'FSReqPromise', 'GetAddrInfoReqWrap', 'PipeWrap', 'ProcessWrap', 'ZlibWrap'];
+
+export function ioWait(run: RunData): Finding[] {
+  const s = loopStats(run);
+  if (!s || s.requests === 0 || s.eluMean > IO_WAIT_MAX_ELU || s.latencyP50Ms < IO_WAIT_MIN_LATENCY_MS) return [];
+  const waitShare = Math.max(0, 1 - s.cpuPerRequestMs / s.latencyP50Ms);
+  if (waitShare < IO_WAIT_MIN_WAIT_SHARE) return [];
+  const awaited = awaitedResources(s);
+  const top = awaited[0];
+  return [{
+    code: 'HOTPATH_IO_WAIT',
+    category: 'io-wait',
+    severity: 'warning',
+    title: 'Requests spend their time waiting, not computing',
+    summary: `Server latency p50 was ${round(s.latencyP50Ms, 1)} ms while the event loop was busy only ${round(s.eluMean * 100, 0)} % ` +
+      `and each request used ${round(s.cpuPerRequestMs, 2)} ms of CPU: ${round(waitShare * 100, 0)} % of request time is waiting.` +
+      (top ? ` Most in-flight resources are ${top.type} (${round(top.mean, 0)} on average).` : ''),
+    evidence: {
+      latencyP50Ms: round(s.latencyP50Ms, 2), latencyP99Ms: round(s.latencyP99Ms, 2), eluMean: round(s.eluMean, 3),
+      cpuPerRequestMs: round(s.cpuPerRequestMs, 3), waitShare: round(waitShare, 3), inFlightMean: round(s.inFlightMean, 1),
+      ...(awaited.length > 0 ? { awaiting: awaited.map((a) => ({ type: a.type, mean: round(a.mean, 1) })) } : {}),
+    },
+    recommendation: ioWaitAdvice(top?.type),
+    impact: waitShare * (1 - s.eluMean),
+  }];
+}
+
+/** Resource types present beyond the inbound connections, most numerous first. */
+function awaitedResources(s: LoopStats): { type: string; mean: number }[] {
+  return WAIT_RESOURCES.map((type) => {
+    const raw = s.resources[type] ?? 0;
+    const mean = type === 'TCPSocketWrap' ? raw - s.openConnectionsMean : raw;
+    return { type, mean };
+  }).filter((r) => r.mean >= 1).sort((a, b) => b.mean - a.mean);
+}

@@ -1,0 +1,73 @@
+// Listener leak: listeners for one event on one emitter keep growing with the requests
+// served. Culprit: the call site that keeps adding them. A silenced MaxListenersExceededWarning
+// (setMaxListeners(0|Infinity), events.defaultMaxListeners = Infinity) is named with its site.
+
+import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
+import type { GrowthMessage } from '../agent/protocol.js';
+import type { Finding } from './finding.js';
+import { targetThreads } from './signals/load-window.js';
+import { growthStats, lastGrowth, type GrowthStats } from './signals/growth-series.js';
+import { isAppSite, relativeFile, siteCulprit } from './signals/culprit.js';
+import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
+import { listenerLeakAdvice, maxListenersAdvice } from './listener-leak.advice.js';
+
+/** Node warns above 10 listeners per event; more than that on one emitter is already suspect. */
+export const LISTENER_LEAK_MIN_COUNT = 11;
+/** Listeners added during the run before it counts as growth, not setup. */
+export const LISTENER_LEAK_MIN_GROWTH = 10;
+/** Growth must follow the traffic or the clock closely (Pearson r). */
+export const LISTENER_LEAK_MIN_CORRELATION = 0.8;
+/** One listener per this many requests or more is critical: the per-request cost keeps rising. */
+export const LISTENER_LEAK_CRITICAL_PER_REQUEST = 0.1;
+/** Impact when latency does not (yet) show the cost: a leak is worth fixing but ranks low. */
+export const LISTENER_LEAK_BASE_IMPACT = 0.05;
+
+type ListenerEntry = GrowthMessage['listeners'][number];
+
+export function listenerLeak(run: RunData): Finding[] {
+  const trend = latencyTrend(run);
+  return targetThreads(run).flatMap((thread) => {
+    const last = lastGrowth(thread);
+    if (!last) return [];
+    return last.listeners
+      .map((entry) => ({ entry, stats: statsFor(thread, entry) }))
+      .filter((x): x is { entry: ListenerEntry; stats: GrowthStats } => x.stats !== undefined && isLeak(x.entry, x.stats))
+      .map(({ entry, stats }) => finding(run, last, entry, stats, trend));
+  });
+}
+
+function statsFor(thread: ThreadTelemetry, entry: ListenerEntry): GrowthStats | undefined {
+  return growthStats(thread, (m) => m.listeners.find((l) => l.emitter === entry.emitter && l.event === entry.event)?.count);
+}
+
+function isLeak(entry: ListenerEntry, s: GrowthStats): boolean {
+  const steady = Math.max(s.requestCorrelation, s.timeCorrelation) >= LISTENER_LEAK_MIN_CORRELATION;
+  return entry.count >= LISTENER_LEAK_MIN_COUNT && s.delta >= LISTENER_LEAK_MIN_GROWTH && steady;
+}
+
+function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: GrowthStats, trend: ReturnType<typeof latencyTrend>): Finding {
+  const culprit = isAppSite(entry.site) ? siteCulprit(entry.site, run.cwd) : undefined;
+  const silenced = last.maxListenersDisabled.map((d) => ({
+    what: d.what, value: d.value, ...(d.site ? { at: `${relativeFile(d.site.file, run.cwd)}:${d.site.line}` } : {}),
+  }));
+  const perRequest = s.perRequest >= LISTENER_LEAK_CRITICAL_PER_REQUEST;
+  const where = culprit ? ` Added at ${culprit.file}:${culprit.line} in \`${culprit.function}\`.` : '';
+  const warning = silenced.length > 0 ? ` The MaxListenersExceededWarning was silenced (${silenced.map((d) => d.at ? `${d.what} at ${d.at}` : d.what).join('; ')}).` : '';
+  const rate = s.perRequest > 0 ? `${s.perRequest} per request` : `${s.perSecond} per second`;
+  return {
+    code: 'HOTPATH_LISTENER_LEAK',
+    category: 'listener-leak',
+    severity: perRequest || trend?.creeping ? 'critical' : 'warning',
+    title: `'${entry.event}' listeners on ${entry.emitter} grow with every request`,
+    summary: `Listeners for '${entry.event}' on ${entry.emitter} grew from ${s.first} to ${entry.count} during the run (${rate}); each one runs on every '${entry.event}' event.${where}${warning}`,
+    evidence: {
+      emitter: entry.emitter, event: entry.event, listeners: entry.count, listenersAtStart: s.first, added: s.delta,
+      perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation,
+      ...(silenced.length > 0 ? { maxListenersDisabled: silenced } : {}),
+      ...trendEvidence(trend),
+    },
+    ...(culprit ? { culprit } : {}),
+    recommendation: listenerLeakAdvice(entry.emitter, entry.event) + (silenced.length > 0 ? `\n\n${maxListenersAdvice}` : ''),
+    impact: Math.max(creepShare(trend), LISTENER_LEAK_BASE_IMPACT),
+  };
+}

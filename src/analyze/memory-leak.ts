@@ -1,0 +1,83 @@
+// Memory leak: the heap left after garbage collection keeps rising over the run. Judged on
+// the trend of the heap's lower envelope (heap-after-GC), with slope and fit over the whole
+// window, never on one sample: a heap that grows then gets collected is not a leak.
+
+import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
+import type { Finding } from './finding.js';
+import { busiestThread, loadWindow, windowGc, windowSamples, type Window } from './signals/load-window.js';
+import { allocationsOf } from './signals/heap-profile.js';
+import { frameCulprit } from './signals/culprit.js';
+import { requestSeries, requestsAt } from './signals/request-series.js';
+import { linearFit, round } from './signals/stats.js';
+import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
+import { memoryLeakAdvice } from './memory-leak.advice.js';
+
+/** Segments the window is cut into; the lowest heap of each is one point of the envelope. */
+export const LEAK_SEGMENTS = 8;
+/** Growth of the envelope over the window worth reporting, bytes (below: JIT and caches warming up). */
+export const LEAK_MIN_GROWTH_BYTES = 8 * 1024 * 1024;
+/** And relative to where it started: 20 % of the baseline heap. */
+export const LEAK_MIN_GROWTH_RATIO = 0.2;
+/** The rise must be steady: the line explains 80 % of the envelope's variance. */
+export const LEAK_MIN_R2 = 0.8;
+/** Doubling the heap within one run is critical. */
+export const LEAK_CRITICAL_RATIO = 1;
+export const LEAK_BASE_IMPACT = 0.05;
+/** An allocation site must hold this share of sampled bytes to be named. */
+export const LEAK_CULPRIT_MIN_SHARE = 0.1;
+
+export function memoryLeak(run: RunData): Finding[] {
+  const w = loadWindow(run);
+  const thread = busiestThread(run, w);
+  if (!w || !thread) return [];
+  const envelope = heapEnvelope(thread, w);
+  if (envelope.length < LEAK_SEGMENTS / 2) return [];
+  const fit = linearFit(envelope.map((p) => (p.t - w.start) / 1000), envelope.map((p) => p.bytes));
+  const growth = fit.slope * (w.durationMs / 1000);
+  const baseline = Math.max(1, fit.intercept);
+  if (growth < LEAK_MIN_GROWTH_BYTES || growth / baseline < LEAK_MIN_GROWTH_RATIO || fit.r2 < LEAK_MIN_R2) return [];
+  return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2)];
+}
+
+/** Lowest heap per segment: from GC heap-after figures when present, else from samples. */
+function heapEnvelope(thread: ThreadTelemetry, w: Window): { t: number; bytes: number }[] {
+  const gc = windowGc(thread, w).filter((e) => e.heapAfter !== undefined).map((e) => ({ t: e.start + e.durationMs, bytes: e.heapAfter! }));
+  const points = gc.length >= LEAK_SEGMENTS * 2 ? gc : windowSamples(thread, w).map((s) => ({ t: s.t, bytes: s.mem.heapUsed }));
+  const seg = w.durationMs / LEAK_SEGMENTS;
+  const out: { t: number; bytes: number }[] = [];
+  for (let i = 0; i < LEAK_SEGMENTS; i++) {
+    const inSeg = points.filter((p) => p.t >= w.start + i * seg && p.t < w.start + (i + 1) * seg);
+    if (inSeg.length === 0) continue;
+    out.push(inSeg.reduce((a, b) => (b.bytes < a.bytes ? b : a)));
+  }
+  return out;
+}
+
+function finding(run: RunData, thread: ThreadTelemetry, w: Window, slope: number, growth: number, baseline: number, r2: number): Finding {
+  const series = requestSeries(thread);
+  const requests = requestsAt(series, w.end) - requestsAt(series, w.start);
+  const trend = latencyTrend(run);
+  const alloc = allocationsOf(run);
+  const top = alloc?.sites.find((s) => s.frame.kind === 'app' && s.share >= LEAK_CULPRIT_MIN_SHARE);
+  const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
+  const mb = (b: number) => round(b / 1024 / 1024, 1);
+  const perRequest = requests > 0 ? growth / requests : 0;
+  return {
+    code: 'HOTPATH_MEMORY_LEAK',
+    category: 'memory-leak',
+    severity: growth / baseline >= LEAK_CRITICAL_RATIO ? 'critical' : 'warning',
+    title: 'The heap keeps growing after garbage collection',
+    summary: `The heap left after GC grew by ${mb(growth)} MB over ${round(w.durationMs / 1000, 0)} s (from ${mb(baseline)} MB, ${mb(slope * 60)} MB per minute` +
+      `${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), a steady rise (R² ${round(r2, 2)}).` +
+      (culprit ? ` The largest app allocation site is \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : ''),
+    evidence: {
+      heapGrowthBytes: Math.round(growth), heapBaselineBytes: Math.round(baseline), slopeBytesPerSecond: Math.round(slope),
+      fitR2: round(r2, 3), ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
+      ...(alloc ? { topAllocators: alloc.sites.slice(0, 5).map((s) => ({ function: s.frame.name, file: s.frame.file, line: s.frame.line, share: round(s.share, 3) })) } : {}),
+      ...trendEvidence(trend),
+    },
+    ...(culprit ? { culprit } : {}),
+    recommendation: memoryLeakAdvice,
+    impact: Math.max(LEAK_BASE_IMPACT, creepShare(trend)),
+  };
+}

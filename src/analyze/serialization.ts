@@ -1,0 +1,54 @@
+// Serialization: JSON.stringify / JSON.parse as a share of the CPU while the loop is busy,
+// with the app function that asked for it (attributed through the profile model).
+
+import type { RunData } from '../run-dir/run-data.js';
+import type { Finding } from './finding.js';
+import { appFunctions, cpuViewOf, type CpuView } from './signals/cpu-profile.js';
+import { loopStats } from './signals/loop-stats.js';
+import { describeCulprit, frameCulprit } from './signals/culprit.js';
+import { round } from './signals/stats.js';
+import { serializationAdvice } from './serialization.advice.js';
+
+/** JSON work as a share of non-idle CPU worth reporting: a fifth of the server's time. */
+export const SERIALIZATION_MIN_SHARE = 0.2;
+/** Half of the CPU in JSON is critical. */
+export const SERIALIZATION_CRITICAL_SHARE = 0.5;
+/** Only matters when the loop is busy enough for CPU to limit throughput. */
+export const SERIALIZATION_MIN_ELU = 0.5;
+/** App functions examined for their JSON work (the hottest ones). */
+const CANDIDATES = 30;
+
+export function serialization(run: RunData): Finding[] {
+  const view = cpuViewOf(run);
+  const s = loopStats(run);
+  if (!view || !s || s.eluMean < SERIALIZATION_MIN_ELU) return [];
+  const jsonUs = view.work.get('json') ?? 0;
+  const share = jsonUs / view.activeUs;
+  if (share < SERIALIZATION_MIN_SHARE) return [];
+  const caller = topJsonCaller(view);
+  const culprit = caller ? frameCulprit(caller.frame, run.cwd) : undefined;
+  return [{
+    code: 'HOTPATH_SERIALIZATION',
+    category: 'serialization',
+    severity: share >= SERIALIZATION_CRITICAL_SHARE ? 'critical' : 'warning',
+    title: 'JSON serialization takes a large share of the CPU',
+    summary: `JSON.stringify/parse took ${round(share * 100, 0)} % of the CPU time while the loop was busy ${round(s.eluMean * 100, 0)} %.` +
+      (culprit && caller ? ` Most of it is asked for by ${describeCulprit(culprit)} (${round((caller.jsonUs / jsonUs) * 100, 0)} % of the JSON time).` : ''),
+    evidence: {
+      jsonShare: round(share, 3), jsonMs: round(jsonUs / 1000, 1), eluMean: round(s.eluMean, 3),
+      ...(caller ? { callerJsonShare: round(caller.jsonUs / jsonUs, 3) } : {}),
+    },
+    ...(culprit ? { culprit } : {}),
+    recommendation: serializationAdvice,
+    impact: Math.min(1, share * s.eluMean),
+  }];
+}
+
+function topJsonCaller(view: CpuView) {
+  let best: { frame: CpuView['functions'][number]['frame']; jsonUs: number } | undefined;
+  for (const f of appFunctions(view).slice(0, CANDIDATES)) {
+    const jsonUs = view.workOf(f.frameIndex).filter((i) => i.work === 'json').reduce((a, i) => a + i.us, 0);
+    if (jsonUs > (best?.jsonUs ?? 0)) best = { frame: f.frame, jsonUs };
+  }
+  return best;
+}

@@ -1,0 +1,55 @@
+// Turns what the agent and the profile report (absolute paths, file:// URLs, V8 names) into
+// a Culprit: the function's own name and a path relative to the target's working directory.
+
+import { isAbsolute, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CallSite } from '../../agent/protocol.js';
+import type { Frame } from '../../profile/call-tree.js';
+import type { Culprit } from '../finding.js';
+
+const ANONYMOUS = '(anonymous)';
+
+/** A path or URL relative to cwd when it lies inside it; unchanged otherwise. */
+export function relativeFile(file: string, cwd: string): string {
+  let path = file;
+  if (path.startsWith('file://')) {
+    try {
+      path = fileURLToPath(path);
+    } catch {
+      return file;
+    }
+  }
+  if (!isAbsolute(path)) return path;
+  const rel = relative(cwd, path);
+  return rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+}
+
+/** True when a call site points at the user's own code: not node internals, not node_modules. */
+export function isAppSite(site: CallSite | undefined): site is CallSite {
+  if (!site || site.file === '') return false;
+  const f = site.file;
+  return !f.startsWith('node:') && !f.startsWith('internal/') && !/[\\/]node_modules[\\/]/.test(f);
+}
+
+export function siteCulprit(site: CallSite, cwd: string): Culprit {
+  return {
+    function: site.function || ANONYMOUS,
+    file: relativeFile(site.file, cwd),
+    line: site.line,
+    ...(site.column ? { column: site.column } : {}),
+  };
+}
+
+export function frameCulprit(frame: Frame, cwd: string): Culprit {
+  return {
+    function: frame.name || ANONYMOUS,
+    file: relativeFile(frame.file, cwd),
+    line: frame.line,
+    ...(frame.column ? { column: frame.column } : {}),
+  };
+}
+
+/** `name (file:line)` for summaries. */
+export function describeCulprit(c: Culprit): string {
+  return `${c.function} (${c.file}:${c.line})`;
+}

@@ -1,0 +1,51 @@
+// Growth of one hooked quantity (listeners on an emitter, routes, pending timers, sync-call
+// totals) across the agent's cumulative growth reports, related to the requests served.
+
+import type { GrowthMessage } from '../../agent/protocol.js';
+import type { ThreadTelemetry } from '../../run-dir/run-data.js';
+import { requestSeries, requestsAt } from './request-series.js';
+import { correlation, round } from './stats.js';
+
+export interface GrowthStats {
+  first: number;
+  last: number;
+  delta: number;
+  /** Growth per request served over the same span. */
+  perRequest: number;
+  perSecond: number;
+  /** Correlation of the value with the cumulative request count (1 = grows with every request). */
+  requestCorrelation: number;
+  /** Correlation with time (a periodic job grows with the clock, not the traffic). */
+  timeCorrelation: number;
+  points: number;
+  spanMs: number;
+}
+
+/** Stats of `value(message)` over a thread's growth reports; undefined when never present. */
+export function growthStats(thread: ThreadTelemetry, value: (m: GrowthMessage) => number | undefined): GrowthStats | undefined {
+  const pts = thread.growth.map((m) => ({ t: m.t, v: value(m) })).filter((p): p is { t: number; v: number } => p.v !== undefined);
+  if (pts.length === 0) return undefined;
+  const series = requestSeries(thread);
+  const reqs = pts.map((p) => requestsAt(series, p.t));
+  const first = pts[0];
+  const last = pts[pts.length - 1];
+  const spanMs = last.t - first.t;
+  const dReq = reqs[reqs.length - 1] - reqs[0];
+  const delta = last.v - first.v;
+  return {
+    first: first.v,
+    last: last.v,
+    delta,
+    perRequest: dReq > 0 ? round(delta / dReq, 4) : 0,
+    perSecond: spanMs > 0 ? round((delta * 1000) / spanMs, 3) : 0,
+    requestCorrelation: round(correlation(reqs, pts.map((p) => p.v)), 3),
+    timeCorrelation: round(correlation(pts.map((p) => p.t), pts.map((p) => p.v)), 3),
+    points: pts.length,
+    spanMs,
+  };
+}
+
+/** The last growth report of a thread, or undefined. */
+export function lastGrowth(thread: ThreadTelemetry): GrowthMessage | undefined {
+  return thread.growth[thread.growth.length - 1];
+}

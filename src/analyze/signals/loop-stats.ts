@@ -1,0 +1,62 @@
+// Event-loop and CPU figures over the load window, shared by the blocking, I/O-wait,
+// serialization and healthy analyzers so they judge the same numbers.
+
+import type { RunData } from '../../run-dir/run-data.js';
+import { loadWindow, targetThreads, windowSamples, windowStalls } from './load-window.js';
+import { max, percentile, sum, weightedMean, weightedPercentile } from './stats.js';
+
+export interface LoopStats {
+  durationMs: number;
+  samples: number;
+  eluMean: number;
+  eldP50Ms: number;
+  eldP99Ms: number;
+  eldMaxMs: number;
+  stallMaxMs: number;
+  stallCount: number;
+  requests: number;
+  requestsPerSecond: number;
+  /** CPU (the serving thread's when measured, else the process's) per request, ms. */
+  cpuPerRequestMs: number;
+  /** Server-side latency, ms. */
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  /** Requests in flight, mean over the window. */
+  inFlightMean: number;
+  /** Mean count per active-resource type. */
+  resources: Record<string, number>;
+  openConnectionsMean: number;
+}
+
+export function loopStats(run: RunData): LoopStats | undefined {
+  const w = loadWindow(run);
+  const threads = targetThreads(run);
+  const samples = threads.flatMap((t) => windowSamples(t, w));
+  if (samples.length === 0) return undefined;
+  const durationMs = w?.durationMs ?? sum(samples.map((s) => s.intervalMs));
+  const stalls = threads.flatMap((t) => windowStalls(t, w));
+  const http = samples.map((s) => s.http).filter((h) => h !== undefined);
+  const requests = sum(http.map((h) => h.finished));
+  const cpuUs = sum(samples.map((s) => (s.cpu.threadUser !== undefined ? s.cpu.threadUser + (s.cpu.threadSystem ?? 0) : s.cpu.user + s.cpu.system)));
+  const counts = http.map((h) => h.latency.count);
+  const resources: Record<string, number> = {};
+  for (const s of samples) for (const [k, v] of Object.entries(s.resources)) resources[k] = (resources[k] ?? 0) + v / samples.length;
+  return {
+    durationMs,
+    samples: samples.length,
+    eluMean: weightedMean(samples.map((s) => s.elu), samples.map((s) => s.intervalMs)),
+    eldP50Ms: percentile(samples.map((s) => s.eld.p50), 50),
+    eldP99Ms: percentile(samples.map((s) => s.eld.p99), 99),
+    eldMaxMs: max(samples.map((s) => s.eld.max)),
+    stallMaxMs: max(stalls.map((s) => s.durationMs)),
+    stallCount: stalls.length,
+    requests,
+    requestsPerSecond: durationMs > 0 ? (requests * 1000) / durationMs : 0,
+    cpuPerRequestMs: requests > 0 ? cpuUs / 1000 / requests : 0,
+    latencyP50Ms: weightedPercentile(http.map((h) => h.latency.p50), counts, 50),
+    latencyP99Ms: weightedMean(http.map((h) => h.latency.p99), counts),
+    inFlightMean: http.length > 0 ? sum(http.map((h) => h.active)) / http.length : 0,
+    resources,
+    openConnectionsMean: http.length > 0 ? sum(http.map((h) => h.openConnections)) / http.length : 0,
+  };
+}

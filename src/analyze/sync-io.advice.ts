@@ -1,0 +1,15 @@
+// Advice for sync-io findings, by API family (Markdown).
+
+const byFamily: Record<string, string> = {
+  crypto: 'Use the callback or promise form (`crypto.pbkdf2`, `crypto.scrypt`, `crypto.randomBytes` with a callback): ' +
+    'libuv runs it on the thread pool and the loop keeps serving other requests. For sustained hashing load, ' +
+    'raise `UV_THREADPOOL_SIZE` or move it to a worker pool (piscina).',
+  fs: 'Use `fs.promises` (or the callback API) on the request path, or read the file once at startup and keep it in memory.',
+  zlib: 'Use the asynchronous zlib functions or streams (`zlib.gzip`, `zlib.createGzip()`); they run on the thread pool.',
+  child_process: 'Use `spawn`/`execFile` with callbacks instead of the `*Sync` variants; a child process blocks the loop for its whole life.',
+};
+
+export function syncIoAdvice(api: string): string {
+  const family = api.split('.')[0];
+  return byFamily[family] ?? `Replace \`${api}\` with its asynchronous form on the request path.`;
+}

@@ -1,0 +1,77 @@
+// Synchronous APIs on the request path: crypto, fs, zlib and child_process `*Sync` calls made
+// while a request was in flight (from the agent's hooks), as a share of the loop's time.
+// Culprit: the app call site that made them.
+
+import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
+import type { GrowthMessage } from '../agent/protocol.js';
+import type { Finding } from './finding.js';
+import { loadWindow, targetThreads, type Window } from './signals/load-window.js';
+import { isAppSite, siteCulprit } from './signals/culprit.js';
+import { requestSeries, requestsAt } from './signals/request-series.js';
+import { round } from './signals/stats.js';
+import { syncIoAdvice } from './sync-io.advice.js';
+
+/** Share of the load window the loop spent inside one sync API for it to be reported. */
+export const SYNC_IO_WARN_SHARE = 0.02;
+/** Above this share the sync call is a main cause of latency. */
+export const SYNC_IO_CRITICAL_SHARE = 0.2;
+/** A single call this long is a visible stall for every request queued behind it. */
+export const SYNC_IO_CRITICAL_CALL_MS = 20;
+
+type SyncEntry = GrowthMessage['syncCalls'][number];
+
+const key = (s: SyncEntry) => `${s.api} ${s.site?.file ?? ''}:${s.site?.line ?? 0}`;
+
+export function syncIo(run: RunData): Finding[] {
+  const w = loadWindow(run);
+  return targetThreads(run).flatMap((thread) => {
+    const window = inWindowTotals(thread, w);
+    const durationMs = w?.durationMs ?? 0;
+    if (durationMs <= 0) return [];
+    return window
+      .filter((x) => x.totalMs / durationMs >= SYNC_IO_WARN_SHARE)
+      .map((x) => finding(run, thread, x, durationMs, w));
+  });
+}
+
+interface WindowTotals {
+  entry: SyncEntry;
+  count: number;
+  totalMs: number;
+}
+
+/** Cumulative totals turned into the load window's: last report minus the last one before the window. */
+function inWindowTotals(thread: ThreadTelemetry, w: Window | null): WindowTotals[] {
+  const msgs = thread.growth;
+  if (msgs.length === 0) return [];
+  const before = w ? [...msgs].reverse().find((m) => m.t <= w.start) : undefined;
+  const end = (w ? [...msgs].reverse().find((m) => m.t <= w.end + 1000) : undefined) ?? msgs[msgs.length - 1];
+  return end.syncCalls.map((entry) => {
+    const prev = before?.syncCalls.find((p) => key(p) === key(entry));
+    return { entry, count: entry.count - (prev?.count ?? 0), totalMs: entry.totalMs - (prev?.totalMs ?? 0) };
+  });
+}
+
+function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, durationMs: number, w: Window | null): Finding {
+  const share = Math.min(1, x.totalMs / durationMs);
+  const perCallMs = x.count > 0 ? x.totalMs / x.count : 0;
+  const series = requestSeries(thread);
+  const requests = w ? requestsAt(series, w.end) - requestsAt(series, w.start) : series.cumulative[series.cumulative.length - 1] ?? 0;
+  const culprit = isAppSite(x.entry.site) ? siteCulprit(x.entry.site, run.cwd) : undefined;
+  const critical = share >= SYNC_IO_CRITICAL_SHARE || perCallMs >= SYNC_IO_CRITICAL_CALL_MS;
+  const where = culprit ? `, called from \`${culprit.function}\` at ${culprit.file}:${culprit.line}` : '';
+  return {
+    code: 'HOTPATH_SYNC_IO',
+    category: 'sync-io',
+    severity: critical ? 'critical' : 'warning',
+    title: `${x.entry.api} blocks the event loop on the request path`,
+    summary: `${x.entry.api} ran ${x.count} times while requests were in flight${where}, ${round(perCallMs, 2)} ms per call: ${round(share * 100, 1)} % of the load window with the event loop blocked.`,
+    evidence: {
+      api: x.entry.api, calls: x.count, totalMs: round(x.totalMs, 1), perCallMs: round(perCallMs, 3),
+      shareOfWindow: round(share, 4), ...(requests > 0 ? { callsPerRequest: round(x.count / requests, 3) } : {}),
+    },
+    ...(culprit ? { culprit } : {}),
+    recommendation: syncIoAdvice(x.entry.api),
+    impact: share,
+  };
+}

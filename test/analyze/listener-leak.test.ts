@@ -1,0 +1,46 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { listenerLeak } from '../../src/analyze/listener-leak.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+
+const site = { function: 'attachAfterEvent', file: '/srv/app/util.js', line: 12, column: 5 };
+
+for (const noise of NOISE_LEVELS) {
+  test(`listener leak: one 'after' listener per request is critical, culprit the adding site (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({
+        seed, noise, rps: 300,
+        latencyMs: (p) => 2 + 60 * p,
+        listenerGrowth: [{ emitter: 'Server', event: 'after', perRequest: 1, site }],
+        maxListenersDisabled: [{ what: 'events.defaultMaxListeners', value: Infinity, site: { ...site, line: 3, function: '' } }],
+      });
+      const [f] = listenerLeak(run);
+      assert.ok(f, `seed ${seed}`);
+      assert.equal(f.category, 'listener-leak');
+      assert.equal(f.severity, 'critical');
+      assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['attachAfterEvent', 'util.js', 12]);
+      assert.ok(Math.abs((f.evidence.perRequest as number) - 1) < 0.05);
+      assert.deepEqual(f.evidence.maxListenersDisabled, [{ what: 'events.defaultMaxListeners', value: Infinity, at: 'util.js:3' }]);
+      assert.ok(f.impact > 0.5, `impact ${f.impact}`);
+    }
+  });
+
+  test(`listener leak: stays quiet on a stable listener count and on a few listeners added at warm-up (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const stable = syntheticRun({ seed, noise, listenerGrowth: [{ emitter: 'Server', event: 'request', perRequest: 0, base: 2, site }] });
+      assert.deepEqual(listenerLeak(stable), []);
+      const few = syntheticRun({ seed, noise, rps: 2000, listenerGrowth: [{ emitter: 'Socket', event: 'close', perRequest: 0.0003, base: 1, site }] });
+      assert.deepEqual(listenerLeak(few), [], 'fewer than 11 listeners is not a leak');
+    }
+  });
+}
+
+test('listener leak: a site inside node_modules is not blamed as the culprit', () => {
+  const run = syntheticRun({
+    rps: 300,
+    listenerGrowth: [{ emitter: 'Server', event: 'after', perRequest: 1, site: { function: 'use', file: '/srv/app/node_modules/lib/index.js', line: 4, column: 1 } }],
+  });
+  const [f] = listenerLeak(run);
+  assert.equal(f.culprit, undefined);
+});
