@@ -15,6 +15,7 @@ export interface ScanSink {
 const CR = 13;
 const LF = 10;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
+const HTTP1 = Buffer.from('HTTP/1.');
 const MAX_HEAD_BYTES = 64 * 1024;
 
 const S_HEAD = 0;
@@ -127,7 +128,7 @@ export class ResponseScanner {
   /** Reads the status line and the three headers that decide framing, then picks the body state. */
   private parseHead(buf: Buffer, start: number, end: number): boolean {
     // "HTTP/1.x SSS"
-    if (end - start < 12 || buf[start] !== 0x48 || buf[start + 4] !== 0x2f || buf[start + 8] !== 0x20) return false;
+    if (end - start < 12 || buf.compare(HTTP1, 0, 7, start, start + 7) !== 0 || buf[start + 8] !== 0x20) return false;
     const d0 = buf[start + 9] - 48, d1 = buf[start + 10] - 48, d2 = buf[start + 11] - 48;
     if (d0 < 1 || d0 > 5 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) return false;
     const status = d0 * 100 + d1 * 10 + d2;

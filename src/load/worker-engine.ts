@@ -157,7 +157,7 @@ export class WorkerEngine implements ConnectionOwner {
     }
     if (conn.takeClosedByServer() || reason === 'idle-close') this.counters[C_CLOSED_BY_SERVER]++;
     if (this.amountMode) this.checkDone();
-    if (this.stopped) return;
+    if (this.stopped || this.nothingLeftToSend()) return;
     if (reason === 'error' && !conn.everConnected) setTimeout(() => this.reopen(conn), CONNECT_RETRY_MS);
     else conn.open();
   }
@@ -237,6 +237,11 @@ export class WorkerEngine implements ConnectionOwner {
       }
     }
   };
+
+  /** With -a, once every request has been started a dropped connection need not come back. */
+  private nothingLeftToSend(): boolean {
+    return this.amountMode && (this.open ? this.nextK >= this.maxK : this.toStart === 0);
+  }
 
   private checkDone(): void {
     if (!this.amountMode || this.stopped || this.inFlight > 0) return;
