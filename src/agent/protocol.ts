@@ -12,6 +12,23 @@
 //   profile ────────────────────────────────────▶ a profile file was written into the run dir
 //   bye ────────────────────────────────────────▶ the agent flushed (on 'flush' or exit)
 //
+// Connections. A thread that loads the agent opens one connection (hello first). A target's
+// main thread also starts one helper worker (the "agent worker", which never loads the agent
+// itself) that opens a SECOND connection: it sends `stall`, `profile` and the thread's `bye`
+// with the main thread's pid/threadId, and it receives control messages itself so that
+// profile-stop and flush work while the main thread is blocked. So: identify agents by
+// (pid, threadId) from the messages, never by connection; send control to every connection.
+//
+// Control semantics (what the agent does):
+//   profile-start  start the CPU profile (and heap sampling with config.heap) of every target thread
+//   profile-stop   stop, write cpu-<pid>-<tid>.cpuprofile (heap-...heapprofile), send `profile`
+//   flush          send the last sample/gc/growth, stop and write any running profile, then
+//                  exactly one `bye` per thread (after its `profile` messages). A blocked main
+//                  thread cannot send its last sample: the worker sends `bye` after ~500 ms anyway.
+//   phase          informational.
+// A connection that opens after a control message was sent missed it: the CLI should replay
+// the current state (e.g. profile-start while profiling) to connections that open late.
+//
 // This file holds types and constants only: the agent is bundled separately into CJS and
 // the CLI imports these types, so the two sides share one definition.
 
@@ -96,6 +113,8 @@ export interface SampleMessage extends Envelope {
   mem: { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
   /** Active resources by type (process.getActiveResourcesInfo()). */
   resources: Record<string, number>;
+  /** Added in v1 (agent): messages this connection dropped so far because the socket was full. */
+  dropped?: number;
   /** Server-side HTTP over the interval (absent before the thread serves HTTP). */
   http?: {
     started: number;
@@ -144,18 +163,39 @@ export interface CallSite {
   column: number;
 }
 
+/**
+ * Added (agent): every growth entry with a `site` may also carry `stack`, the first few frames
+ * outside node internals and the agent (site === stack[0]), so an analyzer can skip frames in
+ * node_modules (e.g. express's application.js) and name the user's caller.
+ */
+export type CallStack = CallSite[];
+
 export interface GrowthMessage extends Envelope {
   type: 'growth';
   /** Listener counts by emitter and event, with the site that last added one. Cumulative totals. */
-  listeners: { emitter: string; event: string; count: number; added: number; site?: CallSite }[];
-  /** Where setMaxListeners(0|Infinity) or events.defaultMaxListeners = Infinity happened. */
-  maxListenersDisabled: { what: string; value: number; site?: CallSite }[];
-  /** Routes and middleware registered after listen. Cumulative totals per (framework, method, path, site). */
-  routes: { framework: string; method: string; path: string; count: number; site?: CallSite; stackSize?: number }[];
-  /** Timers created and not cleared, by creation site. */
-  timers: { site?: CallSite; created: number; cleared: number; fired: number; pending: number; kind: 'timeout' | 'interval' }[];
-  /** Synchronous APIs called while a request was in flight. */
-  syncCalls: { api: string; count: number; totalMs: number; site?: CallSite }[];
+  /**
+   * Listener additions after listen, per emitter class and event. `count` is the largest
+   * listener count seen on one emitter of that class for that event (growth shows here),
+   * `added` the additions since listen, `site` the adding call site sampled at the latest new
+   * maximum.
+   */
+  listeners: { emitter: string; event: string; count: number; added: number; site?: CallSite; stack?: CallStack }[];
+  /**
+   * Where setMaxListeners(0|Infinity) or events.defaultMaxListeners = Infinity happened (at any
+   * time, also before listen). `what`: 'events.defaultMaxListeners', 'EventEmitter.setMaxListeners'
+   * or '<Class>.setMaxListeners'. Without a site when only seen by polling (e.g. set from ESM).
+   */
+  maxListenersDisabled: { what: string; value: number; site?: CallSite; stack?: CallStack }[];
+  /**
+   * Routes and middleware registered after listen. Cumulative totals per (framework, method,
+   * path, site). method: an HTTP method in upper case, 'ALL', 'USE' (middleware) or 'ROUTE'.
+   * stackSize: the router's stack (layers) length after the latest registration.
+   */
+  routes: { framework: string; method: string; path: string; count: number; site?: CallSite; stack?: CallStack; stackSize?: number }[];
+  /** Timers created after listen, by creation site (sampled 1 in `weight` under heavy timer use; counts are scaled). */
+  timers: { site?: CallSite; stack?: CallStack; created: number; cleared: number; fired: number; pending: number; kind: 'timeout' | 'interval' }[];
+  /** Synchronous APIs called while a request was in flight, e.g. api 'crypto.pbkdf2Sync'. */
+  syncCalls: { api: string; count: number; totalMs: number; site?: CallSite; stack?: CallStack }[];
 }
 
 export interface StallMessage extends Envelope {
@@ -165,6 +205,11 @@ export interface StallMessage extends Envelope {
   durationMs: number;
   /** True while the stall is still going on (sent again with the final duration). */
   ongoing: boolean;
+  /**
+   * Added (agent): on the final message, when the agent worker could sample the blocked
+   * thread: the hottest stacks during the stall (leaf first, up to 3, by sample share).
+   */
+  cause?: { share: number; stack: CallStack }[];
 }
 
 export interface ProfileMessage extends Envelope {
@@ -175,6 +220,13 @@ export interface ProfileMessage extends Envelope {
   /** Epoch ms of the profiled window. */
   start: number;
   end: number;
+  /**
+   * Added (agent), CPU profiles: the profile's own monotonic clock (its startTime/endTime, µs)
+   * at `start`/`end`; any profile timestamp tUs maps to epoch ms start + (tUs - profileStartUs) / 1000.
+   */
+  clock?: { profileStartUs: number; profileEndUs: number };
+  /** Added (agent): samples in a CPU profile, or sampled allocations in a heap profile. */
+  samples?: number;
 }
 
 export interface ErrorMessage extends Envelope {

@@ -1,0 +1,68 @@
+// Captures call sites cheaply: Error.captureStackTrace with a small stackTraceLimit and
+// structured frames through a temporary Error.prepareStackTrace (restored at once, so source
+// map support and user overrides are untouched). Frames in node internals and in the agent's
+// own bundles are skipped; node_modules frames are kept (the analyzers decide).
+import type { CallSite } from '../protocol.js';
+
+/** Frames kept per stack (after skipping internals and the agent). */
+export const STACK_FRAMES = 6;
+/** Raw frames captured: wrappers and framework layers sit between the hook and the caller. */
+const RAW_LIMIT = 16;
+
+const agentFiles = new Set<string>();
+
+/** Registers a file whose frames are the agent's own (the bundle path). */
+export function addAgentFile(file: string): void {
+  agentFiles.add(file);
+}
+
+interface V8Frame {
+  getFileName(): string | undefined | null;
+  getFunctionName(): string | null;
+  getMethodName(): string | null;
+  getTypeName(): string | null;
+  getLineNumber(): number | null;
+  getColumnNumber(): number | null;
+}
+
+const holder: { stack?: unknown } = {};
+
+/** The stack above `skip` (exclusive), first frame = the call site; empty when none is outside internals. */
+export function captureStack(skip: Function): CallSite[] {
+  const prevLimit = Error.stackTraceLimit;
+  const prevPrepare = Error.prepareStackTrace;
+  let frames: V8Frame[] = [];
+  try {
+    Error.stackTraceLimit = RAW_LIMIT;
+    Error.prepareStackTrace = (_err, cs) => cs;
+    Error.captureStackTrace(holder, skip);
+    frames = holder.stack as V8Frame[];
+  } catch {
+    frames = [];
+  } finally {
+    Error.stackTraceLimit = prevLimit;
+    Error.prepareStackTrace = prevPrepare;
+    holder.stack = undefined;
+  }
+  const out: CallSite[] = [];
+  for (const f of frames ?? []) {
+    const file = f.getFileName();
+    if (!file || file.startsWith('node:') || agentFiles.has(file) || !file.includes('/') && !file.includes('\\')) continue;
+    out.push({ function: functionName(f), file, line: f.getLineNumber() ?? 0, column: f.getColumnNumber() ?? 0 });
+    if (out.length >= STACK_FRAMES) break;
+  }
+  return out;
+}
+
+function functionName(f: V8Frame): string {
+  const fn = f.getFunctionName();
+  if (fn) return fn;
+  const method = f.getMethodName();
+  if (method) return `${f.getTypeName() ?? ''}.${method}`.replace(/^\./, '');
+  return '(anonymous)';
+}
+
+/** A compact key for a site. */
+export function siteKey(site: CallSite | undefined): string {
+  return site === undefined ? '?' : `${site.file}:${site.line}:${site.column}`;
+}

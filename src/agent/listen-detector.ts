@@ -1,0 +1,55 @@
+// Detects the servers this thread starts listening on (`tracing:net.server.listen:asyncEnd`,
+// Node 20+), which is what makes a thread a target, and describes them for `listen`.
+import * as dc from 'node:diagnostics_channel';
+import type * as net from 'node:net';
+import type { ListenMessage } from './protocol.js';
+
+const CHANNEL = 'tracing:net.server.listen:asyncEnd';
+
+type ListenBody = Omit<ListenMessage, 'v' | 'pid' | 'threadId' | 't'>;
+
+export function onServerListening(cb: (server: net.Server) => void): () => void {
+  const handler = (message: unknown): void => {
+    const server = (message as { server?: net.Server } | null)?.server;
+    if (server !== undefined && typeof server.address === 'function') cb(server);
+  };
+  dc.subscribe(CHANNEL, handler);
+  return () => dc.unsubscribe(CHANNEL, handler);
+}
+
+interface HttpishServer extends net.Server {
+  keepAliveTimeout?: number;
+  headersTimeout?: number;
+  requestTimeout?: number;
+}
+
+export function describeListen(server: net.Server): ListenBody {
+  const addr = server.address();
+  const body: ListenBody = { type: 'listen', address: '' };
+  if (typeof addr === 'string') {
+    body.address = addr;
+    body.pipe = addr;
+  } else if (addr !== null) {
+    body.address = addr.address;
+    body.port = addr.port;
+    body.family = addr.family;
+  }
+  const s = server as HttpishServer;
+  if (typeof s.keepAliveTimeout === 'number') {
+    body.server = {
+      kind: isTlsServer(server) ? 'https' : 'http',
+      keepAliveTimeout: s.keepAliveTimeout,
+      headersTimeout: s.headersTimeout,
+      requestTimeout: s.requestTimeout,
+    };
+  } else {
+    body.server = { kind: 'net' };
+  }
+  return body;
+}
+
+function isTlsServer(server: net.Server): boolean {
+  // tls.Server has these methods; loading node:tls just to use instanceof would cost every target.
+  const s = server as unknown as Record<string, unknown>;
+  return typeof s.addContext === 'function' && typeof s.setSecureContext === 'function';
+}

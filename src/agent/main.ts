@@ -1,0 +1,44 @@
+// Entry of the in-process agent (bundled to dist/agent/hotpath-agent.cjs), preloaded into the
+// target with NODE_OPTIONS="--require <abs path>". Without HOTPATH_SOCKET it does nothing. In
+// the agent's own worker it does nothing either (that worker's env has no HOTPATH_SOCKET).
+// Never throws, never prints, installs no signal handler and never keeps the process alive.
+import { isMainThread } from 'node:worker_threads';
+import { ENV } from './protocol.js';
+import { readAgentConfig } from './agent-config.js';
+import { ThreadAgent } from './thread-agent.js';
+import { addAgentFile } from './hooks/call-site.js';
+import { createGrowthHooks } from './hooks/index.js';
+import { reportError } from './safe.js';
+
+const started = Symbol.for('hotpath.agent.started');
+
+function clusterInfo(): { isPrimary: boolean; workerId?: number } {
+  // cluster sets NODE_UNIQUE_ID in its workers; requiring cluster is only paid where it matters.
+  if (!isMainThread) return { isPrimary: false };
+  const cluster = require('node:cluster') as typeof import('node:cluster').default;
+  if (cluster.isWorker) return { isPrimary: false, workerId: cluster.worker?.id };
+  // A process becomes a cluster primary only when it forks, after hello: see watchClusterFork.
+  return { isPrimary: false };
+}
+
+function main(): void {
+  const socket = process.env[ENV.socket];
+  const g = globalThis as Record<symbol, unknown>;
+  if (!socket || g[started]) return;
+  g[started] = true;
+  addAgentFile(__filename);
+  addAgentFile(require('node:path').join(__dirname, 'agent-worker.cjs'));
+  const { config, problem } = readAgentConfig(process.env);
+  const growth = config.hooks ? createGrowthHooks() : undefined;
+  const agent = new ThreadAgent({
+    socket, runDir: process.env[ENV.runDir] ?? process.cwd(), config, cluster: clusterInfo(), growth, agentDir: __dirname,
+  });
+  agent.start(problem);
+  growth?.install(reportError);
+}
+
+try {
+  main();
+} catch {
+  // The agent must never break the program it is loaded into.
+}

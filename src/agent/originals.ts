@@ -1,0 +1,22 @@
+// Pristine references to everything the growth hooks patch, taken when the agent loads
+// (before any hook is installed), so the agent's own listeners and timers are never counted.
+import { EventEmitter } from 'node:events';
+
+export const originalOn = EventEmitter.prototype.on;
+export const originalOnce = EventEmitter.prototype.once;
+export const originalSetTimeout = globalThis.setTimeout;
+export const originalSetInterval = globalThis.setInterval;
+export const originalClearTimeout = globalThis.clearTimeout;
+export const originalClearInterval = globalThis.clearInterval;
+
+/** Adds a listener without going through the listener-growth hook. */
+export function listen(emitter: EventEmitter, event: string | symbol, fn: (...args: never[]) => void): void {
+  originalOn.call(emitter, event, fn as (...args: unknown[]) => void);
+}
+
+/** An unref'd interval the hooks never see. */
+export function unrefInterval(fn: () => void, ms: number): NodeJS.Timeout {
+  const t = originalSetInterval(fn, ms);
+  t.unref();
+  return t;
+}

@@ -1,0 +1,112 @@
+// CPU profile (and allocation sampling) of one isolate through an inspector session: from the
+// agent worker with connectToMainThread() (answers while the main thread is blocked), or
+// in-thread with connect() for worker-thread targets. Writes cpu-<pid>-<tid>.cpuprofile and
+// heap-<pid>-<tid>.heapprofile into the run directory and reports each with a `profile` message.
+import { writeFile } from 'node:fs';
+import { join } from 'node:path';
+import type { Session } from 'node:inspector';
+import type { ProfileMessage } from '../protocol.js';
+import { epochNow } from '../clock.js';
+
+type ProfileBody = Omit<ProfileMessage, 'v' | 'pid' | 'threadId' | 't'>;
+
+export interface ProfilerOptions {
+  runDir: string;
+  pid: number;
+  threadId: number;
+  samplingIntervalUs: number;
+  heap: boolean;
+  send: (body: ProfileBody) => void;
+  onError: (what: string, err: unknown) => void;
+}
+
+interface CpuProfile { startTime: number; endTime: number; samples?: number[] }
+interface HeapProfile { samples?: unknown[] }
+
+export class InspectorProfiler {
+  private running: { startEpoch: number } | undefined;
+  private windows = 0;
+
+  constructor(private readonly session: Session, private readonly opts: ProfilerOptions) {}
+
+  get isRunning(): boolean {
+    return this.running !== undefined;
+  }
+
+  start(): void {
+    if (this.running !== undefined) return;
+    this.running = { startEpoch: epochNow() };
+    const s = this.session;
+    const fail = (what: string) => (err: Error | null): void => { if (err) this.opts.onError(what, err); };
+    s.post('Profiler.enable', fail('profiler-enable'));
+    s.post('Profiler.setSamplingInterval', { interval: this.opts.samplingIntervalUs }, fail('profiler-interval'));
+    s.post('Profiler.start', fail('profiler-start'));
+    if (!this.opts.heap) return;
+    s.post('HeapProfiler.enable', fail('heap-enable'));
+    s.post('HeapProfiler.startSampling', {
+      // Objects already collected are kept: allocation pressure, not only what is still alive.
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as object, fail('heap-start'));
+  }
+
+  /** Stops, writes and reports the running profiles; `done` runs after the files are written (or failed). */
+  stop(done: () => void): void {
+    const running = this.running;
+    if (running === undefined) return done();
+    this.running = undefined;
+    const suffix = this.windows++ === 0 ? '' : `-${this.windows}`;
+    let pending = this.opts.heap ? 2 : 1;
+    const finish = (): void => { if (--pending === 0) done(); };
+    this.session.post('Profiler.stop', (err, result) => {
+      if (err || !result?.profile) {
+        this.opts.onError('profiler-stop', err ?? new Error('no profile'));
+        return finish();
+      }
+      this.writeCpu(result.profile as unknown as CpuProfile, suffix, finish);
+    });
+    if (!this.opts.heap) return;
+    this.session.post('HeapProfiler.stopSampling', (err, result) => {
+      if (err || !result?.profile) {
+        this.opts.onError('heap-stop', err ?? new Error('no heap profile'));
+        return finish();
+      }
+      this.writeHeap(result.profile as unknown as HeapProfile, running.startEpoch, suffix, finish);
+    });
+  }
+
+  private writeCpu(profile: CpuProfile, suffix: string, done: () => void): void {
+    const { pid, threadId } = this.opts;
+    const file = `cpu-${pid}-${threadId}${suffix}.cpuprofile`;
+    // The profile's clock is the monotonic clock behind process.hrtime: map it to epoch ms.
+    const offsetMs = epochNow() - Number(process.hrtime.bigint()) / 1e6;
+    const start = profile.startTime / 1000 + offsetMs;
+    const end = profile.endTime / 1000 + offsetMs;
+    this.write(file, profile, done, {
+      type: 'profile', kind: 'cpu', file, start, end,
+      clock: { profileStartUs: profile.startTime, profileEndUs: profile.endTime },
+      samples: profile.samples?.length ?? 0,
+    });
+  }
+
+  private writeHeap(profile: HeapProfile, start: number, suffix: string, done: () => void): void {
+    const { pid, threadId } = this.opts;
+    const file = `heap-${pid}-${threadId}${suffix}.heapprofile`;
+    this.write(file, profile, done, { type: 'profile', kind: 'heap', file, start, end: epochNow(), samples: profile.samples?.length ?? 0 });
+  }
+
+  private write(file: string, data: unknown, done: () => void, message: ProfileBody): void {
+    let text: string;
+    try {
+      text = JSON.stringify(data);
+    } catch (err) {
+      this.opts.onError('profile-serialize', err);
+      return done();
+    }
+    writeFile(join(this.opts.runDir, file), text, (err) => {
+      if (err) this.opts.onError('profile-write', err);
+      else this.opts.send(message);
+      done();
+    });
+  }
+}

@@ -1,0 +1,152 @@
+// The agent of one thread (a process's main thread, or a worker thread): says hello, waits
+// for a server to listen, then samples every interval, batches GCs, reports growth every
+// second and answers control messages. On a target's main thread it starts the agent worker
+// (stalls and profiles, see worker/agent-worker.ts); a worker-thread target profiles its own
+// isolate in-thread. Everything here runs under `safely`: nothing throws into user code.
+//
+//   main thread ── conn A: hello, listen, sample, gc, growth, agent-error ──▶ CLI
+//        │ heartbeat (SharedArrayBuffer)                                       │
+//        ▼                                                                     │
+//   agent worker ── conn B: stall, profile, bye ─────────────────────────────▶ │
+//        ◀─────────────── control (to both connections) ──────────────────────┘
+import { isMainThread, threadId, Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import type * as net from 'node:net';
+import type { AgentConfig, ControlMessage } from './protocol.js';
+import { AgentConnection } from './connection.js';
+import { buildHello } from './hello.js';
+import { onServerListening, describeListen } from './listen-detector.js';
+import { safely, reportError, setErrorSink } from './safe.js';
+import { threadState } from './thread-state.js';
+import { HttpCollector } from './collectors/http-collector.js';
+import { GcCollector } from './collectors/gc-collector.js';
+import { Sampler } from './collectors/sampler.js';
+import { unrefInterval, listen, originalClearInterval } from './originals.js';
+import { epochNow } from './clock.js';
+import { InspectorProfiler } from './profiling/inspector-profiler.js';
+import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
+import { MAIN_FLUSHED, type AgentWorkerData } from './worker/worker-data.js';
+import type { GrowthHooks } from './hooks/growth-hooks.js';
+
+/** Growth totals go out at most this often (and only when they changed). */
+export const GROWTH_EVERY_MS = 1000;
+
+export interface ThreadAgentOptions {
+  socket: string;
+  runDir: string;
+  config: AgentConfig;
+  cluster: { isPrimary: boolean; workerId?: number };
+  growth?: GrowthHooks;
+  /** Where the agent's bundles live (the worker bundle is found next to the agent). */
+  agentDir: string;
+}
+
+export class ThreadAgent {
+  private readonly conn: AgentConnection;
+  private readonly http = new HttpCollector();
+  private readonly gc = new GcCollector();
+  private readonly sampler: Sampler;
+  private timers: NodeJS.Timeout[] = [];
+  private worker: Worker | undefined;
+  private inThreadProfiler: InspectorProfiler | undefined;
+  private started = false;
+
+  constructor(private readonly opts: ThreadAgentOptions) {
+    this.conn = new AgentConnection(opts.socket, threadId);
+    this.sampler = new Sampler(this.http, opts.config.intervalMs);
+    setErrorSink((what, message) => this.conn.send({ type: 'agent-error', what, message }));
+  }
+
+  start(problem?: string): void {
+    this.conn.send(buildHello(this.opts.cluster));
+    if (problem !== undefined) reportError('config', problem);
+    this.conn.onControl((msg) => safely('control', () => this.onControl(msg)));
+    onServerListening((server) => safely('listen', () => this.onListen(server)));
+    listen(process, 'exit', () => safely('exit', () => this.onExit()));
+  }
+
+  private onListen(server: net.Server): void {
+    this.conn.send(describeListen(server));
+    this.opts.growth?.onListen(server);
+    if (this.started) return;
+    this.started = true;
+    threadState.listening = true;
+    this.http.start();
+    this.gc.start();
+    this.sampler.start();
+    this.timers.push(unrefInterval(() => safely('sample', () => this.sendSample()), this.opts.config.intervalMs));
+    this.timers.push(unrefInterval(() => safely('growth', () => this.sendGrowth()), GROWTH_EVERY_MS));
+    if (isMainThread) this.startWorker();
+    else this.startInThreadProfiler();
+  }
+
+  private sendSample(): void {
+    const events = this.gc.take();
+    if (events.length > 0) this.conn.send({ type: 'gc', events });
+    this.conn.send(this.sampler.take(this.conn.dropped + this.gc.dropped));
+  }
+
+  private sendGrowth(): void {
+    const body = this.opts.growth?.snapshot();
+    if (body !== undefined) this.conn.send(body);
+  }
+
+  private startWorker(): void {
+    const heartbeat = new SharedArrayBuffer(8);
+    const beat = new Float64Array(heartbeat);
+    beat[0] = epochNow();
+    this.timers.push(unrefInterval(() => { beat[0] = epochNow(); }, HEARTBEAT_MS));
+    const data: AgentWorkerData = {
+      hotpathAgentWorker: true, socket: this.opts.socket, runDir: this.opts.runDir, config: this.opts.config,
+      pid: process.pid, threadId, heartbeat,
+    };
+    // No execArgv (no user loaders in our worker) and no HOTPATH_* env: if NODE_OPTIONS preloads
+    // the agent into this worker anyway, it finds no socket and stays inert.
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.HOTPATH_SOCKET;
+    const worker = new Worker(join(this.opts.agentDir, 'agent-worker.cjs'), { workerData: data, execArgv: [], env, stdout: true, stderr: true });
+    worker.unref();
+    listen(worker, 'error', (err: unknown) => reportError('agent-worker', err));
+    this.worker = worker;
+  }
+
+  private startInThreadProfiler(): void {
+    const inspector = require('node:inspector') as typeof import('node:inspector');
+    const session = new inspector.Session();
+    session.connect();
+    this.inThreadProfiler = new InspectorProfiler(session, {
+      runDir: this.opts.runDir, pid: process.pid, threadId,
+      samplingIntervalUs: this.opts.config.cpuSamplingIntervalUs, heap: this.opts.config.heap,
+      send: (body) => this.conn.send(body), onError: reportError,
+    });
+  }
+
+  private onControl(msg: ControlMessage): void {
+    const p = this.inThreadProfiler;
+    if (msg.cmd === 'profile-start') p?.start();
+    else if (msg.cmd === 'profile-stop') p?.stop(() => {});
+    else if (msg.cmd === 'flush') this.flush();
+  }
+
+  /** Last sample and growth; then the worker (if any) says bye after the profiles, else we do. */
+  private flush(): void {
+    if (this.started) {
+      this.sendSample();
+      this.sendGrowth();
+    }
+    const worker = this.worker;
+    if (worker !== undefined) {
+      this.conn.afterWrites(() => safely('flush', () => worker.postMessage(MAIN_FLUSHED)));
+      return;
+    }
+    const bye = (): void => void this.conn.send({ type: 'bye', reason: 'flush' });
+    if (this.inThreadProfiler !== undefined) this.inThreadProfiler.stop(bye);
+    else bye();
+  }
+
+  private onExit(): void {
+    if (this.started) this.sendSample();
+    this.conn.send({ type: 'bye', reason: 'exit' });
+    for (const t of this.timers) originalClearInterval(t);
+  }
+}

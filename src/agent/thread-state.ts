@@ -1,0 +1,8 @@
+// What the hooks need to know about this thread, cheaply: has it started serving, and how
+// many requests are in flight right now (kept by the HTTP collector).
+export const threadState = {
+  /** True once a server listens on this thread (the growth hooks count only after that). */
+  listening: false,
+  /** Requests started and not yet finished on this thread. */
+  activeRequests: 0,
+};

@@ -1,0 +1,85 @@
+// Entry of the agent worker (bundled to dist/agent/agent-worker.cjs), started by the agent on
+// a target's main thread. It holds its own connection to the CLI, so it keeps working while
+// the main thread is blocked: it watches the heartbeat (stalls), and it drives the main
+// thread's CPU/heap profilers through inspector.Session#connectToMainThread(). Its handles
+// are ref'd (so it stays alive: research 1.1) but the Worker itself is unref'd by the main
+// thread, so it never keeps the process alive.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Session } from 'node:inspector';
+import type { ControlMessage } from '../protocol.js';
+import { AgentConnection } from '../connection.js';
+import { InspectorProfiler } from '../profiling/inspector-profiler.js';
+import { StallWatchdog } from './stall-watchdog.js';
+import { StallCause } from './stall-cause.js';
+import { isAgentWorkerData, MAIN_FLUSHED, type AgentWorkerData } from './worker-data.js';
+
+/** How long a flush waits for the main thread's last sample before saying bye anyway. */
+export const MAIN_FLUSH_WAIT_MS = 500;
+
+function mainSession(): Session {
+  const inspector = require('node:inspector') as typeof import('node:inspector');
+  const session = new inspector.Session();
+  session.connectToMainThread();
+  return session;
+}
+
+function run(data: AgentWorkerData): void {
+  const conn = new AgentConnection(data.socket, data.threadId, true);
+  const onError = (what: string, err: unknown): void => {
+    conn.send({ type: 'agent-error', what, message: err instanceof Error ? err.message : String(err) });
+  };
+  let profiler: InspectorProfiler | undefined;
+  let cause: StallCause | undefined;
+  try {
+    profiler = new InspectorProfiler(mainSession(), {
+      runDir: data.runDir, pid: data.pid, threadId: data.threadId,
+      samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
+      send: (body) => conn.send(body), onError,
+    });
+    cause = new StallCause(mainSession());
+  } catch (err) {
+    onError('inspector', err);
+  }
+  new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause).start();
+  const flusher = new Flusher(conn, profiler);
+  parentPort?.on('message', (m: unknown) => { if (m === MAIN_FLUSHED) flusher.mainFlushed(); });
+  conn.onControl((msg: ControlMessage) => {
+    if (msg.cmd === 'profile-start') profiler?.start();
+    else if (msg.cmd === 'profile-stop') profiler?.stop(() => {});
+    else if (msg.cmd === 'flush') flusher.flush();
+  });
+}
+
+/** One `bye` per flush, after the profiles are written and the main thread's last sample went out (or timed out). */
+class Flusher {
+  private mainDone = false;
+  private flushing = false;
+
+  constructor(private readonly conn: AgentConnection, private readonly profiler: InspectorProfiler | undefined) {}
+
+  mainFlushed(): void {
+    this.mainDone = true;
+  }
+
+  flush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    const deadline = Date.now() + MAIN_FLUSH_WAIT_MS;
+    const afterProfiles = (): void => {
+      if (!this.mainDone && Date.now() < deadline) return void setTimeout(afterProfiles, 10);
+      this.conn.send({ type: 'bye', reason: 'flush' });
+      this.mainDone = false;
+      this.flushing = false;
+    };
+    if (this.profiler === undefined) afterProfiles();
+    else this.profiler.stop(afterProfiles);
+  }
+}
+
+if (isAgentWorkerData(workerData)) {
+  try {
+    run(workerData);
+  } catch {
+    // Nothing to report to: the connection could not even be made.
+  }
+}

@@ -1,0 +1,67 @@
+// While the main thread is stalled, samples it through a second inspector session and keeps
+// the hottest stacks, so a stall message can say what blocked the loop, not only how long.
+import type { Session } from 'node:inspector';
+import type { CallSite, StallMessage } from '../protocol.js';
+
+/** Sampling interval of the stall profile, µs (a stall lasts at least 200 ms: 200+ samples). */
+export const STALL_SAMPLING_US = 1000;
+const MAX_STACKS = 3;
+const MAX_FRAMES = 12;
+
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }; children?: number[] }
+interface Profile { nodes: ProfileNode[]; samples?: number[] }
+type Cause = NonNullable<StallMessage['cause']>;
+
+export class StallCause {
+  private active = false;
+
+  constructor(private readonly session: Session) {}
+
+  start(): void {
+    if (this.active) return;
+    this.active = true;
+    this.session.post('Profiler.enable');
+    this.session.post('Profiler.setSamplingInterval', { interval: STALL_SAMPLING_US });
+    this.session.post('Profiler.start');
+  }
+
+  stop(done: (cause: Cause | undefined) => void): void {
+    if (!this.active) return done(undefined);
+    this.active = false;
+    this.session.post('Profiler.stop', (err, result) => {
+      if (err || !result?.profile) return done(undefined);
+      done(hottestStacks(result.profile as unknown as Profile));
+    });
+  }
+}
+
+/** The MAX_STACKS leaf nodes with most samples, each with its stack (leaf first). */
+export function hottestStacks(profile: Profile): Cause | undefined {
+  const samples = profile.samples ?? [];
+  if (samples.length === 0) return undefined;
+  const counts = new Map<number, number>();
+  for (const id of samples) counts.set(id, (counts.get(id) ?? 0) + 1);
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) {
+    byId.set(n.id, n);
+    for (const c of n.children ?? []) parent.set(c, n.id);
+  }
+  const top = [...counts].filter(([id]) => isCode(byId.get(id))).sort((a, b) => b[1] - a[1]).slice(0, MAX_STACKS);
+  return top.map(([id, n]) => ({ share: Math.round((n / samples.length) * 1000) / 1000, stack: stackOf(id, byId, parent) }));
+}
+
+function isCode(n: ProfileNode | undefined): boolean {
+  return n !== undefined && !['(root)', '(program)', '(idle)', '(garbage collector)'].includes(n.callFrame.functionName);
+}
+
+function stackOf(leaf: number, byId: Map<number, ProfileNode>, parent: Map<number, number>): CallSite[] {
+  const stack: CallSite[] = [];
+  for (let id: number | undefined = leaf; id !== undefined && stack.length < MAX_FRAMES; id = parent.get(id)) {
+    const n = byId.get(id);
+    if (n === undefined || n.callFrame.functionName === '(root)') break;
+    const f = n.callFrame;
+    stack.push({ function: f.functionName || '(anonymous)', file: f.url, line: f.lineNumber + 1, column: f.columnNumber + 1 });
+  }
+  return stack;
+}
