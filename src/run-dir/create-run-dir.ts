@@ -10,7 +10,8 @@ const noise = new Set(['node', 'nodejs', 'npm', 'npx', 'pnpm', 'yarn', 'bun', 't
 
 /** A short, file-system-safe name for a command: `node src/server.js` → `server`, `npm start` → `start`. */
 export function runName(command: readonly string[]): string {
-  const word = command.find((w, i) => i > 0 && !w.startsWith('-') && !noise.has(w)) ??
+  const script = [...command].reverse().find((w) => /\.[cm]?[jt]sx?$/.test(w) && !w.startsWith('-'));
+  const word = script ?? command.find((w, i) => i > 0 && !w.startsWith('-') && !noise.has(w)) ??
     command.find((w) => !w.startsWith('-')) ?? 'run';
   const base = basename(word, extname(word)).replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[-.]+|-+$/g, '');
   return (base || 'run').slice(0, 40);

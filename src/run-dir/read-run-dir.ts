@@ -75,6 +75,17 @@ function loadWindowOf(meta: RunMeta, load: LoadResult | undefined, threads: Thre
   return undefined;
 }
 
+/**
+ * `listens` non-empty marks a target thread. Wrappers open servers of their own (tsx's IPC
+ * pipe); meta.json knows which threads served the load, so the others' listens are dropped.
+ */
+function keepTargetListens(meta: RunMeta, threads: ThreadTelemetry[]): void {
+  for (const t of threads) {
+    const seen = meta.processes.find((p) => p.pid === t.pid && p.threadId === t.threadId);
+    if (seen && !seen.isTarget) t.listens = [];
+  }
+}
+
 /** The target's working directory: the listening agent's, else the one hotpath ran in. */
 function targetCwd(meta: RunMeta, threads: ThreadTelemetry[]): string {
   return threads.find((t) => t.listens.length > 0 && t.hello)?.hello?.cwd ?? meta.cwd;
@@ -92,6 +103,7 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
   const meta = normalizeMeta(metaFile.value, dir, warnings);
   const telemetry: TelemetryContents = hasTelemetry ? await readTelemetry(telemetryPath) : { threads: [], profiles: [], warnings: [] };
   warnings.push(...telemetry.warnings);
+  keepTargetListens(meta, telemetry.threads);
   const load = await readLoad(dir, meta, warnings);
   return {
     dir,

@@ -61,6 +61,8 @@ export interface RunMeta {
   profiles: { kind: 'cpu' | 'heap'; pid: number; threadId: number; file: string; start: number; end: number }[];
   /** Things that went wrong without ending the run (an agent that never said bye, a protocol mismatch). */
   warnings?: string[];
+  /** The pid hotpath spawned (the command after `--`); also the target's process group id. */
+  spawnedPid?: number;
   /** Ports the target listened on besides the one load was driven at. */
   otherPorts?: number[];
 }

@@ -1,15 +1,14 @@
-// The end of a run, agent side: after profile-stop, wait (bounded) until every listening
-// thread has written its profile; after flush, wait (bounded) until every thread confirmed
-// its last telemetry with `bye`. A thread whose connections all closed has nothing more to say.
+// The end of a run, agent side: profile-stop and flush to every agent, then wait (bounded)
+// until every thread confirmed its last telemetry with `bye`. A thread whose connections
+// all closed has nothing more to say.
 
 import { PROTOCOL_VERSION } from '../agent/protocol.js';
 import type { AgentPeer, AgentServer } from './agent-server.js';
 import { groupPeers } from './run-meta.js';
 
 /** Resolves when `done(group)` holds for every thread group, or after `timeoutMs`. */
-function waitForAll(server: AgentServer, done: (group: AgentPeer[]) => boolean, timeoutMs: number,
-  which: (group: AgentPeer[]) => boolean = () => true): Promise<boolean> {
-  const check = () => [...groupPeers(server.peers).values()].filter(which)
+function waitForAll(server: AgentServer, done: (group: AgentPeer[]) => boolean, timeoutMs: number): Promise<boolean> {
+  const check = () => [...groupPeers(server.peers).values()]
     .every((g) => done(g) || g.every((p) => p.closed));
   if (check()) return Promise.resolve(true);
   return new Promise((resolve) => {
@@ -25,17 +24,12 @@ function waitForAll(server: AgentServer, done: (group: AgentPeer[]) => boolean, 
   });
 }
 
-const isTarget = (g: AgentPeer[]) => g.some((p) => p.listens.length > 0);
-
-/** Asks every agent to stop profiling and waits for the profiles of the listening threads. */
-export function stopProfiles(server: AgentServer, since: number, timeoutMs: number): Promise<boolean> {
-  server.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-stop' });
-  const hasProfile = (g: AgentPeer[]) => g.some((p) => p.bye !== undefined || p.profiles.some((m) => m.kind === 'cpu' && m.end >= since));
-  return waitForAll(server, hasProfile, timeoutMs, isTarget);
-}
-
-/** Asks every agent to flush and waits until each thread has said bye. */
-export function flushAgents(server: AgentServer, timeoutMs: number): Promise<boolean> {
+/**
+ * Ends profiling (when it ran), asks every agent to flush, and waits until each thread has
+ * said bye. An agent says bye only after its profiles are written, so one wait covers both.
+ */
+export function collectAgents(server: AgentServer, stopProfiling: boolean, timeoutMs: number): Promise<boolean> {
+  if (stopProfiling) server.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-stop' });
   server.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'flush' });
   return waitForAll(server, (g) => g.some((p) => p.bye !== undefined), timeoutMs);
 }

@@ -1,6 +1,7 @@
 // Builds the parts of meta.json that come from what the agents said: the processes and
 // threads seen (and which of them were targets), the profiles they wrote, and warnings.
 
+import type { ListenMessage } from '../agent/protocol.js';
 import type { RunMeta } from '../run-dir/schema.js';
 import type { AgentPeer, AgentServer } from './agent-server.js';
 
@@ -14,7 +15,14 @@ export function groupPeers(peers: readonly AgentPeer[]): Map<string, AgentPeer[]
   return byThread;
 }
 
-export function processesSeen(peers: readonly AgentPeer[]): RunMeta['processes'] {
+export const isHttpListen = (m: ListenMessage) => m.server?.kind === 'http' || m.server?.kind === 'https';
+
+/** A target serves what load was driven at: an HTTP server, or the driven port (cluster workers share it). */
+export function isTargetGroup(group: readonly AgentPeer[], drivenPort: number | undefined): boolean {
+  return group.some((p) => p.listens.some((l) => isHttpListen(l) || (drivenPort !== undefined && l.port === drivenPort)));
+}
+
+export function processesSeen(peers: readonly AgentPeer[], drivenPort?: number): RunMeta['processes'] {
   return [...groupPeers(peers).values()].map((group) => {
     const hello = group.find((p) => p.hello)?.hello;
     return {
@@ -22,7 +30,7 @@ export function processesSeen(peers: readonly AgentPeer[]): RunMeta['processes']
       threadId: group[0].threadId,
       ppid: hello?.ppid,
       argv: hello?.argv,
-      isTarget: group.some((p) => p.listens.length > 0),
+      isTarget: isTargetGroup(group, drivenPort),
       clusterWorkerId: hello?.clusterWorkerId,
       isClusterPrimary: hello?.isClusterPrimary,
     };
@@ -44,12 +52,12 @@ export function otherPorts(peers: readonly AgentPeer[], driven: number | undefin
 }
 
 /** Things about the agents worth telling the reader of the run. */
-export function agentWarnings(server: AgentServer): string[] {
+export function agentWarnings(server: AgentServer, drivenPort?: number): string[] {
   const out: string[] = [];
   if (server.versions.size > 0) out.push(`agents spoke protocol version ${[...server.versions].join(', ')}; this hotpath expects another`);
   if (server.malformed > 0) out.push(`${server.malformed} malformed line(s) from agents were skipped`);
   for (const [key, group] of groupPeers(server.peers)) {
-    if (group.some((p) => p.listens.length > 0) && !group.some((p) => p.bye)) {
+    if (isTargetGroup(group, drivenPort) && !group.some((p) => p.bye)) {
       const [pid, tid] = key.split(':');
       out.push(`the agent of pid ${pid} (thread ${tid}) did not confirm its last telemetry (no bye); the end of its data may be missing`);
     }

@@ -17,7 +17,7 @@ import { readRunDir } from '../run-dir/read-run-dir.js';
 import { RUN_FILES, type RunMeta } from '../run-dir/schema.js';
 import { writeLoadResult, writeMeta, writeMetaSync } from '../run-dir/write-run-files.js';
 import { AgentServer } from './agent-server.js';
-import { flushAgents, stopProfiles } from './collect-agents.js';
+import { collectAgents } from './collect-agents.js';
 import { driveLoad, type DrivePhase } from './drive-load.js';
 import { agentBundlePath } from './node-options.js';
 import { PhaseLog } from './phase-log.js';
@@ -50,9 +50,8 @@ export interface RunResult {
   report?: Report;
 }
 
-/** Time the agents get to write their profiles, and to confirm their last telemetry. */
-const PROFILE_WAIT_MS = 5000;
-const BYE_WAIT_MS = 2000;
+/** Time the agents get to write their profiles and confirm their last telemetry (bye). */
+const COLLECT_WAIT_MS = 5000;
 
 class Interrupted extends Error {
   constructor() { super('interrupted'); }
@@ -135,6 +134,7 @@ class RunSession {
       socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log),
       agentConfig: { intervalMs: this.o.interval, cpuSamplingIntervalUs: this.o.cpuInterval, heap: this.o.heap, hooks: this.o.hooks },
     });
+    this.meta.spawnedPid = this.target.pid;
     this.status(`started \`${this.o.command.join(' ')}\` (pid ${this.target.pid}); waiting for it to listen`);
     const { listen, peer } = await waitForListen(this.agents, this.target, {
       port: this.o.port, timeoutMs: this.o.readyTimeout * 1000, signal: this.hooks.signal,
@@ -201,8 +201,8 @@ class RunSession {
     const agents = this.agents;
     if (agents && this.target) {
       this.phases.enter('cooldown');
-      if (this.o.profile && this.phases.get('load')) await stopProfiles(agents, this.phases.get('load')?.start ?? 0, PROFILE_WAIT_MS);
-      await flushAgents(agents, BYE_WAIT_MS);
+      // A target thread that stays silent is named in meta.json's warnings (agentWarnings).
+      await collectAgents(agents, this.o.profile && this.phases.get('load') !== undefined, COLLECT_WAIT_MS);
     }
     if (this.target) {
       this.phases.enter('stopping');
@@ -243,10 +243,10 @@ class RunSession {
     Object.assign(this.meta, {
       endedAt: Date.now(),
       phases: this.phases.phases,
-      processes: processesSeen(peers),
+      processes: processesSeen(peers, this.meta.target?.port),
       profiles: profilesWritten(peers),
       outcome: { ...outcome, exitCode: exit?.code ?? outcome.exitCode, signal: exit?.signal ?? outcome.signal },
-      warnings: [...this.warnings, ...(this.agents ? agentWarnings(this.agents) : [])],
+      warnings: [...this.warnings, ...(this.agents ? agentWarnings(this.agents, this.meta.target?.port) : [])],
       otherPorts: otherPorts(peers, this.meta.target?.port),
     });
   }

@@ -5,6 +5,7 @@
 import type { ListenMessage } from '../agent/protocol.js';
 import { hotpathError } from '../errors.js';
 import type { AgentPeer, AgentServer } from './agent-server.js';
+import { isHttpListen } from './run-meta.js';
 import type { ExitStatus, TargetProcess } from './target-process.js';
 
 export interface WaitForListenOptions {
@@ -19,17 +20,20 @@ export interface Listening {
   peer: AgentPeer;
 }
 
-function matches(m: ListenMessage, port: number | undefined): boolean {
-  if (port !== undefined) return m.port === port;
-  return m.port !== undefined || m.pipe !== undefined;
-}
+/** How long a plain (non-HTTP) TCP server waits for an HTTP server to show up before it is chosen. */
+export const NON_HTTP_SETTLE_MS = 500;
 
-function findListening(server: AgentServer, port: number | undefined): Listening | undefined {
-  for (const peer of server.peers) {
-    const listen = peer.listens.find((m) => matches(m, port));
-    if (listen) return { listen, peer };
-  }
-  return undefined;
+
+/**
+ * The server to drive: with --port, the one on that port; else the first HTTP server; a
+ * plain TCP server only when no HTTP server appeared within NON_HTTP_SETTLE_MS. A Unix
+ * socket counts only when it serves HTTP: launchers such as tsx open IPC pipes of their own.
+ */
+export function chooseListen(server: AgentServer, port: number | undefined, now = Date.now()): Listening | undefined {
+  const all = server.peers.flatMap((peer) => peer.listens.map((listen) => ({ listen, peer })));
+  if (port !== undefined) return all.find((x) => x.listen.port === port);
+  return all.find((x) => isHttpListen(x.listen) && (x.listen.port !== undefined || x.listen.pipe !== undefined)) ??
+    all.find((x) => x.listen.port !== undefined && now - x.listen.t >= NON_HTTP_SETTLE_MS);
 }
 
 export function describeExit(s: ExitStatus): string {
@@ -58,7 +62,7 @@ function timeoutError(server: AgentServer, target: TargetProcess, o: WaitForList
 }
 
 export function waitForListen(server: AgentServer, target: TargetProcess, o: WaitForListenOptions): Promise<Listening> {
-  const found = findListening(server, o.port);
+  const found = chooseListen(server, o.port);
   if (found) return Promise.resolve(found);
   if (o.signal?.aborted) return Promise.reject(o.signal.reason);
   return new Promise((resolve, reject) => {
@@ -67,13 +71,17 @@ export function waitForListen(server: AgentServer, target: TargetProcess, o: Wai
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearInterval(poll);
       server.off('listen', onListen);
       o.signal?.removeEventListener('abort', onAbort);
       fn();
     };
-    const onListen = (m: ListenMessage, peer: AgentPeer) => {
-      if (matches(m, o.port)) settle(() => resolve({ listen: m, peer }));
+    const onListen = () => {
+      const chosen = chooseListen(server, o.port);
+      if (chosen) settle(() => resolve(chosen));
     };
+    // A plain TCP server is chosen after a settling delay: look again now and then.
+    const poll = setInterval(onListen, 100);
     const onAbort = () => settle(() => reject(o.signal?.reason));
     const timer = setTimeout(() => settle(() => reject(timeoutError(server, target, o))), o.timeoutMs);
     server.on('listen', onListen);

@@ -1,0 +1,77 @@
+// `hotpath run` starts servers however they are launched: plain CJS, ESM, `npm start`,
+// tsx, `node --import`. Each run must find the listening process (not the wrapper), drive
+// load at it, and leave a complete run directory with no process left behind.
+
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { readRunDir } from '../../src/run-dir/read-run-dir.js';
+import { apps, onlyRunDir, readMeta, root, runCli, survivors, tempOut } from '../run/helpers/run-cli.js';
+
+const LOAD = ['-d', '1', '-c', '4', '-w', '1'];
+
+async function runApp(command: string[], cwd = apps) {
+  const tmp = tempOut();
+  after(tmp.cleanup);
+  const r = await runCli(['run', ...LOAD, '--out', tmp.out, '--', ...command], { cwd });
+  const dir = onlyRunDir(tmp.out);
+  return { r, dir, meta: readMeta(dir) };
+}
+
+async function assertHealthyRun(command: string[], cwd?: string) {
+  const { r, dir, meta } = await runApp(command, cwd);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /run directory: /);
+  assert.equal(meta.outcome.status, 'completed');
+  const targets = meta.processes.filter((p) => p.isTarget);
+  assert.ok(targets.length >= 1, 'a listening process was recorded');
+  assert.equal(meta.target?.pid, targets[0].pid);
+  const run = await readRunDir(dir);
+  assert.ok(run.load && run.load.requests.total > 0, 'load reached the server');
+  assert.equal(run.load.errors.total, 0);
+  assert.ok(run.loadWindow, 'the load phase is recorded');
+  const served = run.threads.find((t) => t.pid === meta.target?.pid && t.listens.length > 0);
+  assert.ok(served && served.samples.length > 0, 'the target thread sent telemetry');
+  assert.ok(existsSync(join(dir, 'report.json')));
+  assert.deepEqual(survivors(meta), [], 'no process outlives the run');
+  return { meta, run, r };
+}
+
+describe('hotpath run with every kind of launcher', () => {
+  test('a CommonJS server', async () => {
+    const { meta } = await assertHealthyRun(['node', 'cjs-server.cjs']);
+    assert.equal(meta.processes.length, 1);
+    assert.match(meta.nodeVersion ?? '', /^v\d+/);
+  });
+
+  test('an ES module server (the CJS agent loads first)', async () => {
+    await assertHealthyRun(['node', 'esm-server.mjs']);
+  });
+
+  test('npm start: the wrapper is seen but the server is the target', async () => {
+    const { meta } = await assertHealthyRun(['npm', 'start'], join(apps, 'npm-app'));
+    const target = meta.processes.find((p) => p.isTarget);
+    assert.ok(target?.argv?.some((a) => a.endsWith('server.js')), 'the target is node server.js');
+    assert.ok(meta.processes.some((p) => !p.isTarget), 'npm itself loaded the agent and stayed silent');
+  });
+
+  test('tsx running a TypeScript server', async () => {
+    await assertHealthyRun([join(root, 'node_modules', '.bin', 'tsx'), 'ts-server.ts']);
+  });
+
+  test('node --import with the user\'s own preload', async () => {
+    await assertHealthyRun(['node', '--import', './import-hook.mjs', 'import-app.mjs']);
+  });
+
+  test('--json prints report.json on stdout and people\'s output on stderr', async () => {
+    const tmp = tempOut();
+    after(tmp.cleanup);
+    const r = await runCli(['run', ...LOAD, '--json', '--out', tmp.out, '--', 'node', 'cjs-server.cjs'], { cwd: apps });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { version: number; runDir: string; load: { requests: { total: number } } };
+    assert.equal(report.runDir, onlyRunDir(tmp.out));
+    assert.ok(report.load.requests.total > 0);
+    assert.match(r.stderr, /run directory: /);
+  });
+});
