@@ -26,6 +26,8 @@ export const errorCodes = {
   HOTPATH_ERR_READY_TIMEOUT: 'The target did not start listening in time',
   HOTPATH_ERR_OUT_DIR: 'The output directory cannot be created',
   HOTPATH_ERR_RUN_DIR: 'Not a hotpath run directory',
+  // Report
+  HOTPATH_ERR_REPORT_UI: 'The prebuilt report UI is missing from the installation',
   // Overload protection (hotpath/protect)
   HOTPATH_ERR_PROTECT_OPTION: 'Invalid option for protect()',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;

@@ -1,0 +1,87 @@
+// Gathers everything report.html shows from a run and its diagnosis into the payload:
+// run outline and phases, findings with source excerpts, telemetry per thread, the load
+// result, and every CPU and heap profile in compact form. Unreadable parts become
+// warnings shown in the page, never a failed report.
+
+import { readCpuProfile, readHeapProfile } from '../../profile/read-profile.js';
+import { SourceMapResolver } from '../../profile/source-maps.js';
+import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
+import type { Report } from '../report-schema.js';
+import { cpuProfilePayload, heapProfilePayload, type ProfileContext } from './profile-payload.js';
+import { PAYLOAD_VERSION, type PayloadPhase, type PayloadProfile, type ReportPayload } from './report-payload.js';
+import { readExcerpt } from './source-excerpt.js';
+import { threadLabel, threadPayload } from './thread-payload.js';
+
+export interface BuildPayloadOptions {
+  /** Leave profiles out (a smaller report). */
+  profiles?: boolean;
+  /** Clock for generatedAt (tests). */
+  now?: number;
+}
+
+export async function buildPayload(run: RunData, report: Report, options: BuildPayloadOptions = {}): Promise<ReportPayload> {
+  const { meta } = run;
+  const warnings = [...run.readWarnings];
+  const runStart = meta.startedAt;
+  const end = meta.endedAt ?? Math.max(runStart, ...meta.phases.map((p) => p.end ?? p.start));
+  const sec = (ms: number): number => Math.round(ms - runStart) / 1000;
+  const findings = await Promise.all(report.findings.map(async (f) => {
+    const excerpt = f.culprit ? await readExcerpt(run.cwd, f.culprit.file, f.culprit.line) : undefined;
+    return excerpt ? { ...f, excerpt } : f;
+  }));
+  const threads = [...run.threads].sort((a, b) => Number(b.listens.length > 0) - Number(a.listens.length > 0));
+  return {
+    version: PAYLOAD_VERSION,
+    generatedAt: options.now ?? Date.now(),
+    hotpathVersion: report.hotpathVersion,
+    run: {
+      dir: run.dir,
+      command: meta.command,
+      cwd: run.cwd,
+      ...(meta.nodeVersion !== undefined ? { nodeVersion: meta.nodeVersion } : {}),
+      ...(meta.target?.url !== undefined ? { url: meta.target.url } : {}),
+      startedAt: runStart,
+      durationSec: sec(end),
+      outcome: meta.outcome,
+    },
+    phases: phases(run, end, sec),
+    ...(run.loadWindow ? { loadWindow: { start: sec(run.loadWindow.start), end: sec(run.loadWindow.end) } } : {}),
+    findings,
+    hotspots: report.hotspots,
+    telemetry: report.telemetry,
+    load: report.load,
+    threads: threads.map((t) => threadPayload(t, meta)),
+    profiles: options.profiles === false ? [] : await profiles(run, warnings),
+    warnings,
+  };
+}
+
+function phases(run: RunData, end: number, sec: (ms: number) => number): PayloadPhase[] {
+  const list = run.meta.phases;
+  return list.map((p, i) => ({ phase: p.phase, start: sec(p.start), end: sec(p.end ?? list[i + 1]?.start ?? end) }));
+}
+
+/** CPU profiles of serving threads first, then the other CPU profiles, then allocations. */
+function order(run: RunData): ProfileRef[] {
+  const serving = new Set(run.threads.filter((t) => t.listens.length > 0).map((t) => `${t.pid}:${t.threadId}`));
+  const rank = (p: ProfileRef): number => (p.kind === 'heap' ? 2 : serving.has(`${p.pid}:${p.threadId}`) ? 0 : 1);
+  return [...run.profiles].sort((a, b) => rank(a) - rank(b) || a.pid - b.pid || a.threadId - b.threadId);
+}
+
+async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfile[]> {
+  const ctx: ProfileContext = { cwd: run.cwd, resolver: new SourceMapResolver(), runStart: run.meta.startedAt };
+  const out: PayloadProfile[] = [];
+  for (const ref of order(run)) {
+    const thread = run.threads.find((t) => t.pid === ref.pid && t.threadId === ref.threadId);
+    const where = thread ? threadLabel(thread, run.meta) : `pid ${ref.pid} thread ${ref.threadId}`;
+    const who = { id: `${ref.kind}-${ref.pid}-${ref.threadId}-${out.length}`, pid: ref.pid, threadId: ref.threadId, start: ref.start };
+    try {
+      out.push(ref.kind === 'cpu'
+        ? cpuProfilePayload(await readCpuProfile(ref.path), { ...who, label: `CPU · ${where}` }, ctx)
+        : heapProfilePayload(await readHeapProfile(ref.path), { ...who, label: `Allocations · ${where}` }, ctx));
+    } catch (err) {
+      warnings.push(`${ref.kind} profile ${ref.path} left out: ${(err as Error).message}`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,28 @@
+// The prebuilt report UI (bundled by scripts/build.mjs into dist/report-ui when the package
+// is built): read once per process and inlined into every report.html.
+
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { hotpathError } from '../../errors.js';
+
+export interface ReportAssets {
+  script: string;
+  style: string;
+}
+
+// This file runs from dist/src/report/html/; the UI bundle sits in dist/report-ui/.
+const UI_DIR = new URL('../../../report-ui/', import.meta.url);
+let cached: ReportAssets | undefined;
+
+export function loadReportAssets(): ReportAssets {
+  if (cached) return cached;
+  try {
+    cached = {
+      script: readFileSync(new URL('report.js', UI_DIR), 'utf8'),
+      style: readFileSync(new URL('report.css', UI_DIR), 'utf8'),
+    };
+  } catch (cause) {
+    throw hotpathError('HOTPATH_ERR_REPORT_UI', `The report UI bundle is missing from ${fileURLToPath(UI_DIR)}; build the package (npm run build)`, { cause });
+  }
+  return cached;
+}

@@ -1,0 +1,70 @@
+// Turns one agent's telemetry (a process or worker thread) into the payload's columnar
+// series, with times in seconds since the run started and values in display units
+// (ms, %, MB), rounded so the embedded JSON stays small.
+
+import type { ThreadTelemetry } from '../../run-dir/run-data.js';
+import type { RunMeta } from '../../run-dir/schema.js';
+import type { PayloadThread } from './report-payload.js';
+
+/** Resource types charted on their own (the rest are only in the total). */
+export const RESOURCE_TYPES_SHOWN = 4;
+const MB = 1024 * 1024;
+
+const r3 = (v: number): number => Math.round(v * 1000) / 1000;
+const r1 = (v: number): number => Math.round(v * 10) / 10;
+
+export function threadLabel(t: ThreadTelemetry, meta: RunMeta): string {
+  const proc = meta.processes.find((p) => p.pid === t.pid && p.threadId === t.threadId);
+  const who = t.threadId === 0 ? 'main thread' : `worker thread ${t.threadId}`;
+  const role = [
+    proc?.clusterWorkerId !== undefined ? `cluster worker ${proc.clusterWorkerId}` : '',
+    proc?.isClusterPrimary || t.hello?.isClusterPrimary ? 'cluster primary' : '',
+    t.listens.length ? `listening on ${t.listens.map((l) => l.pipe ?? `:${l.port ?? '?'}`).join(', ')}` : '',
+  ].filter(Boolean);
+  return `pid ${t.pid} ${who}${role.length ? ` (${role.join(', ')})` : ''}`;
+}
+
+export function threadPayload(t: ThreadTelemetry, meta: RunMeta): PayloadThread {
+  const sec = (epochMs: number): number => r3((epochMs - meta.startedAt) / 1000);
+  const s = t.samples;
+  const totals = s.map((x) => Object.values(x.resources).reduce((a, b) => a + b, 0));
+  return {
+    pid: t.pid,
+    threadId: t.threadId,
+    label: threadLabel(t, meta),
+    isTarget: t.listens.length > 0,
+    t: s.map((x) => sec(x.t)),
+    eldP50: s.map((x) => r3(x.eld.p50)),
+    eldP99: s.map((x) => r3(x.eld.p99)),
+    eldMax: s.map((x) => r3(x.eld.max)),
+    elu: s.map((x) => r1(x.elu * 100)),
+    cpu: s.map((x) => r1(((x.cpu.user + x.cpu.system) / 1000 / Math.max(1, x.intervalMs)) * 100)),
+    rss: s.map((x) => r1(x.mem.rss / MB)),
+    heapUsed: s.map((x) => r1(x.mem.heapUsed / MB)),
+    heapTotal: s.map((x) => r1(x.mem.heapTotal / MB)),
+    external: s.map((x) => r1(x.mem.external / MB)),
+    resources: totals,
+    resourcesByType: resourceColumns(t),
+    httpRps: s.map((x) => (x.http ? r1(x.http.finished / (Math.max(1, x.intervalMs) / 1000)) : null)),
+    httpP99: s.map((x) => (x.http && x.http.latency.count > 0 ? r3(x.http.latency.p99) : null)),
+    openConnections: s.map((x) => x.http?.openConnections ?? null),
+    gc: { t: t.gc.map((g) => sec(g.start)), ms: t.gc.map((g) => r3(g.durationMs)), kind: t.gc.map((g) => g.kind) },
+    stalls: stalls(t, sec),
+  };
+}
+
+/** The busiest resource types (by their peak count), one column each. */
+function resourceColumns(t: ThreadTelemetry): Record<string, number[]> {
+  const peak = new Map<string, number>();
+  for (const x of t.samples) for (const [k, v] of Object.entries(x.resources)) peak.set(k, Math.max(peak.get(k) ?? 0, v));
+  const types = [...peak].sort((a, b) => b[1] - a[1]).slice(0, RESOURCE_TYPES_SHOWN).map(([k]) => k);
+  return Object.fromEntries(types.map((k) => [k, t.samples.map((x) => x.resources[k] ?? 0)]));
+}
+
+/** One entry per stall (an ongoing stall is reported again with its final duration). */
+function stalls(t: ThreadTelemetry, sec: (ms: number) => number): PayloadThread['stalls'] {
+  const byStart = new Map<number, number>();
+  for (const s of t.stalls) byStart.set(s.start, Math.max(byStart.get(s.start) ?? 0, s.durationMs));
+  const starts = [...byStart.keys()].sort((a, b) => a - b);
+  return { t: starts.map(sec), ms: starts.map((s) => r3(byStart.get(s) ?? 0)) };
+}

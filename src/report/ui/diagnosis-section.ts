@@ -1,0 +1,62 @@
+// The diagnosis: each finding with its severity, summary, the measured evidence, the
+// culprit's file:line with a source excerpt, and the fix (safe Markdown). Then the top
+// hotspots, each a link into the flame graph's callers & callees view.
+
+import { h, section, table, type Child } from './dom.js';
+import { bytes, evidenceValue, ms, num, pct } from './format.js';
+import { renderMarkdown } from './markdown.js';
+import { sourceExcerpt } from './source-excerpt.js';
+import { focusRequest } from './app-state.js';
+import type { PayloadFinding, ReportPayload } from '../html/report-payload.js';
+
+export function diagnosisSection(p: ReportPayload): HTMLElement {
+  const findings = p.findings.length
+    ? p.findings.map(findingCard)
+    : [h('p', { class: 'muted' }, 'No findings: nothing measured in this run crossed a threshold.')];
+  return section('diagnosis', 'Diagnosis', ...findings, hotspots(p.hotspots));
+}
+
+function findingCard(f: PayloadFinding): HTMLElement {
+  const culprit = f.culprit
+    ? h('div', { class: 'culprit' },
+      h('span', { class: 'muted' }, 'Culprit: '), h('code', null, f.culprit.function), ' at ',
+      h('code', null, `${f.culprit.file}:${f.culprit.line}`), ' ', flameLink(f.culprit.function, f.culprit.file, f.culprit.line))
+    : null;
+  return h('article', { class: `finding sev-${f.severity}`, data: { code: f.code } },
+    h('header', null, h('span', { class: `badge sev-${f.severity}` }, f.severity), ' ', h('h3', null, f.title),
+      h('span', { class: 'muted code' }, ` ${f.code} · ${f.category} · explains ${pct(f.impact)}`)),
+    h('p', { class: 'summary' }, f.summary),
+    evidence(f.evidence),
+    culprit,
+    f.excerpt ? sourceExcerpt(f.excerpt) : null,
+    h('div', { class: 'fix' }, h('h4', null, 'Fix'), renderMarkdown(f.recommendation)));
+}
+
+function flameLink(name: string, file: string, line: number): HTMLElement {
+  return h('button', { class: 'link', on: { click: () => focusRequest.set({ name, file, line }) } }, 'show in flame graph');
+}
+
+/** Evidence as a key/value list; units inferred from the documented name suffixes. */
+function evidence(ev: Record<string, unknown>): HTMLElement | null {
+  const entries = Object.entries(ev);
+  if (entries.length === 0) return null;
+  return h('dl', { class: 'evidence' }, ...entries.flatMap(([k, v]) => [h('dt', null, k), h('dd', null, formatEvidence(k, v))]));
+}
+
+function formatEvidence(key: string, v: unknown): string {
+  if (typeof v !== 'number') return evidenceValue(v);
+  if (/Ms$/.test(key)) return ms(v);
+  if (/Bytes$/.test(key)) return bytes(v);
+  if (/(Share|Ratio|Fraction|utilization|Utilization)$/.test(key) || key === 'share') return pct(v);
+  return num(v);
+}
+
+function hotspots(list: ReportPayload['hotspots']): HTMLElement | null {
+  if (list.length === 0) return null;
+  const rows: Child[][] = list.slice(0, 15).map((s) => [
+    h('code', null, s.function), h('code', null, s.line ? `${s.file}:${s.line}` : s.file), s.kind,
+    `${ms(s.selfMs)} (${pct(s.selfShare)})`, `${ms(s.totalMs)} (${pct(s.totalShare)})`, flameLink(s.function, s.file, s.line),
+  ]);
+  return h('div', { class: 'hotspots' }, h('h3', null, 'Hotspots (self time after attributing library work to the calling app frame)'),
+    table(['function', 'location', 'layer', 'self', 'total', ''], rows));
+}

@@ -1,0 +1,246 @@
+// The flame graph section: profile selector (one per process/thread, CPU and allocations),
+// flame / inverted / callers-and-callees views, layer toggles, search with the matched
+// share, the time window chosen on the timeline, and the selected frame's details.
+
+import { h, replace, section } from '../dom.js';
+import { pct, weight } from '../format.js';
+import { focusRequest, timeWindow, type TimeWindow } from '../app-state.js';
+import { hookState } from '../test-hook.js';
+import type { PayloadProfile } from '../../html/report-payload.js';
+import { decodeProfile, KIND_NAMES, sampleSpan, selfWeights, type ProfileModel } from './profile-model.js';
+import { buildViewTree, REMOVED_WHEN_HIDDEN, type ViewMode } from './view-tree.js';
+import { compileQuery, matchedShare, matchFrames } from './flame-search.js';
+import { FlamePane } from './flame-pane.js';
+import { FlameTooltip, location } from './flame-tooltip.js';
+import { kindColor } from './flame-colors.js';
+
+const DEFAULT_HIDDEN = new Set([6]); // idle: a server waiting for requests is not a hotspot
+
+interface State {
+  profile: number;
+  mode: ViewMode;
+  hidden: Set<number>;
+  focusFrame: number;
+  query: string;
+  selectedFrame: number;
+}
+
+export class FlameSection {
+  readonly element: HTMLElement;
+  private readonly models: (ProfileModel | null)[];
+  private readonly state: State = { profile: 0, mode: 'flame', hidden: new Set(DEFAULT_HIDDEN), focusFrame: -1, query: '', selectedFrame: -1 };
+  private readonly tooltip = new FlameTooltip();
+  private readonly main: FlamePane;
+  private readonly second: FlamePane;
+  private readonly status = h('div', { class: 'flame-status' });
+  private readonly details = h('div', { class: 'flame-details' });
+  private readonly share = h('output', { class: 'search-share' });
+  private readonly modeButtons = new Map<ViewMode, HTMLButtonElement>();
+  private match: Uint8Array | null = null;
+
+  constructor(private readonly profiles: PayloadProfile[]) {
+    this.models = profiles.map(() => null);
+    const events = { onSelect: (pane: FlamePane, node: number) => this.select(pane, node) };
+    this.main = new FlamePane('Flame graph', this.tooltip, events);
+    this.second = new FlamePane('Callees', this.tooltip, events);
+    this.element = section('flame', 'Flame graph',
+      this.toolbar(), this.layerBar(), this.status, this.details,
+      h('div', { class: 'flame-panes' }, this.main.element, this.second.element),
+      this.tooltip.element);
+    this.tooltip.hide();
+    timeWindow.subscribe(() => this.rebuild(true));
+    focusRequest.subscribe((r) => { if (r) this.focusByLocation(r); });
+  }
+
+  private get model(): ProfileModel {
+    const i = this.state.profile;
+    this.models[i] ??= decodeProfile(this.profiles[i]);
+    return this.models[i];
+  }
+
+  private toolbar(): HTMLElement {
+    const select = h('select', { attrs: { 'aria-label': 'Profile' }, on: { change: () => this.pickProfile(Number(select.value)) } },
+      ...this.profiles.map((p, i) => { const o = h('option', null, p.label); o.value = String(i); return o; }));
+    if (this.profiles.length < 2) select.disabled = true;
+    const modes: [ViewMode, string][] = [['flame', 'Flame'], ['inverted', 'Inverted (bottom-up)'], ['callers', 'Callers & callees']];
+    const buttons = modes.map(([mode, label]) => {
+      const b = h('button', { class: 'mode', data: { mode }, on: { click: () => this.setMode(mode) } }, label);
+      this.modeButtons.set(mode, b);
+      return b;
+    });
+    let timer = 0;
+    const search = h('input', { class: 'flame-search', attrs: { type: 'search', placeholder: 'Search functions or files (/regex/)', 'aria-label': 'Search' } });
+    search.addEventListener('input', () => {
+      clearTimeout(timer);
+      timer = window.setTimeout(() => { this.state.query = search.value; this.applySearch(); this.paint(); }, 120);
+    });
+    const reset = h('button', { on: { click: () => { this.main.zoomTo(0); this.second.zoomTo(0); this.publish(); } } }, 'Reset zoom');
+    return h('div', { class: 'flame-toolbar' }, select, h('span', { class: 'modes' }, ...buttons), reset, search, this.share);
+  }
+
+  private layerBar(): HTMLElement {
+    const boxes = KIND_NAMES.map((name, k) => {
+      const box = h('input', { attrs: { type: 'checkbox', 'aria-label': `show ${name}` }, data: { layer: name } });
+      box.checked = !this.state.hidden.has(k);
+      box.addEventListener('change', () => {
+        if (box.checked) this.state.hidden.delete(k); else this.state.hidden.add(k);
+        this.rebuild(true);
+      });
+      return h('label', { class: 'layer', title: REMOVED_WHEN_HIDDEN.has(k) ? 'hiding removes this time' : 'hiding merges these frames into their callers' },
+        box, h('span', { class: 'swatch', style: { background: kindColor(k) } }), name);
+    });
+    return h('div', { class: 'flame-layers' }, h('span', { class: 'muted' }, 'Layers:'), ...boxes,
+      h('span', { class: 'muted note' }, 'Hidden app, deps, node-core, v8-builtin and native frames are merged into their callers; hidden gc, idle and program time is removed.'));
+  }
+
+  private pickProfile(i: number): void {
+    this.state.profile = i;
+    this.state.focusFrame = -1;
+    this.state.selectedFrame = -1;
+    if (this.state.mode === 'callers') this.state.mode = 'flame';
+    this.rebuild(false);
+  }
+
+  private setMode(mode: ViewMode): void {
+    if (mode === 'callers' && this.state.focusFrame < 0) {
+      this.state.focusFrame = this.state.selectedFrame >= 0 ? this.state.selectedFrame : this.hottestFrame();
+    }
+    this.state.mode = mode;
+    this.rebuild(false);
+  }
+
+  /** Builds the view trees for the current state and draws them. */
+  rebuild(keepZoom: boolean): void {
+    const t0 = performance.now();
+    const m = this.model;
+    const win = m.kind === 'cpu' ? timeWindow.value : null;
+    const self = selfWeights(m, win);
+    const paths = keepZoom ? [this.main.zoomPath(), this.second.zoomPath()] : [[], []];
+    const focus = this.state.focusFrame;
+    const focused = this.state.mode === 'callers' && focus >= 0;
+    const opts = { hidden: this.state.hidden, focusFrame: focus };
+    const mainTree = buildViewTree(m, self, { ...opts, mode: focused ? 'callers' : this.state.mode });
+    this.main.show(m, mainTree, focused ? m.frameName[focus] : 'all');
+    this.main.setTitle(focused ? `Callers of ${m.frameName[focus]} (who calls it, bottom-up)` : this.state.mode === 'inverted' ? 'Inverted: where time was spent, and who called it' : 'Flame graph: callers above callees, width = time');
+    this.second.element.style.display = focused ? '' : 'none';
+    if (focused) {
+      this.second.show(m, buildViewTree(m, self, { ...opts, mode: 'callees' }), m.frameName[focus]);
+      this.second.setTitle(`Callees of ${m.frameName[focus]} (what it calls)`);
+    }
+    this.main.restoreZoom(paths[0]);
+    this.second.restoreZoom(paths[1]);
+    hookState().flame = { ...this.hookBase(), lastBuildMs: performance.now() - t0 };
+    for (const [mode, b] of this.modeButtons) b.classList.toggle('active', mode === (focused ? 'callers' : this.state.mode));
+    this.applySearch();
+    this.paint();
+  }
+
+  private applySearch(): void {
+    const test = compileQuery(this.state.query);
+    const m = this.model;
+    this.match = test ? matchFrames(m.frameName, m.frameFile, test) : null;
+    this.main.canvas.setSearch(this.match);
+    this.second.canvas.setSearch(this.match);
+    if (test === undefined) replace(this.share, 'invalid regular expression');
+    else if (!this.match || !this.main.tree) replace(this.share);
+    else replace(this.share, `matched: ${pct(matchedShare(this.main.tree, this.match))} of shown ${m.unit === 'us' ? 'time' : 'allocations'}`);
+  }
+
+  /** Draws the panes and refreshes the status line and the test hook. */
+  paint(): void {
+    this.main.canvas.draw();
+    if (this.second.element.style.display !== 'none') this.second.canvas.draw();
+    this.renderStatus();
+    this.publish();
+  }
+
+  private renderStatus(): void {
+    const m = this.model;
+    const tree = this.main.tree;
+    const win = timeWindow.value;
+    const span = sampleSpan(m);
+    const parts = [
+      m.kind === 'heap' ? 'Allocation profile (sampled bytes, not time-resolved)'
+        : win ? `Window ${win.from.toFixed(2)}–${win.to.toFixed(2)} s (drag on the timeline to change)`
+        : span ? `All samples, ${span.from.toFixed(1)}–${span.to.toFixed(1)} s (drag on the timeline to pick a window)` : 'No samples',
+      tree ? `shown: ${weight(tree.total[0], m.unit)}` : '',
+      ...m.notes,
+    ].filter(Boolean);
+    const clear = win && m.kind === 'cpu' ? h('button', { on: { click: () => timeWindow.set(null) } }, 'Clear window') : null;
+    replace(this.status, parts.join(' · '), clear ? ' ' : '', clear);
+  }
+
+  private select(pane: FlamePane, node: number): void {
+    const tree = pane.tree;
+    if (!tree) return;
+    const f = tree.frame[node];
+    this.state.selectedFrame = f;
+    this.renderDetails(tree, node);
+    this.publish();
+  }
+
+  private renderDetails(tree: import('./tree-builder.js').ViewTree, node: number): void {
+    const m = this.model;
+    const f = tree.frame[node];
+    if (f < 0) { replace(this.details); return; }
+    const whole = tree.total[0] || 1;
+    const focus = h('button', { on: { click: () => { this.state.focusFrame = f; this.setMode('callers'); } } }, 'Show callers & callees');
+    replace(this.details,
+      h('strong', null, m.frameName[f]), ' ', h('code', null, location(m, f)),
+      ` · ${KIND_NAMES[m.frameKind[f]]} · total ${weight(tree.total[node], m.unit)} (${pct(tree.total[node] / whole)})`,
+      ` · self ${weight(tree.self[node], m.unit)} (${pct(tree.self[node] / whole)}) `, focus);
+  }
+
+  private hottestFrame(): number {
+    const m = this.model;
+    const self = selfWeights(m, null);
+    const byFrame = new Float64Array(m.frameCount);
+    for (let i = 0; i < m.nodeCount; i++) byFrame[m.nodeFrame[i]] += self[i];
+    let best = 0;
+    for (let f = 0; f < m.frameCount; f++) if (m.frameKind[f] !== 6 && byFrame[f] > byFrame[best]) best = f;
+    return best;
+  }
+
+  /** Focuses the callers & callees view on a function named in the diagnosis. */
+  private focusByLocation(r: { name: string; file: string; line: number }): void {
+    const cpu = this.profiles.findIndex((p) => p.kind === 'cpu');
+    if (cpu >= 0 && this.profiles[this.state.profile].kind !== 'cpu') this.state.profile = cpu;
+    const m = this.model;
+    let found = -1;
+    for (let f = 0; f < m.frameCount && found < 0; f++) {
+      if (m.frameName[f] === r.name && (r.file === '' || m.frameFile[f] === r.file) && (r.line === 0 || m.frameLine[f] === r.line)) found = f;
+    }
+    if (found < 0) return;
+    this.state.focusFrame = found;
+    this.state.selectedFrame = found;
+    this.setMode('callers');
+    this.element.scrollIntoView({ behavior: 'smooth' });
+  }
+
+  private hookBase() {
+    const m = this.model;
+    const tree = this.main.tree;
+    const f = this.state.focusFrame;
+    const z = tree ? tree.frame[this.main.canvas.zoom] : -1;
+    return {
+      profile: m.id,
+      mode: this.state.mode,
+      hiddenLayers: [...this.state.hidden].map((k) => KIND_NAMES[k]),
+      visibleFrames: this.main.canvas.stats.visibleFrames,
+      treeNodes: tree?.n ?? 0,
+      totalShown: tree ? tree.total[0] : 0,
+      searchShare: this.match && tree ? matchedShare(tree, this.match) : null,
+      window: m.kind === 'cpu' ? timeWindow.value : null,
+      zoomedFrame: z >= 0 ? m.frameName[z] : null,
+      focusFrame: this.state.mode === 'callers' && f >= 0 ? m.frameName[f] : null,
+      lastBuildMs: hookState().flame?.lastBuildMs ?? 0,
+      lastDrawMs: this.main.canvas.stats.drawMs,
+    };
+  }
+
+  private publish(): void {
+    hookState().flame = this.hookBase();
+  }
+}
+
+export type { TimeWindow };

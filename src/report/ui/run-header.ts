@@ -1,0 +1,30 @@
+// The page header: what was run, how it ended, the key figures, and the table of contents.
+
+import { h } from './dom.js';
+import { ms, num, pct } from './format.js';
+import type { ReportPayload } from '../html/report-payload.js';
+
+export function runHeader(p: ReportPayload, sections: [string, string][]): HTMLElement {
+  const r = p.run;
+  const outcome = r.outcome.status === 'completed' ? null
+    : h('p', { class: 'outcome warn' }, `Run ${r.outcome.status}${r.outcome.reason ? `: ${r.outcome.reason}` : ''}`);
+  const top = p.findings[0];
+  const headline = top
+    ? h('p', { class: `headline sev-${top.severity}` }, top.title)
+    : h('p', { class: 'headline' }, 'No problem found.');
+  const facts = [
+    p.load ? `${num(p.load.requests.perSecond)} req/s, p99 ${ms(p.load.latency.p99)}` : null,
+    p.telemetry ? `event-loop delay p99 ${ms(p.telemetry.eventLoop.delayP99Ms)}, utilization ${pct(p.telemetry.eventLoop.utilizationMean)}` : null,
+    p.telemetry?.gc.count ? `GC ${pct(p.telemetry.gc.shareOfWall)} of wall time` : null,
+    r.nodeVersion ? `Node ${r.nodeVersion}` : null,
+    `${r.durationSec.toFixed(1)} s run`,
+  ].filter((x): x is string => x !== null);
+  return h('header', { class: 'page-header' },
+    h('div', { class: 'brand' }, 'hotpath report'),
+    h('h1', null, h('code', null, r.command.join(' ') || r.url || r.dir)),
+    headline, outcome,
+    h('p', { class: 'muted' }, facts.join(' · ')),
+    h('nav', null, ...sections.map(([id, title]) => h('a', { attrs: { href: `#${id}` } }, title))),
+    p.warnings.length ? h('details', { class: 'warnings' }, h('summary', null, `${p.warnings.length} warning(s) while reading the run`),
+      h('ul', null, ...p.warnings.map((w) => h('li', null, w)))) : null);
+}
