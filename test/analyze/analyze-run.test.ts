@@ -1,0 +1,59 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyzeRun, mergeSameCulprit } from '../../src/analyze/analyze-run.js';
+import type { Finding } from '../../src/analyze/finding.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
+import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+
+const cwd = '/srv/app';
+
+for (const noise of NOISE_LEVELS) {
+  test(`analyzeRun: a healthy server gets only info findings, led by "healthy" with its headroom (noise ${noise})`, () => {
+    const cpu = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.2, callee: { name: 'writev', file: '', share: 0.3 } }], { cwd });
+    for (const seed of SEEDS) {
+      const findings = analyzeRun(syntheticRun({ seed, noise, cwd, rps: 9000, elu: 0.7, cores: 0.7, profiles: [cpu] }));
+      assert.deepEqual(findings.filter((f) => f.severity !== 'info').map((f) => f.code), [], `seed ${seed}`);
+      const healthy = findings.find((f) => f.category === 'healthy');
+      assert.ok(healthy);
+      assert.ok((healthy.evidence.loopHeadroom as number) > 0.2);
+      assert.ok((healthy.evidence.estimatedCapacityRps as number) > 9000);
+    }
+  });
+}
+
+test('analyzeRun: a sync crypto call and the blocking it causes become one sync-io finding first', () => {
+  const cpu = syntheticCpuProfile([
+    { name: 'login', file: 'app.js', line: 14, share: 0.05, callee: { name: 'pbkdf2Sync', file: 'node:internal/crypto/pbkdf2', share: 0.85 } },
+  ], { cwd });
+  const run = syntheticRun({
+    cwd, rps: 100, elu: 0.99, eldP99Ms: 200, cores: 1, latencyMs: 200, profiles: [cpu],
+    syncCalls: [{ api: 'crypto.pbkdf2Sync', perRequest: 1, msEach: 9, site: { function: 'login', file: '/srv/app/app.js', line: 14, column: 20 } }],
+  });
+  const findings = analyzeRun(run);
+  assert.equal(findings[0].category, 'sync-io');
+  assert.equal(findings[0].culprit?.function, 'login');
+  assert.equal(findings.filter((f) => f.culprit?.function === 'login').length, 1);
+  assert.deepEqual((findings[0].evidence.alsoFound as { category: string }[]).map((x) => x.category), ['event-loop-blocking']);
+  assert.equal(findings.some((f) => f.category === 'healthy'), false);
+});
+
+test('analyzeRun: an analyzer that throws becomes an info finding; the others still run', () => {
+  const boom = () => { throw new Error('boom'); };
+  const ok = (): Finding[] => [{ code: 'X', category: 'io-wait', severity: 'warning', title: 't', summary: 's', evidence: { a: 1 }, recommendation: 'r', impact: 0.3 }];
+  const findings = analyzeRun(syntheticRun({}), [boom, ok]);
+  assert.deepEqual(findings.map((f) => f.code), ['X', 'HOTPATH_ANALYZER_FAILED']);
+});
+
+test('analyzeRun: findings without evidence are dropped; critical leads whatever the impact', () => {
+  const mk = (code: string, severity: Finding['severity'], impact: number, evidence: Record<string, unknown> = { x: 1 }): Finding =>
+    ({ code, category: 'io-wait', severity, title: code, summary: '', evidence, recommendation: '', impact });
+  const findings = analyzeRun(syntheticRun({}), [() => [mk('W', 'warning', 0.9), mk('C', 'critical', 0.1), mk('E', 'critical', 1, {})]]);
+  assert.deepEqual(findings.map((f) => f.code), ['C', 'W']);
+});
+
+test('mergeSameCulprit: keeps distinct culprits apart', () => {
+  const mk = (fn: string, category: Finding['category']): Finding =>
+    ({ code: fn, category, severity: 'warning', title: '', summary: '', evidence: { x: 1 }, recommendation: '', impact: 0.1, culprit: { function: fn, file: 'a.js', line: 1 } });
+  assert.equal(mergeSameCulprit([mk('a', 'serialization'), mk('b', 'event-loop-blocking')]).length, 2);
+});

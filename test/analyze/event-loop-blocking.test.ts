@@ -1,0 +1,60 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { eventLoopBlocking } from '../../src/analyze/event-loop-blocking.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
+import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+
+const cwd = '/srv/app';
+
+for (const noise of NOISE_LEVELS) {
+  test(`blocking: 5 ms of hashing per request names the handler and the crypto work (noise ${noise})`, () => {
+    const cpu = syntheticCpuProfile([
+      { name: 'login', file: 'app.js', line: 14, share: 0.05, callee: { name: 'pbkdf2Sync', file: 'node:internal/crypto/pbkdf2', share: 0.8 } },
+      { name: 'log', file: 'app.js', line: 40, share: 0.03 },
+    ], { cwd });
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, cwd, rps: 190, elu: 0.99, eldP50Ms: 40, eldP99Ms: 240, cores: 1, latencyMs: 250, profiles: [cpu] });
+      const [f] = eventLoopBlocking(run);
+      assert.ok(f, `seed ${seed}`);
+      assert.equal(f.category, 'event-loop-blocking');
+      assert.equal(f.severity, 'critical');
+      assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['login', 'app.js', 14]);
+      assert.equal(f.evidence.work, 'crypto');
+      assert.match(f.summary, /PBKDF2/);
+      assert.ok((f.evidence.cpuPerRequestMs as number) > 4);
+    }
+  });
+
+  test(`blocking: a saturated hello world is not blocking (noise ${noise})`, () => {
+    const cpu = syntheticCpuProfile([
+      { name: 'handler', file: 'server.js', line: 3, share: 0.1, callee: { name: 'writev', file: '', share: 0.3 } },
+    ], { cwd });
+    for (const seed of SEEDS) {
+      // 12k req/s on one core: 0.08 ms per request, a few ms of delay from batching.
+      const run = syntheticRun({ seed, noise, cwd, rps: 12000, elu: 1, eldP50Ms: 1.5, eldP99Ms: 6, cores: 1, latencyMs: 3, profiles: [cpu] });
+      assert.deepEqual(eventLoopBlocking(run), [], `seed ${seed}`);
+    }
+  });
+
+  test(`blocking: delay on an idle loop is scheduling noise, not blocking (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, cwd, rps: 200, elu: 0.1, eldP99Ms: 70, cores: 0.1, latencyMs: 1 });
+      assert.deepEqual(eventLoopBlocking(run), [], `seed ${seed}`);
+    }
+  });
+}
+
+test('blocking: one 2 s stall is critical even when the loop is otherwise idle', () => {
+  const run = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000 }] });
+  const [f] = eventLoopBlocking(run);
+  assert.equal(f.severity, 'critical');
+  assert.equal(f.evidence.stallMaxMs, 2000);
+});
+
+test('blocking: without a profile the finding stands on telemetry and names no culprit', () => {
+  const run = syntheticRun({ rps: 100, elu: 0.98, eldP99Ms: 300, cores: 1 });
+  const [f] = eventLoopBlocking(run);
+  assert.equal(f.culprit, undefined);
+  assert.equal(f.category, 'event-loop-blocking');
+});

@@ -1,0 +1,43 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { gcPressure } from '../../src/analyze/gc-pressure.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { syntheticHeapProfile } from '../fixtures/telemetry/synthetic-profile.js';
+import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+
+const cwd = '/srv/app';
+
+for (const noise of NOISE_LEVELS) {
+  test(`gc: scavenge storms name the allocating function and suggest a semi-space size (noise ${noise})`, () => {
+    const heap = syntheticHeapProfile([
+      { name: 'buildRows', file: 'server.js', line: 9, bytes: 90e6 },
+      { name: 'handler', file: 'server.js', line: 20, bytes: 5e6 },
+    ], { cwd });
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, cwd, minorGcPerS: 80, minorGcMs: 2.5, profiles: [heap] });
+      const [f] = gcPressure(run);
+      assert.ok(f, `seed ${seed}`);
+      assert.equal(f.category, 'gc-pressure');
+      assert.equal(f.severity, 'critical');
+      assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['buildRows', 'server.js', 9]);
+      assert.equal(f.evidence.suggestedSemiSpaceMiB, 64);
+      assert.match(f.recommendation, /--max-semi-space-size=64/);
+    }
+  });
+
+  test(`gc: ordinary GC (1-2 % of the time) stays quiet (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, minorGcPerS: 10, minorGcMs: 1, majorGcPerS: 0.2, majorGcMs: 10 });
+      assert.deepEqual(gcPressure(run), []);
+    }
+  });
+}
+
+test('gc: major-GC pressure is reported without the semi-space advice, and asks for --heap', () => {
+  const run = syntheticRun({ minorGcPerS: 2, minorGcMs: 1, majorGcPerS: 4, majorGcMs: 20 });
+  const [f] = gcPressure(run);
+  assert.equal(f.severity, 'warning');
+  assert.equal(f.evidence.suggestedSemiSpaceMiB, undefined);
+  assert.doesNotMatch(f.recommendation, /semi-space-size/);
+  assert.match(f.recommendation, /--heap/);
+});

@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { handlerGrowth } from '../../src/analyze/handler-growth.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+
+const site = { function: 'refreshRoutes', file: '/srv/app/routes.js', line: 8, column: 7 };
+
+for (const noise of NOISE_LEVELS) {
+  test(`handler growth: a route re-registered every 150 ms, with latency creeping (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({
+        seed, noise, latencyMs: (p) => 1 + 4 * p,
+        routeGrowth: [{ framework: 'express', method: 'GET', path: '/static', perSecond: 6.6, site }],
+      });
+      const [f] = handlerGrowth(run);
+      assert.ok(f, `seed ${seed}`);
+      assert.equal(f.category, 'handler-growth');
+      assert.equal(f.severity, 'critical');
+      assert.deepEqual([f.culprit?.function, f.culprit?.file], ['refreshRoutes', 'routes.js']);
+      assert.ok((f.evidence.registrations as number) >= 60);
+      assert.ok((f.evidence.routerStackSize as number) > 60);
+    }
+  });
+
+  test(`handler growth: routes registered once (or twice, lazily) are fine (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, routeGrowth: [{ framework: 'express', method: 'GET', path: '/lazy', perSecond: 0.2, site }] });
+      assert.deepEqual(handlerGrowth(run), []);
+    }
+  });
+}

@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { latencyCreep } from '../../src/analyze/latency-creep.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+
+for (const noise of NOISE_LEVELS) {
+  test(`latency creep: latency and CPU per request rising with nothing else growing (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, rps: (p) => 1000 / (1 + 3 * p), cores: 1, latencyMs: (p) => 2 + 6 * p });
+      const [f] = latencyCreep(run);
+      assert.ok(f, `seed ${seed}`);
+      assert.equal(f.code, 'HOTPATH_LATENCY_CREEP');
+      assert.equal(f.category, 'handler-growth');
+      assert.ok((f.evidence.latencyLateMs as number) > (f.evidence.latencyEarlyMs as number) * 2);
+    }
+  });
+
+  test(`latency creep: flat latency with noise stays quiet (noise ${noise})`, () => {
+    for (const seed of SEEDS) assert.deepEqual(latencyCreep(syntheticRun({ seed, noise, latencyMs: 3 })), []);
+  });
+}
+
+test('latency creep: rising latency with flat CPU per request is growing wait (io-wait)', () => {
+  const [f] = latencyCreep(syntheticRun({ rps: 1000, cores: 0.3, elu: 0.3, latencyMs: (p) => 5 + 30 * p }));
+  assert.equal(f.category, 'io-wait');
+});
+
+test('latency creep: left to the growth analyzer when listeners explain it', () => {
+  const run = syntheticRun({
+    rps: 300, latencyMs: (p) => 2 + 60 * p,
+    listenerGrowth: [{ emitter: 'Server', event: 'after', perRequest: 1, site: { function: 'a', file: '/srv/app/u.js', line: 1, column: 1 } }],
+  });
+  assert.deepEqual(latencyCreep(run), []);
+});

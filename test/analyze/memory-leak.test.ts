@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { memoryLeak } from '../../src/analyze/memory-leak.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+
+for (const noise of NOISE_LEVELS) {
+  test(`memory leak: heap after GC rising 40 -> 100 MB is reported with slope and fit (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, heapMB: (p) => 40 + 60 * p, heapSawMB: 10 });
+      const [f] = memoryLeak(run);
+      assert.ok(f, `seed ${seed}`);
+      assert.equal(f.category, 'memory-leak');
+      assert.ok((f.evidence.fitR2 as number) >= 0.8);
+      const growth = f.evidence.heapGrowthBytes as number;
+      assert.ok(growth > 45e6 && growth < 80e6, `growth ${growth}`);
+      assert.ok((f.evidence.bytesPerRequest as number) > 0);
+    }
+  });
+
+  test(`memory leak: a sawtooth around a flat baseline is not a leak (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, heapMB: 60, heapSawMB: 40 });
+      assert.deepEqual(memoryLeak(run), []);
+    }
+  });
+}
+
+test('memory leak: one high sample at the end is not a trend', () => {
+  const run = syntheticRun({ heapMB: (p) => (p > 0.97 ? 200 : 40), heapSawMB: 2 });
+  assert.deepEqual(memoryLeak(run), []);
+});

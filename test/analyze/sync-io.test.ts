@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { syncIo } from '../../src/analyze/sync-io.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+
+const site = { function: 'login', file: '/srv/app/app.js', line: 14, column: 20 };
+
+for (const noise of NOISE_LEVELS) {
+  test(`sync-io: pbkdf2Sync on every request is critical with the calling handler (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, rps: 100, elu: 0.99, syncCalls: [{ api: 'crypto.pbkdf2Sync', perRequest: 1, msEach: 9, site }] });
+      const [f] = syncIo(run);
+      assert.ok(f, `seed ${seed}`);
+      assert.equal(f.category, 'sync-io');
+      assert.equal(f.severity, 'critical');
+      assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['login', 'app.js', 14]);
+      assert.ok((f.evidence.shareOfWindow as number) > 0.5);
+      assert.match(f.recommendation, /pbkdf2/);
+    }
+  });
+
+  test(`sync-io: a rare tiny readFileSync is not reported (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, rps: 2000, syncCalls: [{ api: 'fs.readFileSync', perRequest: 0.001, msEach: 0.05, site }] });
+      assert.deepEqual(syncIo(run), []);
+    }
+  });
+}
+
+test('sync-io: calls made before the load window do not count', () => {
+  const run = syntheticRun({ rps: 1000, syncCalls: [{ api: 'fs.readFileSync', perRequest: 0, msEach: 1, site }] });
+  // Simulate 500 ms of sync reads at startup: present in every cumulative report, before and after.
+  for (const m of run.threads[0].growth) m.syncCalls = [{ api: 'fs.readFileSync', count: 100, totalMs: 500, site }];
+  run.threads[0].growth.unshift({ ...run.threads[0].growth[0], t: run.loadWindow!.start - 10 });
+  assert.deepEqual(syncIo(run), []);
+});
