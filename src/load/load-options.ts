@@ -3,13 +3,17 @@
 
 import type { OptionSpec } from '../cli/option-spec.js';
 
+/** Seconds measured when neither --duration nor --amount is given. */
+export const DEFAULT_DURATION_S = 10;
+
 export const loadOptionSpecs: readonly OptionSpec[] = [
   { key: 'connections', flag: 'connections', short: 'c', type: 'integer', min: 1, max: 100_000, default: 10, valueName: '<n>',
     description: 'Concurrent connections (split across workers)' },
   { key: 'pipelining', flag: 'pipelining', short: 'p', type: 'integer', min: 1, max: 1024, default: 1, valueName: '<n>',
     description: 'Requests in flight per connection (HTTP/1.1 pipelining)' },
-  { key: 'duration', flag: 'duration', short: 'd', type: 'duration', unit: 's', min: 0.01, max: 86_400, default: 10, valueName: '<time>',
-    description: 'How long to measure, e.g. 10, 30s, 2m', conflicts: ['amount'] },
+  // No declared default: it would conflict with --amount once defaults are filled in (see DEFAULT_DURATION_S).
+  { key: 'duration', flag: 'duration', short: 'd', type: 'duration', unit: 's', min: 0.01, max: 86_400, valueName: '<time>',
+    description: 'How long to measure, e.g. 10, 30s, 2m (default: 10s unless --amount)', conflicts: ['amount'] },
   { key: 'amount', flag: 'amount', short: 'a', type: 'integer', min: 1, max: 1e9, valueName: '<n>',
     description: 'Send exactly this many requests instead of running for a duration' },
   { key: 'workers', flag: 'workers', short: 'w', type: 'integer', min: 1, max: 256, default: 'auto', keywords: { auto: 'auto' }, valueName: '<n|auto>',

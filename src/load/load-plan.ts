@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolveOptions } from '../cli/option-spec.js';
 import { hotpathError } from '../errors.js';
-import { loadOptionSpecs, type LoadFlags } from './load-options.js';
+import { DEFAULT_DURATION_S, loadOptionSpecs, type LoadFlags } from './load-options.js';
 import { buildTemplate, isToken, parseHeaderLines, type RequestTemplate, type ScenarioRequest } from './request-template.js';
 import { readScenario, validateScenario } from './scenario.js';
 
@@ -70,7 +70,7 @@ export function buildPlan(options: LoadOptions): LoadPlan {
   const flags: ResolvedFlags = {
     connections: v.connections as number,
     pipelining: v.pipelining as number,
-    duration: v.duration as number,
+    duration: (v.duration as number | undefined) ?? DEFAULT_DURATION_S,
     amount: v.amount as number | undefined,
     workers: v.workers === 'auto' ? Math.max(1, availableParallelism() - 1) : (v.workers as number),
     warmup: v.warmup as number,

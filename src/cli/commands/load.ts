@@ -5,7 +5,7 @@ import type { Command } from '../command.js';
 import { styler } from '../io.js';
 import { hotpathError } from '../../errors.js';
 import { load } from '../../load/load.js';
-import { loadCommandSpecs } from '../../load/load-options.js';
+import { DEFAULT_DURATION_S, loadCommandSpecs } from '../../load/load-options.js';
 import { formatProgress, formatResult } from '../../load/format-result.js';
 import type { LoadOptions } from '../../load/load-plan.js';
 
@@ -36,7 +36,7 @@ export const loadCommand: Command = {
     const onSigint = () => controller.abort('interrupted (Ctrl-C)');
     process.once('SIGINT', onSigint);
     const live = io.interactive && json !== true;
-    const planned = flags.amount === undefined ? (flags.duration as number) : undefined;
+    const planned = flags.amount === undefined ? ((flags.duration as number | undefined) ?? DEFAULT_DURATION_S) : undefined;
     try {
       const result = await load({ ...(flags as Omit<LoadOptions, 'url'>), url, signal: controller.signal }, {
         onProgress: live ? (p) => io.stderr.write(`\r\u001b[2K${formatProgress(p, planned)}`) : undefined,
