@@ -32,7 +32,9 @@ export function processesSeen(peers: readonly AgentPeer[], drivenPort?: number):
       argv: hello?.argv,
       isTarget: isTargetGroup(group, drivenPort),
       clusterWorkerId: hello?.clusterWorkerId,
-      isClusterPrimary: hello?.isClusterPrimary,
+      // A process is a cluster primary when cluster workers name it as their parent.
+      isClusterPrimary: Boolean(hello?.isClusterPrimary) ||
+        peers.some((p) => p.hello?.clusterWorkerId !== undefined && p.hello.ppid === group[0].pid),
     };
   }).sort((a, b) => a.pid - b.pid || a.threadId - b.threadId);
 }
