@@ -1,0 +1,193 @@
+// The shared core of hotpath/protect: samples event-loop delay, utilization and memory on
+// unref'd timers and keeps the shed decision in fields, so the per-request check is a field
+// read plus one clock read.
+//
+// Why the delay signal is not "p99 of the last window > threshold": a window-level verdict
+// sheds every request of the next window, so under steady overload the server alternates
+// between a full queue and an empty one and goodput halves. Instead a request is shed when
+// the loop is late *now*: either the current loop turn has run past the tick it owed us
+// (clock read), or the tick that opened this turn found the loop late, and the requests
+// that queued meanwhile are still being read (the `lateTurns` flag, cleared after two
+// check phases: a connection accepted right after a block is read one turn later).
+// The window p99 (resolution subtracted) is still measured and reported in status().
+
+import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
+import type { PressureReason, ResolvedProtectOptions } from './protect-options.js';
+
+export interface PressureStatus {
+  /** True when a request arriving now would be shed. */
+  underPressure: boolean;
+  /** The signal over its threshold, or null. */
+  reason: PressureReason | null;
+  /** p99 event-loop delay in ms over the last sample window, timer resolution subtracted. */
+  eventLoopDelay: number;
+  /** How late the event loop is right now, in ms (0 when on time). */
+  eventLoopDelayNow: number;
+  /** Share of the last sample window the event loop was busy, 0..1 (per window, not cumulative). */
+  eventLoopUtilization: number;
+  heapUsedBytes: number;
+  rssBytes: number;
+  /** Requests shed since the guard was created. */
+  shed: number;
+  /** Epoch ms of the end of the last sample window (0 before the first). */
+  sampledAt: number;
+}
+
+type WindowSignal = Exclude<PressureReason, 'eventLoopDelay'>;
+
+export class PressureMonitor {
+  /** Requests shed so far (counted by the guard). */
+  shed = 0;
+  private readonly opts: ResolvedProtectOptions;
+  private readonly histogram: IntervalHistogram;
+  private readonly tickTimer: NodeJS.Timeout;
+  private readonly windowTimer: NodeJS.Timeout;
+  /** When the delay tick is next due, on performance.now()'s clock. */
+  private nextDue: number;
+  /** Check phases left during which the backlog of a late loop turn is shed. */
+  private lateTurns = 0;
+  private immediate: NodeJS.Immediate | undefined;
+  /** A window signal over its threshold, or any signal held by hysteresis. */
+  private held: PressureReason | null = null;
+  /** With hysteresis: since when (performance.now()) the held signal stayed low, or -1. */
+  private lowSince = -1;
+  private maxLate = 0;
+  private prevElu: EventLoopUtilization;
+  private closed = false;
+  /** maxEventLoopDelay, or 0 once closed. */
+  private delayLimit: number;
+  private figures = { eventLoopDelay: 0, eventLoopUtilization: 0, heapUsedBytes: 0, rssBytes: 0, sampledAt: 0 };
+
+  constructor(opts: ResolvedProtectOptions) {
+    this.opts = opts;
+    this.delayLimit = opts.maxEventLoopDelay;
+    this.histogram = monitorEventLoopDelay({ resolution: opts.resolution });
+    this.histogram.enable();
+    this.prevElu = performance.eventLoopUtilization();
+    this.nextDue = performance.now() + opts.resolution;
+    this.tickTimer = setInterval(this.tick, opts.resolution).unref();
+    this.windowTimer = setInterval(this.sampleWindow, opts.sampleInterval).unref();
+    this.readMemory();
+  }
+
+  /** The per-request decision: why a request arriving now should be shed, or null. */
+  check(): PressureReason | null {
+    if (this.held !== null) return this.held;
+    const limit = this.delayLimit;
+    if (limit > 0 && (this.lateTurns > 0 || performance.now() - this.nextDue > limit)) return 'eventLoopDelay';
+    return null;
+  }
+
+  status(): PressureStatus {
+    const reason = this.check();
+    const late = this.closed ? 0 : Math.max(0, performance.now() - this.nextDue);
+    return { underPressure: reason !== null, reason, eventLoopDelayNow: round(late), shed: this.shed, ...this.figures };
+  }
+
+  /** Stops sampling; afterwards nothing is shed. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.tickTimer);
+    clearInterval(this.windowTimer);
+    if (this.immediate) clearImmediate(this.immediate);
+    this.histogram.disable();
+    this.held = null;
+    this.lateTurns = 0;
+    this.delayLimit = 0;
+  }
+
+  /** Every `resolution` ms: how late did this tick fire? */
+  private readonly tick = (): void => {
+    const now = performance.now();
+    const late = now - this.nextDue;
+    this.nextDue = now + this.opts.resolution;
+    if (late > this.maxLate) this.maxLate = late;
+    const limit = this.delayLimit;
+    if (limit <= 0) return;
+    if (late > limit) this.tripDelay();
+    else if (this.held === 'eventLoopDelay') this.recover(late < limit * this.opts.recoveryRatio, now);
+  };
+
+  private tripDelay(): void {
+    if (this.lateTurns === 0) this.immediate = setImmediate(this.endTurn).unref();
+    this.lateTurns = 2;
+    if (this.opts.recoveryTime > 0) this.hold('eventLoopDelay');
+  }
+
+  private readonly endTurn = (): void => {
+    this.lateTurns--;
+    this.immediate = this.lateTurns > 0 ? setImmediate(this.endTurn).unref() : undefined;
+  };
+
+  private hold(reason: PressureReason): void {
+    this.held = reason;
+    this.lowSince = -1;
+  }
+
+  /** Hysteresis: release the held signal once it stayed low for recoveryTime. */
+  private recover(low: boolean, now: number): void {
+    if (!low) {
+      this.lowSince = -1;
+    } else if (this.lowSince < 0) {
+      this.lowSince = now;
+    } else if (now - this.lowSince >= this.opts.recoveryTime) {
+      this.held = null;
+      this.lowSince = -1;
+    }
+  }
+
+  /** Every `sampleInterval` ms: the window's delay p99, utilization and memory. */
+  private readonly sampleWindow = (): void => {
+    const h = this.histogram;
+    const res = this.opts.resolution;
+    // No histogram sample means the loop was blocked for the whole window: the late tick knows by how much.
+    const p99 = h.count > 0 ? h.percentile(99) / 1e6 - res : this.maxLate;
+    this.figures.eventLoopDelay = round(Math.max(0, p99));
+    h.reset();
+    this.maxLate = 0;
+    const current = performance.eventLoopUtilization();
+    this.figures.eventLoopUtilization = round(performance.eventLoopUtilization(current, this.prevElu).utilization, 4);
+    this.prevElu = current;
+    this.readMemory();
+    this.figures.sampledAt = Date.now();
+    this.judgeWindow();
+  };
+
+  private readMemory(): void {
+    const mem = process.memoryUsage();
+    this.figures.heapUsedBytes = mem.heapUsed;
+    this.figures.rssBytes = mem.rss;
+  }
+
+  private windowValue(signal: WindowSignal): [value: number, limit: number] {
+    const o = this.opts;
+    const f = this.figures;
+    if (signal === 'eventLoopUtilization') return [f.eventLoopUtilization, o.maxEventLoopUtilization];
+    if (signal === 'heapUsedBytes') return [f.heapUsedBytes, o.maxHeapUsedBytes];
+    return [f.rssBytes, o.maxRssBytes];
+  }
+
+  private judgeWindow(): void {
+    if (this.held === 'eventLoopDelay') return;
+    const hysteresis = this.opts.recoveryTime > 0;
+    if (this.held !== null && hysteresis) {
+      const [value, limit] = this.windowValue(this.held);
+      this.recover(value <= limit * this.opts.recoveryRatio, performance.now());
+      if (this.held !== null) return;
+    }
+    this.held = null;
+    for (const signal of ['eventLoopUtilization', 'heapUsedBytes', 'rssBytes'] as const) {
+      const [value, limit] = this.windowValue(signal);
+      if (limit > 0 && value > limit) {
+        this.hold(signal);
+        return;
+      }
+    }
+  }
+}
+
+function round(n: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}

@@ -1,0 +1,139 @@
+// The shared scenario every framework adapter must pass, against a real server of that
+// framework in a child process (test/protect/fixtures/protect-server.ts): a blocked loop
+// flips protection on and back off, exempt paths answer, a threshold of 0 disables the
+// signal, the body follows Accept, and a custom handler gets the reason.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
+
+const fixture = fileURLToPath(new URL('../fixtures/protect-server.js', import.meta.url));
+
+interface Reply { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+type Ports = Record<'guarded' | 'disabled' | 'custom', number>;
+
+/** One GET on a fresh connection (no keep-alive, so each request is a new accept on the server). */
+export function get(port: number, path: string, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers, agent: false, timeout: 10_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Starts /block?ms=N and resolves once the server has written "started", i.e. its loop is
+ * blocked from now on; `done` settles when the block is over.
+ */
+function startBlock(port: number, ms: number): Promise<{ done: Promise<Reply> }> {
+  return new Promise((resolveStarted, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: `/block?ms=${ms}`, agent: false, timeout: 15_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      const done = new Promise<Reply>((resolveDone) => {
+        res.on('end', () => resolveDone({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      });
+      res.once('data', (c: string) => { body += c; resolveStarted({ done }); res.on('data', (d: string) => { body += d; }); });
+    });
+    req.on('timeout', () => req.destroy(new Error('/block timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Sends `path` while the server's loop is blocked; resolves with that reply (answered after the block). */
+async function duringBlock(blockPort: number, port: number, path: string, headers?: Record<string, string>): Promise<Reply> {
+  const { done } = await startBlock(blockPort, 600);
+  const reply = get(port, path, headers);
+  await done;
+  return reply;
+}
+
+/** Polls until `path` answers 200 (protection released); fails after ~5 s. */
+async function until200(port: number, path: string): Promise<Reply> {
+  let last: Reply | undefined;
+  for (let i = 0; i < 100; i++) {
+    last = await get(port, path);
+    if (last.status === 200) return last;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`still ${last?.status} after recovery`);
+}
+
+export function frameworkSuite(framework: string): void {
+  let child: ChildProcess;
+  let ports: Ports;
+
+  before(async () => {
+    child = spawn(process.execPath, [fixture, framework], { stdio: ['pipe', 'pipe', 'inherit'] });
+    ports = await new Promise<Ports>((resolve, reject) => {
+      let out = '';
+      child.stdout?.setEncoding('utf8');
+      child.stdout?.on('data', (c: string) => {
+        out += c;
+        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]) as Ports);
+      });
+      child.once('exit', (code) => reject(new Error(`${framework} fixture exited with ${code}`)));
+    });
+  });
+
+  after(() => {
+    child.kill();
+  });
+
+  test(`${framework}: a blocked loop flips protection on (503 + Retry-After), then back off`, async () => {
+    await until200(ports.guarded, '/hello'); // a server still starting up is late too
+    const shed = await duringBlock(ports.guarded, ports.guarded, '/hello');
+    assert.equal(shed.status, 503);
+    assert.equal(shed.headers['retry-after'], '1');
+    assert.match(shed.body, /event loop delay/);
+    const back = await until200(ports.guarded, '/hello');
+    assert.equal(back.body, 'hello');
+    const status = JSON.parse((await get(ports.guarded, '/status')).body) as { shed: number; underPressure: boolean };
+    assert.ok(status.shed >= 1, `status counts shed requests: ${JSON.stringify(status)}`);
+    assert.equal(status.underPressure, false);
+  });
+
+  test(`${framework}: exempt paths answer 200 while under pressure`, async () => {
+    const health = await duringBlock(ports.guarded, ports.guarded, '/health');
+    assert.equal(health.status, 200);
+    assert.equal(health.body, 'ok');
+  });
+
+  test(`${framework}: the body is JSON when Accept asks for JSON, text otherwise`, async () => {
+    const json = await duringBlock(ports.guarded, ports.guarded, '/hello', { accept: 'application/json' });
+    assert.equal(json.status, 503);
+    assert.match(String(json.headers['content-type']), /^application\/json/);
+    const parsed = JSON.parse(json.body) as { statusCode: number; reason: string };
+    assert.equal(parsed.statusCode, 503);
+    assert.equal(parsed.reason, 'eventLoopDelay');
+    await until200(ports.guarded, '/hello');
+    const text = await duringBlock(ports.guarded, ports.guarded, '/hello', { accept: 'text/html' });
+    assert.equal(text.status, 503);
+    assert.match(String(text.headers['content-type']), /^text\/plain/);
+    assert.match(text.body, /^Service Unavailable/);
+  });
+
+  test(`${framework}: thresholds of 0 disable the signals`, async () => {
+    const reply = await duringBlock(ports.disabled, ports.disabled, '/hello');
+    assert.equal(reply.status, 200);
+    assert.equal(reply.body, 'hello');
+  });
+
+  test(`${framework}: the custom handler is called with the reason`, async () => {
+    const reply = await duringBlock(ports.custom, ports.custom, '/hello');
+    assert.equal(reply.status, 503);
+    assert.equal(reply.headers['x-reason'], 'eventLoopDelay');
+    assert.equal(reply.headers['retry-after'], '7');
+    assert.equal(reply.body, 'custom:eventLoopDelay');
+    await until200(ports.custom, '/hello');
+  });
+}
