@@ -10,11 +10,15 @@ const noise = new Set(['node', 'nodejs', 'npm', 'npx', 'pnpm', 'yarn', 'bun', 't
 
 /** A short, file-system-safe name for a command: `node src/server.js` → `server`, `npm start` → `start`. */
 export function runName(command: readonly string[]): string {
+  if (command.length === 1 && /^https?:\/\//.test(command[0]) && URL.canParse(command[0])) return safe(new URL(command[0]).host);
   const script = [...command].reverse().find((w) => /\.[cm]?[jt]sx?$/.test(w) && !w.startsWith('-'));
   const word = script ?? command.find((w, i) => i > 0 && !w.startsWith('-') && !noise.has(w)) ??
     command.find((w) => !w.startsWith('-')) ?? 'run';
-  const base = basename(word, extname(word)).replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[-.]+|-+$/g, '');
-  return (base || 'run').slice(0, 40);
+  return safe(basename(word, extname(word)));
+}
+
+function safe(name: string): string {
+  return (name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[-.]+|-+$/g, '') || 'run').slice(0, 40);
 }
 
 /** `20261122-031502` in local time: sorts by time and reads at a glance. */

@@ -23,7 +23,7 @@ export interface ResolvedRunOptions extends RunOptions {
   hooks: boolean;
   grace: number;
   connections: number;
-  duration: number;
+  duration?: number;
   json: boolean;
   /** The --setup file, read and validated. */
   setupRequests?: ScenarioRequest[];

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '../agent/protocol.js';
 import { isHotpathError } from '../errors.js';
 import type { LoadResult } from '../load/load-result.js';
+import { DEFAULT_DURATION_S } from '../load/load-options.js';
 import type { Report } from '../report/report-schema.js';
 import { writeReports } from '../report/write-reports.js';
 import { readRunDir } from '../run-dir/read-run-dir.js';
@@ -191,7 +192,7 @@ class RunSession {
 
   private loadDescription(): string {
     const o = this.o;
-    const amount = o.amount ? `${o.amount} requests` : `${o.duration} s`;
+    const amount = o.amount ? `${o.amount} requests` : `${o.duration ?? DEFAULT_DURATION_S} s`;
     return `${amount}, ${o.rate ? `${o.rate} req/s over ` : ''}${o.connections} connection(s)`;
   }
 

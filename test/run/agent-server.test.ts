@@ -1,0 +1,76 @@
+// AgentServer with real Unix-socket clients: lines split across chunks, every message
+// appended to telemetry.ndjson as received, events, control broadcast, malformed input.
+
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AgentServer, socketPath } from '../../src/run/agent-server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'hotpath-agent-server-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const msg = (type: string, extra: object = {}, pid = 42, threadId = 0) => JSON.stringify({ v: 1, pid, threadId, t: Date.now(), type, ...extra });
+
+async function client(path: string): Promise<Socket> {
+  const s = connect(path);
+  await once(s, 'connect');
+  return s;
+}
+
+test('socket paths stay short enough for sun_path', () => {
+  assert.ok(socketPath().length <= 100);
+});
+
+test('messages are appended as received, split lines are joined, events fire, control reaches every agent', async () => {
+  const file = join(dir, 'telemetry.ndjson');
+  const server = await AgentServer.start(file);
+  try {
+    const a = await client(server.path);
+    const b = await client(server.path);
+    const listened = once(server, 'listen');
+    const hello = msg('hello', { ppid: 1, argv: [], execArgv: [], cwd: '/', nodeVersion: 'v20', isMainThread: true, isClusterPrimary: false });
+    const listen = msg('listen', { address: '127.0.0.1', port: 3000 });
+    a.write(hello + '\n' + listen.slice(0, 20));
+    a.write(listen.slice(20) + '\n');
+    b.write(msg('hello', {}, 43) + '\nthis is not json\n');
+    const [m, peer] = await listened;
+    assert.equal(m.port, 3000);
+    assert.equal(peer.pid, 42);
+
+    const received = Promise.all([once(a, 'data'), once(b, 'data')]);
+    server.broadcast({ v: 1, type: 'control', cmd: 'flush' });
+    const [[ca], [cb]] = await received;
+    assert.deepEqual(JSON.parse(String(ca)), { v: 1, type: 'control', cmd: 'flush' });
+    assert.equal(String(cb), String(ca));
+
+    const bye = once(server, 'bye');
+    a.write(msg('bye', { reason: 'flush' }) + '\n');
+    await bye;
+    const gone = once(server, 'disconnect');
+    b.end();
+    await gone;
+    assert.deepEqual(server.connected().map((p) => p.pid), [42]);
+    assert.equal(server.malformed, 1);
+  } finally {
+    await server.close();
+  }
+  const written = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; pid: number });
+  assert.deepEqual(written.map((w) => `${w.pid}:${w.type}`).sort(), ['42:bye', '42:hello', '42:listen', '43:hello']);
+  assert.ok(!existsSync(server.path), 'the socket file is removed');
+});
+
+test('a last line without newline is kept when the agent disconnects; close is idempotent', async () => {
+  const file = join(dir, 'telemetry-2.ndjson');
+  const server = await AgentServer.start(file);
+  const a = await client(server.path);
+  const gone = once(server, 'disconnect');
+  a.end(msg('sample', { intervalMs: 100 }));
+  await gone;
+  await server.close();
+  await server.close();
+  assert.match(readFileSync(file, 'utf8'), /"type":"sample"/);
+});
