@@ -10,9 +10,9 @@ import type { ReportPayload } from './report-payload.js';
 /** Must match DATA_ELEMENT_ID in src/report/ui/decode-payload.ts. */
 export const DATA_ELEMENT_ID = 'hotpath-data';
 
-/** Escapes text for HTML element content and attribute values. */
+/** Escapes text for HTML element content and double-quoted attribute values. */
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** Inline code must not contain its own closing tag; `<\/` means the same inside JS and CSS strings. */

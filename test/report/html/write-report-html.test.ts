@@ -1,0 +1,102 @@
+// report.html as a file: one self-contained page with a CSP that forbids requests and pins
+// the inlined script by hash, the run's data compressed where markup cannot escape it, and
+// a payload that holds the run (excerpts, telemetry, every profile) in compact form.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { writeReportHtml } from '../../../src/report/html/write-report-html.js';
+import { renderReportHtml } from '../../../src/report/html/render-report-html.js';
+import { buildPayload } from '../../../src/report/html/build-payload.js';
+import type { ReportPayload } from '../../../src/report/html/report-payload.js';
+import { readCpuProfile } from '../../../src/profile/read-profile.js';
+import { captureProfiles, fixtureRun, renameFunctions, CULPRIT_LINE, HOSTILE_NAME, HOSTILE_SCRIPT, type Captured } from './report-fixture.js';
+
+function embedded(html: string): ReportPayload {
+  const m = /<script type="application\/x-hotpath-data\+gzip;base64" id="hotpath-data">([A-Za-z0-9+/=]+)<\/script>/.exec(html);
+  assert.ok(m, 'data element present');
+  return JSON.parse(gunzipSync(Buffer.from(m[1], 'base64')).toString('utf8')) as ReportPayload;
+}
+
+describe('writeReportHtml', () => {
+  let cap: Captured;
+  before(() => { cap = captureProfiles(250); });
+  after(() => rmSync(cap.dir, { recursive: true, force: true }));
+
+  it('writes one self-contained page whose CSP forbids requests and pins the script by hash', async () => {
+    const { run, report } = fixtureRun(cap);
+    const path = await writeReportHtml(run, report);
+    assert.equal(path, join(cap.dir, 'report.html'));
+    const html = readFileSync(path, 'utf8');
+    const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1] ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /connect-src 'none'/);
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+    assert.equal(scripts.length, 1, 'one executable script');
+    const hash = createHash('sha256').update(scripts[0]).digest('base64');
+    assert.ok(csp.includes(`script-src 'sha256-${hash}'`), 'the CSP allows exactly the inlined UI');
+    assert.doesNotMatch(html, /<(link|img|iframe)\b|src=|https?:\/\/(?!127\.0\.0\.1)/i, 'nothing loads from elsewhere');
+  });
+
+  it('keeps hostile strings out of the markup: they exist only inside the compressed data', async () => {
+    const hostile = renameFunctions(cap, { hashWork: HOSTILE_NAME, parseWork: HOSTILE_SCRIPT });
+    const { run, report } = fixtureRun(hostile, { hostile: true });
+    run.meta.command = ['node', `${HOSTILE_SCRIPT}.js`];
+    const html = renderReportHtml(await buildPayload(run, report));
+    assert.ok(!html.includes(HOSTILE_SCRIPT) && !html.includes(HOSTILE_NAME), 'no hostile markup in the page');
+    assert.ok(!html.replace(/<title>.*<\/title>/, '').includes('__xss'), 'hostile text only in the (escaped) title');
+    assert.equal(html.match(/<\/script>/g)?.length, 2, 'only the two real script elements close');
+    assert.match(html, /<title>hotpath: node &#60;script&#62;window.__xss=2&#60;\/script&#62;.js<\/title>/);
+    const payload = embedded(html);
+    assert.equal(payload.findings[0].title.includes(HOSTILE_SCRIPT), true);
+    const names = payload.profiles[0].strings;
+    assert.ok(names.includes(HOSTILE_NAME) && names.includes(HOSTILE_SCRIPT));
+  });
+
+  it('embeds the run: source excerpt, phases, telemetry columns, and every profile in compact form', async () => {
+    const { run, report } = fixtureRun(cap);
+    const p = embedded(renderReportHtml(await buildPayload(run, report)));
+    const x = p.findings[0].excerpt;
+    assert.ok(x, 'excerpt read at report time');
+    assert.equal(x.line, CULPRIT_LINE);
+    assert.equal(x.lines[x.line - x.firstLine], 'function handleRequest(phase, i) {');
+    assert.deepEqual(p.phases.map((ph) => [ph.phase, ph.start, ph.end]), [['warmup', 1, 2], ['load', 2, 4]]);
+    assert.equal(p.threads.length, 1);
+    assert.equal(p.threads[0].t.length, 20);
+    assert.equal(p.threads[0].t[0], 2.1);
+    assert.equal(p.threads[0].stalls.t.length, 1);
+    assert.deepEqual(p.profiles.map((q) => q.kind), ['cpu', 'heap']);
+    const cpu = p.profiles[0];
+    const raw = await readCpuProfile(cap.cpuPath);
+    assert.equal(cpu.samples!.node.length, raw.samples.length, 'every sample kept');
+    const sum = cpu.samples!.dt.reduce((a, b) => a + b, 0);
+    const lastRaw = raw.timeDeltas.reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(sum - lastRaw) <= 1, 'delta-encoded times add up to the profile clock');
+    assert.equal(cpu.nodes.parent[0], -1);
+    assert.ok(cpu.nodes.parent.every((par, i) => i === 0 || (par >= 0 && par < i)), 'pre-order: parents first');
+    assert.ok(cpu.strings.length < cpu.frames.name.length * 2 + 2, 'names and files interned');
+  });
+
+  it('keeps reading when a profile is unreadable, and says so', async () => {
+    const { run, report } = fixtureRun(cap);
+    run.profiles[0] = { ...run.profiles[0], path: join(cap.dir, 'missing.cpuprofile') };
+    const p = await buildPayload(run, report);
+    assert.deepEqual(p.profiles.map((q) => q.kind), ['heap']);
+    assert.match(p.warnings.join('\n'), /cpu profile .*missing\.cpuprofile left out/);
+  });
+
+  it('gives no excerpt for node internals, missing files or lines past the end', async () => {
+    const { run, report } = fixtureRun(cap);
+    const f = report.findings[0];
+    report.findings = [
+      { ...f, culprit: { function: 'x', file: 'node:internal/x', line: 3 } },
+      { ...f, culprit: { function: 'x', file: 'nope.js', line: 3 } },
+      { ...f, culprit: { function: 'x', file: 'server.js', line: 100_000 } },
+    ];
+    const p = await buildPayload(run, report);
+    assert.deepEqual(p.findings.map((q) => q.excerpt), [undefined, undefined, undefined]);
+  });
+});
