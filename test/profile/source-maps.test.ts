@@ -1,0 +1,58 @@
+// Source maps on real profiles: TypeScript bundled by esbuild (inline map, and a minified
+// bundle with a map file) maps back to the .ts file, line and function name.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { buildCallTree } from '../../src/profile/build-call-tree.js';
+import { hotspots } from '../../src/profile/hotspots.js';
+import { cpuProfileOf, lineOf, writeProject } from './profile-fixture.js';
+
+const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+
+const HANDLER_TS = `import { createHash } from 'node:crypto';
+
+interface Order { id: number; total: number }
+
+export function priceOrders(orders: Order[]): string {
+  let digest = '';
+  for (const o of orders) {
+    digest = createHash('sha256').update(digest + o.id + ':' + o.total).digest('hex');
+  }
+  return digest;
+}
+`;
+
+const MAIN_TS = `import { priceOrders } from './handler';
+
+const orders = Array.from({ length: 2000 }, (_, i) => ({ id: i, total: i * 3 }));
+const end = Date.now() + 900;
+while (Date.now() < end) priceOrders(orders);
+`;
+
+describe('source maps', () => {
+  let dir: string;
+  before(() => {
+    dir = writeProject({ 'src/handler.ts': HANDLER_TS, 'src/main.ts': MAIN_TS });
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  for (const variant of [{ name: 'inline map', sourcemap: 'inline' as const, minify: false }, { name: 'minified with a map file', sourcemap: true, minify: true }]) {
+    it(`maps a bundled TypeScript function back to its .ts line and name (${variant.name})`, () => {
+      const out = join(dir, 'dist', variant.minify ? 'min.js' : 'bundle.js');
+      esbuild.buildSync({ entryPoints: [join(dir, 'src/main.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: out, sourcemap: variant.sourcemap, minify: variant.minify, logLevel: 'silent' });
+      const profile = cpuProfileOf(dir, out);
+      const tree = buildCallTree(profile, { cwd: dir });
+      const fn = tree.frames.find((f) => f.name === 'priceOrders');
+      assert.ok(fn, `priceOrders among ${tree.frames.filter((f) => f.kind === 'app').map((f) => `${f.name}@${f.file}`).join(', ')}`);
+      assert.equal(fn.file, 'src/handler.ts');
+      assert.equal(fn.line, lineOf(HANDLER_TS, 'export function priceOrders'));
+      assert.equal(fn.kind, 'app');
+      assert.equal(hotspots(tree, { limit: 1 })[0].function, 'priceOrders');
+      const unmapped = buildCallTree(profile, { cwd: dir, sourceMaps: false });
+      assert.ok(unmapped.frames.every((f) => !f.file.endsWith('.ts')));
+    });
+  }
+});
