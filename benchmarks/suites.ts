@@ -1,7 +1,9 @@
 // Every benchmark suite, in the order they run and appear in docs/benchmarks.md.
 import type { BenchSuite } from './suite.js';
 import { loadBench } from './load.bench.js';
+import { overheadBench } from './overhead.bench.js';
 
 export const suites: BenchSuite[] = [
   loadBench,
+  overheadBench,
 ];
