@@ -78,7 +78,7 @@ function procTicks(pid: number): number {
 /** Runs a shell command pinned to CPU 1; returns its stdout and its children's user+sys seconds. */
 function timed(cmd: string, timeoutS: number): Promise<{ stdout: string; cpuS: number }> {
   return new Promise((resolve, reject) => {
-    const script = `${cmd} > /dev/fd/3 2>/dev/null; times >&2`;
+    const script = `${cmd} >&3 2>/dev/null; times >&2`;
     const child = spawn('timeout', [String(timeoutS), 'taskset', '-c', '1', 'bash', '-c', script], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let times = '';
@@ -102,6 +102,7 @@ function startServer(script: string): Promise<{ child: ChildProcess; url: string
       else reject(new Error(`bench server said ${d.toString()}`));
     });
     child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`bench server ${script} exited (${code})`)));
   });
 }
 
@@ -113,7 +114,12 @@ async function measure(tool: Tool, url: string, seconds: number, serverPid: numb
   const wall = (Date.now() - t0) / 1000;
   const serverS = (procTicks(serverPid) - server0) / CLK_TCK;
   const busyS = (busyTicks() - busy0) / CLK_TCK;
-  const done = tool.completed(r.stdout);
+  let done = 0;
+  try {
+    done = tool.completed(r.stdout);
+  } catch {
+    done = 0; // the tool failed: reported as n/a rather than failing the whole suite
+  }
   return {
     reqPerSec: done / seconds,
     cpuUsPerReq: done > 0 ? (Math.max(0, r.cpuS - startupS) * 1e6) / done : NaN,

@@ -34,6 +34,8 @@ export class Connection implements ScanSink {
   /** performance.now() when the current socket was opened (connect timeout). */
   openedAt = 0;
   everConnected = false;
+  /** Closed model with -a: requests set aside for this connection while it reconnects. */
+  reserved = 0;
   private first = 0;
   private nextTemplate = 0;
   private closedByServer = false;

@@ -28,8 +28,10 @@ export interface EnginePlan {
   warmup: number;
 }
 
-/** One second of the measured window, merged across workers. */
+/** One second of the measured window, merged across workers (histograms only lent to the hook). */
 export interface IntervalPoint extends TimelinePoint {
+  /** Seconds this interval covers (1, or less for the last one). */
+  lengthS: number;
   latency: Histogram;
   service: Histogram | null;
 }
@@ -48,7 +50,7 @@ export interface EngineOutput {
   counters: number[];
   statuses: Record<string, number>;
   errors: Record<string, number>;
-  intervals: IntervalPoint[];
+  timeline: TimelinePoint[];
   workers: GeneratorWorkerStats[];
   inFlight: number;
   dropped: number;
@@ -64,6 +66,35 @@ export function split(n: number, parts: number): number[] {
 }
 
 interface Slot { reports: number; data: IntervalData[] }
+
+/** Running totals: every second is merged into them once, then dropped (bounded memory on long runs). */
+class Totals {
+  readonly latency = createHistogram();
+  readonly service: Histogram | null;
+  readonly counters = new Array<number>(COUNTERS).fill(0);
+  readonly statuses: Record<string, number> = {};
+  readonly errors: Record<string, number> = {};
+  readonly timeline: TimelinePoint[] = [];
+  maxLagMs = 0;
+
+  constructor(open: boolean) {
+    this.service = open ? createHistogram() : null;
+  }
+
+  add(data: IntervalData[], point: IntervalPoint): void {
+    for (const d of data) {
+      d.counters.forEach((v, j) => { this.counters[j] += v; });
+      for (const [s, c] of d.statuses) this.statuses[s] = (this.statuses[s] ?? 0) + c;
+      for (const [e, c] of Object.entries(d.errors)) this.errors[e] = (this.errors[e] ?? 0) + c;
+      this.maxLagMs = Math.max(this.maxLagMs, d.maxLagMs);
+    }
+    this.latency.add(point.latency);
+    if (this.service && point.service) this.service.add(point.service);
+    const { second, requests, errors, bytesRead, p50, p99 } = point;
+    if (requests === 0 && errors === 0 && point.lengthS < 0.1) return; // the sliver after the last full second
+    this.timeline.push({ second, requests, errors, bytesRead, p50, p99 });
+  }
+}
 
 export async function runEngine(plan: EnginePlan, hooks: EngineHooks = {}): Promise<EngineOutput> {
   const n = Math.max(1, Math.min(plan.workers, plan.connections));
@@ -101,8 +132,10 @@ class EngineRun {
   private readonly finals: (WorkerFinal | undefined)[];
   private readonly slots: Slot[] = [];
   private readonly received: number[];
-  private readonly intervals: IntervalPoint[] = [];
+  private readonly totals: Totals;
   private emitted = 0;
+  private windowStart = 0;
+  private windowEnd = Infinity;
   private stopSentAt = 0;
   private onAllFinal: (() => void) | null = null;
   private failure: ((err: Error) => void) | null = null;
@@ -111,6 +144,7 @@ class EngineRun {
     this.workers = configs.map((cfg) => new Worker(new URL('./load-worker.js', import.meta.url), { workerData: cfg }));
     this.finals = configs.map(() => undefined);
     this.received = configs.map(() => 0);
+    this.totals = new Totals(configs[0].rate !== undefined);
   }
 
   async execute(plan: EnginePlan): Promise<EngineOutput> {
@@ -133,6 +167,7 @@ class EngineRun {
       this.broadcast({ type: 'run', measure: true });
     }
     const start = Date.now();
+    this.windowStart = start;
     const cpuStart = process.cpuUsage();
     this.hooks.onPhase?.('load-start', start);
     const allFinal = new Promise<void>((resolve) => { this.onAllFinal = resolve; });
@@ -148,6 +183,7 @@ class EngineRun {
     await Promise.race([allFinal, failed]);
     const end = this.finals.some((f) => f === undefined) ? this.stopSentAt : Math.min(this.stopSentAt, this.lastFinalAt);
     const cpu = process.cpuUsage(cpuStart);
+    this.windowEnd = end;
     this.flushSlots(true);
     this.hooks.onPhase?.('load-end', end);
     return this.output(start, end, cpu, stoppedEarly);
@@ -196,39 +232,24 @@ class EngineRun {
       const k = this.emitted;
       const expected = this.workers.filter((_, i) => this.finals[i] === undefined || this.received[i] > k).length;
       if (!all && this.slots[k].reports < expected) return;
-      const point = mergeSlot(k, this.slots[k].data);
-      this.intervals.push(point);
+      const lengthS = Math.max(0, Math.min(1, (this.windowEnd - this.windowStart) / 1000 - k));
+      const point = mergeSlot(k, this.slots[k].data, all ? lengthS : 1);
+      this.totals.add(this.slots[k].data, point);
+      this.slots[k].data = [];
       this.emitted++;
-      if (point.requests > 0 || point.errors > 0 || !all) this.hooks.onInterval?.(point);
+      this.hooks.onInterval?.(point);
     }
   }
 
   private output(start: number, end: number, cpu: NodeJS.CpuUsage, stoppedEarly?: string): EngineOutput {
-    const latency = createHistogram();
-    const service = this.configs[0].rate === undefined ? null : createHistogram();
-    const counters = new Array<number>(COUNTERS).fill(0);
-    const statuses: Record<string, number> = {};
-    const errors: Record<string, number> = {};
-    let maxLagMs = 0;
-    for (const slot of this.slots) {
-      for (const d of slot.data) {
-        d.counters.forEach((v, j) => { counters[j] += v; });
-        for (const [s, c] of d.statuses) statuses[s] = (statuses[s] ?? 0) + c;
-        for (const [e, c] of Object.entries(d.errors)) errors[e] = (errors[e] ?? 0) + c;
-        maxLagMs = Math.max(maxLagMs, d.maxLagMs);
-      }
-    }
-    for (const p of this.intervals) {
-      latency.add(p.latency);
-      if (service && p.service) service.add(p.service);
-    }
+    const t = this.totals;
     const finals = this.finals.filter((f): f is WorkerFinal => f !== undefined);
     const sum = (f: (x: WorkerFinal) => number) => finals.reduce((a, x) => a + f(x), 0);
     return {
-      start, end, latency, service, counters, statuses, errors, intervals: this.intervals,
+      start, end, latency: t.latency, service: t.service, counters: t.counters, statuses: t.statuses, errors: t.errors, timeline: t.timeline,
       workers: finals.map((f, i) => ({ worker: i, connections: this.configs[i].connections, cpuUserMs: f.cpuUserMs, cpuSystemMs: f.cpuSystemMs, elu: round3(f.elu) })),
       inFlight: sum((f) => f.inFlight), dropped: sum((f) => f.dropped), intended: sum((f) => f.intended),
-      maxLagMs, cpu, stoppedEarly,
+      maxLagMs: t.maxLagMs, cpu, stoppedEarly,
     };
   }
 
@@ -237,7 +258,7 @@ class EngineRun {
   }
 }
 
-function mergeSlot(k: number, data: IntervalData[]): IntervalPoint {
+function mergeSlot(k: number, data: IntervalData[], lengthS: number): IntervalPoint {
   const latency = createHistogram();
   const service = data.some((d) => d.service !== undefined) ? createHistogram() : null;
   let requests = 0, errors = 0, bytesRead = 0;
@@ -249,7 +270,7 @@ function mergeSlot(k: number, data: IntervalData[]): IntervalPoint {
     bytesRead += d.counters[C_BYTES_READ];
   }
   const stats = latencyStats(latency);
-  return { second: k + 1, requests, errors, bytesRead, p50: stats.p50, p99: stats.p99, latency, service };
+  return { second: k + 1, lengthS, requests, errors, bytesRead, p50: stats.p50, p99: stats.p99, latency, service };
 }
 
 function round3(x: number): number {

@@ -1,46 +1,64 @@
 // Writes the measured window as an HdrHistogram interval log (one interval per second,
 // values in µs, max column in ms), the format HdrHistogram's tools merge across machines.
-// Open-model runs log the service time too, as intervals tagged `service`.
+// Open-model runs log the service time too, as intervals tagged `service`. Intervals are
+// appended as they are merged, so a long run never holds its histograms in memory.
 
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import * as hdr from 'hdr-histogram-js';
 import { hotpathError } from '../errors.js';
 import type { IntervalPoint } from './engine.js';
 
-export function hdrLogText(start: number, end: number, intervals: readonly IntervalPoint[]): string {
-  let text = '';
-  const writer = new hdr.HistogramLogWriter((s) => { text += s; });
-  writer.outputLogFormatVersion();
-  writer.outputComment('hotpath load: latency in microseconds (untagged); service time tagged "service" in open-model runs');
-  writer.outputStartTime(start);
-  writer.outputLegend();
-  const last = (end - start) / 1000;
-  for (const p of intervals) {
+export class HdrLog {
+  private failure: unknown;
+
+  /** Creates (truncates) the file at once, so an unwritable path fails before any load. */
+  constructor(private readonly path: string) {
+    this.write(writeFileSync, '');
+  }
+
+  /** Header lines, with the epoch ms the measured window started at. */
+  begin(startEpochMs: number): void {
+    this.write(appendFileSync, this.format((w) => {
+      w.outputLogFormatVersion();
+      w.outputComment('hotpath load: latency in microseconds (untagged); service time tagged "service" in open-model runs');
+      w.outputStartTime(startEpochMs);
+      w.outputLegend();
+    }));
+  }
+
+  append(p: IntervalPoint): void {
     const from = p.second - 1;
-    const to = Math.max(from, Math.min(p.second, last));
-    writer.outputIntervalHistogram(p.latency, from, to, 1000);
-    if (p.service !== null) {
-      p.service.tag = 'service';
-      writer.outputIntervalHistogram(p.service, from, to, 1000);
+    this.write(appendFileSync, this.format((w) => {
+      w.outputIntervalHistogram(p.latency, from, from + p.lengthS, 1000);
+      if (p.service !== null) {
+        p.service.tag = 'service';
+        w.outputIntervalHistogram(p.service, from, from + p.lengthS, 1000);
+      }
+    }));
+  }
+
+  /** Throws the first write failure, if any (appends during the run never throw into the engine). */
+  finish(): void {
+    if (this.failure !== undefined) throw this.error(this.failure);
+  }
+
+  private format(fn: (w: hdr.HistogramLogWriter) => void): string {
+    let text = '';
+    fn(new hdr.HistogramLogWriter((s) => { text += s; }));
+    return text;
+  }
+
+  private write(fn: typeof writeFileSync | typeof appendFileSync, text: string): void {
+    try {
+      fn(this.path, text);
+    } catch (cause) {
+      if (text === '') throw this.error(cause);
+      this.failure ??= cause;
     }
   }
-  return text;
-}
 
-/** Fails early (before any load) when the log cannot be written. */
-export function checkHdrLogWritable(path: string): void {
-  write(path, '');
-}
-
-export function writeHdrLog(path: string, start: number, end: number, intervals: readonly IntervalPoint[]): void {
-  write(path, hdrLogText(start, end, intervals));
-}
-
-function write(path: string, text: string): void {
-  try {
-    writeFileSync(path, text);
-  } catch (cause) {
+  private error(cause: unknown) {
     const code = (cause as NodeJS.ErrnoException).code ?? 'EIO';
-    throw hotpathError('HOTPATH_ERR_HDR_LOG', `Cannot write the HdrHistogram log ${path} (${code})`, { cause, details: { path } });
+    return hotpathError('HOTPATH_ERR_HDR_LOG', `Cannot write the HdrHistogram log ${this.path} (${code})`, { cause, details: { path: this.path } });
   }
 }

@@ -9,7 +9,7 @@
 
 import { EventEmitter } from 'node:events';
 import { runEngine, type LoadPhase } from './engine.js';
-import { checkHdrLogWritable, writeHdrLog } from './hdr-log.js';
+import { HdrLog } from './hdr-log.js';
 import type { LoadResult } from './load-result.js';
 import { buildPlan, type LoadOptions } from './load-plan.js';
 import { preflight } from './preflight.js';
@@ -69,7 +69,7 @@ export function load(options: LoadOptions, hooks: LoadHooks = {}): LoadRun {
 async function runLoad(options: LoadOptions, hooks: Required<LoadHooks>): Promise<LoadResult> {
   const plan = buildPlan(options);
   const f = plan.flags;
-  if (f.hdrLog !== undefined) checkHdrLogWritable(f.hdrLog);
+  const hdrLog = f.hdrLog === undefined ? undefined : new HdrLog(f.hdrLog);
   const target = await preflight({ url: plan.url, socket: f.socket, insecure: f.insecure, timeoutMs: f.timeout });
   const setup = await sendSetup(target, plan.setup, f.timeout);
   let total = 0;
@@ -87,12 +87,16 @@ async function runLoad(options: LoadOptions, hooks: Required<LoadHooks>): Promis
     warmup: f.warmup,
   }, {
     signal: options.signal,
-    onPhase: hooks.onPhase,
+    onPhase: (phase, at) => {
+      if (phase === 'load-start') hdrLog?.begin(at);
+      hooks.onPhase(phase, at);
+    },
     onInterval: (p) => {
+      hdrLog?.append(p);
       total += p.requests;
       hooks.onProgress({ second: p.second, requests: p.requests, errors: p.errors, bytesRead: p.bytesRead, p50: p.p50, p99: p.p99, totalRequests: total });
     },
   });
-  if (f.hdrLog !== undefined) writeHdrLog(f.hdrLog, out.start, out.end, out.intervals);
+  hdrLog?.finish();
   return buildResult(plan, out, setup);
 }

@@ -61,7 +61,7 @@ export function buildResult(plan: LoadPlan, out: EngineOutput, setup: SetupOutco
     },
     connections: { opened: c[C_OPENED], closedByServer: c[C_CLOSED_BY_SERVER] },
     ...(open ? { schedule: { late: c[C_LATE], dropped: out.dropped, intended: out.intended, maxLagMs: round3(out.maxLagMs) } } : {}),
-    timeline: out.intervals.map((p) => ({ second: p.second, requests: p.requests, errors: p.errors, bytesRead: p.bytesRead, p50: p.p50, p99: p.p99 })),
+    timeline: out.timeline,
     generator: {
       cpuUserMs,
       cpuSystemMs,

@@ -39,6 +39,8 @@ export class WorkerEngine implements ConnectionOwner {
   private inFlight = 0;
   /** Closed model: requests still allowed to start (the worker's share of -a). */
   private toStart = Infinity;
+  /** Closed model: starts set aside for connections that are reconnecting (so -a opens no spare connection). */
+  private reserved = 0;
   private amountMode = false;
   // Open model: send k is due at t0 + k * interval; sends not yet made wait implicitly.
   private t0 = 0;
@@ -156,8 +158,10 @@ export class WorkerEngine implements ConnectionOwner {
       this.errors.set(code, (this.errors.get(code) ?? 0) + 1);
     }
     if (conn.takeClosedByServer() || reason === 'idle-close') this.counters[C_CLOSED_BY_SERVER]++;
+    this.release(conn);
     if (this.amountMode) this.checkDone();
     if (this.stopped || this.nothingLeftToSend()) return;
+    if (!this.open && this.amountMode && this.reserve(conn) === 0) return; // the others will send the rest
     if (reason === 'error' && !conn.everConnected) setTimeout(() => this.reopen(conn), CONNECT_RETRY_MS);
     else conn.open();
   }
@@ -177,10 +181,28 @@ export class WorkerEngine implements ConnectionOwner {
 
   /** Closed model: keep the connection's pipeline full while requests may start. */
   private refill(conn: Connection, now: number): void {
-    while (conn.inFlight < conn.depth && this.toStart > 0) {
-      this.toStart--;
+    while (conn.inFlight < conn.depth) {
+      if (conn.reserved > 0) {
+        conn.reserved--;
+        this.reserved--;
+      } else if (this.toStart > 0) this.toStart--;
+      else break;
       conn.send(now, now);
     }
+  }
+
+  private reserve(conn: Connection): number {
+    const n = Math.min(conn.depth, this.toStart);
+    this.toStart -= n;
+    this.reserved += n;
+    conn.reserved = n;
+    return n;
+  }
+
+  private release(conn: Connection): void {
+    this.toStart += conn.reserved;
+    this.reserved -= conn.reserved;
+    conn.reserved = 0;
   }
 
   /** Open model: makes every send that is due, on any connection with a free slot. */
@@ -240,12 +262,12 @@ export class WorkerEngine implements ConnectionOwner {
 
   /** With -a, once every request has been started a dropped connection need not come back. */
   private nothingLeftToSend(): boolean {
-    return this.amountMode && (this.open ? this.nextK >= this.maxK : this.toStart === 0);
+    return this.amountMode && (this.open ? this.nextK >= this.maxK : this.toStart === 0 && this.reserved === 0);
   }
 
   private checkDone(): void {
     if (!this.amountMode || this.stopped || this.inFlight > 0) return;
-    if (this.open ? this.nextK >= this.maxK : this.toStart === 0) this.stop();
+    if (this.open ? this.nextK >= this.maxK : this.toStart === 0 && this.reserved === 0) this.stop();
   }
 
   private resetInterval(): void {
