@@ -4,3 +4,8 @@ export { load, type LoadRun, type LoadHooks, type LoadEvents, type LoadProgress,
 export { loadOptionSpecs } from './load/load-options.js';
 export type { LoadResult, LatencyStats, TimelinePoint, GeneratorWorkerStats, SetupOutcome } from './load/load-result.js';
 export type { ScenarioRequest } from './load/request-template.js';
+export { run, type RunHooks, type RunResult } from './run/run.js';
+export { runOptionSpecs, type RunOptions } from './run/run-options.js';
+export { readRunDir } from './run-dir/read-run-dir.js';
+export type { RunMeta } from './run-dir/schema.js';
+export type { RunData, ThreadTelemetry, ProfileRef } from './run-dir/run-data.js';
