@@ -31,9 +31,14 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
   return orderFindings(healthy ? [...merged, healthy] : merged);
 }
 
-/** Severity first (a critical finding always leads), then the share of time explained. */
+/** Growth that makes latency creep is a root cause: whatever else is hot is multiplied by it. */
+const GROWTH: ReadonlySet<Category> = new Set(['listener-leak', 'handler-growth', 'timer-leak', 'memory-leak']);
+const isRootCause = (f: Finding) => GROWTH.has(f.category) && f.evidence.latencyTrendR2 !== undefined;
+
+/** Severity first (a critical finding always leads), then root causes, then the share of time explained. */
 export function orderFindings(findings: Finding[]): Finding[] {
-  return [...findings].sort((a, b) => severityRank[a.severity] - severityRank[b.severity] || b.impact - a.impact);
+  return [...findings].sort((a, b) => severityRank[a.severity] - severityRank[b.severity] ||
+    Number(isRootCause(b)) - Number(isRootCause(a)) || b.impact - a.impact);
 }
 
 const culpritKey = (f: Finding) => (f.culprit ? `${f.culprit.file}\u0000${f.culprit.function}` : undefined);

@@ -19,6 +19,8 @@ import { timerLeak } from './timer-leak.js';
 import { memoryLeak } from './memory-leak.js';
 import { workGrowthAdvice } from './handler-growth.advice.js';
 import { ioWaitAdvice } from './io-wait.advice.js';
+import { IO_WAIT_MAX_ELU } from './io-wait.js';
+import { loopStats } from './signals/loop-stats.js';
 
 /** CPU per request must rise by this factor for the creep to be "more work per request". */
 export const CREEP_CPU_GROWTH_RATIO = 1.3;
@@ -29,62 +31,81 @@ export function latencyCreep(run: RunData): Finding[] {
   const explained = [listenerLeak, handlerGrowth, timerLeak, memoryLeak].some((a) => a(run).length > 0);
   if (explained) return [];
   const cpuGrows = trend.cpuPerRequestEarlyMs > 0 && trend.cpuPerRequestLateMs / trend.cpuPerRequestEarlyMs >= CREEP_CPU_GROWTH_RATIO;
-  const grower = cpuGrows ? growingFunction(run) : undefined;
-  return [finding(trend, cpuGrows, grower)];
+  // Flat CPU per request on a busy loop means the process got less CPU (a noisy neighbour),
+  // not that requests wait longer on I/O: nothing to blame in the application.
+  const elu = loopStats(run)?.eluMean ?? 0;
+  if (!cpuGrows && elu > IO_WAIT_MAX_ELU) return [];
+  const growers = cpuGrows ? growingFunctions(run) : [];
+  return [finding(trend, cpuGrows, growers)];
 }
 
 interface Grower {
-  culprit: Culprit;
+  function: string;
+  file: string;
+  line: number;
+  kind: string;
+  culprit?: Culprit;
   earlyMsPerRequest: number;
   lateMsPerRequest: number;
+  /** Share of the total growth of CPU per request this function accounts for. */
+  shareOfGrowth: number;
 }
 
-/** The app function whose attributed CPU per request grew the most from the first to the last third. */
-function growingFunction(run: RunData): Grower | undefined {
+/** An app function must account for this share of the CPU-per-request growth to be blamed. */
+export const CREEP_CULPRIT_MIN_SHARE = 0.3;
+
+/** Functions (attributed self time) whose CPU per request grew from the first to the last third, most first. */
+function growingFunctions(run: RunData): Grower[] {
   const view = cpuViewOf(run);
   const w = loadWindow(run);
   const thread = busiestThread(run, w);
-  if (!view || !w || !thread) return undefined;
+  if (!view || !w || !thread) return [];
   const third = w.durationMs / 3;
   const series = requestSeries(thread);
   const perRequest = (a: number, b: number) => {
     const requests = Math.max(1, requestsAt(series, b) - requestsAt(series, a));
     const tree = treeOf(run, view.profile, view.ref, a, b);
-    return new Map(hotspots(tree, { limit: 100, kinds: ['app'] }).map((h) => [`${h.file}:${h.line}:${h.function}`, { h, ms: h.selfMs / requests }]));
+    const rows = hotspots(tree, { limit: 200, kinds: ['app', 'deps', 'node-core', 'native', 'v8-builtin'] });
+    return new Map(rows.map((h) => [`${h.file}:${h.line}:${h.function}`, { h, ms: h.selfMs / requests, frame: tree.frames[h.frame] }]));
   };
   const early = perRequest(w.start, w.start + third);
   const late = perRequest(w.end - third, w.end);
-  let best: Grower | undefined;
-  let bestDelta = 0;
+  const growth: Grower[] = [];
   for (const [key, l] of late) {
     const e = early.get(key)?.ms ?? 0;
-    if (l.ms - e > bestDelta) {
-      bestDelta = l.ms - e;
-      best = { culprit: frameCulprit(view.tree.frames[l.h.frame] ?? { name: l.h.function, file: l.h.file, line: l.h.line, column: 0, kind: 'app' }, run.cwd), earlyMsPerRequest: e, lateMsPerRequest: l.ms };
-    }
+    if (l.ms <= e) continue;
+    growth.push({
+      function: l.h.function, file: l.h.file, line: l.h.line, kind: l.h.kind,
+      ...(l.h.kind === 'app' ? { culprit: frameCulprit(l.frame, run.cwd) } : {}),
+      earlyMsPerRequest: e, lateMsPerRequest: l.ms, shareOfGrowth: 0,
+    });
   }
-  return best;
+  const total = growth.reduce((a, g) => a + g.lateMsPerRequest - g.earlyMsPerRequest, 0);
+  for (const g of growth) g.shareOfGrowth = total > 0 ? (g.lateMsPerRequest - g.earlyMsPerRequest) / total : 0;
+  return growth.sort((a, b) => b.shareOfGrowth - a.shareOfGrowth).slice(0, 5);
 }
 
-function finding(trend: LatencyTrend, cpuGrows: boolean, grower: Grower | undefined): Finding {
+function finding(trend: LatencyTrend, cpuGrows: boolean, growers: Grower[]): Finding {
+  const grower = growers.find((g) => g.culprit && g.shareOfGrowth >= CREEP_CULPRIT_MIN_SHARE && g === growers[0]);
+  const elsewhere = !grower && growers[0] ? ` Most of the growth is in ${growers[0].function} (${growers[0].file || growers[0].kind}:${growers[0].line}), ${round(growers[0].shareOfGrowth * 100, 0)} % of it.` : '';
   const work = cpuGrows
-    ? ` CPU per request rose too, from ${trend.cpuPerRequestEarlyMs} to ${trend.cpuPerRequestLateMs} ms: each request does more work as the run goes on.`
+    ? ` CPU per request rose too, from ${round(trend.cpuPerRequestEarlyMs, 2)} to ${round(trend.cpuPerRequestLateMs, 2)} ms: each request does more work as the run goes on.`
     : ' CPU per request stayed flat: requests wait longer, they do not compute more.';
   const who = grower
-    ? ` \`${grower.culprit.function}\` (${grower.culprit.file}:${grower.culprit.line}) went from ${round(grower.earlyMsPerRequest, 3)} to ${round(grower.lateMsPerRequest, 3)} ms of CPU per request.`
-    : '';
+    ? ` \`${grower.function}\` (${grower.file}:${grower.line}) went from ${round(grower.earlyMsPerRequest, 2)} to ${round(grower.lateMsPerRequest, 2)} ms of CPU per request.`
+    : elsewhere;
   return {
     code: 'HOTPATH_LATENCY_CREEP',
     category: cpuGrows ? 'handler-growth' : 'io-wait',
     severity: 'warning',
     title: 'Latency keeps rising under constant load',
-    summary: `Server latency p50 rose from ${trend.earlyMs} ms to ${trend.lateMs} ms during the run (${trend.slopeMsPerS} ms per second, R² ${trend.r2}).${work}${who}`,
+    summary: `Latency p50 rose from ${round(trend.earlyMs, 1)} ms to ${round(trend.lateMs, 1)} ms during the run (${round(trend.slopeMsPerS, 2)} ms per second, R² ${round(trend.r2, 2)}).${work}${who}`,
     evidence: {
       latencyEarlyMs: trend.earlyMs, latencyLateMs: trend.lateMs, latencySlopeMsPerS: trend.slopeMsPerS, latencyTrendR2: trend.r2,
       cpuPerRequestEarlyMs: trend.cpuPerRequestEarlyMs, cpuPerRequestLateMs: trend.cpuPerRequestLateMs,
-      ...(grower ? { culpritEarlyMsPerRequest: round(grower.earlyMsPerRequest, 4), culpritLateMsPerRequest: round(grower.lateMsPerRequest, 4) } : {}),
+      ...(growers.length > 0 ? { growingFunctions: growers.map((g) => ({ function: g.function, file: g.file, line: g.line, kind: g.kind, earlyMsPerRequest: round(g.earlyMsPerRequest, 4), lateMsPerRequest: round(g.lateMsPerRequest, 4), shareOfGrowth: round(g.shareOfGrowth, 3) })) } : {}),
     },
-    ...(grower ? { culprit: grower.culprit } : {}),
+    ...(grower?.culprit ? { culprit: grower.culprit } : {}),
     recommendation: cpuGrows ? workGrowthAdvice : ioWaitAdvice(undefined),
     impact: creepShare(trend),
   };

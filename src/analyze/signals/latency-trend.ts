@@ -4,7 +4,7 @@
 
 import type { RunData } from '../../run-dir/run-data.js';
 import { busiestThread, loadWindow, windowSamples } from './load-window.js';
-import { linearFit, mean, round, sum, weightedMean } from './stats.js';
+import { linearFit, mean, round, weightedMean } from './stats.js';
 
 /** Late latency must be at least this multiple of early latency (a 50 % rise is not noise). */
 export const CREEP_MIN_RATIO = 1.5;
@@ -31,27 +31,47 @@ export interface LatencyTrend {
   creeping: boolean;
 }
 
+/**
+ * Per-second latency as the clients saw it (the load timeline: queueing included) when the run
+ * drove load, else the server's own timing; and CPU per request from the agent's samples.
+ * Server timing alone misses work done after the response (an 'after' listener, a 'finish'
+ * hook) and time spent queued behind a busy loop.
+ */
 export function latencyTrend(run: RunData): LatencyTrend | undefined {
   const w = loadWindow(run);
   const thread = busiestThread(run, w);
-  if (!thread) return undefined;
-  const samples = windowSamples(thread, w).filter((s) => s.http && s.http.finished > 0);
-  if (samples.length === 0) return undefined;
-  const t0 = samples[0].t;
-  const buckets = new Map<number, typeof samples>();
+  const samples = thread ? windowSamples(thread, w).filter((s) => s.http && s.http.finished > 0) : [];
+  const t0 = w?.start ?? samples[0]?.t ?? 0;
+  const perSecond = new Map<number, { cpuUs: number; finished: number; p50: number[]; counts: number[] }>();
   for (const s of samples) {
-    const k = Math.floor((s.t - t0) / 1000);
-    buckets.set(k, [...(buckets.get(k) ?? []), s]);
+    const k = Math.max(0, Math.floor((s.t - s.intervalMs / 2 - t0) / 1000));
+    const b = perSecond.get(k) ?? { cpuUs: 0, finished: 0, p50: [], counts: [] };
+    b.cpuUs += s.cpu.user + s.cpu.system;
+    b.finished += s.http?.finished ?? 0;
+    b.p50.push(s.http?.latency.p50 ?? 0);
+    b.counts.push(s.http?.latency.count ?? 0);
+    perSecond.set(k, b);
   }
+  const timeline = (run.load?.timeline ?? []).filter((p) => p.requests > 0);
   const seconds: number[] = [];
   const p50Ms: number[] = [];
   const cpuPerRequestMs: number[] = [];
-  for (const [k, group] of [...buckets].sort((a, b) => a[0] - b[0])) {
-    const finished = sum(group.map((s) => s.http?.finished ?? 0));
-    seconds.push(k);
-    p50Ms.push(weightedMean(group.map((s) => s.http?.latency.p50 ?? 0), group.map((s) => s.http?.latency.count ?? 0)));
-    cpuPerRequestMs.push(sum(group.map((s) => s.cpu.user + s.cpu.system)) / 1000 / Math.max(1, finished));
+  if (timeline.length >= CREEP_MIN_POINTS) {
+    const first = timeline[0].second;
+    for (const p of timeline) {
+      const b = perSecond.get(p.second - first);
+      seconds.push(p.second - first);
+      p50Ms.push(p.p50);
+      cpuPerRequestMs.push(b && b.finished > 0 ? b.cpuUs / 1000 / b.finished : 0);
+    }
+  } else {
+    for (const [k, b] of [...perSecond].sort((a, c) => a[0] - c[0])) {
+      seconds.push(k);
+      p50Ms.push(weightedMean(b.p50, b.counts));
+      cpuPerRequestMs.push(b.cpuUs / 1000 / Math.max(1, b.finished));
+    }
   }
+  if (seconds.length === 0) return undefined;
   return summarize(seconds, p50Ms, cpuPerRequestMs);
 }
 
@@ -63,7 +83,7 @@ function thirds(xs: number[]): [number, number] {
 function summarize(seconds: number[], p50Ms: number[], cpuPerRequestMs: number[]): LatencyTrend {
   const fit = linearFit(seconds, p50Ms);
   const [earlyMs, lateMs] = thirds(p50Ms);
-  const [cpuEarly, cpuLate] = thirds(cpuPerRequestMs);
+  const [cpuEarly, cpuLate] = thirds(cpuPerRequestMs.filter((x) => x > 0));
   const ratio = earlyMs > 0 ? lateMs / earlyMs : 0;
   const creeping = seconds.length >= CREEP_MIN_POINTS && fit.slope > 0 && ratio >= CREEP_MIN_RATIO &&
     fit.r2 >= CREEP_MIN_R2 && lateMs - earlyMs >= CREEP_MIN_DELTA_MS;

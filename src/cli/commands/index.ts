@@ -4,9 +4,11 @@ import type { Command } from '../command.js';
 import { runCommand } from './run.js';
 import { reportCommand } from './report.js';
 import { loadCommand } from './load.js';
+import { demoCommand } from './demo.js';
 
 export const commands: readonly Command[] = [
   runCommand,
   reportCommand,
   loadCommand,
+  demoCommand,
 ];
