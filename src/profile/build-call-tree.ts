@@ -9,6 +9,7 @@
 import type { CallTree, WorkKind } from './call-tree.js';
 import type { CpuProfile } from './cpu-profile.js';
 import { FrameTable } from './frame-table.js';
+import { indexNodes } from './raw-index.js';
 import { layoutTree } from './layout-tree.js';
 import { SourceMapResolver } from './source-maps.js';
 import { sampleWeights } from './sample-weights.js';
@@ -26,36 +27,6 @@ export interface BuildCallTreeOptions {
   resolver?: SourceMapResolver;
   /** Count only samples inside this window. */
   window?: ProfileWindow;
-}
-
-interface RawIndex {
-  count: number;
-  parent: Int32Array;
-  children: Int32Array[];
-  root: number;
-  byId: Map<number, number>;
-}
-
-function indexNodes(profile: CpuProfile): RawIndex {
-  const count = profile.nodes.length;
-  const byId = new Map<number, number>();
-  for (let i = 0; i < count; i++) byId.set(profile.nodes[i].id, i);
-  const parent = new Int32Array(count).fill(-1);
-  const children: Int32Array[] = new Array(count);
-  // V8 writes the root first. Nodes unreachable from it (a cycle, a dangling id) are never
-  // visited by the pre-order walk, so they carry no weight.
-  const root = 0;
-  for (let i = 0; i < count; i++) {
-    const ids = profile.nodes[i].children ?? [];
-    const kids: number[] = [];
-    for (const id of ids) {
-      const c = byId.get(id);
-      // Guard against cycles and nodes listed twice: a node keeps its first parent.
-      if (c !== undefined && c !== root && c !== i && parent[c] === -1) { parent[c] = i; kids.push(c); }
-    }
-    children[i] = Int32Array.from(kids);
-  }
-  return { count, parent, children, root, byId };
 }
 
 /** Share of a raw app node's self ticks that sit on lines calling frameless builtins (JSON). */
@@ -98,7 +69,7 @@ export function buildCallTree(profile: CpuProfile, options: BuildCallTreeOptions
     const s = weights.order[k];
     const t = weights.time[s];
     const node = raw.byId.get(profile.samples[s]);
-    if (node === undefined || t < win.filterStart || t >= win.filterEnd) { dropped++; continue; }
+    if (node === undefined || !raw.reachable[node] || t < win.filterStart || t >= win.filterEnd) { dropped++; continue; }
     rawSelf[node] += weights.weight[s];
     sampleCount++;
   }

@@ -1,0 +1,43 @@
+// Indexes a .cpuprofile's flat node list: id → index, parent and children by index. The
+// root is nodes[0] (V8 writes it first); cycles and dangling ids are cut, never followed.
+
+import type { CpuProfile } from './cpu-profile.js';
+
+export interface RawIndex {
+  count: number;
+  parent: Int32Array;
+  children: Int32Array[];
+  root: number;
+  byId: Map<number, number>;
+  /** 1 for nodes reachable from the root; samples of other nodes are dropped. */
+  reachable: Uint8Array;
+}
+
+export function indexNodes(profile: CpuProfile): RawIndex {
+  const count = profile.nodes.length;
+  const byId = new Map<number, number>();
+  for (let i = 0; i < count; i++) byId.set(profile.nodes[i].id, i);
+  const parent = new Int32Array(count).fill(-1);
+  const children: Int32Array[] = new Array(count);
+  // V8 writes the root first. Nodes unreachable from it (a cycle, a dangling id) are never
+  // visited by the pre-order walk, so they carry no weight.
+  const root = 0;
+  for (let i = 0; i < count; i++) {
+    const ids = profile.nodes[i].children ?? [];
+    const kids: number[] = [];
+    for (const id of ids) {
+      const c = byId.get(id);
+      // Guard against cycles and nodes listed twice: a node keeps its first parent.
+      if (c !== undefined && c !== root && c !== i && parent[c] === -1) { parent[c] = i; kids.push(c); }
+    }
+    children[i] = Int32Array.from(kids);
+  }
+  const reachable = new Uint8Array(count);
+  const stack = [root];
+  while (stack.length > 0) {
+    const i = stack.pop()!;
+    reachable[i] = 1;
+    for (const c of children[i]) stack.push(c);
+  }
+  return { count, parent, children, root, byId, reachable };
+}
