@@ -39,10 +39,24 @@ async function assertHealthyRun(command: string[], cwd?: string) {
 }
 
 describe('hotpath run with every kind of launcher', () => {
-  test('a CommonJS server', async () => {
-    const { meta } = await assertHealthyRun(['node', 'cjs-server.cjs']);
-    assert.equal(meta.processes.length, 1);
+  test('a CommonJS server, with a CPU profile of the load window', async () => {
+    const { meta, run } = await assertHealthyRun(['node', 'cjs-server.cjs']);
+    assert.equal(meta.processes.filter((p) => p.threadId === 0).length, 1);
     assert.match(meta.nodeVersion ?? '', /^v\d+/);
+    const cpu = run.profiles.filter((p) => p.kind === 'cpu');
+    assert.deepEqual(cpu.map((p) => p.pid), [meta.target?.pid], 'one CPU profile, of the target');
+    const load = meta.phases.find((p) => p.phase === 'load');
+    assert.ok(load && cpu[0].start >= load.start - 50 && cpu[0].start <= load.start + 1000, 'the profile starts with the load');
+  });
+
+  test('--no-profile: telemetry only', async () => {
+    const tmp = tempOut();
+    after(tmp.cleanup);
+    const r = await runCli(['run', ...LOAD, '--no-profile', '--out', tmp.out, '--', 'node', 'cjs-server.cjs'], { cwd: apps });
+    assert.equal(r.code, 0, r.stderr);
+    const run = await readRunDir(onlyRunDir(tmp.out));
+    assert.equal(run.profiles.length, 0);
+    assert.ok(run.threads.some((t) => t.samples.length > 0));
   });
 
   test('an ES module server (the CJS agent loads first)', async () => {
