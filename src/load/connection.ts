@@ -4,7 +4,7 @@
 // created once per connection, request bytes are prebuilt, times are plain numbers.
 
 import type net from 'node:net';
-import { openSocket, readyEvent } from './open-socket.js';
+import { openSocket, readyEvent, supportsOnRead, type OnRead } from './open-socket.js';
 import { ResponseScanner, type ScanSink } from './response-scanner.js';
 import type { WorkerTarget } from './worker-protocol.js';
 
@@ -24,6 +24,9 @@ export interface ConnectionOwner {
 export type DropReason = 'error' | 'eof' | 'parse' | 'recycle' | 'idle-close' | 'timeout';
 
 function noop(): void {}
+
+/** One read buffer per worker thread, shared by its connections: reads are scanned synchronously, then it is reused. */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
 export class Connection implements ScanSink {
   socket: net.Socket | null = null;
@@ -52,10 +55,11 @@ export class Connection implements ScanSink {
 
   open(): void {
     const t = this.owner.target;
-    const s = openSocket(t);
+    const direct = supportsOnRead(t);
+    const s = openSocket(t, direct ? this.onread : undefined);
     s.setNoDelay(true);
     s.on(readyEvent(t), this.onConnect);
-    s.on('data', this.onData);
+    if (!direct) s.on('data', this.onData);
     s.on('end', this.onEnd);
     s.on('error', this.onError);
     this.socket = s;
@@ -148,14 +152,22 @@ export class Connection implements ScanSink {
     this.owner.connected(this);
   };
 
-  private readonly onData = (chunk: Buffer): void => {
-    this.owner.received(chunk.length);
+  private readonly onData = (chunk: Buffer, length = chunk.length): void => {
+    this.owner.received(length);
     const s = this.socket as net.Socket;
     s.cork();
-    const ok = this.scanner.feed(chunk) && !this.scanner.failed;
+    const ok = this.scanner.feed(chunk, length) && !this.scanner.failed;
     if (this.socket === s) s.uncork();
     if (!ok) this.owner.dropped(this, this.close(), 'parse');
     else if (this.recycle) this.owner.dropped(this, this.close(), 'recycle');
+  };
+
+  private readonly onread: OnRead = {
+    buffer: READ_BUFFER,
+    callback: (bytes: number): boolean => {
+      if (this.socket !== null) this.onData(READ_BUFFER, bytes);
+      return true;
+    },
   };
 
   private readonly onEnd = (): void => {

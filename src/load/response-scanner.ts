@@ -80,18 +80,22 @@ export class ResponseScanner {
     this.failed = false;
   }
 
-  /** Scans one read. Returns false on malformed input (the caller drops the connection). */
-  feed(chunk: Buffer): boolean {
+  /**
+   * Scans one read: the first `length` bytes of `chunk` (a reused read buffer may be longer).
+   * Returns false on malformed input (the caller drops the connection).
+   */
+  feed(chunk: Buffer, length = chunk.length): boolean {
     let buf = chunk;
+    let len = length;
     if (this.pending !== null) {
-      buf = Buffer.concat([this.pending, chunk]);
+      buf = Buffer.concat([this.pending, chunk.subarray(0, length)]);
+      len = buf.length;
       this.pending = null;
     }
     let pos = 0;
-    const len = buf.length;
     while (pos < len) {
       switch (this.state) {
-        case S_HEAD: pos = this.head(buf, pos); break;
+        case S_HEAD: pos = this.head(buf, pos, len); break;
         case S_BODY: pos = this.body(buf, pos, len); break;
         case S_UNTIL_CLOSE: return true;
         default: pos = this.chunked(buf, pos, len); break;
@@ -114,12 +118,12 @@ export class ResponseScanner {
     return !this.midResponse;
   }
 
-  private head(buf: Buffer, pos: number): number {
+  private head(buf: Buffer, pos: number, len: number): number {
     const end = buf.indexOf(CRLFCRLF, pos);
-    if (end === -1) {
-      if (buf.length - pos > MAX_HEAD_BYTES) return -1;
-      this.pending = Buffer.from(buf.subarray(pos));
-      return buf.length;
+    if (end === -1 || end + 4 > len) {
+      if (len - pos > MAX_HEAD_BYTES) return -1;
+      this.pending = Buffer.from(buf.subarray(pos, len)); // a copy: the read buffer is reused
+      return len;
     }
     if (!this.parseHead(buf, pos, end)) return -1;
     return end + 4;

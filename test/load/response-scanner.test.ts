@@ -80,3 +80,15 @@ test('an endless head is rejected instead of buffered forever', () => {
   const r = scan(Buffer.from('HTTP/1.1 200 OK\r\nX: ' + 'a'.repeat(70 * 1024)), 4096);
   assert.equal(r.ok, false);
 });
+
+test('only the first `length` bytes of a reused read buffer are scanned', () => {
+  const responses: number[] = [];
+  const scanner = new ResponseScanner({ onResponse: (s) => { responses.push(s); }, headPending: () => false });
+  const full = Buffer.from(cl, 'latin1');
+  const reused = Buffer.concat([full.subarray(0, 20), Buffer.from('\r\n\r\nstale bytes of an older read')]);
+  assert.equal(scanner.feed(reused, 20), true);
+  assert.deepEqual(responses, []);
+  reused.fill(0x41); // the buffer is reused: the scanner must have copied what it kept
+  assert.equal(scanner.feed(full.subarray(20)), true);
+  assert.deepEqual(responses, [200]);
+});
