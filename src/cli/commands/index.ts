@@ -5,10 +5,12 @@ import { runCommand } from './run.js';
 import { reportCommand } from './report.js';
 import { loadCommand } from './load.js';
 import { demoCommand } from './demo.js';
+import { exportCommand } from './export.js';
 
 export const commands: readonly Command[] = [
   runCommand,
   reportCommand,
   loadCommand,
   demoCommand,
+  exportCommand,
 ];

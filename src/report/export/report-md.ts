@@ -88,6 +88,6 @@ export function renderReportMarkdown(report: Report, options: { hotspots?: numbe
     shown.forEach((f, i) => lines.push(...findingSection(f, i)));
   }
   lines.push(...loadSection(report), ...hotspotSection(report, options.hotspots ?? 10));
-  lines.push(`<sub>hotpath ${mdText(report.hotpathVersion)} · run dir ${mdCode(report.runDir)}</sub>`, '');
+  lines.push(`_hotpath ${mdText(report.hotpathVersion)}, run directory ${mdCode(report.runDir)}_`, '');
   return lines.join('\n');
 }
