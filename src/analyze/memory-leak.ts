@@ -1,10 +1,10 @@
 // Memory leak: the heap left after garbage collection keeps rising over the run. Judged on
-// the trend of the heap's lower envelope (heap-after-GC), with slope and fit over the whole
+// the trend of the heap left after full GCs, with slope and fit over the whole
 // window, never on one sample: a heap that grows then gets collected is not a leak.
 
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
-import { busiestThread, loadWindow, windowGc, windowSamples, type Window } from './signals/load-window.js';
+import { busiestThread, loadWindow, windowGc, type Window } from './signals/load-window.js';
 import { allocationsOf } from './signals/heap-profile.js';
 import { frameCulprit } from './signals/culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
@@ -12,8 +12,13 @@ import { linearFit, round } from './signals/stats.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
 import { memoryLeakAdvice } from './memory-leak.advice.js';
 
-/** Segments the window is cut into; the lowest heap of each is one point of the envelope. */
+/** Segments the window is cut into; the lowest post-full-GC heap of each is one point of the envelope. */
 export const LEAK_SEGMENTS = 8;
+/**
+ * Full (mark-sweep) GCs needed in the window. Only a full GC frees the old generation: before
+ * the first ones, objects promoted by scavenges make any busy heap look like it leaks.
+ */
+export const LEAK_MIN_MAJOR_GCS = 3;
 /** Growth of the envelope over the window worth reporting, bytes (below: JIT and caches warming up). */
 export const LEAK_MIN_GROWTH_BYTES = 8 * 1024 * 1024;
 /** And relative to where it started: 20 % of the baseline heap. */
@@ -31,7 +36,7 @@ export function memoryLeak(run: RunData): Finding[] {
   const thread = busiestThread(run, w);
   if (!w || !thread) return [];
   const envelope = heapEnvelope(thread, w);
-  if (envelope.length < LEAK_SEGMENTS / 2) return [];
+  if (envelope.length < LEAK_MIN_MAJOR_GCS) return [];
   const fit = linearFit(envelope.map((p) => (p.t - w.start) / 1000), envelope.map((p) => p.bytes));
   const growth = fit.slope * (w.durationMs / 1000);
   const baseline = Math.max(1, fit.intercept);
@@ -39,16 +44,17 @@ export function memoryLeak(run: RunData): Finding[] {
   return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2)];
 }
 
-/** Lowest heap per segment: from GC heap-after figures when present, else from samples. */
+/** The heap left after each full GC, thinned to the lowest point per segment of the window. */
 function heapEnvelope(thread: ThreadTelemetry, w: Window): { t: number; bytes: number }[] {
-  const gc = windowGc(thread, w).filter((e) => e.heapAfter !== undefined).map((e) => ({ t: e.start + e.durationMs, bytes: e.heapAfter! }));
-  const points = gc.length >= LEAK_SEGMENTS * 2 ? gc : windowSamples(thread, w).map((s) => ({ t: s.t, bytes: s.mem.heapUsed }));
+  const points = windowGc(thread, w)
+    .filter((e) => e.kind === 'major' && e.heapAfter !== undefined)
+    .map((e) => ({ t: e.start + e.durationMs, bytes: e.heapAfter as number }));
+  if (points.length < LEAK_MIN_MAJOR_GCS) return [];
   const seg = w.durationMs / LEAK_SEGMENTS;
   const out: { t: number; bytes: number }[] = [];
   for (let i = 0; i < LEAK_SEGMENTS; i++) {
     const inSeg = points.filter((p) => p.t >= w.start + i * seg && p.t < w.start + (i + 1) * seg);
-    if (inSeg.length === 0) continue;
-    out.push(inSeg.reduce((a, b) => (b.bytes < a.bytes ? b : a)));
+    if (inSeg.length > 0) out.push(inSeg.reduce((a, b) => (b.bytes < a.bytes ? b : a)));
   }
   return out;
 }

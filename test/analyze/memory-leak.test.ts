@@ -7,7 +7,7 @@ import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
 for (const noise of NOISE_LEVELS) {
   test(`memory leak: heap after GC rising 40 -> 100 MB is reported with slope and fit (noise ${noise})`, () => {
     for (const seed of SEEDS) {
-      const run = syntheticRun({ seed, noise, heapMB: (p) => 40 + 60 * p, heapSawMB: 10 });
+      const run = syntheticRun({ seed, noise, heapMB: (p) => 40 + 60 * p, heapSawMB: 10, majorGcPerS: 1 });
       const [f] = memoryLeak(run);
       assert.ok(f, `seed ${seed}`);
       assert.equal(f.category, 'memory-leak');
@@ -20,13 +20,18 @@ for (const noise of NOISE_LEVELS) {
 
   test(`memory leak: a sawtooth around a flat baseline is not a leak (noise ${noise})`, () => {
     for (const seed of SEEDS) {
-      const run = syntheticRun({ seed, noise, heapMB: 60, heapSawMB: 40 });
+      const run = syntheticRun({ seed, noise, heapMB: 60, heapSawMB: 40, majorGcPerS: 1 });
       assert.deepEqual(memoryLeak(run), []);
     }
   });
 }
 
 test('memory leak: one high sample at the end is not a trend', () => {
-  const run = syntheticRun({ heapMB: (p) => (p > 0.97 ? 200 : 40), heapSawMB: 2 });
+  const run = syntheticRun({ heapMB: (p) => (p > 0.97 ? 200 : 40), heapSawMB: 2, majorGcPerS: 1 });
+  assert.deepEqual(memoryLeak(run), []);
+});
+
+test('memory leak: heap growth without full GCs (promotion before the first mark-sweep) is not judged', () => {
+  const run = syntheticRun({ heapMB: (p) => 5 + 30 * p, majorGcPerS: 0.1 });
   assert.deepEqual(memoryLeak(run), []);
 });

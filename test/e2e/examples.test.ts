@@ -1,0 +1,83 @@
+// End to end: `hotpath run` (the built CLI) on every example server, asserting the main
+// finding's category and the culprit's function and file, and that the healthy controls get
+// no warning or critical finding. Slow (a 5 s load per example): runs with the e2e suite.
+
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Report } from '../../src/report/report-schema.js';
+import { examplesDir, exampleRunArgv, listExamples } from '../../src/cli/commands/demo.js';
+
+const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const out = mkdtempSync(join(tmpdir(), 'hotpath-examples-'));
+after(() => rmSync(out, { recursive: true, force: true }));
+
+interface Expectation {
+  category: string;
+  culprit?: { function: string; file: string };
+}
+
+/** What each example must be diagnosed as. Healthy controls: no expectation, only "no warning". */
+const expected: Record<string, Expectation | 'healthy'> = {
+  'restify-etag-leak': { category: 'listener-leak', culprit: { function: 'attachAfterEvent', file: 'util.js' } },
+  'express-pbkdf2-login': { category: 'sync-io', culprit: { function: 'login', file: 'app.js' } },
+  'express-route-growth': { category: 'handler-growth', culprit: { function: 'refreshRoutes', file: 'routes.js' } },
+  'allocation-churn': { category: 'gc-pressure', culprit: { function: 'buildRows', file: 'server.js' } },
+  'connection-churn': { category: 'connection-churn' },
+  'healthy-http': 'healthy',
+  'healthy-fastify': 'healthy',
+};
+
+/** Runs the example like `cd examples/<name> && hotpath run <flags> --json -- node server.js`. */
+function runExample(name: string): Promise<{ report: Report; stderr: string }> {
+  const argv = exampleRunArgv(name, ['--out', out, '--json']);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, 'run', ...argv], {
+      cwd: join(examplesDir, name), env: { ...process.env, PORT: '0', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d; });
+    child.stderr.on('data', (d: Buffer) => { stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      try {
+        resolve({ report: JSON.parse(stdout) as Report, stderr });
+      } catch {
+        reject(new Error(`hotpath run exited ${code} without a report\n${stderr}`));
+      }
+    });
+  });
+}
+
+test('every example directory has an expectation', () => {
+  assert.deepEqual(listExamples(), Object.keys(expected).sort());
+});
+
+for (const [name, want] of Object.entries(expected)) {
+  test(`example ${name}: ${want === 'healthy' ? 'healthy, no warning or critical finding' : `${want.category}${want.culprit ? ` in ${want.culprit.function} (${want.culprit.file})` : ''}`}`, { timeout: 150_000 }, async () => {
+    const { report, stderr } = await runExample(name);
+    const summary = report.findings.map((f) => `${f.severity} ${f.category} ${f.culprit ? `${f.culprit.function} ${f.culprit.file}:${f.culprit.line}` : ''}`).join('\n');
+    assert.equal(report.target.outcome.status, 'completed', stderr);
+    if (want === 'healthy') {
+      assert.deepEqual(report.findings.filter((f) => f.severity !== 'info').map((f) => f.code), [], summary);
+      assert.ok(report.findings.some((f) => f.category === 'healthy'), summary);
+      return;
+    }
+    const [main] = report.findings;
+    assert.ok(main, `no finding for ${name}\n${stderr}`);
+    assert.equal(main.category, want.category, summary);
+    assert.notEqual(main.severity, 'info', summary);
+    if (want.culprit) {
+      assert.equal(main.culprit?.function, want.culprit.function, summary);
+      assert.equal(main.culprit?.file, want.culprit.file, summary);
+      assert.ok((main.culprit?.line ?? 0) > 0, summary);
+    }
+  });
+}
