@@ -2,7 +2,8 @@
 // ended, the load figures, the top findings with their culprit, the hottest functions, and
 // always the run directory. Plain text; colour only through the styler (off when piped).
 
-import { relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import type { Report } from '../report/report-schema.js';
 import type { RunMeta } from '../run-dir/schema.js';
 
@@ -49,7 +50,7 @@ function hotspotLines(report: Report): string[] {
 }
 
 /** The summary of a finished run; `cwd` shortens the run directory's path. */
-export function formatRunSummary(report: Report, cwd: string, s: Styler): string {
+export function formatRunSummary(report: Report, cwd: string, s: Styler, warnings: readonly string[] = []): string {
   const out = [s.bold('hotpath ') + outcomeLine(report.target.outcome, s)];
   const load = loadLine(report);
   if (load) out.push(`  load      ${load}`);
@@ -60,7 +61,11 @@ export function formatRunSummary(report: Report, cwd: string, s: Styler): string
   if (findings.length > 0) out.push('', s.bold('Findings'), ...findings);
   const hot = hotspotLines(report);
   if (hot.length > 0) out.push('', s.bold('Hottest functions (self time)'), ...hot);
-  out.push('', `run directory: ${displayPath(report.runDir, cwd)}`);
+  if (warnings.length > 0) out.push('', ...warnings.map((w) => `${s.yellow('warning')} ${w}`));
+  const html = join(report.runDir, 'report.html');
+  out.push('');
+  if (existsSync(html)) out.push(`report: ${displayPath(html, cwd)}`);
+  out.push(`run directory: ${displayPath(report.runDir, cwd)}`);
   return out.join('\n') + '\n';
 }
 

@@ -5,6 +5,7 @@
 // in-memory tail for error messages.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { closeSync, createWriteStream, openSync, readSync, fstatSync } from 'node:fs';
 import { ENV, type AgentConfig } from '../agent/protocol.js';
 import { hotpathError } from '../errors.js';
@@ -92,6 +93,8 @@ export class TargetProcess {
   async stop(graceMs: number): Promise<'empty' | 'terminated' | 'killed'> {
     const how = await stopGroup(this.pid, graceMs);
     process.off('exit', this.onHotpathExit);
+    // The group can be seen gone a moment before node reports the child's exit status.
+    await Promise.race([this.exited, sleep(1000)]);
     return how;
   }
 

@@ -79,6 +79,18 @@ describe('hotpath run: choosing and reaching the server', () => {
     assert.equal(meta.otherPorts?.length, 1, 'the admin port is listed');
   });
 
+  test('a server on a Unix socket is driven through the socket', async () => {
+    const dir = out();
+    const socket = join(dir, 'app.sock');
+    const r = await runCli(['run', '-d', '0.5', '-c', '2', '-w', '1', '--path', '/unix-path', '--out', join(dir, 'runs'), '--', 'node', 'unix-socket-server.cjs'],
+      { cwd: apps, env: { SOCKET_PATH: socket } });
+    assert.equal(r.code, 0, r.stderr);
+    const run = await readRunDir(onlyRunDir(join(dir, 'runs')));
+    assert.ok(r.stderr.includes(`listens on ${socket}`), r.stderr);
+    assert.ok(run.load && run.load.requests.total > 0 && run.load.errors.total === 0);
+    assert.equal(run.load.statusCodes['200'], run.load.requests.total);
+  });
+
   test('--url drives a running server without an agent (outside view)', async () => {
     let served = 0;
     const srv = createServer((req, res) => { served++; res.end('outside\n'); }).listen(0, '127.0.0.1');

@@ -48,6 +48,16 @@ describe('hotpath run when things go wrong', () => {
     assert.deepEqual(survivors(meta), []);
   });
 
+  test('Ctrl-C while waiting for the target to listen: it is stopped, exit 130', async () => {
+    const { r, meta } = await runApp('never-listens.cjs', ['-d', '1', '--ready-timeout', '20'], {
+      onSpawn: (child, waitFor) => void waitFor('waiting for it to listen').then(() => setTimeout(() => child.kill('SIGINT'), 500)),
+    });
+    assert.equal(r.code, 130, r.stderr);
+    assert.equal(meta.outcome.status, 'interrupted');
+    assert.match(meta.outcome.reason ?? '', /starting phase/);
+    assert.deepEqual(survivors(meta), []);
+  });
+
   test('a slow-starting app is waited for', async () => {
     const { r, meta } = await runApp('slow-start.cjs', ['-d', '1'], { env: { START_DELAY_MS: '1500' } });
     assert.equal(r.code, 0, r.stderr);

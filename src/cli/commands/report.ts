@@ -27,9 +27,8 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   const dir = resolve(io.cwd, dirArg);
   const data = await readRunDir(dir);
   const s = styler(io);
-  for (const w of data.readWarnings) io.stderr.write(s.yellow('warning ') + w + '\n');
   const report = await writeReports(dir, { run: data });
-  io.stderr.write(formatRunSummary(report, io.cwd, s));
+  io.stderr.write(formatRunSummary(report, io.cwd, s, [...(data.meta.warnings ?? []), ...data.readWarnings]));
   if (args.values.json === true) io.stdout.write(JSON.stringify(report, null, 2) + '\n');
   return 0;
 }

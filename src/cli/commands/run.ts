@@ -61,7 +61,14 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
       `Put the command that starts your server after \`--\`: hotpath run [options] -- ${args.positionals.join(' ')}`, { showUsage: true });
   }
   const s = styler(io);
-  const say = (m: string) => io.stderr.write(s.dim(`hotpath: ${m}`) + '\n');
+  let progressShown = false;
+  const clearProgress = () => { if (progressShown) io.stderr.write('\r\u001b[2K'); progressShown = false; };
+  const say = (m: string) => { clearProgress(); io.stderr.write(s.dim(`hotpath: ${m}`) + '\n'); };
+  // A live line on a terminal only; logs and CI get the status lines alone.
+  const onLoadProgress = io.interactive ? (second: number, requests: number) => {
+    io.stderr.write(`\r\u001b[2K${s.dim(`hotpath: load ${second} s, ${requests.toLocaleString('en-US')} requests`)}`);
+    progressShown = true;
+  } : undefined;
   const interrupts = interruptHandling(io);
   let runDir: string | undefined;
   try {
@@ -72,15 +79,18 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
       cwd: io.cwd,
       onRunDir: (dir) => { runDir = dir; say(`run directory: ${displayPath(dir, io.cwd)}`); },
       onStatus: say,
+      onLoadProgress,
     });
+    clearProgress();
     if (result.report) {
-      io.stderr.write(formatRunSummary(result.report, io.cwd, s));
+      io.stderr.write(formatRunSummary(result.report, io.cwd, s, result.meta.warnings));
       if (args.values.json === true) io.stdout.write(JSON.stringify(result.report, null, 2) + '\n');
     } else {
       io.stderr.write(`hotpath ${outcomeLine(result.meta.outcome, s)}\nrun directory: ${displayPath(result.runDir, io.cwd)}\n`);
     }
     return exitCodeOf(result);
   } catch (err) {
+    clearProgress();
     if (runDir) io.stderr.write(`run directory: ${displayPath(runDir, io.cwd)} (target.log has the target's output)\n`);
     throw err;
   } finally {
