@@ -43,12 +43,29 @@ function evidence(ev: Record<string, unknown>): HTMLElement | null {
   return h('dl', { class: 'evidence' }, ...entries.flatMap(([k, v]) => [h('dt', null, k), h('dd', null, formatEvidence(k, v))]));
 }
 
-function formatEvidence(key: string, v: unknown): string {
+function formatEvidence(key: string, v: unknown): Node | string {
+  if (Array.isArray(v) && v.length > 0 && v.every(isFlatObject)) return objectTable(v);
+  if (isFlatObject(v)) return objectTable([v]);
   if (typeof v !== 'number') return evidenceValue(v);
   if (/Ms$/.test(key)) return ms(v);
   if (/Bytes$/.test(key)) return bytes(v);
-  if (/(Share|Ratio|Fraction|utilization|Utilization)$/.test(key) || key === 'share') return pct(v);
+  if (/(Share|Ratio|Fraction|[Uu]tilization)$|^elu/.test(key) || key === 'share') return pct(v);
   return num(v);
+}
+
+type Flat = Record<string, string | number | boolean | null>;
+
+function isFlatObject(v: unknown): v is Flat {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) &&
+    Object.values(v).every((x) => x === null || ['string', 'number', 'boolean'].includes(typeof x));
+}
+
+/** Evidence that is a list of records (top functions, work breakdown): a small table. */
+function objectTable(rows: Flat[]): HTMLElement {
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const shown = rows.slice(0, 8);
+  return h('div', null, table(keys, shown.map((r) => keys.map((k) => (r[k] === undefined ? '' : formatEvidence(k, r[k]))))),
+    rows.length > shown.length ? h('span', { class: 'muted' }, `…and ${rows.length - shown.length} more`) : null);
 }
 
 function hotspots(list: ReportPayload['hotspots']): HTMLElement | null {

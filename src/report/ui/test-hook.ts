@@ -22,7 +22,7 @@ export interface FlameHookState {
 
 export interface HotpathHook {
   ready: boolean;
-  /** Time from script start to the first complete paint, ms. */
+  /** Time from navigation start until every section is built and drawn, ms. */
   readyMs: number;
   errors: string[];
   sections: string[];

@@ -42,10 +42,11 @@ const C = {
   blue: '#2f6fdf', red: '#d9453b', orange: '#e8891c', green: '#2e9d5b', violet: '#7b52c7', grey: '#7d8590', teal: '#1f9bab', pink: '#d04f93',
 };
 
-/** x of the load generator's per-second points: the end of each second, run-relative. */
+/** x of the load generator's per-second points: `second` counts from 1 and marks the end of its slot. */
 function loadX(p: ReportPayload): number[] {
-  const start = p.loadWindow?.start ?? 0;
-  return p.load?.timeline.map((pt) => start + pt.second + 1) ?? [];
+  if (!p.load) return [];
+  const start = (p.load.start - p.run.startedAt) / 1000;
+  return p.load.timeline.map((pt) => Math.round((start + pt.second) * 1000) / 1000);
 }
 
 export function buildCharts(p: ReportPayload, thread: PayloadThread | undefined): ChartSpec[] {

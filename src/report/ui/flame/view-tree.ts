@@ -61,27 +61,84 @@ function shownParent(m: ProfileModel, vis: Visible, i: number): number {
   return vis.anc[m.nodeParent[i]];
 }
 
+/**
+ * The base tree is already merged by (parent, frame), so new merges only happen when a
+ * hidden frame has callees that move up: without one, nodes are appended without lookups.
+ */
+function needsMerge(m: ProfileModel, vis: Visible): boolean {
+  for (let i = 1; i < m.nodeCount; i++) {
+    const p = m.nodeParent[i];
+    if (p > 0 && vis.anc[p] !== p) return true;
+  }
+  return false;
+}
+
 function flame(m: ProfileModel, vis: Visible): ViewTree {
   const b = new TreeBuilder(-1, m.frameCount, Math.min(m.nodeCount + 1, 1 << 20));
   const disp = new Int32Array(m.nodeCount);
+  const merge = needsMerge(m, vis);
   for (let i = 1; i < m.nodeCount; i++) {
     if (vis.anc[i] !== i) continue;
-    disp[i] = b.child(disp[shownParent(m, vis, i)], m.nodeFrame[i]);
+    const p = disp[shownParent(m, vis, i)];
+    disp[i] = merge ? b.child(p, m.nodeFrame[i]) : b.append(p, m.nodeFrame[i]);
   }
   for (let i = 0; i < m.nodeCount; i++) if (vis.self[i] > 0) b.addSelf(disp[i], vis.self[i]);
   return b.finish();
+}
+
+/**
+ * Callers are expanded level by level, and only below nodes heavy enough to be seen: an
+ * inverted tree has one path per (leaf, caller chain) and would otherwise grow to millions of
+ * nodes on large profiles. Lighter nodes keep their weight as self time, unexpanded.
+ */
+export const INVERTED_MIN_SHARE = 1 / 20_000;
+
+/** Upward walks in progress: the view node reached, the next base node up, the weight carried. */
+interface Walks { at: number[]; next: number[]; w: number[] }
+
+function expandCallers(m: ProfileModel, vis: Visible, b: TreeBuilder, walks: Walks, minWeight: number): void {
+  let cur = walks;
+  let weight: Float64Array = new Float64Array(1024);
+  while (cur.at.length > 0) {
+    weight = sumByNode(cur, weight, b.size);
+    const next: Walks = { at: [], next: [], w: [] };
+    for (let k = 0; k < cur.at.length; k++) {
+      const j = cur.next[k];
+      if (j === 0 || weight[cur.at[k]] < minWeight) { b.addSelf(cur.at[k], cur.w[k]); continue; }
+      next.at.push(b.child(cur.at[k], m.nodeFrame[j]));
+      next.next.push(shownParent(m, vis, j));
+      next.w.push(cur.w[k]);
+    }
+    cur = next;
+  }
+}
+
+/** The weight reaching each view node in this round of walks (fresh per round). */
+function sumByNode(walks: Walks, weight: Float64Array, size: number): Float64Array {
+  const out = weight.length >= size ? weight : new Float64Array(Math.max(size, weight.length * 2));
+  for (const at of walks.at) out[at] = 0;
+  for (let k = 0; k < walks.at.length; k++) out[walks.at[k]] += walks.w[k];
+  return out;
+}
+
+function totalOf(vis: Visible): number {
+  let t = 0;
+  for (let i = 0; i < vis.self.length; i++) t += vis.self[i];
+  return t;
 }
 
 /** Bottom-up: the functions where time was spent at the top, their callers below them. */
 function inverted(m: ProfileModel, vis: Visible): ViewTree {
   const b = new TreeBuilder(-1, m.frameCount);
   b.addSelf(0, vis.self[0]);
+  const walks: Walks = { at: [], next: [], w: [] };
   for (let i = 1; i < m.nodeCount; i++) {
     if (vis.self[i] === 0) continue;
-    let d = 0;
-    for (let j = i; j !== 0; j = shownParent(m, vis, j)) d = b.child(d, m.nodeFrame[j]);
-    b.addSelf(d, vis.self[i]);
+    walks.at.push(b.child(0, m.nodeFrame[i]));
+    walks.next.push(shownParent(m, vis, i));
+    walks.w.push(vis.self[i]);
   }
+  expandCallers(m, vis, b, walks, totalOf(vis) * INVERTED_MIN_SHARE);
   return b.finish();
 }
 
@@ -106,15 +163,19 @@ function callers(m: ProfileModel, vis: Visible, focus: number): ViewTree {
   for (let i = n - 1; i > 0; i--) if (vis.anc[i] === i) total[shownParent(m, vis, i)] += total[i];
   const inFocus = new Uint8Array(n);
   const b = new TreeBuilder(focus, m.frameCount);
+  const walks: Walks = { at: [], next: [], w: [] };
+  let sum = 0;
   for (let i = 1; i < n; i++) {
     if (vis.anc[i] !== i) continue;
     const above = inFocus[shownParent(m, vis, i)];
     const isFocus = m.nodeFrame[i] === focus;
     inFocus[i] = above || isFocus ? 1 : 0;
     if (!isFocus || above || total[i] === 0) continue;
-    let d = 0;
-    for (let j = shownParent(m, vis, i); j !== 0; j = shownParent(m, vis, j)) d = b.child(d, m.nodeFrame[j]);
-    b.addSelf(d, total[i]);
+    walks.at.push(0);
+    walks.next.push(shownParent(m, vis, i));
+    walks.w.push(total[i]);
+    sum += total[i];
   }
+  expandCallers(m, vis, b, walks, sum * INVERTED_MIN_SHARE);
   return b.finish();
 }

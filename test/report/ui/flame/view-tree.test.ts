@@ -85,6 +85,15 @@ describe('buildViewTree', () => {
     assert.deepEqual(shape(m, callees), ['A:36', '  B:25', '    C:20', '  C:1']);
   });
 
+  it('leaves the callers of frames too light to be seen unexpanded in the inverted view', () => {
+    // root ─ A(1e6)   root ─ B ─ C(1): C is under 1/20000 of the time.
+    const r = model([['(root)', 'program'], ['A', 'app'], ['B', 'app'], ['C', 'app']], [[-1, 0], [0, 1], [0, 2], [2, 3]]);
+    const t = buildViewTree(r, Float64Array.from([0, 1e6, 0, 1]), { ...none, mode: 'inverted' });
+    assert.deepEqual(shape(r, t), ['all:1000001', '  A:1000000', '  C:1']);
+    const heavier = buildViewTree(r, Float64Array.from([0, 1e3, 0, 1]), { ...none, mode: 'inverted' });
+    assert.deepEqual(shape(r, heavier), ['all:1001', '  A:1000', '  C:1', '    B:1']);
+  });
+
   it('counts a recursive function once in its callers and callees views', () => {
     // root ─ X(1) ─ X(2) ─ Y(3)
     const r = model([['(root)', 'program'], ['X', 'app'], ['Y', 'deps']], [[-1, 0], [0, 1], [1, 1], [2, 2]]);

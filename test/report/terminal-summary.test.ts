@@ -1,0 +1,39 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { formatDiagnosis, orderHotspots, evidenceFigures } from '../../src/report/terminal-summary.js';
+import { styler } from '../../src/cli/io.js';
+import type { Report, Hotspot } from '../../src/report/report-schema.js';
+import type { Finding } from '../../src/analyze/finding.js';
+
+const finding: Finding = {
+  code: 'HOTPATH_SYNC_IO', category: 'sync-io', severity: 'critical', title: 'crypto.pbkdf2Sync blocks the event loop on the request path',
+  summary: 'crypto.pbkdf2Sync ran 400 times while requests were in flight.',
+  evidence: { api: 'crypto.pbkdf2Sync', calls: 400, perCallMs: 9.125, shareOfWindow: 0.73, nested: { a: 1 } },
+  culprit: { function: 'login', file: 'app.js', line: 21, column: 33 },
+  recommendation: 'Use the callback form (`crypto.pbkdf2`).\n\nMore detail.', impact: 0.73,
+};
+const hot = (fn: string, kind: string, selfShare: number): Hotspot => ({ function: fn, file: kind === 'app' ? 'app.js' : 'node:internal/x', line: 3, kind, selfMs: selfShare * 1000, selfShare, totalMs: 0, totalShare: 0 });
+const report = { findings: [finding], hotspots: [hot('pbkdf2', 'native', 0.5), hot('login', 'app', 0.3), hot('parse', 'deps', 0.1)] } as unknown as Report;
+
+test('terminal: finding with culprit, evidence figures and the first paragraph of the fix, plain without colour', () => {
+  const text = formatDiagnosis(report, styler({ color: false }));
+  assert.match(text, /✖ critical crypto\.pbkdf2Sync blocks the event loop/);
+  assert.match(text, /culprit\s+login\s+app\.js:21:33/);
+  assert.match(text, /evidence api crypto\.pbkdf2Sync · calls 400 · perCallMs 9\.1 · shareOfWindow 0\.73/);
+  assert.match(text, /fix\s+Use the callback form \(crypto\.pbkdf2\)\./);
+  assert.doesNotMatch(text, /More detail|nested|\u001b\[/);
+});
+
+test('terminal: colour only when enabled', () => {
+  assert.match(formatDiagnosis(report, styler({ color: true })), /\u001b\[31m/);
+});
+
+test('terminal: the hotspot table lists app code first', () => {
+  assert.deepEqual(orderHotspots(report.hotspots, 3).map((h) => h.function), ['login', 'pbkdf2', 'parse']);
+  const table = formatDiagnosis(report, styler({ color: false })).split('Hotspots')[1];
+  assert.ok(table.indexOf('login') < table.indexOf('pbkdf2'));
+});
+
+test('terminal: evidence figures skip arrays and objects', () => {
+  assert.equal(evidenceFigures({ ...finding, evidence: { list: [1], obj: {}, n: 1234567 } }), 'n 1,234,567');
+});
