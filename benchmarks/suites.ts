@@ -2,8 +2,12 @@
 import type { BenchSuite } from './suite.js';
 import { loadBench } from './load.bench.js';
 import { overheadBench } from './overhead.bench.js';
+import { protectBench } from './protect.bench.js';
+import { reportBench } from './report.bench.js';
 
 export const suites: BenchSuite[] = [
   loadBench,
   overheadBench,
+  protectBench,
+  reportBench,
 ];
