@@ -5,7 +5,6 @@
 // in-memory tail for error messages.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { closeSync, createWriteStream, openSync, readSync, fstatSync } from 'node:fs';
 import { ENV, type AgentConfig } from '../agent/protocol.js';
 import { hotpathError } from '../errors.js';
@@ -94,7 +93,7 @@ export class TargetProcess {
     const how = await stopGroup(this.pid, graceMs);
     process.off('exit', this.onHotpathExit);
     // The group can be seen gone a moment before node reports the child's exit status.
-    await Promise.race([this.exited, sleep(1000)]);
+    await Promise.race([this.exited, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     return how;
   }
 
