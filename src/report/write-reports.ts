@@ -1,5 +1,5 @@
-// Writes a run directory's reports: report.json always, then report.html and report.md
-// when their renderers are present. Called at the end of every `hotpath run` and by
+// Writes a run directory's reports: report.json, then report.html (the offline UI) and
+// report.md (a summary for pull requests and CI logs). Called at the end of every `hotpath run` and by
 // `hotpath report <dir>`; returns the Report so the caller can print it.
 
 import { writeFile } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import type { Report } from './report-schema.js';
 import { buildReport } from './build-report.js';
 import { readRunDir } from '../run-dir/read-run-dir.js';
 import { writeReportHtml } from './html/write-report-html.js';
+import { renderReportMarkdown } from './export/report-md.js';
 
 export interface WriteReportsOptions {
   /** Write report.html (default true). */
@@ -28,19 +29,6 @@ export async function writeReports(runDir: string, options: WriteReportsOptions 
   return report;
 }
 
-// The Markdown export lands separately; it is loaded by name so this file builds before it
-// exists and uses it as soon as it does.
-async function optionalImport<T>(specifier: string): Promise<T | undefined> {
-  try {
-    return (await import(specifier)) as T;
-  } catch (err) {
-    const missing = (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(specifier.replace(/^\.\.?\//, ''));
-    if (missing) return undefined;
-    throw err;
-  }
-}
-
 async function writeMarkdown(runDir: string, report: Report): Promise<void> {
-  const mod = await optionalImport<{ renderReportMarkdown(report: Report): string }>('./export/report-md.js');
-  if (mod) await writeFile(join(runDir, 'report.md'), mod.renderReportMarkdown(report));
+  await writeFile(join(runDir, 'report.md'), renderReportMarkdown(report));
 }
