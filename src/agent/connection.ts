@@ -22,9 +22,10 @@ export class AgentConnection {
   private controlHandler: ((msg: ControlMessage) => void) | undefined;
 
   /** `threadId` is the thread the messages describe (a helper worker reports for its main thread). */
-  constructor(path: string, private readonly threadId: number, ref = false) {
+  constructor(path: string, private readonly threadId: number, ref = false, onConnect?: () => void) {
     try {
       this.socket = net.createConnection(path);
+      if (onConnect !== undefined) listen(this.socket, 'connect', onConnect);
       if (!ref) this.socket.unref();
       this.socket.setEncoding('utf8');
       listen(this.socket, 'error', () => this.markClosed());

@@ -25,7 +25,7 @@ import { unrefInterval, listen, originalClearInterval } from './originals.js';
 import { epochNow } from './clock.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
-import { MAIN_FLUSHED, type AgentWorkerData } from './worker/worker-data.js';
+import { MAIN_FLUSHED, WORKER_CONNECTED, type AgentWorkerData } from './worker/worker-data.js';
 import type { GrowthHooks } from './hooks/growth-hooks.js';
 
 /** Growth totals go out at most this often (and only when they changed). */
@@ -50,6 +50,7 @@ export class ThreadAgent {
   private worker: Worker | undefined;
   private inThreadProfiler: InspectorProfiler | undefined;
   private started = false;
+  private workerConnected = false;
 
   constructor(private readonly opts: ThreadAgentOptions) {
     this.conn = new AgentConnection(opts.socket, threadId);
@@ -105,8 +106,10 @@ export class ThreadAgent {
     const env: NodeJS.ProcessEnv = { ...process.env };
     delete env.HOTPATH_SOCKET;
     const worker = new Worker(join(this.opts.agentDir, 'agent-worker.cjs'), { workerData: data, execArgv: [], env, stdout: true, stderr: true });
-    worker.unref();
     listen(worker, 'error', (err: unknown) => reportError('agent-worker', err));
+    listen(worker, 'message', (m: unknown) => { if (m === WORKER_CONNECTED) this.workerConnected = true; });
+    // After the listeners: unref() also unrefs the message port a 'message' listener refs.
+    worker.unref();
     this.worker = worker;
   }
 
@@ -122,6 +125,8 @@ export class ThreadAgent {
   }
 
   private onControl(msg: ControlMessage): void {
+    // The worker's connection opens a little after listen: until it has, pass control on.
+    if (this.worker !== undefined && !this.workerConnected && msg.cmd !== 'phase') this.worker.postMessage({ hotpathForward: msg });
     const p = this.inThreadProfiler;
     if (msg.cmd === 'profile-start') p?.start();
     else if (msg.cmd === 'profile-stop') p?.stop(() => {});

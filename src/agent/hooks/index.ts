@@ -1,6 +1,9 @@
 // The list of growth hooks the agent installs.
 import { GrowthHooks } from './growth-hooks.js';
+import { ListenerGrowth } from './listener-growth.js';
+import { MaxListeners } from './max-listeners.js';
+import { SyncApiCalls } from './sync-api-calls.js';
 
 export function createGrowthHooks(): GrowthHooks {
-  return new GrowthHooks([]);
+  return new GrowthHooks([new MaxListeners(), new ListenerGrowth(), new SyncApiCalls()]);
 }

@@ -7,6 +7,8 @@ import type { CallSite, StallMessage } from '../protocol.js';
 export const STALL_SAMPLING_US = 1000;
 const MAX_STACKS = 3;
 const MAX_FRAMES = 12;
+/** Stacks with a smaller share of the stall's samples are noise (the agent's own timers, GC callbacks). */
+const MIN_SHARE = 0.05;
 
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }; children?: number[] }
 interface Profile { nodes: ProfileNode[]; samples?: number[] }
@@ -48,7 +50,10 @@ export function hottestStacks(profile: Profile): Cause | undefined {
     for (const c of n.children ?? []) parent.set(c, n.id);
   }
   const top = [...counts].filter(([id]) => isCode(byId.get(id))).sort((a, b) => b[1] - a[1]).slice(0, MAX_STACKS);
-  return top.map(([id, n]) => ({ share: Math.round((n / samples.length) * 1000) / 1000, stack: stackOf(id, byId, parent) }));
+  const causes = top
+    .filter(([, n]) => n / samples.length >= MIN_SHARE)
+    .map(([id, n]) => ({ share: Math.round((n / samples.length) * 1000) / 1000, stack: stackOf(id, byId, parent) }));
+  return causes.length > 0 ? causes : undefined;
 }
 
 function isCode(n: ProfileNode | undefined): boolean {

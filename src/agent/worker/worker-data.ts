@@ -1,6 +1,6 @@
 // What the main thread hands its agent worker (the worker never reads the environment:
 // its own env has no HOTPATH_* variables, so a preload of the agent in it stays inert).
-import type { AgentConfig } from '../protocol.js';
+import type { AgentConfig, ControlMessage } from '../protocol.js';
 
 export interface AgentWorkerData {
   /** Marks the agent's own worker. */
@@ -17,6 +17,17 @@ export interface AgentWorkerData {
 
 /** Main thread -> worker: the main thread sent its last sample after a flush. */
 export const MAIN_FLUSHED = 'hotpath:main-flushed';
+/** Worker -> main thread: the worker's own connection is open; until then main forwards control. */
+export const WORKER_CONNECTED = 'hotpath:worker-connected';
+
+/** Main thread -> worker: a control message the worker's connection opened too late to see. */
+export interface ForwardedControl {
+  hotpathForward: ControlMessage;
+}
+
+export function isForwardedControl(v: unknown): v is ForwardedControl {
+  return typeof v === 'object' && v !== null && typeof (v as { hotpathForward?: unknown }).hotpathForward === 'object';
+}
 
 export function isAgentWorkerData(v: unknown): v is AgentWorkerData {
   return typeof v === 'object' && v !== null && (v as { hotpathAgentWorker?: unknown }).hotpathAgentWorker === true;

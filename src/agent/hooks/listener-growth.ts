@@ -1,0 +1,72 @@
+// Listener additions after listen, per emitter class and event (EventEmitter.prototype.on /
+// addListener / prependListener; once() goes through them). Tracks the largest listener count
+// seen on one emitter of the class, and samples the adding call site at each new maximum
+// (first SAMPLE_FIRST, then 1 in SAMPLE_EVERY): a listener added per request shows as a count
+// that grows with the requests, with the site that adds it (STORIES.md story 1).
+import { EventEmitter } from 'node:events';
+import type { GrowthBody, GrowthHook } from './growth-hooks.js';
+import type { CallSite } from '../protocol.js';
+import { threadState } from '../thread-state.js';
+import { captureStack } from './call-site.js';
+import { SAMPLE_FIRST, SAMPLE_EVERY, MAX_ENTRIES, withSite } from './site-counter.js';
+import { defineLike } from './wrap.js';
+
+interface Entry { emitter: string; event: string; count: number; added: number; maxima: number; site?: CallSite; stack?: CallSite[] }
+
+type AddFn = (this: EventEmitter, event: string | symbol, listener: (...args: unknown[]) => void) => EventEmitter;
+
+export class ListenerGrowth implements GrowthHook {
+  private readonly entries = new Map<string, Entry>();
+
+  install(): void {
+    const proto = EventEmitter.prototype as unknown as Record<string, AddFn>;
+    const on = this.wrap(proto.on);
+    proto.on = on;
+    proto.addListener = on;
+    proto.prependListener = this.wrap(proto.prependListener);
+  }
+
+  contribute(into: GrowthBody): void {
+    for (const e of this.entries.values()) {
+      into.listeners.push(withSite({ emitter: e.emitter, event: e.event, count: e.count, added: e.added }, e));
+    }
+  }
+
+  private wrap(original: AddFn): AddFn {
+    const self = this;
+    const wrapper = function (this: EventEmitter, event: string | symbol, listener: (...args: unknown[]) => void): EventEmitter {
+      const result = original.call(this, event, listener);
+      if (threadState.listening) self.record(this, event, wrapper);
+      return result;
+    };
+    defineLike(wrapper, original);
+    return wrapper;
+  }
+
+  private record(emitter: EventEmitter, event: string | symbol, skip: Function): void {
+    try {
+      const name = (emitter.constructor as { name?: string } | undefined)?.name || 'Object';
+      const ev = typeof event === 'symbol' ? event.toString() : event;
+      const key = `${name}\0${ev}`;
+      let e = this.entries.get(key);
+      if (e === undefined) {
+        if (this.entries.size >= MAX_ENTRIES) return;
+        e = { emitter: name, event: ev, count: 0, added: 0, maxima: 0 };
+        this.entries.set(key, e);
+      }
+      e.added++;
+      const n = typeof emitter.listenerCount === 'function' ? emitter.listenerCount(event) : 0;
+      if (n <= e.count) return;
+      e.count = n;
+      if (e.maxima++ < SAMPLE_FIRST || e.maxima % SAMPLE_EVERY === 0) {
+        const stack = captureStack(skip);
+        if (stack.length > 0) {
+          e.site = stack[0];
+          e.stack = stack;
+        }
+      }
+    } catch {
+      // Never break addListener.
+    }
+  }
+}

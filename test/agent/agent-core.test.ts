@@ -1,0 +1,173 @@
+// The agent's core, in real processes: hello/listen for CJS and ESM, interval samples whose
+// HTTP counts equal the requests sent, stalls reported while the loop is still blocked, CPU
+// and heap profiles (also stopped during a block), flush/bye, and good behaviour (exits on
+// its own, stdout untouched). The first test runs on every installed Node major.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentMessage, SampleMessage, StallMessage, ProfileMessage, HelloMessage } from '../../src/agent/protocol.js';
+import { Collector, launch, within, get, getMany, destroyKeepAlive, NODES, type Target } from './helpers/agent-harness.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+after(async () => {
+  for (const fn of cleanups.reverse()) await fn();
+  destroyKeepAlive();
+});
+
+async function startWith(args: string[], config?: Record<string, unknown>, node?: string): Promise<{ c: Collector; t: Target }> {
+  const c = new Collector();
+  await c.start();
+  const t = launch(c, args, { config, node });
+  cleanups.push(async () => { t.kill(); await t.exited; await c.close(); });
+  return { c, t };
+}
+
+const isSample = (m: AgentMessage): m is SampleMessage => m.type === 'sample';
+const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+
+function httpTotals(c: Collector, pid: number): { started: number; finished: number; codes: Record<string, number>; connections: number; reused: number } {
+  const samples = c.messages.filter(isSample).filter((s) => s.pid === pid && s.http !== undefined);
+  const codes: Record<string, number> = {};
+  for (const s of samples) for (const [k, v] of Object.entries(s.http!.statusCodes)) codes[k] = (codes[k] ?? 0) + v;
+  return {
+    started: sum(samples.map((s) => s.http!.started)),
+    finished: sum(samples.map((s) => s.http!.finished)),
+    codes,
+    connections: sum(samples.map((s) => s.http!.connections)),
+    reused: sum(samples.map((s) => s.http!.reused)),
+  };
+}
+
+for (const node of NODES) {
+  test(`CJS app on ${node.name}: hello, listen, and samples whose HTTP counts equal the requests sent`, async () => {
+    const { c, t } = await startWith(['server.cjs'], { intervalMs: 100 }, node.bin);
+    const listen = await c.waitForListen();
+    const hello = c.of('hello').find((h) => h.pid === listen.pid) as HelloMessage;
+    assert.equal(hello.isMainThread, true);
+    assert.equal(hello.nodeVersion.split('.')[0], node.name === process.version ? process.version.split('.')[0] : `v${node.name.split(' ')[1]}`);
+    assert.equal(listen.address, '127.0.0.1');
+    assert.equal(listen.server?.kind, 'http');
+    assert.equal(listen.server?.keepAliveTimeout, 5000);
+    assert.ok(listen.port! > 0);
+
+    const ok = await getMany(listen.port!, '/', 150);
+    const missing = await getMany(listen.port!, '/missing', 50);
+    assert.equal(ok.length + missing.length, 200);
+    await c.waitFor(() => httpTotals(c, listen.pid).finished >= 200, 10_000, '200 finished requests');
+    const totals = httpTotals(c, listen.pid);
+    assert.equal(totals.started, 200);
+    assert.equal(totals.finished, 200);
+    assert.deepEqual(totals.codes, { 200: 150, 404: 50 });
+    // Four keep-alive sockets at most: every other request reused one.
+    assert.ok(totals.connections >= 1 && totals.connections <= 8, `connections ${totals.connections}`);
+    assert.equal(totals.reused, 200 - totals.connections);
+
+    for (const s of c.messages.filter(isSample)) {
+      assert.ok(s.eld.min >= 0 && s.eld.max >= s.eld.min && Number.isFinite(s.eld.p99));
+      assert.ok(s.elu >= 0 && s.elu <= 1);
+      assert.ok(s.cpu.user >= 0 && s.cpu.system >= 0);
+      assert.ok(s.mem.rss > s.mem.heapUsed && s.mem.heapUsed > 0);
+      assert.ok(s.intervalMs > 0);
+      if (s.http) assert.ok(s.http.latency.max >= s.http.latency.min);
+    }
+    assert.ok(c.messages.filter(isSample).some((s) => (s.resources.TCPServerWrap ?? 0) >= 1), 'the listening server shows in active resources');
+
+    c.send({ cmd: 'flush' });
+    await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 5000, 'bye');
+    t.kill();
+  });
+}
+
+test('ESM app: hello and listen', async () => {
+  const { c } = await startWith(['server.mjs']);
+  const listen = await c.waitForListen();
+  assert.ok(c.of('hello').some((h) => h.pid === listen.pid && h.argv.some((a) => a.endsWith('server.mjs'))));
+  assert.equal((await get(listen.port!, '/')).body, 'ok');
+  await c.waitFor((m) => isSample(m) && m.http !== undefined && m.http.finished === 1, 5000, 'a sample with the request');
+});
+
+test('a 2 s busy block: stall messages arrive while it lasts, then its final duration and cause', async () => {
+  const { c } = await startWith(['server.cjs']);
+  const listen = await c.waitForListen();
+  let blockEnded = false;
+  const blocked = get(listen.port!, '/block?ms=2000', false).then(() => { blockEnded = true; });
+  const first = await c.waitFor((m): m is StallMessage => m.type === 'stall', 10_000, 'stall');
+  assert.equal(blockEnded, false, 'the first stall message arrived before the block ended');
+  assert.equal(first.ongoing, true);
+  assert.equal(first.pid, listen.pid);
+  assert.equal(first.threadId, 0);
+  await blocked;
+  const final = await c.waitFor((m): m is StallMessage => m.type === 'stall' && !m.ongoing, 5000, 'final stall');
+  assert.ok(final.durationMs >= 1900 && final.durationMs < 5000, `duration ${final.durationMs}`);
+  assert.equal(final.start, first.start);
+  const frames = (final.cause ?? []).flatMap((x) => x.stack);
+  // The blocking code is in the fixture (blockFor, or the handler it was inlined into).
+  assert.ok(frames.some((f) => f.file.endsWith('/fixtures/agent/server.cjs')), `cause names the fixture: ${JSON.stringify(final.cause)}`);
+  // The long block also shows as a long event-loop delay in the samples.
+  await c.waitFor((m) => isSample(m) && m.eld.max >= 1500, 5000, 'a sample with the block in its ELD max');
+});
+
+test('CPU profile: started and stopped by control, stop answered during a busy block', async () => {
+  const { c } = await startWith(['server.cjs']);
+  const listen = await c.waitForListen();
+  await c.waitFor((m) => m.type === 'sample', 5000, 'first sample');
+  c.send({ cmd: 'profile-start' });
+  await getMany(listen.port!, '/', 50);
+  let blockEnded = false;
+  const blocked = get(listen.port!, '/block?ms=2000', false).then(() => { blockEnded = true; });
+  await c.waitFor((m) => m.type === 'stall', 10_000, 'the block to start');
+  c.send({ cmd: 'profile-stop' });
+  const profile = await c.waitFor((m): m is ProfileMessage => m.type === 'profile', 10_000, 'profile');
+  assert.equal(blockEnded, false, 'the profile was written while the main thread was still blocked');
+  await blocked;
+  assert.equal(profile.kind, 'cpu');
+  assert.equal(profile.file, `cpu-${listen.pid}-0.cpuprofile`);
+  assert.ok(profile.end > profile.start);
+  const cpu = JSON.parse(readFileSync(join(c.dir, profile.file), 'utf8')) as { nodes: { callFrame: { functionName: string; url: string } }[]; samples: number[]; startTime: number; endTime: number };
+  assert.equal(profile.samples, cpu.samples.length);
+  assert.ok(cpu.samples.length > 100);
+  assert.deepEqual(profile.clock, { profileStartUs: cpu.startTime, profileEndUs: cpu.endTime });
+  assert.ok(cpu.nodes.some((n) => n.callFrame.functionName === 'blockFor' && n.callFrame.url.endsWith('server.cjs')));
+});
+
+test('heap profile with config.heap includes objects already collected by GC; flush writes it and says bye last', async () => {
+  const { c } = await startWith(['server.cjs'], { heap: true });
+  const listen = await c.waitForListen();
+  await c.waitFor((m) => m.type === 'sample', 5000, 'first sample');
+  c.send({ cmd: 'profile-start' });
+  await getMany(listen.port!, '/alloc', 100);
+  c.send({ cmd: 'flush' });
+  const bye = await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 10_000, 'bye');
+  const profiles = c.of('profile');
+  assert.deepEqual(profiles.map((p) => p.kind).sort(), ['cpu', 'heap']);
+  assert.ok(c.messages.indexOf(bye) > Math.max(...profiles.map((p) => c.messages.indexOf(p))), 'bye comes after the profiles');
+  const heap = profiles.find((p) => p.kind === 'heap')!;
+  assert.equal(heap.file, `heap-${listen.pid}-0.heapprofile`);
+  const data = JSON.parse(readFileSync(join(c.dir, heap.file), 'utf8')) as { head: unknown; samples: { size: number }[] };
+  // 100 requests x 20,000 objects, all garbage by now: only visible because collected objects are kept.
+  const sampledBytes = sum(data.samples.map((s) => s.size));
+  assert.ok(sampledBytes > 10 * 1024 * 1024, `sampled ${sampledBytes} bytes`);
+  assert.ok(JSON.stringify(data.head).includes('allocate'));
+  assert.ok(c.messages.some((m) => isSample(m) && m.pid === listen.pid && c.messages.indexOf(m) > c.messages.indexOf(heap) - 50));
+});
+
+test('an app that should exit still exits with the agent loaded, and its stdout is byte-identical', async () => {
+  const plain = launch(undefined, ['prints.cjs'], { agent: false });
+  cleanups.push(() => plain.kill());
+  const plainExit = await within(plain.exited, 15_000, 'exit without the agent');
+  const c = new Collector();
+  await c.start();
+  cleanups.push(() => c.close());
+  const agent = launch(c, ['prints.cjs']);
+  cleanups.push(() => agent.kill());
+  const agentExit = await within(agent.exited, 15_000, 'exit with the agent');
+  assert.deepEqual(agentExit, plainExit);
+  assert.equal(agent.stdout(), plain.stdout());
+  assert.equal(agent.stderr(), plain.stderr());
+  assert.match(agent.stdout(), /listening\ngot hello\nclosed\nexit 0\n$/);
+  // The agent did run: it saw the server and said bye on exit.
+  assert.ok(c.of('listen').length === 1);
+  await c.waitFor((m) => m.type === 'bye', 5000, 'bye on exit');
+  assert.equal(existsSync(c.socketPath), true);
+});
