@@ -1,4 +1,4 @@
-// The end of a run, agent side: profile-stop and flush to every agent, then wait (bounded)
+// The end of a run, agent side: flush to every agent, then wait (bounded)
 // until every thread confirmed its last telemetry with `bye`. A thread whose connections
 // all closed has nothing more to say.
 
@@ -25,11 +25,10 @@ function waitForAll(server: AgentServer, done: (group: AgentPeer[]) => boolean, 
 }
 
 /**
- * Ends profiling (when it ran), asks every agent to flush, and waits until each thread has
- * said bye. An agent says bye only after its profiles are written, so one wait covers both.
+ * Asks every agent to flush and waits until each thread has said bye. An agent says bye
+ * only after the profiles it was asked to stop are written, so one wait covers both.
  */
-export function collectAgents(server: AgentServer, stopProfiling: boolean, timeoutMs: number): Promise<boolean> {
-  if (stopProfiling) server.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-stop' });
+export function collectAgents(server: AgentServer, timeoutMs: number): Promise<boolean> {
   server.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'flush' });
   return waitForAll(server, (g) => g.some((p) => p.bye !== undefined), timeoutMs);
 }

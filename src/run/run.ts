@@ -75,6 +75,8 @@ class RunSession {
   private targetEnded = false;
   /** Set once hotpath itself starts stopping the target. */
   private stopping = false;
+  /** profile-start was sent and profile-stop not yet. */
+  private profiling = false;
   private readonly warnings: string[] = [];
 
   constructor(private readonly o: ResolvedRunOptions, private readonly hooks: RunHooks) {
@@ -183,11 +185,22 @@ class RunSession {
   private onDrivePhase(phase: DrivePhase, at: number): void {
     if (phase === 'load-end') {
       this.phases.close(at);
+      this.stopProfiling();
       return;
     }
     this.phases.enter(phase, at);
-    if (phase === 'load' && this.o.profile) this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start' });
+    if (phase === 'load' && this.o.profile) {
+      this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start' });
+      this.profiling = true;
+    }
     if (phase === 'load') this.status(`load: ${this.loadDescription()}`);
+  }
+
+  /** profile-stop exactly when load ends (or, when it was cut short, when collecting starts). */
+  private stopProfiling(): void {
+    if (!this.profiling) return;
+    this.profiling = false;
+    this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-stop' });
   }
 
   private loadDescription(): string {
@@ -203,7 +216,8 @@ class RunSession {
     if (agents && this.target) {
       this.phases.enter('cooldown');
       // A target thread that stays silent is named in meta.json's warnings (agentWarnings).
-      await collectAgents(agents, this.o.profile && this.phases.get('load') !== undefined, COLLECT_WAIT_MS);
+      this.stopProfiling();
+      await collectAgents(agents, COLLECT_WAIT_MS);
     }
     if (this.target) {
       this.phases.enter('stopping');

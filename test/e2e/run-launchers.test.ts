@@ -46,7 +46,8 @@ describe('hotpath run with every kind of launcher', () => {
     const cpu = run.profiles.filter((p) => p.kind === 'cpu');
     assert.deepEqual(cpu.map((p) => p.pid), [meta.target?.pid], 'one CPU profile, of the target');
     const load = meta.phases.find((p) => p.phase === 'load');
-    assert.ok(load && cpu[0].start >= load.start - 50 && cpu[0].start <= load.start + 1000, 'the profile starts with the load');
+    assert.ok(load?.end !== undefined && cpu[0].start >= load.start - 50 && cpu[0].start <= load.start + 1000, 'the profile starts with the load');
+    assert.ok(cpu[0].end >= load.end - 50 && cpu[0].end <= load.end + 1000, 'and stops when the load ends');
   });
 
   test('--no-profile: telemetry only', async () => {
