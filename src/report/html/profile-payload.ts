@@ -90,20 +90,35 @@ export function cpuProfilePayload(profile: CpuProfile, who: ProfileIdentity, ctx
 
 interface EncodedSamples { node: number[]; dt: number[]; lastWeight: number; dropped: number }
 
+/**
+ * Consecutive samples of the same node are stored once (its weight then runs to the next
+ * stored sample, so totals are unchanged) as long as the run stays shorter than this: a
+ * time window can still cut it this finely. Busy loops and idle stretches shrink a lot.
+ */
+export const SAMPLE_RUN_MAX_US = 5000;
+
 /** Samples in time order as (node, integer µs since the previous one), rounding without drift. */
 function encodeSamples(profile: CpuProfile, byId: Map<number, number>, aggOf: Int32Array, w: ReturnType<typeof sampleWeights>): EncodedSamples {
   const out: EncodedSamples = { node: [], dt: [], lastWeight: 0, dropped: 0 };
   let prev = 0;
+  let runWeight = 0;
   for (const s of w.order) {
     const r = byId.get(profile.samples[s]);
     const node = r === undefined ? -1 : aggOf[r];
     if (node < 0) { if (w.weight[s] > 0) out.dropped++; continue; }
     const at = Math.round(w.time[s] - profile.startTime);
+    const last = out.node.length - 1;
+    // prev is where the stored run started; merging extends it to this sample's end.
+    if (last >= 0 && out.node[last] === node && at - prev + w.weight[s] <= SAMPLE_RUN_MAX_US) {
+      runWeight += w.weight[s];
+      continue;
+    }
     out.node.push(node);
     out.dt.push(at - prev);
-    out.lastWeight = Math.round(w.weight[s]);
     prev = at;
+    runWeight = w.weight[s];
   }
+  out.lastWeight = Math.round(runWeight);
   return out;
 }
 
