@@ -47,7 +47,8 @@ export class WorkerEngine implements ConnectionOwner {
   private readonly interval: number;
   private nextK = 0;
   private maxK = Infinity;
-  private measureStartAt = 0;
+  /** performance.now() at the start of the measured window; requests sent before it are warm-up. */
+  private measureStartAt = Infinity;
   private readonly freeSlots: number[] = [];
   private timerArmed = false;
   private maxLagMs = 0;
@@ -137,9 +138,11 @@ export class WorkerEngine implements ConnectionOwner {
     if (this.stopped) return;
     const now = performance.now();
     this.inFlight--;
-    this.record(now, sendAt, intendedAt);
-    this.statuses[status]++;
-    this.counters[C_COMPLETED]++;
+    if (sendAt >= this.measureStartAt) {
+      this.record(now, sendAt, intendedAt);
+      this.statuses[status]++;
+      this.counters[C_COMPLETED]++;
+    }
     if (!conn.recycle) {
       if (this.open) {
         this.freeSlots.push(conn.id);
@@ -249,6 +252,7 @@ export class WorkerEngine implements ConnectionOwner {
     for (const c of this.conns) {
       if (c.isConnected && c.inFlight > 0 && now - c.oldestSendAt() >= limit) {
         c.forEachInFlight((sendAt, intendedAt) => {
+          if (sendAt < this.measureStartAt) return; // a warm-up request
           this.counters[C_TIMEOUTS]++;
           const waited = Math.min(now - sendAt, limit);
           this.record(sendAt + waited, sendAt, intendedAt);
@@ -296,7 +300,7 @@ export class WorkerEngine implements ConnectionOwner {
   }
 
   private scheduleTotals(end: number): { dropped: number; intended: number } {
-    if (!this.open) return { dropped: 0, intended: 0 };
+    if (!this.open || this.measureStartAt === Infinity) return { dropped: 0, intended: 0 };
     const dueBy = (t: number) => Math.min(this.maxK, Math.max(0, Math.ceil((t - this.t0) / this.interval)));
     const endK = this.amountMode ? Math.min(this.maxK, dueBy(end)) : dueBy(end);
     return { dropped: Math.max(0, endK - this.nextK), intended: Math.max(0, endK - dueBy(this.measureStartAt)) };

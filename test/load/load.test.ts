@@ -172,3 +172,12 @@ test('an AbortSignal stops the run early and resolves with what was measured', (
     assert.ok(r.requests.total > 0);
     assert.ok(r.generator.warnings.some((w) => w.includes('Stopped early')));
   }));
+
+test('warm-up requests are left out: an exact amount after warm-up is exactly that many', () =>
+  withServer(httpServer((_req, res) => res.end('ok')), async (s) => {
+    const r = await load({ url: s.url, warmup: 0.5, amount: 400, connections: 4, workers: 1, pipelining: 2 });
+    assert.equal(r.requests.total, 400);
+    assert.equal(r.requests.sent, 400);
+    assert.equal(r.latency.count, 400);
+    assert.ok(s.requests > 400, 'the server also saw the warm-up');
+  }));
