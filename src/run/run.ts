@@ -49,6 +49,8 @@ export interface RunResult {
   meta: RunMeta;
   load?: LoadResult;
   report?: Report;
+  /** The diagnosis failed (a bug in hotpath); the run directory is complete without reports. */
+  reportError?: Error;
 }
 
 /** Time the agents get to write their profiles and confirm their last telemetry (bye). */
@@ -125,8 +127,14 @@ class RunSession {
     await writeMeta(this.dir, this.meta);
     if (this.load) await writeLoadResult(this.dir, this.load);
     if (failure) throw failure;
-    const report = await writeReports(this.dir, { run: await readRunDir(this.dir) });
-    return { runDir: this.dir, meta: this.meta, load: this.load, report };
+    const result: RunResult = { runDir: this.dir, meta: this.meta, load: this.load };
+    try {
+      result.report = await writeReports(this.dir, { run: await readRunDir(this.dir) });
+    } catch (err) {
+      // What was measured is on disk; `hotpath report <dir>` can retry once hotpath is fixed.
+      result.reportError = err instanceof Error ? err : new Error(String(err));
+    }
+    return result;
   }
 
   private async driveTarget(agentPath: string): Promise<RunMeta['outcome']> {

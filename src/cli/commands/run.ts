@@ -88,6 +88,11 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
     } else {
       io.stderr.write(`hotpath ${outcomeLine(result.meta.outcome, s)}\nrun directory: ${displayPath(result.runDir, io.cwd)}\n`);
     }
+    if (result.reportError) {
+      io.stderr.write(`${s.red('error')} the diagnosis failed (a bug in hotpath): ${result.reportError.message}\n` +
+        `The measurements are complete in the run directory; retry with \`hotpath report <dir> --debug\`.\n`);
+      return 1;
+    }
     return exitCodeOf(result);
   } catch (err) {
     clearProgress();
