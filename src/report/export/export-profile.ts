@@ -2,8 +2,8 @@
 // V8 file: picks the profile (the target thread's, or --thread pid:tid), converts it with
 // frames classified and source-mapped, and writes the file (by default next to the profile).
 
-import { copyFile, readFile, writeFile } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { hotpathError } from '../../errors.js';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
 import { parseCpuProfile } from '../../profile/cpu-profile.js';
@@ -87,6 +87,7 @@ export async function exportProfile(run: RunData, options: ExportOptions): Promi
   const { chosen, others } = chooseProfile(run, options.heap ? 'heap' : 'cpu', options.thread);
   const base = chosen.path.replace(/\.(cpuprofile|heapprofile)$/, '');
   const out = options.out ? resolve(options.out) : `${base}${extensions[options.format]}`;
+  await mkdir(dirname(out), { recursive: true });
   if (options.format === 'cpuprofile') {
     const samples = await samplesOf(run, chosen); // validates the file before handing it out
     if (out !== resolve(chosen.path)) await copyFile(chosen.path, out);
