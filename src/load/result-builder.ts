@@ -11,8 +11,8 @@ import {
 
 /** A worker busy this share of the time (event-loop utilization) could not go faster: the generator limited the run. */
 export const GENERATOR_SATURATION_ELU = 0.9;
-/** Warn when more than this share of scheduled sends left late. */
-export const LATE_SHARE_WARNING = 0.01;
+/** Warn when more than this share of scheduled sends left late, or were never sent. */
+export const SCHEDULE_MISS_WARNING = 0.01;
 
 export function buildResult(plan: LoadPlan, out: EngineOutput, setup: SetupOutcome[]): LoadResult {
   const f = plan.flags;
@@ -87,13 +87,13 @@ function warnings(r: LoadResult): string[] {
       'or run the generator on another machine.');
   }
   const s = r.schedule;
-  if (s !== undefined && s.dropped > 0) {
+  if (s !== undefined && s.intended > 0 && s.dropped / s.intended > SCHEDULE_MISS_WARNING) {
     out.push(`${s.dropped} of ${s.intended} planned sends were never made: every connection was busy until the end. ` +
       'Their wait is not in the latency; raise --connections (or --pipelining) so the schedule can be kept.');
   }
-  if (s !== undefined && s.intended > 0 && s.late / s.intended > LATE_SHARE_WARNING) {
+  if (s !== undefined && s.intended > 0 && s.late / s.intended > SCHEDULE_MISS_WARNING) {
     out.push(`${s.late} sends (${((100 * s.late) / s.intended).toFixed(1)}%) left late (worst ${s.maxLagMs} ms): ` +
-      'no connection was free at their planned time. Latency still counts from the planned time.');
+      'no connection was free at their planned time (or the generator was busy). Latency still counts from the planned time.');
   }
   const failedSetup = r.setup?.filter((x) => x.error !== undefined || (x.status ?? 0) >= 400) ?? [];
   for (const x of failedSetup) out.push(`Setup request ${x.method} ${x.path} failed: ${x.error ?? `status ${x.status}`}.`);
