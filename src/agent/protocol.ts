@@ -184,8 +184,9 @@ export interface GrowthMessage extends Envelope {
    * Where setMaxListeners(0|Infinity) or events.defaultMaxListeners = Infinity happened (at any
    * time, also before listen). `what`: 'events.defaultMaxListeners', 'EventEmitter.setMaxListeners'
    * or '<Class>.setMaxListeners'. Without a site when only seen by polling (e.g. set from ESM).
+   * `value` is 0, or null for Infinity (JSON has no Infinity: the agent's Infinity arrives as null).
    */
-  maxListenersDisabled: { what: string; value: number; site?: CallSite; stack?: CallStack }[];
+  maxListenersDisabled: { what: string; value: number | null; site?: CallSite; stack?: CallStack }[];
   /**
    * Routes and middleware registered after listen. Cumulative totals per (framework, method,
    * path, site). method: an HTTP method in upper case, 'ALL', 'USE' (middleware) or 'ROUTE'.

@@ -3,7 +3,9 @@ import { GrowthHooks } from './growth-hooks.js';
 import { ListenerGrowth } from './listener-growth.js';
 import { MaxListeners } from './max-listeners.js';
 import { SyncApiCalls } from './sync-api-calls.js';
+import { TimerGrowth } from './timer-growth.js';
+import { RouteGrowth } from './route-growth.js';
 
 export function createGrowthHooks(): GrowthHooks {
-  return new GrowthHooks([new MaxListeners(), new ListenerGrowth(), new SyncApiCalls()]);
+  return new GrowthHooks([new MaxListeners(), new ListenerGrowth(), new SyncApiCalls(), new TimerGrowth(), new RouteGrowth()]);
 }

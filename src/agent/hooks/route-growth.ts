@@ -1,0 +1,176 @@
+// Routes and middleware registered after listen (STORIES.md story 3: identical handlers piling
+// up in a router). At the first listen the already-loaded frameworks are found in
+// require.cache (also when imported from ESM) and their router prototypes patched:
+// Express 5 (`router`), Express 4 (express/lib/router), @koa/router and koa-router, restify.
+// Express apps handed to http.createServer are also found from the server's 'request'
+// listener. Fastify refuses routes after listen, so it needs nothing. Registrations before
+// listen pass straight through.
+import type * as net from 'node:net';
+import type { GrowthBody, GrowthHook } from './growth-hooks.js';
+import { threadState } from '../thread-state.js';
+import { SiteCounter, withSite } from './site-counter.js';
+import { defineLike } from './wrap.js';
+
+type Fn = (this: unknown, ...args: unknown[]) => unknown;
+interface Stacked { stack?: unknown[] }
+interface RouteData { framework: string; method: string; path: string; stackSize?: number }
+
+const EXPRESS5_ROUTER = /[\\/]node_modules[\\/]router[\\/]index\.js$/;
+const EXPRESS4_ROUTER = /[\\/]node_modules[\\/]express[\\/]lib[\\/]router[\\/]index\.js$/;
+const KOA_ROUTER = /[\\/]node_modules[\\/](@koa[\\/]router|koa-router)[\\/]/;
+const RESTIFY_SERVER = /[\\/]node_modules[\\/]restify[\\/]lib[\\/]server\.js$/;
+const RESTIFY_METHODS = ['get', 'post', 'put', 'del', 'patch', 'head', 'opts', 'use', 'pre'];
+
+export class RouteGrowth implements GrowthHook {
+  private readonly sites = new SiteCounter<RouteData>(() => ({ framework: '', method: '', path: '' }));
+  private readonly patched = new WeakSet<object>();
+  private readonly routeRouter = new WeakMap<object, Stacked>();
+  private scanned = false;
+
+  install(): void {
+    // Nothing to patch before listen: the frameworks are found then.
+  }
+
+  onListen(server: net.Server): void {
+    if (!this.scanned) {
+      this.scanned = true;
+      this.scanRequireCache();
+    }
+    for (const fn of server.listeners('request')) this.patchExpressApp(fn);
+  }
+
+  contribute(into: GrowthBody): void {
+    for (const e of this.sites.entries.values()) {
+      const row: GrowthBody['routes'][number] = { framework: e.data.framework, method: e.data.method, path: e.data.path, count: e.count };
+      if (e.data.stackSize !== undefined) row.stackSize = e.data.stackSize;
+      into.routes.push(withSite(row, e));
+    }
+  }
+
+  private scanRequireCache(): void {
+    const cache = (require as NodeJS.Require).cache;
+    for (const [file, mod] of Object.entries(cache)) {
+      const exp = mod?.exports as Record<string, unknown> | undefined;
+      if (exp === undefined || exp === null) continue;
+      if (EXPRESS5_ROUTER.test(file)) this.patchExpressRouterProto(ownerOf((exp as { prototype?: object }).prototype, 'route'));
+      else if (EXPRESS4_ROUTER.test(file)) this.patchExpressRouterProto(ownerOf(exp, 'route'));
+      else if (KOA_ROUTER.test(file)) this.patchKoaRouter(exp);
+      else if (RESTIFY_SERVER.test(file)) this.patchRestify(exp);
+    }
+  }
+
+  private patchExpressApp(fn: unknown): void {
+    if (typeof fn !== 'function') return;
+    const app = fn as unknown as Record<string, unknown>;
+    if (typeof app.handle !== 'function' || typeof app.set !== 'function') return;
+    const router = (app.router ?? app._router) as object | undefined;
+    if (router !== undefined) this.patchExpressRouterProto(ownerOf(router, 'route'));
+  }
+
+  private patchExpressRouterProto(proto: Record<string, unknown> | undefined): void {
+    if (proto === undefined || this.patched.has(proto)) return;
+    this.patched.add(proto);
+    const self = this;
+    this.wrapMethod(proto, 'use', function (this: Stacked, args, wrapper) {
+      self.record({ framework: 'express', method: 'USE', path: pathOf(args[0]), stackSize: this.stack?.length }, wrapper);
+    });
+    const route = proto.route as Fn | undefined;
+    if (typeof route !== 'function') return;
+    const wrapped = function (this: Stacked, ...args: unknown[]): unknown {
+      const r = route.apply(this, args);
+      if (typeof r === 'object' && r !== null) {
+        self.routeRouter.set(r, this);
+        self.patchExpressRoute(ownerOf(r, 'dispatch'));
+      }
+      return r;
+    };
+    defineLike(wrapped, route);
+    proto.route = wrapped;
+  }
+
+  /** Route.prototype.get/post/...: the registration a user's app.get(path, fn) ends in. */
+  private patchExpressRoute(proto: Record<string, unknown> | undefined): void {
+    if (proto === undefined || this.patched.has(proto)) return;
+    this.patched.add(proto);
+    const self = this;
+    for (const name of Object.keys(proto)) {
+      if (name.startsWith('_') || name === 'dispatch' || typeof proto[name] !== 'function') continue;
+      this.wrapMethod(proto, name, function (this: { path?: string }, _args, wrapper) {
+        const router = self.routeRouter.get(this);
+        self.record({ framework: 'express', method: name.toUpperCase(), path: String(this.path ?? ''), stackSize: router?.stack?.length }, wrapper);
+      });
+    }
+  }
+
+  private patchKoaRouter(exp: Record<string, unknown>): void {
+    const Ctor = (typeof exp === 'function' ? exp : exp.default ?? exp.Router) as { prototype?: Record<string, unknown> } | undefined;
+    const proto = Ctor?.prototype;
+    if (proto === undefined || typeof proto.register !== 'function' || this.patched.has(proto)) return;
+    this.patched.add(proto);
+    const self = this;
+    this.wrapMethod(proto, 'register', function (this: Stacked, args, wrapper) {
+      const methods = Array.isArray(args[1]) ? (args[1] as string[]) : [];
+      const method = methods.length === 0 ? 'USE' : methods.map((m) => String(m).toUpperCase()).join(',');
+      self.record({ framework: 'koa-router', method, path: pathOf(args[0]), stackSize: this.stack?.length }, wrapper);
+    });
+  }
+
+  private patchRestify(exp: Record<string, unknown>): void {
+    const proto = (exp as { prototype?: Record<string, unknown> }).prototype;
+    if (proto === undefined || this.patched.has(proto)) return;
+    this.patched.add(proto);
+    const self = this;
+    for (const name of RESTIFY_METHODS) {
+      if (typeof proto[name] !== 'function') continue;
+      this.wrapMethod(proto, name, function (_args, wrapper) {
+        const opts = _args[0] as { path?: unknown } | string | undefined;
+        const path = typeof opts === 'object' && opts !== null ? pathOf(opts.path) : pathOf(opts);
+        const method = name === 'del' ? 'DELETE' : name === 'opts' ? 'OPTIONS' : name === 'use' || name === 'pre' ? name.toUpperCase() : name.toUpperCase();
+        self.record({ framework: 'restify', method, path }, wrapper);
+      });
+    }
+  }
+
+  /** Replaces proto[name] with a wrapper that calls the original, then `after` when listening. */
+  private wrapMethod(proto: Record<string, unknown>, name: string, after: (this: never, args: unknown[], wrapper: Function) => void): void {
+    const original = proto[name] as Fn;
+    if (typeof original !== 'function') return;
+    const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+      const result = original.apply(this, args);
+      if (threadState.listening) {
+        try {
+          (after as (this: unknown, args: unknown[], wrapper: Function) => void).call(this, args, wrapper);
+        } catch {
+          // Never break a registration.
+        }
+      }
+      return result;
+    };
+    defineLike(wrapper, original);
+    proto[name] = wrapper;
+  }
+
+  private record(data: RouteData, skip: Function): void {
+    const e = this.sites.hit(`${data.framework}\0${data.method}\0${data.path}`, skip);
+    if (e === undefined) return;
+    e.data.framework = data.framework;
+    e.data.method = data.method;
+    e.data.path = data.path;
+    if (data.stackSize !== undefined) e.data.stackSize = data.stackSize;
+  }
+}
+
+/** The object in `obj`'s prototype chain (itself included) that owns `key`. */
+function ownerOf(obj: unknown, key: string): Record<string, unknown> | undefined {
+  for (let o = obj as object | null; o !== null && o !== undefined && o !== Object.prototype && o !== Function.prototype; o = Object.getPrototypeOf(o)) {
+    if (Object.prototype.hasOwnProperty.call(o, key)) return o as Record<string, unknown>;
+  }
+  return undefined;
+}
+
+function pathOf(arg: unknown): string {
+  if (typeof arg === 'string') return arg;
+  if (arg instanceof RegExp) return String(arg);
+  if (Array.isArray(arg)) return arg.map(pathOf).join(',');
+  return '/';
+}

@@ -1,0 +1,123 @@
+// Timers created after listen, by creation site: created, cleared, fired and still pending.
+// Patches the global and node:timers setTimeout/setInterval/clear* (syncBuiltinESMExports for
+// ESM imports). Pending timers are tracked in a bounded map and swept when growth is reported
+// (a Timeout is `_destroyed` once it fired or was cleared). Under heavy timer use the creation
+// site is sampled 1 in HEAVY_WEIGHT and the counts are scaled.
+import type { GrowthBody, GrowthHook } from './growth-hooks.js';
+import type { CallSite } from '../protocol.js';
+import { threadState } from '../thread-state.js';
+import { captureStack, siteKey } from './call-site.js';
+import { withSite, MAX_ENTRIES } from './site-counter.js';
+import { defineLike } from './wrap.js';
+
+/** Stacks captured per reporting window before sampling starts. */
+export const FULL_CAPTURES_PER_WINDOW = 2000;
+export const HEAVY_WEIGHT = 16;
+/** Timers tracked at once; beyond this, new timers are counted as created only. */
+export const MAX_TRACKED = 50_000;
+
+type Kind = 'timeout' | 'interval';
+interface Entry { kind: Kind; created: number; cleared: number; fired: number; site?: CallSite; stack?: CallSite[] }
+interface TimerLike { _destroyed?: boolean }
+type SetFn = (this: unknown, ...args: unknown[]) => unknown;
+
+export class TimerGrowth implements GrowthHook {
+  private readonly entries = new Map<string, Entry>();
+  private readonly tracked = new Map<TimerLike, { entry: Entry; weight: number }>();
+  private readonly cleared = new WeakSet<object>();
+  private windowCaptures = 0;
+  private calls = 0;
+
+  install(): void {
+    const timers = require('node:timers') as Record<string, SetFn>;
+    const g = globalThis as unknown as Record<string, SetFn>;
+    for (const [name, kind] of [['setTimeout', 'timeout'], ['setInterval', 'interval']] as const) {
+      const wrapped = this.wrapSet(g[name], kind);
+      g[name] = wrapped;
+      if (timers[name] !== wrapped) timers[name] = wrapped;
+    }
+    for (const name of ['clearTimeout', 'clearInterval']) {
+      const wrapped = this.wrapClear(g[name]);
+      g[name] = wrapped;
+      timers[name] = wrapped;
+    }
+    (require('node:module') as { syncBuiltinESMExports(): void }).syncBuiltinESMExports();
+  }
+
+  contribute(into: GrowthBody): void {
+    this.sweep();
+    this.windowCaptures = 0;
+    for (const e of this.entries.values()) {
+      const pending = Math.max(0, e.created - e.cleared - e.fired);
+      into.timers.push(withSite({ kind: e.kind, created: e.created, cleared: e.cleared, fired: e.fired, pending }, e));
+    }
+  }
+
+  private sweep(): void {
+    for (const [timer, t] of this.tracked) {
+      if (!timer._destroyed) continue;
+      this.tracked.delete(timer);
+      if (this.cleared.has(timer)) t.entry.cleared += t.weight;
+      else t.entry.fired += t.weight;
+    }
+  }
+
+  private wrapSet(original: SetFn, kind: Kind): SetFn {
+    const self = this;
+    const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+      const timer = original.apply(this, args);
+      if (threadState.listening) self.record(timer as TimerLike, kind, wrapper);
+      return timer;
+    };
+    defineLike(wrapper, original);
+    // util.promisify(setTimeout) and friends keep working through the original's custom promisified form.
+    for (const key of Reflect.ownKeys(original)) {
+      if (key === 'name' || key === 'length' || key === 'prototype') continue;
+      try {
+        Object.defineProperty(wrapper, key, Object.getOwnPropertyDescriptor(original, key)!);
+      } catch {
+        // Not copyable: skip.
+      }
+    }
+    return wrapper;
+  }
+
+  private wrapClear(original: SetFn): SetFn {
+    const self = this;
+    const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+      const timer = args[0];
+      if (typeof timer === 'object' && timer !== null) self.cleared.add(timer);
+      return original.apply(this, args);
+    };
+    defineLike(wrapper, original);
+    return wrapper;
+  }
+
+  private record(timer: TimerLike, kind: Kind, skip: Function): void {
+    try {
+      if (typeof timer !== 'object' || timer === null) return;
+      let weight = 1;
+      if (this.windowCaptures >= FULL_CAPTURES_PER_WINDOW) {
+        if (++this.calls % HEAVY_WEIGHT !== 0) return;
+        weight = HEAVY_WEIGHT;
+      }
+      this.windowCaptures++;
+      const stack = captureStack(skip);
+      const key = `${kind}\0${siteKey(stack[0])}`;
+      let e = this.entries.get(key);
+      if (e === undefined) {
+        if (this.entries.size >= MAX_ENTRIES) return;
+        e = { kind, created: 0, cleared: 0, fired: 0 };
+        if (stack.length > 0) {
+          e.site = stack[0];
+          e.stack = stack;
+        }
+        this.entries.set(key, e);
+      }
+      e.created += weight;
+      if (this.tracked.size < MAX_TRACKED) this.tracked.set(timer, { entry: e, weight });
+    } catch {
+      // Never break setTimeout.
+    }
+  }
+}

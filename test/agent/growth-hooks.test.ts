@@ -1,0 +1,116 @@
+// The growth hooks in real processes: each mistake in the fixtures is reported with the
+// fixture's own file:line (found from `@site:` markers), and with counts that follow the
+// requests sent.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentMessage, GrowthMessage, CallSite } from '../../src/agent/protocol.js';
+import { Collector, launch, getMany, destroyKeepAlive, FIXTURES, type Target } from './helpers/agent-harness.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+after(async () => {
+  for (const fn of cleanups.reverse()) await fn();
+  destroyKeepAlive();
+});
+
+async function startWith(args: string[]): Promise<{ c: Collector; t: Target; port: number }> {
+  const c = new Collector();
+  await c.start();
+  const t = launch(c, args);
+  cleanups.push(async () => { t.kill(); await t.exited; await c.close(); });
+  const listen = await c.waitForListen();
+  return { c, t, port: listen.port! };
+}
+
+/** The 1-based line of the `@site:<name>` marker in a fixture. */
+function markerLine(fixture: string, name: string): number {
+  const lines = readFileSync(join(FIXTURES, fixture), 'utf8').split('\n');
+  const i = lines.findIndex((l) => l.includes(`@site:${name}`));
+  assert.ok(i >= 0, `marker ${name} in ${fixture}`);
+  return i + 1;
+}
+
+function assertSite(site: CallSite | undefined, fixture: string, name: string): void {
+  assert.ok(site, `a site for ${name}`);
+  assert.ok(site.file.endsWith(`/fixtures/agent/${fixture}`), `${site.file} is the fixture`);
+  assert.equal(site.line, markerLine(fixture, name));
+  assert.ok(site.column > 0);
+}
+
+const growthWhere = (pred: (g: GrowthMessage) => boolean) => (m: AgentMessage): m is GrowthMessage => m.type === 'growth' && pred(m);
+
+test('listener added per request: count grows with the requests, at the adding line; defaultMaxListeners = Infinity with its site', async () => {
+  const { c, port } = await startWith(['growth.cjs']);
+  await getMany(port, '/leak', 40);
+  const g = await c.waitFor(growthWhere((m) => m.listeners.some((l) => l.event === 'after' && l.count >= 40)), 10_000, 'after listeners');
+  const entry = g.listeners.find((l) => l.event === 'after')!;
+  assert.equal(entry.emitter, 'Server');
+  assert.equal(entry.count, 40);
+  assert.equal(entry.added, 40);
+  assertSite(entry.site, 'growth.cjs', 'listener');
+  assert.equal(entry.site!.function, 'attachAfterEvent');
+  const off = g.maxListenersDisabled.find((x) => x.what === 'events.defaultMaxListeners');
+  assert.ok(off, JSON.stringify(g.maxListenersDisabled));
+  assert.equal(off.value, null); // Infinity, which JSON cannot carry
+  assertSite(off.site, 'growth.cjs', 'max-listeners');
+  // Per-connection listeners of the HTTP internals do not grow: their count stays small.
+  assert.ok(g.listeners.filter((l) => l.event !== 'after').every((l) => l.count < 10), JSON.stringify(g.listeners));
+});
+
+test('Express route registered after listen: count, path, growing router stack and the registering line', async () => {
+  const { c, port } = await startWith(['growth.cjs']);
+  await getMany(port, '/register', 5, 1);
+  const first = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.count >= 5)), 10_000, 'routes');
+  const route = first.routes.find((r) => r.path === '/static')!;
+  assert.equal(route.framework, 'express');
+  assert.equal(route.method, 'GET');
+  assert.equal(route.count, 5);
+  const sizeAt5 = route.stackSize!;
+  await getMany(port, '/register', 5, 1);
+  const later = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.count >= 10)), 10_000, 'more routes');
+  const again = later.routes.find((r) => r.path === '/static')!;
+  assert.equal(again.stackSize, sizeAt5 + 5);
+  // The site is inside express (app.get); the user's caller follows in the stack.
+  assert.ok(again.stack!.some((f) => f.file.endsWith('/fixtures/agent/growth.cjs') && f.line === markerLine('growth.cjs', 'route') && f.function === 'refreshRoutes'));
+});
+
+test('timers never cleared are pending at their creation line', async () => {
+  const { c, port } = await startWith(['growth.cjs']);
+  await getMany(port, '/timer', 25);
+  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.pending >= 25)), 10_000, 'pending timers');
+  const t = g.timers.find((x) => x.pending >= 25)!;
+  assert.equal(t.kind, 'timeout');
+  assert.equal(t.created, 25);
+  assert.equal(t.cleared, 0);
+  assertSite(t.site, 'growth.cjs', 'timer');
+});
+
+test('pbkdf2Sync inside a request (CommonJS require): count, time and site', async () => {
+  const { c, port } = await startWith(['growth.cjs']);
+  await getMany(port, '/login', 12);
+  const g = await c.waitFor(growthWhere((m) => m.syncCalls.some((s) => s.api === 'crypto.pbkdf2Sync' && s.count >= 12)), 10_000, 'sync calls');
+  const s = g.syncCalls.find((x) => x.api === 'crypto.pbkdf2Sync')!;
+  assert.equal(s.count, 12);
+  assert.ok(s.totalMs > 0);
+  assertSite(s.site, 'growth.cjs', 'sync');
+  assert.equal(s.site!.function, 'hashPassword');
+});
+
+test('pbkdf2Sync imported by name in ESM is caught too', async () => {
+  const { c, port } = await startWith(['sync.mjs']);
+  await getMany(port, '/', 6);
+  const g = await c.waitFor(growthWhere((m) => m.syncCalls.some((s) => s.api === 'crypto.pbkdf2Sync' && s.count >= 6)), 10_000, 'sync calls');
+  const s = g.syncCalls.find((x) => x.api === 'crypto.pbkdf2Sync')!;
+  assert.equal(s.count, 6);
+  assert.ok(s.site!.file.startsWith('file://') && s.site!.file.endsWith('/fixtures/agent/sync.mjs'));
+  assert.equal(s.site!.line, markerLine('sync.mjs', 'sync'));
+});
+
+test('sync calls outside requests are not counted', async () => {
+  const { c, port } = await startWith(['growth.cjs']);
+  // Startup did plenty of fs *Sync (module loading) before and while listening: none counted.
+  await getMany(port, '/leak', 2);
+  const g = await c.waitFor(growthWhere(() => true), 10_000, 'growth');
+  assert.deepEqual(g.syncCalls.filter((s) => s.api.startsWith('fs.')), []);
+});
