@@ -4,10 +4,14 @@ import { loadBench } from './load.bench.js';
 import { overheadBench } from './overhead.bench.js';
 import { protectBench } from './protect.bench.js';
 import { reportBench } from './report.bench.js';
+import { analyzeBench } from './analyze.bench.js';
+import { profileBench } from './profile.bench.js';
 
 export const suites: BenchSuite[] = [
   loadBench,
   overheadBench,
   protectBench,
   reportBench,
+  analyzeBench,
+  profileBench,
 ];

@@ -10,6 +10,9 @@
 // that queued meanwhile are still being read (the `lateTurns` flag, cleared after two
 // check phases: a connection accepted right after a block is read one turn later).
 // The window p99 (resolution subtracted) is still measured and reported in status().
+// Time spent writing 503s is left out of the lateness (`shedTime`): otherwise, on a starved
+// core where a 503 costs a millisecond, shedding a backlog makes the loop late, which sheds
+// the next backlog, and the guard locks the server out of all useful work.
 
 import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
 import type { PressureReason, ResolvedProtectOptions } from './protect-options.js';
@@ -38,6 +41,8 @@ type WindowSignal = Exclude<PressureReason, 'eventLoopDelay'>;
 export class PressureMonitor {
   /** Requests shed so far (counted by the guard). */
   shed = 0;
+  /** Ms spent answering shed requests since the last tick (added by the guard). */
+  shedTime = 0;
   private readonly opts: ResolvedProtectOptions;
   private readonly histogram: IntervalHistogram;
   private readonly tickTimer: NodeJS.Timeout;
@@ -74,13 +79,13 @@ export class PressureMonitor {
   check(): PressureReason | null {
     if (this.held !== null) return this.held;
     const limit = this.delayLimit;
-    if (limit > 0 && (this.lateTurns > 0 || performance.now() - this.nextDue > limit)) return 'eventLoopDelay';
+    if (limit > 0 && (this.lateTurns > 0 || performance.now() - this.nextDue - this.shedTime > limit)) return 'eventLoopDelay';
     return null;
   }
 
   status(): PressureStatus {
     const reason = this.check();
-    const late = this.closed ? 0 : Math.max(0, performance.now() - this.nextDue);
+    const late = this.closed ? 0 : Math.max(0, performance.now() - this.nextDue - this.shedTime);
     return { underPressure: reason !== null, reason, eventLoopDelayNow: round(late), shed: this.shed, ...this.figures };
   }
 
@@ -100,8 +105,9 @@ export class PressureMonitor {
   /** Every `resolution` ms: how late did this tick fire? */
   private readonly tick = (): void => {
     const now = performance.now();
-    const late = now - this.nextDue;
+    const late = now - this.nextDue - this.shedTime;
     this.nextDue = now + this.opts.resolution;
+    this.shedTime = 0;
     if (late > this.maxLate) this.maxLate = late;
     const limit = this.delayLimit;
     if (limit <= 0) return;

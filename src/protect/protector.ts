@@ -3,6 +3,7 @@
 // and the 503 are the same in node:http, Express, Fastify, Koa and Restify.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { PressureMonitor, type PressureStatus } from './pressure-monitor.js';
 import { resolveProtectOptions, type PressureReason, type ProtectOptions, type ResolvedProtectOptions } from './protect-options.js';
 import { exemptMatcher, type ExemptMatcher } from './exempt-matcher.js';
@@ -79,6 +80,20 @@ export class Protector {
 
   /** Answers a shed request on the raw response: the user's onPressure, or the default 503. */
   respond(req: IncomingMessage, res: ServerResponse, reason: PressureReason): void {
+    const start = performance.now();
+    this.answer(req, res, reason);
+    this.shedDone(start);
+  }
+
+  /**
+   * Adapters that answer through their framework call this after writing a shed response,
+   * with the performance.now() taken before: that time is not counted as event-loop delay.
+   */
+  shedDone(start: number): void {
+    this.monitor.shedTime += performance.now() - start;
+  }
+
+  private answer(req: IncomingMessage, res: ServerResponse, reason: PressureReason): void {
     const handler = this.opts.onPressure;
     if (handler === undefined) {
       writeShedResponse(res, this.shedResponse(req, reason));

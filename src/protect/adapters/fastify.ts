@@ -3,6 +3,7 @@
 // scope without fastify-plugin as a dependency.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { Protector } from '../protector.js';
 
 /** The parts of Fastify's request, reply and instance the plugin uses (Fastify is not a dependency). */
@@ -38,12 +39,14 @@ export function fastifyAdapter(guard: Protector): FastifyPlugin {
       guard.respond(request.raw, reply.raw, reason);
       return;
     }
+    const start = performance.now();
     const r = guard.shedResponse(request.raw, reason);
     reply.code(503)
       .header('retry-after', String(r.headers['retry-after']))
       .header('cache-control', 'no-store')
       .header('content-type', String(r.headers['content-type']))
       .send(r.body);
+    guard.shedDone(start);
   };
   // A function with symbol-keyed metadata: typed through a cast, the keys are set right below.
   const plugin = ((instance: FastifyLikeInstance, _opts: Record<string, unknown>, done: (err?: Error) => void) => {
