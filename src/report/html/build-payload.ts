@@ -5,7 +5,7 @@
 
 import { readCpuProfile, readHeapProfile } from '../../profile/read-profile.js';
 import { SourceMapResolver } from '../../profile/source-maps.js';
-import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
+import type { ProfileRef, RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { Report } from '../report-schema.js';
 import { cpuProfilePayload, heapProfilePayload, type ProfileContext } from './profile-payload.js';
 import { PAYLOAD_VERSION, type PayloadPhase, type PayloadProfile, type ReportPayload } from './report-payload.js';
@@ -29,7 +29,7 @@ export async function buildPayload(run: RunData, report: Report, options: BuildP
     const excerpt = f.culprit ? await readExcerpt(run.cwd, f.culprit.file, f.culprit.line) : undefined;
     return excerpt ? { ...f, excerpt } : f;
   }));
-  const threads = [...run.threads].sort((a, b) => Number(b.listens.length > 0) - Number(a.listens.length > 0));
+  const threads = [...run.threads].sort((a, b) => served(b) - served(a) || Number(b.listens.length > 0) - Number(a.listens.length > 0));
   return {
     version: PAYLOAD_VERSION,
     generatedAt: options.now ?? Date.now(),
@@ -61,11 +61,19 @@ function phases(run: RunData, end: number, sec: (ms: number) => number): Payload
   return list.map((p, i) => ({ phase: p.phase, start: sec(p.start), end: sec(p.end ?? list[i + 1]?.start ?? end) }));
 }
 
-/** CPU profiles of serving threads first, then the other CPU profiles, then allocations. */
+/** HTTP requests a thread finished (a cluster primary listens but serves none). */
+function served(t: ThreadTelemetry): number {
+  let n = 0;
+  for (const s of t.samples) n += s.http?.finished ?? 0;
+  return n;
+}
+
+/** CPU profiles first, of the threads that served the most requests first; then allocations. */
 function order(run: RunData): ProfileRef[] {
-  const serving = new Set(run.threads.filter((t) => t.listens.length > 0).map((t) => `${t.pid}:${t.threadId}`));
-  const rank = (p: ProfileRef): number => (p.kind === 'heap' ? 2 : serving.has(`${p.pid}:${p.threadId}`) ? 0 : 1);
-  return [...run.profiles].sort((a, b) => rank(a) - rank(b) || a.pid - b.pid || a.threadId - b.threadId);
+  const requests = new Map(run.threads.map((t) => [`${t.pid}:${t.threadId}`, served(t)]));
+  const load = (p: ProfileRef): number => requests.get(`${p.pid}:${p.threadId}`) ?? 0;
+  return [...run.profiles].sort((a, b) => Number(a.kind === 'heap') - Number(b.kind === 'heap') ||
+    load(b) - load(a) || a.pid - b.pid || a.threadId - b.threadId);
 }
 
 async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfile[]> {

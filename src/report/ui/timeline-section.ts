@@ -21,7 +21,8 @@ export class TimelineSection {
 
   constructor(private readonly payload: ReportPayload) {
     const threads = payload.threads;
-    this.thread = threads.find((t) => t.isTarget) ?? threads[0];
+    // The payload lists the thread that served the most requests first.
+    this.thread = threads[0];
     const select = h('select', { attrs: { 'aria-label': 'Thread' } },
       ...threads.map((t, i) => { const o = h('option', null, t.label); o.value = String(i); o.selected = t === this.thread; return o; }));
     select.disabled = threads.length < 2;

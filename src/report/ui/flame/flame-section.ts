@@ -9,6 +9,7 @@ import { hookState } from '../test-hook.js';
 import type { PayloadProfile } from '../../html/report-payload.js';
 import { decodeProfile, KIND_NAMES, sampleSpan, selfWeights, type ProfileModel } from './profile-model.js';
 import { buildViewTree, REMOVED_WHEN_HIDDEN, type ViewMode } from './view-tree.js';
+import type { ViewTree } from './tree-builder.js';
 import { compileQuery, matchedShare, matchFrames } from './flame-search.js';
 import { FlamePane } from './flame-pane.js';
 import { FlameTooltip, location } from './flame-tooltip.js';
@@ -49,6 +50,12 @@ export class FlameSection {
       this.tooltip.element);
     this.tooltip.hide();
     timeWindow.subscribe(() => this.rebuild(true));
+    document.addEventListener('keydown', (e) => {
+      if (e.key !== 'Escape' || (e.target instanceof HTMLInputElement && e.target.type !== 'checkbox')) return;
+      this.main.zoomTo(0);
+      this.second.zoomTo(0);
+      this.publish();
+    });
     focusRequest.subscribe((r) => { if (r) this.focusByLocation(r); });
   }
 
@@ -133,6 +140,24 @@ export class FlameSection {
     for (const [mode, b] of this.modeButtons) b.classList.toggle('active', mode === (focused ? 'callers' : this.state.mode));
     this.applySearch();
     this.paint();
+    this.describeSelection();
+  }
+
+  /** Details of the selected frame, or of the frame with the most self time (preferring app code). */
+  private describeSelection(): void {
+    const tree = this.main.tree;
+    if (!tree) return;
+    const m = this.model;
+    let best = -1;
+    let bestScore = 0;
+    for (let i = 1; i < tree.n; i++) {
+      const f = tree.frame[i];
+      if (this.state.selectedFrame >= 0 && f !== this.state.selectedFrame) continue;
+      const score = tree.self[i] * (m.frameKind[f] === 0 ? 4 : 1);
+      if (score > bestScore) { best = i; bestScore = score; }
+    }
+    if (best >= 0) this.renderDetails(tree, best, this.state.selectedFrame < 0 ? 'Hottest: ' : '');
+    else replace(this.details);
   }
 
   private applySearch(): void {
@@ -179,13 +204,13 @@ export class FlameSection {
     this.publish();
   }
 
-  private renderDetails(tree: import('./tree-builder.js').ViewTree, node: number): void {
+  private renderDetails(tree: ViewTree, node: number, prefix = ''): void {
     const m = this.model;
     const f = tree.frame[node];
     if (f < 0) { replace(this.details); return; }
     const whole = tree.total[0] || 1;
     const focus = h('button', { on: { click: () => { this.state.focusFrame = f; this.setMode('callers'); } } }, 'Show callers & callees');
-    replace(this.details,
+    replace(this.details, prefix,
       h('strong', null, m.frameName[f]), ' ', h('code', null, location(m, f)),
       ` · ${KIND_NAMES[m.frameKind[f]]} · total ${weight(tree.total[node], m.unit)} (${pct(tree.total[node] / whole)})`,
       ` · self ${weight(tree.self[node], m.unit)} (${pct(tree.self[node] / whole)}) `, focus);
