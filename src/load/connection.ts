@@ -36,6 +36,7 @@ export class Connection implements ScanSink {
   inFlight = 0;
   /** performance.now() when the current socket was opened (connect timeout). */
   openedAt = 0;
+  /** Whether the current socket ever connected (a socket that never did is retried after a pause). */
   everConnected = false;
   /** Closed model with -a: requests set aside for this connection while it reconnects. */
   reserved = 0;
@@ -63,6 +64,7 @@ export class Connection implements ScanSink {
     s.on('end', this.onEnd);
     s.on('error', this.onError);
     this.socket = s;
+    this.everConnected = false;
     this.openedAt = performance.now();
   }
 
@@ -155,9 +157,11 @@ export class Connection implements ScanSink {
   private readonly onData = (chunk: Buffer, length = chunk.length): void => {
     this.owner.received(length);
     const s = this.socket as net.Socket;
-    s.cork();
+    // With one request in flight a read holds at most one response: nothing to batch.
+    const batch = this.depth > 1;
+    if (batch) s.cork();
     const ok = this.scanner.feed(chunk, length) && !this.scanner.failed;
-    if (this.socket === s) s.uncork();
+    if (batch && this.socket === s) s.uncork();
     if (!ok) this.owner.dropped(this, this.close(), 'parse');
     else if (this.recycle) this.owner.dropped(this, this.close(), 'recycle');
   };

@@ -181,3 +181,14 @@ test('warm-up requests are left out: an exact amount after warm-up is exactly th
     assert.equal(r.latency.count, 400);
     assert.ok(s.requests > 400, 'the server also saw the warm-up');
   }));
+
+test('a server that dies mid-run: refused reconnects are counted and paced, and the run still reports', async () => {
+  const s = await httpServer((_req, res) => res.end('ok'));
+  const run = load({ url: s.url, duration: 1.5, connections: 4, workers: 1 });
+  run.on('load-start', () => setTimeout(() => void s.close(), 400));
+  const r = await run;
+  assert.ok(r.requests.total > 0);
+  const refused = r.errors.byCode.ECONNREFUSED ?? 0;
+  assert.ok(refused > 0, JSON.stringify(r.errors.byCode));
+  assert.ok(refused < 1000, `reconnects are paced, not spun: ${refused}`);
+});
