@@ -1,6 +1,7 @@
 // Detects the servers this thread starts listening on (`tracing:net.server.listen:asyncEnd`,
 // Node 20+), which is what makes a thread a target, and describes them for `listen`.
 import * as dc from 'node:diagnostics_channel';
+import { isMainThread } from 'node:worker_threads';
 import type * as net from 'node:net';
 import type { ListenMessage } from './protocol.js';
 
@@ -34,6 +35,7 @@ export function describeListen(server: net.Server): ListenBody {
     body.port = addr.port;
     body.family = addr.family;
   }
+  if (isClusterPrimaryHandle()) body.clusterPrimary = true;
   const s = server as HttpishServer;
   if (typeof s.keepAliveTimeout === 'number') {
     body.server = {
@@ -46,6 +48,13 @@ export function describeListen(server: net.Server): ListenBody {
     body.server = { kind: 'net' };
   }
   return body;
+}
+
+/** In a cluster primary with workers, a listen is the round-robin handle shared with them. */
+function isClusterPrimaryHandle(): boolean {
+  if (!isMainThread) return false;
+  const cluster = require('node:cluster') as typeof import('node:cluster').default;
+  return cluster.isPrimary && Object.keys(cluster.workers ?? {}).length > 0;
 }
 
 function isTlsServer(server: net.Server): boolean {

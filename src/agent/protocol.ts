@@ -86,6 +86,12 @@ export interface ListenMessage extends Envelope {
   pipe?: string;
   /** The server's timeouts in ms, read at listen time (HTTP servers only). */
   server?: { kind: 'http' | 'https' | 'net'; keepAliveTimeout?: number; headersTimeout?: number; requestTimeout?: number };
+  /**
+   * Added (agent): true when this is a cluster primary's shared listening handle (the primary
+   * accepts and hands connections to its workers, which send their own `listen` for the same
+   * port and serve the requests). The primary is still sampled: it is on the connection path.
+   */
+  clusterPrimary?: boolean;
 }
 
 /** Summary of an interval histogram in ms. */
