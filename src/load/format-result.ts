@@ -73,8 +73,16 @@ export function formatResult(r: LoadResult, style: Style = plain): string {
   const g = r.generator;
   const perReq = g.cpuPerRequestUs === undefined ? '' : `, ${g.cpuPerRequestUs.toFixed(1)} µs per request`;
   lines.push(`  generator   CPU ${formatCount(g.cpuUserMs)} ms user + ${formatCount(g.cpuSystemMs)} ms system${perReq}, busiest worker ${Math.round(g.maxElu * 100)}% busy`);
+  if (g.workers.length > 1 || g.workers.some((w) => w.cpuUserMs !== undefined)) {
+    lines.push(`  workers     ${g.workers.map(workerCell).join(', ')}`);
+  }
   for (const w of g.warnings) lines.push('', style.yellow(`  warning: ${w}`));
   return lines.join('\n') + '\n';
+}
+
+function workerCell(w: LoadResult['generator']['workers'][number]): string {
+  const cpu = w.cpuUserMs === undefined ? '' : ` (CPU ${formatCount(w.cpuUserMs + (w.cpuSystemMs ?? 0))} ms)`;
+  return `#${w.worker} ${w.connections} conns ${Math.round(w.elu * 100)}% busy${cpu}`;
 }
 
 function errorLine(r: LoadResult, style: Style): string {
