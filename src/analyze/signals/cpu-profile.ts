@@ -10,7 +10,8 @@ import type { Hotspot } from '../../report/report-schema.js';
 import { parseCpuProfile, type CpuProfile } from '../../profile/cpu-profile.js';
 import { buildCallTree } from '../../profile/build-call-tree.js';
 import { hotspots } from '../../profile/hotspots.js';
-import { workBreakdown, workTotals, type WorkItem } from '../../profile/work-breakdown.js';
+import { nodeWork, workTotals, type WorkItem } from '../../profile/work-breakdown.js';
+import { appOwners, chargedTo } from '../../profile/attribution.js';
 import { busiestThread, loadWindow, type Window } from './load-window.js';
 
 /** Functions kept per view (the long tail carries no finding). */
@@ -81,14 +82,54 @@ function loadView(run: RunData): CpuView | null {
   const functions = hotspots(tree, { limit: CPU_VIEW_FUNCTIONS }).map((h) => ({
     frameIndex: h.frame, frame: tree.frames[h.frame], selfUs: h.selfMs * 1000, totalUs: h.totalMs * 1000,
   }));
-  const breakdowns = new Map<number, WorkItem[]>();
+  let breakdowns: Map<number, WorkItem[]> | undefined;
   return {
     tree, activeUs: tree.activeUs, totalUs: tree.totalUs, functions, work: workTotals(tree), profile, ref,
     workOf(frameIndex) {
-      if (!breakdowns.has(frameIndex)) breakdowns.set(frameIndex, workBreakdown(tree, frameIndex).items);
-      return breakdowns.get(frameIndex)!;
+      breakdowns ??= allBreakdowns(tree);
+      return breakdowns.get(frameIndex) ?? [];
     },
   };
+}
+
+/**
+ * Every function's work breakdown in one pass over the tree (the same rule as
+ * src/profile/work-breakdown.ts's workBreakdown, which walks the whole tree per function).
+ */
+function allBreakdowns(tree: CallTree): Map<number, WorkItem[]> {
+  const to = chargedTo(tree, appOwners(tree));
+  const work = nodeWork(tree);
+  const inline = new Map<number, { work: WorkItem['work']; label: string; us: number }[]>();
+  for (const e of tree.inlineWork ?? []) inline.set(e.node, [...(inline.get(e.node) ?? []), e]);
+  const acc = new Map<number, Map<string, WorkItem>>();
+  const add = (frame: number, w: { work: WorkItem['work']; label: string }, us: number) => {
+    if (us <= 0) return;
+    const items = acc.get(frame) ?? new Map<string, WorkItem>();
+    acc.set(frame, items);
+    const e = items.get(w.label);
+    if (e) e.us += us;
+    else items.set(w.label, { work: w.work, label: w.label, us, share: 0 });
+  };
+  for (let i = 1; i < tree.frame.length; i++) {
+    if (tree.self[i] <= 0) continue;
+    const frame = tree.frame[to[i]];
+    let us = tree.self[i];
+    if (to[i] === i) {
+      for (const e of inline.get(i) ?? []) {
+        add(frame, e, e.us);
+        us -= e.us;
+      }
+    }
+    add(frame, work[i], us);
+  }
+  const out = new Map<number, WorkItem[]>();
+  for (const [frame, items] of acc) {
+    const list = [...items.values()].sort((a, b) => b.us - a.us);
+    const total = list.reduce((a, e) => a + e.us, 0);
+    for (const e of list) e.share = total > 0 ? e.us / total : 0;
+    out.set(frame, list);
+  }
+  return out;
 }
 
 /** App functions only, largest attributed self time first. */

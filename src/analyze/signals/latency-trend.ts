@@ -38,6 +38,14 @@ export interface LatencyTrend {
  * hook) and time spent queued behind a busy loop.
  */
 export function latencyTrend(run: RunData): LatencyTrend | undefined {
+  if (!trendCache.has(run)) trendCache.set(run, computeTrend(run));
+  return trendCache.get(run);
+}
+
+/** Several analyzers ask for the same trend: computed once per run. */
+const trendCache = new WeakMap<RunData, LatencyTrend | undefined>();
+
+function computeTrend(run: RunData): LatencyTrend | undefined {
   const w = loadWindow(run);
   const thread = busiestThread(run, w);
   const samples = thread ? windowSamples(thread, w).filter((s) => s.http && s.http.finished > 0) : [];

@@ -28,7 +28,15 @@ export interface LoopStats {
   openConnectionsMean: number;
 }
 
+/** Several analyzers read the same figures: computed once per run. */
+const cache = new WeakMap<RunData, LoopStats | undefined>();
+
 export function loopStats(run: RunData): LoopStats | undefined {
+  if (!cache.has(run)) cache.set(run, computeLoopStats(run));
+  return cache.get(run);
+}
+
+function computeLoopStats(run: RunData): LoopStats | undefined {
   const w = loadWindow(run);
   const threads = targetThreads(run);
   const samples = threads.flatMap((t) => windowSamples(t, w));
