@@ -115,6 +115,15 @@ export function fixtureRun(cap: Captured, o: FixtureOptions = {}): { run: RunDat
     { phase: 'warmup', start: SYNTHETIC_START - 1000, end: SYNTHETIC_START },
     { phase: 'load', start: SYNTHETIC_START, end: SYNTHETIC_START + 2000 },
   ];
+  if (run.load) {
+    // An open-model run: corrected latency, service time, schedule and a generator warning.
+    const l = run.load;
+    l.model = 'open';
+    l.options.rate = 2000;
+    l.serviceTime = { ...l.latency, p50: l.latency.p50 * 0.8, p99: l.latency.p99 * 0.5, max: l.latency.max * 0.5 };
+    l.schedule = { late: 12, dropped: 3, intended: 4000, maxLagMs: 8.5 };
+    l.generator.warnings = ['generator warning: 12 sends went out late'];
+  }
   const report: Report = {
     version: 1,
     hotpathVersion: '0.0.0-test',

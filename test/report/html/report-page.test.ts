@@ -103,6 +103,18 @@ describe('report.html in headless Chromium', () => {
     assert.equal(await page.textContent('.fix pre code'), 'await pool.run(data);');
   });
 
+  it('shows corrected latency beside service time, the schedule and generator warnings of an open-model run', async () => {
+    const page = opened.page;
+    const legend = await page.textContent('#load .percentile-plot');
+    assert.match(legend ?? '', /latency \(corrected, from intended send\)/);
+    assert.match(legend ?? '', /service time \(from actual write\)/);
+    const details = await page.textContent('#load .load-details') ?? '';
+    assert.match(details, /Schedule \(open model\)/);
+    assert.match(details, /late sends12 \(0\.3%\)/);
+    assert.match(details, /generator warning: 12 sends went out late/);
+    assert.match(await page.textContent('#load .model') ?? '', /^open model, 2000 req\/s intended/);
+  });
+
   it('draws the flame graph on canvas', async () => {
     const state = await hook(opened.page);
     assert.ok(state.flame && state.flame.visibleFrames > 5, `frames: ${state.flame?.visibleFrames}`);
