@@ -132,6 +132,9 @@ function crossCheck(f: ResolvedFlags): void {
   if (f.rate !== undefined && f.amount === undefined && f.rate * f.duration < 1) {
     throw invalid('rate', `--rate ${f.rate} for ${f.duration} s plans no request at all; raise --rate or --duration`);
   }
+  if (!f.keepalive && f.pipelining > 1) {
+    throw invalid('pipelining', '--pipelining needs keep-alive: with --no-keepalive each connection carries one request');
+  }
   if (f.connections * f.pipelining > 1_000_000) {
     throw invalid('pipelining', `--connections × --pipelining is ${f.connections * f.pipelining}; at most 1000000 requests can be in flight`);
   }

@@ -156,10 +156,8 @@ export class WorkerEngine implements ConnectionOwner {
     if (this.stopped) return;
     this.inFlight -= lost;
     if (reason === 'parse') this.counters[C_PARSE]++;
-    else if (code !== undefined) {
-      this.counters[C_SOCKET_ERRORS]++;
-      this.errors.set(code, (this.errors.get(code) ?? 0) + 1);
-    }
+    else if (reason === 'recycle' && lost > 0) this.countError('EOF'); // closed with pipelined requests unanswered
+    else if (code !== undefined) this.countError(code);
     if (conn.takeClosedByServer() || reason === 'idle-close') this.counters[C_CLOSED_BY_SERVER]++;
     this.release(conn);
     if (this.amountMode) this.checkDone();
@@ -167,6 +165,11 @@ export class WorkerEngine implements ConnectionOwner {
     if (!this.open && this.amountMode && this.reserve(conn) === 0) return; // the others will send the rest
     if (reason === 'error' && !conn.everConnected) setTimeout(() => this.reopen(conn), CONNECT_RETRY_MS);
     else conn.open();
+  }
+
+  private countError(code: string): void {
+    this.counters[C_SOCKET_ERRORS]++;
+    this.errors.set(code, (this.errors.get(code) ?? 0) + 1);
   }
 
   private reopen(conn: Connection): void {

@@ -16,6 +16,7 @@ test('the programmatic API validates through the same declaration as the CLI', (
   assert.equal(code({ url, method: 'G T' }), 'HOTPATH_ERR_INVALID_OPTION');
   assert.equal(code({ url, connections: 1000, pipelining: 1024, amount: 5 }), 'HOTPATH_ERR_INVALID_OPTION');
   assert.equal(code({ url, ...({ conections: 3 } as object) }), 'HOTPATH_ERR_UNKNOWN_OPTION');
+  assert.equal(code({ url, keepalive: false, pipelining: 4 }), 'HOTPATH_ERR_INVALID_OPTION');
   assert.equal(code({ url: '' }), 'HOTPATH_ERR_MISSING_ARGUMENT');
   assert.equal(code({ url: 'localhost:3000' }), 'HOTPATH_ERR_INVALID_URL');
   assert.equal(code({ url: 'file:///etc/passwd' }), 'HOTPATH_ERR_INVALID_URL');

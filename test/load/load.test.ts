@@ -192,3 +192,11 @@ test('a server that dies mid-run: refused reconnects are counted and paced, and 
   assert.ok(refused > 0, JSON.stringify(r.errors.byCode));
   assert.ok(refused < 1000, `reconnects are paced, not spun: ${refused}`);
 });
+
+test('pipelined requests the server drops by closing are counted as EOF errors, never lost silently', () =>
+  withServer(rawServer((_p, i, socket) => { if (i % 4 === 3) { socket.end(OK.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n')); return null; } return OK; }), async (s) => {
+    const r = await load({ url: s.url, duration: 0.5, connections: 2, pipelining: 8, workers: 1 });
+    assert.ok(r.requests.total > 0);
+    assert.ok((r.errors.byCode.EOF ?? 0) > 0, JSON.stringify(r.errors));
+    assert.ok(r.connections.closedByServer > 0);
+  }));
