@@ -6,6 +6,7 @@ import { protectBench } from './protect.bench.js';
 import { reportBench } from './report.bench.js';
 import { analyzeBench } from './analyze.bench.js';
 import { profileBench } from './profile.bench.js';
+import { agentCostBench } from './agent-cost.bench.js';
 
 export const suites: BenchSuite[] = [
   loadBench,
@@ -14,4 +15,5 @@ export const suites: BenchSuite[] = [
   reportBench,
   analyzeBench,
   profileBench,
+  agentCostBench,
 ];
