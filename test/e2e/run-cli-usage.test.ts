@@ -91,6 +91,19 @@ describe('hotpath run: choosing and reaching the server', () => {
     assert.equal(run.load.statusCodes['200'], run.load.requests.total);
   });
 
+  test('--setup requests go first, then warm-up, then the measured load with the profile', async () => {
+    const dir = out();
+    const r = await runCli(['run', '--setup', 'setup.json', '--warmup', '0.5', '-d', '0.5', '-c', '2', '-w', '1', '--out', dir, '--', 'node', 'needs-setup.cjs'], { cwd: apps });
+    assert.equal(r.code, 0, r.stderr);
+    const run = await readRunDir(onlyRunDir(dir));
+    assert.deepEqual(run.meta.phases.map((p) => p.phase), ['starting', 'setup', 'warmup', 'load', 'cooldown', 'stopping']);
+    assert.ok(run.load && run.load.requests.total > 0);
+    assert.deepEqual(Object.keys(run.load.statusCodes), ['200'], 'every measured request came after the setup');
+    const load = run.meta.phases.find((p) => p.phase === 'load');
+    const cpu = run.profiles.find((p) => p.kind === 'cpu');
+    assert.ok(load && cpu && cpu.start >= load.start - 50, 'the profile leaves the warm-up out');
+  });
+
   test('--url drives a running server without an agent (outside view)', async () => {
     let served = 0;
     const srv = createServer((req, res) => { served++; res.end('outside\n'); }).listen(0, '127.0.0.1');
