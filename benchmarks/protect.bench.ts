@@ -118,6 +118,41 @@ async function variant(ctx: BenchContext, mode: 'plain' | 'protect', rate: numbe
   }
 }
 
+/** Hello-world req/s (closed model, 50 connections) of the server in one mode. */
+async function helloRate(ctx: BenchContext, mode: 'plain' | 'protect', seconds: number): Promise<number> {
+  const server = await startServer(ctx, mode);
+  try {
+    const load = await runLoad(ctx, `http://127.0.0.1:${server.port}/hello`, ['-w', '1', '-c', '50', '--warmup', '1', '-d', String(seconds)], seconds + 1);
+    return load.requests.perSecond;
+  } finally {
+    await stop(server);
+  }
+}
+
+/** The guard's cost when not overloaded: hello-world throughput with and without it, interleaved, medians. */
+async function guardCost(ctx: BenchContext): Promise<string> {
+  const rounds = ctx.quick ? 1 : 3;
+  const plain: number[] = [];
+  const guarded: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    plain.push(await helloRate(ctx, 'plain', 3));
+    guarded.push(await helloRate(ctx, 'protect', 3));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const p = median(plain);
+  const g = median(guarded);
+  return [
+    `Cost when not overloaded: a hello-world route on the same server, closed model (50 connections, 3 s, ${rounds} interleaved`,
+    'round(s), medians).',
+    '',
+    '| variant | req/s | ratio |',
+    '|---|---|---|',
+    `| without protection | ${fmt(p)} | 1.000 |`,
+    `| with protect() | ${fmt(g)} | ${fmt(g / p, 3)} |`,
+    '',
+  ].join('\n');
+}
+
 async function capacity(ctx: BenchContext, seconds: number): Promise<number> {
   const server = await startServer(ctx, 'plain');
   try {
@@ -190,6 +225,8 @@ async function measure(ctx: BenchContext): Promise<string> {
   ctx.log(`protect: capacity before ${fmt(capBefore)}, after ${fmt(2 * cap - capBefore)} req/s`);
   const a = row('without protection', plain, cap);
   const b = row(`protect({ maxEventLoopDelay: ${DELAY_MS} })`, guarded, cap);
+  ctx.log('protect: guard cost on a hello-world route');
+  const cost = await guardCost(ctx);
   const bound = 2 * DELAY_MS + 2;
   const verdict = `Target with protection: goodput ≥ 90 % of capacity (${b.goodput >= 0.9 ? 'met' : 'missed'}: ${pct(b.goodput)}), ` +
     `successful p99 ≤ 2 × ${DELAY_MS} ms + 2 ms service = ${bound} ms (${b.p99 <= bound ? 'met' : 'missed'}: ${fmt(b.p99, 1)} ms).`;
@@ -216,5 +253,6 @@ async function measure(ctx: BenchContext): Promise<string> {
     '',
     verdict,
     '',
+    cost,
   ].join('\n');
 }

@@ -1,7 +1,8 @@
 // A CPU-bound server for the protect benchmark: every /work request holds the event loop for
 // 2 ms of arithmetic, so past its capacity (~500 req/s) requests queue on the event loop.
 // Usage: node protect-server.js <port> <plain|protect> [maxEventLoopDelay ms]
-// Prints "listening <port>". GET /__stats (exempt) returns served/shed counts and the guard's status.
+// Prints "listening <port>". GET /__stats (exempt) returns served/shed counts and the guard's status;
+// GET /hello answers at once (for the guard's cost on a fast route).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { protect, type Protector } from '../../src/protect/index.js';
@@ -35,6 +36,10 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
   if (req.url === '/__stats') {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ served, status: guard?.status() }));
+    return;
+  }
+  if (req.url === '/hello') {
+    res.end('hello');
     return;
   }
   const body = String(work());

@@ -3,7 +3,7 @@
 // flips protection on and back off, exempt paths answer, a threshold of 0 disables the
 // signal, the body follows Accept, and a custom handler gets the reason.
 
-import { after, before, test } from 'node:test';
+import { after, before, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
@@ -68,25 +68,30 @@ async function until200(port: number, path: string): Promise<Reply> {
   assert.fail(`still ${last?.status} after recovery`);
 }
 
-export function frameworkSuite(framework: string): void {
-  let child: ChildProcess;
+/** `skip`: why this framework cannot run on this Node version (the suite is then skipped with that reason). */
+export function frameworkSuite(framework: string, skip?: string): void {
+  let child: ChildProcess | undefined;
   let ports: Ports;
+  const test = (name: string, fn: () => Promise<void>): void => {
+    nodeTest(name, skip === undefined ? {} : { skip }, fn);
+  };
 
   before(async () => {
+    if (skip !== undefined) return;
     child = spawn(process.execPath, [fixture, framework], { stdio: ['pipe', 'pipe', 'inherit'] });
     ports = await new Promise<Ports>((resolve, reject) => {
       let out = '';
-      child.stdout?.setEncoding('utf8');
-      child.stdout?.on('data', (c: string) => {
+      child?.stdout?.setEncoding('utf8');
+      child?.stdout?.on('data', (c: string) => {
         out += c;
         if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]) as Ports);
       });
-      child.once('exit', (code) => reject(new Error(`${framework} fixture exited with ${code}`)));
+      child?.once('exit', (code) => reject(new Error(`${framework} fixture exited with ${code}`)));
     });
   });
 
   after(() => {
-    child.kill();
+    child?.kill();
   });
 
   test(`${framework}: a blocked loop flips protection on (503 + Retry-After), then back off`, async () => {
