@@ -85,6 +85,10 @@ export function buildPlan(options: LoadOptions): LoadPlan {
     scenarioLength: scenario?.length,
   };
   crossCheck(flags);
+  if (url.username !== '' && !Object.keys(flags.headers).some((k) => k.toLowerCase() === 'authorization')) {
+    const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    flags.headers.Authorization = `Basic ${Buffer.from(user).toString('base64')}`;
+  }
   const ctx = { host: url.host, keepalive: flags.keepalive };
   const withGlobal = (r: ScenarioRequest): ScenarioRequest => ({ ...r, headers: { ...flags.headers, ...r.headers } });
   const requests = scenario ?? [{ method, path: url.pathname + url.search, body }];

@@ -52,3 +52,11 @@ test('scenario files are read, validated and merged with the global headers', ()
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('credentials in the URL become a Basic Authorization header; IPv6 hosts keep their brackets in Host', () => {
+  const auth = buildPlan({ url: 'http://ada:s%3Acret@127.0.0.1:3000/' }).templates[0].bytes.toString();
+  assert.match(auth, /\r\nAuthorization: Basic YWRhOnM6Y3JldA==\r\n/);
+  assert.doesNotMatch(auth, /ada:/);
+  const v6 = buildPlan({ url: 'http://[::1]:8080/x' }).templates[0].bytes.toString();
+  assert.match(v6, /^GET \/x HTTP\/1\.1\r\nHost: \[::1\]:8080\r\n/);
+});
