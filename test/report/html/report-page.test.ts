@@ -177,6 +177,7 @@ describe('report.html in headless Chromium', () => {
     assert.ok(win.totalShown > 0 && win.totalShown < full.totalShown * 0.6, `${win.totalShown} of ${full.totalShown}`);
     assert.ok(win.searchShare! > fullShare + 0.2, `hashing dominates its phase: ${win.searchShare} vs ${fullShare}`);
     assert.match(await page.textContent('#flame .flame-status') ?? '', /^Window 2\.1\d–2\.3\d s/);
+    assert.ok(await page.locator('#flame .top-functions tbody tr').count() > 3, 'top functions of the window listed');
     await page.click('#flame .flame-status button');
     assert.equal((await hook(page)).flame!.window, null);
     await search(page, '');

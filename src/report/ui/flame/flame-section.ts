@@ -2,7 +2,7 @@
 // flame / inverted / callers-and-callees views, layer toggles, search with the matched
 // share, the time window chosen on the timeline, and the selected frame's details.
 
-import { h, replace, section } from '../dom.js';
+import { h, replace, section, table } from '../dom.js';
 import { pct, weight } from '../format.js';
 import { focusRequest, timeWindow, type TimeWindow } from '../app-state.js';
 import { hookState } from '../test-hook.js';
@@ -14,6 +14,10 @@ import { compileQuery, matchedShare, matchFrames } from './flame-search.js';
 import { FlamePane } from './flame-pane.js';
 import { FlameTooltip, location } from './flame-tooltip.js';
 import { kindColor } from './flame-colors.js';
+import { topFunctions } from './top-functions.js';
+
+/** Rows in the table of functions with the most self time. */
+const TOP_FUNCTIONS = 12;
 
 const DEFAULT_HIDDEN = new Set([6]); // idle: a server waiting for requests is not a hotspot
 
@@ -36,6 +40,7 @@ export class FlameSection {
   private readonly status = h('div', { class: 'flame-status' });
   private readonly details = h('div', { class: 'flame-details' });
   private readonly share = h('output', { class: 'search-share' });
+  private readonly top = h('div', { class: 'top-functions' });
   private readonly modeButtons = new Map<ViewMode, HTMLButtonElement>();
   private match: Uint8Array | null = null;
 
@@ -47,7 +52,7 @@ export class FlameSection {
     this.element = section('flame', 'Flame graph',
       this.toolbar(), this.layerBar(), this.status, this.details,
       h('div', { class: 'flame-panes' }, this.main.element, this.second.element),
-      this.tooltip.element);
+      this.top, this.tooltip.element);
     this.tooltip.hide();
     timeWindow.subscribe(() => this.rebuild(true));
     document.addEventListener('keydown', (e) => {
@@ -141,6 +146,22 @@ export class FlameSection {
     this.applySearch();
     this.paint();
     this.describeSelection();
+    this.renderTop();
+  }
+
+  /** The functions with the most self time in what is shown (window, layers), each a link to its callers & callees. */
+  private renderTop(): void {
+    const tree = this.main.tree;
+    const m = this.model;
+    if (!tree || this.state.mode === 'callers') { replace(this.top); return; }
+    const whole = tree.total[0] || 1;
+    const rows = topFunctions(tree, m.frameCount, TOP_FUNCTIONS).map((t) => [
+      h('button', { class: 'link', on: { click: () => { this.state.focusFrame = t.frame; this.state.selectedFrame = t.frame; this.setMode('callers'); } } }, m.frameName[t.frame]),
+      h('code', null, location(m, t.frame)), KIND_NAMES[m.frameKind[t.frame]],
+      `${weight(t.self, m.unit)} (${pct(t.self / whole)})`, `${weight(t.total, m.unit)} (${pct(t.total / whole)})`,
+    ]);
+    const what = m.unit === 'us' ? 'self time' : 'bytes allocated';
+    replace(this.top, h('h3', null, `Most ${what} in this view`), table(['function', 'location', 'layer', 'self', 'total'], rows));
   }
 
   /** Details of the selected frame, or of the frame with the most self time (preferring app code). */
