@@ -219,6 +219,28 @@ describe('report.html in headless Chromium', () => {
     await page.selectOption('#flame select', { index: 0 });
   });
 
+  it('still opens for a run that gathered nothing (crashed before listening)', async () => {
+    const { run, report } = fixtureRun(cap);
+    run.threads = [];
+    run.profiles = [];
+    run.load = undefined;
+    run.meta.phases = [];
+    run.meta.outcome = { status: 'never-listened', reason: 'the target exited with code 1 before listening' };
+    report.load = null;
+    report.findings = [];
+    report.hotspots = [];
+    report.target.outcome = run.meta.outcome;
+    const empty = await openReport(browser, await writeReportHtml(run, report, { path: join(cap.dir, 'empty.html') }));
+    const state = await hook(empty.page);
+    assert.deepEqual([state.errors, empty.consoleErrors], [[], []]);
+    assert.deepEqual(state.sections, ['diagnosis', 'timeline', 'load']);
+    const text = await empty.page.textContent('body') ?? '';
+    assert.match(text, /Run never-listened: the target exited with code 1 before listening/);
+    assert.match(text, /No telemetry was recorded for this run\./);
+    assert.match(text, /No load was driven in this run\./);
+    await empty.page.close();
+  });
+
   it('shows hostile function names and texts as text and runs nothing', async () => {
     const h = await openReport(browser, hostileFile);
     const page = h.page;
