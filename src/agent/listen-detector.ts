@@ -11,8 +11,12 @@ type ListenBody = Omit<ListenMessage, 'v' | 'pid' | 'threadId' | 't'>;
 
 export function onServerListening(cb: (server: net.Server) => void): () => void {
   const handler = (message: unknown): void => {
-    const server = (message as { server?: net.Server } | null)?.server;
-    if (server !== undefined && typeof server.address === 'function') cb(server);
+    try {
+      const server = (message as { server?: net.Server } | null)?.server;
+      if (server !== undefined && typeof server.address === 'function') cb(server);
+    } catch {
+      // Subscribers must not throw into the listen call.
+    }
   };
   dc.subscribe(CHANNEL, handler);
   return () => dc.unsubscribe(CHANNEL, handler);

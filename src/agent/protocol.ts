@@ -73,6 +73,11 @@ export interface HelloMessage extends Envelope {
   isMainThread: boolean;
   /** cluster.worker.id in a cluster worker; undefined otherwise. */
   clusterWorkerId?: number;
+  /**
+   * A process only becomes a cluster primary when it forks: the first hello says false, and
+   * the agent sends hello again with true once the process has forked a cluster worker
+   * (a later hello of the same pid/threadId replaces the earlier one).
+   */
   isClusterPrimary: boolean;
 }
 

@@ -15,6 +15,7 @@ import type * as net from 'node:net';
 import type { AgentConfig, ControlMessage } from './protocol.js';
 import { AgentConnection } from './connection.js';
 import { buildHello } from './hello.js';
+import { watchClusterFork } from './cluster-primary.js';
 import { onServerListening, describeListen } from './listen-detector.js';
 import { safely, reportError, setErrorSink } from './safe.js';
 import { threadState } from './thread-state.js';
@@ -64,6 +65,9 @@ export class ThreadAgent {
     this.conn.onControl((msg) => safely('control', () => this.onControl(msg)));
     onServerListening((server) => safely('listen', () => this.onListen(server)));
     listen(process, 'exit', () => safely('exit', () => this.onExit()));
+    if (isMainThread && this.opts.cluster.workerId === undefined) {
+      watchClusterFork(() => this.conn.send(buildHello({ isPrimary: true })));
+    }
   }
 
   private onListen(server: net.Server): void {

@@ -69,6 +69,7 @@ test('a cluster with 2 workers reports 2 listening processes, each with its clus
   for (const l of c.of('listen').filter((x) => x.clusterPrimary)) assert.equal(l.pid, t.child.pid);
   const ids = pids.map((pid) => c.of('hello').find((h) => h.pid === pid)?.clusterWorkerId).sort();
   assert.deepEqual(ids, [1, 2]);
+  await c.waitFor((m) => m.type === 'hello' && m.pid === t.child.pid && m.isClusterPrimary, 5000, 'the primary says it is one');
   await getMany(port, '/', 40, 4);
   await c.waitFor(() => {
     const finished = c.messages.filter((m): m is SampleMessage => m.type === 'sample' && pids.includes(m.pid))

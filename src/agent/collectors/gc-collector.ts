@@ -24,7 +24,13 @@ export class GcCollector {
   private profiler: GcProfilerLike | undefined;
 
   start(): void {
-    this.observer = new PerformanceObserver((list) => this.onEntries(list.getEntries()));
+    this.observer = new PerformanceObserver((list) => {
+      try {
+        this.onEntries(list.getEntries());
+      } catch {
+        // An observer callback that throws would reach the target as an uncaught exception.
+      }
+    });
     this.observer.observe({ entryTypes: ['gc'] });
     const Ctor = (v8 as unknown as { GCProfiler?: new () => GcProfilerLike }).GCProfiler;
     if (Ctor !== undefined) {

@@ -30,8 +30,9 @@ export class HttpCollector {
   private closedRequests = 0;
   private openConnections = 0;
   private seenAny = false;
-  private readonly onStart = (m: unknown): void => this.requestStarted(m as ChannelMessage);
-  private readonly onFinish = (m: unknown): void => this.responseFinished(m as ChannelMessage);
+  // A subscriber that throws would surface as an uncaught exception in the target: never let it.
+  private readonly onStart = (m: unknown): void => { try { this.requestStarted(m as ChannelMessage); } catch { /* counted nowhere */ } };
+  private readonly onFinish = (m: unknown): void => { try { this.responseFinished(m as ChannelMessage); } catch { /* counted nowhere */ } };
   private readonly onSocketClose: (this: object) => void;
 
   constructor() {
