@@ -11,6 +11,8 @@ import { diagnosisSection } from './diagnosis-section.js';
 import { TimelineSection } from './timeline-section.js';
 import { loadSection } from './load-section.js';
 import { FlameSection } from './flame/flame-section.js';
+import { readUrlState } from './url-state.js';
+import { timeWindow } from './app-state.js';
 
 installHook();
 window.addEventListener('error', (e) => hookState().errors.push(String(e.message)));
@@ -19,6 +21,8 @@ window.addEventListener('unhandledrejection', (e) => hookState().errors.push(Str
 async function boot(): Promise<void> {
   const root = document.getElementById('app') ?? document.body;
   const p = await decodePayload(document);
+  const fromUrl = readUrlState();
+  if (fromUrl.window) timeWindow.set(fromUrl.window);
   const sections: [string, string][] = [['diagnosis', 'Diagnosis'], ['timeline', 'Timeline'], ['load', 'Load']];
   if (p.profiles.length) sections.push(['flame', 'Flame graph']);
   const timeline = new TimelineSection(p);

@@ -219,6 +219,23 @@ describe('report.html in headless Chromium', () => {
     await page.selectOption('#flame select', { index: 0 });
   });
 
+  it('keeps the view in the URL fragment and restores it from there', async () => {
+    const page = opened.page;
+    await page.click('#flame button[data-mode="inverted"]');
+    assert.match(page.url(), /#.*v=inverted/);
+    await page.click('#flame button[data-mode="flame"]');
+    const restored = await openReport(browser, file, '#v=inverted&hide=idle,node-core&q=hashWork&w=2.1-2.35');
+    const f = (await hook(restored.page)).flame!;
+    assert.equal(f.mode, 'inverted');
+    assert.deepEqual(f.hiddenLayers.sort(), ['idle', 'node-core']);
+    assert.deepEqual(f.window, { from: 2.1, to: 2.35 });
+    assert.ok(f.searchShare !== null && f.searchShare > 0.5, `share ${f.searchShare}`);
+    assert.equal(await restored.page.inputValue('#flame input[type=search]'), 'hashWork');
+    assert.equal(await restored.page.isChecked('#flame input[data-layer="node-core"]'), false);
+    assert.deepEqual(restored.consoleErrors, []);
+    await restored.page.close();
+  });
+
   it('still opens for a run that gathered nothing (crashed before listening)', async () => {
     const { run, report } = fixtureRun(cap);
     run.threads = [];

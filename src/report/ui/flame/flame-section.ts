@@ -15,6 +15,7 @@ import { FlamePane } from './flame-pane.js';
 import { FlameTooltip, location } from './flame-tooltip.js';
 import { kindColor } from './flame-colors.js';
 import { topFunctions } from './top-functions.js';
+import { readUrlState, writeUrlState, type UrlState } from '../url-state.js';
 
 /** Rows in the table of functions with the most self time. */
 const TOP_FUNCTIONS = 12;
@@ -46,6 +47,7 @@ export class FlameSection {
 
   constructor(private readonly profiles: PayloadProfile[]) {
     this.models = profiles.map(() => null);
+    this.restore(readUrlState());
     const events = { onSelect: (pane: FlamePane, node: number) => this.select(pane, node) };
     this.main = new FlamePane('Flame graph', this.tooltip, events);
     this.second = new FlamePane('Callees', this.tooltip, events);
@@ -64,6 +66,25 @@ export class FlameSection {
     focusRequest.subscribe((r) => { if (r) this.focusByLocation(r); });
   }
 
+  /** Applies a view read from the URL (unknown names are ignored). */
+  private restore(u: UrlState): void {
+    if (u.profile !== undefined && u.profile < this.profiles.length) this.state.profile = u.profile;
+    if (u.mode === 'flame' || u.mode === 'inverted' || u.mode === 'callers') this.state.mode = u.mode;
+    if (u.hidden) this.state.hidden = new Set(u.hidden.map((k) => KIND_NAMES.indexOf(k as never)).filter((k) => k >= 0));
+    if (u.query) this.state.query = u.query;
+    if (u.focus && this.profiles.length) this.state.focusFrame = this.model.frameName.indexOf(u.focus);
+    if (this.state.mode === 'callers' && this.state.focusFrame < 0) this.state.mode = 'flame';
+  }
+
+  private save(): void {
+    const m = this.model;
+    const focus = this.state.mode === 'callers' && this.state.focusFrame >= 0 ? m.frameName[this.state.focusFrame] : undefined;
+    writeUrlState({
+      profile: this.state.profile, mode: this.state.mode, hidden: [...this.state.hidden].map((k) => KIND_NAMES[k]),
+      query: this.state.query, ...(timeWindow.value && m.kind === 'cpu' ? { window: timeWindow.value } : {}), ...(focus ? { focus } : {}),
+    });
+  }
+
   private get model(): ProfileModel {
     const i = this.state.profile;
     this.models[i] ??= decodeProfile(this.profiles[i]);
@@ -72,7 +93,7 @@ export class FlameSection {
 
   private toolbar(): HTMLElement {
     const select = h('select', { attrs: { 'aria-label': 'Profile' }, on: { change: () => this.pickProfile(Number(select.value)) } },
-      ...this.profiles.map((p, i) => { const o = h('option', null, p.label); o.value = String(i); return o; }));
+      ...this.profiles.map((p, i) => { const o = h('option', null, p.label); o.value = String(i); o.selected = i === this.state.profile; return o; }));
     if (this.profiles.length < 2) select.disabled = true;
     const modes: [ViewMode, string][] = [['flame', 'Flame'], ['inverted', 'Inverted (bottom-up)'], ['callers', 'Callers & callees']];
     const buttons = modes.map(([mode, label]) => {
@@ -82,9 +103,10 @@ export class FlameSection {
     });
     let timer = 0;
     const search = h('input', { class: 'flame-search', attrs: { type: 'search', placeholder: 'Search functions or files (/regex/)', 'aria-label': 'Search' } });
+    search.value = this.state.query;
     search.addEventListener('input', () => {
       clearTimeout(timer);
-      timer = window.setTimeout(() => { this.state.query = search.value; this.applySearch(); this.paint(); }, 120);
+      timer = window.setTimeout(() => { this.state.query = search.value; this.applySearch(); this.paint(); this.save(); }, 120);
     });
     const reset = h('button', { on: { click: () => { this.main.zoomTo(0); this.second.zoomTo(0); this.publish(); } } }, 'Reset zoom');
     return h('div', { class: 'flame-toolbar' }, select, h('span', { class: 'modes' }, ...buttons), reset, search, this.share);
@@ -147,6 +169,7 @@ export class FlameSection {
     this.paint();
     this.describeSelection();
     this.renderTop();
+    this.save();
   }
 
   /** The functions with the most self time in what is shown (window, layers), each a link to its callers & callees. */
