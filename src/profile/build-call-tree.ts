@@ -9,7 +9,7 @@
 import type { CallTree, WorkKind } from './call-tree.js';
 import type { CpuProfile } from './cpu-profile.js';
 import { FrameTable } from './frame-table.js';
-import { indexNodes } from './raw-index.js';
+import { indexNodes, nodeIndex } from './raw-index.js';
 import { layoutTree } from './layout-tree.js';
 import { SourceMapResolver } from './source-maps.js';
 import { sampleWeights } from './sample-weights.js';
@@ -68,7 +68,7 @@ export function buildCallTree(profile: CpuProfile, options: BuildCallTreeOptions
   for (let k = 0; k < weights.order.length; k++) {
     const s = weights.order[k];
     const t = weights.time[s];
-    const node = raw.byId.get(profile.samples[s]);
+    const node = nodeIndex(raw, profile.samples[s]);
     if (node === undefined || !raw.reachable[node] || t < win.filterStart || t >= win.filterEnd) { dropped++; continue; }
     rawSelf[node] += weights.weight[s];
     sampleCount++;

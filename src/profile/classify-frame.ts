@@ -24,6 +24,8 @@ export function specialKind(functionName: string, url: string): FrameKind | unde
 
 /** Turns a frame URL into an absolute path, or undefined when it is not a file. */
 export function urlToPath(url: string): string | undefined {
+  // Fast path for the common case (no escapes): a profile can hold thousands of frames.
+  if (url.startsWith('file:///') && !url.includes('%') && sep === '/') return url.slice(7);
   if (url.startsWith('file://')) {
     try {
       return fileURLToPath(url);
@@ -46,6 +48,7 @@ export interface ClassifyContext {
 }
 
 function isUnder(path: string, root: string): boolean {
+  if (path.startsWith(root.endsWith(sep) ? root : root + sep)) return true;
   const rel = relative(root, path);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }

@@ -9,6 +9,8 @@ export interface RawIndex {
   children: Int32Array[];
   root: number;
   byId: Map<number, number>;
+  /** id → index as an array when ids are small integers (V8 numbers them 1..n): no Map lookup per sample. */
+  dense: Int32Array | null;
   /** 1 for nodes reachable from the root; samples of other nodes are dropped. */
   reachable: Uint8Array;
 }
@@ -39,5 +41,26 @@ export function indexNodes(profile: CpuProfile): RawIndex {
     reachable[i] = 1;
     for (const c of children[i]) stack.push(c);
   }
-  return { count, parent, children, root, byId, reachable };
+  return { count, parent, children, root, byId, reachable, dense: denseIds(profile) };
+}
+
+function denseIds(profile: CpuProfile): Int32Array | null {
+  let max = 0;
+  for (const n of profile.nodes) {
+    if (!Number.isInteger(n.id) || n.id < 0) return null;
+    if (n.id > max) max = n.id;
+  }
+  if (max > 4 * profile.nodes.length + 1024) return null;
+  const dense = new Int32Array(max + 1).fill(-1);
+  profile.nodes.forEach((n, i) => { if (dense[n.id] === -1) dense[n.id] = i; });
+  return dense;
+}
+
+/** The index of node `id`, or undefined. */
+export function nodeIndex(raw: RawIndex, id: number): number | undefined {
+  if (raw.dense) {
+    const i = id >= 0 && id < raw.dense.length ? raw.dense[id] : -1;
+    return i >= 0 ? i : undefined;
+  }
+  return raw.byId.get(id);
 }

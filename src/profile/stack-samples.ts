@@ -6,7 +6,7 @@ import type { CallTree, Frame } from './call-tree.js';
 import type { CpuProfile } from './cpu-profile.js';
 import type { BuildCallTreeOptions } from './build-call-tree.js';
 import { FrameTable } from './frame-table.js';
-import { indexNodes } from './raw-index.js';
+import { indexNodes, nodeIndex } from './raw-index.js';
 import { resolveWindow } from './profile-window.js';
 import { sampleWeights } from './sample-weights.js';
 import { SourceMapResolver } from './source-maps.js';
@@ -67,7 +67,7 @@ export function cpuStackSamples(profile: CpuProfile, options: BuildCallTreeOptio
   const w = sampleWeights(profile);
   const stack: number[] = [], weight: number[] = [], time: number[] = [];
   for (const s of w.order) {
-    const node = raw.byId.get(profile.samples[s]);
+    const node = nodeIndex(raw, profile.samples[s]);
     const t = w.time[s];
     if (node === undefined || !raw.reachable[node] || node === raw.root || t < win.filterStart || t >= win.filterEnd) continue;
     stack.push(resolve(node));

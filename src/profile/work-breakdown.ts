@@ -28,12 +28,16 @@ export function nodeWork(tree: CallTree): WorkLabel[] {
   const n = tree.frame.length;
   const out: WorkLabel[] = new Array(n);
   const specific: (WorkLabel | undefined)[] = new Array(n);
+  // Classify each frame once (a tree has many more nodes than frames).
+  const ofFrame = tree.frames.map((fr) => (fr.kind === 'app' ? undefined : specificWork(fr)));
+  const generic = tree.frames.map((fr) => genericWork(fr));
   for (let i = 0; i < n; i++) {
-    const fr = tree.frames[tree.frame[i]];
+    const f = tree.frame[i];
     const p = tree.parent[i];
+    const isApp = tree.frames[f].kind === 'app';
     const inherited = p > 0 && tree.frames[tree.frame[p]].kind !== 'app' ? specific[p] : undefined;
-    specific[i] = fr.kind === 'app' ? undefined : (specificWork(fr) ?? inherited);
-    out[i] = specific[i] ?? genericWork(fr);
+    specific[i] = isApp ? undefined : (ofFrame[f] ?? inherited);
+    out[i] = specific[i] ?? generic[f];
   }
   return out;
 }
@@ -45,12 +49,29 @@ function add(acc: Map<string, WorkItem>, w: WorkLabel, us: number) {
   else acc.set(w.label, { work: w.work, label: w.label, us, share: 0 });
 }
 
+interface TreeWork {
+  to: Int32Array;
+  work: WorkLabel[];
+  inline: Map<number, { work: WorkKind; label: string; us: number }[]>;
+}
+
+/** Per-tree work data, computed once: analyzers ask for several functions of the same tree. */
+const cache = new WeakMap<CallTree, TreeWork>();
+
+function treeWork(tree: CallTree): TreeWork {
+  let tw = cache.get(tree);
+  if (!tw) {
+    const inline = new Map<number, { work: WorkKind; label: string; us: number }[]>();
+    for (const e of tree.inlineWork ?? []) inline.set(e.node, [...(inline.get(e.node) ?? []), e]);
+    tw = { to: chargedTo(tree, appOwners(tree)), work: nodeWork(tree), inline };
+    cache.set(tree, tw);
+  }
+  return tw;
+}
+
 /** The breakdown of one function's (frame index) attributed self time, over all its nodes. */
 export function workBreakdown(tree: CallTree, frameIndex: number): WorkBreakdown {
-  const to = chargedTo(tree, appOwners(tree));
-  const work = nodeWork(tree);
-  const inline = new Map<number, { work: WorkKind; label: string; us: number }[]>();
-  for (const e of tree.inlineWork ?? []) inline.set(e.node, [...(inline.get(e.node) ?? []), e]);
+  const { to, work, inline } = treeWork(tree);
   const acc = new Map<string, WorkItem>();
   for (let i = 1; i < tree.frame.length; i++) {
     if (tree.frame[to[i]] !== frameIndex || tree.self[i] <= 0) continue;

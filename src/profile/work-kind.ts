@@ -79,9 +79,21 @@ export function dependencyName(file: string): string {
   return parts[0].startsWith('@') && parts.length > 1 ? `${parts[0]}/${parts[1]}` : parts[0];
 }
 
-/** Work V8 runs without a frame of its own, recognised on the calling source line. */
+/** RegExp methods, and String methods when the line also holds a regexp literal or constructor. */
+const regexCall = /\.(test|exec)\(/;
+const stringRegexCall = /\.(match|matchAll|replace|replaceAll|split|search)\(/;
+const regexLiteral = /(^|[=(,:!&|?{};]|return)\s*\/(?![/*])(\\.|[^/\\\n])+\/[dgimsuvy]*/;
+
+/**
+ * Work V8 runs without a frame of its own, recognised on the calling source line:
+ * JSON.stringify/parse are never framed; a regexp runs in V8's bytecode interpreter (no
+ * "RegExp:" frame) until it tiers up to native code.
+ */
 export function inlineWorkOfLine(text: string): WorkLabel | undefined {
   if (text.includes('JSON.stringify')) return { work: 'json', label: 'JSON.stringify' };
   if (text.includes('JSON.parse')) return { work: 'json', label: 'JSON.parse' };
+  if (regexCall.test(text) || (stringRegexCall.test(text) && (regexLiteral.test(text) || text.includes('RegExp(')))) {
+    return { work: 'regex', label: 'regular expressions' };
+  }
   return undefined;
 }
