@@ -28,10 +28,10 @@ test('a 2 s stall shows in the corrected high percentiles of an open-model run, 
     // About 400 planned sends fell into the 2 s stall: ~12% of the run waited 0..2 s.
     assert.ok(r.latency.p99 > 1000, `corrected p99 ${r.latency.p99} ms`);
     assert.ok(r.latency.max > 1500, `corrected max ${r.latency.max} ms`);
-    assert.ok(r.serviceTime.p99 < 500, `service p99 ${r.serviceTime.p99} ms`);
+    assert.ok(r.serviceTime.p99 < r.latency.p99 / 2, `service p99 ${r.serviceTime.p99} ms vs corrected ${r.latency.p99} ms`);
     const sch = r.schedule;
     assert.ok(sch !== undefined);
-    assert.ok(sch.intended >= 780 && sch.intended <= 810, `intended ${sch.intended}`);
+    assert.ok(sch.intended >= 720 && sch.intended <= 880, `intended ${sch.intended}`); // 200/s × 4 s, give or take message delays on a busy machine
     assert.ok(sch.late > 100, `late ${sch.late}`);
     assert.ok(sch.dropped <= 2, `dropped ${sch.dropped}`); // at most the sends due in the last timer tick
     // Never silently fewer: every planned send was made.
@@ -47,7 +47,7 @@ test('the open model holds the planned rate across workers and accounts for ever
     const r = await load({ url: s.url, rate: 400, duration: 1.5, connections: 4, workers: 2 });
     const sch = r.schedule;
     assert.ok(sch !== undefined);
-    assert.ok(sch.intended >= 590 && sch.intended <= 610, `intended ${sch.intended}`);
+    assert.ok(sch.intended >= 540 && sch.intended <= 660, `intended ${sch.intended}`); // 400/s × 1.5 s
     assert.equal(r.requests.sent + sch.dropped >= sch.intended - 2, true);
     assert.equal(r.requests.total + r.requests.inFlightAtEnd, r.requests.sent);
     assert.equal(s.requests >= r.requests.total, true);
