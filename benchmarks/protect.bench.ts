@@ -12,11 +12,11 @@
 // guard can see them, which would measure Node's accept loop rather than the guard.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { LoadResult } from '../src/load/load-result.js';
+import { load, type LoadOptions } from '../src/load/load.js';
 import type { BenchContext, BenchSuite } from './suite.js';
 
 const DELAY_MS = 50;
@@ -53,20 +53,9 @@ function stop(server: Server): Promise<void> {
   });
 }
 
-/** `hotpath load … --json` pinned to CPU 1; resolves with its LoadResult. */
-function runLoad(ctx: BenchContext, url: string, flags: string[], seconds: number): Promise<LoadResult> {
-  const cli = join(ctx.root, 'dist', 'src', 'cli', 'main.js');
-  const out = join(ctx.scratch, `protect-load-${Date.now()}.json`);
-  const cmd = `taskset -c 1 ${process.execPath} ${cli} load ${url} ${flags.join(' ')} --json > ${out}`;
-  return new Promise((resolve, reject) => {
-    const child = spawn('timeout', ['-k', '5', String(seconds + 60), 'bash', '-c', cmd], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d).slice(-2000); });
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`hotpath load exited ${code}: ${stderr}`));
-      resolve(JSON.parse(readFileSync(out, 'utf8')) as LoadResult);
-    });
-  });
+/** hotpath's load engine, in this process (pinned to CPU 1 with its worker thread), one worker. */
+async function runLoad(url: string, options: Omit<LoadOptions, 'url'>): Promise<LoadResult> {
+  return load({ url, workers: 1, ...options });
 }
 
 function get(agent: Agent, port: number, path: string): Promise<{ status: number; body: string }> {
@@ -104,15 +93,15 @@ async function variant(ctx: BenchContext, mode: 'plain' | 'protect', rate: numbe
   const server = await startServer(ctx, mode);
   try {
     const url = `http://127.0.0.1:${server.port}/work`;
-    const flags = ['-w', '1', '-c', String(CONNECTIONS), '-R', String(Math.round(rate)), '--warmup', String(WARMUP_S), '-d', String(seconds), '--timeout', '10000'];
+    const options = { connections: CONNECTIONS, rate: Math.round(rate), warmup: WARMUP_S, duration: seconds, timeout: 10_000 };
     const agent = new Agent({ keepAlive: true, maxSockets: PROBE_SOCKETS });
     await Promise.all(Array.from({ length: PROBE_SOCKETS }, () => get(agent, server.port, '/__stats')));
-    const loadDone = runLoad(ctx, url, flags, seconds + WARMUP_S);
+    const loadDone = runLoad(url, options);
     await new Promise((r) => setTimeout(r, WARMUP_S * 1000));
-    const [load, p] = await Promise.all([loadDone, probe(agent, server.port, seconds)]);
+    const [result, p] = await Promise.all([loadDone, probe(agent, server.port, seconds)]);
     agent.destroy();
     const stats = JSON.parse((await get(new Agent(), server.port, '/__stats')).body) as Outcome['stats'];
-    return { load, probe: p, stats };
+    return { load: result, probe: p, stats };
   } finally {
     await stop(server);
   }
@@ -122,8 +111,8 @@ async function variant(ctx: BenchContext, mode: 'plain' | 'protect', rate: numbe
 async function helloRate(ctx: BenchContext, mode: 'plain' | 'protect', seconds: number): Promise<number> {
   const server = await startServer(ctx, mode);
   try {
-    const load = await runLoad(ctx, `http://127.0.0.1:${server.port}/hello`, ['-w', '1', '-c', '50', '--warmup', '1', '-d', String(seconds)], seconds + 1);
-    return load.requests.perSecond;
+    const result = await runLoad(`http://127.0.0.1:${server.port}/hello`, { connections: 50, warmup: 1, duration: seconds });
+    return result.requests.perSecond;
   } finally {
     await stop(server);
   }
@@ -156,8 +145,8 @@ async function guardCost(ctx: BenchContext): Promise<string> {
 async function capacity(ctx: BenchContext, seconds: number): Promise<number> {
   const server = await startServer(ctx, 'plain');
   try {
-    const load = await runLoad(ctx, `http://127.0.0.1:${server.port}/work`, ['-w', '1', '-c', '8', '--warmup', '1', '-d', String(seconds)], seconds + 1);
-    return load.requests.perSecond;
+    const result = await runLoad(`http://127.0.0.1:${server.port}/work`, { connections: 8, warmup: 1, duration: seconds });
+    return result.requests.perSecond;
   } finally {
     await stop(server);
   }

@@ -5,10 +5,12 @@
 // Why the delay signal is not "p99 of the last window > threshold": a window-level verdict
 // sheds every request of the next window, so under steady overload the server alternates
 // between a full queue and an empty one and goodput halves. Instead a request is shed when
-// the loop is late *now*: either the current loop turn has run past the tick it owed us
-// (clock read), or the tick that opened this turn found the loop late, and the requests
-// that queued meanwhile are still being read (the `lateTurns` flag, cleared after two
-// check phases: a connection accepted right after a block is read one turn later).
+// the loop is late *now*: either more than the limit has passed since the last tick (clock
+// read; the loop is stuck in a long turn), or the tick that opened this turn found the loop
+// late, and the requests that queued meanwhile are still being read (the `lateTurns` flag,
+// cleared after two check phases: a connection accepted right after a block is read one
+// turn later). Measuring from the last tick rather than from when the next one is due
+// bounds a served request's wait by about two limits (one turn to queue, one to be reached).
 // The window p99 (resolution subtracted) is still measured and reported in status().
 // Time spent writing 503s is left out of the lateness (`shedTime`): otherwise, on a starved
 // core where a 503 costs a millisecond, shedding a backlog makes the loop late, which sheds
@@ -47,8 +49,8 @@ export class PressureMonitor {
   private readonly histogram: IntervalHistogram;
   private readonly tickTimer: NodeJS.Timeout;
   private readonly windowTimer: NodeJS.Timeout;
-  /** When the delay tick is next due, on performance.now()'s clock. */
-  private nextDue: number;
+  /** When the delay tick last ran, on performance.now()'s clock. */
+  private lastTick: number;
   /** Check phases left during which the backlog of a late loop turn is shed. */
   private lateTurns = 0;
   private immediate: NodeJS.Immediate | undefined;
@@ -61,15 +63,18 @@ export class PressureMonitor {
   private closed = false;
   /** maxEventLoopDelay, or 0 once closed. */
   private delayLimit: number;
+  /** How long since the last tick before requests are shed: the limit, but at least two ticks (an idle loop's tick is up to one tick old). */
+  private readonly turnLimit: number;
   private figures = { eventLoopDelay: 0, eventLoopUtilization: 0, heapUsedBytes: 0, rssBytes: 0, sampledAt: 0 };
 
   constructor(opts: ResolvedProtectOptions) {
     this.opts = opts;
     this.delayLimit = opts.maxEventLoopDelay;
+    this.turnLimit = Math.max(opts.maxEventLoopDelay, 2 * opts.resolution);
     this.histogram = monitorEventLoopDelay({ resolution: opts.resolution });
     this.histogram.enable();
     this.prevElu = performance.eventLoopUtilization();
-    this.nextDue = performance.now() + opts.resolution;
+    this.lastTick = performance.now();
     this.tickTimer = setInterval(this.tick, opts.resolution).unref();
     this.windowTimer = setInterval(this.sampleWindow, opts.sampleInterval).unref();
     this.readMemory();
@@ -79,13 +84,13 @@ export class PressureMonitor {
   check(): PressureReason | null {
     if (this.held !== null) return this.held;
     const limit = this.delayLimit;
-    if (limit > 0 && (this.lateTurns > 0 || performance.now() - this.nextDue - this.shedTime > limit)) return 'eventLoopDelay';
+    if (limit > 0 && (this.lateTurns > 0 || performance.now() - this.lastTick - this.shedTime > this.turnLimit)) return 'eventLoopDelay';
     return null;
   }
 
   status(): PressureStatus {
     const reason = this.check();
-    const late = this.closed ? 0 : Math.max(0, performance.now() - this.nextDue - this.shedTime);
+    const late = this.closed ? 0 : Math.max(0, performance.now() - this.lastTick - this.opts.resolution - this.shedTime);
     return { underPressure: reason !== null, reason, eventLoopDelayNow: round(late), shed: this.shed, ...this.figures };
   }
 
@@ -105,8 +110,8 @@ export class PressureMonitor {
   /** Every `resolution` ms: how late did this tick fire? */
   private readonly tick = (): void => {
     const now = performance.now();
-    const late = now - this.nextDue - this.shedTime;
-    this.nextDue = now + this.opts.resolution;
+    const late = now - this.lastTick - this.opts.resolution - this.shedTime;
+    this.lastTick = now;
     this.shedTime = 0;
     if (late > this.maxLate) this.maxLate = late;
     const limit = this.delayLimit;
