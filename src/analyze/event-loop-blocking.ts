@@ -26,6 +26,12 @@ export const BLOCKING_ELD_P99_MS = 100;
 export const BLOCKING_STALL_MS = 500;
 /** Critical above these: 10 ms per request (100 req/s per core), 100 ms delay p99, a 1 s stall. */
 export const BLOCKING_CRITICAL_CPU_PER_REQUEST_MS = 10;
+/**
+ * Below this CPU per unit of loop activity the target was starved by other processes (load
+ * average far above the cores): delay and stall figures then measure the machine, so only CPU
+ * per request is trusted. A loop blocked by its own work runs at ~1.
+ */
+export const BLOCKING_STARVED_CPU_PER_ACTIVE = 0.6;
 export const BLOCKING_CRITICAL_ELD_P99_MS = 100;
 export const BLOCKING_CRITICAL_STALL_MS = 1000;
 
@@ -34,21 +40,40 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   if (!s) return [];
   const busy = s.eluMean >= BLOCKING_MIN_ELU;
   const heavy = s.requests > 0 && s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS;
-  const delayed = s.eldP99Ms >= BLOCKING_ELD_P99_MS;
-  const stalled = s.stallMaxMs >= BLOCKING_STALL_MS;
+  const trusted = !isStarved(s);
+  const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
+  const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
   if (!((busy && (heavy || delayed)) || stalled)) return [];
   return [finding(run, s, cpuViewOf(run))];
 }
 
-function isCritical(s: LoopStats): boolean {
-  return s.cpuPerRequestMs >= BLOCKING_CRITICAL_CPU_PER_REQUEST_MS || s.eldP99Ms >= BLOCKING_CRITICAL_ELD_P99_MS ||
-    s.stallMaxMs >= BLOCKING_CRITICAL_STALL_MS;
+export function isStarved(s: LoopStats): boolean {
+  return s.cpuPerActive < BLOCKING_STARVED_CPU_PER_ACTIVE;
 }
+
+function isCritical(s: LoopStats): boolean {
+  if (s.cpuPerRequestMs >= BLOCKING_CRITICAL_CPU_PER_REQUEST_MS) return true;
+  return !isStarved(s) && (s.eldP99Ms >= BLOCKING_CRITICAL_ELD_P99_MS || s.stallMaxMs >= BLOCKING_CRITICAL_STALL_MS);
+}
+
+/**
+ * A function must carry this share of the CPU to be named the culprit: below it the cost is
+ * spread (or sits in code no app frame called, like a router walking its stack), and naming
+ * the biggest small contributor would send the user to the wrong place.
+ */
+export const BLOCKING_CULPRIT_MIN_SHARE = 0.25;
 
 /** The user's function that asked for the most CPU; a dependency's when no app code is on the stacks. */
 function culpritOf(view: CpuView | undefined): FunctionCost | undefined {
   if (!view) return undefined;
-  return appFunctions(view)[0] ?? view.functions.find((f) => f.frame.kind === 'deps');
+  const top = appFunctions(view)[0] ?? view.functions.find((f) => f.frame.kind === 'deps');
+  return top && top.selfUs / view.activeUs >= BLOCKING_CULPRIT_MIN_SHARE ? top : undefined;
+}
+
+/** The hottest functions of any kind that carry code (not GC, idle or the unattributed program). */
+function topFunctions(view: CpuView) {
+  return view.functions.filter((f) => !['gc', 'idle', 'program'].includes(f.frame.kind)).slice(0, 5)
+    .map((f) => ({ function: f.frame.name, file: f.frame.file, line: f.frame.line, kind: f.frame.kind, selfShare: round(f.selfUs / view.activeUs, 3) }));
 }
 
 function finding(run: RunData, s: LoopStats, view: CpuView | undefined): Finding {
@@ -60,21 +85,24 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined): Finding
   const workText = describeWork(items);
   const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
   const who = culprit ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.` : '';
+  const spread = !culprit && view ? ` No single function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
+  const starved = isStarved(s) ? ` The machine was busy (the target had the CPU ${round(s.cpuPerActive * 100, 0)} % of its loop's active time), so delays are inflated; CPU per request is the reliable figure.` : '';
   return {
     code: 'HOTPATH_EVENT_LOOP_BLOCKING',
     category: 'event-loop-blocking',
     severity: isCritical(s) ? 'critical' : 'warning',
     title: culprit ? `${culprit.function} blocks the event loop${work.label ? ` (${work.label})` : ''}` : 'Synchronous work blocks the event loop',
-    summary: `The event loop was busy ${round(s.eluMean * 100, 0)} % of the time with a delay p99 of ${round(s.eldP99Ms, 1)} ms.${perRequest}${who}${stall}`,
+    summary: `The event loop was busy ${round(s.eluMean * 100, 0)} % of the time with a delay p99 of ${round(s.eldP99Ms, 1)} ms.${perRequest}${who}${spread}${stall}${starved}`,
     evidence: {
       eluMean: round(s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), eldMaxMs: round(s.eldMaxMs, 1),
       cpuPerRequestMs: round(s.cpuPerRequestMs, 3), requestsPerSecond: round(s.requestsPerSecond, 1),
+      cpuPerActive: round(s.cpuPerActive, 2),
       ...(s.stallCount > 0 ? { stalls: s.stallCount, stallMaxMs: round(s.stallMaxMs, 0) } : {}),
       ...(top ? { culpritSelfShare: round(share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
       ...(work.dominant ? { work: work.dominant, workLabel: work.label } : {}),
       ...(items.length > 0 ? { workBreakdown: work.breakdown } : {}),
-      ...(view ? { topFunctions: appFunctions(view).slice(0, 5).map((f) => ({ function: f.frame.name, file: f.frame.file, line: f.frame.line, selfShare: round(f.selfUs / view.activeUs, 3) })) } : {}),
+      ...(view ? { topFunctions: topFunctions(view) } : {}),
     },
     ...(culprit ? { culprit } : {}),
     recommendation: blockingAdvice(work.dominant),

@@ -1,7 +1,7 @@
 // Advice for handler-growth findings (Markdown).
 
-export const handlerGrowthAdvice = (method: string, path: string) => [
-  `Register \`${method} ${path}\` once. A refresh job should replace the route's data (or swap a`,
+export const handlerGrowthAdvice = (route: string) => [
+  `Register ${route} once. A refresh job should replace the route's data (or swap a`,
   'router it owns) instead of adding another handler: every handler stays in the router stack',
   'and every request that walks past it pays for it.',
 ].join(' ');

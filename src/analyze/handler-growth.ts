@@ -10,6 +10,7 @@ import { growthStats, lastGrowth, type GrowthStats } from './signals/growth-seri
 import { isAppSite, siteCulprit } from './signals/culprit.js';
 import { creepShare, latencyTrend, trendEvidence, type LatencyTrend } from './signals/latency-trend.js';
 import { handlerGrowthAdvice } from './handler-growth.advice.js';
+import { round } from './signals/stats.js';
 
 /** Registrations of the same route after listen before it is growth, not lazy setup. */
 export const HANDLER_GROWTH_MIN_REGISTRATIONS = 3;
@@ -55,21 +56,25 @@ function registrations(thread: ThreadTelemetry, g: RouteGroup): GrowthStats | un
   return growthStats(thread, (m) => m.routes.filter((r) => keys.has(`${r.framework} ${r.method} ${r.path}`)).reduce((a, r) => a + r.count, 0));
 }
 
+/** `GET /users`, or `middleware on /` for use() registrations. */
+const routeName = (r: RouteEntry) => (/^(use|all|\*)$/i.test(r.method) ? `middleware on ${r.path}` : `${r.method} ${r.path}`);
+
 function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: LatencyTrend | undefined): Finding {
   const s = registrations(thread, g);
   const { top } = g;
+  const name = routeName(top);
   const culprit = isAppSite(top.site) ? siteCulprit(top.site, run.cwd) : undefined;
   const stack = Math.max(0, ...g.entries.map((e) => e.stackSize ?? 0));
   const deep = stack >= HANDLER_GROWTH_CRITICAL_STACK;
   const where = culprit ? ` Registered by \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : '';
   const stackText = stack > 0 ? ` The ${top.framework} router stack now holds ${stack} layers.` : '';
-  const rate = s && s.perSecond > 0 ? ` (${s.perSecond} per second)` : '';
+  const rate = s && s.perSecond > 0 ? ` (${round(s.perSecond, 1)} per second)` : '';
   return {
     code: 'HOTPATH_HANDLER_GROWTH',
     category: 'handler-growth',
     severity: deep || trend?.creeping ? 'critical' : 'warning',
-    title: `${top.method} ${top.path} is registered again and again after listen`,
-    summary: `${top.framework} \`${top.method} ${top.path}\` was registered ${g.count} times after the server started listening${rate}; every request walks past each copy.${stackText}${where}`,
+    title: `${name[0].toUpperCase()}${name.slice(1)} is registered again and again after listen`,
+    summary: `${top.framework} ${name} was registered ${g.count} times after the server started listening${rate}; every request walks past each copy.${stackText}${where}`,
     evidence: {
       framework: top.framework, method: top.method, path: top.path, registrations: g.count,
       ...(stack > 0 ? { routerStackSize: stack } : {}),
@@ -78,7 +83,7 @@ function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: La
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: handlerGrowthAdvice(top.method, top.path),
+    recommendation: handlerGrowthAdvice(name),
     impact: Math.max(creepShare(trend), HANDLER_GROWTH_BASE_IMPACT),
   };
 }

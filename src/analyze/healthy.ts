@@ -6,6 +6,7 @@ import type { Finding } from './finding.js';
 import { loopStats } from './signals/loop-stats.js';
 import { loadWindow, targetThreads, windowGc } from './signals/load-window.js';
 import { round, sum } from './signals/stats.js';
+import { BLOCKING_STARVED_CPU_PER_ACTIVE } from './event-loop-blocking.js';
 
 export function healthyFinding(run: RunData, findings: readonly Finding[]): Finding | undefined {
   if (findings.some((f) => f.severity !== 'info')) return undefined;
@@ -22,16 +23,19 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
   const loop = s
     ? ` The event loop was busy ${round(s.eluMean * 100, 0)} % (delay p99 ${round(s.eldP99Ms, 1)} ms), each request cost ${round(s.cpuPerRequestMs * 1000, 0)} µs of CPU, GC took ${round(gcShare * 100, 1)} %.`
     : '';
+  const starved = s && s.cpuPerActive < BLOCKING_STARVED_CPU_PER_ACTIVE
+    ? ` Other processes competed for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time): throughput and delays understate this server.`
+    : '';
   const headroom = s && s.eluMean < 0.9 && capacity ? ` At this cost per request one event loop could serve about ${round(capacity, -2)} req/s.` : '';
   return {
     code: 'HOTPATH_HEALTHY',
     category: 'healthy',
     severity: 'info',
     title: 'No performance problem found',
-    summary: `${round(rps, 0)} req/s with latency p99 ${round(p99, 2)} ms.${loop}${headroom}`,
+    summary: `${round(rps, 0)} req/s with latency p99 ${round(p99, 2)} ms.${loop}${headroom}${starved}`,
     evidence: {
       requestsPerSecond: round(rps, 1), latencyP99Ms: round(p99, 3),
-      ...(s ? { eluMean: round(s.eluMean, 3), loopHeadroom: round(1 - s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 4), gcShare: round(gcShare, 4) } : {}),
+      ...(s ? { eluMean: round(s.eluMean, 3), loopHeadroom: round(1 - s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 4), gcShare: round(gcShare, 4), cpuPerActive: round(s.cpuPerActive, 2) } : {}),
       ...(capacity ? { estimatedCapacityRps: round(capacity, 0) } : {}),
     },
     recommendation: 'Nothing to fix at this load. Raise the load (`-c`, `--rate`) or test the routes real traffic hits most (`--path`, a scenario) to find the limit.',

@@ -10,6 +10,7 @@ import { growthStats, lastGrowth, type GrowthStats } from './signals/growth-seri
 import { isAppSite, relativeFile, siteCulprit } from './signals/culprit.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
 import { listenerLeakAdvice, maxListenersAdvice } from './listener-leak.advice.js';
+import { round } from './signals/stats.js';
 
 /** Node warns above 10 listeners per event; more than that on one emitter is already suspect. */
 export const LISTENER_LEAK_MIN_COUNT = 11;
@@ -53,7 +54,7 @@ function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: Gro
   const perRequest = s.perRequest >= LISTENER_LEAK_CRITICAL_PER_REQUEST;
   const where = culprit ? ` Added at ${culprit.file}:${culprit.line} in \`${culprit.function}\`.` : '';
   const warning = silenced.length > 0 ? ` The MaxListenersExceededWarning was silenced (${silenced.map((d) => d.at ? `${d.what} at ${d.at}` : d.what).join('; ')}).` : '';
-  const rate = s.perRequest > 0 ? `${s.perRequest} per request` : `${s.perSecond} per second`;
+  const rate = s.perRequest > 0 ? `${round(s.perRequest, 2)} per request` : `${round(s.perSecond, 1)} per second`;
   return {
     code: 'HOTPATH_LISTENER_LEAK',
     category: 'listener-leak',

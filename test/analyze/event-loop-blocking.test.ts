@@ -58,3 +58,18 @@ test('blocking: without a profile the finding stands on telemetry and names no c
   assert.equal(f.culprit, undefined);
   assert.equal(f.category, 'event-loop-blocking');
 });
+
+test('blocking: a CPU-starved target (busy machine) is not blamed for the delay it suffers', () => {
+  for (const seed of SEEDS) {
+    // ELU 0.8 but only 0.25 cores: the loop waited for the CPU, it did not work. Seen with load average 18 on 2 cores.
+    const run = syntheticRun({ seed, rps: 1300, elu: 0.8, cores: 0.25, eldP99Ms: 300, stalls: [{ atProgress: 0.5, durationMs: 700 }] });
+    assert.deepEqual(eventLoopBlocking(run), [], `seed ${seed}`);
+  }
+});
+
+test('blocking: when starved, heavy requests are still reported, as a warning, on CPU per request alone', () => {
+  const run = syntheticRun({ rps: 200, elu: 0.98, cores: 0.33, eldP99Ms: 400, stalls: [{ atProgress: 0.5, durationMs: 700 }] });
+  const [f] = eventLoopBlocking(run);
+  assert.equal(f.severity, 'warning');
+  assert.match(f.summary, /machine was busy/);
+});

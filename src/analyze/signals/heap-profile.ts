@@ -2,7 +2,8 @@
 // with allocations made inside dependencies, Node core or builtins charged to the nearest
 // app frame above them (src/profile/build-heap-tree.ts), so the site named is the user's code.
 
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { RunData } from '../../run-dir/run-data.js';
 import type { Frame } from '../../profile/call-tree.js';
 import { parseHeapProfile } from '../../profile/heap-profile.js';
@@ -28,8 +29,22 @@ export function allocationsOf(run: RunData): AllocationView | undefined {
   return cache.get(run) ?? undefined;
 }
 
+/**
+ * Heap profiles listed for the run; else any heap-*.heapprofile file in the run directory
+ * (the agent may finish writing it after the run stopped listening for its announcement).
+ */
+function heapPaths(run: RunData): string[] {
+  const listed = run.profiles.filter((p) => p.kind === 'heap').map((p) => p.path);
+  if (listed.length > 0) return listed;
+  try {
+    return readdirSync(run.dir).filter((f) => /^heap-.*\.heapprofile$/.test(f)).map((f) => join(run.dir, f));
+  } catch {
+    return [];
+  }
+}
+
 function load(run: RunData): AllocationView | null {
-  const refs = run.profiles.filter((p) => p.kind === 'heap');
+  const refs = heapPaths(run).map((path) => ({ path }));
   let best: AllocationView | null = null;
   for (const ref of refs) {
     try {

@@ -26,6 +26,14 @@ export interface LoopStats {
   /** Mean count per active-resource type. */
   resources: Record<string, number>;
   openConnectionsMean: number;
+  /** CPU used, in cores (the serving thread when measured, else the process). */
+  coresMean: number;
+  /**
+   * CPU per unit of loop activity (cores / ELU). About 1 when the loop's busy time is its own
+   * work; well below 1 when the loop was "active" without getting the CPU (other processes
+   * competing for the cores): then delays and stalls measure the machine, not the code.
+   */
+  cpuPerActive: number;
 }
 
 /** Several analyzers read the same figures: computed once per run. */
@@ -49,10 +57,14 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   const counts = http.map((h) => h.latency.count);
   const resources: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.resources)) resources[k] = (resources[k] ?? 0) + v / samples.length;
+  const eluMean = weightedMean(samples.map((s) => s.elu), samples.map((s) => s.intervalMs));
+  const coresMean = durationMs > 0 ? cpuUs / 1000 / (durationMs * threads.length) : 0;
   return {
     durationMs,
     samples: samples.length,
-    eluMean: weightedMean(samples.map((s) => s.elu), samples.map((s) => s.intervalMs)),
+    coresMean,
+    cpuPerActive: eluMean > 0 ? coresMean / eluMean : 1,
+    eluMean,
     eldP50Ms: percentile(samples.map((s) => s.eld.p50), 50),
     eldP99Ms: percentile(samples.map((s) => s.eld.p99), 99),
     eldMaxMs: max(samples.map((s) => s.eld.max)),
