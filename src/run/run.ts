@@ -9,7 +9,6 @@
 
 import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '../agent/protocol.js';
-import { isHotpathError } from '../errors.js';
 import type { LoadResult } from '../load/load-result.js';
 import { DEFAULT_DURATION_S } from '../load/load-options.js';
 import type { Report } from '../report/report-schema.js';
@@ -28,7 +27,8 @@ import type { RunOptions } from './run-options.js';
 import { startRunDir } from './start-run-dir.js';
 import { TargetProcess } from './target-process.js';
 import { targetAddress } from './target-address.js';
-import { describeExit, waitForListen } from './wait-for-listen.js';
+import { waitForListen } from './wait-for-listen.js';
+import { endedOutcome, failureOutcome, interruptedOutcome } from './run-outcome.js';
 
 export interface RunHooks {
   /** Stops the run gracefully (the first Ctrl-C): load stops, everything is collected and written. */
@@ -118,11 +118,13 @@ class RunSession {
       outcome = this.o.url ? await this.driveUrl() : await this.driveTarget(agentPath);
     } catch (err) {
       failure = err instanceof Interrupted || this.hooks.signal?.aborted ? undefined : err;
-      outcome = failure ? this.failureOutcome(failure) : this.interruptedOutcome();
+      outcome = failure ? failureOutcome(failure, this.target?.stderrTail()) : interruptedOutcome(this.phases.phases);
     } finally {
       await this.shutdown();
     }
-    if (this.targetEnded && outcome.status === 'completed') outcome = this.endedOutcome();
+    if (this.targetEnded && outcome.status === 'completed') {
+      outcome = endedOutcome(this.target?.exitStatus, this.phases.phases, this.target?.stderrTail());
+    }
     this.finishMeta(outcome);
     await writeMeta(this.dir, this.meta);
     if (this.load) await writeLoadResult(this.dir, this.load);
@@ -234,30 +236,6 @@ class RunSession {
     }
     this.phases.close();
     await agents?.close();
-  }
-
-  private interruptedOutcome(): RunMeta['outcome'] {
-    const during = this.phases.phases.filter((p) => p.phase !== 'cooldown' && p.phase !== 'stopping').at(-1)?.phase ?? 'starting';
-    return { status: 'interrupted', reason: `Interrupted (Ctrl-C) during the ${during} phase` };
-  }
-
-  private failureOutcome(err: unknown): RunMeta['outcome'] {
-    const code = isHotpathError(err) ? err.code : undefined;
-    const neverListened = code === 'HOTPATH_ERR_READY_TIMEOUT' || code === 'HOTPATH_ERR_TARGET_EXITED';
-    const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
-    return { status: neverListened ? 'never-listened' : 'failed', reason, code, stderrTail: this.target?.stderrTail() };
-  }
-
-  /** The target ended on its own before hotpath stopped it. */
-  private endedOutcome(): RunMeta['outcome'] {
-    const exit = this.target?.exitStatus;
-    const crashed = !exit || exit.signal !== null || exit.code !== 0;
-    const during = this.phases.phases.find((p) => exit && p.start <= exit.at && (p.end ?? Infinity) >= exit.at)?.phase ?? 'load';
-    return {
-      status: crashed ? 'target-crashed' : 'target-exited',
-      reason: `The target ${exit ? describeExit(exit) : 'ended'} during the ${during} phase`,
-      stderrTail: this.target?.stderrTail(),
-    };
   }
 
   private finishMeta(outcome: RunMeta['outcome']): void {

@@ -6,7 +6,8 @@ import type { ListenMessage } from '../agent/protocol.js';
 import { hotpathError } from '../errors.js';
 import type { AgentPeer, AgentServer } from './agent-server.js';
 import { isHttpListen } from './run-meta.js';
-import type { ExitStatus, TargetProcess } from './target-process.js';
+import type { TargetProcess } from './target-process.js';
+import { describeExit } from './run-outcome.js';
 
 export interface WaitForListenOptions {
   /** Only a server on this port counts. */
@@ -34,10 +35,6 @@ export function chooseListen(server: AgentServer, port: number | undefined, now 
   if (port !== undefined) return all.find((x) => x.listen.port === port);
   return all.find((x) => isHttpListen(x.listen) && (x.listen.port !== undefined || x.listen.pipe !== undefined)) ??
     all.find((x) => x.listen.port !== undefined && now - x.listen.t >= NON_HTTP_SETTLE_MS);
-}
-
-export function describeExit(s: ExitStatus): string {
-  return s.signal ? `was killed by ${s.signal}` : `exited with code ${s.code}`;
 }
 
 function withOutput(message: string, target: TargetProcess): string {

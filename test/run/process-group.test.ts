@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { groupAlive, groupMembers, stopGroup } from '../../src/run/process-group.js';
 
@@ -26,9 +27,11 @@ test('SIGTERM stops a group of well-behaved processes', async () => {
 });
 
 test('a member that ignores SIGTERM is killed after the grace period', async () => {
-  const pgid = spawnGroup(`${JSON.stringify(process.execPath)} -e "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"`);
-  await waitMembers(pgid, 1);
-  await sleep(300); // let node install its handler
+  const code = "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000); process.stdout.write('ready')";
+  const child = spawn(process.execPath, ['-e', code], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+  await once(child.stdout, 'data'); // its SIGTERM handler is installed
+  child.unref();
+  const pgid = child.pid as number;
   assert.equal(await stopGroup(pgid, 300), 'killed');
   assert.equal(groupAlive(pgid), false);
 });

@@ -1,0 +1,32 @@
+// How a run ended: the phase it ended in, exit versus crash, never-listened versus failed.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { hotpathError } from '../../src/errors.js';
+import { endedOutcome, failureOutcome, interruptedOutcome } from '../../src/run/run-outcome.js';
+
+const phases = [
+  { phase: 'starting' as const, start: 0, end: 100 },
+  { phase: 'load' as const, start: 100, end: 1100 },
+  { phase: 'cooldown' as const, start: 1100, end: 1150 },
+  { phase: 'stopping' as const, start: 1150 },
+];
+
+test('a crash names the phase it happened in, and its exit', () => {
+  const o = endedOutcome({ code: 1, signal: null, at: 600 }, phases, ['Error: boom']);
+  assert.deepEqual(o, { status: 'target-crashed', reason: 'The target exited with code 1 during the load phase', stderrTail: ['Error: boom'] });
+  assert.equal(endedOutcome({ code: null, signal: 'SIGSEGV', at: 50 }, phases).reason, 'The target was killed by SIGSEGV during the starting phase');
+  assert.equal(endedOutcome({ code: 0, signal: null, at: 700 }, phases).status, 'target-exited');
+});
+
+test('an interruption names the last phase of the run, not hotpath\'s own cleanup', () => {
+  assert.equal(interruptedOutcome(phases).reason, 'Interrupted (Ctrl-C) during the load phase');
+  assert.equal(interruptedOutcome([]).reason, 'Interrupted (Ctrl-C) during the starting phase');
+});
+
+test('listen errors are never-listened; other errors are failed, with their code and first line', () => {
+  const timeout = failureOutcome(hotpathError('HOTPATH_ERR_READY_TIMEOUT', 'no listen\nlast output'), ['x']);
+  assert.deepEqual(timeout, { status: 'never-listened', reason: 'no listen', code: 'HOTPATH_ERR_READY_TIMEOUT', stderrTail: ['x'] });
+  assert.equal(failureOutcome(hotpathError('HOTPATH_ERR_CONNECT', 'refused')).status, 'failed');
+  assert.equal(failureOutcome(new Error('bug')).code, undefined);
+});
