@@ -96,7 +96,9 @@ function errorLine(r: LoadResult, style: Style): string {
 }
 
 /** One-line live progress for an interactive terminal. */
-export function formatProgress(p: { second: number; requests: number; errors: number; p99: number; totalRequests: number }, planned: number | undefined): string {
-  const bar = planned === undefined ? '' : `[${'#'.repeat(Math.min(20, Math.round((p.second / planned) * 20))).padEnd(20)}] `;
+export function formatProgress(p: { second: number; requests: number; errors: number; p99: number; totalRequests: number },
+  planned: { seconds: number } | { amount: number }): string {
+  const done = 'seconds' in planned ? p.second / planned.seconds : p.totalRequests / planned.amount;
+  const bar = `[${'#'.repeat(Math.max(0, Math.min(20, Math.round(done * 20)))).padEnd(20)}] `;
   return `${bar}${p.second}s  ${formatCount(p.requests)} req/s  p99 ${formatMs(p.p99)}  ${formatCount(p.totalRequests)} done  ${formatCount(p.errors)} errors`;
 }

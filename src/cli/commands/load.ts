@@ -36,7 +36,9 @@ export const loadCommand: Command = {
     const onSigint = () => controller.abort('interrupted (Ctrl-C)');
     process.once('SIGINT', onSigint);
     const live = io.interactive && json !== true;
-    const planned = flags.amount === undefined ? ((flags.duration as number | undefined) ?? DEFAULT_DURATION_S) : undefined;
+    const planned = flags.amount === undefined
+      ? { seconds: (flags.duration as number | undefined) ?? DEFAULT_DURATION_S }
+      : { amount: flags.amount as number };
     try {
       const result = await load({ ...(flags as Omit<LoadOptions, 'url'>), url, signal: controller.signal }, {
         onProgress: live ? (p) => io.stderr.write(`\r\u001b[2K${formatProgress(p, planned)}`) : undefined,
