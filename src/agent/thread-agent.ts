@@ -109,7 +109,14 @@ export class ThreadAgent {
     // the agent into this worker anyway, it finds no socket and stays inert.
     const env: NodeJS.ProcessEnv = { ...process.env };
     delete env.HOTPATH_SOCKET;
-    const worker = new Worker(join(this.opts.agentDir, 'agent-worker.cjs'), { workerData: data, execArgv: [], env, stdout: true, stderr: true });
+    threadState.agentBusy++;
+    let worker: Worker;
+    try {
+      worker = new Worker(join(this.opts.agentDir, 'agent-worker.cjs'), { workerData: data, execArgv: [], env, stdout: true, stderr: true });
+    } finally {
+      threadState.agentBusy--;
+    }
+    for (const owned of [worker, worker.stdout, worker.stderr]) threadState.agentOwned.add(owned);
     listen(worker, 'error', (err: unknown) => reportError('agent-worker', err));
     listen(worker, 'message', (m: unknown) => { if (m === WORKER_CONNECTED) this.workerConnected = true; });
     // After the listeners: unref() also unrefs the message port a 'message' listener refs.

@@ -5,4 +5,8 @@ export const threadState = {
   listening: false,
   /** Requests started and not yet finished on this thread. */
   activeRequests: 0,
+  /** Above zero while the agent itself creates objects (its worker): the hooks look away. */
+  agentBusy: 0,
+  /** Emitters the agent owns (its worker and the worker's stdio): their listeners are not the app's. */
+  agentOwned: new WeakSet<object>(),
 };

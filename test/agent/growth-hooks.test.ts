@@ -114,3 +114,15 @@ test('sync calls outside requests are not counted', async () => {
   const g = await c.waitFor(growthWhere(() => true), 10_000, 'growth');
   assert.deepEqual(g.syncCalls.filter((s) => s.api.startsWith('fs.')), []);
 });
+
+test('@koa/router route registered after listen: count, growing stack and the registering line in the stack', async () => {
+  const { c, port } = await startWith(['koa-routes.cjs']);
+  await getMany(port, '/add', 4, 1);
+  const g = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.path === '/dyn' && r.count >= 4)), 10_000, 'koa routes');
+  const route = g.routes.find((r) => r.path === '/dyn')!;
+  assert.equal(route.framework, 'koa-router');
+  assert.equal(route.method, 'GET');
+  assert.equal(route.count, 4);
+  assert.ok(route.stackSize! >= 5, `stack size ${route.stackSize}`);
+  assert.ok(route.stack!.some((f) => f.file.endsWith('/fixtures/agent/koa-routes.cjs') && f.line === markerLine('koa-routes.cjs', 'route') && f.function === 'addDynamicRoute'), JSON.stringify(route.stack));
+});

@@ -36,7 +36,7 @@ export class ListenerGrowth implements GrowthHook {
     const self = this;
     const wrapper = function (this: EventEmitter, event: string | symbol, listener: (...args: unknown[]) => void): EventEmitter {
       const result = original.call(this, event, listener);
-      if (threadState.listening) self.record(this, event, wrapper);
+      if (threadState.listening && threadState.agentBusy === 0 && !threadState.agentOwned.has(this)) self.record(this, event, wrapper);
       return result;
     };
     defineLike(wrapper, original);

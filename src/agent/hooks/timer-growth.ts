@@ -66,7 +66,7 @@ export class TimerGrowth implements GrowthHook {
     const self = this;
     const wrapper = function (this: unknown, ...args: unknown[]): unknown {
       const timer = original.apply(this, args);
-      if (threadState.listening) self.record(timer as TimerLike, kind, wrapper);
+      if (threadState.listening && threadState.agentBusy === 0) self.record(timer as TimerLike, kind, wrapper);
       return timer;
     };
     defineLike(wrapper, original);
