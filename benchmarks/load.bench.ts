@@ -36,12 +36,13 @@ function tools(ctx: BenchContext): Tool[] {
   const hotpath = `${process.execPath} ${join(ctx.root, 'dist', 'src', 'cli', 'main.js')} load`;
   const autocannon = existsSync(join(ctx.toolsBin, 'autocannon')) ? join(ctx.toolsBin, 'autocannon') : which('autocannon');
   const wrk = which('wrk');
-  const list: Tool[] = [{
-    name: 'hotpath -w1 -c100',
-    command: (u, s) => `${hotpath} ${u} -w 1 -c 100 -d ${s} --json`,
+  const hp = (p: number): Tool => ({
+    name: `hotpath -w1 -c100${p > 1 ? ` -p${p}` : ''}`,
+    command: (u, s) => `${hotpath} ${u} -w 1 -c 100 -p ${p} -d ${s} --json`,
     startup: (u) => `${hotpath} ${u} -w 1 -c 1 -a 1 --json`,
     completed: (out) => (JSON.parse(out) as { requests: { total: number } }).requests.total,
-  }];
+  });
+  const list: Tool[] = [hp(1), hp(10)];
   if (autocannon) {
     const ac = (p: number): Tool => ({
       name: `autocannon -c100${p > 1 ? ` -p${p}` : ''}`,
