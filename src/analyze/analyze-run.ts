@@ -35,10 +35,15 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
 const GROWTH: ReadonlySet<Category> = new Set(['listener-leak', 'handler-growth', 'timer-leak', 'memory-leak']);
 const isRootCause = (f: Finding) => GROWTH.has(f.category) && f.evidence.latencyTrendR2 !== undefined;
 
-/** Severity first (a critical finding always leads), then root causes, then the share of time explained. */
+/**
+ * Severity first (a critical finding always leads), then root causes, then findings that name
+ * a culprit (what the user can act on) before those that could not, then the share of time
+ * explained.
+ */
 export function orderFindings(findings: Finding[]): Finding[] {
   return [...findings].sort((a, b) => severityRank[a.severity] - severityRank[b.severity] ||
-    Number(isRootCause(b)) - Number(isRootCause(a)) || b.impact - a.impact);
+    Number(isRootCause(b)) - Number(isRootCause(a)) ||
+    Number(b.culprit !== undefined) - Number(a.culprit !== undefined) || b.impact - a.impact);
 }
 
 const culpritKey = (f: Finding) => (f.culprit ? `${f.culprit.file}\u0000${f.culprit.function}` : undefined);

@@ -70,6 +70,11 @@ function culpritOf(view: CpuView | undefined): FunctionCost | undefined {
   return top && top.selfUs / view.activeUs >= BLOCKING_CULPRIT_MIN_SHARE ? top : undefined;
 }
 
+/** Without a culprit the finding explains at most what the hottest function does. */
+function spreadShare(view: CpuView | undefined): number {
+  return view ? (topFunctions(view)[0]?.selfShare ?? 0) : 0.5;
+}
+
 /** The hottest functions of any kind that carry code (not GC, idle or the unattributed program). */
 function topFunctions(view: CpuView) {
   return view.functions.filter((f) => !['gc', 'idle', 'program'].includes(f.frame.kind)).slice(0, 5)
@@ -106,6 +111,6 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined): Finding
     },
     ...(culprit ? { culprit } : {}),
     recommendation: blockingAdvice(work.dominant),
-    impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) * (top ? Math.max(share, 0.2) : 0.5)),
+    impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) * (top ? share : spreadShare(view))),
   };
 }
