@@ -4,7 +4,7 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
@@ -12,6 +12,9 @@ import { Profile } from 'pprof-format';
 import { runCli } from '../../../src/cli/cli.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import { buildCallTree } from '../../../src/profile/build-call-tree.js';
+import { buildHeapTree } from '../../../src/profile/build-heap-tree.js';
+import { parseHeapProfile } from '../../../src/profile/heap-profile.js';
+import { fileURLToPath } from 'node:url';
 import { FAKE_DEP, WORK_APP, cpuProfileOf, writeProject } from '../../profile/profile-fixture.js';
 
 function captureIO(cwd: string): CliIO & { out: () => string; err: () => string } {
@@ -72,6 +75,21 @@ describe('hotpath export', () => {
     assert.equal(await runCli(['export', run, '--format', 'folded'], io3), 0, io3.err());
     const folded = readFileSync(join(run, 'cpu-101-0.folded'), 'utf8');
     assert.equal(folded.trimEnd().split('\n').reduce((t, l) => t + Number(l.split(' ').pop()), 0), totalUs);
+  });
+
+  it('exports the heap profile with --heap, in bytes', async () => {
+    const heapRun = join(project, '.hotpath', 'heap');
+    writeRunDir(heapRun, [{ kind: 'heap', pid: 101, threadId: 0, file: 'heap-101-0.heapprofile' }], '/project');
+    copyFileSync(fileURLToPath(new URL('../../../../test/fixtures/profiles/alloc-node22.heapprofile', import.meta.url)), join(heapRun, 'heap-101-0.heapprofile'));
+    const io = captureIO(project);
+    assert.equal(await runCli(['export', heapRun, '--heap', '--format', 'pprof'], io), 0, io.err());
+    const decoded = Profile.decode(gunzipSync(readFileSync(join(heapRun, 'heap-101-0.pb.gz'))));
+    const str = decoded.stringTable.strings;
+    assert.equal(str[Number(decoded.sampleType[0].unit)], 'bytes');
+    const bytes = decoded.sample.reduce((s, x) => s + Number(x.value[0]), 0);
+    const tree = buildHeapTree(parseHeapProfile(readFileSync(join(heapRun, 'heap-101-0.heapprofile'), 'utf8')), { cwd: '/project' });
+    assert.equal(bytes, tree.totalUs);
+    assert.ok(decoded.function.some((f) => str[Number(f.filename)] === 'heap.js'));
   });
 
   it('hands out the original .cpuprofile, copied with --out', async () => {
