@@ -171,3 +171,29 @@ test('an app that should exit still exits with the agent loaded, and its stdout 
   await c.waitFor((m) => m.type === 'bye', 5000, 'bye on exit');
   assert.equal(existsSync(c.socketPath), true);
 });
+
+test('no CLI at the socket path: the app runs and exits exactly as without the agent', async () => {
+  const plain = launch(undefined, ['prints.cjs'], { agent: false });
+  cleanups.push(() => plain.kill());
+  const plainExit = await within(plain.exited, 15_000, 'exit without the agent');
+  const c = new Collector();
+  await c.start();
+  await c.close(); // the socket path now leads nowhere
+  const orphan = launch(c, ['prints.cjs']);
+  cleanups.push(() => orphan.kill());
+  assert.deepEqual(await within(orphan.exited, 15_000, 'exit with an unreachable CLI'), plainExit);
+  assert.equal(orphan.stdout(), plain.stdout());
+  assert.equal(orphan.stderr(), '');
+});
+
+test('the CLI going away mid-run does not disturb the target', async () => {
+  const { c, t } = await startWith(['server.cjs'], { intervalMs: 50 });
+  const listen = await c.waitForListen();
+  await c.waitFor((m) => m.type === 'sample', 5000, 'a sample');
+  await c.close();
+  const statuses = await getMany(listen.port!, '/', 50);
+  assert.deepEqual(new Set(statuses), new Set([200]));
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(t.child.exitCode, null, 'still running');
+  assert.equal(t.stderr(), '');
+});
