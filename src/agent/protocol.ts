@@ -202,6 +202,8 @@ export interface GrowthMessage extends Envelope {
    * Routes and middleware registered after listen. Cumulative totals per (framework, method,
    * path, site). method: an HTTP method in upper case, 'ALL', 'USE' (middleware) or 'ROUTE'.
    * stackSize: the router's stack (layers) length after the latest registration.
+   * site: the first frame outside the framework's own files (express, router, @koa/router,
+   * koa, restify...), i.e. the code that called app.get/router.use; `stack` keeps them all.
    */
   routes: { framework: string; method: string; path: string; count: number; site?: CallSite; stack?: CallStack; stackSize?: number }[];
   /** Timers created after listen, by creation site (sampled 1 in `weight` under heavy timer use; counts are scaled). */

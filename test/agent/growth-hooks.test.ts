@@ -71,8 +71,10 @@ test('Express route registered after listen: count, path, growing router stack a
   const later = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.count >= 10)), 10_000, 'more routes');
   const again = later.routes.find((r) => r.path === '/static')!;
   assert.equal(again.stackSize, sizeAt5 + 5);
-  // The site is inside express (app.get); the user's caller follows in the stack.
-  assert.ok(again.stack!.some((f) => f.file.endsWith('/fixtures/agent/growth.cjs') && f.line === markerLine('growth.cjs', 'route') && f.function === 'refreshRoutes'));
+  // The site is the user's call to app.get; express's own frames stay in the stack above it.
+  assertSite(again.site, 'growth.cjs', 'route');
+  assert.equal(again.site!.function, 'refreshRoutes');
+  assert.ok(again.stack![0].file.includes('/node_modules/express/'), JSON.stringify(again.stack));
 });
 
 test('timers never cleared are pending at their creation line', async () => {
@@ -115,7 +117,7 @@ test('sync calls outside requests are not counted', async () => {
   assert.deepEqual(g.syncCalls.filter((s) => s.api.startsWith('fs.')), []);
 });
 
-test('@koa/router route registered after listen: count, growing stack and the registering line in the stack', async () => {
+test('@koa/router route registered after listen: count, growing stack and the registering line', async () => {
   const { c, port } = await startWith(['koa-routes.cjs']);
   await getMany(port, '/add', 4, 1);
   const g = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.path === '/dyn' && r.count >= 4)), 10_000, 'koa routes');
@@ -124,5 +126,7 @@ test('@koa/router route registered after listen: count, growing stack and the re
   assert.equal(route.method, 'GET');
   assert.equal(route.count, 4);
   assert.ok(route.stackSize! >= 5, `stack size ${route.stackSize}`);
-  assert.ok(route.stack!.some((f) => f.file.endsWith('/fixtures/agent/koa-routes.cjs') && f.line === markerLine('koa-routes.cjs', 'route') && f.function === 'addDynamicRoute'), JSON.stringify(route.stack));
+  assertSite(route.site, 'koa-routes.cjs', 'route');
+  assert.equal(route.site!.function, 'addDynamicRoute');
+  assert.ok(route.stack!.some((f) => f.file.includes('/node_modules/@koa/router/')), JSON.stringify(route.stack));
 });

@@ -19,6 +19,9 @@ const EXPRESS5_ROUTER = /[\\/]node_modules[\\/]router[\\/]index\.js$/;
 const EXPRESS4_ROUTER = /[\\/]node_modules[\\/]express[\\/]lib[\\/]router[\\/]index\.js$/;
 const KOA_ROUTER = /[\\/]node_modules[\\/](@koa[\\/]router|koa-router)[\\/]/;
 const RESTIFY_SERVER = /[\\/]node_modules[\\/]restify[\\/]lib[\\/]server\.js$/;
+/** The frameworks' own files: a registration's site is the first frame outside them. */
+const FRAMEWORK_FILE = /[\\/]node_modules[\\/](express|router|@koa[\\/]router|koa-router|koa-compose|koa|restify|find-my-way)[\\/]/;
+const isFrameworkFile = (file: string): boolean => FRAMEWORK_FILE.test(file);
 const RESTIFY_METHODS = ['get', 'post', 'put', 'del', 'patch', 'head', 'opts', 'use', 'pre'];
 
 export class RouteGrowth implements GrowthHook {
@@ -151,7 +154,7 @@ export class RouteGrowth implements GrowthHook {
   }
 
   private record(data: RouteData, skip: Function): void {
-    const e = this.sites.hit(`${data.framework}\0${data.method}\0${data.path}`, skip);
+    const e = this.sites.hit(`${data.framework}\0${data.method}\0${data.path}`, skip, isFrameworkFile);
     if (e === undefined) return;
     e.data.framework = data.framework;
     e.data.method = data.method;

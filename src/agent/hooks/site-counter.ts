@@ -24,8 +24,12 @@ export class SiteCounter<T> {
 
   constructor(private readonly init: () => T) {}
 
-  /** Counts one event of `key`, called from a hook whose frame (and above) is `skip`. */
-  hit(key: string, skip: Function): SiteEntry<T> | undefined {
+  /**
+   * Counts one event of `key`, called from a hook whose frame (and above) is `skip`. `machinery`
+   * marks frames that belong to the hooked library itself: the site is the first frame that is
+   * not (the stack keeps them all).
+   */
+  hit(key: string, skip: Function, machinery?: (file: string) => boolean): SiteEntry<T> | undefined {
     let k = this.perKey.get(key);
     if (k === undefined) {
       if (this.perKey.size >= MAX_ENTRIES) return void this.overflow++;
@@ -39,7 +43,8 @@ export class SiteCounter<T> {
       return k.last;
     }
     const stack = captureStack(skip);
-    const full = `${key}\0${siteKey(stack[0])}`;
+    const site = machinery === undefined ? stack[0] : stack.find((f) => !machinery(f.file)) ?? stack[0];
+    const full = `${key}\0${siteKey(site)}`;
     let e = this.entries.get(full);
     if (e === undefined) {
       if (this.entries.size >= MAX_ENTRIES) {
@@ -47,8 +52,8 @@ export class SiteCounter<T> {
         return k.last;
       }
       e = { key, count: 0, data: this.init() };
-      if (stack.length > 0) {
-        e.site = stack[0];
+      if (site !== undefined) {
+        e.site = site;
         e.stack = stack;
       }
       this.entries.set(full, e);
