@@ -150,6 +150,7 @@ class EngineRun {
   async execute(plan: EnginePlan): Promise<EngineOutput> {
     const failed = new Promise<never>((_, reject) => { this.failure = reject; });
     failed.catch(() => {});
+    const allFinal = new Promise<void>((resolve) => { this.onAllFinal = resolve; });
     const ready = Promise.all(this.workers.map((w, i) => this.listen(w, i)));
     await Promise.race([ready, failed]);
     const signal = this.hooks.signal;
@@ -170,7 +171,6 @@ class EngineRun {
     this.windowStart = start;
     const cpuStart = process.cpuUsage();
     this.hooks.onPhase?.('load-start', start);
-    const allFinal = new Promise<void>((resolve) => { this.onAllFinal = resolve; });
     if (stoppedEarly === undefined) {
       if (plan.amount === undefined) {
         if (!(await Promise.race([sleep(plan.duration * 1000, signal), failed]))) stoppedEarly = abortReason();
