@@ -49,8 +49,9 @@ export function orderFindings(findings: Finding[]): Finding[] {
 const culpritKey = (f: Finding) => (f.culprit ? `${f.culprit.file}\u0000${f.culprit.function}` : undefined);
 
 /**
- * Keeps one finding per culprit function: the most specific category, raised to the highest
- * severity and impact of the group, with the others listed in `evidence.alsoFound`.
+ * Keeps one finding per culprit function: among those of the group's highest severity, the
+ * most specific category (JSON-bound blocking counts as serialization), with the others listed
+ * in `evidence.alsoFound` and the group's highest impact.
  */
 export function mergeSameCulprit(findings: Finding[]): Finding[] {
   const groups = new Map<string, Finding[]>();
@@ -65,16 +66,23 @@ export function mergeSameCulprit(findings: Finding[]): Finding[] {
       out.push(group[0]);
       continue;
     }
-    const [keep, ...rest] = [...group].sort((a, b) => SPECIFICITY.indexOf(a.category) - SPECIFICITY.indexOf(b.category));
-    const severity = [keep, ...rest].map((f) => f.severity).sort((a, b) => severityRank[a] - severityRank[b])[0];
+    const top = Math.min(...group.map((f) => severityRank[f.severity]));
+    const rank = (f: Finding) => (severityRank[f.severity] === top ? 0 : 100) + specificity(f, group);
+    const [keep, ...rest] = [...group].sort((a, b) => rank(a) - rank(b));
     out.push({
       ...keep,
-      severity,
       impact: Math.max(...group.map((f) => f.impact)),
       evidence: { ...keep.evidence, alsoFound: rest.map((f) => ({ code: f.code, category: f.category, title: f.title, evidence: f.evidence })) },
     });
   }
   return out;
+}
+
+/** Position in SPECIFICITY; serialization moves ahead of blocking when the blocking is JSON work. */
+function specificity(f: Finding, group: Finding[]): number {
+  const jsonBlocking = group.some((g) => g.category === 'event-loop-blocking' && g.evidence.work === 'json');
+  if (f.category === 'serialization' && jsonBlocking) return SPECIFICITY.indexOf('event-loop-blocking') - 0.5;
+  return SPECIFICITY.indexOf(f.category);
 }
 
 /** DESIGN.md: a finding without evidence is not shown. */

@@ -11,6 +11,7 @@ import { requestSeries, requestsAt } from './signals/request-series.js';
 import { linearFit, round } from './signals/stats.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
 import { memoryLeakAdvice } from './memory-leak.advice.js';
+import { heapProfileHint } from './gc-pressure.advice.js';
 
 /** Segments the window is cut into; the lowest post-full-GC heap of each is one point of the envelope. */
 export const LEAK_SEGMENTS = 8;
@@ -83,7 +84,7 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, slope: number
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: memoryLeakAdvice,
+    recommendation: alloc ? memoryLeakAdvice : `${memoryLeakAdvice}\n\n${heapProfileHint}`,
     impact: Math.max(LEAK_BASE_IMPACT, creepShare(trend)),
   };
 }
