@@ -7,6 +7,7 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { cpus, loadavg } from 'node:os';
 import { chromium, type Browser } from 'playwright-core';
 import type { BenchContext, BenchSuite } from './suite.js';
 import type { RunData, ThreadTelemetry } from '../src/run-dir/run-data.js';
@@ -130,9 +131,10 @@ function median(xs: number[]): number {
 }
 
 const mb = (b: number): string => `${(b / 1024 / 1024).toFixed(2)} MB`;
-const ok = (v: number, budget: number): string => (v <= budget ? 'yes' : '**no**');
+const verdict = (v: number, budget: number): string => (v <= budget ? 'within budget' : '**over budget**');
 
-interface Case { name: string; seconds: number; nodes: number; samples: number }
+/** Which budgets a case is held to (the 1 s budget is for the 60 s run; the 100k tree is about drawing). */
+interface Case { name: string; seconds: number; nodes: number; samples: number; budgets: ('size' | 'ready' | 'draw')[] }
 
 async function runCase(ctx: BenchContext, browser: Browser, c: Case, reps: number) {
   const dir = join(ctx.scratch, `report-${c.nodes}`);
@@ -161,23 +163,25 @@ export const reportBench: BenchSuite = {
     const reps = ctx.quick ? 2 : 5;
     try {
       const cases: Case[] = [
-        { name: '60 s run, 1 ms sampling', seconds: 60, nodes: 4000, samples: 60_000 },
-        { name: '100k-node flame graph', seconds: 60, nodes: 100_000, samples: 150_000 },
+        { name: '60 s run, 1 ms sampling', seconds: 60, nodes: 4000, samples: 60_000, budgets: ['size', 'ready', 'draw'] },
+        { name: '100k-node flame graph', seconds: 60, nodes: 100_000, samples: 150_000, budgets: ['draw'] },
       ];
       const results = [];
       for (const c of cases) results.push(await runCase(ctx, browser, c, reps));
       const rows = results.map(({ c, size, raw, writeMs, times }) => {
         const m = (k: keyof PageTimes): number => median(times.map((t) => t[k]));
-        return `| ${c.name} | ${c.samples.toLocaleString('en')} / ${m('treeNodes').toLocaleString('en')} | ${mb(size)} (${((size / raw) * 100).toFixed(0)}% of raw ${mb(raw)}) ${ok(size, BUDGET.sizeBytes)} | ${writeMs.toFixed(0)} ms | ${m('readyMs').toFixed(0)} ms ${ok(m('readyMs'), BUDGET.readyMs)} | ${m('buildMs').toFixed(1)} ms | ${m('drawMs').toFixed(1)} ms ${ok(m('drawMs'), BUDGET.drawMs)} | ${m('zoomMs').toFixed(1)} ms ${ok(m('zoomMs'), BUDGET.drawMs)} | ${m('frames').toLocaleString('en')} |`;
+        const ok = (kind: 'size' | 'ready' | 'draw', v: number, budget: number): string => (c.budgets.includes(kind) ? verdict(v, budget) : '');
+        return `| ${c.name} | ${c.samples.toLocaleString('en')} / ${m('treeNodes').toLocaleString('en')} | ${mb(size)} (${((size / raw) * 100).toFixed(0)}% of raw ${mb(raw)}) ${ok('size', size, BUDGET.sizeBytes)} | ${writeMs.toFixed(0)} ms | ${m('readyMs').toFixed(0)} / ${Math.min(...times.map((t) => t.readyMs)).toFixed(0)} ms ${ok('ready', m('readyMs'), BUDGET.readyMs)} | ${m('buildMs').toFixed(1)} ms | ${m('drawMs').toFixed(1)} ms ${ok('draw', m('drawMs'), BUDGET.drawMs)} | ${m('zoomMs').toFixed(1)} ms ${ok('draw', m('zoomMs'), BUDGET.drawMs)} | ${m('frames').toLocaleString('en')} |`;
       });
       return [
         '## Report (report.html)',
         '',
-        `Synthetic runs written by \`writeReportHtml\` and opened in headless Chromium (${CHROMIUM}, software raster, 1280×900), median of ${reps} loads.`,
+        `Synthetic runs written by \`writeReportHtml\` and opened in headless Chromium (${CHROMIUM}, software raster, 1280×900), median of ${reps} loads`,
+        `(load average ${loadavg().map((x) => x.toFixed(1)).join(' / ')} on ${cpus().length} cores when the suite ran: timings on a busy machine vary by 2-3×).`,
         'Budgets: file under 5 MB for a 60 s run at 1 ms sampling; usable (every section built and drawn, measured from navigation start) within 1 s;',
         'a 100k-node flame graph draws and zooms in under 100 ms. "raw" is the .cpuprofile plus telemetry.ndjson the report embeds.',
         '',
-        '| case | samples / tree nodes | report.html | write | ready | tree build | first draw | zoom draw | frames drawn |',
+        '| case | samples / tree nodes | report.html | write | ready (median / best) | tree build | first draw | zoom draw | frames drawn |',
         '|---|---|---|---|---|---|---|---|---|',
         ...rows,
         '',

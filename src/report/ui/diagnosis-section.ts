@@ -9,18 +9,33 @@ import { sourceExcerpt } from './source-excerpt.js';
 import { focusRequest } from './app-state.js';
 import type { PayloadFinding, ReportPayload } from '../html/report-payload.js';
 
-export function diagnosisSection(p: ReportPayload): HTMLElement {
-  const findings = p.findings.length
-    ? p.findings.map(findingCard)
-    : [h('p', { class: 'muted' }, 'No findings: nothing measured in this run crossed a threshold.')];
-  return section('diagnosis', 'Diagnosis', ...findings, hotspots(p.hotspots));
+/** Functions present in the CPU profiles, as "name file line" keys: only those get a flame graph link. */
+type Profiled = (name: string, file: string, line: number) => boolean;
+
+function profiledFunctions(p: ReportPayload): Profiled {
+  const keys = new Set<string>();
+  for (const prof of p.profiles) {
+    if (prof.kind !== 'cpu') continue;
+    const f = prof.frames;
+    for (let i = 0; i < f.name.length; i++) keys.add(`${prof.strings[f.name[i]]}\0${prof.strings[f.file[i]]}\0${f.line[i]}`);
+  }
+  return (name, file, line) => keys.has(`${name}\0${file}\0${line}`);
 }
 
-function findingCard(f: PayloadFinding): HTMLElement {
+export function diagnosisSection(p: ReportPayload): HTMLElement {
+  const profiled = profiledFunctions(p);
+  const findings = p.findings.length
+    ? p.findings.map((f) => findingCard(f, profiled))
+    : [h('p', { class: 'muted' }, 'No findings: nothing measured in this run crossed a threshold.')];
+  return section('diagnosis', 'Diagnosis', ...findings, hotspots(p.hotspots, profiled));
+}
+
+function findingCard(f: PayloadFinding, profiled: Profiled): HTMLElement {
   const culprit = f.culprit
     ? h('div', { class: 'culprit' },
       h('span', { class: 'muted' }, 'Culprit: '), h('code', null, f.culprit.function), ' at ',
-      h('code', null, `${f.culprit.file}:${f.culprit.line}`), ' ', flameLink(f.culprit.function, f.culprit.file, f.culprit.line))
+      h('code', null, `${f.culprit.file}:${f.culprit.line}`), ' ',
+      profiled(f.culprit.function, f.culprit.file, f.culprit.line) ? flameLink(f.culprit.function, f.culprit.file, f.culprit.line) : null)
     : null;
   return h('article', { class: `finding sev-${f.severity}`, data: { code: f.code } },
     h('header', null, h('span', { class: `badge sev-${f.severity}` }, f.severity), ' ', h('h3', null, f.title),
@@ -68,11 +83,12 @@ function objectTable(rows: Flat[]): HTMLElement {
     rows.length > shown.length ? h('span', { class: 'muted' }, `…and ${rows.length - shown.length} more`) : null);
 }
 
-function hotspots(list: ReportPayload['hotspots']): HTMLElement | null {
+function hotspots(list: ReportPayload['hotspots'], profiled: Profiled): HTMLElement | null {
   if (list.length === 0) return null;
   const rows: Child[][] = list.slice(0, 15).map((s) => [
     h('code', null, s.function), h('code', null, s.line ? `${s.file}:${s.line}` : s.file), s.kind,
-    `${ms(s.selfMs)} (${pct(s.selfShare)})`, `${ms(s.totalMs)} (${pct(s.totalShare)})`, flameLink(s.function, s.file, s.line),
+    `${ms(s.selfMs)} (${pct(s.selfShare)})`, `${ms(s.totalMs)} (${pct(s.totalShare)})`,
+    profiled(s.function, s.file, s.line) ? flameLink(s.function, s.file, s.line) : '',
   ]);
   return h('div', { class: 'hotspots' }, h('h3', null, 'Hotspots (self time after attributing library work to the calling app frame)'),
     table(['function', 'location', 'layer', 'self', 'total', ''], rows));

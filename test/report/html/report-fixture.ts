@@ -130,7 +130,10 @@ export function fixtureRun(cap: Captured, o: FixtureOptions = {}): { run: RunDat
     target: { command: run.meta.command, cwd: run.cwd, url: 'http://127.0.0.1:3000/', outcome: run.meta.outcome },
     load: run.load ?? null,
     telemetry: null,
-    hotspots: [{ function: 'hashWork', file: 'server.js', line: 10, kind: 'app', selfMs: 300, selfShare: 0.3, totalMs: 400, totalShare: 0.4 }],
+    hotspots: [
+      { function: 'hashWork', file: 'server.js', line: 10, kind: 'app', selfMs: 300, selfShare: 0.3, totalMs: 400, totalShare: 0.4 },
+      { function: 'notProfiled', file: 'other.js', line: 3, kind: 'app', selfMs: 1, selfShare: 0.001, totalMs: 1, totalShare: 0.001 },
+    ],
     findings: [finding(o.hostile === true)],
     runDir: run.dir,
   };
