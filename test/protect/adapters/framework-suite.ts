@@ -51,7 +51,7 @@ function startBlock(port: number, ms: number): Promise<{ done: Promise<Reply> }>
 
 /** Sends `path` while the server's loop is blocked; resolves with that reply (answered after the block). */
 async function duringBlock(blockPort: number, port: number, path: string, headers?: Record<string, string>): Promise<Reply> {
-  const { done } = await startBlock(blockPort, 600);
+  const { done } = await startBlock(blockPort, 800);
   const reply = get(port, path, headers);
   await done;
   return reply;
