@@ -81,8 +81,12 @@ export class ThreadAgent {
     this.sampler.start();
     this.timers.push(unrefInterval(() => safely('sample', () => this.sendSample()), this.opts.config.intervalMs));
     this.timers.push(unrefInterval(() => safely('growth', () => this.sendGrowth()), GROWTH_EVERY_MS));
-    if (isMainThread) this.startWorker();
-    else this.startInThreadProfiler();
+    if (isMainThread) {
+      this.worker = this.startWorker(false);
+    } else {
+      this.startInThreadProfiler();
+      this.startWorker(true);
+    }
   }
 
   private sendSample(): void {
@@ -96,14 +100,15 @@ export class ThreadAgent {
     if (body !== undefined) this.conn.send(body);
   }
 
-  private startWorker(): void {
+  /** The agent worker: stalls and profiles for the main thread, stalls only for a worker-thread target. */
+  private startWorker(watchdogOnly: boolean): Worker {
     const heartbeat = new SharedArrayBuffer(8);
     const beat = new Float64Array(heartbeat);
     beat[0] = epochNow();
     this.timers.push(unrefInterval(() => { beat[0] = epochNow(); }, HEARTBEAT_MS));
     const data: AgentWorkerData = {
       hotpathAgentWorker: true, socket: this.opts.socket, runDir: this.opts.runDir, config: this.opts.config,
-      pid: process.pid, threadId, heartbeat,
+      pid: process.pid, threadId, heartbeat, watchdogOnly,
     };
     // No execArgv (no user loaders in our worker) and no HOTPATH_* env: if NODE_OPTIONS preloads
     // the agent into this worker anyway, it finds no socket and stays inert.
@@ -121,7 +126,7 @@ export class ThreadAgent {
     listen(worker, 'message', (m: unknown) => { if (m === WORKER_CONNECTED) this.workerConnected = true; });
     // After the listeners: unref() also unrefs the message port a 'message' listener refs.
     worker.unref();
-    this.worker = worker;
+    return worker;
   }
 
   private startInThreadProfiler(): void {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ListenMessage, ProfileMessage, SampleMessage } from '../../src/agent/protocol.js';
+import type { ListenMessage, ProfileMessage, SampleMessage, StallMessage } from '../../src/agent/protocol.js';
 import { Collector, launch, within, get, getMany, destroyKeepAlive } from './helpers/agent-harness.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -97,4 +97,19 @@ test('a worker-thread server reports from its own thread and profiles its own is
   assert.equal(profile.file, `cpu-${listen.pid}-${listen.threadId}.cpuprofile`);
   assert.ok(existsSync(join(c.dir, profile.file)));
   await c.waitFor((m) => m.type === 'sample' && m.threadId === listen.threadId && (m.http?.finished ?? 0) > 0, 5000, 'worker samples');
+});
+
+test('a worker-thread target blocked for 1.5 s reports the stall from its own thread while it lasts', async () => {
+  const c = await collector();
+  const t = launch(c, ['worker-thread.cjs']);
+  cleanups.push(() => t.kill());
+  const listen = await c.waitFor((m): m is ListenMessage => m.type === 'listen', 10_000, 'listen');
+  let ended = false;
+  const blocked = get(listen.port!, '/block?ms=1500', false).then(() => { ended = true; });
+  const first = await c.waitFor((m): m is StallMessage => m.type === 'stall', 10_000, 'stall');
+  assert.equal(ended, false, 'reported while the worker thread was still blocked');
+  assert.equal(first.threadId, listen.threadId);
+  await blocked;
+  const final = await c.waitFor((m): m is StallMessage => m.type === 'stall' && !m.ongoing, 5000, 'final stall');
+  assert.ok(final.durationMs >= 1400, `duration ${final.durationMs}`);
 });

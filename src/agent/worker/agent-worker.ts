@@ -25,6 +25,10 @@ function mainSession(): Session {
 
 function run(data: AgentWorkerData): void {
   const conn = new AgentConnection(data.socket, data.threadId, true, () => parentPort?.postMessage(WORKER_CONNECTED));
+  if (data.watchdogOnly) {
+    new StallWatchdog(data.heartbeat, (body) => conn.send(body)).start();
+    return;
+  }
   const onError = (what: string, err: unknown): void => {
     conn.send({ type: 'agent-error', what, message: err instanceof Error ? err.message : String(err) });
   };

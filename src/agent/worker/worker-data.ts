@@ -11,8 +11,13 @@ export interface AgentWorkerData {
   /** The main thread the worker watches and profiles. */
   pid: number;
   threadId: number;
-  /** Float64Array(1) over this buffer: the main thread's last heartbeat, epoch ms. */
+  /** Float64Array(1) over this buffer: the watched thread's last heartbeat, epoch ms. */
   heartbeat: SharedArrayBuffer;
+  /**
+   * Watching a worker-thread target: stalls only. connectToMainThread() would reach the
+   * process's main thread, not the watched one, so profiles and control stay in that thread.
+   */
+  watchdogOnly?: boolean;
 }
 
 /** Main thread -> worker: the main thread sent its last sample after a flush. */
