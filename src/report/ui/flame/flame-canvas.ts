@@ -14,6 +14,8 @@ export const MAX_CANVAS_HEIGHT = 720;
 
 export interface FrameLabels {
   name(frame: number): string;
+  /** file:line, or '' when the frame has no source location. */
+  where(frame: number): string;
   kind(frame: number): number;
   rootName: string;
 }
@@ -152,6 +154,12 @@ export class FlameCanvas {
     if (fit < 2) return;
     ctx.fillStyle = '#1b1b1f';
     ctx.fillText(name.length > fit ? `${name.slice(0, fit - 1)}…` : name, x + 3, y + ROW_HEIGHT / 2);
+    // The location too, dimmer, when it fits whole after the name.
+    const where = f >= 0 ? (this.labels?.where(f) ?? '') : '';
+    if (where && name.length + 2 + where.length <= fit) {
+      ctx.fillStyle = '#5b5f66';
+      ctx.fillText(where, x + 3 + (name.length + 2) * this.charWidth, y + ROW_HEIGHT / 2);
+    }
   }
 
   private ensureRects(cap: number): void {

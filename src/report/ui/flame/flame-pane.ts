@@ -39,6 +39,7 @@ export class FlamePane {
     this.rootName = rootName;
     this.canvas.setTree(tree, {
       name: (f) => model.frameName[f],
+      where: (f) => (model.frameFile[f] ? (model.frameLine[f] > 0 ? `${model.frameFile[f]}:${model.frameLine[f]}` : model.frameFile[f]) : ''),
       kind: (f) => model.frameKind[f],
       rootName,
     });
