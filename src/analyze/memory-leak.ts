@@ -4,7 +4,7 @@
 
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
-import { busiestThread, loadWindow, windowGc, type Window } from './signals/load-window.js';
+import { busiestThread, loadWindow, windowGc, windowSamples, type Window } from './signals/load-window.js';
 import { allocationsOf } from './signals/heap-profile.js';
 import { frameCulprit } from './signals/culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
@@ -37,7 +37,7 @@ export function memoryLeak(run: RunData): Finding[] {
   const thread = busiestThread(run, w);
   if (!w || !thread) return [];
   const envelope = heapEnvelope(thread, w);
-  if (envelope.length < LEAK_MIN_MAJOR_GCS) return [];
+  if (envelope.length < LEAK_MIN_MAJOR_GCS) return unconfirmedGrowth(thread, w);
   const fit = linearFit(envelope.map((p) => (p.t - w.start) / 1000), envelope.map((p) => p.bytes));
   const growth = fit.slope * (w.durationMs / 1000);
   const baseline = Math.max(1, fit.intercept);
@@ -58,6 +58,31 @@ function heapEnvelope(thread: ThreadTelemetry, w: Window): { t: number; bytes: n
     if (inSeg.length > 0) out.push(inSeg.reduce((a, b) => (b.bytes < a.bytes ? b : a)));
   }
   return out;
+}
+
+/** Heap growth worth a note when too few full GCs ran to tell garbage from a leak. */
+export const LEAK_UNCONFIRMED_MIN_BYTES = 16 * 1024 * 1024;
+
+/** An info finding: the heap grew a lot, but without full GCs nothing says it is retained. */
+function unconfirmedGrowth(thread: ThreadTelemetry, w: Window): Finding[] {
+  const samples = windowSamples(thread, w);
+  if (samples.length < 2) return [];
+  const start = samples[0].mem.heapUsed;
+  const end = samples[samples.length - 1].mem.heapUsed;
+  const majors = windowGc(thread, w).filter((e) => e.kind === 'major').length;
+  if (end - start < LEAK_UNCONFIRMED_MIN_BYTES) return [];
+  const mb = (b: number) => round(b / 1024 / 1024, 1);
+  return [{
+    code: 'HOTPATH_HEAP_GROWTH_UNCONFIRMED',
+    category: 'memory-leak',
+    severity: 'info',
+    title: 'The heap grew, but too few full GCs ran to call it a leak',
+    summary: `Heap used went from ${mb(start)} MB to ${mb(end)} MB during the load with ${majors} full GC${majors === 1 ? '' : 's'}; ` +
+      `only full GCs free the old generation, so this may be garbage not yet collected.`,
+    evidence: { heapUsedStartBytes: start, heapUsedEndBytes: end, majorGcs: majors, minMajorGcs: LEAK_MIN_MAJOR_GCS },
+    recommendation: `Run longer (for example \`-d 60s\`) so that at least ${LEAK_MIN_MAJOR_GCS} full GCs happen, with \`--heap\` to see who allocates.`,
+    impact: 0,
+  }];
 }
 
 function finding(run: RunData, thread: ThreadTelemetry, w: Window, slope: number, growth: number, baseline: number, r2: number): Finding {

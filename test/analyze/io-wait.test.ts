@@ -23,3 +23,8 @@ for (const noise of NOISE_LEVELS) {
     }
   });
 }
+
+test('io-wait: on a CPU-starved machine the CPU actually used, not the inflated ELU, says the loop was idle', () => {
+  const [f] = ioWait(syntheticRun({ rps: 300, elu: 0.6, cores: 0.15, latencyMs: 60 }));
+  assert.equal(f?.category, 'io-wait');
+});
