@@ -104,6 +104,7 @@ test('without --json the results table goes to stderr and stdout stays empty', a
     const r = await cli(s.url, '-R', '200', '-a', '100', '-c', '2', '-w', '1');
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, '');
+    assert.doesNotMatch(r.stderr, /\u001b\[/, 'no live progress or colour when stderr is not a terminal');
     for (const label of ['p50', 'p97.5', 'p99.99', 'stdev', 'service time', 'status      200: 100', 'schedule', 'generator']) {
       assert.ok(r.stderr.includes(label), `${label} in\n${r.stderr}`);
     }
