@@ -169,6 +169,7 @@ class RunSession {
 
   /** Setup, warm-up and load, stopped early by Ctrl-C or by the target's end. */
   private async drive(url: string, socket: string | undefined): Promise<void> {
+    if (this.hooks.signal?.aborted) throw new Interrupted();
     const stop = new AbortController();
     const onAbort = () => stop.abort(new Interrupted());
     this.hooks.signal?.addEventListener('abort', onAbort, { once: true });
