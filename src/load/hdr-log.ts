@@ -37,9 +37,9 @@ export class HdrLog {
     }));
   }
 
-  /** Throws the first write failure, if any (appends during the run never throw into the engine). */
-  finish(): void {
-    if (this.failure !== undefined) throw this.error(this.failure);
+  /** The first write failure during the run, as a sentence (appends never throw into the engine). */
+  problem(): string | undefined {
+    return this.failure === undefined ? undefined : `${this.error(this.failure).message}; the results are complete, the log is not.`;
   }
 
   private format(fn: (w: hdr.HistogramLogWriter) => void): string {

@@ -97,6 +97,8 @@ async function runLoad(options: LoadOptions, hooks: Required<LoadHooks>): Promis
       hooks.onProgress({ second: p.second, requests: p.requests, errors: p.errors, bytesRead: p.bytesRead, p50: p.p50, p99: p.p99, totalRequests: total });
     },
   });
-  hdrLog?.finish();
-  return buildResult(plan, out, setup);
+  const result = buildResult(plan, out, setup);
+  const logProblem = hdrLog?.problem();
+  if (logProblem !== undefined) result.generator.warnings.push(logProblem);
+  return result;
 }
