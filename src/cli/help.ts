@@ -1,10 +1,11 @@
 // Help texts, generated from the command declarations.
 
 import type { Command } from './command.js';
-import { formatOptions } from './option-spec.js';
+import { formatOptions, type OptionSpec } from './option-spec.js';
 
 export function commandHelp(cmd: Command): string {
-  const parts = [`Usage: ${cmd.usage}`, '', cmd.summary, '', 'Options:', formatOptions(cmd.options), '  -h, --help                      Show this help'];
+  const help: OptionSpec = { key: 'help', flag: 'help', short: 'h', type: 'boolean', description: 'Show this help' };
+  const parts = [`Usage: ${cmd.usage}`, '', cmd.summary, '', 'Options:', formatOptions([...cmd.options, help])];
   if (cmd.details) parts.push('', cmd.details.trimEnd());
   return parts.join('\n') + '\n';
 }
