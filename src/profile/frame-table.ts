@@ -26,6 +26,10 @@ export interface GeneratedLocation {
   path: string;
 }
 
+const transpiledExtensions = /\.(ts|mts|cts|tsx|jsx)$/;
+/** Files whose executed code is not their text (a loader transformed them). */
+const isTranspiledSource = (path: string) => transpiledExtensions.test(path);
+
 const toPosix = (p: string) => (sep === '/' ? p : p.split(sep).join('/'));
 
 export class FrameTable {
@@ -72,11 +76,26 @@ export class FrameTable {
     const column = cf.columnNumber >= 0 ? cf.columnNumber + 1 : 0;
     const path = kind === 'app' || kind === 'deps' ? urlToPath(cf.url) : undefined;
     if (path === undefined) return this.#add({ name, file: kind === 'node-core' ? cf.url : '', line, column, kind }, undefined);
-    if (kind === 'app') {
-      const mapped = this.#opts.resolver?.original(path, cf.lineNumber, cf.columnNumber);
+    const resolver = this.#opts.resolver;
+    if (kind === 'app' && resolver) {
+      const mapped = resolver.original(path, cf.lineNumber, cf.columnNumber);
       if (mapped) return this.#mapped(mapped.name ?? name, mapped.path, mapped.line, mapped.column, path);
+      if (isTranspiledSource(path)) return this.#transpiled(name, path, line, column, resolver);
     }
     return this.#add({ name, file: this.#relative(path), line, column, kind }, kind === 'app' ? { path } : undefined);
+  }
+
+  /**
+   * TypeScript run through a loader (tsx, ts-node, node --experimental-strip-types) executes
+   * code transformed in memory: V8's line and column point into that code, not the file, and
+   * no map is on disk (tsx emits whole modules on one line). Without a map the function's
+   * declaration is looked up by name in the file; failing that the line is unknown (0),
+   * because a wrong line is worse than none. Line-level hints are skipped for such files.
+   */
+  #transpiled(name: string, path: string, line: number, column: number, resolver: SourceMapResolver): number {
+    const decl = resolver.declarationLine(path, name);
+    const plausible = decl ?? (line > 1 ? line : 0);
+    return this.#add({ name, file: this.#relative(path), line: plausible, column: decl ? 0 : plausible ? column : 0, kind: 'app' }, undefined);
   }
 
   /** A source-mapped frame is classified again by its original path (bundled node_modules become deps). */

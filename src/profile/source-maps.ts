@@ -98,6 +98,38 @@ export class SourceMapResolver {
     return this.#script(path)?.lines[line - 1];
   }
 
+  /**
+   * Registers a source map for a script (one the agent captured in the target, e.g. from a
+   * loader's in-memory output): it takes precedence over the file's own comment.
+   */
+  addSourceMap(scriptPath: string, map: string | object, generatedText?: string): void {
+    try {
+      const traceMap = new TraceMap(map as string, scriptPath);
+      const lines = generatedText?.split('\n') ?? this.#script(scriptPath)?.lines ?? [];
+      this.#scripts.set(scriptPath, { lines, map: traceMap });
+    } catch {
+      // A malformed map is ignored, as a broken file map is.
+    }
+  }
+
+  /** 1-based line of a function's declaration found by name in the file's text, if unique enough. */
+  declarationLine(path: string, name: string): number | undefined {
+    const lines = this.#script(path)?.lines;
+    const base = name.split('.').pop() ?? name;
+    if (!lines || !/^[\w$]+$/.test(base)) return undefined;
+    const id = base.replace(/\$/g, '\\$');
+    const patterns = [
+      new RegExp(`\\bfunction\\s*\\*?\\s*${id}\\s*[<(]`),
+      new RegExp(`\\b${id}\\s*(:[^=]+)?=\\s*(async\\s+)?(function\\b|\\(|[\\w$]+\\s*=>|<)`),
+      new RegExp(`^\\s*(?:(?:public|private|protected|static|async|override|readonly|get|set)\\s+)*\\*?${id}\\s*[<(]`),
+    ];
+    for (const re of patterns) {
+      const i = lines.findIndex((l) => re.test(l));
+      if (i >= 0) return i + 1;
+    }
+    return undefined;
+  }
+
   /** True when the file has a usable source map. */
   hasMap(path: string): boolean {
     return Boolean(this.#script(path)?.map);

@@ -3,10 +3,11 @@
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { buildCallTree } from '../../src/profile/build-call-tree.js';
+import { SourceMapResolver } from '../../src/profile/source-maps.js';
 import { hotspots } from '../../src/profile/hotspots.js';
 import { cpuProfileOf, lineOf, writeProject } from './profile-fixture.js';
 
@@ -38,6 +39,29 @@ describe('source maps', () => {
     dir = writeProject({ 'src/handler.ts': HANDLER_TS, 'src/main.ts': MAIN_TS });
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('uses a source map handed over by the agent (no comment in the file)', () => {
+    const out = join(dir, 'dist', 'external.js');
+    esbuild.buildSync({ entryPoints: [join(dir, 'src/main.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: out, sourcemap: 'external', logLevel: 'silent' });
+    const profile = cpuProfileOf(dir, out);
+    assert.ok(!buildCallTree(profile, { cwd: dir }).frames.some((f) => f.file === 'src/handler.ts'), 'no comment, no map');
+    const resolver = new SourceMapResolver();
+    resolver.addSourceMap(out, readFileSync(`${out}.map`, 'utf8'));
+    const fn = buildCallTree(profile, { cwd: dir, resolver }).frames.find((f) => f.name === 'priceOrders');
+    assert.equal(fn?.file, 'src/handler.ts');
+    assert.equal(fn?.line, lineOf(HANDLER_TS, 'export function priceOrders'));
+  });
+
+  it('finds the declaration line of TypeScript run through a loader (tsx) without a map on disk', () => {
+    const tsxLoader = createRequire(import.meta.url).resolve('tsx/esm');
+    writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+    writeFileSync(join(dir, 'src/run.ts'), MAIN_TS.replace("'./handler'", "'./handler.ts'"));
+    const profile = cpuProfileOf(dir, 'src/run.ts', { args: ['--import', tsxLoader] });
+    const fn = buildCallTree(profile, { cwd: dir }).frames.find((f) => f.name === 'priceOrders');
+    assert.equal(fn?.file, 'src/handler.ts');
+    assert.equal(fn?.line, lineOf(HANDLER_TS, 'export function priceOrders'));
+    rmSync(join(dir, 'package.json'));
+  });
 
   for (const variant of [{ name: 'inline map', sourcemap: 'inline' as const, minify: false }, { name: 'minified with a map file', sourcemap: true, minify: true }]) {
     it(`maps a bundled TypeScript function back to its .ts line and name (${variant.name})`, () => {
