@@ -13,7 +13,7 @@ import { EXPORT_FORMATS, exportProfile, type ExportFormat } from '../../report/e
 
 const options: readonly OptionSpec[] = [
   { key: 'format', flag: 'format', short: 'f', type: 'string', choices: EXPORT_FORMATS, default: 'pprof', valueName: '<format>',
-    description: 'pprof (.pb.gz), speedscope (.speedscope.json), folded (flamegraph.pl) or cpuprofile (Chrome DevTools)' },
+    description: 'pprof, speedscope, folded or cpuprofile' },
   { key: 'out', flag: 'out', short: 'o', type: 'string', valueName: '<file>', description: 'Where to write (default: next to the profile in the run directory)' },
   { key: 'thread', flag: 'thread', type: 'string', valueName: '<pid:tid>', description: 'Export this thread\'s profile (default: the target thread\'s)' },
   { key: 'heap', flag: 'heap', type: 'boolean', default: false, description: 'Export the allocation (heap) profile instead of the CPU profile' },
@@ -48,6 +48,9 @@ export const exportCommand: Command = {
   summary: 'Convert a run\'s profile to pprof, speedscope, folded stacks or .cpuprofile',
   usage: 'hotpath export [options] <run-dir>',
   details: [
+    'Formats: pprof (.pb.gz: go tool pprof, Pyroscope, Grafana), speedscope (.speedscope.json),',
+    'folded (.folded: flamegraph.pl, inferno), cpuprofile (the original, for Chrome DevTools).',
+    '',
     'Examples:',
     '  hotpath export .hotpath/<run> --format pprof        then: go tool pprof -http=: <file>',
     '  hotpath export .hotpath/<run> --format speedscope   then open it at speedscope.app (offline: npx speedscope)',
