@@ -201,6 +201,7 @@ export const protectBench: BenchSuite = {
 };
 
 async function measure(ctx: BenchContext): Promise<string> {
+  const loadAtStart = loadavg();
   const seconds = ctx.quick ? 5 : 20;
   ctx.log('protect: measuring capacity (closed model, 8 connections)');
   const capBefore = await capacity(ctx, ctx.quick ? 2 : 4);
@@ -222,18 +223,20 @@ async function measure(ctx: BenchContext): Promise<string> {
   return [
     '## Protect: overload protection at 2x capacity',
     '',
-    `Load average when the suite started: ${loadavg().map((x) => x.toFixed(1)).join(', ')} on ${cpus().length} CPUs (shared machine; capacity drifts).`,
+    `Load average when the suite started: ${loadAtStart.map((x) => x.toFixed(1)).join(', ')} on ${cpus().length} CPUs (shared machine; capacity drifts).`,
     '',
-    'A CPU-bound node:http server (~2 ms of arithmetic per request, benchmarks/servers/protect-server.ts) pinned to',
+    'A CPU-bound node:http server (2 ms of arithmetic per request, benchmarks/servers/protect-server.ts) pinned to',
     `CPU 0. Capacity, from closed-model runs (8 connections) before and after: **${fmt(cap)} req/s** (${fmt(capBefore)} before,`,
-    `${fmt(2 * cap - capBefore)} after). hotpath's open-model engine on CPU 1 offers **2x the capacity measured before (${fmt(rate)} req/s)`,
-    `for ${seconds} s** over up to ${CONNECTIONS} connections`,
-    `(10 s timeout, after ${WARMUP_S} s of warm-up at the same rate so every connection is open), once without protection`,
-    'and once behind `protect()`, in the same run. Goodput = 200 responses',
-    'per second as a share of capacity. Successful p99 comes from a probe (50 req/s, open model, latency from the',
-    'intended send time, 200s only) running alongside, because the engine\'s histogram mixes 200s and 503s; the',
-    'engine\'s own corrected p99 of all answers is shown too, and its per-second p99 at a quarter, half and the end of',
-    'the run shows whether latency grows. Shed = 503s as a share of intended sends.',
+    `${fmt(2 * cap - capBefore)} after). hotpath's open-model engine on CPU 1 then offers **${fmt(rate)} req/s (2x the capacity`,
+    `measured before) for ${seconds} s** over up to ${CONNECTIONS} connections (10 s timeout), after ${WARMUP_S} s of warm-up at the same`,
+    'rate so every connection is open, once without protection and once behind `protect()`, in the same run.',
+    '',
+    '- Goodput: 200 responses per second as a share of capacity.',
+    '- p99 successful: from a probe running alongside (50 req/s, open model, latency from the intended send time,',
+    '  200s only), because the engine\'s histogram mixes 200s and 503s.',
+    '- p99 all answers: the engine\'s own corrected p99 (200s and 503s); per second: its p99 at a quarter, half and',
+    '  the end of the run, which shows whether latency grows.',
+    '- Shed: 503s as a share of intended sends.',
     '',
     '| variant | 200/s | goodput | p99 successful (probe) | p99 all answers | p99 per second over the run, ms | shed | timeouts / errors | dropped sends |',
     '|---|---|---|---|---|---|---|---|---|',
