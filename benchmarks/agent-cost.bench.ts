@@ -21,6 +21,36 @@ http.createServer((req, res) => {
 }).listen(0, '127.0.0.1', function () { process.send?.(this.address().port); });
 `;
 
+/** In-process: the agent's per-request and per-emitter paths in isolation, ns per operation. */
+const MICRO = `
+const dc = require('node:diagnostics_channel');
+const http = require('node:http');
+const { EventEmitter } = require('node:events');
+const start = dc.channel('http.server.request.start');
+const finish = dc.channel('http.server.response.finish');
+const N = 200000;
+const server = http.createServer().listen(0, '127.0.0.1', () => {
+  const socket = new EventEmitter();
+  const requests = () => {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < N; i++) {
+      const request = {}, response = { statusCode: 200 };
+      start.publish({ request, response, socket, server });
+      finish.publish({ request, response, socket, server });
+    }
+    return Number(process.hrtime.bigint() - t0) / N;
+  };
+  const emitters = () => {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < N; i++) { const e = new EventEmitter(); e.on('x', requests); e.once('y', requests); }
+    return Number(process.hrtime.bigint() - t0) / N;
+  };
+  const best = (fn) => { fn(); return Math.min(fn(), fn(), fn()); };
+  process.send([best(requests), best(emitters)]);
+  server.close();
+});
+`;
+
 interface Variant { name: string; agent: boolean; config?: Record<string, unknown>; profile?: boolean }
 const VARIANTS: Variant[] = [
   { name: 'no agent', agent: false },
@@ -53,15 +83,7 @@ async function drive(port: number, n: number): Promise<number> {
 async function once(ctx: BenchContext, v: Variant, n: number, socketPath: string, controls: Set<net.Socket>): Promise<number> {
   const file = join(ctx.scratch, 'agent-cost-server.cjs');
   writeFileSync(file, SERVER);
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.NODE_OPTIONS;
-  if (v.agent) {
-    env.NODE_OPTIONS = `--require "${join(ctx.root, 'dist', 'agent', 'hotpath-agent.cjs')}"`;
-    env.HOTPATH_SOCKET = socketPath;
-    env.HOTPATH_RUN_DIR = ctx.scratch;
-    env.HOTPATH_AGENT_CONFIG = JSON.stringify(v.config ?? {});
-  }
-  const child: ChildProcess = spawn(process.execPath, [file], { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child: ChildProcess = spawn(process.execPath, [file], { env: agentEnv(ctx, v, socketPath), stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   try {
     const port = await new Promise<number>((resolve) => child.once('message', (p) => resolve(Number(p))));
     if (v.profile) {
@@ -74,6 +96,29 @@ async function once(ctx: BenchContext, v: Variant, n: number, socketPath: string
   }
 }
 
+async function micro(ctx: BenchContext, v: Variant, socketPath: string): Promise<[number, number]> {
+  const file = join(ctx.scratch, 'agent-cost-micro.cjs');
+  writeFileSync(file, MICRO);
+  const child = spawn(process.execPath, [file], { env: agentEnv(ctx, v, socketPath), stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  try {
+    return await new Promise<[number, number]>((resolve) => child.once('message', (m) => resolve(m as [number, number])));
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+function agentEnv(ctx: BenchContext, v: Variant, socketPath: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_OPTIONS;
+  if (v.agent) {
+    env.NODE_OPTIONS = `--require "${join(ctx.root, 'dist', 'agent', 'hotpath-agent.cjs')}"`;
+    env.HOTPATH_SOCKET = socketPath;
+    env.HOTPATH_RUN_DIR = ctx.scratch;
+    env.HOTPATH_AGENT_CONFIG = JSON.stringify(v.config ?? {});
+  }
+  return env;
+}
+
 export const agentCostBench: BenchSuite = {
   name: 'agent-cost',
   async run(ctx) {
@@ -84,7 +129,13 @@ export const agentCostBench: BenchSuite = {
     const sink = net.createServer((c) => { controls.add(c); c.on('close', () => controls.delete(c)); c.on('error', () => {}); c.resume(); });
     await new Promise<void>((r) => sink.listen(socketPath, r));
     const results = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
+    const microRows: string[] = [];
     try {
+      for (const v of VARIANTS.slice(0, 3)) {
+        const [req, em] = await micro(ctx, v, socketPath);
+        microRows.push(`| ${v.name} | ${req.toFixed(0)} | ${em.toFixed(0)} |`);
+        ctx.log(`agent-cost micro: ${v.name}: ${req.toFixed(0)} ns/request, ${em.toFixed(0)} ns/emitter`);
+      }
       for (let r = 0; r < rounds; r++) {
         for (const v of VARIANTS) {
           const us = await once(ctx, v, n, socketPath, controls);
@@ -109,6 +160,12 @@ export const agentCostBench: BenchSuite = {
       '| variant | CPU µs / request | vs no agent |',
       '|---|---|---|',
       ...rows,
+      '',
+      'In isolation (one process, best of 3 × 200,000): publishing `http.server.request.start` + `http.server.response.finish` for one request, and `new EventEmitter()` + `on` + `once`, ns per operation.',
+      '',
+      '| variant | request path ns | emitter path ns |',
+      '|---|---|---|',
+      ...microRows,
       '',
     ].join('\n');
   },

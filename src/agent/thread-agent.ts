@@ -52,6 +52,8 @@ export class ThreadAgent {
   private inThreadProfiler: InspectorProfiler | undefined;
   private started = false;
   private workerConnected = false;
+  /** The heartbeat the sampler writes (when it ticks at least every HEARTBEAT_MS). */
+  private beat: Float64Array | undefined;
 
   constructor(private readonly opts: ThreadAgentOptions) {
     this.conn = new AgentConnection(opts.socket, threadId);
@@ -90,6 +92,7 @@ export class ThreadAgent {
   }
 
   private sendSample(): void {
+    if (this.beat !== undefined) this.beat[0] = epochNow();
     const events = this.gc.take();
     if (events.length > 0) this.conn.send({ type: 'gc', events });
     this.conn.send(this.sampler.take(this.conn.dropped + this.gc.dropped));
@@ -105,7 +108,9 @@ export class ThreadAgent {
     const heartbeat = new SharedArrayBuffer(8);
     const beat = new Float64Array(heartbeat);
     beat[0] = epochNow();
-    this.timers.push(unrefInterval(() => { beat[0] = epochNow(); }, HEARTBEAT_MS));
+    // Every wakeup costs the target CPU: the sampler's tick doubles as the heartbeat when it is frequent enough.
+    if (this.opts.config.intervalMs <= HEARTBEAT_MS) this.beat = beat;
+    else this.timers.push(unrefInterval(() => { beat[0] = epochNow(); }, HEARTBEAT_MS));
     const data: AgentWorkerData = {
       hotpathAgentWorker: true, socket: this.opts.socket, runDir: this.opts.runDir, config: this.opts.config,
       pid: process.pid, threadId, heartbeat, watchdogOnly,

@@ -48,7 +48,8 @@ export class GcCollector {
 
   /** GCs observed since the last call, with heap sizes where the profiler had them. */
   take(): GcEvent[] {
-    if (this.profiler !== undefined) {
+    // Restarting the profiler costs a little; with no GC this interval there is nothing to pair.
+    if (this.profiler !== undefined && this.events.length > 0) {
       const out = this.profiler.stop();
       this.profiler.start();
       if (out?.statistics) for (const s of out.statistics) this.stats.push(s);
