@@ -22,6 +22,13 @@ export const BLOCKING_CPU_PER_REQUEST_MS = 1;
  * p99 of a hello world; cheaper requests must show their cost in CPU per request instead.
  */
 export const BLOCKING_ELD_P99_MS = 100;
+/**
+ * Cheaper requests still count when one app function does most of the work: at 0.3 ms a core
+ * caps at ~3,000 req/s (five times a hello world's cost), and a function carrying half of it is
+ * a clear target (a backtracking regex, a hash, a big serialization).
+ */
+export const BLOCKING_FOCUSED_CPU_PER_REQUEST_MS = 0.3;
+export const BLOCKING_FOCUSED_SHARE = 0.5;
 /** A single stall this long blocks every connection at once, whatever the utilization (ms). */
 export const BLOCKING_STALL_MS = 500;
 /** Critical above these: 10 ms per request (100 req/s per core), 100 ms delay p99, a 1 s stall. */
@@ -39,12 +46,19 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   const s = loopStats(run);
   if (!s) return [];
   const busy = s.eluMean >= BLOCKING_MIN_ELU;
-  const heavy = s.requests > 0 && s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS;
+  const view = cpuViewOf(run);
+  const heavy = s.requests > 0 && (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS ||
+    (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && topAppShare(view) >= BLOCKING_FOCUSED_SHARE));
   const trusted = !isStarved(s);
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
   if (!((busy && (heavy || delayed)) || stalled)) return [];
-  return [finding(run, s, cpuViewOf(run))];
+  return [finding(run, s, view)];
+}
+
+function topAppShare(view: CpuView | undefined): number {
+  const top = view ? appFunctions(view)[0] : undefined;
+  return top && view ? top.selfUs / view.activeUs : 0;
 }
 
 export function isStarved(s: LoopStats): boolean {

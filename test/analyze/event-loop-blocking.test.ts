@@ -73,3 +73,13 @@ test('blocking: when starved, heavy requests are still reported, as a warning, o
   assert.equal(f.severity, 'warning');
   assert.match(f.summary, /machine was busy/);
 });
+
+test('blocking: 0.5 ms per request is reported when one function (a backtracking regex) does most of it', () => {
+  const cpu = syntheticCpuProfile([
+    { name: 'validateEmail', file: 'server.js', line: 2, share: 0.05, callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.75 } },
+  ], { cwd });
+  const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 1800, elu: 0.97, cores: 0.9, eldP99Ms: 20, latencyMs: 10, profiles: [cpu] }));
+  assert.equal(f?.culprit?.function, 'validateEmail');
+  assert.equal(f.evidence.work, 'regex');
+  assert.equal(f.severity, 'warning');
+});
