@@ -152,6 +152,23 @@ test('heap profile with config.heap includes objects already collected by GC; fl
   assert.ok(c.messages.some((m) => isSample(m) && m.pid === listen.pid && c.messages.indexOf(m) > c.messages.indexOf(heap) - 50));
 });
 
+test('flush during a busy block: the profile is written and bye arrives before the block ends', async () => {
+  const { c } = await startWith(['server.cjs']);
+  const listen = await c.waitForListen();
+  await c.waitFor((m) => m.type === 'sample', 5000, 'first sample');
+  c.send({ cmd: 'profile-start' });
+  await getMany(listen.port!, '/', 20);
+  let blockEnded = false;
+  const blocked = get(listen.port!, '/block?ms=3000', false).then(() => { blockEnded = true; });
+  await c.waitFor((m) => m.type === 'stall', 10_000, 'the block to start');
+  c.send({ cmd: 'flush' });
+  const bye = await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 10_000, 'bye');
+  assert.equal(blockEnded, false, 'bye came while the main thread was still blocked');
+  assert.equal(bye.type === 'bye' && bye.reason, 'flush');
+  assert.ok(c.of('profile').some((p) => p.kind === 'cpu' && c.messages.indexOf(p) < c.messages.indexOf(bye)));
+  await blocked;
+});
+
 test('an app that should exit still exits with the agent loaded, and its stdout is byte-identical', async () => {
   const plain = launch(undefined, ['prints.cjs'], { agent: false });
   cleanups.push(() => plain.kill());

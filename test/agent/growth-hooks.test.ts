@@ -130,3 +130,9 @@ test('@koa/router route registered after listen: count, growing stack and the re
   assert.equal(route.site!.function, 'addDynamicRoute');
   assert.ok(route.stack!.some((f) => f.file.includes('/node_modules/@koa/router/')), JSON.stringify(route.stack));
 });
+
+test('defaultMaxListeners = Infinity set through an ESM import is still reported (without a site)', async () => {
+  const { c } = await startWith(['esm-max-listeners.mjs']);
+  const g = await c.waitFor(growthWhere((m) => m.maxListenersDisabled.length > 0), 10_000, 'maxListenersDisabled');
+  assert.deepEqual(g.maxListenersDisabled, [{ what: 'events.defaultMaxListeners', value: null }]);
+});
