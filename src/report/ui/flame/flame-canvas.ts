@@ -7,10 +7,9 @@ import { h } from '../dom.js';
 import type { ViewTree } from './tree-builder.js';
 import { ANCESTOR_COLOR, DIM_COLORS, FRAME_COLORS, HEAT_STEPS, MATCH_COLOR, ROOT_COLOR } from './flame-colors.js';
 
-export const ROW_HEIGHT = 18;
-export const MIN_FRAME_PX = 0.5;
-/** Tallest canvas, CSS px: browsers fail on very tall canvases; rows scroll instead. */
-export const MAX_CANVAS_HEIGHT = 720;
+import { MAX_CANVAS_HEIGHT, MIN_FRAME_PX, ROW_HEIGHT } from './flame-metrics.js';
+
+export { MAX_CANVAS_HEIGHT, MIN_FRAME_PX, ROW_HEIGHT };
 
 export interface FrameLabels {
   name(frame: number): string;
@@ -38,6 +37,8 @@ export class FlameCanvas {
   // Rectangles drawn last time, for hit testing.
   private rects = { node: new Int32Array(0), x: new Float64Array(0), w: new Float64Array(0), row: new Int32Array(0), n: 0 };
   stats: DrawStats = { visibleFrames: 0, drawMs: 0 };
+  /** Called after every draw (also the ones scrolling and resizing schedule). */
+  onDrawn: (() => void) | null = null;
   private pending = 0;
 
   constructor(ariaLabel: string) {
@@ -86,6 +87,7 @@ export class FlameCanvas {
     this.rects.n = 0;
     if (tree && this.labels) this.paint(ctx, tree, width, height);
     this.stats = { visibleFrames: this.rects.n, drawMs: performance.now() - t0 };
+    this.onDrawn?.();
     return this.stats;
   }
 

@@ -56,6 +56,7 @@ export class FlameSection {
       h('div', { class: 'flame-panes' }, this.main.element, this.second.element),
       this.top, this.tooltip.element);
     this.tooltip.hide();
+    this.main.canvas.onDrawn = () => this.publish();
     timeWindow.subscribe(() => this.rebuild(true));
     document.addEventListener('keydown', (e) => {
       if (e.key !== 'Escape' || (e.target instanceof HTMLInputElement && e.target.type !== 'checkbox')) return;
