@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentMessage, GrowthMessage, CallSite } from '../../src/agent/protocol.js';
-import { Collector, launch, getMany, destroyKeepAlive, FIXTURES, type Target } from './helpers/agent-harness.js';
+import { Collector, launch, get, getMany, destroyKeepAlive, FIXTURES, type Target } from './helpers/agent-harness.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 after(async () => {
@@ -135,4 +135,10 @@ test('defaultMaxListeners = Infinity set through an ESM import is still reported
   const { c } = await startWith(['esm-max-listeners.mjs']);
   const g = await c.waitFor(growthWhere((m) => m.maxListenersDisabled.length > 0), 10_000, 'maxListenersDisabled');
   assert.deepEqual(g.maxListenersDisabled, [{ what: 'events.defaultMaxListeners', value: null }]);
+});
+
+test('patched builtins keep their extra properties (fs.realpathSync.native, promisified setTimeout)', async () => {
+  const { c, port } = await startWith(['builtins.cjs']);
+  assert.equal((await get(port, '/')).body, 'native:function promisified:ok name:pbkdf2Sync');
+  assert.ok(c.of('hello').length > 0);
 });

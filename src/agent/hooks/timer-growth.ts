@@ -69,16 +69,8 @@ export class TimerGrowth implements GrowthHook {
       if (threadState.listening && threadState.agentBusy === 0) self.record(timer as TimerLike, kind, wrapper);
       return timer;
     };
+    // Also copies util.promisify.custom: util.promisify(setTimeout) keeps working.
     defineLike(wrapper, original);
-    // util.promisify(setTimeout) and friends keep working through the original's custom promisified form.
-    for (const key of Reflect.ownKeys(original)) {
-      if (key === 'name' || key === 'length' || key === 'prototype') continue;
-      try {
-        Object.defineProperty(wrapper, key, Object.getOwnPropertyDescriptor(original, key)!);
-      } catch {
-        // Not copyable: skip.
-      }
-    }
     return wrapper;
   }
 

@@ -1,10 +1,13 @@
-// Replaces a function property with a wrapper that keeps its name and length, so user code
-// that inspects builtins sees what it expects.
+// Makes a wrapper look like the function it replaces: same name and length, and the same
+// extra properties (fs.realpathSync.native, setTimeout's util.promisify.custom), so user code
+// that inspects or uses them sees what it expects.
 export function defineLike(wrapper: Function, original: Function): void {
-  try {
-    Object.defineProperty(wrapper, 'name', { value: original.name, configurable: true });
-    Object.defineProperty(wrapper, 'length', { value: original.length, configurable: true });
-  } catch {
-    // Cosmetic only.
+  for (const key of Reflect.ownKeys(original)) {
+    if (key === 'prototype' || key === 'arguments' || key === 'caller') continue;
+    try {
+      Object.defineProperty(wrapper, key, Object.getOwnPropertyDescriptor(original, key)!);
+    } catch {
+      // Not copyable: cosmetic only.
+    }
   }
 }
