@@ -28,7 +28,7 @@ function flatten(head: HeapProfileNode) {
   }
   const kids: number[][] = nodes.map(() => []);
   for (let i = 1; i < nodes.length; i++) kids[parent[i]].push(i);
-  return { nodes, raw: { count: nodes.length, parent: Int32Array.from(parent), children: kids.map((k) => Int32Array.from(k)), root: 0 } };
+  return { nodes, raw: { count: nodes.length, parent: Int32Array.from(parent), children: kids, root: 0 } };
 }
 
 export function buildHeapTree(profile: HeapProfile, options: BuildHeapTreeOptions): CallTree {

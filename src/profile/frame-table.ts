@@ -106,6 +106,8 @@ export class FrameTable {
 
   /** Relative to cwd when inside it (the culprit contract); absolute otherwise (no `../../`). */
   #relative(path: string): string {
+    const cwd = this.#opts.cwd;
+    if (sep === '/' && path.startsWith(cwd.endsWith('/') ? cwd : `${cwd}/`)) return path.slice(cwd.length + (cwd.endsWith('/') ? 0 : 1));
     const rel = relative(this.#opts.cwd, path);
     return rel.startsWith('..') || isAbsolute(rel) ? toPosix(path) : toPosix(rel);
   }

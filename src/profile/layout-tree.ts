@@ -7,7 +7,8 @@ import type { CallTree, Frame } from './call-tree.js';
 export interface RawTree {
   count: number;
   parent: Int32Array;
-  children: Int32Array[];
+  /** Children by index (plain arrays or Int32Arrays: both are accepted). */
+  children: ArrayLike<number>[];
   root: number;
 }
 
@@ -19,7 +20,7 @@ export interface Layout {
   aggOf: Int32Array;
 }
 
-function preOrder(root: number, children: Int32Array[], count: number): Int32Array {
+function preOrder(root: number, children: ArrayLike<number>[], count: number): Int32Array {
   const order = new Int32Array(count);
   const stack = [root];
   let n = 0;
@@ -68,7 +69,7 @@ function merge(raw: RawTree, rawFrame: Int32Array, rawSelf: Float64Array, nFrame
 export function layoutTree(raw: RawTree, rawFrame: Int32Array, rawSelf: Float64Array, frames: Frame[]): Layout {
   const m = merge(raw, rawFrame, rawSelf, Math.max(1, frames.length));
   const n = m.parent.length;
-  const order = preOrder(0, m.kids.map((k) => Int32Array.from(k)), n);
+  const order = preOrder(0, m.kids, n);
   const finalOf = new Int32Array(n);
   for (let k = 0; k < n; k++) finalOf[order[k]] = k;
   const a: TreeArrays = {

@@ -6,7 +6,7 @@ import type { CpuProfile } from './cpu-profile.js';
 export interface RawIndex {
   count: number;
   parent: Int32Array;
-  children: Int32Array[];
+  children: number[][];
   root: number;
   byId: Map<number, number>;
   /** id → index as an array when ids are small integers (V8 numbers them 1..n): no Map lookup per sample. */
@@ -20,7 +20,7 @@ export function indexNodes(profile: CpuProfile): RawIndex {
   const byId = new Map<number, number>();
   for (let i = 0; i < count; i++) byId.set(profile.nodes[i].id, i);
   const parent = new Int32Array(count).fill(-1);
-  const children: Int32Array[] = new Array(count);
+  const children: number[][] = new Array(count);
   // V8 writes the root first. Nodes unreachable from it (a cycle, a dangling id) are never
   // visited by the pre-order walk, so they carry no weight.
   const root = 0;
@@ -32,7 +32,7 @@ export function indexNodes(profile: CpuProfile): RawIndex {
       // Guard against cycles and nodes listed twice: a node keeps its first parent.
       if (c !== undefined && c !== root && c !== i && parent[c] === -1) { parent[c] = i; kids.push(c); }
     }
-    children[i] = Int32Array.from(kids);
+    children[i] = kids;
   }
   const reachable = new Uint8Array(count);
   const stack = [root];
