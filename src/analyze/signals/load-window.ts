@@ -21,9 +21,15 @@ export function loadWindow(run: RunData): Window | null {
   return { start, end, durationMs: end - start };
 }
 
-/** Threads that listened (targets); all threads with samples when none did (the --url case has none). */
+/**
+ * Threads that served requests; else those that listened; else all with samples. A cluster
+ * primary listens (its handle is shared) but serves nothing: its idle loop must not dilute
+ * the workers' figures.
+ */
 export function targetThreads(run: RunData): ThreadTelemetry[] {
   const listening = run.threads.filter((t) => t.listens.length > 0);
+  const serving = listening.filter((t) => t.samples.some((s) => (s.http?.finished ?? 0) > 0));
+  if (serving.length > 0) return serving;
   return listening.length > 0 ? listening : run.threads.filter((t) => t.samples.length > 0);
 }
 
