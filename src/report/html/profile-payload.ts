@@ -20,7 +20,15 @@ export interface ProfileContext {
   resolver?: SourceMapResolver;
   /** Epoch ms every payload time is relative to. */
   runStart: number;
+  /** Most samples stored per profile (default MAX_STORED_SAMPLES). */
+  maxSamples?: number;
 }
+
+/**
+ * Past this many stored samples (about 10 minutes of busy CPU at 1 ms), samples are summed
+ * per node into time slots, so a long run cannot make a report of hundreds of MB.
+ */
+export const MAX_STORED_SAMPLES = 600_000;
 
 export interface ProfileIdentity {
   id: string;
@@ -75,16 +83,20 @@ export function cpuProfilePayload(profile: CpuProfile, who: ProfileIdentity, ctx
     if (r !== undefined) rawSelf[r] += w.weight[s];
   }
   const { arrays, aggOf } = layoutTree(raw, rawFrame, rawSelf, frames.frames);
-  const samples = encodeSamples(profile, raw.byId, aggOf, w);
+  const encoded = encodeSamples(profile, raw.byId, aggOf, w);
+  const samples = capSamples(encoded, ctx.maxSamples ?? MAX_STORED_SAMPLES);
   const strings = new StringTable();
   return {
     id: who.id, kind: 'cpu', pid: who.pid, threadId: who.threadId, label: who.label, unit: 'us',
     frames: frameColumns(frames.frames, strings),
     nodes: { parent: Array.from(arrays.parent), frame: Array.from(arrays.frame) },
-    samples: { node: samples.node, dt: samples.dt, lastWeight: samples.lastWeight },
+    samples: { node: samples.node, dt: samples.dt, lastWeight: samples.lastWeight, ...(samples.w ? { w: samples.w } : {}) },
     startSec: (who.start - ctx.runStart) / 1000,
     strings: strings.strings,
-    notes: samples.dropped ? [`${samples.dropped} samples named no profile node and were left out`] : [],
+    notes: [
+      ...(encoded.dropped ? [`${encoded.dropped} samples named no profile node and were left out`] : []),
+      ...(samples.slotUs ? [`samples summed into ${samples.slotUs / 1000} ms slots to keep the report small`] : []),
+    ],
   };
 }
 
@@ -120,6 +132,30 @@ function encodeSamples(profile: CpuProfile, byId: Map<number, number>, aggOf: In
   }
   out.lastWeight = Math.round(runWeight);
   return out;
+}
+
+interface StoredSamples extends EncodedSamples { w?: number[]; slotUs?: number }
+
+/** Sums samples per node into time slots (doubling the slot) until at most `max` remain. */
+export function capSamples(e: EncodedSamples, max: number): StoredSamples {
+  if (e.node.length <= max) return e;
+  const n = e.node.length;
+  const time = new Float64Array(n);
+  for (let i = 0, t = 0; i < n; i++) time[i] = t += e.dt[i];
+  const weight = (i: number): number => (i + 1 < n ? e.dt[i + 1] : e.lastWeight);
+  for (let slotUs = 10_000; ; slotUs *= 2) {
+    const out: StoredSamples = { node: [], dt: [], w: [], lastWeight: 0, dropped: e.dropped, slotUs };
+    let i = 0;
+    let prev = 0;
+    while (i < n && out.node.length <= max) {
+      const slot = Math.floor(time[i] / slotUs);
+      const sums = new Map<number, number>();
+      for (; i < n && Math.floor(time[i] / slotUs) === slot; i++) sums.set(e.node[i], (sums.get(e.node[i]) ?? 0) + weight(i));
+      const at = slot * slotUs;
+      for (const [node, w] of sums) { out.node.push(node); out.dt.push(at - prev); out.w!.push(w); prev = at; }
+    }
+    if (out.node.length <= max) return out;
+  }
 }
 
 export function heapProfilePayload(profile: HeapProfile, who: ProfileIdentity, ctx: ProfileContext): PayloadProfile {

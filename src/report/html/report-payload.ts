@@ -84,9 +84,10 @@ export interface PayloadProfile {
   /**
    * CPU samples in time order: the sampled node, and the time since the previous sample in µs
    * (the first relative to `startSec`). A sample weighs the time until the next one; the
-   * last weighs `lastWeight` µs.
+   * last weighs `lastWeight` µs. Long runs store samples summed per node into time slots:
+   * then `w` holds each one's weight (µs) and several share a time.
    */
-  samples?: { node: number[]; dt: number[]; lastWeight: number };
+  samples?: { node: number[]; dt: number[]; lastWeight: number; w?: number[] };
   /** Seconds since the run started when the profile started. */
   startSec: number;
   /** Samples dropped or frames merged while building, for the record. */

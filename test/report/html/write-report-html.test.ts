@@ -14,6 +14,8 @@ import { buildPayload } from '../../../src/report/html/build-payload.js';
 import type { ReportPayload } from '../../../src/report/html/report-payload.js';
 import { readCpuProfile } from '../../../src/profile/read-profile.js';
 import { sampleWeights } from '../../../src/profile/sample-weights.js';
+import { cpuProfilePayload } from '../../../src/report/html/profile-payload.js';
+import { decodeProfile, selfWeights } from '../../../src/report/ui/flame/profile-model.js';
 import { captureProfiles, fixtureRun, renameFunctions, CULPRIT_LINE, HOSTILE_NAME, HOSTILE_SCRIPT, type Captured } from './report-fixture.js';
 
 function embedded(html: string): ReportPayload {
@@ -84,6 +86,18 @@ describe('writeReportHtml', () => {
     assert.equal(cpu.nodes.parent[0], -1);
     assert.ok(cpu.nodes.parent.every((par, i) => i === 0 || (par >= 0 && par < i)), 'pre-order: parents first');
     assert.ok(cpu.strings.length < cpu.frames.name.length * 2 + 2, 'names and files interned');
+  });
+
+  it('sums samples into time slots past the sample cap, keeping every node\'s weight', async () => {
+    const raw = await readCpuProfile(cap.cpuPath);
+    const who = { id: 'x', label: 'x', pid: 1, threadId: 0, start: 0 };
+    const full = cpuProfilePayload(raw, who, { cwd: cap.dir, runStart: 0 });
+    const capped = cpuProfilePayload(raw, who, { cwd: cap.dir, runStart: 0, maxSamples: 40 });
+    assert.ok(capped.samples!.node.length <= 40 && capped.samples!.w, `${capped.samples!.node.length} samples`);
+    assert.match(capped.notes.join(' '), /summed into \d+ ms slots/);
+    const a = selfWeights(decodeProfile(full), null);
+    const b = selfWeights(decodeProfile(capped), null);
+    for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i] - b[i]) < 1e-6, `node ${i}: ${a[i]} vs ${b[i]}`);
   });
 
   it('keeps reading when a profile is unreadable, and says so', async () => {

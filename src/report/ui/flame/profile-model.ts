@@ -71,8 +71,11 @@ function decodeSamples(p: PayloadProfile): Pick<ProfileModel, 'sampleNode' | 'sa
     sampleNode[i] = s.node[i];
     sampleTime[i] = p.startSec + tUs / 1e6;
   }
-  for (let i = 0; i < n - 1; i++) sampleWeight[i] = s.dt[i + 1];
-  sampleWeight[n - 1] = s.lastWeight;
+  if (s.w) for (let i = 0; i < n; i++) sampleWeight[i] = s.w[i];
+  else {
+    for (let i = 0; i < n - 1; i++) sampleWeight[i] = s.dt[i + 1];
+    sampleWeight[n - 1] = s.lastWeight;
+  }
   return { sampleNode, sampleTime, sampleWeight };
 }
 
