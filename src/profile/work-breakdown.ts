@@ -105,3 +105,28 @@ export function workTotals(tree: CallTree): Map<WorkKind, number> {
   }
   return out;
 }
+
+export interface WorkCaller {
+  /** Frame index of the function the work is charged to (an app function, or the frame itself without one). */
+  frame: number;
+  us: number;
+  /** Share of all the work of this kind, 0..1. */
+  share: number;
+}
+
+/** Who asked for one kind of work ("JSON serialization, by app caller"), largest first. */
+export function callersOfWork(tree: CallTree, kind: WorkKind): WorkCaller[] {
+  const { to, work, inline } = treeWork(tree);
+  const byFrame = new Map<number, number>();
+  const add = (frame: number, us: number) => { if (us > 0) byFrame.set(frame, (byFrame.get(frame) ?? 0) + us); };
+  for (let i = 1; i < tree.frame.length; i++) {
+    let own = tree.self[i];
+    for (const e of inline.get(i) ?? []) {
+      own -= e.us;
+      if (e.work === kind) add(tree.frame[i], e.us);
+    }
+    if (work[i].work === kind) add(tree.frame[to[i]], own);
+  }
+  const total = [...byFrame.values()].reduce((a, b) => a + b, 0);
+  return [...byFrame].map(([frame, us]) => ({ frame, us, share: total > 0 ? us / total : 0 })).sort((a, b) => b.us - a.us);
+}

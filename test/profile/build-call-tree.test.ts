@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { buildCallTree } from '../../src/profile/build-call-tree.js';
 import type { CallTree } from '../../src/profile/call-tree.js';
 import { hotspots } from '../../src/profile/hotspots.js';
-import { workBreakdown } from '../../src/profile/work-breakdown.js';
+import { callersOfWork, workBreakdown } from '../../src/profile/work-breakdown.js';
 import { appCallersOf, attributedSelf, firstAppAncestor } from '../../src/profile/attribution.js';
 import { FAKE_DEP, WORK_APP, cpuProfileOf, lineOf, nodeBinaries, writeProject } from './profile-fixture.js';
 
@@ -99,6 +99,15 @@ for (const { major, bin } of nodeBinaries()) {
       assert.deepEqual([top('serializeBody').work, top('serializeBody').label], ['json', 'JSON.stringify']);
       const b = workBreakdown(tree, frameNamed(tree, 'deriveKey'));
       assert.ok(Math.abs(b.items.reduce((s, e) => s + e.share, 0) - 1) < 1e-9);
+    });
+
+    it('names the app callers of each kind of work', () => {
+      const name = (f: number) => tree.frames[f].name;
+      assert.equal(name(callersOfWork(tree, 'zlib')[0].frame), 'compress');
+      assert.equal(name(callersOfWork(tree, 'json')[0].frame), 'serializeBody');
+      const crypto = callersOfWork(tree, 'crypto');
+      assert.deepEqual(new Set(crypto.slice(0, 2).map((c) => name(c.frame))), new Set(['deriveKey', 'hashBody']));
+      assert.ok(Math.abs(crypto.reduce((s, c) => s + c.share, 0) - 1) < 1e-9);
     });
 
     it('finds the app callers of a hot core frame', () => {
