@@ -115,7 +115,8 @@ test('CPU profile: started and stopped by control, stop answered during a busy b
   c.send({ cmd: 'profile-start' });
   await getMany(listen.port!, '/', 50);
   let blockEnded = false;
-  const blocked = get(listen.port!, '/block?ms=2000', false).then(() => { blockEnded = true; });
+  // 3 s leaves the profile plenty of time to be written on a loaded machine.
+  const blocked = get(listen.port!, '/block?ms=3000', false).then(() => { blockEnded = true; });
   await c.waitFor((m) => m.type === 'stall', 10_000, 'the block to start');
   c.send({ cmd: 'profile-stop' });
   const profile = await c.waitFor((m): m is ProfileMessage => m.type === 'profile', 10_000, 'profile');
