@@ -3,13 +3,16 @@
 // merges their per-second reports losslessly (counters summed, histograms added).
 
 import { Worker } from 'node:worker_threads';
-import { createHistogram, addEncoded, latencyStats, type Histogram } from './histogram.js';
+import type { Histogram } from './histogram.js';
+import { aborted, sleep } from './abortable-sleep.js';
+import { mergeSlot, Totals, type IntervalPoint } from './interval-merge.js';
 import type { RequestTemplate } from './request-template.js';
 import type { GeneratorWorkerStats, TimelinePoint } from './load-result.js';
 import {
-  C_BYTES_READ, C_COMPLETED, C_PARSE, C_SOCKET_ERRORS, C_TIMEOUTS, COUNTERS,
   type IntervalData, type MainToWorker, type WorkerConfig, type WorkerFinal, type WorkerTarget, type WorkerToMain,
 } from './worker-protocol.js';
+
+export type { IntervalPoint } from './interval-merge.js';
 
 export type LoadPhase = 'warmup-start' | 'load-start' | 'load-end';
 
@@ -26,14 +29,6 @@ export interface EnginePlan {
   /** Seconds of measurement (ignored with amount). */
   duration: number;
   warmup: number;
-}
-
-/** One second of the measured window, merged across workers (histograms only lent to the hook). */
-export interface IntervalPoint extends TimelinePoint {
-  /** Seconds this interval covers (1, or less for the last one). */
-  lengthS: number;
-  latency: Histogram;
-  service: Histogram | null;
 }
 
 export interface EngineHooks {
@@ -66,35 +61,6 @@ export function split(n: number, parts: number): number[] {
 }
 
 interface Slot { reports: number; data: IntervalData[] }
-
-/** Running totals: every second is merged into them once, then dropped (bounded memory on long runs). */
-class Totals {
-  readonly latency = createHistogram();
-  readonly service: Histogram | null;
-  readonly counters = new Array<number>(COUNTERS).fill(0);
-  readonly statuses: Record<string, number> = {};
-  readonly errors: Record<string, number> = {};
-  readonly timeline: TimelinePoint[] = [];
-  maxLagMs = 0;
-
-  constructor(open: boolean) {
-    this.service = open ? createHistogram() : null;
-  }
-
-  add(data: IntervalData[], point: IntervalPoint): void {
-    for (const d of data) {
-      d.counters.forEach((v, j) => { this.counters[j] += v; });
-      for (const [s, c] of d.statuses) this.statuses[s] = (this.statuses[s] ?? 0) + c;
-      for (const [e, c] of Object.entries(d.errors)) this.errors[e] = (this.errors[e] ?? 0) + c;
-      this.maxLagMs = Math.max(this.maxLagMs, d.maxLagMs);
-    }
-    this.latency.add(point.latency);
-    if (this.service && point.service) this.service.add(point.service);
-    const { second, requests, errors, bytesRead, p50, p99 } = point;
-    if (requests === 0 && errors === 0 && point.lengthS < 0.1) return; // the sliver after the last full second
-    this.timeline.push({ second, requests, errors, bytesRead, p50, p99 });
-  }
-}
 
 export async function runEngine(plan: EnginePlan, hooks: EngineHooks = {}): Promise<EngineOutput> {
   const n = Math.max(1, Math.min(plan.workers, plan.connections));
@@ -258,41 +224,7 @@ class EngineRun {
   }
 }
 
-function mergeSlot(k: number, data: IntervalData[], lengthS: number): IntervalPoint {
-  const latency = createHistogram();
-  const service = data.some((d) => d.service !== undefined) ? createHistogram() : null;
-  let requests = 0, errors = 0, bytesRead = 0;
-  for (const d of data) {
-    addEncoded(latency, d.latency);
-    if (service && d.service) addEncoded(service, d.service);
-    requests += d.counters[C_COMPLETED];
-    errors += d.counters[C_SOCKET_ERRORS] + d.counters[C_TIMEOUTS] + d.counters[C_PARSE];
-    bytesRead += d.counters[C_BYTES_READ];
-  }
-  const stats = latencyStats(latency);
-  return { second: k + 1, lengthS, requests, errors, bytesRead, p50: stats.p50, p99: stats.p99, latency, service };
-}
-
 function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
 
-/** Resolves true after ms, or false as soon as the signal aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const done = (v: boolean) => { clearTimeout(t); signal?.removeEventListener('abort', onAbort); resolve(v); };
-    const onAbort = () => done(false);
-    const t = setTimeout(() => done(true), ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Resolves false when the signal aborts (never resolves without a signal). */
-function aborted(signal?: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal === undefined) return;
-    if (signal.aborted) return resolve(false);
-    signal.addEventListener('abort', () => resolve(false), { once: true });
-  });
-}
