@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { demoCommand, examplesDir, exampleRunArgv, listExamples, readExampleConfig, DEFAULT_EXAMPLE } from '../../src/cli/commands/demo.js';
+import { runCli } from '../../src/cli/cli.js';
+import type { CliIO } from '../../src/cli/io.js';
+
+test('demo: every example has a server, a README and run flags hotpath run accepts', () => {
+  const names = listExamples();
+  assert.ok(names.includes(DEFAULT_EXAMPLE));
+  assert.ok(names.length >= 7);
+  for (const name of names) {
+    assert.ok(existsSync(join(examplesDir, name, 'server.js')), name);
+    assert.ok(existsSync(join(examplesDir, name, 'README.md')), name);
+    const config = readExampleConfig(name);
+    assert.ok(config.args.length > 0, name);
+    if (config.setup) assert.ok(existsSync(join(examplesDir, name, config.setup)), `${name}: ${config.setup}`);
+  }
+});
+
+test('demo: the run argv ends with the server command after --', () => {
+  const argv = exampleRunArgv('express-pbkdf2-login', ['--json']);
+  assert.deepEqual(argv.slice(-3), ['--', process.execPath, 'server.js']);
+  assert.ok(argv.includes('--setup') && argv.includes('setup.json') && argv.includes('--json'));
+});
+
+test('demo: an unknown example is a usage error naming the choices', async () => {
+  let err = '';
+  const sink = new Writable({ write(chunk, _enc, cb) { err += String(chunk); cb(); } });
+  const io: CliIO = { stdout: sink, stderr: sink, env: {}, cwd: process.cwd(), color: false, interactive: false };
+  const code = await runCli(['demo', '--example', 'nope'], io, [demoCommand]);
+  assert.equal(code, 2);
+  assert.match(err, /HOTPATH_ERR_INVALID_OPTION/);
+  assert.match(err, /restify-etag-leak/);
+});
