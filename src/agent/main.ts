@@ -13,12 +13,18 @@ import { reportError } from './safe.js';
 const started = Symbol.for('hotpath.agent.started');
 
 function clusterInfo(): { isPrimary: boolean; workerId?: number } {
-  // cluster sets NODE_UNIQUE_ID in its workers; requiring cluster is only paid where it matters.
-  if (!isMainThread) return { isPrimary: false };
+  // In a cluster worker node:cluster is loaded before preloads; elsewhere it is not loaded for nothing.
+  if (!isMainThread || !clusterLoaded()) return { isPrimary: false };
   const cluster = require('node:cluster') as typeof import('node:cluster').default;
   if (cluster.isWorker) return { isPrimary: false, workerId: cluster.worker?.id };
   // A process becomes a cluster primary only when it forks, after hello: see watchClusterFork.
   return { isPrimary: false };
+}
+
+/** A cluster worker has node:cluster loaded before preloads run; elsewhere it is not worth loading. */
+function clusterLoaded(): boolean {
+  const list = (process as unknown as { moduleLoadList?: string[] }).moduleLoadList;
+  return list === undefined || list.includes('NativeModule cluster');
 }
 
 function main(): void {
