@@ -17,6 +17,8 @@ interface Outcome {
   reqPerSec: number;
   /** Completed requests. */
   requests: number;
+  /** The measured load window, epoch ms. */
+  window: { start: number; end: number };
   /** End of load → the tool exited with its results written, ms. */
   toResultsMs?: number;
 }
@@ -27,17 +29,19 @@ interface Variant {
   run(seconds: number, marker: string): Promise<Outcome>;
 }
 
-interface LoadJson { requests: { perSecond: number; total: number }; end: number }
+interface LoadJson { requests: { perSecond: number; total: number }; start: number; end: number }
 
 const CLK_TCK = 100;
 
 /**
  * Watches the CPU time (user + system, all threads) of the server process, found by the
- * marker at the end of its command line, whichever tool started it. On a shared, noisy
- * machine, server CPU per request is steadier than throughput.
+ * marker at the end of its command line, whichever tool started it, as a time series.
+ * Server CPU per request over the load window is steadier than throughput on a shared
+ * machine, and leaves start-up and shutdown out.
  */
-function watchServerCpu(server: string, marker: string, exclude: readonly string[]): { stop(): number } {
+function watchServerCpu(server: string, marker: string, exclude: readonly string[]): { stop(window: { start: number; end: number }): number } {
   const ticks = new Map<number, number>();
+  const series: { t: number; ms: number }[] = [];
   const scan = () => {
     for (const e of readdirSync('/proc')) {
       if (!/^\d+$/.test(e)) continue;
@@ -49,13 +53,16 @@ function watchServerCpu(server: string, marker: string, exclude: readonly string
         ticks.set(Number(e), Number(f[11]) + Number(f[12]));
       } catch { /* exited */ }
     }
+    series.push({ t: Date.now(), ms: ([...ticks.values()].reduce((a, b) => a + b, 0) * 1000) / CLK_TCK });
   };
   const timer = setInterval(scan, 100);
   scan();
   return {
-    stop() {
+    stop(window) {
       clearInterval(timer);
-      return ([...ticks.values()].reduce((a, b) => a + b, 0) * 1000) / CLK_TCK;
+      const before = series.filter((x) => x.t <= window.start).at(-1) ?? series[0];
+      const after = series.find((x) => x.t >= window.end) ?? series.at(-1) ?? before;
+      return after.ms - before.ms;
     },
   };
 }
@@ -97,7 +104,7 @@ function variants(ctx: BenchContext): Variant[] {
         `port=$(sed -n 's/listening //p' ${out}.port); ${loadCmd('$port', s, out)}; kill $pid; wait $pid 2>/dev/null; true`;
       await sh(script, scratch, s + 60);
       const load = readLoad(out);
-      return { reqPerSec: load.requests.perSecond, requests: load.requests.total };
+      return { reqPerSec: load.requests.perSecond, requests: load.requests.total, window: load };
     },
   };
 
@@ -107,7 +114,7 @@ function variants(ctx: BenchContext): Variant[] {
       const cmd = `taskset -c 1 ${node} ${cli} run ${loadFlags(s)} ${profile ? '' : '--no-profile'} --json --out ${join(scratch, 'runs')} -- taskset -c 0 ${node} ${server} 0 ${marker} 2>/dev/null`;
       const r = await sh(cmd, scratch, s + 90);
       const report = JSON.parse(r.stdout) as { load: LoadJson };
-      return { reqPerSec: report.load.requests.perSecond, requests: report.load.requests.total, toResultsMs: r.endedAt - report.load.end };
+      return { reqPerSec: report.load.requests.perSecond, requests: report.load.requests.total, window: report.load, toResultsMs: r.endedAt - report.load.end };
     },
   });
 
@@ -121,7 +128,7 @@ function variants(ctx: BenchContext): Variant[] {
         // CI=1: clinic otherwise stops at its usage-statistics question and exits without running.
         const r = await sh(`CI=1 NO_INSIGHT=1 taskset -c 0 ${path} ${args(out, s)} -- ${node} ${server} 0 ${marker} > /dev/null 2>&1`, scratch, s + 180);
         const load = readLoad(out);
-        return { reqPerSec: load.requests.perSecond, requests: load.requests.total, toResultsMs: r.endedAt - load.end };
+        return { reqPerSec: load.requests.perSecond, requests: load.requests.total, window: load, toResultsMs: r.endedAt - load.end };
       },
     };
   };
@@ -166,7 +173,7 @@ export const overheadBench: BenchSuite = {
         const watch = watchServerCpu(server, marker, exclude);
         try {
           const o = await v.run(seconds, marker);
-          const cpuPerReq = (watch.stop() * 1000) / Math.max(1, o.requests);
+          const cpuPerReq = (watch.stop(o.window) * 1000) / Math.max(1, o.requests);
           if (i === 0) plain = { rate: o.reqPerSec, cpu: cpuPerReq };
           const t = tallies.get(v.name) as Tally;
           t.rates.push(o.reqPerSec);
@@ -177,7 +184,7 @@ export const overheadBench: BenchSuite = {
           }
           if (o.toResultsMs !== undefined) t.toResults.push(o.toResultsMs);
         } catch (err) {
-          watch.stop();
+          watch.stop({ start: 0, end: 0 });
           ctx.log(`overhead: ${v.name} failed: ${(err as Error).message}`);
         }
       }
@@ -191,7 +198,7 @@ export const overheadBench: BenchSuite = {
       '"Throughput ratio" is relative to the plain server measured in the same round. "Server CPU" is the',
       "server process's own user+system time (all its threads, from /proc, whichever tool started it) per",
       'completed request, which is steadier than throughput on a shared machine; its ratio is the overhead',
-      'the tool adds to every request (it includes the process\'s start-up and shutdown, which weigh more in short runs).',
+      'the tool adds to every request, measured over the load window only (sampled every 100 ms).',
       '"End of load → results" runs until the tool has written everything',
       '(for hotpath: meta.json, load.json, profiles, report.json and report.html) and exited.',
       'Targets for hotpath: at most 3% loss with telemetry only, at most 8% with CPU profiling, results within 1 s.',
