@@ -32,6 +32,16 @@
 // This file holds types and constants only: the agent is bundled separately into CJS and
 // the CLI imports these types, so the two sides share one definition.
 
+// Changes since the lead's draft (all additive, optional; owner: the agent):
+//   - connections: a target thread may use two (see above); bye once per thread.
+//   - HelloMessage: may be sent again with isClusterPrimary: true once the process forks.
+//   - ListenMessage.clusterPrimary: the listen is a cluster primary's shared handle.
+//   - SampleMessage.dropped: messages dropped because the socket was full.
+//   - CallStack, and `stack` on every growth entry; routes' `site` skips framework frames.
+//   - maxListenersDisabled[].value: number | null (null = Infinity; JSON has no Infinity).
+//   - StallMessage.cause: the hottest stacks of the blocked thread during the stall.
+//   - ProfileMessage.clock (profile µs <-> epoch ms) and ProfileMessage.samples.
+
 export const PROTOCOL_VERSION = 1;
 
 /** Environment variables the CLI sets for the target (and its children inherit). */
