@@ -200,3 +200,21 @@ test('pipelined requests the server drops by closing are counted as EOF errors, 
     assert.ok((r.errors.byCode.EOF ?? 0) > 0, JSON.stringify(r.errors));
     assert.ok(r.connections.closedByServer > 0);
   }));
+
+test('an open-model hdr log holds the corrected latency untagged and the service time tagged "service"', () =>
+  withServer(httpServer((_req, res) => res.end('ok')), async (s) => {
+    const dir = mkdtempSync(join(tmpdir(), 'hotpath-hdr-'));
+    const logPath = join(dir, 'open.hlog');
+    try {
+      const r = await load({ url: s.url, rate: 300, duration: 1.2, connections: 3, workers: 1, hdrLog: logPath });
+      const reader = new hdr.HistogramLogReader(readFileSync(logPath, 'utf8'));
+      const counts: Record<string, number> = {};
+      for (let h = reader.nextIntervalHistogram(); h !== null; h = reader.nextIntervalHistogram()) {
+        const tag = h.tag === 'service' ? 'service' : 'latency';
+        counts[tag] = (counts[tag] ?? 0) + h.totalCount;
+      }
+      assert.deepEqual(counts, { latency: r.latency.count, service: r.serviceTime?.count });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }));
