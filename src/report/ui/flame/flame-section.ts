@@ -2,23 +2,21 @@
 // flame / inverted / callers-and-callees views, layer toggles, search with the matched
 // share, the time window chosen on the timeline, and the selected frame's details.
 
-import { h, replace, section, table } from '../dom.js';
-import { pct, weight } from '../format.js';
+import { h, replace, section } from '../dom.js';
+import { pct } from '../format.js';
 import { focusRequest, timeWindow, type TimeWindow } from '../app-state.js';
 import { hookState } from '../test-hook.js';
 import type { PayloadProfile } from '../../html/report-payload.js';
-import { decodeProfile, KIND_NAMES, sampleSpan, selfWeights, type ProfileModel } from './profile-model.js';
+import { decodeProfile, KIND_NAMES, selfWeights, type ProfileModel } from './profile-model.js';
 import { buildViewTree, REMOVED_WHEN_HIDDEN, type ViewMode } from './view-tree.js';
 import type { ViewTree } from './tree-builder.js';
 import { compileQuery, matchedShare, matchFrames } from './flame-search.js';
 import { FlamePane } from './flame-pane.js';
-import { FlameTooltip, location } from './flame-tooltip.js';
+import { FlameTooltip } from './flame-tooltip.js';
 import { kindColor } from './flame-colors.js';
-import { topFunctions } from './top-functions.js';
+import { describedNode, frameDetails, statusLine, topFunctionsTable } from './flame-details.js';
 import { readUrlState, writeUrlState, type UrlState } from '../url-state.js';
 
-/** Rows in the table of functions with the most self time. */
-const TOP_FUNCTIONS = 12;
 
 const DEFAULT_HIDDEN = new Set([6]); // idle: a server waiting for requests is not a hotspot
 
@@ -173,36 +171,23 @@ export class FlameSection {
     this.save();
   }
 
-  /** The functions with the most self time in what is shown (window, layers), each a link to its callers & callees. */
   private renderTop(): void {
     const tree = this.main.tree;
-    const m = this.model;
-    if (!tree || this.state.mode === 'callers') { replace(this.top); return; }
-    const whole = tree.total[0] || 1;
-    const rows = topFunctions(tree, m.frameCount, TOP_FUNCTIONS).map((t) => [
-      h('button', { class: 'link', on: { click: () => { this.state.focusFrame = t.frame; this.state.selectedFrame = t.frame; this.setMode('callers'); } } }, m.frameName[t.frame]),
-      h('code', null, location(m, t.frame)), KIND_NAMES[m.frameKind[t.frame]],
-      `${weight(t.self, m.unit)} (${pct(t.self / whole)})`, `${weight(t.total, m.unit)} (${pct(t.total / whole)})`,
-    ]);
-    const what = m.unit === 'us' ? 'self time' : 'bytes allocated';
-    replace(this.top, h('h3', null, `Most ${what} in this view`), table(['function', 'location', 'layer', 'self', 'total'], rows));
+    replace(this.top, ...(tree && this.state.mode !== 'callers' ? topFunctionsTable(this.model, tree, (f) => this.focusOn(f)) : []));
   }
 
-  /** Details of the selected frame, or of the frame with the most self time (preferring app code). */
   private describeSelection(): void {
     const tree = this.main.tree;
     if (!tree) return;
-    const m = this.model;
-    let best = -1;
-    let bestScore = 0;
-    for (let i = 1; i < tree.n; i++) {
-      const f = tree.frame[i];
-      if (this.state.selectedFrame >= 0 && f !== this.state.selectedFrame) continue;
-      const score = tree.self[i] * (m.frameKind[f] === 0 ? 4 : 1);
-      if (score > bestScore) { best = i; bestScore = score; }
-    }
-    if (best >= 0) this.renderDetails(tree, best, this.state.selectedFrame < 0 ? 'Hottest: ' : '');
+    const node = describedNode(this.model, tree, this.state.selectedFrame);
+    if (node >= 0) this.renderDetails(tree, node, this.state.selectedFrame < 0 ? 'Hottest: ' : '');
     else replace(this.details);
+  }
+
+  private focusOn(frame: number): void {
+    this.state.focusFrame = frame;
+    this.state.selectedFrame = frame;
+    this.setMode('callers');
   }
 
   private applySearch(): void {
@@ -225,19 +210,7 @@ export class FlameSection {
   }
 
   private renderStatus(): void {
-    const m = this.model;
-    const tree = this.main.tree;
-    const win = timeWindow.value;
-    const span = sampleSpan(m);
-    const parts = [
-      m.kind === 'heap' ? 'Allocation profile (sampled bytes, not time-resolved)'
-        : win ? `Window ${win.from.toFixed(2)}–${win.to.toFixed(2)} s (drag on the timeline to change)`
-        : span ? `All samples, ${span.from.toFixed(1)}–${span.to.toFixed(1)} s (drag on the timeline to pick a window)` : 'No samples',
-      tree ? `shown: ${weight(tree.total[0], m.unit)}` : '',
-      ...m.notes,
-    ].filter(Boolean);
-    const clear = win && m.kind === 'cpu' ? h('button', { on: { click: () => timeWindow.set(null) } }, 'Clear window') : null;
-    replace(this.status, parts.join(' · '), clear ? ' ' : '', clear);
+    replace(this.status, ...statusLine(this.model, this.main.tree, timeWindow.value, () => timeWindow.set(null)));
   }
 
   private select(pane: FlamePane, node: number): void {
@@ -250,15 +223,7 @@ export class FlameSection {
   }
 
   private renderDetails(tree: ViewTree, node: number, prefix = ''): void {
-    const m = this.model;
-    const f = tree.frame[node];
-    if (f < 0) { replace(this.details); return; }
-    const whole = tree.total[0] || 1;
-    const focus = h('button', { on: { click: () => { this.state.focusFrame = f; this.setMode('callers'); } } }, 'Show callers & callees');
-    replace(this.details, prefix,
-      h('strong', null, m.frameName[f]), ' ', h('code', null, location(m, f)),
-      ` · ${KIND_NAMES[m.frameKind[f]]} · total ${weight(tree.total[node], m.unit)} (${pct(tree.total[node] / whole)})`,
-      ` · self ${weight(tree.self[node], m.unit)} (${pct(tree.self[node] / whole)}) `, focus);
+    replace(this.details, ...frameDetails(this.model, tree, node, prefix, (f) => { this.state.focusFrame = f; this.setMode('callers'); }));
   }
 
   private hottestFrame(): number {
