@@ -19,7 +19,9 @@ const v8BuiltinName = /^(RegExp: |(get|set) [\w$]+$|[A-Z][\w$]*\.(prototype\.)?[
 
 /** The special node's kind, or undefined for ordinary frames. */
 export function specialKind(functionName: string, url: string): FrameKind | undefined {
-  return url === '' ? specialKinds[functionName] : undefined;
+  if (url !== '') return undefined;
+  // The heap profiler names allocations made outside JS by VM state: (EXTERNAL), (V8 API), (PARSER)...
+  return specialKinds[functionName] ?? (/^\([A-Z][A-Z0-9_ ]*\)$/.test(functionName) ? 'program' : undefined);
 }
 
 /** Turns a frame URL into an absolute path, or undefined when it is not a file. */

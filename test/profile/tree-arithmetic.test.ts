@@ -8,6 +8,7 @@ import { hotspots } from '../../src/profile/hotspots.js';
 import { parseCpuProfile, asCpuProfile } from '../../src/profile/cpu-profile.js';
 import { recursionOf, stackPaths } from '../../src/profile/stack-paths.js';
 import { node, syntheticProfile } from './synthetic-profiles.js';
+import { classifyFrame } from '../../src/profile/classify-frame.js';
 
 const cwd = '/srv/app';
 const find = (tree: ReturnType<typeof buildCallTree>, name: string) => tree.frames.findIndex((f) => f.name === name);
@@ -78,6 +79,21 @@ describe('buildCallTree arithmetic', () => {
     assert.equal(r.maxOccurrences, 2);
     assert.equal(r.maxStackDepth, 4);
     assert.deepEqual(stackPaths(tree, find(tree, 'next'))[0].frames.map((f) => tree.frames[f].name), ['handle', 'next']);
+  });
+
+  it('classifies special and VM-state frames', () => {
+    const ctx = { cwd };
+    assert.equal(classifyFrame('(garbage collector)', '', '0', ctx), 'gc');
+    assert.equal(classifyFrame('(idle)', '', '0', ctx), 'idle');
+    assert.equal(classifyFrame('(EXTERNAL)', '', '0', ctx), 'program');
+    assert.equal(classifyFrame('RegExp: a+b', '', '0', ctx), 'v8-builtin');
+    assert.equal(classifyFrame('base64Slice', '', '0', ctx), 'native');
+    assert.equal(classifyFrame('anonymous', '', '412', ctx), 'deps', 'new Function code');
+    assert.equal(classifyFrame('x', 'node:internal/crypto/hash', '9', ctx), 'node-core');
+    assert.equal(classifyFrame('x', `file://${cwd}/src/a.js`, '9', ctx), 'app');
+    assert.equal(classifyFrame('x', `${cwd}/node_modules/@s/p/a.js`, '9', ctx), 'deps');
+    assert.equal(classifyFrame('x', '/elsewhere/lib.js', '9', ctx), 'deps');
+    assert.equal(classifyFrame('x', '/elsewhere/lib.js', '9', { cwd, appRoots: ['/elsewhere'] }), 'app');
   });
 
   it('rejects malformed profiles with HOTPATH_ERR_PROFILE', () => {
