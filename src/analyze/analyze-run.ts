@@ -36,12 +36,13 @@ const GROWTH: ReadonlySet<Category> = new Set(['listener-leak', 'handler-growth'
 const isRootCause = (f: Finding) => GROWTH.has(f.category) && f.evidence.latencyTrendR2 !== undefined;
 
 /**
- * Severity first (a critical finding always leads), then root causes, then findings that name
+ * Severity first (a critical finding always leads; "healthy" leads the info notes), then root causes, then findings that name
  * a culprit (what the user can act on) before those that could not, then the share of time
  * explained.
  */
 export function orderFindings(findings: Finding[]): Finding[] {
   return [...findings].sort((a, b) => severityRank[a.severity] - severityRank[b.severity] ||
+    Number(b.code === 'HOTPATH_HEALTHY') - Number(a.code === 'HOTPATH_HEALTHY') ||
     Number(isRootCause(b)) - Number(isRootCause(a)) ||
     Number(b.culprit !== undefined) - Number(a.culprit !== undefined) || b.impact - a.impact);
 }
