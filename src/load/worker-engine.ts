@@ -3,6 +3,7 @@
 // HdrHistograms shipped to the main thread once per second as compressed deltas.
 
 import { performance } from 'node:perf_hooks';
+import { ArrivalSchedule } from './arrival-schedule.js';
 import { Connection, type ConnectionOwner, type DropReason } from './connection.js';
 import { createHistogram, encodeHistogram, MAX_TRACKABLE_US, type Histogram } from './histogram.js';
 import {
@@ -42,11 +43,8 @@ export class WorkerEngine implements ConnectionOwner {
   /** Closed model: starts set aside for connections that are reconnecting (so -a opens no spare connection). */
   private reserved = 0;
   private amountMode = false;
-  // Open model: send k is due at t0 + k * interval; sends not yet made wait implicitly.
-  private t0 = 0;
-  private readonly interval: number;
-  private nextK = 0;
-  private maxK = Infinity;
+  /** Open model: the arrival plan (null in the closed model). */
+  private readonly schedule: ArrivalSchedule | null;
   /** performance.now() at the start of the measured window; requests sent before it are warm-up. */
   private measureStartAt = Infinity;
   private readonly freeSlots: number[] = [];
@@ -62,14 +60,14 @@ export class WorkerEngine implements ConnectionOwner {
     this.keepalive = cfg.keepalive;
     this.templates = cfg.templates.map((t) => ({ bytes: Buffer.from(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength), head: t.head }));
     this.open = cfg.rate !== undefined;
-    this.interval = this.open ? 1000 / (cfg.rate as number) : 0;
+    this.schedule = this.open ? new ArrivalSchedule(1000 / (cfg.rate as number), cfg.rateOffsetMs) : null;
     this.service = this.open ? createHistogram() : null;
     for (let i = 0; i < cfg.connections; i++) this.conns.push(new Connection(i, this, cfg.pipelining));
   }
 
   /** Opens every connection and starts sending; `measure` false means warm-up first. */
   run(measure: boolean): void {
-    this.t0 = performance.now() + this.cfg.rateOffsetMs;
+    this.schedule?.start(performance.now());
     for (const c of this.conns) c.open();
     const sweepMs = Math.min(1000, Math.max(10, this.cfg.timeoutMs / 10));
     this.sweepTimer = setInterval(this.sweep, sweepMs);
@@ -87,7 +85,7 @@ export class WorkerEngine implements ConnectionOwner {
     this.cpuStart = threadCpu()?.();
     if (this.cfg.amount !== undefined) {
       this.amountMode = true;
-      if (this.open) this.maxK = this.nextK + this.cfg.amount;
+      if (this.schedule) this.schedule.allow(this.cfg.amount);
       else this.toStart = this.cfg.amount;
     }
     this.tickTimer = setInterval(() => this.post({ type: 'tick', ...this.takeInterval() }), 1000);
@@ -213,8 +211,9 @@ export class WorkerEngine implements ConnectionOwner {
 
   /** Open model: makes every send that is due, on any connection with a free slot. */
   private dispatch(now: number): void {
-    while (this.nextK < this.maxK && !this.stopped) {
-      const due = this.t0 + this.nextK * this.interval;
+    const plan = this.schedule as ArrivalSchedule;
+    while (!plan.exhausted && !this.stopped) {
+      const due = plan.dueAt(plan.next);
       if (due > now) {
         this.arm(due - now);
         return;
@@ -224,7 +223,7 @@ export class WorkerEngine implements ConnectionOwner {
       const lag = now - due;
       if (lag > LATE_SEND_MS && this.measuring) this.counters[C_LATE]++;
       if (lag > this.maxLagMs && this.measuring) this.maxLagMs = lag;
-      this.nextK++;
+      plan.next++;
       conn.send(due, now);
     }
   }
@@ -269,12 +268,12 @@ export class WorkerEngine implements ConnectionOwner {
 
   /** With -a, once every request has been started a dropped connection need not come back. */
   private nothingLeftToSend(): boolean {
-    return this.amountMode && (this.open ? this.nextK >= this.maxK : this.toStart === 0 && this.reserved === 0);
+    return this.amountMode && (this.schedule ? this.schedule.exhausted : this.toStart === 0 && this.reserved === 0);
   }
 
   private checkDone(): void {
     if (!this.amountMode || this.stopped || this.inFlight > 0) return;
-    if (this.open ? this.nextK >= this.maxK : this.toStart === 0 && this.reserved === 0) this.stop();
+    if (this.schedule ? this.schedule.exhausted : this.toStart === 0 && this.reserved === 0) this.stop();
   }
 
   private resetInterval(): void {
@@ -303,10 +302,8 @@ export class WorkerEngine implements ConnectionOwner {
   }
 
   private scheduleTotals(end: number): { dropped: number; intended: number } {
-    if (!this.open || this.measureStartAt === Infinity) return { dropped: 0, intended: 0 };
-    const dueBy = (t: number) => Math.min(this.maxK, Math.max(0, Math.ceil((t - this.t0) / this.interval)));
-    const endK = this.amountMode ? Math.min(this.maxK, dueBy(end)) : dueBy(end);
-    return { dropped: Math.max(0, endK - this.nextK), intended: Math.max(0, endK - dueBy(this.measureStartAt)) };
+    if (this.schedule === null || this.measureStartAt === Infinity) return { dropped: 0, intended: 0 };
+    return this.schedule.totals(this.measureStartAt, end);
   }
 
   private usage(): { elu: number; cpuUserMs?: number; cpuSystemMs?: number } {
