@@ -27,7 +27,7 @@ export function handlerGrowth(run: RunData): Finding[] {
     const last = lastGrowth(thread);
     if (!last) return [];
     return groupBySite(last.routes)
-      .filter((g) => g.count >= HANDLER_GROWTH_MIN_REGISTRATIONS)
+      .filter((g) => isGrowth(thread, g))
       .map((g) => finding(run, thread, g, trend));
   });
 }
@@ -49,6 +49,20 @@ function groupBySite(routes: RouteEntry[]): RouteGroup[] {
     const top = entries.reduce((a, b) => (b.count > a.count ? b : a));
     return { entries, count: entries.reduce((a, r) => a + r.count, 0), top };
   });
+}
+
+/** Registrations reported in the growth messages must keep coming, steadily (Pearson r). */
+export const HANDLER_GROWTH_MIN_CORRELATION = 0.8;
+
+/**
+ * The same route registered again and again, or registrations that keep coming while load
+ * runs. A burst of different routes registered once after listen (async startup) is neither.
+ */
+function isGrowth(thread: ThreadTelemetry, g: RouteGroup): boolean {
+  if (g.top.count >= HANDLER_GROWTH_MIN_REGISTRATIONS) return true;
+  const s = registrations(thread, g);
+  return s !== undefined && s.points >= 3 && s.delta >= HANDLER_GROWTH_MIN_REGISTRATIONS &&
+    Math.max(s.timeCorrelation, s.requestCorrelation) >= HANDLER_GROWTH_MIN_CORRELATION;
 }
 
 function registrations(thread: ThreadTelemetry, g: RouteGroup): GrowthStats | undefined {

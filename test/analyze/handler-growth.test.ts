@@ -30,3 +30,11 @@ for (const noise of NOISE_LEVELS) {
     }
   });
 }
+
+test('handler growth: twenty different routes registered once each after listen (async startup) are not growth', () => {
+  const site = { function: 'registerRoutes', file: '/srv/app/routes.js', line: 3, column: 5 };
+  const run = syntheticRun({});
+  const routes = Array.from({ length: 20 }, (_, i) => ({ framework: 'express', method: 'GET', path: `/r${i}`, count: 1, site, stackSize: 25 }));
+  for (const m of run.threads[0].growth) m.routes = routes;
+  assert.deepEqual(handlerGrowth(run), []);
+});
