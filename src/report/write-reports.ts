@@ -24,8 +24,9 @@ export async function writeReports(runDir: string, options: WriteReportsOptions 
   const run = options.run ?? (await readRunDir(runDir));
   const report = buildReport(run);
   await writeFile(join(runDir, 'report.json'), JSON.stringify(report, null, 2) + '\n');
-  if (options.html !== false) await writeReportHtml(run, report);
+  // Cheapest and most certain first: a failing HTML build must not cost the other two.
   if (options.markdown !== false) await writeMarkdown(runDir, report);
+  if (options.html !== false) await writeReportHtml(run, report);
   return report;
 }
 
