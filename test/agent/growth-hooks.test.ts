@@ -142,3 +142,22 @@ test('patched builtins keep their extra properties (fs.realpathSync.native, prom
   assert.equal((await get(port, '/')).body, 'native:function promisified:ok name:pbkdf2Sync');
   assert.ok(c.of('hello').length > 0);
 });
+
+// restify 11 cannot load on Node 24.
+const restifyLoads = Number(process.versions.node.split('.')[0]) < 24;
+
+test('restify: a route registered after listen and an `after` listener added per request (story 1)', { skip: !restifyLoads }, async () => {
+  const { c, port } = await startWith(['restify-routes.cjs']);
+  await getMany(port, '/add', 5, 1);
+  const dyn = (m: GrowthMessage) => m.routes.filter((r) => r.path.startsWith('/dyn'));
+  const g = await c.waitFor(growthWhere((m) => dyn(m).length >= 5 && m.listeners.some((l) => l.event === 'after' && l.count >= 5)), 10_000, 'restify growth');
+  assert.deepEqual(dyn(g).map((r) => r.path).sort(), ['/dyn1', '/dyn2', '/dyn3', '/dyn4', '/dyn5']);
+  for (const route of dyn(g)) {
+    assert.equal(route.framework, 'restify');
+    assert.equal(route.method, 'GET');
+    assertSite(route.site, 'restify-routes.cjs', 'route');
+  }
+  const after = g.listeners.find((l) => l.event === 'after')!;
+  assert.equal(after.count, 5);
+  assertSite(after.site, 'restify-routes.cjs', 'listener');
+});
