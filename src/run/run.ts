@@ -7,6 +7,7 @@
 // Every path out, including errors and Ctrl-C, stops the target's whole process group and
 // leaves a run directory that says how the run ended.
 
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
@@ -79,6 +80,8 @@ class RunSession {
   private stopping = false;
   /** profile-start was sent and profile-stop not yet. */
   private profiling = false;
+  /** The final meta.json is on disk. */
+  private metaWritten = false;
   private readonly warnings: string[] = [];
 
   constructor(private readonly o: ResolvedRunOptions, private readonly hooks: RunHooks) {
@@ -105,8 +108,12 @@ class RunSession {
     if (!k) return;
     k.addEventListener('abort', () => {
       this.target?.killNow();
-      this.finishMeta({ status: 'interrupted', reason: 'Killed at once by a second Ctrl-C' });
-      try { writeMetaSync(this.dir, this.meta); } catch { /* nothing more can be done */ }
+      if (this.agents) rmSync(this.agents.path, { force: true });
+      // Once the final meta.json is written (reports were being built), it already tells the truth.
+      if (!this.metaWritten) {
+        this.finishMeta({ status: 'interrupted', reason: 'Killed at once by a second Ctrl-C' });
+        try { writeMetaSync(this.dir, this.meta); } catch { /* nothing more can be done */ }
+      }
       resolve({ runDir: this.dir, meta: this.meta, load: this.load });
     }, { once: true });
   }
@@ -127,6 +134,7 @@ class RunSession {
     }
     this.finishMeta(outcome);
     await writeMeta(this.dir, this.meta);
+    this.metaWritten = true;
     if (this.load) await writeLoadResult(this.dir, this.load);
     if (failure) throw failure;
     const result: RunResult = { runDir: this.dir, meta: this.meta, load: this.load };
