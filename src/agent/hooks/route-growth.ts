@@ -128,7 +128,7 @@ export class RouteGrowth implements GrowthHook {
       this.wrapMethod(proto, name, function (_args, wrapper) {
         const opts = _args[0] as { path?: unknown } | string | undefined;
         const path = typeof opts === 'object' && opts !== null ? pathOf(opts.path) : pathOf(opts);
-        const method = name === 'del' ? 'DELETE' : name === 'opts' ? 'OPTIONS' : name === 'use' || name === 'pre' ? name.toUpperCase() : name.toUpperCase();
+        const method = name === 'del' ? 'DELETE' : name === 'opts' ? 'OPTIONS' : name.toUpperCase();
         self.record({ framework: 'restify', method, path }, wrapper);
       });
     }
