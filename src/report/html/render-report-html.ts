@@ -15,9 +15,12 @@ export function escapeHtml(s: string): string {
   return s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** Inline code must not contain its own closing tag; `<\/` means the same inside JS and CSS strings. */
+/**
+ * Inline code must not contain its own closing tag, nor `<!--` (which changes how a script
+ * element is parsed); `<\/` and `<\!` mean the same inside JS strings and regexes.
+ */
 function inlineSafe(code: string, tag: 'script' | 'style'): string {
-  return code.replace(new RegExp(`</(${tag})`, 'gi'), '<\\/$1');
+  return code.replace(new RegExp(`</(${tag})`, 'gi'), '<\\/$1').replace(/<!--/g, '<\\!--');
 }
 
 /** The payload, compressed: base64's alphabet cannot close the element it sits in. */

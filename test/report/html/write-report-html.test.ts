@@ -59,6 +59,16 @@ describe('writeReportHtml', () => {
     assert.ok(names.includes(HOSTILE_NAME) && names.includes(HOSTILE_SCRIPT));
   });
 
+  it('keeps inlined code from closing its element or opening an HTML comment', async () => {
+    const { run, report } = fixtureRun(cap, { heap: false });
+    const html = renderReportHtml(await buildPayload(run, report, { profiles: false }),
+      { script: 'window.s = "</script><!--<script>";', style: 'a::after { content: "</style>"; }' });
+    assert.equal(html.match(/<\/script>/g)?.length, 2);
+    assert.equal(html.match(/<\/style>/g)?.length, 1);
+    assert.ok(!html.includes('<!--'));
+    assert.ok(html.includes('window.s = "<\\/script><\\!--<script>";'));
+  });
+
   it('embeds the run: source excerpt, phases, telemetry columns, and every profile in compact form', async () => {
     const { run, report } = fixtureRun(cap);
     const p = embedded(renderReportHtml(await buildPayload(run, report)));
