@@ -82,6 +82,10 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
       onLoadProgress,
     });
     clearProgress();
+    if (interrupts.killSignal.aborted) {
+      io.stderr.write(`run directory: ${displayPath(result.runDir, io.cwd)}\n`);
+      return EXIT_INTERRUPTED;
+    }
     if (result.report) {
       io.stderr.write(formatRunSummary(result.report, io.cwd, s, result.meta.warnings));
       if (args.values.json === true) io.stdout.write(JSON.stringify(result.report, null, 2) + '\n');
