@@ -31,9 +31,12 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
   return orderFindings(healthy ? [...merged, healthy] : merged);
 }
 
-/** Growth that makes latency creep is a root cause: whatever else is hot is multiplied by it. */
+/**
+ * Growth that makes latency creep, or that its analyzer judged critical (a listener per request,
+ * an interval per request), is a root cause: whatever else is hot is multiplied by it.
+ */
 const GROWTH: ReadonlySet<Category> = new Set(['listener-leak', 'handler-growth', 'timer-leak', 'memory-leak']);
-const isRootCause = (f: Finding) => GROWTH.has(f.category) && f.evidence.latencyTrendR2 !== undefined;
+const isRootCause = (f: Finding) => GROWTH.has(f.category) && (f.evidence.latencyTrendR2 !== undefined || f.severity === 'critical');
 
 /**
  * Severity first (a critical finding always leads; "healthy" leads the info notes), then root causes, then findings that name
