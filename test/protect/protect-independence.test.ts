@@ -43,3 +43,11 @@ test('the Fastify plugin registers on a real, typed Fastify instance and sheds t
   assert.equal(sent, 1, "Fastify's onSend hook saw the 503");
   assert.equal((await app.inject({ url: '/health' })).body, 'ok');
 });
+
+test("the package export 'hotpath/protect' resolves to this module", async () => {
+  // A variable specifier: resolved by Node through package.json "exports" at run time.
+  const specifier = 'hotpath/protect';
+  const mod = (await import(specifier)) as { protect?: unknown };
+  assert.equal(typeof mod.protect, 'function');
+});
+

@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const fixture = fileURLToPath(new URL('../fixtures/protect-server.js', import.meta.url));
 
@@ -30,12 +33,13 @@ export function get(port: number, path: string, headers: Record<string, string> 
 }
 
 /**
- * Starts /block?ms=N and resolves once the server has written "started", i.e. its loop is
- * blocked from now on; `done` settles when the block is over.
+ * Starts /block on the server and resolves once it has written "started", i.e. its loop is
+ * blocked from now on; the block lasts until `flag` exists. `done` settles when it is over.
  */
-function startBlock(port: number, ms: number): Promise<{ done: Promise<Reply> }> {
+function startBlock(port: number, flag: string): Promise<{ done: Promise<Reply> }> {
   return new Promise((resolveStarted, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: `/block?ms=${ms}`, agent: false, timeout: 15_000 }, (res) => {
+    const path = `/block?ms=200&until=${encodeURIComponent(flag)}`;
+    const req = request({ host: '127.0.0.1', port, path, agent: false, timeout: 15_000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       const done = new Promise<Reply>((resolveDone) => {
@@ -49,12 +53,44 @@ function startBlock(port: number, ms: number): Promise<{ done: Promise<Reply> }>
   });
 }
 
-/** Sends `path` while the server's loop is blocked; resolves with that reply (answered after the block). */
+/**
+ * Sends `path` while the server's loop is blocked; resolves with that reply (answered after
+ * the block). The block ends only once the request has been handed to the kernel, so it is
+ * waiting at the server when the loop comes back, however slow this (client) process is.
+ */
 async function duringBlock(blockPort: number, port: number, path: string, headers?: Record<string, string>): Promise<Reply> {
-  const { done } = await startBlock(blockPort, 800);
-  const reply = get(port, path, headers);
-  await done;
-  return reply;
+  const flag = join(tmpdir(), `hotpath-protect-${process.pid}-${++blocks}`);
+  const { done } = await startBlock(blockPort, flag);
+  const sent = send(port, path, headers);
+  await sent.written;
+  writeFileSync(flag, '');
+  try {
+    await done;
+    return await sent.reply;
+  } finally {
+    rmSync(flag, { force: true });
+  }
+}
+
+let blocks = 0;
+
+/** A GET whose `written` settles once the request is handed to the kernel. */
+function send(port: number, path: string, headers: Record<string, string> = {}): { written: Promise<void>; reply: Promise<Reply> } {
+  let markWritten = (): void => {};
+  const written = new Promise<void>((resolve) => { markWritten = resolve; });
+  const reply = new Promise<Reply>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers, agent: false, timeout: 15_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('finish', markWritten);
+    req.on('timeout', () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on('error', (err) => { markWritten(); reject(err); });
+    req.end();
+  });
+  return { written, reply };
 }
 
 /** Polls until `path` answers 200 (protection released); fails after ~5 s. */
