@@ -22,7 +22,7 @@ export interface BuildPayloadOptions {
 export async function buildPayload(run: RunData, report: Report, options: BuildPayloadOptions = {}): Promise<ReportPayload> {
   const { meta } = run;
   const warnings = [...run.readWarnings];
-  const runStart = meta.startedAt;
+  const runStart = runStartOf(run);
   const end = meta.endedAt ?? Math.max(runStart, ...meta.phases.map((p) => p.end ?? p.start));
   const sec = (ms: number): number => Math.round(ms - runStart) / 1000;
   const findings = await Promise.all(report.findings.map(async (f) => {
@@ -50,10 +50,20 @@ export async function buildPayload(run: RunData, report: Report, options: BuildP
     hotspots: report.hotspots,
     telemetry: report.telemetry,
     load: report.load,
-    threads: threads.map((t) => threadPayload(t, meta)),
+    threads: threads.map((t) => threadPayload(t, meta, runStart)),
     profiles: options.profiles === false ? [] : await profiles(run, warnings),
     warnings,
   };
+}
+
+/** When the run started (epoch ms); a run directory without meta.json falls back to its first record. */
+function runStartOf(run: RunData): number {
+  if (run.meta.startedAt > 0) return run.meta.startedAt;
+  const firsts = [
+    ...run.threads.flatMap((t) => (t.hello ? [t.hello.t] : t.samples.length ? [t.samples[0].t - t.samples[0].intervalMs] : [])),
+    ...(run.load ? [run.load.start] : []), ...run.profiles.map((p) => p.start),
+  ].filter((t) => t > 0);
+  return firsts.length ? Math.min(...firsts) : 0;
 }
 
 function phases(run: RunData, end: number, sec: (ms: number) => number): PayloadPhase[] {
@@ -77,7 +87,7 @@ function order(run: RunData): ProfileRef[] {
 }
 
 async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfile[]> {
-  const ctx: ProfileContext = { cwd: run.cwd, resolver: new SourceMapResolver(), runStart: run.meta.startedAt };
+  const ctx: ProfileContext = { cwd: run.cwd, resolver: new SourceMapResolver(), runStart: runStartOf(run) };
   const out: PayloadProfile[] = [];
   for (const ref of order(run)) {
     const thread = run.threads.find((t) => t.pid === ref.pid && t.threadId === ref.threadId);

@@ -24,8 +24,9 @@ export function threadLabel(t: ThreadTelemetry, meta: RunMeta): string {
   return `pid ${t.pid} ${who}${role.length ? ` (${role.join(', ')})` : ''}`;
 }
 
-export function threadPayload(t: ThreadTelemetry, meta: RunMeta): PayloadThread {
-  const sec = (epochMs: number): number => r3((epochMs - meta.startedAt) / 1000);
+/** `runStart`: epoch ms that the payload's times count from. */
+export function threadPayload(t: ThreadTelemetry, meta: RunMeta, runStart = meta.startedAt): PayloadThread {
+  const sec = (epochMs: number): number => r3((epochMs - runStart) / 1000);
   const s = t.samples;
   const totals = s.map((x) => Object.values(x.resources).reduce((a, b) => a + b, 0));
   return {

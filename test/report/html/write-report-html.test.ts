@@ -110,6 +110,14 @@ describe('writeReportHtml', () => {
     for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i] - b[i]) < 1e-6, `node ${i}: ${a[i]} vs ${b[i]}`);
   });
 
+  it('counts time from the first record when meta.json was lost', async () => {
+    const { run, report } = fixtureRun(cap, { heap: false });
+    run.meta.startedAt = 0;
+    const p = await buildPayload(run, report, { profiles: false });
+    assert.equal(p.run.startedAt, run.threads[0].samples[0].t - 100);
+    assert.equal(p.threads[0].t[0], 0.1);
+  });
+
   it('keeps reading when a profile is unreadable, and says so', async () => {
     const { run, report } = fixtureRun(cap);
     run.profiles[0] = { ...run.profiles[0], path: join(cap.dir, 'missing.cpuprofile') };
