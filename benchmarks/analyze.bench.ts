@@ -88,7 +88,7 @@ export const analyzeBench: BenchSuite = {
       `| full analysis | ${m.toFixed(0)} ms | ${Math.max(...full).toFixed(0)} ms | ${BUDGET_MS} ms | ${(m / BUDGET_MS).toFixed(2)} |`,
       `| telemetry only (no profile) | ${median(telemetryOnly).toFixed(0)} ms | ${Math.max(...telemetryOnly).toFixed(0)} ms | | |`,
       '',
-      `${findings} findings produced. ${m < BUDGET_MS ? 'Within budget.' : '**Over budget.**'}`,
+      `${findings} finding${findings === 1 ? '' : 's'} produced. ${m < BUDGET_MS ? 'Within budget.' : '**Over budget.**'}`,
       '',
     ].join('\n');
   },
