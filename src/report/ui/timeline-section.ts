@@ -9,6 +9,7 @@ import { hookState } from './test-hook.js';
 import type { PayloadThread, ReportPayload } from '../html/report-payload.js';
 import { buildCharts, type ChartSpec } from './timeline-charts.js';
 import { bandsPlugin } from './timeline-bands.js';
+import { windowSummary } from './window-summary.js';
 
 const CHART_HEIGHT = 150;
 const SYNC_KEY = 'hotpath-timeline';
@@ -16,6 +17,7 @@ const SYNC_KEY = 'hotpath-timeline';
 export class TimelineSection {
   readonly element: HTMLElement;
   private readonly charts = h('div', { class: 'timeline-charts' });
+  private readonly summary = h('div', { class: 'window-summary' });
   private plots: uPlot[] = [];
   private thread: PayloadThread | undefined;
 
@@ -28,8 +30,8 @@ export class TimelineSection {
     select.disabled = threads.length < 2;
     select.addEventListener('change', () => { this.thread = threads[Number(select.value)]; this.render(); });
     const hint = h('span', { class: 'muted' }, 'Drag across a chart to show that window in the flame graph; double-click to clear.');
-    this.element = section('timeline', 'Timeline', h('div', { class: 'toolbar' }, select, hint), this.legendKey(), this.charts);
-    timeWindow.subscribe(() => { for (const p of this.plots) p.redraw(false, false); });
+    this.element = section('timeline', 'Timeline', h('div', { class: 'toolbar' }, select, hint), this.legendKey(), this.summary, this.charts);
+    timeWindow.subscribe(() => { for (const p of this.plots) p.redraw(false, false); this.summarize(); });
     new ResizeObserver(() => this.resize()).observe(this.charts);
   }
 
@@ -39,8 +41,14 @@ export class TimelineSection {
       h('span', { class: 'phase-chip phase-window' }, 'selected window'));
   }
 
+  private summarize(): void {
+    const w = timeWindow.value;
+    replace(this.summary, w ? windowSummary(this.payload, this.thread, w) : '');
+  }
+
   /** Builds the charts; called once the section is in the document (uPlot measures). */
   render(): void {
+    this.summarize();
     for (const p of this.plots) p.destroy();
     this.plots = [];
     const specs = buildCharts(this.payload, this.thread);

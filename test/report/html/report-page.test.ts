@@ -181,6 +181,7 @@ describe('report.html in headless Chromium', () => {
     assert.ok(win.searchShare! > fullShare + 0.2, `hashing dominates its phase: ${win.searchShare} vs ${fullShare}`);
     assert.match(await page.textContent('#flame .flame-status') ?? '', /^Window 2\.1\d–2\.3\d s/);
     assert.ok(await page.locator('#flame .top-functions tbody tr').count() > 3, 'top functions of the window listed');
+    assert.match(await page.textContent('#timeline .window-summary') ?? '', /^Window 2\.1\d–2\.3\d s: .*event-loop delay max/);
     await page.click('#flame .flame-status button');
     assert.equal((await hook(page)).flame!.window, null);
     await search(page, '');
