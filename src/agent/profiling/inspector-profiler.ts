@@ -25,6 +25,9 @@ interface HeapProfile { samples?: unknown[] }
 
 export class InspectorProfiler {
   private running: { startEpoch: number } | undefined;
+  /** Callbacks waiting for a stop in progress: a flush right after profile-stop must wait for
+   *  the files (a large heap profile takes a while to serialize), or the target is stopped first. */
+  private stopping: (() => void)[] | undefined;
   private windows = 0;
 
   constructor(private readonly session: Session, private readonly opts: ProfilerOptions) {}
@@ -53,11 +56,21 @@ export class InspectorProfiler {
   /** Stops, writes and reports the running profiles; `done` runs after the files are written (or failed). */
   stop(done: () => void): void {
     const running = this.running;
-    if (running === undefined) return done();
+    if (running === undefined) {
+      if (this.stopping) this.stopping.push(done);
+      else done();
+      return;
+    }
     this.running = undefined;
+    const waiting = [done];
+    this.stopping = waiting;
     const suffix = this.windows++ === 0 ? '' : `-${this.windows}`;
     let pending = this.opts.heap ? 2 : 1;
-    const finish = (): void => { if (--pending === 0) done(); };
+    const finish = (): void => {
+      if (--pending > 0) return;
+      this.stopping = undefined;
+      for (const cb of waiting) cb();
+    };
     this.session.post('Profiler.stop', (err, result) => {
       if (err || !result?.profile) {
         this.opts.onError('profiler-stop', err ?? new Error('no profile'));
