@@ -53,9 +53,10 @@ export function orderFindings(findings: Finding[]): Finding[] {
 const culpritKey = (f: Finding) => (f.culprit ? `${f.culprit.file}\u0000${f.culprit.function}` : undefined);
 
 /**
- * Keeps one finding per culprit function: among those of the group's highest severity, the
- * most specific category (JSON-bound blocking counts as serialization), with the others listed
- * in `evidence.alsoFound` and the group's highest impact.
+ * Keeps one finding per culprit function: the most specific category among the actionable
+ * (warning or critical) ones, or among the info notes when there is no actionable one
+ * (JSON-bound blocking counts as serialization), with the group's highest severity and
+ * impact and the others listed in `evidence.alsoFound`.
  */
 export function mergeSameCulprit(findings: Finding[]): Finding[] {
   const groups = new Map<string, Finding[]>();
@@ -70,11 +71,15 @@ export function mergeSameCulprit(findings: Finding[]): Finding[] {
       out.push(group[0]);
       continue;
     }
+    // Warnings and criticals compete on specificity alone (GC pressure in a function explains why
+    // that function blocks the loop); an info note never displaces an actionable finding.
     const top = Math.min(...group.map((f) => severityRank[f.severity]));
-    const rank = (f: Finding) => (severityRank[f.severity] === top ? 0 : 100) + specificity(f, group);
+    const actionable = top < severityRank.info;
+    const rank = (f: Finding) => (actionable && f.severity === 'info' ? 100 : 0) + specificity(f, group);
     const [keep, ...rest] = [...group].sort((a, b) => rank(a) - rank(b));
     out.push({
       ...keep,
+      severity: (Object.keys(severityRank) as Severity[])[top],
       impact: Math.max(...group.map((f) => f.impact)),
       evidence: { ...keep.evidence, alsoFound: rest.map((f) => ({ code: f.code, category: f.category, title: f.title, evidence: f.evidence })) },
     });

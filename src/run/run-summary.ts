@@ -1,19 +1,14 @@
 // The few lines `hotpath run` and `hotpath report` print on stderr at the end: how the run
-// ended, the load figures, the top findings with their culprit, the hottest functions, and
-// always the run directory. Plain text; colour only through the styler (off when piped).
+// ended, the load figures, the diagnosis (report/terminal-summary.ts: findings with culprit,
+// evidence and fix, then the hotspot table), and always the run directory. Plain text; colour only through the styler (off when piped).
 
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Report } from '../report/report-schema.js';
+import { formatDiagnosis, type TerminalStyler } from '../report/terminal-summary.js';
 import type { RunMeta } from '../run-dir/schema.js';
 
-export interface Styler {
-  bold(s: string): string;
-  dim(s: string): string;
-  red(s: string): string;
-  green(s: string): string;
-  yellow(s: string): string;
-}
+export type Styler = TerminalStyler;
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const ms = (n: number) => `${fmt(n, n < 10 ? 2 : n < 100 ? 1 : 0)} ms`;
@@ -35,20 +30,6 @@ function loadLine(report: Report): string | undefined {
     `p50 ${ms(l.latency.p50)}, p99 ${ms(l.latency.p99)}, max ${ms(l.latency.max)}${errors}${non2xx > 0 ? `, ${fmt(non2xx)} non-2xx` : ''}`;
 }
 
-function findingLines(report: Report, s: Styler): string[] {
-  const shown = report.findings.filter((f) => f.category !== 'healthy').slice(0, 3);
-  return shown.map((f) => {
-    const sev = f.severity === 'critical' ? s.red(f.severity) : f.severity === 'warning' ? s.yellow(f.severity) : f.severity;
-    const where = f.culprit ? ` ${s.bold(`${f.culprit.function} ${f.culprit.file}:${f.culprit.line}`)}` : '';
-    return `  ${sev} ${f.title}${where}\n      ${f.summary}`;
-  });
-}
-
-function hotspotLines(report: Report): string[] {
-  return report.hotspots.slice(0, 5).map((h) =>
-    `  ${fmt(h.selfShare * 100, 1).padStart(5)}%  ${h.function} ${h.file}${h.line > 0 ? `:${h.line}` : ''}`);
-}
-
 /** The summary of a finished run; `cwd` shortens the run directory's path. */
 export function formatRunSummary(report: Report, cwd: string, s: Styler, warnings: readonly string[] = []): string {
   const out = [s.bold('hotpath ') + outcomeLine(report.target.outcome, s)];
@@ -57,10 +38,8 @@ export function formatRunSummary(report: Report, cwd: string, s: Styler, warning
   const t = report.telemetry;
   if (t?.eventLoop) out.push(`  loop      delay p99 ${ms(t.eventLoop.delayP99Ms)}, max ${ms(t.eventLoop.delayMaxMs)}, utilization ${fmt(t.eventLoop.utilizationMean * 100)}%`);
   for (const line of report.target.outcome.stderrTail?.slice(-5) ?? []) out.push(s.dim(`  │ ${line}`));
-  const findings = findingLines(report, s);
-  if (findings.length > 0) out.push('', s.bold('Findings'), ...findings);
-  const hot = hotspotLines(report);
-  if (hot.length > 0) out.push('', s.bold('Hottest functions (self time)'), ...hot);
+  const diagnosis = formatDiagnosis(report, s);
+  if (diagnosis !== '') out.push('', diagnosis.trimEnd());
   if (warnings.length > 0) out.push('', ...warnings.map((w) => `${s.yellow('warning')} ${w}`));
   const html = join(report.runDir, 'report.html');
   out.push('');

@@ -58,11 +58,14 @@ test('mergeSameCulprit: keeps distinct culprits apart', () => {
   assert.equal(mergeSameCulprit([mk('a', 'serialization'), mk('b', 'event-loop-blocking')]).length, 2);
 });
 
-test('mergeSameCulprit: the kept finding is the most specific among the most severe', () => {
+test('mergeSameCulprit: the kept finding is the most specific actionable one, at the group severity', () => {
   const mk = (category: Finding['category'], severity: Finding['severity'], evidence: Record<string, unknown> = { x: 1 }): Finding =>
     ({ code: category, category, severity, title: '', summary: '', evidence, recommendation: '', impact: 0.2, culprit: { function: 'f', file: 'a.js', line: 1 } });
   assert.equal(mergeSameCulprit([mk('gc-pressure', 'info'), mk('event-loop-blocking', 'critical')])[0].category, 'event-loop-blocking');
   assert.equal(mergeSameCulprit([mk('gc-pressure', 'warning'), mk('event-loop-blocking', 'warning')])[0].category, 'gc-pressure');
+  const gcInBlocking = mergeSameCulprit([mk('gc-pressure', 'warning'), mk('event-loop-blocking', 'critical')])[0];
+  assert.equal(gcInBlocking.category, 'gc-pressure');
+  assert.equal(gcInBlocking.severity, 'critical');
   assert.equal(mergeSameCulprit([mk('event-loop-blocking', 'warning', { work: 'json' }), mk('serialization', 'warning')])[0].category, 'serialization');
   assert.equal(mergeSameCulprit([mk('event-loop-blocking', 'warning', { work: 'crypto' }), mk('serialization', 'warning')])[0].category, 'event-loop-blocking');
 });
