@@ -136,9 +136,12 @@ export class ThreadAgent {
 
   private startInThreadProfiler(): void {
     const inspector = require('node:inspector') as typeof import('node:inspector');
-    const session = new inspector.Session();
-    session.connect();
-    this.inThreadProfiler = new InspectorProfiler(session, {
+    const connect = (): import('node:inspector').Session => {
+      const session = new inspector.Session();
+      session.connect();
+      return session;
+    };
+    this.inThreadProfiler = new InspectorProfiler(connect, {
       runDir: this.opts.runDir, pid: process.pid, threadId,
       samplingIntervalUs: this.opts.config.cpuSamplingIntervalUs, heap: this.opts.config.heap,
       send: (body) => this.conn.send(body), onError: reportError,

@@ -2,6 +2,9 @@
 // agent worker with connectToMainThread() (answers while the main thread is blocked), or
 // in-thread with connect() for worker-thread targets. Writes cpu-<pid>-<tid>.cpuprofile and
 // heap-<pid>-<tid>.heapprofile into the run directory and reports each with a `profile` message.
+// The session is connected only while a profile runs: a connected session costs the target
+// (V8 keeps inspector state for it) and, left connected at exit, makes Node print "Waiting for
+// the debugger to disconnect..." into the target's stderr.
 import { writeFile } from 'node:fs';
 import { join } from 'node:path';
 import type { Session } from 'node:inspector';
@@ -24,13 +27,14 @@ interface CpuProfile { startTime: number; endTime: number; samples?: number[] }
 interface HeapProfile { samples?: unknown[] }
 
 export class InspectorProfiler {
-  private running: { startEpoch: number } | undefined;
+  private running: { startEpoch: number; session: Session } | undefined;
   /** Callbacks waiting for a stop in progress: a flush right after profile-stop must wait for
    *  the files (a large heap profile takes a while to serialize), or the target is stopped first. */
   private stopping: (() => void)[] | undefined;
   private windows = 0;
 
-  constructor(private readonly session: Session, private readonly opts: ProfilerOptions) {}
+  /** `connect` opens a new connected session (connectToMainThread() or connect()). */
+  constructor(private readonly connect: () => Session, private readonly opts: ProfilerOptions) {}
 
   get isRunning(): boolean {
     return this.running !== undefined;
@@ -38,8 +42,13 @@ export class InspectorProfiler {
 
   start(): void {
     if (this.running !== undefined) return;
-    this.running = { startEpoch: epochNow() };
-    const s = this.session;
+    let s: Session;
+    try {
+      s = this.connect();
+    } catch (err) {
+      return this.opts.onError('inspector', err);
+    }
+    this.running = { startEpoch: epochNow(), session: s };
     const fail = (what: string) => (err: Error | null): void => { if (err) this.opts.onError(what, err); };
     s.post('Profiler.enable', fail('profiler-enable'));
     s.post('Profiler.setSamplingInterval', { interval: this.opts.samplingIntervalUs }, fail('profiler-interval'));
@@ -71,7 +80,12 @@ export class InspectorProfiler {
       this.stopping = undefined;
       for (const cb of waiting) cb();
     };
-    this.session.post('Profiler.stop', (err, result) => {
+    const session = running.session;
+    // Disconnect as soon as V8 has answered every stop: the files are written without it.
+    let answers = this.opts.heap ? 2 : 1;
+    const answered = (): void => { if (--answers === 0) disconnect(session); };
+    session.post('Profiler.stop', (err, result) => {
+      answered();
       if (err || !result?.profile) {
         this.opts.onError('profiler-stop', err ?? new Error('no profile'));
         return finish();
@@ -79,7 +93,8 @@ export class InspectorProfiler {
       this.writeCpu(result.profile as unknown as CpuProfile, suffix, finish);
     });
     if (!this.opts.heap) return;
-    this.session.post('HeapProfiler.stopSampling', (err, result) => {
+    session.post('HeapProfiler.stopSampling', (err, result) => {
+      answered();
       if (err || !result?.profile) {
         this.opts.onError('heap-stop', err ?? new Error('no heap profile'));
         return finish();
@@ -121,5 +136,14 @@ export class InspectorProfiler {
       else this.opts.send(message);
       done();
     });
+  }
+}
+
+/** Disconnecting stops whatever still runs in that session; it must never throw into the caller. */
+export function disconnect(session: Session): void {
+  try {
+    session.disconnect();
+  } catch {
+    // Already disconnected.
   }
 }

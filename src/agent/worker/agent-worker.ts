@@ -32,23 +32,18 @@ function run(data: AgentWorkerData): void {
   const onError = (what: string, err: unknown): void => {
     conn.send({ type: 'agent-error', what, message: err instanceof Error ? err.message : String(err) });
   };
-  let profiler: InspectorProfiler | undefined;
-  let cause: StallCause | undefined;
-  try {
-    profiler = new InspectorProfiler(mainSession(), {
-      runDir: data.runDir, pid: data.pid, threadId: data.threadId,
-      samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
-      send: (body) => conn.send(body), onError,
-    });
-    cause = new StallCause(mainSession());
-  } catch (err) {
-    onError('inspector', err);
-  }
+  // Sessions are connected only while they are used (a profile, a stall): see InspectorProfiler.
+  const profiler = new InspectorProfiler(mainSession, {
+    runDir: data.runDir, pid: data.pid, threadId: data.threadId,
+    samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
+    send: (body) => conn.send(body), onError,
+  });
+  const cause = new StallCause(mainSession);
   new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause).start();
   const flusher = new Flusher(conn, profiler);
   const onControl = (msg: ControlMessage): void => {
-    if (msg.cmd === 'profile-start') profiler?.start();
-    else if (msg.cmd === 'profile-stop') profiler?.stop(() => {});
+    if (msg.cmd === 'profile-start') profiler.start();
+    else if (msg.cmd === 'profile-stop') profiler.stop(() => {});
     else if (msg.cmd === 'flush') flusher.flush();
   };
   parentPort?.on('message', (m: unknown) => {
@@ -63,7 +58,7 @@ class Flusher {
   private mainDone = false;
   private flushing = false;
 
-  constructor(private readonly conn: AgentConnection, private readonly profiler: InspectorProfiler | undefined) {}
+  constructor(private readonly conn: AgentConnection, private readonly profiler: InspectorProfiler) {}
 
   mainFlushed(): void {
     this.mainDone = true;
@@ -79,8 +74,7 @@ class Flusher {
       this.mainDone = false;
       this.flushing = false;
     };
-    if (this.profiler === undefined) afterProfiles();
-    else this.profiler.stop(afterProfiles);
+    this.profiler.stop(afterProfiles);
   }
 }
 

@@ -1,6 +1,9 @@
 // While the main thread is stalled, samples it through a second inspector session and keeps
 // the hottest stacks, so a stall message can say what blocked the loop, not only how long.
+// The session is connected when a stall starts and disconnected when it ends (connecting works
+// while the main thread is blocked: the inspector reaches it through an interrupt).
 import type { Session } from 'node:inspector';
+import { disconnect } from '../profiling/inspector-profiler.js';
 import type { CallSite, StallMessage } from '../protocol.js';
 
 /** Sampling interval of the stall profile, µs (a stall lasts at least 200 ms: 200+ samples). */
@@ -15,22 +18,31 @@ interface Profile { nodes: ProfileNode[]; samples?: number[] }
 type Cause = NonNullable<StallMessage['cause']>;
 
 export class StallCause {
-  private active = false;
+  private session: Session | undefined;
 
-  constructor(private readonly session: Session) {}
+  /** `connect` opens a new session connected to the watched thread. */
+  constructor(private readonly connect: () => Session) {}
 
   start(): void {
-    if (this.active) return;
-    this.active = true;
-    this.session.post('Profiler.enable');
-    this.session.post('Profiler.setSamplingInterval', { interval: STALL_SAMPLING_US });
-    this.session.post('Profiler.start');
+    if (this.session !== undefined) return;
+    let session: Session;
+    try {
+      session = this.connect();
+    } catch {
+      return;
+    }
+    this.session = session;
+    session.post('Profiler.enable');
+    session.post('Profiler.setSamplingInterval', { interval: STALL_SAMPLING_US });
+    session.post('Profiler.start');
   }
 
   stop(done: (cause: Cause | undefined) => void): void {
-    if (!this.active) return done(undefined);
-    this.active = false;
-    this.session.post('Profiler.stop', (err, result) => {
+    const session = this.session;
+    if (session === undefined) return done(undefined);
+    this.session = undefined;
+    session.post('Profiler.stop', (err, result) => {
+      disconnect(session);
       if (err || !result?.profile) return done(undefined);
       done(hottestStacks(result.profile as unknown as Profile));
     });
