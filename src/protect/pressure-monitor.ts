@@ -152,9 +152,11 @@ export class PressureMonitor {
   private readonly sampleWindow = (): void => {
     const h = this.histogram;
     const res = this.opts.resolution;
-    // No histogram sample means the loop was blocked for the whole window: the late tick knows by how much.
-    const p99 = h.count > 0 ? h.percentile(99) / 1e6 - res : this.maxLate;
-    this.figures.eventLoopDelay = round(Math.max(0, p99));
+    // At least the worst lateness of our own tick: a window of ~25 samples has its p99 at its
+    // maximum anyway, and the histogram may record a block's sample only in the next window
+    // (or none, when the loop was blocked for the whole window).
+    const p99 = h.count > 0 ? h.percentile(99) / 1e6 - res : 0;
+    this.figures.eventLoopDelay = round(Math.max(0, p99, this.maxLate));
     h.reset();
     this.maxLate = 0;
     const current = performance.eventLoopUtilization();
