@@ -1,7 +1,10 @@
 // Server-side HTTP over diagnostics_channel (`http.server.request.start` ->
 // `http.server.response.finish`): per-request latency, status codes, connections and
-// keep-alive reuse. O(1) per request, no async_hooks: start times live in a WeakMap keyed
-// by the response, request counts in a WeakMap keyed by the socket.
+// keep-alive reuse. O(1) per request, no async_hooks and no per-request allocation in the
+// common case: a connection's record (one WeakMap entry per socket, not per request) holds the
+// start times of its requests in flight, in order — node finishes the responses of one HTTP/1
+// connection in the order their requests arrived, pipelined or not. A WeakMap keyed by the
+// response is the fallback for a message without a socket. Status codes are counted in an array.
 import * as dc from 'node:diagnostics_channel';
 import { createHistogram, performance, type RecordableHistogram } from 'node:perf_hooks';
 import type { SampleMessage } from '../protocol.js';
@@ -15,13 +18,19 @@ const FINISH = 'http.server.response.finish';
 
 type HttpStats = NonNullable<SampleMessage['http']>;
 interface ChannelMessage { request?: object; response?: { statusCode?: number }; socket?: EventEmitter }
+/** A connection: requests served, start times (ms) of those in flight, oldest first (aborted ones never finish). */
+interface SocketRecord { served: number; starts: number[] }
+/** Status codes below this are counted in an array; others (never sent by node) in a Map. */
+const CODES = 1000;
 
 export class HttpCollector {
+  /** Start times of requests that came without a socket (the fallback). */
   private readonly startTimes = new WeakMap<object, number>();
-  /** Per connection: requests served, and requests in flight (aborted ones never finish). */
-  private readonly sockets = new WeakMap<object, { served: number; inflight: number }>();
+  private readonly sockets = new WeakMap<object, SocketRecord>();
   private latency: RecordableHistogram = createHistogram();
-  private statusCodes = new Map<number, number>();
+  private readonly codes = new Float64Array(CODES);
+  private codesSeen: number[] = [];
+  private otherCodes = new Map<number, number>();
   private started = 0;
   private finished = 0;
   private connections = 0;
@@ -44,8 +53,8 @@ export class HttpCollector {
       self.openConnections--;
       if (rec === undefined) return;
       self.closedRequests += rec.served;
-      threadState.activeRequests -= rec.inflight;
-      rec.inflight = 0;
+      threadState.activeRequests -= rec.starts.length;
+      rec.starts.length = 0;
     };
   }
 
@@ -69,50 +78,73 @@ export class HttpCollector {
       connections: this.connections,
       openConnections: this.openConnections,
       latency: summarize(this.latency, 1e-3),
-      statusCodes: Object.fromEntries([...this.statusCodes].map(([k, v]) => [String(k), v])),
+      statusCodes: this.takeCodes(),
       reused: this.reused,
       closed: this.closed,
       requestsPerClosedConnection: this.closed === 0 ? 0 : Math.round((this.closedRequests / this.closed) * 100) / 100,
     };
     this.started = this.finished = this.connections = this.reused = this.closed = this.closedRequests = 0;
-    this.statusCodes = new Map();
     this.latency.reset();
     return stats;
+  }
+
+  private takeCodes(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const code of this.codesSeen) {
+      out[String(code)] = this.codes[code];
+      this.codes[code] = 0;
+    }
+    this.codesSeen = [];
+    for (const [k, v] of this.otherCodes) out[String(k)] = v;
+    this.otherCodes = new Map();
+    return out;
   }
 
   private requestStarted(m: ChannelMessage): void {
     this.seenAny = true;
     this.started++;
     threadState.activeRequests++;
-    if (m.response !== undefined) this.startTimes.set(m.response, performance.now());
+    const now = performance.now();
     const socket = m.socket;
-    if (socket === undefined) return;
+    if (socket === undefined) {
+      if (m.response !== undefined) this.startTimes.set(m.response, now);
+      return;
+    }
     const rec = this.sockets.get(socket);
     if (rec === undefined) {
       this.connections++;
       this.openConnections++;
       listen(socket, 'close', this.onSocketClose);
-      this.sockets.set(socket, { served: 1, inflight: 1 });
+      this.sockets.set(socket, { served: 1, starts: [now] });
     } else {
       this.reused++;
       rec.served++;
-      rec.inflight++;
+      rec.starts.push(now);
     }
   }
 
   private responseFinished(m: ChannelMessage): void {
     const res = m.response;
     if (res === undefined) return;
-    const t0 = this.startTimes.get(res);
-    if (t0 === undefined) return;
-    this.startTimes.delete(res);
-    this.finished++;
     const rec = m.socket === undefined ? undefined : this.sockets.get(m.socket);
-    if (rec === undefined || rec.inflight > 0) threadState.activeRequests--;
-    if (rec !== undefined && rec.inflight > 0) rec.inflight--;
+    let t0: number | undefined;
+    if (rec !== undefined) {
+      t0 = rec.starts.shift();
+    } else {
+      t0 = this.startTimes.get(res);
+      if (t0 !== undefined) this.startTimes.delete(res);
+    }
+    // Not seen starting (before listen, or its socket already closed): not counted.
+    if (t0 === undefined) return;
+    this.finished++;
+    threadState.activeRequests--;
     // µs, at least 1: the histogram refuses values below 1.
     this.latency.record(Math.max(1, Math.round((performance.now() - t0) * 1000)));
     const code = res.statusCode ?? 0;
-    this.statusCodes.set(code, (this.statusCodes.get(code) ?? 0) + 1);
+    if (code >= 0 && code < CODES && Number.isInteger(code)) {
+      if (this.codes[code]++ === 0) this.codesSeen.push(code);
+    } else {
+      this.otherCodes.set(code, (this.otherCodes.get(code) ?? 0) + 1);
+    }
   }
 }

@@ -17,6 +17,9 @@ type AddFn = (this: EventEmitter, event: string | symbol, listener: (...args: un
 
 export class ListenerGrowth implements GrowthHook {
   private readonly entries = new Map<string, Entry>();
+  /** Constructor -> event -> entry: the cache the hot path reads (bounded like `entries`). */
+  private readonly byClass = new Map<Function | undefined, Map<string | symbol, Entry>>();
+  private readonly byName = new Map<string, Map<string | symbol, Entry>>();
 
   install(): void {
     const proto = EventEmitter.prototype as unknown as Record<string, AddFn>;
@@ -32,6 +35,32 @@ export class ListenerGrowth implements GrowthHook {
     }
   }
 
+  private eventsOf(ctor: Function | undefined): Map<string | symbol, Entry> {
+    const name = (ctor as { name?: string } | undefined)?.name || 'Object';
+    let events = this.byName.get(name);
+    if (events === undefined) {
+      events = new Map();
+      this.byName.set(name, events);
+    }
+    if (this.byClass.size < MAX_ENTRIES) this.byClass.set(ctor, events);
+    return events;
+  }
+
+  private entryOf(events: Map<string | symbol, Entry>, ctor: Function | undefined, event: string | symbol): Entry | undefined {
+    const name = (ctor as { name?: string } | undefined)?.name || 'Object';
+    const ev = typeof event === 'symbol' ? event.toString() : event;
+    const key = `${name}\0${ev}`;
+    let e = this.entries.get(key);
+    if (e === undefined) {
+      if (this.entries.size >= MAX_ENTRIES) return undefined;
+      e = { emitter: name, event: ev, count: 0, added: 0, maxima: 0 };
+      this.entries.set(key, e);
+    }
+    // Symbols with the same description share a key: cache at most MAX_ENTRIES events per class.
+    if (events.size < MAX_ENTRIES) events.set(event, e);
+    return e;
+  }
+
   private wrap(original: AddFn): AddFn {
     const self = this;
     const wrapper = function (this: EventEmitter, event: string | symbol, listener: (...args: unknown[]) => void): EventEmitter {
@@ -43,17 +72,19 @@ export class ListenerGrowth implements GrowthHook {
     return wrapper;
   }
 
+  /**
+   * The hot path (every `on` after listen, several per request in node's own http code): two Map
+   * lookups keyed by the constructor and the event, no string building. Classes that share a
+   * name share their entries, as the protocol reports them by name.
+   */
   private record(emitter: EventEmitter, event: string | symbol, skip: Function): void {
     try {
-      const name = (emitter.constructor as { name?: string } | undefined)?.name || 'Object';
-      const ev = typeof event === 'symbol' ? event.toString() : event;
-      const key = `${name}\0${ev}`;
-      let e = this.entries.get(key);
-      if (e === undefined) {
-        if (this.entries.size >= MAX_ENTRIES) return;
-        e = { emitter: name, event: ev, count: 0, added: 0, maxima: 0 };
-        this.entries.set(key, e);
-      }
+      const ctor = emitter.constructor as Function | undefined;
+      let events = this.byClass.get(ctor);
+      if (events === undefined) events = this.eventsOf(ctor);
+      let e = events.get(event);
+      if (e === undefined) e = this.entryOf(events, ctor, event);
+      if (e === undefined) return;
       e.added++;
       const n = typeof emitter.listenerCount === 'function' ? emitter.listenerCount(event) : 0;
       if (n <= e.count) return;
