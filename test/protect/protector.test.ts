@@ -33,3 +33,23 @@ test('exempt paths, patterns and predicates are never shed; others are, and coun
   assert.equal(pred.shouldShed(probe), null);
   assert.equal(pred.shouldShed(fakeReq('/x')), 'heapUsedBytes');
 });
+
+test('an onPressure handler that throws gets the default 503 sent instead, and one warning', async (t) => {
+  const { createServer, get } = await import('node:http');
+  const guard = protect({ maxEventLoopDelay: 0, maxHeapUsedBytes: 1, sampleInterval: 20, onPressure: () => { throw new Error('boom'); } });
+  const server = createServer(guard.http((_req, res) => { res.end('served'); }));
+  t.after(() => { guard.close(); server.close(); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  while (!guard.isUnderPressure()) await new Promise((r) => setTimeout(r, 20));
+  const warning = new Promise<Error>((resolve) => process.once('warning', resolve));
+  const port = (server.address() as { port: number }).port;
+  const reply = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+  assert.equal(reply.status, 503);
+  assert.match(reply.body, /heap used/);
+  assert.match((await warning).message, /onPressure threw: boom/);
+});
