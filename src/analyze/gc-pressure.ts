@@ -7,8 +7,9 @@ import type { RunData } from '../run-dir/run-data.js';
 import type { GcEvent } from '../agent/protocol.js';
 import type { Finding } from './finding.js';
 import { loadWindow, targetThreads, windowGc } from './signals/load-window.js';
-import { allocationsOf } from './signals/heap-profile.js';
+import { allocationsOf, type AllocationSite } from './signals/heap-profile.js';
 import { frameCulprit, describeCulprit } from './signals/culprit.js';
+import { cpuViewOf } from './signals/cpu-profile.js';
 import { round, sum } from './signals/stats.js';
 import { allocationAdvice, heapProfileHint, semiSpaceAdvice } from './gc-pressure.advice.js';
 
@@ -82,6 +83,22 @@ function finding(run: RunData, events: GcEvent[], share: number, totalMs: number
     },
     ...(culprit ? { culprit } : {}),
     recommendation: advice.join('\n\n'),
-    impact: Math.min(1, share),
+    // The time this explains: collecting the garbage plus making it (the allocating functions'
+    // CPU, weighted by their share of the bytes), so it ranks against a blocking finding that
+    // names a neighbour of the allocator.
+    impact: Math.min(1, share + (alloc ? allocatorCpuShare(run, alloc.sites) : 0)),
   };
+}
+
+/** Σ (share of sampled bytes × share of active CPU) over the app functions that allocate most. */
+function allocatorCpuShare(run: RunData, sites: readonly AllocationSite[]): number {
+  const view = cpuViewOf(run);
+  if (!view || view.activeUs <= 0) return 0;
+  let total = 0;
+  for (const site of sites) {
+    if (site.frame.kind !== 'app' || site.share < ALLOCATION_CULPRIT_MIN_SHARE) continue;
+    const fn = view.functions.find((f) => f.frame.name === site.frame.name && f.frame.file === site.frame.file && f.frame.line === site.frame.line);
+    if (fn) total += site.share * (fn.selfUs / view.activeUs);
+  }
+  return total;
 }
