@@ -14,21 +14,10 @@ import { cpuStackSamples } from '../src/profile/stack-samples.js';
 import { toPprof } from '../src/report/export/pprof.js';
 import { toFolded } from '../src/report/export/folded.js';
 import { toSpeedscope } from '../src/report/export/speedscope.js';
+import { seededRandom } from '../test/fixtures/telemetry/seeded-random.js';
 
 const BUDGET_MS = 100;
 const CWD = '/srv/bench-app';
-
-/** A seeded generator, so every run measures the same profile. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function callFrame(f: number) {
   const kind = f % 4;
@@ -40,7 +29,7 @@ function callFrame(f: number) {
 
 /** 60 s at ~1 ms: 60k samples over `nodes` nodes, skewed so a few stacks are hot. */
 export function sixtySecondProfile(nodes = 5000, samples = 60_000): CpuProfile {
-  const rand = seeded(11);
+  const rand = seededRandom(11); // the same profile every run
   const out: CpuProfile['nodes'] = [{ id: 1, callFrame: callFrame(0), children: [] }];
   out[0].callFrame = { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 };
   const depth = [0];

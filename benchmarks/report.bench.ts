@@ -15,6 +15,7 @@ import type { Report } from '../src/report/report-schema.js';
 import type { CpuProfile } from '../src/profile/cpu-profile.js';
 import type { SampleMessage } from '../src/agent/protocol.js';
 import { writeReportHtml } from '../src/report/html/write-report-html.js';
+import { seededRandom } from '../test/fixtures/telemetry/seeded-random.js';
 
 const BUDGET = { sizeBytes: 5 * 1024 * 1024, readyMs: 1000, drawMs: 100 };
 const CHROMIUM = process.env.HOTPATH_CHROMIUM ?? '/usr/bin/chromium';
@@ -22,24 +23,13 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const START = 1_795_310_000_000;
 
-/** A deterministic pseudo-random source (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A CPU profile with `nodes` call-tree nodes (depth up to 40, skewed fan-out, names drawn
  * from a pool across app, node_modules and node: files) and `samples` samples at ~1 ms.
  */
 function syntheticProfile(nodes: number, samples: number, seed: number, cwd: string): CpuProfile {
-  const rand = rng(seed);
+  const rand = seededRandom(seed);
   const pool = Math.max(200, Math.round(nodes / 5));
   const url = (i: number): string => (i % 3 === 0 ? `file://${cwd}/src/mod${i % 97}.js` : i % 3 === 1 ? `file://${cwd}/node_modules/dep${i % 31}/index.js` : `node:internal/mod${i % 13}`);
   const out: CpuProfile['nodes'] = [{ id: 1, callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, children: [] }];
@@ -83,7 +73,7 @@ function telemetry(seconds: number, rand: () => number): ThreadTelemetry {
 }
 
 function runOf(dir: string, seconds: number, profilePath: string, durationMs: number): { run: RunData; report: Report } {
-  const thread = telemetry(seconds, rng(7));
+  const thread = telemetry(seconds, seededRandom(7));
   const run: RunData = {
     dir,
     meta: {

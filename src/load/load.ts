@@ -10,7 +10,7 @@
 import { EventEmitter } from 'node:events';
 import { runEngine, type LoadPhase } from './engine.js';
 import { HdrLog } from './hdr-log.js';
-import type { LoadResult } from './load-result.js';
+import type { LoadResult, TimelinePoint } from './load-result.js';
 import { buildPlan, type LoadOptions } from './load-plan.js';
 import { preflight } from './preflight.js';
 import { buildResult } from './result-builder.js';
@@ -19,17 +19,8 @@ import { sendSetup } from './setup-requests.js';
 export type { LoadOptions } from './load-plan.js';
 export type { LoadPhase } from './engine.js';
 
-/** One second of the measured window, merged across workers. */
-export interface LoadProgress {
-  /** 1-based second of the measured window. */
-  second: number;
-  /** Completed requests in that second. */
-  requests: number;
-  errors: number;
-  bytesRead: number;
-  /** Latency percentiles of that second in ms. */
-  p50: number;
-  p99: number;
+/** One second of the measured window, merged across workers (1-based `second`), with the running total. */
+export interface LoadProgress extends TimelinePoint {
   /** Completed requests so far. */
   totalRequests: number;
 }

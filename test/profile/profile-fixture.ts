@@ -8,6 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { asCpuProfile, type CpuProfile } from '../../src/profile/cpu-profile.js';
 
+/** The app sources, shared with test/fixtures/profiles/generate.mjs (which made the stored profiles). */
+const fixtures = new URL('../../../test/fixtures/profiles/', import.meta.url);
+
 /** The system node plus the official 22 and 24 binaries when installed. */
 export function nodeBinaries(): { major: string; bin: string }[] {
   const out = [{ major: process.versions.node.split('.')[0], bin: process.execPath }];
@@ -40,47 +43,10 @@ export function cpuProfileOf(dir: string, script: string, opts: { bin?: string; 
 }
 
 /** A dependency that calls back into app code, like a router's dispatch loop. */
-export const FAKE_DEP = `'use strict';
-exports.dispatch = function dispatch(fn, n) {
-  let r;
-  for (let i = 0; i < n; i++) r = fn(i);
-  return r;
-};
-`;
+export const FAKE_DEP = readFileSync(new URL('fakedep.cjs', fixtures), 'utf8');
 
 /** App code doing recognisable work in named functions, called from the dependency. */
-export const WORK_APP = `'use strict';
-const crypto = require('node:crypto');
-const zlib = require('node:zlib');
-const { dispatch } = require('fakedep');
-const big = { items: Array.from({ length: 3000 }, (_, i) => ({ id: i, name: 'item' + i, tags: ['a', 'b', 'c'] })) };
-function serializeBody() {
-  return JSON.stringify(big);
-}
-function hashBody(s) {
-  return crypto.createHash('sha512').update(s).update(s).update(s).digest('hex');
-}
-function deriveKey() {
-  return crypto.pbkdf2Sync('pw', 'salt', 3000, 64, 'sha512');
-}
-const re = /^(a+)+b$/;
-function matchRegex() {
-  return re.test('a'.repeat(17) + 'c');
-}
-function compress(s) {
-  return zlib.gzipSync(s);
-}
-function handler(i) {
-  const s = serializeBody();
-  hashBody(s);
-  deriveKey();
-  matchRegex();
-  compress(s);
-  return s.length + i;
-}
-const end = Date.now() + Number(process.argv[2] || 1200);
-while (Date.now() < end) dispatch(handler, 3);
-`;
+export const WORK_APP = readFileSync(new URL('work-app.cjs', fixtures), 'utf8');
 
 /** 1-based line of the first line containing `needle`. */
 export function lineOf(text: string, needle: string): number {
