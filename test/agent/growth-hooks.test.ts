@@ -143,10 +143,7 @@ test('patched builtins keep their extra properties (fs.realpathSync.native, prom
   assert.ok(c.of('hello').length > 0);
 });
 
-// restify 11 cannot load on Node 24.
-const restifyLoads = Number(process.versions.node.split('.')[0]) < 24;
-
-test('restify: a route registered after listen and an `after` listener added per request (story 1)', { skip: !restifyLoads }, async () => {
+test('restify: a route registered after listen and an `after` listener added per request (story 1)', async () => {
   const { c, port } = await startWith(['restify-routes.cjs']);
   await getMany(port, '/add', 5, 1);
   const dyn = (m: GrowthMessage) => m.routes.filter((r) => r.path.startsWith('/dyn'));

@@ -1,6 +1,6 @@
 // The restify adapter against a real restify server: see framework-suite.ts for the scenarios.
-// Restify 11 itself cannot load on Node 24 (its spdy dependency calls the removed
-// process.binding('http_parser')); the suite is skipped there with that reason.
+// Should restify fail to load on some Node version (restify 11 did on Node 24: its spdy
+// dependency called the removed process.binding('http_parser')), the suite says so and skips.
 import { createRequire } from 'node:module';
 import { frameworkSuite } from './framework-suite.js';
 
