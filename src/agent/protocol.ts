@@ -165,7 +165,7 @@ export interface GcEvent {
   start: number;
   durationMs: number;
   flags: number;
-  /** Heap used before and after, bytes, when v8.GCProfiler provided them. */
+  /** Heap used before and after, bytes, when v8.GCProfiler provided them (non-minor GCs only). */
   heapBefore?: number;
   heapAfter?: number;
 }
