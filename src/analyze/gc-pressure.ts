@@ -61,7 +61,7 @@ function finding(run: RunData, events: GcEvent[], share: number, totalMs: number
   const scavengesPerS = minor.count / seconds;
   const semiSpace = minorShare >= SEMI_SPACE_MIN_MINOR_SHARE && scavengesPerS >= SEMI_SPACE_MIN_SCAVENGES_PER_S;
   const alloc = allocationsOf(run);
-  const top = alloc?.sites.find((s) => s.frame.kind === 'app' && s.share >= ALLOCATION_CULPRIT_MIN_SHARE);
+  const top = alloc?.culprit && alloc.culprit.share >= ALLOCATION_CULPRIT_MIN_SHARE ? alloc.culprit : undefined;
   const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
   const advice = [allocationAdvice(culprit ? `\`${culprit.function}\` (${culprit.file}:${culprit.line})` : undefined)];
   if (semiSpace) advice.push(semiSpaceAdvice(SEMI_SPACE_SUGGESTED_MIB));

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gcPressure } from '../../src/analyze/gc-pressure.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
-import { syntheticHeapProfile } from '../fixtures/telemetry/synthetic-profile.js';
+import { syntheticCpuProfile, syntheticHeapProfile } from '../fixtures/telemetry/synthetic-profile.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
 
 const cwd = '/srv/app';
@@ -22,6 +22,32 @@ for (const noise of NOISE_LEVELS) {
       assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['buildRows', 'server.js', 9]);
       assert.equal(f.evidence.suggestedSemiSpaceMiB, 64);
       assert.match(f.recommendation, /--max-semi-space-size=64/);
+    }
+  });
+
+  test(`gc: a callee allocating nearly as much as its caller is named (V8 charges inlined allocations to the caller) (noise ${noise})`, () => {
+    const site = (name: string, line: number, bytes: number, callees: { name: string; file: string; line: number; bytes: number }[] = []) => ({ name, file: 'server.js', line, bytes, callees });
+    const inlined = syntheticHeapProfile([site('handleReport', 20, 55e6, [site('buildRows', 5, 44e6)])], { cwd });
+    const ownWork = syntheticHeapProfile([site('handleReport', 20, 55e6, [site('formatRow', 9, 10e6)])], { cwd });
+    for (const seed of SEEDS) {
+      const culprit = (heap: typeof inlined) => gcPressure(syntheticRun({ seed, noise, cwd, minorGcPerS: 120, minorGcMs: 2.5, profiles: [heap] }))[0]?.culprit?.function;
+      assert.equal(culprit(inlined), 'buildRows', `seed ${seed}`);
+      assert.equal(culprit(ownWork), 'handleReport', `seed ${seed}`);
+    }
+  });
+
+  test(`gc: with a CPU profile, the callee is named only when it also holds the CPU work (noise ${noise})`, () => {
+    const heap = syntheticHeapProfile([{ name: 'handleReport', file: 'server.js', line: 20, bytes: 70e6, callees: [{ name: 'buildRows', file: 'server.js', line: 5, bytes: 25e6 }] }], { cwd });
+    const cpu = (callerShare: number, calleeShare: number) => syntheticCpuProfile([
+      { name: 'handleReport', file: 'server.js', line: 20, share: callerShare },
+      { name: 'buildRows', file: 'server.js', line: 5, share: calleeShare },
+    ], { cwd });
+    const workInCallee = cpu(0.1, 0.4);
+    const workInCaller = cpu(0.4, 0.1);
+    for (const seed of SEEDS) {
+      const culprit = (profile: typeof heap) => gcPressure(syntheticRun({ seed, noise, cwd, minorGcPerS: 120, minorGcMs: 2.5, profiles: [heap, profile] }))[0]?.culprit?.function;
+      assert.equal(culprit(workInCallee), 'buildRows', `seed ${seed}`);
+      assert.equal(culprit(workInCaller), 'handleReport', `seed ${seed}`);
     }
   });
 

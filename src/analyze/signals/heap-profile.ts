@@ -5,9 +5,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunData } from '../../run-dir/run-data.js';
-import type { Frame } from '../../profile/call-tree.js';
+import type { CallTree, Frame } from '../../profile/call-tree.js';
 import { parseHeapProfile } from '../../profile/heap-profile.js';
 import { buildHeapTree, topAllocators } from '../../profile/build-heap-tree.js';
+import { cpuViewOf } from './cpu-profile.js';
 
 export interface AllocationSite {
   frame: Frame;
@@ -20,7 +21,26 @@ export interface AllocationView {
   totalBytes: number;
   /** App sites by sampled bytes, largest first. */
   sites: AllocationSite[];
+  /**
+   * The site to name as the allocator: the top site, or a callee of it that allocates almost as
+   * much (see INLINED_CALLEE_MIN_RATIO).
+   */
+  culprit?: AllocationSite;
 }
+
+/**
+ * V8's sampling heap profiler does not expand inlined frames: once a callee is inlined, its
+ * allocations are charged to its caller's own bytes, while earlier (not yet optimized) calls are
+ * charged to the callee, and the longer the run the more the caller seems to allocate. The CPU
+ * profiler does expand inlined frames. So a site's direct callee is named instead when it
+ * allocates at least INLINED_CALLEE_MIN_RATIO of the site's bytes and, in the CPU profile,
+ * spends at least INLINED_CALLEE_MIN_CPU_RATIO of the site's self time (a real share of the
+ * work is in the callee). Without a CPU profile the callee must allocate
+ * INLINED_CALLEE_MIN_RATIO_NO_CPU of the site's bytes.
+ */
+export const INLINED_CALLEE_MIN_RATIO = 0.2;
+export const INLINED_CALLEE_MIN_CPU_RATIO = 0.5;
+export const INLINED_CALLEE_MIN_RATIO_NO_CPU = 0.5;
 
 const cache = new WeakMap<RunData, AllocationView | null>();
 
@@ -50,11 +70,44 @@ function load(run: RunData): AllocationView | null {
     try {
       const tree = buildHeapTree(parseHeapProfile(readFileSync(ref.path, 'utf8'), ref.path), { cwd: run.cwd });
       if (tree.totalUs <= 0 || (best && best.totalBytes >= tree.totalUs)) continue;
-      const sites = topAllocators(tree, { limit: 20 }).map((a) => ({ frame: tree.frames[a.frame], bytes: a.bytes, share: a.share }));
-      best = { totalBytes: tree.totalUs, sites };
+      const top = topAllocators(tree, { limit: 20 });
+      const sites = top.map((a) => ({ frame: tree.frames[a.frame], bytes: a.bytes, share: a.share }));
+      const chosen = culpritIndex(tree, top.map((a) => a.frame), sites, cpuSelfOf(run));
+      best = { totalBytes: tree.totalUs, sites, ...(chosen === undefined ? {} : { culprit: sites[chosen] }) };
     } catch {
       continue;
     }
   }
   return best;
+}
+
+/** Index into `sites` of the allocator to name: follow callees that hold the work (inlining). */
+function culpritIndex(tree: CallTree, frames: number[], sites: AllocationSite[], cpuSelf: ((f: Frame) => number) | undefined): number | undefined {
+  const app = sites.map((s, i) => (s.frame.kind === 'app' ? i : -1)).filter((i) => i >= 0);
+  if (app.length === 0) return undefined;
+  const callees = new Map<number, Set<number>>();
+  for (let n = 1; n < tree.parent.length; n++) {
+    const p = tree.parent[n];
+    if (p <= 0) continue;
+    const set = callees.get(tree.frame[p]) ?? new Set<number>();
+    set.add(tree.frame[n]);
+    callees.set(tree.frame[p], set);
+  }
+  const holdsWork = (callee: number, caller: number): boolean => cpuSelf
+    ? sites[callee].bytes >= INLINED_CALLEE_MIN_RATIO * sites[caller].bytes && cpuSelf(sites[callee].frame) >= INLINED_CALLEE_MIN_CPU_RATIO * cpuSelf(sites[caller].frame)
+    : sites[callee].bytes >= INLINED_CALLEE_MIN_RATIO_NO_CPU * sites[caller].bytes;
+  let at = app[0];
+  for (const seen = new Set([at]); ;) {
+    const next = app.find((i) => !seen.has(i) && callees.get(frames[at])?.has(frames[i]) && holdsWork(i, at));
+    if (next === undefined) return at;
+    seen.add(next);
+    at = next;
+  }
+}
+
+/** Attributed CPU self time of a function (matched by name, file and line), when the run has a CPU profile. */
+function cpuSelfOf(run: RunData): ((f: Frame) => number) | undefined {
+  const view = cpuViewOf(run);
+  if (!view) return undefined;
+  return (f) => view.functions.find((c) => c.frame.name === f.name && c.frame.file === f.file && c.frame.line === f.line)?.selfUs ?? 0;
 }
