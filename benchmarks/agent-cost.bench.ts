@@ -9,6 +9,7 @@ import * as http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext, BenchSuite } from './suite.js';
+import { median } from './median.js';
 
 const SERVER = `
 const http = require('node:http');
@@ -146,7 +147,6 @@ export const agentCostBench: BenchSuite = {
     } finally {
       sink.close();
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const base = median(results.get('no agent')!);
     const rows = VARIANTS.map((v) => {
       const m = median(results.get(v.name)!);

@@ -11,6 +11,7 @@ import type { RunData } from '../src/run-dir/run-data.js';
 import { buildReport } from '../src/report/build-report.js';
 import { syntheticRun, SYNTHETIC_START } from '../test/fixtures/telemetry/synthetic-run.js';
 import { seededRandom } from '../test/fixtures/telemetry/seeded-random.js';
+import { median } from './median.js';
 
 const BUDGET_MS = 1000;
 const CWD = '/srv/bench-app';
@@ -73,7 +74,6 @@ export const analyzeBench: BenchSuite = {
       full.push(time(() => { findings = buildReport({ ...run }).findings.length; }));
       telemetryOnly.push(time(() => buildReport({ ...run, profiles: [] })));
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const m = median(full);
     ctx.log(`analyze: median ${m.toFixed(0)} ms (${runs} runs), telemetry only ${median(telemetryOnly).toFixed(0)} ms`);
     return [

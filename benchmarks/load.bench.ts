@@ -9,6 +9,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext, BenchSuite } from './suite.js';
+import { median } from './median.js';
 
 interface Tool {
   name: string;
@@ -173,7 +174,6 @@ async function stallRows(ctx: BenchContext): Promise<string[]> {
   return rows;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export const loadBench: BenchSuite = {
   name: 'load',

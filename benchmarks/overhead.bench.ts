@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext, BenchSuite } from './suite.js';
+import { median } from './median.js';
 
 const CONNECTIONS = 50;
 
@@ -145,7 +146,6 @@ function variants(ctx: BenchContext): Variant[] {
   ].filter((v): v is Variant => v !== undefined);
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
 interface Tally { rates: number[]; ratios: number[]; cpuPerReq: number[]; cpuRatios: number[]; toResults: number[] }

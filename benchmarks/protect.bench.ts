@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import type { LoadResult } from '../src/load/load-result.js';
 import { load, type LoadOptions } from '../src/load/load.js';
 import type { BenchContext, BenchSuite } from './suite.js';
+import { median } from './median.js';
 
 const DELAY_MS = 50;
 const PROBE_RATE = 50;
@@ -127,7 +128,6 @@ async function guardCost(ctx: BenchContext): Promise<string> {
     plain.push(await helloRate(ctx, 'plain', 3));
     guarded.push(await helloRate(ctx, 'protect', 3));
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const p = median(plain);
   const g = median(guarded);
   return [

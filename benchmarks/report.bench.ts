@@ -16,6 +16,7 @@ import type { CpuProfile } from '../src/profile/cpu-profile.js';
 import type { SampleMessage } from '../src/agent/protocol.js';
 import { writeReportHtml } from '../src/report/html/write-report-html.js';
 import { seededRandom } from '../test/fixtures/telemetry/seeded-random.js';
+import { median } from './median.js';
 
 const BUDGET = { sizeBytes: 5 * 1024 * 1024, readyMs: 1000, drawMs: 100 };
 const CHROMIUM = process.env.HOTPATH_CHROMIUM ?? '/usr/bin/chromium';
@@ -115,10 +116,6 @@ async function measure(browser: Browser, file: string): Promise<PageTimes> {
   };
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1];
-}
 
 const mb = (b: number): string => `${(b / 1024 / 1024).toFixed(2)} MB`;
 const verdict = (v: number, budget: number): string => (v <= budget ? 'within budget' : '**over budget**');
