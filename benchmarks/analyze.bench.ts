@@ -6,43 +6,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext, BenchSuite } from './suite.js';
-import type { CpuProfile } from '../src/profile/cpu-profile.js';
 import type { RunData } from '../src/run-dir/run-data.js';
 import { buildReport } from '../src/report/build-report.js';
 import { syntheticRun, SYNTHETIC_START } from '../test/fixtures/telemetry/synthetic-run.js';
-import { seededRandom } from '../test/fixtures/telemetry/seeded-random.js';
 import { median } from './median.js';
+import { sixtySecondProfile } from './profile.bench.js';
 
 const BUDGET_MS = 1000;
 const CWD = '/srv/bench-app';
 
-/** A deep, skewed call tree across app, node_modules and node: files, sampled every ~1 ms. */
-function profile(nodes: number, samples: number): CpuProfile {
-  const rand = seededRandom(7);
-  const url = (f: number) => (f % 3 === 0 ? `file://${CWD}/src/mod${f % 97}.js` : f % 3 === 1 ? `file://${CWD}/node_modules/dep${f % 31}/index.js` : `node:internal/mod${f % 13}`);
-  const out: CpuProfile['nodes'] = [{ id: 1, callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, children: [] }];
-  const depth = [0];
-  for (let i = 1; i < nodes; i++) {
-    let parent = rand() < 0.7 ? i - 1 - Math.floor(rand() * Math.min(i, 8)) : Math.floor(rand() * i);
-    if (depth[parent] >= 40) parent = Math.floor(rand() * Math.min(i, 50));
-    const f = Math.floor(rand() ** 2 * 1000);
-    out.push({ id: i + 1, callFrame: { functionName: `fn${f}`, scriptId: String(f % 500), url: url(f), lineNumber: f % 400, columnNumber: 4 }, children: [] });
-    out[parent].children!.push(i + 1);
-    depth.push(depth[parent] + 1);
-  }
-  const ids: number[] = [];
-  const dts: number[] = [];
-  for (let s = 0; s < samples; s++) {
-    ids.push(2 + Math.floor(rand() ** 3 * (nodes - 1)));
-    dts.push(900 + Math.floor(rand() * 200));
-  }
-  const end = dts.reduce((a, b) => a + b, 0);
-  return { nodes: out, startTime: 0, endTime: end, samples: ids, timeDeltas: dts };
-}
-
 function sixtySecondRun(dir: string): RunData {
   const path = join(dir, 'cpu-4242-0.cpuprofile');
-  writeFileSync(path, JSON.stringify(profile(5000, 60_000)));
+  writeFileSync(path, JSON.stringify(sixtySecondProfile(5000, 60_000)));
   const site = { function: 'register', file: `${CWD}/src/routes.js`, line: 10, column: 3 };
   return syntheticRun({
     seed: 3, noise: 0.2, durationS: 60, cwd: CWD, rps: 3000, minorGcPerS: 20, majorGcPerS: 0.5,
