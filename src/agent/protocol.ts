@@ -269,11 +269,15 @@ export type AgentMessage =
   | HelloMessage | ListenMessage | SampleMessage | GcMessage | GrowthMessage
   | StallMessage | ProfileMessage | ErrorMessage | ByeMessage;
 
-/** Commands from the CLI to every connected agent. */
+/**
+ * Commands from the CLI to every connected agent. `seq` (set by the CLI's broadcast, rising)
+ * lets a thread that gets a command twice, directly and forwarded, act on it once.
+ */
+interface ControlBase { v: typeof PROTOCOL_VERSION; type: 'control'; seq?: number }
 export type ControlMessage =
-  | { v: typeof PROTOCOL_VERSION; type: 'control'; cmd: 'phase'; phase: RunPhase }
-  | { v: typeof PROTOCOL_VERSION; type: 'control'; cmd: 'profile-start' }
-  | { v: typeof PROTOCOL_VERSION; type: 'control'; cmd: 'profile-stop' }
-  | { v: typeof PROTOCOL_VERSION; type: 'control'; cmd: 'flush' };
+  | ControlBase & { cmd: 'phase'; phase: RunPhase }
+  | ControlBase & { cmd: 'profile-start' }
+  | ControlBase & { cmd: 'profile-stop' }
+  | ControlBase & { cmd: 'flush' };
 
 export type RunPhase = 'starting' | 'setup' | 'warmup' | 'load' | 'cooldown' | 'stopping';

@@ -26,7 +26,7 @@ import { unrefInterval, listen, originalClearInterval } from './originals.js';
 import { epochNow } from './clock.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
-import { MAIN_FLUSHED, WORKER_CONNECTED, type AgentWorkerData } from './worker/worker-data.js';
+import { MAIN_FLUSHED, type AgentWorkerData } from './worker/worker-data.js';
 import type { GrowthHooks } from './hooks/growth-hooks.js';
 
 /** Growth totals go out at most this often (and only when they changed). */
@@ -51,7 +51,6 @@ export class ThreadAgent {
   private worker: Worker | undefined;
   private inThreadProfiler: InspectorProfiler | undefined;
   private started = false;
-  private workerConnected = false;
   /** The heartbeat the sampler writes (when it ticks at least every HEARTBEAT_MS). */
   private beat: Float64Array | undefined;
 
@@ -128,7 +127,6 @@ export class ThreadAgent {
     }
     for (const owned of [worker, worker.stdout, worker.stderr]) threadState.agentOwned.add(owned);
     listen(worker, 'error', (err: unknown) => reportError('agent-worker', err));
-    listen(worker, 'message', (m: unknown) => { if (m === WORKER_CONNECTED) this.workerConnected = true; });
     // After the listeners: unref() also unrefs the message port a 'message' listener refs.
     worker.unref();
     return worker;
@@ -149,8 +147,9 @@ export class ThreadAgent {
   }
 
   private onControl(msg: ControlMessage): void {
-    // The worker's connection opens a little after listen: until it has, pass control on.
-    if (this.worker !== undefined && !this.workerConnected && msg.cmd !== 'phase') this.worker.postMessage({ hotpathForward: msg });
+    // The worker's own connection may miss a command sent while it opened: pass every one on
+    // (the worker acts once per seq).
+    if (this.worker !== undefined && msg.cmd !== 'phase') this.worker.postMessage({ hotpathForward: msg });
     const p = this.inThreadProfiler;
     if (msg.cmd === 'profile-start') p?.start();
     else if (msg.cmd === 'profile-stop') p?.stop(() => {});

@@ -58,6 +58,7 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
   private readonly out: WriteStream;
   private readonly paused = new Set<Socket>();
   private closed = false;
+  private controlSeq = 0;
 
   private constructor(telemetryFile: string, path: string) {
     super();
@@ -150,7 +151,7 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
 
   /** Sends a control message to every connected agent. */
   broadcast(msg: ControlMessage): void {
-    const line = JSON.stringify(msg) + '\n';
+    const line = JSON.stringify({ ...msg, seq: ++this.controlSeq }) + '\n';
     for (const socket of this.sockets.keys()) {
       if (!socket.destroyed && socket.writable) socket.write(line);
     }

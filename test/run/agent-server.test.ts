@@ -44,8 +44,11 @@ test('messages are appended as received, split lines are joined, events fire, co
     const received = Promise.all([once(a, 'data'), once(b, 'data')]);
     server.broadcast({ v: 1, type: 'control', cmd: 'flush' });
     const [[ca], [cb]] = await received;
-    assert.deepEqual(JSON.parse(String(ca)), { v: 1, type: 'control', cmd: 'flush' });
+    assert.deepEqual(JSON.parse(String(ca)), { v: 1, type: 'control', cmd: 'flush', seq: 1 });
     assert.equal(String(cb), String(ca));
+    const next = once(a, 'data');
+    server.broadcast({ v: 1, type: 'control', cmd: 'profile-start' });
+    assert.equal(JSON.parse(String((await next)[0])).seq, 2, 'commands are numbered in order');
 
     const bye = once(server, 'bye');
     a.write(msg('bye', { reason: 'flush' }) + '\n');

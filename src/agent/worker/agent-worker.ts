@@ -11,7 +11,7 @@ import { AgentConnection } from '../connection.js';
 import { InspectorProfiler } from '../profiling/inspector-profiler.js';
 import { StallWatchdog } from './stall-watchdog.js';
 import { StallCause } from './stall-cause.js';
-import { isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, WORKER_CONNECTED, type AgentWorkerData } from './worker-data.js';
+import { isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
 
 /** How long a flush waits for the main thread's last sample before saying bye anyway. */
 export const MAIN_FLUSH_WAIT_MS = 500;
@@ -24,7 +24,7 @@ function mainSession(): Session {
 }
 
 function run(data: AgentWorkerData): void {
-  const conn = new AgentConnection(data.socket, data.threadId, true, () => parentPort?.postMessage(WORKER_CONNECTED));
+  const conn = new AgentConnection(data.socket, data.threadId, true);
   if (data.watchdogOnly) {
     new StallWatchdog(data.heartbeat, (body) => conn.send(body)).start();
     return;
@@ -41,11 +41,12 @@ function run(data: AgentWorkerData): void {
   const cause = new StallCause(mainSession);
   new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause).start();
   const flusher = new Flusher(conn, profiler);
-  const onControl = (msg: ControlMessage): void => {
+  // Commands come twice (own connection, forwarded by the main thread): act on the first copy.
+  const onControl = oncePerSeq((msg: ControlMessage): void => {
     if (msg.cmd === 'profile-start') profiler.start();
     else if (msg.cmd === 'profile-stop') profiler.stop(() => {});
     else if (msg.cmd === 'flush') flusher.flush();
-  };
+  });
   parentPort?.on('message', (m: unknown) => {
     if (m === MAIN_FLUSHED) flusher.mainFlushed();
     else if (isForwardedControl(m)) onControl(m.hotpathForward);

@@ -22,16 +22,29 @@ export interface AgentWorkerData {
 
 /** Main thread -> worker: the main thread sent its last sample after a flush. */
 export const MAIN_FLUSHED = 'hotpath:main-flushed';
-/** Worker -> main thread: the worker's own connection is open; until then main forwards control. */
-export const WORKER_CONNECTED = 'hotpath:worker-connected';
-
-/** Main thread -> worker: a control message the worker's connection opened too late to see. */
+/**
+ * Main thread -> worker: every control message but phases. The worker's own connection may
+ * open after the CLI sent one (or be accepted later than the CLI broadcast it); the worker
+ * acts once per `seq`, whichever copy comes first.
+ */
 export interface ForwardedControl {
   hotpathForward: ControlMessage;
 }
 
 export function isForwardedControl(v: unknown): v is ForwardedControl {
   return typeof v === 'object' && v !== null && typeof (v as { hotpathForward?: unknown }).hotpathForward === 'object';
+}
+
+/** Wraps a control handler so each `seq` is acted on once; copies and stale commands are dropped. */
+export function oncePerSeq(handle: (msg: ControlMessage) => void): (msg: ControlMessage) => void {
+  let lastSeq = 0;
+  return (msg) => {
+    if (msg.seq !== undefined) {
+      if (msg.seq <= lastSeq) return;
+      lastSeq = msg.seq;
+    }
+    handle(msg);
+  };
 }
 
 export function isAgentWorkerData(v: unknown): v is AgentWorkerData {
