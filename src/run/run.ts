@@ -152,7 +152,7 @@ class RunSession {
     this.phases.enter('starting');
     this.target = await TargetProcess.start({
       command: this.o.command, cwd: this.o.cwd, env: this.hooks.env ?? process.env, agentPath,
-      socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log),
+      socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log), graceMs: this.o.grace * 1000,
       agentConfig: { intervalMs: this.o.interval, cpuSamplingIntervalUs: this.o.cpuInterval, heap: this.o.heap, hooks: this.o.hooks },
     });
     this.meta.spawnedPid = this.target.pid;

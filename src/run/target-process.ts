@@ -2,7 +2,8 @@
 // process group (so the whole tree can be signalled and Ctrl-C in the terminal reaches only
 // hotpath). stdout goes straight into target.log through a file descriptor, so a target that
 // prints megabytes costs hotpath nothing; stderr is teed into the same log and into a small
-// in-memory tail for error messages.
+// in-memory tail for error messages. An orphan guard (orphan-guard.ts) stops the group should
+// hotpath itself be killed without a chance to.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, createWriteStream, openSync, readSync, fstatSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { ENV, type AgentConfig } from '../agent/protocol.js';
 import { hotpathError } from '../errors.js';
 import { targetNodeOptions } from './node-options.js';
 import { OutputTail, tailLines } from './output-tail.js';
+import { OrphanGuard } from './orphan-guard.js';
 import { groupAlive, signalGroup, stopGroup } from './process-group.js';
 
 export interface TargetOptions {
@@ -22,6 +24,8 @@ export interface TargetOptions {
   runDir: string;
   agentConfig: AgentConfig;
   logFile: string;
+  /** What the orphan guard gives the group between SIGTERM and SIGKILL if hotpath dies. */
+  graceMs: number;
 }
 
 export interface ExitStatus {
@@ -50,7 +54,7 @@ export class TargetProcess {
   /** Last resort: if hotpath itself dies, the group dies with it (no orphans). */
   private readonly onHotpathExit = () => this.killNow();
 
-  private constructor(child: ChildProcess, logFile: string) {
+  private constructor(child: ChildProcess, logFile: string, private readonly guard: OrphanGuard | undefined) {
     this.pid = child.pid as number;
     this.logFile = logFile;
     const log = createWriteStream(logFile, { flags: 'a' });
@@ -59,7 +63,11 @@ export class TargetProcess {
     child.stderr?.pipe(log);
     process.on('exit', this.onHotpathExit);
     this.exited = new Promise((resolve) => {
-      child.on('exit', (code, signal) => resolve(this.exitStatus = { code, signal, at: Date.now() }));
+      child.on('exit', (code, signal) => {
+        // Most targets are one process (or die together): the guard is not needed a moment longer.
+        if (!groupAlive(this.pid)) this.guard?.dismiss();
+        resolve(this.exitStatus = { code, signal, at: Date.now() });
+      });
     });
   }
 
@@ -71,13 +79,18 @@ export class TargetProcess {
       const child = spawn(file, args, {
         cwd: o.cwd, env: targetEnv(o), detached: true, stdio: ['ignore', logFd, 'pipe'],
       });
+      // Started at once (the pid is known synchronously), while the target boots.
+      const guard = child.pid === undefined ? undefined : OrphanGuard.start(child.pid, o.graceMs);
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
         child.once('error', (err: NodeJS.ErrnoException) => reject(hotpathError('HOTPATH_ERR_SPAWN',
           `Cannot start \`${file}\`: ${err.code === 'ENOENT' ? 'command not found' : err.message}`,
           { cause: err, details: { command: o.command, errno: err.code } })));
+      }).catch((err: unknown) => {
+        guard?.dismiss();
+        throw err;
       });
-      return new TargetProcess(child, o.logFile);
+      return new TargetProcess(child, o.logFile, guard);
     } finally {
       closeSync(logFd); // the child holds its own copy
     }
@@ -91,7 +104,7 @@ export class TargetProcess {
   /** SIGTERM to the whole group, SIGKILL after `graceMs`. */
   async stop(graceMs: number): Promise<'empty' | 'terminated' | 'killed'> {
     const how = await stopGroup(this.pid, graceMs);
-    process.off('exit', this.onHotpathExit);
+    this.release();
     // The group can be seen gone a moment before node reports the child's exit status.
     await Promise.race([this.exited, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     return how;
@@ -100,11 +113,14 @@ export class TargetProcess {
   /** SIGKILL to the whole group, synchronously (second Ctrl-C, hotpath exiting). */
   killNow(): void {
     signalGroup(this.pid, 'SIGKILL');
+    // SIGKILL cannot be caught: the group is as good as gone.
+    this.guard?.dismiss();
   }
 
-  /** Removes the exit safety net once the group is known to be gone. */
+  /** Removes the safety nets (exit hook, orphan guard) once the group is known to be gone. */
   release(): void {
     process.off('exit', this.onHotpathExit);
+    this.guard?.dismiss();
   }
 
   stderrTail(n = 20): string[] {
