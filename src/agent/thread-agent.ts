@@ -25,6 +25,7 @@ import { Sampler } from './collectors/sampler.js';
 import { unrefInterval, listen, originalClearInterval } from './originals.js';
 import { epochNow } from './clock.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
+import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-rescue.js';
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
 import { MAIN_FLUSHED, type AgentWorkerData } from './worker/worker-data.js';
 import type { GrowthHooks } from './hooks/growth-hooks.js';
@@ -53,6 +54,8 @@ export class ThreadAgent {
   private started = false;
   /** The heartbeat the sampler writes (when it ticks at least every HEARTBEAT_MS). */
   private beat: Float64Array | undefined;
+  /** Shared with the agent worker: lets a crash or process.exit() keep the running profile. */
+  private readonly rescue = new ProfileRescueFlag();
 
   constructor(private readonly opts: ThreadAgentOptions) {
     this.conn = new AgentConnection(opts.socket, threadId);
@@ -112,7 +115,7 @@ export class ThreadAgent {
     else this.timers.push(unrefInterval(() => { beat[0] = epochNow(); }, HEARTBEAT_MS));
     const data: AgentWorkerData = {
       hotpathAgentWorker: true, socket: this.opts.socket, runDir: this.opts.runDir, config: this.opts.config,
-      pid: process.pid, threadId, heartbeat, watchdogOnly,
+      pid: process.pid, threadId, heartbeat, watchdogOnly, profileRescue: this.rescue.buffer,
     };
     // No execArgv (no user loaders in our worker) and no HOTPATH_* env: if NODE_OPTIONS preloads
     // the agent into this worker anyway, it finds no socket and stays inert.
@@ -173,6 +176,9 @@ export class ThreadAgent {
   }
 
   private onExit(): void {
+    // A crash or process.exit() mid-profile: the worker writes it first (bounded), then bye.
+    const worker = this.worker;
+    if (worker !== undefined) safely('profile-rescue', () => rescueProfilesAtExit(worker, this.rescue));
     if (this.started) this.sendSample();
     this.conn.send({ type: 'bye', reason: 'exit' });
     for (const t of this.timers) originalClearInterval(t);

@@ -33,6 +33,28 @@ describe('hotpath run when things go wrong', () => {
     assert.deepEqual(survivors(meta), []);
   });
 
+  for (const how of ['throws', 'exit'] as const) {
+    const what = how === 'throws' ? 'throws an uncaught exception' : 'calls process.exit()';
+    test(`the target ${what} after 1 s of profiled load: the CPU profile up to then is kept and reported`, async () => {
+      const env = { CRASH_AFTER_MS: '1000', ...(how === 'exit' ? { CRASH_WITH: 'exit' } : {}) };
+      const { r, dir, meta } = await runApp('crash-server.cjs', ['-d', '10'], { env });
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(meta.outcome.status, 'target-crashed');
+      assert.equal(meta.outcome.exitCode, how === 'exit' ? 3 : 1);
+      const cpu = meta.profiles.filter((p) => p.kind === 'cpu');
+      assert.equal(cpu.length, 1, `meta.json lists the rescued profile: ${JSON.stringify(meta.profiles)}`);
+      assert.ok(cpu[0].end - cpu[0].start >= 800, 'it covers the load up to the crash');
+      const profile = JSON.parse(readFileSync(join(dir, cpu[0].file), 'utf8')) as { nodes: { callFrame: { functionName: string } }[]; samples: number[] };
+      assert.ok(profile.samples.length >= 200, `${profile.samples.length} samples`);
+      assert.ok(profile.nodes.some((n) => n.callFrame.functionName === 'checksumRows'), 'the app\'s own work is in it');
+      const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as { hotspots: { function: string }[] };
+      assert.ok(report.hotspots.some((h) => h.function === 'checksumRows'), `report.json's hotspots come from the profile: ${report.hotspots.map((h) => h.function).join(', ')}`);
+      assert.ok(statSync(join(dir, 'report.html')).size > 0);
+      assert.doesNotMatch(readFileSync(join(dir, 'target.log'), 'utf8'), /Waiting for the debugger/);
+      assert.deepEqual(survivors(meta), []);
+    });
+  }
+
   test('Ctrl-C (SIGINT to hotpath): load stops, everything is written, exit 130', async () => {
     const { r, dir, meta } = await runApp('cjs-server.cjs', ['-d', '30'], {
       onSpawn: (child, waitFor) => void waitFor('hotpath: load:').then(() => setTimeout(() => child.kill('SIGINT'), 700)),

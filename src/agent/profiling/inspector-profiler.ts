@@ -21,6 +21,8 @@ export interface ProfilerOptions {
   heap: boolean;
   send: (body: ProfileBody) => void;
   onError: (what: string, err: unknown) => void;
+  /** Called when a profile starts (true) and once its files are written with none running (false). */
+  onBusy?: (busy: boolean) => void;
 }
 
 interface CpuProfile { startTime: number; endTime: number; samples?: number[] }
@@ -49,6 +51,7 @@ export class InspectorProfiler {
       return this.opts.onError('inspector', err);
     }
     this.running = { startEpoch: epochNow(), session: s };
+    this.opts.onBusy?.(true);
     const fail = (what: string) => (err: Error | null): void => { if (err) this.opts.onError(what, err); };
     s.post('Profiler.enable', fail('profiler-enable'));
     s.post('Profiler.setSamplingInterval', { interval: this.opts.samplingIntervalUs }, fail('profiler-interval'));
@@ -78,6 +81,7 @@ export class InspectorProfiler {
     const finish = (): void => {
       if (--pending > 0) return;
       this.stopping = undefined;
+      this.opts.onBusy?.(this.running !== undefined);
       for (const cb of waiting) cb();
     };
     const session = running.session;

@@ -3,12 +3,14 @@
 // the main thread is blocked: it watches the heartbeat (stalls), and it drives the main
 // thread's CPU/heap profilers through inspector.Session#connectToMainThread(). Its handles
 // are ref'd (so it stays alive: research 1.1) but the Worker itself is unref'd by the main
-// thread, so it never keeps the process alive.
+// thread, so it never keeps the process alive. When the main thread exits mid-profile (a crash,
+// process.exit()), it waits while this worker writes the profile: see profile-rescue.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Session } from 'node:inspector';
 import type { ControlMessage } from '../protocol.js';
 import { AgentConnection } from '../connection.js';
 import { InspectorProfiler } from '../profiling/inspector-profiler.js';
+import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { StallWatchdog } from './stall-watchdog.js';
 import { StallCause } from './stall-cause.js';
 import { isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
@@ -32,23 +34,35 @@ function run(data: AgentWorkerData): void {
   const onError = (what: string, err: unknown): void => {
     conn.send({ type: 'agent-error', what, message: err instanceof Error ? err.message : String(err) });
   };
+  const rescue = new ProfileRescueFlag(data.profileRescue);
   // Sessions are connected only while they are used (a profile, a stall): see InspectorProfiler.
   const profiler = new InspectorProfiler(mainSession, {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId,
     samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
-    send: (body) => conn.send(body), onError,
+    send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy(busy),
   });
   const cause = new StallCause(mainSession);
-  new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause).start();
+  const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
+  watchdog.start();
   const flusher = new Flusher(conn, profiler);
+  let exiting = false;
   // Commands come twice (own connection, forwarded by the main thread): act on the first copy.
   const onControl = oncePerSeq((msg: ControlMessage): void => {
+    if (exiting) return;
     if (msg.cmd === 'profile-start') profiler.start();
     else if (msg.cmd === 'profile-stop') profiler.stop(() => {});
     else if (msg.cmd === 'flush') flusher.flush();
   });
+  // The main thread is exiting (crash, process.exit) and waits for its running profile: see
+  // profile-rescue.ts. Its heartbeat has stopped for good, so the watchdog stops too.
+  const onExitRescue = (): void => {
+    exiting = true;
+    watchdog.stop();
+    profiler.stop(() => conn.afterWrites(() => rescue.markDone()));
+  };
   parentPort?.on('message', (m: unknown) => {
     if (m === MAIN_FLUSHED) flusher.mainFlushed();
+    else if (m === RESCUE_PROFILES) onExitRescue();
     else if (isForwardedControl(m)) onControl(m.hotpathForward);
   });
   conn.onControl(onControl);

@@ -13,6 +13,8 @@ export interface AgentWorkerData {
   threadId: number;
   /** Float64Array(1) over this buffer: the watched thread's last heartbeat, epoch ms. */
   heartbeat: SharedArrayBuffer;
+  /** ProfileRescueFlag's cells: a profile is pending; the worker rescued it at exit. */
+  profileRescue: SharedArrayBuffer;
   /**
    * Watching a worker-thread target: stalls only. connectToMainThread() would reach the
    * process's main thread, not the watched one, so profiles and control stay in that thread.
