@@ -165,8 +165,10 @@ export interface GcEvent {
   start: number;
   durationMs: number;
   flags: number;
-  /** Heap used before and after, bytes, when v8.GCProfiler provided them (non-minor GCs only). */
-  heapBefore?: number;
+  /**
+   * Heap used after the GC, bytes: non-minor GCs only, read when the observer delivered the
+   * GC (allocations made since are included). The last non-minor GC of a delivery has it.
+   */
   heapAfter?: number;
 }
 

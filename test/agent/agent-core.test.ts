@@ -6,7 +6,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentMessage, SampleMessage, StallMessage, ProfileMessage, HelloMessage } from '../../src/agent/protocol.js';
+import type { AgentMessage, GcMessage, SampleMessage, StallMessage, ProfileMessage, HelloMessage } from '../../src/agent/protocol.js';
 import { Collector, launch, within, get, getMany, destroyKeepAlive, NODES, type Target } from './helpers/agent-harness.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -75,6 +75,26 @@ for (const node of NODES) {
 
     c.send({ cmd: 'flush' });
     await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 5000, 'bye');
+    t.kill();
+  });
+
+  test(`GC events on ${node.name}: minor ones without heap sizes, a full GC with the heap used after it`, async () => {
+    const { c, t } = await startWith(['--expose-gc', 'server.cjs'], undefined, node.bin);
+    const listen = await c.waitForListen();
+    await getMany(listen.port!, '/alloc', 20);
+    await get(listen.port!, '/gc');
+    const isGc = (m: AgentMessage): m is GcMessage => m.type === 'gc';
+    await c.waitFor((m) => isGc(m) && m.events.some((e) => e.kind === 'major'), 5000, 'a major GC');
+    const events = c.messages.filter(isGc).flatMap((m) => m.events);
+    assert.ok(events.some((e) => e.kind === 'minor'), 'allocation caused minor GCs');
+    for (const e of events) {
+      assert.ok(e.durationMs >= 0 && e.start > Date.now() - 60_000 && e.start <= Date.now());
+      if (e.kind === 'minor') assert.equal(e.heapAfter, undefined);
+    }
+    const major = events.find((e) => e.kind === 'major')!;
+    // The sample of the same tick follows its gc message.
+    const { mem } = await c.waitFor(isSample, 5000, 'a sample');
+    assert.ok(major.heapAfter! > 1024 * 1024 && major.heapAfter! <= mem.heapTotal * 2, `heapAfter ${major.heapAfter}`);
     t.kill();
   });
 }
