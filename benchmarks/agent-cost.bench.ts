@@ -1,26 +1,17 @@
-// Agent cost per request: the CPU a small HTTP server spends per request with the agent
-// loaded (telemetry only; telemetry + growth hooks; + CPU profiling at 1 ms), minus the same
-// server without the agent, measured in the server itself (process.cpuUsage over a fixed
-// number of keep-alive requests). Variants are interleaved round by round and the median is
-// kept, so the shared machine's noise spreads evenly. Feeds docs/agent.md.
+// Agent cost per request: the CPU the overhead benchmark's server (JSON of ~5 KB plus sha256
+// per request) spends per request with the agent loaded, relative to the same server without
+// it. Sequential runs on the shared VM drift by ±30 %, so each variant is measured in a pair
+// *at the same time* as a plain server: both share CPU 0, each is driven by its own load
+// process (hotpath's engine, 1 worker, on CPU 1), and the ratio of their CPU per request
+// (user + system of all the server's threads, from /proc) is the agent's cost. The plain/plain
+// pair calibrates what "no difference" looks like. Rounds alternate which server starts first.
+// Also, in isolation: the agent's per-request and per-emitter paths in ns. Feeds docs/agent.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as net from 'node:net';
-import * as http from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext, BenchSuite } from './suite.js';
 import { median } from './median.js';
-
-const SERVER = `
-const http = require('node:http');
-let cpu0;
-http.createServer((req, res) => {
-  if (req.url === '/start') { cpu0 = process.cpuUsage(); return res.end('0'); }
-  if (req.url === '/cpu') { const c = process.cpuUsage(cpu0); return res.end(String(c.user + c.system)); }
-  res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify({ ok: true, items: [1, 2, 3] }));
-}).listen(0, '127.0.0.1', function () { process.send?.(this.address().port); });
-`;
 
 /** In-process: the agent's per-request and per-emitter paths in isolation, ns per operation. */
 const MICRO = `
@@ -31,11 +22,11 @@ const start = dc.channel('http.server.request.start');
 const finish = dc.channel('http.server.response.finish');
 const N = 200000;
 const server = http.createServer().listen(0, '127.0.0.1', () => {
-  const socket = new EventEmitter();
+  const sockets = Array.from({ length: 25 }, () => new EventEmitter());
   const requests = () => {
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < N; i++) {
-      const request = {}, response = { statusCode: 200 };
+      const request = {}, response = { statusCode: 200 }, socket = sockets[i % 25];
       start.publish({ request, response, socket, server });
       finish.publish({ request, response, socket, server });
     }
@@ -53,115 +44,147 @@ const server = http.createServer().listen(0, '127.0.0.1', () => {
 `;
 
 interface Variant { name: string; agent: boolean; config?: Record<string, unknown>; profile?: boolean }
+const PLAIN: Variant = { name: 'no agent', agent: false };
 const VARIANTS: Variant[] = [
-  { name: 'no agent', agent: false },
-  { name: 'agent, telemetry only', agent: true, config: { hooks: false } },
-  { name: 'agent, telemetry + growth hooks', agent: true, config: { hooks: true } },
+  PLAIN,
+  { name: 'agent, telemetry only (hooks off)', agent: true, config: { hooks: false } },
+  { name: 'agent, telemetry + growth hooks (default)', agent: true, config: { hooks: true } },
   { name: 'agent, + CPU profile (1 ms)', agent: true, config: { hooks: true }, profile: true },
 ];
 
-function get(agent: http.Agent, port: number, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => { body += d; }).on('end', () => resolve(body));
-    }).on('error', reject);
+const CLK_TCK = 100;
+
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+}
+
+/** A Unix socket standing in for the CLI: reads and drops telemetry, can send control. */
+class Sink {
+  readonly conns = new Set<net.Socket>();
+  private readonly server = net.createServer((c) => {
+    this.conns.add(c);
+    c.on('close', () => this.conns.delete(c)).on('error', () => {}).resume();
   });
+  constructor(readonly path: string) {}
+  listen(): Promise<void> { return new Promise((r) => this.server.listen(this.path, r)); }
+  control(cmd: string): void { for (const c of this.conns) c.write(`{"v":1,"type":"control","cmd":"${cmd}","seq":1}\n`); }
+  close(): void { for (const c of this.conns) c.destroy(); this.server.close(); }
 }
 
-async function drive(port: number, n: number): Promise<number> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
-  await get(agent, port, '/warm');
-  for (let i = 0; i < 500; i++) await get(agent, port, '/');
-  await get(agent, port, '/start');
-  let left = n;
-  await Promise.all(Array.from({ length: 8 }, async () => { while (left-- > 0) await get(agent, port, '/'); }));
-  const cpuUs = Number(await get(agent, port, '/cpu'));
-  agent.destroy();
-  return cpuUs / n;
-}
+interface Server { child: ChildProcess; port: number; sink: Sink }
 
-async function once(ctx: BenchContext, v: Variant, n: number, socketPath: string, controls: Set<net.Socket>): Promise<number> {
-  const file = join(ctx.scratch, 'agent-cost-server.cjs');
-  writeFileSync(file, SERVER);
-  const child: ChildProcess = spawn(process.execPath, [file], { env: agentEnv(ctx, v, socketPath), stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  try {
-    const port = await new Promise<number>((resolve) => child.once('message', (p) => resolve(Number(p))));
-    if (v.profile) {
-      await new Promise((r) => setTimeout(r, 300));
-      for (const c of controls) c.write('{"v":1,"type":"control","cmd":"profile-start"}\n');
-    }
-    return await drive(port, n);
-  } finally {
-    child.kill('SIGKILL');
-  }
-}
-
-async function micro(ctx: BenchContext, v: Variant, socketPath: string): Promise<[number, number]> {
-  const file = join(ctx.scratch, 'agent-cost-micro.cjs');
-  writeFileSync(file, MICRO);
-  const child = spawn(process.execPath, [file], { env: agentEnv(ctx, v, socketPath), stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  try {
-    return await new Promise<[number, number]>((resolve) => child.once('message', (m) => resolve(m as [number, number])));
-  } finally {
-    child.kill('SIGKILL');
-  }
-}
-
-function agentEnv(ctx: BenchContext, v: Variant, socketPath: string): NodeJS.ProcessEnv {
+async function startServer(ctx: BenchContext, v: Variant, tag: string): Promise<Server> {
+  const sink = new Sink(join(ctx.scratch, `agent-cost-${tag}.sock`));
+  await sink.listen();
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.NODE_OPTIONS;
   if (v.agent) {
     env.NODE_OPTIONS = `--require "${join(ctx.root, 'dist', 'agent', 'hotpath-agent.cjs')}"`;
-    env.HOTPATH_SOCKET = socketPath;
+    env.HOTPATH_SOCKET = sink.path;
     env.HOTPATH_RUN_DIR = ctx.scratch;
     env.HOTPATH_AGENT_CONFIG = JSON.stringify(v.config ?? {});
   }
-  return env;
+  const server = join(ctx.root, 'dist', 'benchmarks', 'servers', 'overhead-server.js');
+  const child = spawn('taskset', ['-c', '0', process.execPath, server, '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', () => reject(new Error('overhead server exited at start')));
+    child.stdout!.on('data', (d: Buffer) => { const m = /listening (\d+)/.exec(String(d)); if (m) resolve(Number(m[1])); });
+  });
+  return { child, port, sink };
 }
+
+function load(ctx: BenchContext, port: number, seconds: number, connections: number): Promise<number> {
+  const cli = join(ctx.root, 'dist', 'src', 'cli', 'main.js');
+  return new Promise((resolve, reject) => {
+    const p = spawn('taskset', ['-c', '1', process.execPath, cli, 'load', `http://127.0.0.1:${port}/`, '-c', String(connections), '-w', '1', '-d', String(seconds), '--json'],
+      { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    p.stdout!.on('data', (d: Buffer) => { out += d; });
+    p.on('close', () => {
+      try { resolve((JSON.parse(out) as { requests: { total: number } }).requests.total); } catch (err) { reject(err); }
+    });
+  });
+}
+
+/** One round of a pair: both servers under load at the same time; CPU µs per request of each. */
+async function pairRound(ctx: BenchContext, a: Variant, b: Variant, seconds: number, bFirst: boolean): Promise<[number, number]> {
+  const servers: Server[] = [];
+  try {
+    for (const [v, tag] of bFirst ? [[b, 'b'], [a, 'a']] as const : [[a, 'a'], [b, 'b']] as const) servers.push(await startServer(ctx, v, tag));
+    if (bFirst) servers.reverse();
+    await Promise.all(servers.map((s) => load(ctx, s.port, 1, 10))); // warm-up: JIT, connections, agent worker started
+    [a, b].forEach((v, i) => { if (v.profile) servers[i].sink.control('profile-start'); });
+    const c0 = servers.map((s) => cpuMs(s.child.pid!));
+    const served = await Promise.all(servers.map((s) => load(ctx, s.port, seconds, 25)));
+    const c1 = servers.map((s) => cpuMs(s.child.pid!));
+    return [0, 1].map((i) => ((c1[i] - c0[i]) * 1000) / served[i]) as [number, number];
+  } finally {
+    for (const s of servers) { s.child.kill('SIGKILL'); s.sink.close(); }
+  }
+}
+
+async function micro(ctx: BenchContext, v: Variant): Promise<[number, number]> {
+  const sink = new Sink(join(ctx.scratch, 'agent-cost-micro.sock'));
+  await sink.listen();
+  const file = join(ctx.scratch, 'agent-cost-micro.cjs');
+  writeFileSync(file, MICRO);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_OPTIONS;
+  if (v.agent) {
+    env.NODE_OPTIONS = `--require "${join(ctx.root, 'dist', 'agent', 'hotpath-agent.cjs')}"`;
+    env.HOTPATH_SOCKET = sink.path;
+    env.HOTPATH_RUN_DIR = ctx.scratch;
+    env.HOTPATH_AGENT_CONFIG = JSON.stringify(v.config ?? {});
+  }
+  const child = spawn(process.execPath, [file], { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  try {
+    return await new Promise<[number, number]>((resolve) => child.once('message', (m) => resolve(m as [number, number])));
+  } finally {
+    child.kill('SIGKILL');
+    sink.close();
+  }
+}
+
+const fmt = (xs: number[]): string => xs.map((x) => x.toFixed(3)).join(', ');
 
 export const agentCostBench: BenchSuite = {
   name: 'agent-cost',
   async run(ctx) {
-    const n = ctx.quick ? 3000 : 15000;
-    const rounds = ctx.quick ? 3 : 5;
-    const socketPath = join(ctx.scratch, 'agent-cost.sock');
-    const controls = new Set<net.Socket>();
-    const sink = net.createServer((c) => { controls.add(c); c.on('close', () => controls.delete(c)); c.on('error', () => {}); c.resume(); });
-    await new Promise<void>((r) => sink.listen(socketPath, r));
-    const results = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
+    const seconds = ctx.quick ? 3 : 6;
+    const rounds = ctx.quick ? 2 : 4;
     const microRows: string[] = [];
-    try {
-      for (const v of VARIANTS.slice(0, 3)) {
-        const [req, em] = await micro(ctx, v, socketPath);
-        microRows.push(`| ${v.name} | ${req.toFixed(0)} | ${em.toFixed(0)} |`);
-        ctx.log(`agent-cost micro: ${v.name}: ${req.toFixed(0)} ns/request, ${em.toFixed(0)} ns/emitter`);
-      }
-      for (let r = 0; r < rounds; r++) {
-        for (const v of VARIANTS) {
-          const us = await once(ctx, v, n, socketPath, controls);
-          results.get(v.name)!.push(us);
-          ctx.log(`agent-cost round ${r + 1}: ${v.name}: ${us.toFixed(1)} µs CPU/request`);
-        }
-      }
-    } finally {
-      sink.close();
+    for (const v of VARIANTS.slice(0, 3)) {
+      const [req, em] = await micro(ctx, v);
+      microRows.push(`| ${v.name} | ${req.toFixed(0)} | ${em.toFixed(0)} |`);
+      ctx.log(`agent-cost micro: ${v.name}: ${req.toFixed(0)} ns/request, ${em.toFixed(0)} ns/emitter`);
     }
-    const base = median(results.get('no agent')!);
-    const rows = VARIANTS.map((v) => {
-      const m = median(results.get(v.name)!);
-      return `| ${v.name} | ${m.toFixed(1)} | ${v.agent ? `${(m - base >= 0 ? '+' : '')}${(m - base).toFixed(1)}` : '–'} |`;
-    });
+    const rows: string[] = [];
+    for (const v of VARIANTS) {
+      const ratios: number[] = [];
+      const plainUs: number[] = [];
+      for (let r = 0; r < rounds; r++) {
+        const [a, b] = await pairRound(ctx, PLAIN, v, seconds, r % 2 === 1);
+        ratios.push(b / a);
+        plainUs.push(a);
+        ctx.log(`agent-cost ${v.name} round ${r + 1}: plain ${a.toFixed(1)} µs/request, variant ${b.toFixed(1)}, ratio ${(b / a).toFixed(3)}`);
+      }
+      ratios.sort((x, y) => x - y);
+      const m = median(ratios);
+      const base = median(plainUs);
+      rows.push(`| ${v.name} | ${m.toFixed(3)} | [${fmt(ratios)}] | ${base.toFixed(1)} | ${v === PLAIN ? '–' : `${((m - 1) * base >= 0 ? '+' : '')}${((m - 1) * base).toFixed(1)}`} |`);
+    }
     return [
       '## Agent cost per request',
       '',
-      `Server CPU time per request (user + system, µs; median of ${rounds} interleaved rounds of ${n} keep-alive requests, 8 at a time) for a small JSON server, with and without the agent. Includes the server's own work; the difference is the agent's cost.`,
+      `Server CPU per request with the agent, relative to the same server without it, measured in pairs at the same time: the overhead benchmark's server (JSON of ~5 KB + sha256 per request), two instances sharing CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1. CPU is user + system of all the server's threads from /proc; ${rounds} rounds per pair, alternating which server starts first; median ratio and all rounds. "no agent" is the plain/plain calibration. The agent talks to a socket that only reads, as under \`hotpath run\` (default config: 100 ms interval; the profile is started by control).`,
       '',
-      '| variant | CPU µs / request | vs no agent |',
-      '|---|---|---|',
+      '| variant | CPU per request vs plain (median) | rounds | plain µs / request | agent µs / request |',
+      '|---|---|---|---|---|',
       ...rows,
       '',
-      'In isolation (one process, best of 3 × 200,000): publishing `http.server.request.start` + `http.server.response.finish` for one request, and `new EventEmitter()` + `on` + `once`, ns per operation.',
+      'In isolation (one process, best of 3 × 200,000): publishing `http.server.request.start` + `http.server.response.finish` for one request over 25 keep-alive sockets, and `new EventEmitter()` + `on` + `once`, ns per operation.',
       '',
       '| variant | request path ns | emitter path ns |',
       '|---|---|---|',
