@@ -1,23 +1,22 @@
 // The shared core of hotpath/protect: samples event-loop delay, utilization and memory on
-// unref'd timers and keeps the shed decision in fields, so the per-request check is a field
-// read plus one clock read.
+// unref'd timers and keeps the shed decision cheap: a field read for the window signals, one
+// clock read for the delay signal.
 //
 // Why the delay signal is not "p99 of the last window > threshold": a window-level verdict
 // sheds every request of the next window, so under steady overload the server alternates
-// between a full queue and an empty one and goodput halves. Instead a request is shed when
-// the loop is late *now*: either more than the limit has passed since the last tick (clock
-// read; the loop is stuck in a long turn), or the tick that opened this turn found the loop
-// late, and the requests that queued meanwhile are still being read (the `lateTurns` flag,
-// cleared after two check phases: a connection accepted right after a block is read one
-// turn later). Measuring from the last tick rather than from when the next one is due
-// bounds a served request's wait by about two limits (one turn to queue, one to be reached).
-// The window p99 (resolution subtracted) is still measured and reported in status().
+// between a full queue and an empty one and goodput halves. Instead each request is judged by
+// how long it can have waited (WaitGate: time since the loop last looked for new requests,
+// idle time and 503-writing time left out), and shed when that is over the limit. A served
+// request has therefore waited at most about the limit plus one service time.
+// The window p99 (resolution subtracted) is still measured and reported in status(), and a
+// tick later than the limit starts the hysteresis hold when recoveryTime is set.
 // Time spent writing 503s is left out of the lateness (`shedTime`): otherwise, on a starved
 // core where a 503 costs a millisecond, shedding a backlog makes the loop late, which sheds
 // the next backlog, and the guard locks the server out of all useful work.
 
 import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
 import type { PressureReason, ResolvedProtectOptions } from './protect-options.js';
+import { WaitGate } from './wait-gate.js';
 
 export interface PressureStatus {
   /** True when a request arriving now would be shed. */
@@ -43,17 +42,15 @@ type WindowSignal = Exclude<PressureReason, 'eventLoopDelay'>;
 export class PressureMonitor {
   /** Requests shed so far (counted by the guard). */
   shed = 0;
-  /** Ms spent answering shed requests since the last tick (added by the guard). */
-  shedTime = 0;
+  /** Ms spent answering shed requests since the last tick. */
+  private shedTime = 0;
+  private readonly gate = new WaitGate();
   private readonly opts: ResolvedProtectOptions;
   private readonly histogram: IntervalHistogram;
   private readonly tickTimer: NodeJS.Timeout;
   private readonly windowTimer: NodeJS.Timeout;
   /** When the delay tick last ran, on performance.now()'s clock. */
   private lastTick: number;
-  /** Check phases left during which the backlog of a late loop turn is shed. */
-  private lateTurns = 0;
-  private immediate: NodeJS.Immediate | undefined;
   /** A window signal over its threshold, or any signal held by hysteresis. */
   private held: PressureReason | null = null;
   /** With hysteresis: since when (performance.now()) the held signal stayed low, or -1. */
@@ -63,14 +60,11 @@ export class PressureMonitor {
   private closed = false;
   /** maxEventLoopDelay, or 0 once closed. */
   private delayLimit: number;
-  /** How long since the last tick before requests are shed: the limit, but at least two ticks (an idle loop's tick is up to one tick old). */
-  private readonly turnLimit: number;
   private figures = { eventLoopDelay: 0, eventLoopUtilization: 0, heapUsedBytes: 0, rssBytes: 0, sampledAt: 0 };
 
   constructor(opts: ResolvedProtectOptions) {
     this.opts = opts;
     this.delayLimit = opts.maxEventLoopDelay;
-    this.turnLimit = Math.max(opts.maxEventLoopDelay, 2 * opts.resolution);
     this.histogram = monitorEventLoopDelay({ resolution: opts.resolution });
     this.histogram.enable();
     this.prevElu = performance.eventLoopUtilization();
@@ -80,12 +74,24 @@ export class PressureMonitor {
     this.readMemory();
   }
 
-  /** The per-request decision: why a request arriving now should be shed, or null. */
+  /** The per-request decision: why the request being handled now should be shed, or null. */
+  admit(): PressureReason | null {
+    if (this.held !== null) return this.held;
+    const limit = this.delayLimit;
+    return limit > 0 && this.gate.over(limit, performance.now()) ? 'eventLoopDelay' : null;
+  }
+
+  /** Would a request handled now be shed? Outside the request path (does not mark the loop turn). */
   check(): PressureReason | null {
     if (this.held !== null) return this.held;
     const limit = this.delayLimit;
-    if (limit > 0 && (this.lateTurns > 0 || performance.now() - this.lastTick - this.shedTime > this.turnLimit)) return 'eventLoopDelay';
-    return null;
+    return limit > 0 && this.gate.peekOver(limit, performance.now()) ? 'eventLoopDelay' : null;
+  }
+
+  /** Time spent answering a shed request: never counted as waiting or as lateness. */
+  addShedTime(ms: number): void {
+    this.shedTime += ms;
+    this.gate.addShedTime(ms);
   }
 
   status(): PressureStatus {
@@ -100,10 +106,9 @@ export class PressureMonitor {
     this.closed = true;
     clearInterval(this.tickTimer);
     clearInterval(this.windowTimer);
-    if (this.immediate) clearImmediate(this.immediate);
+    this.gate.close();
     this.histogram.disable();
     this.held = null;
-    this.lateTurns = 0;
     this.delayLimit = 0;
   }
 
@@ -113,22 +118,15 @@ export class PressureMonitor {
     const late = now - this.lastTick - this.opts.resolution - this.shedTime;
     this.lastTick = now;
     this.shedTime = 0;
+    this.gate.tick(now);
     if (late > this.maxLate) this.maxLate = late;
     const limit = this.delayLimit;
     if (limit <= 0) return;
-    if (late > limit) this.tripDelay();
-    else if (this.held === 'eventLoopDelay') this.recover(late < limit * this.opts.recoveryRatio, now);
-  };
-
-  private tripDelay(): void {
-    if (this.lateTurns === 0) this.immediate = setImmediate(this.endTurn).unref();
-    this.lateTurns = 2;
-    if (this.opts.recoveryTime > 0) this.hold('eventLoopDelay');
-  }
-
-  private readonly endTurn = (): void => {
-    this.lateTurns--;
-    this.immediate = this.lateTurns > 0 ? setImmediate(this.endTurn).unref() : undefined;
+    if (late > limit) {
+      if (this.opts.recoveryTime > 0) this.hold('eventLoopDelay');
+    } else if (this.held === 'eventLoopDelay') {
+      this.recover(late < limit * this.opts.recoveryRatio, now);
+    }
   };
 
   private hold(reason: PressureReason): void {

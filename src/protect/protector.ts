@@ -62,7 +62,7 @@ export class Protector {
 
   /** Why this request should be shed now, or null. Exempt requests are never shed. Counts shed requests. */
   shouldShed(req: IncomingMessage): PressureReason | null {
-    const reason = this.monitor.check();
+    const reason = this.monitor.admit();
     if (reason === null || this.exempt(req)) return null;
     this.monitor.shed++;
     return reason;
@@ -90,7 +90,7 @@ export class Protector {
    * with the performance.now() taken before: that time is not counted as event-loop delay.
    */
   shedDone(start: number): void {
-    this.monitor.shedTime += performance.now() - start;
+    this.monitor.addShedTime(performance.now() - start);
   }
 
   private answer(req: IncomingMessage, res: ServerResponse, reason: PressureReason): void {

@@ -1,0 +1,89 @@
+// The per-request wait bound, on a real node:http server: a burst that queues behind slow
+// handlers is cut at about the limit (the served requests stay fast, the rest get 503), and an
+// idle loop's quiet time never counts as waiting, even when the reference point is two timer ticks old.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Agent, createServer, request, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { protect } from '../../src/protect/index.js';
+
+const SERVICE_MS = 40;
+const LIMIT_MS = 50;
+const BURST = 10;
+
+function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) { /* hold the loop like a CPU-bound handler */ }
+}
+
+async function listen(handler: RequestListener): Promise<{ port: number; close: () => void }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, close: () => server.close() };
+}
+
+function get(agent: Agent, port: number, path: string): Promise<{ status: number; ms: number }> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path, agent }, (res) => {
+      res.resume().on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start }));
+    }).on('error', reject).end();
+  });
+}
+
+/** Opens BURST keep-alive connections, then sends one slow request on each, all at once. */
+async function burst(port: number): Promise<Array<{ status: number; ms: number }>> {
+  const agent = new Agent({ keepAlive: true, maxSockets: BURST });
+  try {
+    await Promise.all(Array.from({ length: BURST }, () => get(agent, port, '/warm')));
+    return await Promise.all(Array.from({ length: BURST }, () => get(agent, port, '/slow')));
+  } finally {
+    agent.destroy();
+  }
+}
+
+const slowHandler: RequestListener = (req, res) => {
+  if (req.url === '/slow') busy(SERVICE_MS);
+  res.end('ok');
+};
+
+test('a burst behind slow handlers: served requests wait about one limit, the backlog gets 503', async (t) => {
+  const guard = protect({ maxEventLoopDelay: LIMIT_MS });
+  const guarded = await listen(guard.http(slowHandler));
+  const plain = await listen(slowHandler);
+  t.after(() => { guard.close(); guarded.close(); plain.close(); });
+
+  const without = await burst(plain.port);
+  assert.ok(without.every((r) => r.status === 200));
+  const worst = Math.max(...without.map((r) => r.ms));
+  assert.ok(worst >= (BURST - 1) * SERVICE_MS, `without the guard the last request waits for all the others: ${worst.toFixed(0)} ms`);
+
+  await sleep(50);
+  const withGuard = await burst(guarded.port);
+  const served = withGuard.filter((r) => r.status === 200);
+  const shed = withGuard.filter((r) => r.status === 503);
+  assert.equal(served.length + shed.length, BURST);
+  assert.ok(served.length >= 1, 'the first requests are served');
+  assert.ok(shed.length >= 1, 'the backlog is shed');
+  // Served: at most the limit of waiting plus the service times of what ran before and itself;
+  // the slack covers a loaded test machine, and is far below the unprotected worst case.
+  const slowest = Math.max(...served.map((r) => r.ms));
+  assert.ok(slowest <= LIMIT_MS + 2 * SERVICE_MS + 150, `slowest served request: ${slowest.toFixed(0)} ms`);
+  assert.equal(guard.status().shed, shed.length);
+});
+
+test('idle time is not waiting: requests to an idle loop pass a limit as short as the timer period', async (t) => {
+  const guard = protect({ maxEventLoopDelay: 20, resolution: 20 });
+  const server = await listen(guard.http((_req, res) => { res.end('ok'); }));
+  t.after(() => { guard.close(); server.close(); });
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.after(() => agent.destroy());
+  const statuses: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    statuses.push((await get(agent, server.port, '/')).status);
+    await sleep(25); // the loop sits idle between requests, across timer ticks: the reference is 20-40 ms old
+  }
+  assert.deepEqual(statuses, Array(20).fill(200));
+  assert.equal(guard.status().shed, 0);
+});
