@@ -8,6 +8,7 @@ import type { Category, Finding, Severity } from './finding.js';
 import type { Analyzer } from './analyzer.js';
 import { analyzers } from './analyzers.js';
 import { healthyFinding } from './healthy.js';
+import { jsonSafe } from './evidence.js';
 
 const severityRank: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
@@ -21,14 +22,14 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
   const findings: Finding[] = [];
   for (const analyze of list) {
     try {
-      findings.push(...analyze(run).filter(hasEvidence));
+      findings.push(...analyze(run).filter(hasEvidence).map(withSafeEvidence));
     } catch (err) {
       findings.push(analyzerFailed(analyze, err));
     }
   }
   const merged = mergeSameCulprit(findings);
   const healthy = healthyFinding(run, merged);
-  return orderFindings(healthy ? [...merged, healthy] : merged);
+  return orderFindings(healthy ? [...merged, withSafeEvidence(healthy)] : merged);
 }
 
 /**
@@ -92,6 +93,10 @@ function specificity(f: Finding, group: Finding[]): number {
   const jsonBlocking = group.some((g) => g.category === 'event-loop-blocking' && g.evidence.work === 'json');
   if (f.category === 'serialization' && jsonBlocking) return SPECIFICITY.indexOf('event-loop-blocking') - 0.5;
   return SPECIFICITY.indexOf(f.category);
+}
+
+function withSafeEvidence(f: Finding): Finding {
+  return { ...f, evidence: jsonSafe(f.evidence) as Record<string, unknown> };
 }
 
 /** DESIGN.md: a finding without evidence is not shown. */

@@ -3,6 +3,7 @@
 // first). Colour only through the styler, so NO_COLOR, CI and pipes get plain text.
 
 import type { Finding } from '../analyze/finding.js';
+import { alsoFoundText, isAlsoFoundList, showInfinity } from '../analyze/evidence.js';
 import type { Hotspot, Report } from './report-schema.js';
 
 export interface TerminalStyler {
@@ -56,6 +57,8 @@ function findingBlock(f: Finding, s: TerminalStyler, width: number): string[] {
   lines.push(...wrap(f.summary, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'what    ' : '        ')} ${l}`));
   const figures = evidenceFigures(f);
   if (figures) lines.push(...wrap(figures, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'evidence' : '        ')} ${l}`));
+  const also = f.evidence.alsoFound;
+  if (isAlsoFoundList(also)) lines.push(...wrap(alsoFoundText(also), width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'also    ' : '        ')} ${l}`));
   const fix = plain(f.recommendation.split('\n\n')[0]);
   lines.push(...wrap(fix, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'fix     ' : '        ')} ${l}`));
   return lines;
@@ -66,7 +69,7 @@ export function evidenceFigures(f: Finding): string {
   return Object.entries(f.evidence)
     .filter(([, v]) => typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= 40))
     .slice(0, EVIDENCE_FIELDS)
-    .map(([k, v]) => `${k} ${typeof v === 'number' ? num(v) : String(v)}`)
+    .map(([k, v]) => `${k} ${typeof v === 'number' ? num(v) : showInfinity(String(v))}`)
     .join(' · ');
 }
 

@@ -69,3 +69,14 @@ test('mergeSameCulprit: the kept finding is the most specific actionable one, at
   assert.equal(mergeSameCulprit([mk('event-loop-blocking', 'warning', { work: 'json' }), mk('serialization', 'warning')])[0].category, 'serialization');
   assert.equal(mergeSameCulprit([mk('event-loop-blocking', 'warning', { work: 'crypto' }), mk('serialization', 'warning')])[0].category, 'event-loop-blocking');
 });
+
+test('analyzeRun: non-finite evidence survives JSON: ±Infinity as strings, NaN as null, at any depth', () => {
+  const odd = (): Finding[] => [{
+    code: 'X', category: 'io-wait', severity: 'warning', title: 't', summary: 's', recommendation: 'r', impact: 0.3,
+    evidence: { growth: Infinity, drop: -Infinity, fit: NaN, nested: { ratio: Infinity, list: [1, NaN] }, plain: 2.5 },
+  }];
+  const [f] = analyzeRun(syntheticRun({}), [odd]);
+  const expected = { growth: 'Infinity', drop: '-Infinity', fit: null, nested: { ratio: 'Infinity', list: [1, null] }, plain: 2.5 };
+  assert.deepEqual(f.evidence, expected);
+  assert.deepEqual(JSON.parse(JSON.stringify(f.evidence)), expected, 'a JSON round trip keeps every value');
+});

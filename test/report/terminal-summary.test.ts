@@ -37,3 +37,14 @@ test('terminal: the hotspot table lists app code first', () => {
 test('terminal: evidence figures skip arrays and objects', () => {
   assert.equal(evidenceFigures({ ...finding, evidence: { list: [1], obj: {}, n: 1234567 } }), 'n 1,234,567');
 });
+
+test('terminal: an infinite figure shows as ∞, and findings folded into this one are listed by category and title', () => {
+  const merged: Finding = {
+    ...finding,
+    evidence: { growthRatio: 'Infinity', alsoFound: [{ code: 'HOTPATH_BLOCKING', category: 'event-loop-blocking', title: 'login blocks the event loop', evidence: { share: 0.7 } }] },
+  };
+  const text = formatDiagnosis({ ...report, findings: [merged] }, styler({ color: false }));
+  assert.match(text, /evidence growthRatio ∞/);
+  assert.match(text, /also\s+event-loop-blocking: login blocks the event loop/);
+  assert.doesNotMatch(text, /"code"|\{/);
+});

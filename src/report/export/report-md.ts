@@ -5,6 +5,7 @@
 
 import type { Finding } from '../../analyze/finding.js';
 import type { Report } from '../report-schema.js';
+import { alsoFoundText, isAlsoFoundList, showInfinity } from '../../analyze/evidence.js';
 
 /** Escapes text for Markdown (inline and table cells). */
 export function mdText(s: string): string {
@@ -23,8 +24,9 @@ const pct = (share: number) => `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`;
 
 function evidenceValue(v: unknown): string | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? num(v, 3) : String(v);
-  if (typeof v === 'string') return mdText(v.length > 120 ? `${v.slice(0, 117)}...` : v);
+  if (typeof v === 'string') return mdText(v.length > 120 ? `${v.slice(0, 117)}...` : showInfinity(v));
   if (typeof v === 'boolean') return String(v);
+  if (isAlsoFoundList(v)) return mdText(alsoFoundText(v));
   if (Array.isArray(v) && v.length <= 6 && v.every((x) => typeof x === 'number' || typeof x === 'string')) return mdText(v.join(', '));
   return undefined;
 }

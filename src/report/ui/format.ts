@@ -1,5 +1,7 @@
 // Number formatting for people: durations, bytes, shares and rates, with units.
 
+import { alsoFoundText, isAlsoFoundList, showInfinity } from '../../analyze/evidence.js';
+
 export function ms(v: number): string {
   if (!Number.isFinite(v)) return '–';
   if (v >= 10_000) return `${(v / 1000).toFixed(1)} s`;
@@ -41,8 +43,9 @@ export function weight(v: number, unit: 'us' | 'bytes'): string {
 /** Evidence values of any JSON shape, shortened to one line. */
 export function evidenceValue(v: unknown): string {
   if (typeof v === 'number') return num(v);
-  if (typeof v === 'string') return v;
+  if (typeof v === 'string') return showInfinity(v);
   if (typeof v === 'boolean' || v === null) return String(v);
+  if (isAlsoFoundList(v)) return alsoFoundText(v);
   const s = JSON.stringify(v) ?? '';
   return s.length > 160 ? `${s.slice(0, 157)}…` : s;
 }

@@ -148,7 +148,10 @@ function finding(hostile: boolean): Finding {
     severity: 'critical',
     title: `handleRequest blocks the event loop${tag}`,
     summary: `Synchronous hashing and JSON work in handleRequest hold the loop${hostile ? ` ${HOSTILE_NAME}` : ''}.`,
-    evidence: { eldP99Ms: 42.5, utilizationMean: 0.97, requests: 1234, note: hostile ? HOSTILE_NAME : 'plain' },
+    evidence: {
+      eldP99Ms: 42.5, utilizationMean: 0.97, requests: 1234, note: hostile ? HOSTILE_NAME : 'plain', growthRatio: 'Infinity',
+      alsoFound: [{ code: 'HOTPATH_SERIALIZATION', category: 'serialization', title: 'JSON work in handleRequest', evidence: { share: 0.2 } }],
+    },
     culprit: { function: 'handleRequest', file: 'server.js', line: CULPRIT_LINE },
     recommendation: [
       'Move the **hashing** off the loop: use `crypto.hash` in a worker.',

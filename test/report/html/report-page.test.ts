@@ -101,6 +101,9 @@ describe('report.html in headless Chromium', () => {
     assert.equal(await page.getAttribute('.fix a', 'href'), 'https://nodejs.org/api/crypto.html');
     assert.equal(await page.locator('a[href^="javascript"]').count(), 0);
     assert.equal(await page.textContent('.fix pre code'), 'await pool.run(data);');
+    const evidence = await page.locator('.finding dl.evidence dd').allTextContents();
+    assert.ok(evidence.includes('∞'), `an infinite ratio reads ∞: ${evidence.join(' | ')}`);
+    assert.ok(evidence.includes('serialization: JSON work in handleRequest'), 'folded findings read as category: title');
     // Links into the flame graph only for functions the CPU profile has.
     assert.equal(await page.locator('.culprit button.link').count(), 1);
     assert.deepEqual(await page.locator('.hotspots tbody tr').evaluateAll((rows) => rows.map((r) => (r as unknown as { querySelector(s: string): unknown }).querySelector('button') !== null)), [true, false]);
