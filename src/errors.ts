@@ -15,6 +15,7 @@ export const errorCodes = {
   HOTPATH_ERR_CONNECT: 'Nothing answers at the target address',
   HOTPATH_ERR_DNS: 'The target host name does not resolve',
   HOTPATH_ERR_HDR_LOG: 'The HdrHistogram log cannot be written',
+  HOTPATH_ERR_NO_RESPONSES: 'Load ran but no request got a response',
   HOTPATH_ERR_TLS: 'The TLS handshake with the target failed (certificate not trusted, or not TLS)',
   // Profiles and exports
   HOTPATH_ERR_PROFILE: 'A profile file cannot be read or is malformed',

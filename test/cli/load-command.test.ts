@@ -112,3 +112,37 @@ test('without --json the results table goes to stderr and stdout stays empty', a
     await s.close();
   }
 });
+
+/** A TCP server that accepts connections and then answers never, or resets them on the first bytes. */
+async function rawServer(onData: 'ignore' | 'reset'): Promise<{ url: string; close: () => void }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket)).on('error', () => {});
+    socket.on('data', () => { if (onData === 'reset') socket.resetAndDestroy(); });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return { url: `http://127.0.0.1:${port}/`, close: () => { for (const s of sockets) s.destroy(); server.close(); } };
+}
+
+test('a run in which no request got a response exits 1 with NO_RESPONSES, after printing what it gathered', async () => {
+  const silent = await rawServer('ignore');
+  const resetting = await rawServer('reset');
+  try {
+    const hung = await cli(silent.url, '-d', '1', '-c', '2', '-w', '1', '--timeout', '300', '--json');
+    assert.equal(hung.code, 1, hung.stderr);
+    assert.match(hung.stderr, /error HOTPATH_ERR_NO_RESPONSES: No request got a response in \d+\.\d s \(\d+ sent\): timeouts \d+/);
+    const result = JSON.parse(hung.stdout) as { requests: { total: number }; errors: { timeouts: number } };
+    assert.equal(result.requests.total, 0, 'the LoadResult is still printed');
+    assert.ok(result.errors.timeouts > 0);
+
+    const reset = await cli(resetting.url, '-d', '1', '-c', '2', '-w', '1');
+    assert.equal(reset.code, 1, reset.stderr);
+    assert.match(reset.stderr, /error HOTPATH_ERR_NO_RESPONSES: .*ECONNRESET \d+/);
+    assert.match(reset.stderr, /ECONNRESET/, 'the results table is still shown');
+  } finally {
+    silent.close();
+    resetting.close();
+  }
+});

@@ -1,5 +1,5 @@
 // `hotpath run` when things go wrong: a crash mid-load, Ctrl-C, a slow start, a server
-// that never listens or exits at start-up, a flood of stdout, a 2 s event-loop block.
+// that never listens, exits at start-up or never answers, a flood of stdout, a 2 s event-loop block.
 // Nothing is lost (the run directory says how the run ended) and nothing outlives the run.
 
 import { after, describe, test } from 'node:test';
@@ -108,6 +108,15 @@ describe('hotpath run when things go wrong', () => {
     assert.match(r.stderr, /missing configuration DATABASE_URL/);
     assert.equal(meta.outcome.status, 'never-listened');
     assert.equal(meta.outcome.exitCode, 3);
+  });
+
+  test('an app that accepts requests and never answers: report written, HOTPATH_ERR_NO_RESPONSES, exit 1', async () => {
+    const { r, dir, meta } = await runApp('never-answers.cjs', ['-d', '1', '--timeout', '300']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /error HOTPATH_ERR_NO_RESPONSES: No request got a response .*timeouts \d+/);
+    assert.equal(meta.outcome.status, 'completed');
+    assert.ok(existsSync(join(dir, 'report.json')), 'the run is still diagnosed and kept');
+    assert.deepEqual(survivors(meta), []);
   });
 
   test('an app that floods stdout: the whole output is kept in target.log and the run completes', async () => {

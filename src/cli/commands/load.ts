@@ -7,6 +7,7 @@ import { hotpathError } from '../../errors.js';
 import { load } from '../../load/load.js';
 import { DEFAULT_DURATION_S, loadCommandSpecs } from '../../load/load-options.js';
 import { formatProgress, formatResult } from '../../load/format-result.js';
+import { noResponsesReason } from '../../load/no-responses.js';
 import type { LoadOptions } from '../../load/load-plan.js';
 
 export const loadCommand: Command = {
@@ -49,6 +50,8 @@ export const loadCommand: Command = {
       });
       if (json === true) io.stdout.write(JSON.stringify(result, null, 2) + '\n');
       else io.stderr.write(formatResult(result, styler(io)));
+      const nothing = noResponsesReason(result);
+      if (nothing !== undefined) throw hotpathError('HOTPATH_ERR_NO_RESPONSES', nothing);
       return 0;
     } finally {
       process.removeListener('SIGINT', onSigint);

@@ -7,6 +7,7 @@ import type { CliIO } from '../io.js';
 import { styler } from '../io.js';
 import type { ParsedArgs } from '../option-spec.js';
 import { hotpathError } from '../../errors.js';
+import { noResponsesReason } from '../../load/no-responses.js';
 import { run, type RunResult } from '../../run/run.js';
 import { runOptionSpecs, type RunOptions } from '../../run/run-options.js';
 import { displayPath, formatRunSummary, outcomeLine } from '../../run/run-summary.js';
@@ -97,6 +98,8 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
         `The measurements are complete in the run directory; retry with \`hotpath report <dir> --debug\`.\n`);
       return 1;
     }
+    const nothing = result.report?.load ? noResponsesReason(result.report.load) : undefined;
+    if (nothing !== undefined && result.meta.outcome.status === 'completed') throw hotpathError('HOTPATH_ERR_NO_RESPONSES', nothing);
     return exitCodeOf(result);
   } catch (err) {
     clearProgress();
