@@ -23,7 +23,7 @@ export type PressureHandler = (
 export type ExemptOption = ReadonlyArray<string | RegExp> | ((req: IncomingMessage) => boolean);
 
 export interface ProtectOptions {
-  /** Shed when the event loop is late by more than this many ms (0 = off). Default 100. */
+  /** Shed a request that can have waited more than this many ms on a busy event loop (0 = off). Default 100. */
   maxEventLoopDelay?: number;
   /** Shed when the loop was busy more than this share (0..1) of the last window (0 = off). Default 0. */
   maxEventLoopUtilization?: number;
