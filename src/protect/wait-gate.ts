@@ -1,10 +1,11 @@
 // How long has the request being handled right now waited since it reached the server? The
 // per-request bound behind the event-loop delay signal of hotpath/protect.
 //
-// A request read in this loop turn's poll arrived after the previous turn's poll (otherwise that
-// poll would have read it), and after the loop last sat idle in epoll (had it arrived before,
-// the idle wait would have ended for it). So for any reference point R that is no later than the
-// previous poll:
+// A request on a connection the loop already watches is read by the first poll after it
+// arrived. A request on a new connection is read one poll later: the poll that accepts the
+// connection does not read it yet. Either way, a request read in loop turn N arrived after the
+// poll of turn N-2 (or after the loop last sat idle in epoll: had it arrived before, the idle
+// wait would have ended for it). So for any reference point R no later than that poll:
 //
 //   wait  <=  now - R.time - (idle time since R) - (time spent writing 503s since R)
 //
@@ -12,12 +13,14 @@
 // look late, which sheds them too, and the guard locks a starved server out of useful work.
 //
 // References, newest valid one wins:
-// - the first request seen in a turn (about when that turn's poll returned): valid from the
-//   next turn on, so it is promoted by a setImmediate (check phase) armed by that request. The
-//   immediate is armed only from the request path, never re-armed by itself: a pending
-//   immediate stops the loop from blocking in poll, so a self-re-arming one would spin.
-// - the previous tick of the sampling timer: the poll of the turn that ran it came after it,
-//   so it is a valid reference even when no request came for a while.
+// - the first request seen in a turn (about when that turn's poll returned). It becomes the
+//   reference at the check phase of the *next* turn that sees requests (so at least one whole
+//   turn lies between it and any request judged by it), through a setImmediate armed by that
+//   turn's first request. The immediate is armed only from the request path, never re-armed by
+//   itself: a pending immediate stops the loop from blocking in poll, so a self-re-arming one
+//   would spin.
+// - the sampling timer's tick from two ticks ago: ticks run in distinct turns, each before its
+//   turn's poll, so it is at least two polls old even when no request came for a while.
 // The per-request cost is one clock read when the bound is under the limit; the idle time
 // (a native call) is read only when the coarse bound is over it.
 
@@ -37,16 +40,20 @@ export class WaitGate {
   /** Ms spent writing shed responses, cumulative. */
   private shedTotal = 0;
   private ref: Reference;
-  /** The reference the next tick promotes: this tick's time. */
-  private lastTick: Reference;
+  /** The last two ticks, newest last: the next tick promotes the older one. */
+  private olderTick: Reference;
+  private newerTick: Reference;
   /** The first request of the current turn, or undefined before it. */
   private turn: Reference | undefined;
+  /** The first request of the last turn that saw requests: promoted at the next such turn's check phase. */
+  private pendingTurn: Reference | undefined;
   private immediate: NodeJS.Immediate | undefined;
 
   constructor() {
     const now = performance.now();
     this.ref = { time: now, idle: idleTime(), shed: 0 };
-    this.lastTick = this.ref;
+    this.olderTick = this.ref;
+    this.newerTick = this.ref;
   }
 
   /** Adds time spent answering a shed request; it never counts as waiting. */
@@ -54,10 +61,11 @@ export class WaitGate {
     this.shedTotal += ms;
   }
 
-  /** The sampling timer ran: the previous tick becomes a valid reference. */
+  /** The sampling timer ran: the tick from two ticks ago becomes a valid reference. */
   tick(now: number): void {
-    this.promote(this.lastTick);
-    this.lastTick = { time: now, idle: idleTime(), shed: this.shedTotal };
+    this.promote(this.olderTick);
+    this.olderTick = this.newerTick;
+    this.newerTick = { time: now, idle: idleTime(), shed: this.shedTotal };
   }
 
   /**
@@ -87,6 +95,7 @@ export class WaitGate {
     if (this.immediate) clearImmediate(this.immediate);
     this.immediate = undefined;
     this.turn = undefined;
+    this.pendingTurn = undefined;
   }
 
   private bound(limit: number, now: number): boolean {
@@ -96,7 +105,7 @@ export class WaitGate {
     return coarse - (idleTime() - r.idle) > limit;
   }
 
-  /** Check phase of a turn that saw requests: its first request becomes the reference. */
+  /** Check phase of a turn that saw requests: the previous such turn becomes the reference. */
   private readonly endTurn = (): void => {
     const turn = this.turn;
     this.turn = undefined;
@@ -104,7 +113,8 @@ export class WaitGate {
     if (turn === undefined) return;
     // No idle between the poll returning and now, so the idle time now is the idle time then.
     turn.idle = idleTime();
-    this.promote(turn);
+    if (this.pendingTurn !== undefined) this.promote(this.pendingTurn);
+    this.pendingTurn = turn;
   };
 
   private promote(r: Reference): void {
