@@ -20,6 +20,9 @@ export class TimelineSection {
   private readonly summary = h('div', { class: 'window-summary' });
   private plots: uPlot[] = [];
   private thread: PayloadThread | undefined;
+  /** A drag on a chart is in progress; its selection so far. */
+  private dragging = false;
+  private pending: { from: number; to: number } | null = null;
 
   constructor(private readonly payload: ReportPayload) {
     const threads = payload.threads;
@@ -87,17 +90,32 @@ export class TimelineSection {
     };
     const u = new uPlot(opts, spec.data as uPlot.AlignedData, holder);
     u.over.addEventListener('dblclick', () => timeWindow.set(null));
+    u.over.addEventListener('mousedown', () => {
+      this.dragging = true;
+      // After uPlot's own mouseup handling, which reports the final selection.
+      document.addEventListener('mouseup', () => setTimeout(() => this.commit(u)), { once: true });
+    });
     return u;
   }
 
-  /** A drag selection becomes the flame graph's time window (and the selection box goes away). */
+  /**
+   * uPlot reports the selection on every mouse move of a drag; the window (and with it the flame
+   * graph's rebuild, tens of ms on a large profile) follows once, when the drag ends.
+   */
   private selected(u: uPlot): void {
     const { left, width } = u.select;
-    if (width < 3) return;
-    const from = u.posToVal(left, 'x');
-    const to = u.posToVal(left + width, 'x');
+    this.pending = width < 3 ? null : { from: Math.max(0, u.posToVal(left, 'x')), to: u.posToVal(left + width, 'x') };
+    if (!this.dragging) this.commit(u);
+  }
+
+  /** The selection becomes the flame graph's time window, and the selection box goes away. */
+  private commit(u: uPlot): void {
+    this.dragging = false;
+    const w = this.pending;
+    this.pending = null;
+    if (w === null) return;
     u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
-    timeWindow.set({ from: Math.max(0, from), to });
+    timeWindow.set(w);
   }
 
   private width(): number {

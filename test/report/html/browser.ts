@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { HotpathHook } from '../../../src/report/ui/hook-state.js';
 
 export const CHROMIUM = process.env.HOTPATH_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [
@@ -43,24 +44,5 @@ export async function hook<T = HookState>(page: Page): Promise<T> {
   return page.evaluate(() => (globalThis as unknown as { __hotpath: unknown }).__hotpath) as Promise<T>;
 }
 
-export interface HookState {
-  ready: boolean;
-  readyMs: number;
-  errors: string[];
-  sections: string[];
-  timelineCharts: number;
-  flame: {
-    profile: string;
-    mode: string;
-    hiddenLayers: string[];
-    visibleFrames: number;
-    treeNodes: number;
-    totalShown: number;
-    searchShare: number | null;
-    window: { from: number; to: number } | null;
-    zoomedFrame: string | null;
-    focusFrame: string | null;
-    lastBuildMs: number;
-    lastDrawMs: number;
-  } | null;
-}
+/** The page's hook, as the page defines it. */
+export type HookState = HotpathHook;

@@ -173,12 +173,14 @@ describe('report.html in headless Chromium', () => {
     await over.scrollIntoViewIfNeeded();
     const box = (await over.boundingBox())!;
     const xOf = (sec: number): number => box.x + ((sec - 2.1) / 1.9) * box.width;
+    const buildsBefore = (await hook(page)).flame!.builds;
     await page.mouse.move(xOf(2.1) + 1, box.y + box.height / 2);
     await page.mouse.down();
     await page.mouse.move(xOf(2.35), box.y + box.height / 2, { steps: 5 });
     await page.mouse.up();
     await page.waitForFunction(() => (globalThis as unknown as { __hotpath: { flame: { window: unknown } } }).__hotpath.flame.window !== null);
     const win = (await hook(page)).flame!;
+    assert.equal(win.builds - buildsBefore, 1, 'one rebuild per drag, not one per mouse move');
     assert.ok(Math.abs(win.window!.from - 2.1) < 0.05 && Math.abs(win.window!.to - 2.35) < 0.05, JSON.stringify(win.window));
     assert.ok(win.totalShown > 0 && win.totalShown < full.totalShown * 0.6, `${win.totalShown} of ${full.totalShown}`);
     assert.ok(win.searchShare! > fullShare + 0.2, `hashing dominates its phase: ${win.searchShare} vs ${fullShare}`);

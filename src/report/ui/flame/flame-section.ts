@@ -42,6 +42,7 @@ export class FlameSection {
   private readonly top = h('div', { class: 'top-functions' });
   private readonly modeButtons = new Map<ViewMode, HTMLButtonElement>();
   private match: Uint8Array | null = null;
+  private builds = 0;
 
   constructor(private readonly profiles: PayloadProfile[]) {
     this.models = profiles.map(() => null);
@@ -162,6 +163,7 @@ export class FlameSection {
     }
     this.main.restoreZoom(paths[0]);
     this.second.restoreZoom(paths[1]);
+    this.builds++;
     hookState().flame = { ...this.hookBase(), lastBuildMs: performance.now() - t0 };
     for (const [mode, b] of this.modeButtons) b.classList.toggle('active', mode === (focused ? 'callers' : this.state.mode));
     this.applySearch();
@@ -270,6 +272,7 @@ export class FlameSection {
       focusFrame: this.state.mode === 'callers' && f >= 0 ? m.frameName[f] : null,
       lastBuildMs: hookState().flame?.lastBuildMs ?? 0,
       lastDrawMs: this.main.canvas.stats.drawMs,
+      builds: this.builds,
     };
   }
 
