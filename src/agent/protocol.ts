@@ -222,6 +222,13 @@ export interface GrowthMessage extends Envelope {
   timers: { site?: CallSite; stack?: CallStack; created: number; cleared: number; fired: number; pending: number; kind: 'timeout' | 'interval' }[];
   /** Synchronous APIs called while a request was in flight, e.g. api 'crypto.pbkdf2Sync'. */
   syncCalls: { api: string; count: number; totalMs: number; site?: CallSite; stack?: CallStack }[];
+  /**
+   * Added (agent): outgoing HTTP requests (node:http and fetch/undici) started while a request
+   * was in flight, by kind ('http' or 'fetch'), target origin and call site: `count` started,
+   * `completed` answered (or failed), `totalMs` from start to response headers (or error) of
+   * the completed ones. Absent in older run directories.
+   */
+  outgoing?: { api: string; origin: string; count: number; completed: number; totalMs: number; site?: CallSite; stack?: CallStack }[];
 }
 
 export interface StallMessage extends Envelope {

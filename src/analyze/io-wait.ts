@@ -6,6 +6,9 @@ import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
 import { round } from './signals/stats.js';
+import { busiestThread, loadWindow } from './signals/load-window.js';
+import { outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
+import { describeCulprit, siteCulprit } from './signals/culprit.js';
 import { ioWaitAdvice } from './io-wait.advice.js';
 
 /** The loop must be mostly idle: above this utilization, CPU explains latency. */
@@ -14,6 +17,12 @@ export const IO_WAIT_MAX_ELU = 0.5;
 export const IO_WAIT_MIN_LATENCY_MS = 20;
 /** Share of request time not spent on CPU for it to be called waiting. */
 export const IO_WAIT_MIN_WAIT_SHARE = 0.8;
+/**
+ * An outgoing call site is named the culprit when the time its requests waited for their
+ * responses is at least this share of all the time requests were in flight (Little's law:
+ * in-flight mean × window): it then explains most of what the clients waited for.
+ */
+export const IO_WAIT_CULPRIT_MIN_SHARE = 0.5;
 /** Resource types that hold a request waiting (inbound sockets and the server itself excluded). */
 const WAIT_RESOURCES = ['Timeout', 'TCPSocketWrap', 'FSReqCallback', 'FSReqPromise', 'GetAddrInfoReqWrap', 'PipeWrap', 'ProcessWrap', 'ZlibWrap'];
 
@@ -28,19 +37,25 @@ export function ioWait(run: RunData): Finding[] {
   if (waitShare < IO_WAIT_MIN_WAIT_SHARE) return [];
   const awaited = awaitedResources(s);
   const top = awaited[0];
+  const upstream = slowestUpstream(run, s);
+  const culprit = upstream?.site ? siteCulprit(upstream.site, run.cwd) : undefined;
+  const perCall = upstream ? upstream.totalMs / upstream.completed : 0;
   return [{
     code: 'HOTPATH_IO_WAIT',
     category: 'io-wait',
     severity: 'warning',
-    title: 'Requests spend their time waiting, not computing',
+    title: upstream ? `Requests spend their time waiting for ${upstream.origin}` : 'Requests spend their time waiting, not computing',
     summary: `Server latency p50 was ${round(s.latencyP50Ms, 1)} ms while the event loop was busy only ${round(busy * 100, 0)} % ` +
       `and each request used ${round(s.cpuPerRequestMs, 2)} ms of CPU: ${round(waitShare * 100, 0)} % of request time is waiting.` +
-      (top ? ` Most in-flight resources are ${top.type} (${round(top.mean, 0)} on average).` : ''),
+      (top ? ` Most in-flight resources are ${top.type} (${round(top.mean, 0)} on average).` : '') +
+      (upstream ? ` ${upstream.api === 'fetch' ? 'fetch' : 'HTTP'} requests to ${upstream.origin}${culprit ? ` from ${describeCulprit(culprit)}` : ''} took ${round(perCall, 1)} ms each (${upstream.completed} in the window), ${round(upstream.share * 100, 0)} % of the time requests were in flight.` : ''),
     evidence: {
       latencyP50Ms: round(s.latencyP50Ms, 2), latencyP99Ms: round(s.latencyP99Ms, 2), eluMean: round(s.eluMean, 3), coresMean: round(s.coresMean, 3),
       cpuPerRequestMs: round(s.cpuPerRequestMs, 3), waitShare: round(waitShare, 3), inFlightMean: round(s.inFlightMean, 1),
       ...(awaited.length > 0 ? { awaiting: awaited.map((a) => ({ type: a.type, mean: round(a.mean, 1) })) } : {}),
+      ...(upstream ? { upstream: { api: upstream.api, origin: upstream.origin, calls: upstream.completed, perCallMs: round(perCall, 2), shareOfRequestTime: round(upstream.share, 3) } } : {}),
     },
+    ...(culprit ? { culprit } : {}),
     recommendation: ioWaitAdvice(top?.type),
     impact: waitShare * (1 - busy),
   }];
@@ -53,4 +68,15 @@ function awaitedResources(s: LoopStats): { type: string; mean: number }[] {
     const mean = type === 'TCPSocketWrap' ? raw - s.openConnectionsMean : raw;
     return { type, mean };
   }).filter((r) => r.mean >= 1).sort((a, b) => b.mean - a.mean);
+}
+
+/** The outgoing call site whose waits explain most of the request time, if it explains enough. */
+function slowestUpstream(run: RunData, s: LoopStats): (OutgoingWait & { share: number }) | undefined {
+  const w = loadWindow(run);
+  const thread = busiestThread(run, w);
+  const top = thread ? outgoingWaits(thread, w)[0] : undefined;
+  const requestTimeMs = s.inFlightMean > 0 ? s.inFlightMean * s.durationMs : s.requests * s.latencyP50Ms;
+  if (!top || requestTimeMs <= 0) return undefined;
+  const share = Math.min(1, top.totalMs / requestTimeMs);
+  return share >= IO_WAIT_CULPRIT_MIN_SHARE ? { ...top, share } : undefined;
 }

@@ -40,7 +40,9 @@ export function memoryLeak(run: RunData): Finding[] {
   if (envelope.length < LEAK_MIN_MAJOR_GCS) return unconfirmedGrowth(thread, w);
   const fit = linearFit(envelope.map((p) => (p.t - w.start) / 1000), envelope.map((p) => p.bytes));
   const growth = fit.slope * (w.durationMs / 1000);
-  const baseline = Math.max(1, fit.intercept);
+  // A heap that grows faster than linearly (V8 doubles its limits) can extrapolate to a negative
+  // start; then the lowest heap a full GC left in the window is the baseline (conservative).
+  const baseline = Math.max(1, fit.intercept > 0 ? fit.intercept : Math.min(...envelope.map((p) => p.bytes)));
   if (growth < LEAK_MIN_GROWTH_BYTES || growth / baseline < LEAK_MIN_GROWTH_RATIO || fit.r2 < LEAK_MIN_R2) return [];
   return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2)];
 }
@@ -90,7 +92,8 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, slope: number
   const requests = requestsAt(series, w.end) - requestsAt(series, w.start);
   const trend = latencyTrend(run);
   const alloc = allocationsOf(run);
-  const top = alloc?.sites.find((s) => s.frame.kind === 'app' && s.share >= LEAK_CULPRIT_MIN_SHARE);
+  // The same site gc-pressure names: the top app allocator, or the callee V8 inlined into it.
+  const top = alloc?.culprit && alloc.culprit.share >= LEAK_CULPRIT_MIN_SHARE ? alloc.culprit : undefined;
   const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   const perRequest = requests > 0 ? growth / requests : 0;

@@ -5,7 +5,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentMessage, GrowthMessage, CallSite } from '../../src/agent/protocol.js';
+import type { AgentMessage, GrowthMessage, CallSite, ListenMessage } from '../../src/agent/protocol.js';
 import { Collector, launch, get, getMany, destroyKeepAlive, FIXTURES, type Target } from './helpers/agent-harness.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -107,6 +107,24 @@ test('pbkdf2Sync imported by name in ESM is caught too', async () => {
   assert.equal(s.count, 6);
   assert.ok(s.site!.file.startsWith('file://') && s.site!.file.endsWith('/fixtures/agent/sync.mjs'));
   assert.equal(s.site!.line, markerLine('sync.mjs', 'sync'));
+});
+
+test('outgoing http.get and fetch inside a request: count, wait time and the calling line', async () => {
+  const { c, port: first } = await startWith(['outgoing.cjs']);
+  // The fixture's first listen is its upstream; the server to drive is the second.
+  const listen = await c.waitFor((m): m is ListenMessage => m.type === 'listen' && m.port !== first, 10_000, 'second listen');
+  await getMany(listen.port!, '/', 5);
+  const g = await c.waitFor(growthWhere((m) => (m.outgoing ?? []).filter((o) => o.completed >= 5).length >= 2), 10_000, 'outgoing calls');
+  const http = g.outgoing!.find((o) => o.api === 'http')!;
+  const fetch = g.outgoing!.find((o) => o.api === 'fetch')!;
+  // The call made at start-up, outside any request, is not counted.
+  assert.equal(http.count, 5);
+  assert.equal(fetch.count, 5);
+  assert.equal(http.origin, `http://127.0.0.1:${first}`);
+  assert.ok(http.totalMs >= 5 * 15, `${http.totalMs} ms`);
+  assertSite(http.site, 'outgoing.cjs', 'http');
+  assertSite(fetch.site, 'outgoing.cjs', 'fetch');
+  assert.equal(fetch.site!.function, 'fetchUpstream');
 });
 
 test('sync calls outside requests are not counted', async () => {

@@ -5,7 +5,8 @@ import { MaxListeners } from './max-listeners.js';
 import { SyncApiCalls } from './sync-api-calls.js';
 import { TimerGrowth } from './timer-growth.js';
 import { RouteGrowth } from './route-growth.js';
+import { OutgoingCalls } from './outgoing-calls.js';
 
 export function createGrowthHooks(): GrowthHooks {
-  return new GrowthHooks([new MaxListeners(), new ListenerGrowth(), new SyncApiCalls(), new TimerGrowth(), new RouteGrowth()]);
+  return new GrowthHooks([new MaxListeners(), new ListenerGrowth(), new SyncApiCalls(), new TimerGrowth(), new RouteGrowth(), new OutgoingCalls()]);
 }

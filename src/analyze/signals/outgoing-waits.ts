@@ -1,0 +1,50 @@
+// Outgoing HTTP requests made on the request path (the agent's outgoing-calls hook), as totals
+// over the load window per call site, and the app frame that made them: the first frame of the
+// captured stack outside node internals and node_modules (a client library is skipped to its
+// caller); an anonymous callback there (a Promise executor) is named by the named function right
+// below it in the same file, the one that created it.
+
+import type { ThreadTelemetry } from '../../run-dir/run-data.js';
+import type { CallSite, GrowthMessage } from '../../agent/protocol.js';
+import type { Window } from './load-window.js';
+import { isAppSite } from './culprit.js';
+
+type OutgoingEntry = NonNullable<GrowthMessage['outgoing']>[number];
+
+export interface OutgoingWait {
+  api: string;
+  origin: string;
+  /** Completed requests in the window and the time they waited, ms. */
+  completed: number;
+  totalMs: number;
+  site?: CallSite;
+}
+
+const key = (e: OutgoingEntry) => `${e.api} ${e.origin} ${e.site?.file ?? ''}:${e.site?.line ?? 0}:${e.site?.column ?? 0}`;
+
+/** Cumulative totals turned into the window's (last report minus the last one before it), longest wait first. */
+export function outgoingWaits(thread: ThreadTelemetry, w: Window | null): OutgoingWait[] {
+  const msgs = thread.growth;
+  if (msgs.length === 0) return [];
+  const before = w ? [...msgs].reverse().find((m) => m.t <= w.start) : undefined;
+  const end = (w ? [...msgs].reverse().find((m) => m.t <= w.end + 1000) : undefined) ?? msgs[msgs.length - 1];
+  return (end.outgoing ?? []).map((e) => {
+    const prev = before?.outgoing?.find((p) => key(p) === key(e));
+    const site = appCaller(e);
+    return {
+      api: e.api, origin: e.origin,
+      completed: e.completed - (prev?.completed ?? 0), totalMs: e.totalMs - (prev?.totalMs ?? 0),
+      ...(site ? { site } : {}),
+    };
+  }).filter((x) => x.completed > 0).sort((a, b) => b.totalMs - a.totalMs);
+}
+
+function appCaller(e: OutgoingEntry): CallSite | undefined {
+  const stack = e.stack && e.stack.length > 0 ? e.stack : e.site ? [e.site] : [];
+  const i = stack.findIndex((f) => isAppSite(f));
+  if (i < 0) return undefined;
+  const site = stack[i];
+  const next = stack[i + 1];
+  if (site.function === '(anonymous)' && next && next.file === site.file && next.function !== '(anonymous)' && isAppSite(next)) return next;
+  return site;
+}
