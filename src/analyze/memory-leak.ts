@@ -47,12 +47,18 @@ export function memoryLeak(run: RunData): Finding[] {
   return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2)];
 }
 
-/** The heap left after each full GC, thinned to the lowest point per segment of the window. */
+/**
+ * The heap left after each full GC, thinned to the lowest point per segment of the window when
+ * there are more GCs than segments (a reading just after a GC includes what was allocated since,
+ * so the lowest one per segment is the envelope). With few full GCs every one is a point: two in
+ * the same segment are still two measurements of what survived.
+ */
 function heapEnvelope(thread: ThreadTelemetry, w: Window): { t: number; bytes: number }[] {
   const points = windowGc(thread, w)
     .filter((e) => e.kind === 'major' && e.heapAfter !== undefined)
     .map((e) => ({ t: e.start + e.durationMs, bytes: e.heapAfter as number }));
   if (points.length < LEAK_MIN_MAJOR_GCS) return [];
+  if (points.length <= LEAK_SEGMENTS) return points;
   const seg = w.durationMs / LEAK_SEGMENTS;
   const out: { t: number; bytes: number }[] = [];
   for (let i = 0; i < LEAK_SEGMENTS; i++) {

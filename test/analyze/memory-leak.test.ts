@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memoryLeak } from '../../src/analyze/memory-leak.js';
-import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { SYNTHETIC_START, syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
 
 for (const noise of NOISE_LEVELS) {
@@ -35,4 +35,16 @@ test('memory leak: heap growth without full GCs (promotion before the first mark
   const run = syntheticRun({ heapMB: (p) => 5 + 30 * p, majorGcPerS: 0.1 });
   assert.deepEqual(memoryLeak(run).map((f) => [f.code, f.severity]), [['HOTPATH_HEAP_GROWTH_UNCONFIRMED', 'info']]);
   assert.deepEqual(memoryLeak(syntheticRun({ heapMB: 20, majorGcPerS: 0.1 })), []);
+});
+
+test('memory leak: a few full GCs close together still make the trend (each one measures what survived)', () => {
+  // A fast leak: V8 runs only three full GCs in a 5 s run, the first two within half a second.
+  const run = syntheticRun({ durationS: 5, heapMB: (p) => 15 + 600 * p, majorGcPerS: 0 });
+  const [thread] = run.threads;
+  const major = (atS: number, mb: number) => ({ kind: 'major' as const, start: SYNTHETIC_START + atS * 1000, durationMs: 10, flags: 0, heapAfter: mb * 1024 * 1024 });
+  thread.gc.push(major(0.2, 15), major(0.55, 47), major(2.0, 196));
+  thread.gc.sort((a, b) => a.start - b.start);
+  const [f] = memoryLeak(run);
+  assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK', JSON.stringify(memoryLeak(run)));
+  assert.equal(f.severity, 'critical');
 });

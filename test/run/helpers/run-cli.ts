@@ -53,6 +53,16 @@ export function runCli(args: string[], o: RunCliOptions = {}): Promise<CliResult
   });
 }
 
+/** `hotpath run <args> --json -- <command>` in `cwd`: the report printed on stdout, or an error with stderr. */
+export async function runReport<R>(args: string[], command: string[], cwd: string): Promise<{ report: R; stderr: string }> {
+  const r = await runCli(['run', ...args, '--json', '--', ...command], { cwd, env: { PORT: '0' }, timeoutMs: 120_000 });
+  try {
+    return { report: JSON.parse(r.stdout) as R, stderr: r.stderr };
+  } catch {
+    throw new Error(`hotpath run exited ${r.code ?? r.signal} without a report\n${r.stderr}`);
+  }
+}
+
 /** A fresh output directory for one test; removed by `cleanup`. */
 export function tempOut(): { out: string; cleanup(): void } {
   const out = mkdtempSync(join(tmpdir(), 'hotpath-e2e-'));
