@@ -1,6 +1,14 @@
-// Summarises a perf_hooks histogram (ns or µs) into the protocol's HistogramSummary in ms.
-import type { RecordableHistogram, IntervalHistogram } from 'node:perf_hooks';
+// Summarises a histogram (perf_hooks' or a LogHistogram, in ns or µs) into the protocol's HistogramSummary in ms.
 import type { HistogramSummary } from '../protocol.js';
+
+/** What summarize() reads: a perf_hooks histogram, or a LogHistogram. */
+export interface Histogram {
+  readonly count: number;
+  readonly min: number;
+  readonly mean: number;
+  readonly max: number;
+  percentile(p: number): number;
+}
 
 export const EMPTY_SUMMARY: HistogramSummary = { count: 0, min: 0, mean: 0, max: 0, p50: 0, p90: 0, p99: 0 };
 
@@ -8,7 +16,7 @@ export const EMPTY_SUMMARY: HistogramSummary = { count: 0, min: 0, mean: 0, max:
  * `toMs` converts the histogram's unit to ms; `offsetMs` is subtracted and the result clamped at
  * zero (monitorEventLoopDelay records the timer resolution on top of the real delay).
  */
-export function summarize(h: RecordableHistogram | IntervalHistogram, toMs: number, offsetMs = 0): HistogramSummary {
+export function summarize(h: Histogram, toMs: number, offsetMs = 0): HistogramSummary {
   const count = h.count;
   if (count === 0) return { ...EMPTY_SUMMARY };
   const ms = (v: number): number => round3(Math.max(0, v * toMs - offsetMs));

@@ -1,16 +1,19 @@
 // Server-side HTTP over diagnostics_channel (`http.server.request.start` ->
 // `http.server.response.finish`): per-request latency, status codes, connections and
 // keep-alive reuse. O(1) per request, no async_hooks and no per-request allocation in the
-// common case: a connection's record (one WeakMap entry per socket, not per request) holds the
-// start times of its requests in flight, in order — node finishes the responses of one HTTP/1
-// connection in the order their requests arrived, pipelined or not. A WeakMap keyed by the
-// response is the fallback for a message without a socket. Status codes are counted in an array.
+// common case: a connection's record (a symbol-keyed property of the socket, one per
+// connection, not per request) holds the start times of its requests in flight, in order —
+// node finishes the responses of one HTTP/1 connection in the order their requests arrived,
+// pipelined or not. A WeakMap keyed by the response is the fallback for a message without a
+// socket. Latency goes into a plain-JS histogram and status codes into an array: nothing on
+// the per-request path calls into C++ but the two clock reads.
 import * as dc from 'node:diagnostics_channel';
-import { createHistogram, performance, type RecordableHistogram } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import type { SampleMessage } from '../protocol.js';
 import { threadState } from '../thread-state.js';
 import { listen } from '../originals.js';
 import { summarize } from './histogram-summary.js';
+import { LogHistogram } from './log-histogram.js';
 import type { EventEmitter } from 'node:events';
 
 const START = 'http.server.request.start';
@@ -20,14 +23,16 @@ type HttpStats = NonNullable<SampleMessage['http']>;
 interface ChannelMessage { request?: object; response?: { statusCode?: number }; socket?: EventEmitter }
 /** A connection: requests served, start times (ms) of those in flight, oldest first (aborted ones never finish). */
 interface SocketRecord { served: number; starts: number[] }
+/** Where a socket's record lives: a property lookup, cheaper per request than a WeakMap's. */
+const RECORD = Symbol('hotpath.http.connection');
+type Tracked = EventEmitter & { [RECORD]?: SocketRecord };
 /** Status codes below this are counted in an array; others (never sent by node) in a Map. */
 const CODES = 1000;
 
 export class HttpCollector {
   /** Start times of requests that came without a socket (the fallback). */
   private readonly startTimes = new WeakMap<object, number>();
-  private readonly sockets = new WeakMap<object, SocketRecord>();
-  private latency: RecordableHistogram = createHistogram();
+  private readonly latency = new LogHistogram();
   private readonly codes = new Float64Array(CODES);
   private codesSeen: number[] = [];
   private otherCodes = new Map<number, number>();
@@ -42,13 +47,13 @@ export class HttpCollector {
   // A subscriber that throws would surface as an uncaught exception in the target: never let it.
   private readonly onStart = (m: unknown): void => { try { this.requestStarted(m as ChannelMessage); } catch { /* counted nowhere */ } };
   private readonly onFinish = (m: unknown): void => { try { this.responseFinished(m as ChannelMessage); } catch { /* counted nowhere */ } };
-  private readonly onSocketClose: (this: object) => void;
+  private readonly onSocketClose: (this: Tracked) => void;
 
   constructor() {
     const self = this;
     // One shared function (not a closure per socket): `this` is the socket that closed.
-    this.onSocketClose = function (this: object) {
-      const rec = self.sockets.get(this);
+    this.onSocketClose = function (this: Tracked) {
+      const rec = this[RECORD];
       self.closed++;
       self.openConnections--;
       if (rec === undefined) return;
@@ -105,17 +110,17 @@ export class HttpCollector {
     this.started++;
     threadState.activeRequests++;
     const now = performance.now();
-    const socket = m.socket;
+    const socket = m.socket as Tracked | undefined;
     if (socket === undefined) {
       if (m.response !== undefined) this.startTimes.set(m.response, now);
       return;
     }
-    const rec = this.sockets.get(socket);
+    const rec = socket[RECORD];
     if (rec === undefined) {
       this.connections++;
       this.openConnections++;
       listen(socket, 'close', this.onSocketClose);
-      this.sockets.set(socket, { served: 1, starts: [now] });
+      socket[RECORD] = { served: 1, starts: [now] };
     } else {
       this.reused++;
       rec.served++;
@@ -126,7 +131,7 @@ export class HttpCollector {
   private responseFinished(m: ChannelMessage): void {
     const res = m.response;
     if (res === undefined) return;
-    const rec = m.socket === undefined ? undefined : this.sockets.get(m.socket);
+    const rec = (m.socket as Tracked | undefined)?.[RECORD];
     let t0: number | undefined;
     if (rec !== undefined) {
       t0 = rec.starts.shift();
@@ -138,8 +143,7 @@ export class HttpCollector {
     if (t0 === undefined) return;
     this.finished++;
     threadState.activeRequests--;
-    // µs, at least 1: the histogram refuses values below 1.
-    this.latency.record(Math.max(1, Math.round((performance.now() - t0) * 1000)));
+    this.latency.record(Math.round((performance.now() - t0) * 1000));
     const code = res.statusCode ?? 0;
     if (code >= 0 && code < CODES && Number.isInteger(code)) {
       if (this.codes[code]++ === 0) this.codesSeen.push(code);
