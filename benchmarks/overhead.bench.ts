@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import type { BenchContext, BenchSuite } from './suite.js';
 import { median } from './median.js';
 
@@ -152,15 +153,26 @@ interface Tally { rates: number[]; ratios: number[]; cpuPerReq: number[]; cpuRat
 
 function row(name: string, t: Tally): string {
   const m = (xs: number[], d: number, suffix = '') => (xs.length ? `${fmt(median(xs), d)}${suffix}` : '–');
-  return `| ${name} | ${t.rates.length ? fmt(median(t.rates)) : 'failed'} | ${m(t.ratios, 3)} | ${m(t.cpuPerReq, 1)} | ${m(t.cpuRatios, 3)} | ` +
+  const all = t.ratios.length ? [...t.ratios].sort((a, b) => a - b).map((x) => fmt(x, 3)).join(', ') : '–';
+  return `| ${name} | ${t.rates.length ? fmt(median(t.rates)) : 'failed'} | ${m(t.ratios, 3)} | ${all} | ${m(t.cpuPerReq, 1)} | ${m(t.cpuRatios, 3)} | ` +
     `${t.toResults.length ? `${fmt(median(t.toResults) / 1000, 2)} s` : '–'} |`;
+}
+
+/** Target lines: median throughput loss and time to results against the issue's targets. */
+function verdict(name: string, t: Tally | undefined, maxLoss: number): string {
+  if (!t || t.ratios.length === 0) return `- ${name}: no measurement.`;
+  const loss = 1 - median(t.ratios);
+  const toResults = t.toResults.length ? median(t.toResults) / 1000 : NaN;
+  const lossOk = loss <= maxLoss;
+  return `- ${name}: throughput loss ${fmt(loss * 100, 1)} % (target ≤ ${fmt(maxLoss * 100, 0)} %: ${lossOk ? 'met' : 'missed'}), ` +
+    `results ${fmt(toResults, 2)} s after the end of load (target ≤ 1 s: ${toResults <= 1 ? 'met' : 'missed'}).`;
 }
 
 export const overheadBench: BenchSuite = {
   name: 'overhead',
   async run(ctx) {
     const seconds = ctx.quick ? 3 : 10;
-    const rounds = ctx.quick ? 1 : 3;
+    const rounds = ctx.quick ? 1 : 5;
     const list = variants(ctx);
     const server = join(ctx.root, 'dist', 'benchmarks', 'servers', 'overhead-server.js');
     const exclude = [join(ctx.root, 'dist', 'src', 'cli', 'main.js'), '/.bin/', 'clinic/bin', '0x/cmd'];
@@ -194,7 +206,7 @@ export const overheadBench: BenchSuite = {
       '',
       'A server that JSON-serializes ~5 KB and sha256-hashes it per request (benchmarks/servers/overhead-server.ts),',
       `pinned to CPU 0; the same closed-model load for every variant (hotpath's engine, 1 worker, ${CONNECTIONS} connections,`,
-      `${seconds} s) on CPU 1. ${rounds} round(s), variants interleaved within each round; medians.`,
+      `${seconds} s) on CPU 1. ${rounds} round(s), variants interleaved within each round; medians, and every round's ratio.`,
       '"Throughput ratio" is relative to the plain server measured in the same round. "Server CPU" is the',
       "server process's own user+system time (all its threads, from /proc, whichever tool started it) per",
       'completed request, which is steadier than throughput on a shared machine; its ratio is the overhead',
@@ -203,9 +215,14 @@ export const overheadBench: BenchSuite = {
       '(for hotpath: meta.json, load.json, profiles, report.json and report.html) and exited.',
       'Targets for hotpath: at most 3% loss with telemetry only, at most 8% with CPU profiling, results within 1 s.',
       '',
-      '| variant | req/s | throughput ratio | server CPU µs/request | CPU ratio | end of load → results |',
-      '|---|---|---|---|---|---|',
+      `Load average when the suite started: ${loadavg().map((x) => x.toFixed(1)).join(', ')} on ${cpus().length} CPUs. The per-round ratios show the spread between rounds on this shared machine.`,
+      '',
+      '| variant | req/s | throughput ratio (median) | throughput ratio per round | server CPU µs/request | CPU ratio | end of load → results |',
+      '|---|---|---|---|---|---|---|',
       ...list.map((v) => row(v.name, tallies.get(v.name) as Tally)),
+      '',
+      verdict('hotpath run --no-profile (telemetry)', tallies.get(list[1]?.name ?? ''), 0.03),
+      verdict('hotpath run (telemetry + CPU profile at 1 ms)', tallies.get(list[2]?.name ?? ''), 0.08),
       '',
     ].join('\n');
   },
