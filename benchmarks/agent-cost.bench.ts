@@ -8,10 +8,11 @@
 // Also, in isolation: the agent's per-request and per-emitter paths in ns. Feeds docs/agent.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as net from 'node:net';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext, BenchSuite } from './suite.js';
 import { median } from './median.js';
+import { processCpuMs } from './proc-cpu.js';
 
 /** In-process: the agent's per-request and per-emitter paths in isolation, ns per operation. */
 const MICRO = `
@@ -52,13 +53,6 @@ const VARIANTS: Variant[] = [
   { name: 'agent, + CPU profile (1 ms)', agent: true, config: { hooks: true }, profile: true },
 ];
 
-const CLK_TCK = 100;
-
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
-}
 
 /** A Unix socket standing in for the CLI: reads and drops telemetry, can send control. */
 class Sink {
@@ -116,9 +110,9 @@ async function pairRound(ctx: BenchContext, a: Variant, b: Variant, seconds: num
     if (bFirst) servers.reverse();
     await Promise.all(servers.map((s) => load(ctx, s.port, 1, 10))); // warm-up: JIT, connections, agent worker started
     [a, b].forEach((v, i) => { if (v.profile) servers[i].sink.control('profile-start'); });
-    const c0 = servers.map((s) => cpuMs(s.child.pid!));
+    const c0 = servers.map((s) => processCpuMs(s.child.pid!));
     const served = await Promise.all(servers.map((s) => load(ctx, s.port, seconds, 25)));
-    const c1 = servers.map((s) => cpuMs(s.child.pid!));
+    const c1 = servers.map((s) => processCpuMs(s.child.pid!));
     return [0, 1].map((i) => ((c1[i] - c0[i]) * 1000) / served[i]) as [number, number];
   } finally {
     for (const s of servers) { s.child.kill('SIGKILL'); s.sink.close(); }

@@ -6,10 +6,11 @@
 // machine during each run is reported, since these machines are shared.
 
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext, BenchSuite } from './suite.js';
 import { median } from './median.js';
+import { CLK_TCK, machineBusyTicks, processTicks } from './proc-cpu.js';
 
 interface Tool {
   name: string;
@@ -23,7 +24,6 @@ interface Tool {
 
 interface Sample { reqPerSec: number; cpuUsPerReq: number; serverCpu: number; otherCpu: number }
 
-const CLK_TCK = 100;
 
 function which(cmd: string): string | undefined {
   try {
@@ -63,19 +63,6 @@ function tools(ctx: BenchContext): Tool[] {
   return list;
 }
 
-function busyTicks(): number {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  return f[0] + f[1] + f[2] + f[5] + f[6] + f[7]; // user nice system irq softirq steal
-}
-
-function procTicks(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
 
 /** Runs a shell command pinned to CPU 1; returns its stdout and its children's user+sys seconds. */
 function timed(cmd: string, timeoutS: number): Promise<{ stdout: string; cpuS: number }> {
@@ -109,13 +96,13 @@ function startServer(script: string): Promise<{ child: ChildProcess; url: string
 }
 
 async function measure(tool: Tool, url: string, seconds: number, serverPid: number, startupS: number): Promise<Sample> {
-  const busy0 = busyTicks();
-  const server0 = procTicks(serverPid);
+  const busy0 = machineBusyTicks();
+  const server0 = processTicks(serverPid);
   const t0 = Date.now();
   const r = await timed(tool.command(url, seconds), seconds + 30);
   const wall = (Date.now() - t0) / 1000;
-  const serverS = (procTicks(serverPid) - server0) / CLK_TCK;
-  const busyS = (busyTicks() - busy0) / CLK_TCK;
+  const serverS = (processTicks(serverPid) - server0) / CLK_TCK;
+  const busyS = (machineBusyTicks() - busy0) / CLK_TCK;
   let done = 0;
   try {
     done = tool.completed(r.stdout);

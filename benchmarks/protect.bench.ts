@@ -19,6 +19,7 @@ import type { LoadResult } from '../src/load/load-result.js';
 import { load, type LoadOptions } from '../src/load/load.js';
 import type { BenchContext, BenchSuite } from './suite.js';
 import { median } from './median.js';
+import { processCpuMs } from './proc-cpu.js';
 
 const DELAY_MS = 50;
 const PROBE_RATE = 50;
@@ -108,36 +109,49 @@ async function variant(ctx: BenchContext, mode: 'plain' | 'protect', rate: numbe
   }
 }
 
-/** Hello-world req/s (closed model, 50 connections) of the server in one mode. */
-async function helloRate(ctx: BenchContext, mode: 'plain' | 'protect', seconds: number): Promise<number> {
-  const server = await startServer(ctx, mode);
+/**
+ * One round of the guard's cost: a plain and a guarded server on CPU 0 at the same time, each
+ * driven by its own closed-model load on a hello-world route; CPU per request of each (from
+ * /proc). Measured in pairs because sequential runs on this shared machine drift by more than
+ * the guard costs.
+ */
+async function helloPair(ctx: BenchContext, seconds: number): Promise<{ plainUs: number; guardedUs: number }> {
+  const servers = [await startServer(ctx, 'plain'), await startServer(ctx, 'protect')];
   try {
-    const result = await runLoad(`http://127.0.0.1:${server.port}/hello`, { connections: 50, warmup: 1, duration: seconds });
-    return result.requests.perSecond;
+    const hello = (s: Server, d: number) => runLoad(`http://127.0.0.1:${s.port}/hello`, { connections: 25, warmup: 0, duration: d });
+    await Promise.all(servers.map((s) => hello(s, 1)));
+    const cpu0 = servers.map((s) => processCpuMs(s.child.pid ?? 0));
+    const results = await Promise.all(servers.map((s) => hello(s, seconds)));
+    const us = servers.map((s, i) => ((processCpuMs(s.child.pid ?? 0) - cpu0[i]) * 1000) / Math.max(1, results[i].requests.total));
+    return { plainUs: us[0], guardedUs: us[1] };
   } finally {
-    await stop(server);
+    await Promise.all(servers.map(stop));
   }
 }
 
-/** The guard's cost when not overloaded: hello-world throughput with and without it, interleaved, medians. */
+/** The guard's cost when not overloaded: server CPU per hello-world request with and without it, in pairs. */
 async function guardCost(ctx: BenchContext): Promise<string> {
-  const rounds = ctx.quick ? 1 : 3;
+  const rounds = ctx.quick ? 1 : 5;
+  const seconds = ctx.quick ? 2 : 4;
+  const ratios: number[] = [];
   const plain: number[] = [];
-  const guarded: number[] = [];
   for (let i = 0; i < rounds; i++) {
-    plain.push(await helloRate(ctx, 'plain', 3));
-    guarded.push(await helloRate(ctx, 'protect', 3));
+    const r = await helloPair(ctx, seconds);
+    ratios.push(r.guardedUs / r.plainUs);
+    plain.push(r.plainUs);
+    ctx.log(`protect: guard cost round ${i + 1}: plain ${r.plainUs.toFixed(1)} µs/request, guarded ${r.guardedUs.toFixed(1)}`);
   }
-  const p = median(plain);
-  const g = median(guarded);
+  const m = median(ratios);
+  const base = median(plain);
   return [
-    `Cost when not overloaded: a hello-world route on the same server, closed model (50 connections, 3 s, ${rounds} interleaved`,
-    'round(s), medians).',
+    'Cost when not overloaded: server CPU per request on a hello-world route (the cheapest request there is, so the',
+    `guard's share is at its largest), plain and guarded servers measured in pairs at the same time on CPU 0, each under its own`,
+    `closed-model load (25 connections, ${seconds} s) from CPU 1; ${rounds} round(s), median and every round.`,
     '',
-    '| variant | req/s | ratio |',
-    '|---|---|---|',
-    `| without protection | ${fmt(p)} | 1.000 |`,
-    `| with protect() | ${fmt(g)} | ${fmt(g / p, 3)} |`,
+    '| variant | CPU µs / request | ratio (median) | ratio per round |',
+    '|---|---|---|---|',
+    `| without protection | ${fmt(base, 1)} | 1.000 | |`,
+    `| with protect() | ${fmt(base * m, 1)} | ${fmt(m, 3)} | ${[...ratios].sort((a, b) => a - b).map((x) => fmt(x, 3)).join(', ')} |`,
     '',
   ].join('\n');
 }

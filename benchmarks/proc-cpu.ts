@@ -1,0 +1,28 @@
+// CPU time from /proc, shared by the benchmarks: a process's user + system time (all its
+// threads) and the machine's busy time. Linux only, like the benchmarks' `taskset` pinning.
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc's times (USER_HZ; 100 on Linux). */
+export const CLK_TCK = 100;
+
+/** User + system clock ticks of process `pid` (all threads); 0 once it has exited. */
+export function processTicks(pid: number | string): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/** User + system ms of process `pid`. */
+export function processCpuMs(pid: number): number {
+  return (processTicks(pid) * 1000) / CLK_TCK;
+}
+
+/** Busy clock ticks of the whole machine: user, nice, system, irq, softirq, steal. */
+export function machineBusyTicks(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
+}
