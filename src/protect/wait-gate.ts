@@ -13,12 +13,12 @@
 // look late, which sheds them too, and the guard locks a starved server out of useful work.
 //
 // References, newest valid one wins:
-// - the first request seen in a turn (about when that turn's poll returned). It becomes the
-//   reference at the check phase of the *next* turn that sees requests (so at least one whole
-//   turn lies between it and any request judged by it), through a setImmediate armed by that
-//   turn's first request. The immediate is armed only from the request path, never re-armed by
-//   itself: a pending immediate stops the loop from blocking in poll, so a self-re-arming one
-//   would spin.
+// - the first request seen in a turn (about when that turn's poll returned) once the loop is
+//   busy (the coarse bound past half the limit). It becomes the reference at the check phase of
+//   the *next* turn that sees requests (so at least one whole turn lies between it and any
+//   request judged by it), through a setImmediate armed by that turn's first request. The
+//   immediate is armed only from the request path, never re-armed by itself: a pending
+//   immediate stops the loop from blocking in poll, so a self-re-arming one would spin.
 // - the sampling timer's tick from two ticks ago: ticks run in distinct turns, each before its
 //   turn's poll, so it is at least two polls old even when no request came for a while.
 // The per-request cost is one clock read when the bound is under the limit; the idle time
@@ -70,14 +70,19 @@ export class WaitGate {
 
   /**
    * The wait bound of a request being handled now, but only as far as needed to compare it with
-   * `limit`: returns true when it is over. Marks the turn (called from the request path).
+   * `limit`: returns true when it is over. Called from the request path: once the coarse bound
+   * passes half the limit, it marks the turn, so that the references keep up with a busy loop.
+   * Below that the timer's references are fresh enough and a request costs one clock read.
    */
   over(limit: number, now: number): boolean {
+    const r = this.ref;
+    const coarse = now - r.time - (this.shedTotal - r.shed);
+    if (coarse <= limit / 2) return false;
     if (this.turn === undefined) {
       this.turn = { time: now, idle: 0, shed: this.shedTotal };
       this.immediate = setImmediate(this.endTurn).unref();
     }
-    return this.bound(limit, now);
+    return coarse > limit && coarse - (idleTime() - r.idle) > limit;
   }
 
   /** Like over(), without marking the turn: for status reads outside a request. */
