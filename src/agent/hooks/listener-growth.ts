@@ -1,5 +1,6 @@
 // Listener additions after listen, per emitter class and event (EventEmitter.prototype.on /
-// addListener / prependListener; once() goes through them). Tracks the largest listener count
+// addListener / prependListener; once() goes through them), except on node's per-request
+// IncomingMessage and ServerResponse, whose listeners die with the request. Tracks the largest listener count
 // seen on one emitter of the class, and samples the adding call site at each new maximum
 // (first SAMPLE_FIRST, then 1 in SAMPLE_EVERY): a listener added per request shows as a count
 // that grows with the requests, with the site that adds it (STORIES.md story 1).
@@ -20,6 +21,13 @@ export class ListenerGrowth implements GrowthHook {
   /** Constructor -> event -> entry: the cache the hot path reads (bounded like `entries`). */
   private readonly byClass = new Map<Function | undefined, Map<string | symbol, Entry>>();
   private readonly byName = new Map<string, Map<string | symbol, Entry>>();
+  /**
+   * node's per-request objects (IncomingMessage, ServerResponse; Express's req and res inherit
+   * their constructors): listeners on them die with the request, so they cannot leak, and node
+   * itself adds two per request. Skipped by one constructor comparison each; set at listen.
+   */
+  private perRequestA: Function | undefined;
+  private perRequestB: Function | undefined;
 
   install(): void {
     const proto = EventEmitter.prototype as unknown as Record<string, AddFn>;
@@ -27,6 +35,12 @@ export class ListenerGrowth implements GrowthHook {
     proto.on = on;
     proto.addListener = on;
     proto.prependListener = this.wrap(proto.prependListener);
+  }
+
+  onListen(): void {
+    const http = require('node:http') as typeof import('node:http');
+    this.perRequestA = http.IncomingMessage;
+    this.perRequestB = http.ServerResponse;
   }
 
   contribute(into: GrowthBody): void {
@@ -65,7 +79,9 @@ export class ListenerGrowth implements GrowthHook {
     const self = this;
     const wrapper = function (this: EventEmitter, event: string | symbol, listener: (...args: unknown[]) => void): EventEmitter {
       const result = original.call(this, event, listener);
-      if (threadState.listening && threadState.agentBusy === 0 && !threadState.agentOwned.has(this)) self.record(this, event, wrapper);
+      if (!threadState.listening || threadState.agentBusy !== 0) return result;
+      const ctor = this.constructor;
+      if (ctor !== self.perRequestA && ctor !== self.perRequestB && !threadState.agentOwned.has(this)) self.record(this, event, wrapper);
       return result;
     };
     defineLike(wrapper, original);
