@@ -59,18 +59,28 @@ test('a burst behind slow handlers: served requests wait about one limit, the ba
   const worst = Math.max(...without.map((r) => r.ms));
   assert.ok(worst >= (BURST - 1) * SERVICE_MS, `without the guard the last request waits for all the others: ${worst.toFixed(0)} ms`);
 
-  await sleep(50);
-  const withGuard = await burst(guarded.port);
-  const served = withGuard.filter((r) => r.status === 200);
-  const shed = withGuard.filter((r) => r.status === 503);
-  assert.equal(served.length + shed.length, BURST);
-  assert.ok(served.length >= 1, 'the first requests are served');
-  assert.ok(shed.length >= 1, 'the backlog is shed');
-  // Served: at most the limit of waiting plus the service times of what ran before and itself;
-  // the slack covers a loaded test machine, and is far below the unprotected worst case.
-  const slowest = Math.max(...served.map((r) => r.ms));
-  assert.ok(slowest <= LIMIT_MS + 2 * SERVICE_MS + 150, `slowest served request: ${slowest.toFixed(0)} ms`);
-  assert.equal(guard.status().shed, shed.length);
+  // A stall of this (shared) test machine right at the burst makes every request late, and
+  // they are then rightly all shed: up to three bursts, one must show the served side.
+  let shedTotal = 0;
+  let seen = '';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await sleep(50);
+    const withGuard = await burst(guarded.port);
+    const served = withGuard.filter((r) => r.status === 200);
+    const shed = withGuard.filter((r) => r.status === 503);
+    assert.equal(served.length + shed.length, BURST);
+    assert.ok(shed.length >= 1, 'the backlog is shed: ten 40 ms requests cannot all start within 50 ms');
+    shedTotal += shed.length;
+    // Served: at most the limit of waiting plus the service times of what ran before and itself;
+    // the slack covers a loaded test machine, and is far below the unprotected worst case.
+    const slowest = Math.max(...served.map((r) => r.ms));
+    seen += ` [${served.length} served, slowest ${served.length ? slowest.toFixed(0) : '-'} ms]`;
+    if (served.length >= 1 && slowest <= LIMIT_MS + 2 * SERVICE_MS + 150) {
+      assert.equal(guard.status().shed, shedTotal);
+      return;
+    }
+  }
+  assert.fail(`no burst had its first requests served within about one limit:${seen}`);
 });
 
 test('idle time is not waiting: requests to an idle loop pass a limit as short as the timer period', async (t) => {
