@@ -43,6 +43,7 @@ export class GcCollector {
 
   private onEntries(entries: PerformanceEntry[]): void {
     let lastNonMinor: GcEvent | undefined;
+    let lastMajor: GcEvent | undefined;
     for (const e of entries) {
       if (this.events.length >= MAX_GC_EVENTS_PER_INTERVAL) {
         this.dropped++;
@@ -56,10 +57,13 @@ export class GcCollector {
         flags: detail?.flags ?? 0,
       };
       if (ev.kind !== 'minor') lastNonMinor = ev;
+      if (ev.kind === 'major') lastMajor = ev;
       this.events.push(ev);
     }
-    // One read per delivery: the heap after the last of its non-minor GCs (usually the only one).
-    if (lastNonMinor !== undefined) lastNonMinor.heapAfter = v8.getHeapStatistics().used_heap_size;
+    // One read per delivery, given to its last major GC (what leak detection trends; a weak-callback
+    // pass or incremental step delivered after it frees next to nothing), else its last non-minor GC.
+    const target = lastMajor ?? lastNonMinor;
+    if (target !== undefined) target.heapAfter = v8.getHeapStatistics().used_heap_size;
   }
 }
 
