@@ -10,7 +10,7 @@
 // request has therefore waited at most about the limit plus one service time.
 // The window p99 (resolution subtracted) is still measured and reported in status(), and a
 // tick later than the limit starts the hysteresis hold when recoveryTime is set.
-// Time spent writing 503s is left out of the lateness (`shedTime`): otherwise, on a starved
+// Time spent writing 503s is left out of the lateness (the gate keeps it): otherwise, on a starved
 // core where a 503 costs a millisecond, shedding a backlog makes the loop late, which sheds
 // the next backlog, and the guard locks the server out of all useful work.
 
@@ -42,8 +42,6 @@ type WindowSignal = Exclude<PressureReason, 'eventLoopDelay'>;
 export class PressureMonitor {
   /** Requests shed so far (counted by the guard). */
   shed = 0;
-  /** Ms spent answering shed requests since the last tick. */
-  private shedTime = 0;
   private readonly gate = new WaitGate();
   private readonly opts: ResolvedProtectOptions;
   private readonly histogram: IntervalHistogram;
@@ -90,13 +88,12 @@ export class PressureMonitor {
 
   /** Time spent answering a shed request: never counted as waiting or as lateness. */
   addShedTime(ms: number): void {
-    this.shedTime += ms;
     this.gate.addShedTime(ms);
   }
 
   status(): PressureStatus {
     const reason = this.check();
-    const late = this.closed ? 0 : Math.max(0, performance.now() - this.lastTick - this.opts.resolution - this.shedTime);
+    const late = this.closed ? 0 : Math.max(0, performance.now() - this.lastTick - this.opts.resolution - this.gate.shedSinceTick());
     return { underPressure: reason !== null, reason, eventLoopDelayNow: round(late), shed: this.shed, ...this.figures };
   }
 
@@ -115,9 +112,8 @@ export class PressureMonitor {
   /** Every `resolution` ms: how late did this tick fire? */
   private readonly tick = (): void => {
     const now = performance.now();
-    const late = now - this.lastTick - this.opts.resolution - this.shedTime;
+    const late = now - this.lastTick - this.opts.resolution - this.gate.shedSinceTick();
     this.lastTick = now;
-    this.shedTime = 0;
     this.gate.tick(now);
     if (late > this.maxLate) this.maxLate = late;
     const limit = this.delayLimit;

@@ -75,25 +75,23 @@ export class WaitGate {
    * Below that the timer's references are fresh enough and a request costs one clock read.
    */
   over(limit: number, now: number): boolean {
-    const r = this.ref;
-    const coarse = now - r.time - (this.shedTotal - r.shed);
+    const coarse = this.coarse(now);
     if (coarse <= limit / 2) return false;
     if (this.turn === undefined) {
       this.turn = { time: now, idle: 0, shed: this.shedTotal };
       this.immediate = setImmediate(this.endTurn).unref();
     }
-    return coarse > limit && coarse - (idleTime() - r.idle) > limit;
+    return this.exceeds(coarse, limit);
   }
 
   /** Like over(), without marking the turn: for status reads outside a request. */
   peekOver(limit: number, now: number): boolean {
-    return this.bound(limit, now);
+    return this.exceeds(this.coarse(now), limit);
   }
 
-  /** The current bound in ms (idle read included): for status(). */
-  wait(now: number): number {
-    const r = this.ref;
-    return Math.max(0, now - r.time - (this.shedTotal - r.shed) - (idleTime() - r.idle));
+  /** Ms spent writing shed responses since the sampling timer last ticked. */
+  shedSinceTick(): number {
+    return this.shedTotal - this.newerTick.shed;
   }
 
   close(): void {
@@ -103,11 +101,15 @@ export class WaitGate {
     this.pendingTurn = undefined;
   }
 
-  private bound(limit: number, now: number): boolean {
+  /** The bound without the idle time: one clock read's worth of work. */
+  private coarse(now: number): number {
     const r = this.ref;
-    const coarse = now - r.time - (this.shedTotal - r.shed);
-    if (coarse <= limit) return false;
-    return coarse - (idleTime() - r.idle) > limit;
+    return now - r.time - (this.shedTotal - r.shed);
+  }
+
+  /** Over the limit even with the idle time since the reference taken off (read only when needed). */
+  private exceeds(coarse: number, limit: number): boolean {
+    return coarse > limit && coarse - (idleTime() - this.ref.idle) > limit;
   }
 
   /** Check phase of a turn that saw requests: the previous such turn becomes the reference. */
