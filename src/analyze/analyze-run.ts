@@ -8,7 +8,7 @@ import type { Category, Finding, Severity } from './finding.js';
 import type { Analyzer } from './analyzer.js';
 import { analyzers } from './analyzers.js';
 import { healthyFinding } from './healthy.js';
-import { jsonSafe } from './evidence.js';
+import { jsonSafe, type AlsoFound } from './evidence.js';
 
 const severityRank: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
@@ -82,7 +82,7 @@ export function mergeSameCulprit(findings: Finding[]): Finding[] {
       ...keep,
       severity: (Object.keys(severityRank) as Severity[])[top],
       impact: Math.max(...group.map((f) => f.impact)),
-      evidence: { ...keep.evidence, alsoFound: rest.map((f) => ({ code: f.code, category: f.category, title: f.title, evidence: f.evidence })) },
+      evidence: { ...keep.evidence, alsoFound: rest.map((f): AlsoFound => ({ code: f.code, category: f.category, title: f.title, evidence: f.evidence })) },
     });
   }
   return out;
