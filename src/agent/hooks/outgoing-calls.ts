@@ -7,8 +7,8 @@
 // request is flushed to a connected socket, when no app frame is left on the stack. So
 // http(s).request/get and the global fetch are wrapped (syncBuiltinESMExports for ESM imports);
 // completion of node:http requests is observed on the published `http.client.response.finish`
-// and `http.client.request.error` channels, fetch's when its promise settles. Outside a request
-// each wrapper is one test and a direct call.
+// and `http.client.request.error` channels (subscribed at the first timed call), fetch's when
+// its promise settles. Outside a request each wrapper is one test and a direct call.
 import * as dc from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
@@ -24,6 +24,7 @@ type Fn = (this: unknown, ...args: unknown[]) => unknown;
 export class OutgoingCalls implements GrowthHook {
   private readonly sites = new SiteCounter<Data>(() => ({ origin: '', api: '', completed: 0, totalMs: 0 }));
   private readonly pending = new WeakMap<object, Pending>();
+  private subscribed = false;
 
   install(): void {
     for (const name of ['http', 'https']) {
@@ -33,6 +34,14 @@ export class OutgoingCalls implements GrowthHook {
     (require('node:module') as { syncBuiltinESMExports(): void }).syncBuiltinESMExports();
     const g = globalThis as { fetch?: Fn };
     if (typeof g.fetch === 'function') g.fetch = this.wrapFetch(g.fetch);
+  }
+
+  /**
+   * node:http completions, subscribed at the first call timed on the request path: until then
+   * node builds no channel message for the target's other outgoing requests.
+   */
+  private subscribe(): void {
+    this.subscribed = true;
     const done = (message: unknown): void => {
       const req = (message as { request?: object } | null)?.request;
       const p = req ? this.pending.get(req) : undefined;
@@ -77,7 +86,9 @@ export class OutgoingCalls implements GrowthHook {
       const req = original.apply(this, args);
       if (!self.onPath() || typeof req !== 'object' || req === null) return req;
       const p = self.start('http', httpOrigin(req as HttpClientRequest), wrapper);
-      if (p) self.pending.set(req, p);
+      if (p === undefined) return req;
+      if (!self.subscribed) self.subscribe();
+      self.pending.set(req, p);
       return req;
     };
     defineLike(wrapper, original);
