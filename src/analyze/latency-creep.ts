@@ -36,10 +36,24 @@ export function latencyCreep(run: RunData): Finding[] {
   const elu = loopStats(run)?.eluMean ?? 0;
   if (!cpuGrows && elu > IO_WAIT_MAX_ELU) return [];
   const growers = cpuGrows ? growingFunctions(run) : [];
+  if (cpuGrows && growers[0] && uniformSlowdown(trend, growers[0])) return [];
   return [finding(trend, cpuGrows, growers)];
 }
 
-interface Grower {
+/**
+ * Work that grows per request grows in the code that does it, not everywhere: when the function
+ * that grew most grew by less than CREEP_CPU_GROWTH_RATIO times the rest of the CPU per request,
+ * everything slowed alike (a throttled or shared core: profile samples are wall-clock), and no
+ * function is to blame.
+ */
+export function uniformSlowdown(trend: LatencyTrend, top: Grower): boolean {
+  const restEarly = trend.cpuPerRequestEarlyMs - top.earlyMsPerRequest;
+  const restLate = trend.cpuPerRequestLateMs - top.lateMsPerRequest;
+  if (top.earlyMsPerRequest <= 0 || restEarly <= 0 || restLate <= 0) return false;
+  return top.lateMsPerRequest / top.earlyMsPerRequest < CREEP_CPU_GROWTH_RATIO * (restLate / restEarly);
+}
+
+export interface Grower {
   function: string;
   file: string;
   line: number;

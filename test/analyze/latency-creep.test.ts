@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { latencyCreep } from '../../src/analyze/latency-creep.js';
+import { latencyCreep, uniformSlowdown, type Grower } from '../../src/analyze/latency-creep.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
 
@@ -32,4 +32,15 @@ test('latency creep: left to the growth analyzer when listeners explain it', () 
     listenerGrowth: [{ emitter: 'Server', event: 'after', perRequest: 1, site: { function: 'a', file: '/srv/app/u.js', line: 1, column: 1 } }],
   });
   assert.deepEqual(latencyCreep(run), []);
+});
+
+test('latency creep: a slowdown spread over every function is not work growth in one of them', () => {
+  const trend = (early: number, late: number) => ({ cpuPerRequestEarlyMs: early, cpuPerRequestLateMs: late }) as Parameters<typeof uniformSlowdown>[0];
+  const grower = (early: number, late: number): Grower => ({ function: 'f', file: 'a.js', line: 1, kind: 'app', earlyMsPerRequest: early, lateMsPerRequest: late, shareOfGrowth: 1 });
+  // Measured in CI on a shared machine: JSON work 2.29 -> 3.14 ms while the rest went 1.95 -> 3.19 ms.
+  assert.equal(uniformSlowdown(trend(4.24, 6.33), grower(2.29, 3.14)), true);
+  // A function whose work per request triples while the rest stays put is the culprit.
+  assert.equal(uniformSlowdown(trend(3, 7), grower(2, 6)), false);
+  // A function that appears only late is growth too.
+  assert.equal(uniformSlowdown(trend(3, 5), grower(0, 2)), false);
 });
