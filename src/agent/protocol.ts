@@ -136,6 +136,8 @@ export interface SampleMessage extends Envelope {
   resources: Record<string, number>;
   /** Added in v1 (agent): messages this connection dropped so far because the socket was full. */
   dropped?: number;
+  /** Added in v1 (agent): this interval's GCs, counted whether or not the `gc` observer was on. */
+  gc?: SampleGc;
   /** Server-side HTTP over the interval (absent before the thread serves HTTP). */
   http?: {
     started: number;
@@ -157,8 +159,23 @@ export interface SampleMessage extends Envelope {
   };
 }
 
+/**
+ * GCs in one sample interval. The `gc` messages list the GCs seen while the GC observer was
+ * on (`observedMs` of the interval); every full GC is counted, observed or not (by a canary
+ * object that only a full GC collects).
+ */
+export interface SampleGc {
+  /** How long the GC observer was on during the interval, ms: `gc` events cover that time only. */
+  observedMs: number;
+  /** Full (mark-compact) GCs in the interval (two within a few ms may count once). */
+  full: number;
+  /** The heap used right after each of those full GCs (read a few ms after it), bytes, with epoch ms. */
+  heapAfterFull?: { t: number; bytes: number }[];
+}
+
 export type GcKind = 'minor' | 'major' | 'incremental' | 'weakcb';
 
+/** A GC seen by the `gc` PerformanceObserver (only while it is on: see SampleGc.observedMs). */
 export interface GcEvent {
   kind: GcKind;
   /** Epoch ms. */

@@ -97,7 +97,9 @@ export class ThreadAgent {
     if (this.beat !== undefined) this.beat[0] = epochNow();
     const events = this.gc.take();
     if (events.length > 0) this.conn.send({ type: 'gc', events });
-    this.conn.send(this.sampler.take(this.conn.dropped + this.gc.dropped));
+    const sample = this.sampler.take(this.conn.dropped + this.gc.dropped);
+    sample.gc = this.gc.takeInterval();
+    this.conn.send(sample);
   }
 
   private sendGrowth(): void {

@@ -1,16 +1,17 @@
 // GC pressure: the share of the load window spent in garbage collection, by kind, and the
-// scavenge rate. Culprit: the app function allocating the most (sampling heap profile, with
+// scavenge rate, estimated from the GCs observed (signals/gc-activity.ts: the agent observes GCs
+// in windows). Culprit: the app function allocating the most (sampling heap profile, with
 // allocation inside dependencies charged to the nearest app frame). A --max-semi-space-size
 // is suggested only when scavenges dominate and are frequent, with those figures as evidence.
 
 import type { RunData } from '../run-dir/run-data.js';
-import type { GcEvent } from '../agent/protocol.js';
 import type { Finding } from './finding.js';
-import { loadWindow, targetThreads, windowGc } from './signals/load-window.js';
+import { loadWindow, targetThreads } from './signals/load-window.js';
+import { gcActivity, type GcActivity, type KindTotals } from './signals/gc-activity.js';
 import { allocationsOf, type AllocationSite } from './signals/heap-profile.js';
 import { frameCulprit, describeCulprit } from './signals/culprit.js';
 import { cpuViewOf } from './signals/cpu-profile.js';
-import { round, sum } from './signals/stats.js';
+import { round } from './signals/stats.js';
 import { allocationAdvice, heapProfileHint, semiSpaceAdvice } from './gc-pressure.advice.js';
 
 /**
@@ -36,29 +37,25 @@ export function gcPressure(run: RunData): Finding[] {
   const w = loadWindow(run);
   const threads = targetThreads(run);
   if (!w || threads.length === 0) return [];
-  const events = threads.flatMap((t) => windowGc(t, w));
-  const wallMs = w.durationMs * threads.length;
-  const totalMs = sum(events.map((e) => e.durationMs));
-  const share = totalMs / wallMs;
+  const gc = gcActivity(threads, w);
+  if (gc.events.length === 0 || gc.sampledMs <= 0) return [];
+  const share = gc.estimatedMs / gc.sampledMs;
   if (share < GC_INFO_SHARE) return [];
-  return [finding(run, events, share, totalMs, w.durationMs / 1000)];
+  return [finding(run, gc, share)];
 }
 
-function byKind(events: GcEvent[]): Record<string, { count: number; totalMs: number }> {
-  const out: Record<string, { count: number; totalMs: number }> = {};
-  for (const e of events) {
-    const k = (out[e.kind] ??= { count: 0, totalMs: 0 });
-    k.count++;
-    k.totalMs = round(k.totalMs + e.durationMs, 2);
-  }
-  return out;
+function rounded(kinds: Record<string, KindTotals>): Record<string, KindTotals> {
+  return Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, { count: v.count, totalMs: round(v.totalMs, 2) }]));
 }
 
-function finding(run: RunData, events: GcEvent[], share: number, totalMs: number, seconds: number): Finding {
-  const kinds = byKind(events);
+function finding(run: RunData, gc: GcActivity, share: number): Finding {
+  const kinds = gc.estimated;
+  const totalMs = gc.estimatedMs;
   const minor = kinds.minor ?? { count: 0, totalMs: 0 };
   const minorShare = totalMs > 0 ? minor.totalMs / totalMs : 0;
-  const scavengesPerS = minor.count / seconds;
+  // Per thread-second of observation: the rate each serving thread scavenges at.
+  const observedMinor = gc.observed.minor ?? { count: 0, totalMs: 0 };
+  const scavengesPerS = gc.observedMs > 0 ? (observedMinor.count * 1000) / gc.observedMs : 0;
   const semiSpace = minorShare >= SEMI_SPACE_MIN_MINOR_SHARE && scavengesPerS >= SEMI_SPACE_MIN_SCAVENGES_PER_S;
   const alloc = allocationsOf(run);
   const top = alloc?.culprit && alloc.culprit.share >= ALLOCATION_CULPRIT_MIN_SHARE ? alloc.culprit : undefined;
@@ -71,13 +68,15 @@ function finding(run: RunData, events: GcEvent[], share: number, totalMs: number
     category: 'gc-pressure',
     severity: share >= GC_CRITICAL_SHARE ? 'critical' : share >= GC_WARN_SHARE ? 'warning' : 'info',
     title: 'Garbage collection takes a large share of the time',
-    summary: `GC ran ${events.length} times for ${round(totalMs, 0)} ms, ${round(share * 100, 1)} % of the load window` +
-      ` (${round(minorShare * 100, 0)} % of it in scavenges, ${round(scavengesPerS, 1)} per second).` +
+    summary: `GC took about ${round(totalMs, 0)} ms, ${round(share * 100, 1)} % of the load window` +
+      ` (${round(minorShare * 100, 0)} % of it in scavenges, ${round(scavengesPerS, 1)} per second)` +
+      `${gc.coverage < 0.99 ? `, estimated from the ${gc.events.length} GCs seen while GCs were observed (${round(gc.coverage * 100, 0)} % of the time)` : ''}.` +
       (culprit ? ` The most allocating function is ${describeCulprit(culprit)} with ${round((top?.share ?? 0) * 100, 0)} % of sampled bytes.` : ''),
     evidence: {
-      gcShare: round(share, 4), gcMs: round(totalMs, 1), gcCount: events.length, byKind: kinds,
+      gcShare: round(share, 4), gcMs: round(totalMs, 1), gcCount: Object.values(kinds).reduce((a, k) => a + k.count, 0), byKind: rounded(kinds),
+      observedGcs: gc.events.length, observedShareOfTime: round(gc.coverage, 3),
       scavengesPerSecond: round(scavengesPerS, 2), minorShareOfGc: round(minorShare, 3),
-      meanScavengeMs: minor.count > 0 ? round(minor.totalMs / minor.count, 3) : 0,
+      meanScavengeMs: observedMinor.count > 0 ? round(observedMinor.totalMs / observedMinor.count, 3) : 0,
       ...(alloc ? { topAllocators: alloc.sites.slice(0, 5).map((s) => ({ function: s.frame.name, file: s.frame.file, line: s.frame.line, share: round(s.share, 3) })) } : {}),
       ...(semiSpace ? { suggestedSemiSpaceMiB: SEMI_SPACE_SUGGESTED_MIB } : {}),
     },

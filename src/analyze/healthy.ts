@@ -4,8 +4,9 @@
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { loopStats } from './signals/loop-stats.js';
-import { loadWindow, targetThreads, windowGc } from './signals/load-window.js';
-import { round, sum } from './signals/stats.js';
+import { loadWindow, targetThreads } from './signals/load-window.js';
+import { gcActivity } from './signals/gc-activity.js';
+import { round } from './signals/stats.js';
 import { BLOCKING_STARVED_CPU_PER_ACTIVE } from './event-loop-blocking.js';
 
 export function healthyFinding(run: RunData, findings: readonly Finding[]): Finding | undefined {
@@ -15,8 +16,8 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
   if (!s && !load) return undefined;
   const w = loadWindow(run);
   const threads = targetThreads(run);
-  const gcMs = sum(threads.flatMap((t) => windowGc(t, w)).map((e) => e.durationMs));
-  const gcShare = w && threads.length > 0 ? gcMs / (w.durationMs * threads.length) : 0;
+  const gc = gcActivity(threads, w);
+  const gcShare = gc.sampledMs > 0 ? gc.estimatedMs / gc.sampledMs : 0;
   const rps = load?.requests.perSecond ?? s?.requestsPerSecond ?? 0;
   const p99 = load?.latency.p99 ?? s?.latencyP99Ms ?? 0;
   const capacity = s && s.eluMean > 0 ? rps / s.eluMean : undefined;

@@ -1,10 +1,12 @@
 // Memory leak: the heap left after garbage collection keeps rising over the run. Judged on
-// the trend of the heap left after full GCs, with slope and fit over the whole
-// window, never on one sample: a heap that grows then gets collected is not a leak.
+// the trend of the heap left after full GCs (the agent reads it after every full GC:
+// signals/gc-activity.ts), with slope and fit over the whole window, never on one sample: a
+// heap that grows then gets collected is not a leak.
 
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
-import { busiestThread, loadWindow, windowGc, windowSamples, type Window } from './signals/load-window.js';
+import { busiestThread, loadWindow, windowSamples, type Window } from './signals/load-window.js';
+import { gcActivity } from './signals/gc-activity.js';
 import { allocationsOf } from './signals/heap-profile.js';
 import { frameCulprit } from './signals/culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
@@ -54,9 +56,7 @@ export function memoryLeak(run: RunData): Finding[] {
  * the same segment are still two measurements of what survived.
  */
 function heapEnvelope(thread: ThreadTelemetry, w: Window): { t: number; bytes: number }[] {
-  const points = windowGc(thread, w)
-    .filter((e) => e.kind === 'major' && e.heapAfter !== undefined)
-    .map((e) => ({ t: e.start + e.durationMs, bytes: e.heapAfter as number }));
+  const points = gcActivity([thread], w).heapAfterFull;
   if (points.length < LEAK_MIN_MAJOR_GCS) return [];
   if (points.length <= LEAK_SEGMENTS) return points;
   const seg = w.durationMs / LEAK_SEGMENTS;
@@ -77,7 +77,7 @@ function unconfirmedGrowth(thread: ThreadTelemetry, w: Window): Finding[] {
   if (samples.length < 2) return [];
   const start = samples[0].mem.heapUsed;
   const end = samples[samples.length - 1].mem.heapUsed;
-  const majors = windowGc(thread, w).filter((e) => e.kind === 'major').length;
+  const majors = gcActivity([thread], w).fullGcs;
   if (end - start < LEAK_UNCONFIRMED_MIN_BYTES) return [];
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   return [{

@@ -30,7 +30,15 @@ export interface TelemetrySummary {
   eventLoop: { delayP50Ms: number; delayP99Ms: number; delayMaxMs: number; utilizationMean: number; utilizationMax: number };
   cpu: { userMs: number; systemMs: number; coresUsedMean: number };
   memory: { rssMaxBytes: number; heapUsedMaxBytes: number; heapUsedStartBytes: number; heapUsedEndBytes: number };
-  gc: { count: number; totalMs: number; shareOfWall: number; byKind: Record<string, { count: number; totalMs: number }> };
+  /**
+   * GC over the window. The agent observes GCs in windows of each second: counts and times are
+   * estimated over the whole window from those observed (`observed`); full GCs are all counted.
+   */
+  gc: {
+    count: number; totalMs: number; shareOfWall: number; byKind: Record<string, { count: number; totalMs: number }>;
+    observed?: { count: number; shareOfTime: number };
+    fullGcs?: number;
+  };
   http: { requests: number; connections: number; latencyP50Ms: number; latencyP99Ms: number; statusCodes: Record<string, number> } | null;
   stalls: { count: number; maxMs: number };
 }

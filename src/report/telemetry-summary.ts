@@ -4,7 +4,8 @@
 import type { SampleMessage } from '../agent/protocol.js';
 import type { RunData } from '../run-dir/run-data.js';
 import type { TelemetrySummary } from './report-schema.js';
-import { loadWindow, targetThreads, windowGc, windowSamples, windowStalls } from '../analyze/signals/load-window.js';
+import { loadWindow, targetThreads, windowSamples, windowStalls } from '../analyze/signals/load-window.js';
+import { gcActivity, type GcActivity } from '../analyze/signals/gc-activity.js';
 import { max, percentile, round, sum, weightedMean, weightedPercentile } from '../analyze/signals/stats.js';
 
 export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
@@ -14,7 +15,7 @@ export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   const samples = perThread.flatMap((x) => x.samples);
   if (samples.length === 0) return null;
   const durationMs = w?.durationMs ?? sum(perThread[0].samples.map((s) => s.intervalMs));
-  const gc = threads.flatMap((t) => windowGc(t, w));
+  const gc = gcActivity(threads, w);
   const stalls = threads.flatMap((t) => windowStalls(t, w));
   return {
     targets: threads.map((t) => ({ pid: t.pid, threadId: t.threadId, ...(t.listens[0]?.port !== undefined ? { port: t.listens[0].port } : {}) })),
@@ -22,7 +23,7 @@ export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
     eventLoop: eventLoop(samples),
     cpu: cpu(onePerProcess(perThread), durationMs),
     memory: memory(perThread[0].samples),
-    gc: gcSummary(gc, durationMs * threads.length),
+    gc: gcSummary(gc),
     http: http(samples),
     stalls: { count: stalls.length, maxMs: round(max(stalls.map((s) => s.durationMs)), 1) },
   };
@@ -69,16 +70,18 @@ function memory(samples: SampleMessage[]): TelemetrySummary['memory'] {
   };
 }
 
-function gcSummary(events: { kind: string; durationMs: number }[], wallMs: number): TelemetrySummary['gc'] {
+/** GC over the window, estimated from the GCs observed (the agent observes them in windows). */
+function gcSummary(gc: GcActivity): TelemetrySummary['gc'] {
   const byKind: Record<string, { count: number; totalMs: number }> = {};
-  for (const e of events) {
-    const k = (byKind[e.kind] ??= { count: 0, totalMs: 0 });
-    k.count++;
-    k.totalMs += e.durationMs;
-  }
-  for (const k of Object.values(byKind)) k.totalMs = round(k.totalMs, 2);
-  const totalMs = sum(events.map((e) => e.durationMs));
-  return { count: events.length, totalMs: round(totalMs, 2), shareOfWall: wallMs > 0 ? round(totalMs / wallMs, 4) : 0, byKind };
+  for (const [kind, k] of Object.entries(gc.estimated)) byKind[kind] = { count: k.count, totalMs: round(k.totalMs, 2) };
+  return {
+    count: sum(Object.values(gc.estimated).map((k) => k.count)),
+    totalMs: round(gc.estimatedMs, 2),
+    shareOfWall: gc.sampledMs > 0 ? round(gc.estimatedMs / gc.sampledMs, 4) : 0,
+    byKind,
+    observed: { count: gc.events.length, shareOfTime: round(gc.coverage, 4) },
+    fullGcs: gc.fullGcs,
+  };
 }
 
 function http(samples: SampleMessage[]): TelemetrySummary['http'] {

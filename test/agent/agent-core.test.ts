@@ -78,25 +78,35 @@ for (const node of NODES) {
     t.kill();
   });
 
-  test(`GC events on ${node.name}: minor ones without heap sizes, a full GC with the heap used after it`, async () => {
+  test(`GC on ${node.name}: GCs observed in windows with their time, every full GC counted with the heap after it`, async () => {
     const { c, t } = await startWith(['--expose-gc', 'server.cjs'], undefined, node.bin);
     const listen = await c.waitForListen();
-    await getMany(listen.port!, '/alloc', 20);
-    await get(listen.port!, '/gc');
     const isGc = (m: AgentMessage): m is GcMessage => m.type === 'gc';
-    // Every delivery with a major GC gives the heap after it to its last major one.
-    const isMajorWithHeap = (e: GcMessage['events'][number]) => e.kind === 'major' && e.heapAfter !== undefined;
-    await c.waitFor((m) => isGc(m) && m.events.some(isMajorWithHeap), 5000, 'a major GC with its heap after');
+    // Allocate until an observation window has seen scavenges (windows open every second).
+    const deadline = Date.now() + 8000;
+    while (!c.messages.some((m) => isGc(m) && m.events.some((e) => e.kind === 'minor')) && Date.now() < deadline) {
+      await getMany(listen.port!, '/alloc', 10);
+    }
+    await get(listen.port!, '/gc');
+    const withFull = await c.waitFor((m) => isSample(m) && (m.gc?.heapAfterFull?.length ?? 0) > 0, 5000, 'a sample with a full GC and its heap after') as SampleMessage;
     const events = c.messages.filter(isGc).flatMap((m) => m.events);
-    assert.ok(events.some((e) => e.kind === 'minor'), 'allocation caused minor GCs');
+    assert.ok(events.some((e) => e.kind === 'minor'), 'allocation caused minor GCs, seen in a window');
     for (const e of events) {
       assert.ok(e.durationMs >= 0 && e.start > Date.now() - 60_000 && e.start <= Date.now());
       if (e.kind === 'minor') assert.equal(e.heapAfter, undefined);
     }
-    const major = events.find(isMajorWithHeap)!;
-    // The sample of the same tick follows its gc message.
-    const { mem } = await c.waitFor(isSample, 5000, 'a sample');
-    assert.ok(major.heapAfter! > 1024 * 1024 && major.heapAfter! <= mem.heapTotal * 2, `heapAfter ${major.heapAfter}`);
+    const samples = c.messages.filter(isSample).filter((s) => s.pid === listen.pid);
+    for (const s of samples) {
+      assert.ok(s.gc !== undefined && s.gc.observedMs >= 0 && s.gc.observedMs <= s.intervalMs + 50, JSON.stringify(s.gc));
+    }
+    const full = withFull.gc!.heapAfterFull![0];
+    assert.ok(withFull.gc!.full >= 1);
+    assert.ok(full.bytes > 1024 * 1024 && full.bytes <= withFull.mem.heapTotal * 2, `heap after ${full.bytes}`);
+    assert.ok(full.t > Date.now() - 60_000 && full.t <= Date.now());
+    // Scavenging many times a second, the observer was on for a part of the time only.
+    const observed = sum(samples.map((s) => s.gc!.observedMs));
+    const sampled = sum(samples.map((s) => s.intervalMs));
+    assert.ok(observed > 0 && observed < sampled, `observed ${observed} of ${sampled} ms`);
     t.kill();
   });
 }

@@ -35,3 +35,14 @@ test('demo: an unknown example is a usage error naming the choices', async () =>
   assert.match(err, /HOTPATH_ERR_INVALID_OPTION/);
   assert.match(err, /restify-etag-leak/);
 });
+
+test('demo: the example can be named without --example, and two different names are a usage error', async () => {
+  let err = '';
+  const sink = new Writable({ write(chunk, _enc, cb) { err += String(chunk); cb(); } });
+  const io: CliIO = { stdout: sink, stderr: sink, env: {}, cwd: process.cwd(), color: false, interactive: false };
+  assert.equal(await runCli(['demo', 'nope'], io, [demoCommand]), 2);
+  assert.match(err, /--example must be one of .*allocation-churn.*; got "nope"/);
+  err = '';
+  assert.equal(await runCli(['demo', 'allocation-churn', 'healthy-http'], io, [demoCommand]), 2);
+  assert.match(err, /takes one example name/);
+});

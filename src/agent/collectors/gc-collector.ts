@@ -1,24 +1,47 @@
-// Every GC of this thread's isolate: kind, flags and duration from the `gc` PerformanceObserver,
-// and for the non-minor GCs (major, incremental marking, weak callbacks) the heap used after
-// them, read with v8.getHeapStatistics() when the observer delivers them (a few ms later at
-// most: what the app allocated since is counted in). Heap after major GCs is what leak
-// detection uses. v8.GCProfiler would give exact before/after figures, but it writes a
-// JSON record on every GC, scavenges included (often 100+ a second under load): it cost the
-// server ≈ 1 % of its CPU per request on its own (measured, see docs/agent.md). Batched: the
-// sampler takes the events once per interval. Bounded per interval.
+// The GCs of this thread's isolate, in two layers:
+//   - every full GC is seen by a canary (full-gc-canary.ts), with the heap used after it (what
+//     leak detection trends);
+//   - kind, flags and duration of GCs come from the `gc` PerformanceObserver, in observation
+//     windows. Node's GC tracking costs the server at every GC (always on, it cost a JSON server
+//     2.4 % of its throughput at ~120 scavenges a second; docs/agent.md, Cost), so it is on for a
+//     slice of every second sized to see about GC_EVENTS_PER_SECOND GCs at the rate the last
+//     window saw: all of the second when GCs are rarer than that. Each sample says how long it
+//     was on (`gc.observedMs`), so GC time and rates are estimated over the whole time
+//     (analyze/signals/gc-activity.ts).
+// Events are batched: the sampler takes them once per interval. Bounded per interval.
 import { PerformanceObserver, performance, constants, type PerformanceEntry } from 'node:perf_hooks';
 import * as v8 from 'node:v8';
-import type { GcEvent, GcKind } from '../protocol.js';
+import type { GcEvent, GcKind, SampleGc } from '../protocol.js';
+import { originalClearInterval, originalClearTimeout, originalSetTimeout, unrefInterval } from '../originals.js';
+import { FullGcCanary } from './full-gc-canary.js';
 
 /** More GCs than this in one interval are counted but not listed. */
 export const MAX_GC_EVENTS_PER_INTERVAL = 2000;
+/** Observation windows open at the start of every period of this length. */
+export const GC_WINDOW_PERIOD_MS = 1000;
+/** GCs a window is sized to observe, at the rate the last window saw. */
+export const GC_EVENTS_PER_SECOND = 10;
+/** The shortest window, so a period always shows some GCs' durations. */
+export const GC_MIN_WINDOW_MS = 50;
 
 export class GcCollector {
   dropped = 0;
   private events: GcEvent[] = [];
+  private readonly canary = new FullGcCanary();
   private observer: PerformanceObserver | undefined;
+  /** performance.now() when the open window opened (or was last taken); undefined while closed. */
+  private openedAt: number | undefined;
+  /** Observed time not yet reported, ms. */
+  private observedMs = 0;
+  private periodTimer: NodeJS.Timeout | undefined;
+  private closeTimer: NodeJS.Timeout | undefined;
+  /** GCs seen in the current window, and the window's observed time before now, for the rate. */
+  private windowEvents = 0;
+  private windowMs = 0;
 
   start(): void {
+    if (this.observer !== undefined) return;
+    this.canary.start();
     this.observer = new PerformanceObserver((list) => {
       try {
         this.onEntries(list.getEntries());
@@ -26,11 +49,18 @@ export class GcCollector {
         // An observer callback that throws would reach the target as an uncaught exception.
       }
     });
-    this.observer.observe({ entryTypes: ['gc'] });
+    // The rate is not known yet: the first window is the shortest. (Observing a whole first
+    // second of a busy server left a lasting cost of ≈ 1 %: measured, docs/agent.md.)
+    this.openFor(GC_MIN_WINDOW_MS);
+    this.periodTimer = unrefInterval(() => this.nextPeriod(), GC_WINDOW_PERIOD_MS);
   }
 
   stop(): void {
-    this.observer?.disconnect();
+    this.close();
+    if (this.periodTimer !== undefined) originalClearInterval(this.periodTimer);
+    if (this.closeTimer !== undefined) originalClearTimeout(this.closeTimer);
+    this.periodTimer = this.closeTimer = undefined;
+    this.canary.stop();
     this.observer = undefined;
   }
 
@@ -39,6 +69,60 @@ export class GcCollector {
     const events = this.events;
     this.events = [];
     return events;
+  }
+
+  /** The interval's full GCs and how long the observer was on in it, then reset. */
+  takeInterval(): SampleGc {
+    this.addObserved();
+    const full = this.canary.take();
+    const out: SampleGc = { observedMs: Math.round(this.observedMs * 1000) / 1000, full: full.count };
+    if (full.heapAfter.length > 0) out.heapAfterFull = full.heapAfter;
+    this.observedMs = 0;
+    return out;
+  }
+
+  /** A new period: a window sized from the GC rate the last window saw. */
+  private nextPeriod(): void {
+    if (this.observer === undefined) return;
+    if (this.closeTimer !== undefined) originalClearTimeout(this.closeTimer);
+    this.closeTimer = undefined;
+    this.addObserved();
+    const perSecond = this.windowMs > 0 ? (this.windowEvents * 1000) / this.windowMs : 0;
+    this.windowEvents = 0;
+    this.windowMs = 0;
+    this.openFor(perSecond <= GC_EVENTS_PER_SECOND ? GC_WINDOW_PERIOD_MS : Math.max(GC_MIN_WINDOW_MS, (GC_WINDOW_PERIOD_MS * GC_EVENTS_PER_SECOND) / perSecond));
+  }
+
+  /** Opens a window (or keeps the open one) for `ms`; a whole period stays open into the next. */
+  private openFor(ms: number): void {
+    this.open();
+    if (ms >= GC_WINDOW_PERIOD_MS) return;
+    this.closeTimer = originalSetTimeout(() => this.close(), ms);
+    this.closeTimer.unref();
+  }
+
+  private open(): void {
+    if (this.observer === undefined || this.openedAt !== undefined) return;
+    this.observer.observe({ entryTypes: ['gc'] });
+    this.openedAt = performance.now();
+  }
+
+  private close(): void {
+    const observer = this.observer;
+    if (observer === undefined || this.openedAt === undefined) return;
+    this.onEntries(observer.takeRecords());
+    observer.disconnect();
+    this.addObserved();
+    this.openedAt = undefined;
+  }
+
+  /** Moves the open window's time so far into the observed totals. */
+  private addObserved(): void {
+    if (this.openedAt === undefined) return;
+    const now = performance.now();
+    this.observedMs += now - this.openedAt;
+    this.windowMs += now - this.openedAt;
+    this.openedAt = now;
   }
 
   private onEntries(entries: PerformanceEntry[]): void {
@@ -59,9 +143,10 @@ export class GcCollector {
       if (ev.kind !== 'minor') lastNonMinor = ev;
       if (ev.kind === 'major') lastMajor = ev;
       this.events.push(ev);
+      this.windowEvents++;
     }
-    // One read per delivery, given to its last major GC (what leak detection trends; a weak-callback
-    // pass or incremental step delivered after it frees next to nothing), else its last non-minor GC.
+    // One read per delivery, given to its last major GC (a weak-callback pass or incremental
+    // step delivered after it frees next to nothing), else its last non-minor GC.
     const target = lastMajor ?? lastNonMinor;
     if (target !== undefined) target.heapAfter = v8.getHeapStatistics().used_heap_size;
   }

@@ -1,9 +1,10 @@
-// A log-linear histogram of positive integers (µs) in plain JS: 64 buckets per power of two, so
-// values below 128 are exact and larger ones within 1/64 (1.6 %). Recording is an index
+// A log-linear histogram of non-negative integers (µs) in plain JS: 64 buckets per power of two,
+// so values below 128 are exact and larger ones within 1/64 (1.6 %). Recording is an index
 // computation and one array increment: it replaces perf_hooks' createHistogram() on the
 // per-request path, where each record() is a call into C++ (with the WeakMap it replaced, that
 // path cost about 1 % of a small JSON server's CPU per request; see docs/agent.md, Cost).
-// Reads the way summarize() reads a perf_hooks histogram.
+// Reads the way summarize() reads a perf_hooks histogram, and touch only the buckets up to the
+// highest one used (a read of a histogram of sub-millisecond values stays within a few KB).
 
 const SUB_BITS = 6;
 const SUB = 1 << SUB_BITS;
@@ -31,10 +32,15 @@ export class LogHistogram {
   private lo = Infinity;
   private hi = 0;
 
-  /** Records an integer >= 1 (smaller values count as 1, larger than 2^31 - 1 as that). */
+  /** Highest bucket recorded into since the last reset. */
+  private top = -1;
+
+  /** Records an integer >= 0 (negative values count as 0, larger than 2^31 - 1 as that). */
   record(value: number): void {
-    const v = value < 1 ? 1 : value > MAX_VALUE ? MAX_VALUE : value | 0;
-    this.buckets[indexOf(v)]++;
+    const v = value < 0 ? 0 : value > MAX_VALUE ? MAX_VALUE : value | 0;
+    const i = indexOf(v);
+    this.buckets[i]++;
+    if (i > this.top) this.top = i;
     this.n++;
     this.sum += v;
     if (v < this.lo) this.lo = v;
@@ -51,7 +57,7 @@ export class LogHistogram {
     if (this.n === 0) return 0;
     const rank = Math.max(1, Math.ceil((p / 100) * this.n));
     let seen = 0;
-    for (let i = 0; i < BUCKETS; i++) {
+    for (let i = 0; i <= this.top; i++) {
       seen += this.buckets[i];
       if (seen >= rank) return Math.min(highestIn(i), this.hi);
     }
@@ -60,7 +66,8 @@ export class LogHistogram {
 
   reset(): void {
     if (this.n === 0) return;
-    this.buckets.fill(0);
+    this.buckets.fill(0, 0, this.top + 1);
+    this.top = -1;
     this.n = 0;
     this.sum = 0;
     this.lo = Infinity;

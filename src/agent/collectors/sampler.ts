@@ -1,20 +1,17 @@
-// The per-interval sample of one thread: event-loop delay (resolution subtracted, reset each
+// The per-interval sample of one thread: event-loop delay (loop-delay.ts, reset each
 // interval), ELU, CPU (process and, on Node 22+, this thread), memory, active resources and
 // server-side HTTP. Runs on an unref'd timer; a blocked loop shows up as one long ELD sample
 // here, and as `stall` messages from the agent worker while it lasts.
-import { monitorEventLoopDelay, performance, type IntervalHistogram, type EventLoopUtilization } from 'node:perf_hooks';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { SampleMessage } from '../protocol.js';
-import { summarize } from './histogram-summary.js';
 import type { HttpCollector } from './http-collector.js';
-
-/** monitorEventLoopDelay's timer period; its values include it, so it is subtracted. */
-export const ELD_RESOLUTION_MS = 10;
+import { LoopDelay } from './loop-delay.js';
 
 type SampleBody = Omit<SampleMessage, 'v' | 'pid' | 'threadId' | 't'>;
 type ThreadCpu = () => NodeJS.CpuUsage;
 
 export class Sampler {
-  private readonly eld: IntervalHistogram = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
+  private readonly eld = new LoopDelay();
   private elu: EventLoopUtilization = performance.eventLoopUtilization();
   private cpu: NodeJS.CpuUsage = process.cpuUsage();
   private readonly threadCpuUsage: ThreadCpu | undefined = threadCpuFn();
@@ -24,11 +21,11 @@ export class Sampler {
   constructor(private readonly http: HttpCollector, private readonly intervalMs: number) {}
 
   start(): void {
-    this.eld.enable();
+    this.eld.start();
   }
 
   stop(): void {
-    this.eld.disable();
+    this.eld.stop();
   }
 
   take(droppedMessages: number): SampleBody {
@@ -38,7 +35,7 @@ export class Sampler {
     const sample: SampleBody = {
       type: 'sample',
       intervalMs: Math.round((now - this.last) * 1000) / 1000,
-      eld: withOwnLateness(summarize(this.eld, 1e-6, ELD_RESOLUTION_MS), now - this.last - this.intervalMs),
+      eld: withOwnLateness(this.eld.take(), now - this.last - this.intervalMs),
       elu: Math.round(performance.eventLoopUtilization(eluNow, this.elu).utilization * 10000) / 10000,
       cpu: { user: cpuNow.user - this.cpu.user, system: cpuNow.system - this.cpu.system },
       mem: memory(),
@@ -48,7 +45,6 @@ export class Sampler {
     const http = this.http.take();
     if (http !== undefined) sample.http = http;
     if (droppedMessages > 0) sample.dropped = droppedMessages;
-    this.eld.reset();
     this.last = now;
     this.elu = eluNow;
     this.cpu = cpuNow;
@@ -65,9 +61,9 @@ export class Sampler {
 }
 
 /**
- * monitorEventLoopDelay misses a single long block (measured on Node 20 and 24: a 700 ms
- * busy loop left max at ~10 ms), but the sampler's own timer is late by the block's length:
- * that lateness raises max (and counts as one observation when the histogram saw none).
+ * A block that is still going on when the sample is taken has not reached the delay timer yet,
+ * but the sampler's own timer is late by it: that lateness raises max (and counts as one
+ * observation when the loop-delay timer saw none).
  */
 function withOwnLateness(eld: SampleBody['eld'], latenessMs: number): SampleBody['eld'] {
   const late = Math.round(latenessMs * 1000) / 1000;

@@ -54,7 +54,13 @@ const options: readonly OptionSpec[] = [
 ];
 
 async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
-  const name = String(args.values.example ?? DEFAULT_EXAMPLE);
+  // `hotpath demo <name>` and `hotpath demo --example <name>` are the same; both at once must agree.
+  const [positional, ...surplus] = args.positionals;
+  const flag = args.values.example as string | undefined;
+  if (surplus.length > 0 || (positional !== undefined && flag !== undefined && flag !== DEFAULT_EXAMPLE && flag !== positional)) {
+    throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `hotpath demo takes one example name; got ${[...args.positionals, ...(flag && flag !== DEFAULT_EXAMPLE ? [flag] : [])].join(', ')}`, { showUsage: true });
+  }
+  const name = String(positional ?? flag ?? DEFAULT_EXAMPLE);
   const available = listExamples();
   if (!available.includes(name)) {
     throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `--example must be one of ${available.join(', ')}; got ${JSON.stringify(name)}`,
@@ -78,7 +84,7 @@ function readme(dir: string): string {
 export const demoCommand: Command = {
   name: 'demo',
   summary: 'Diagnose a bundled example server (a restify listener leak by default)',
-  usage: 'hotpath demo [--example <name>]',
+  usage: 'hotpath demo [<name> | --example <name>]',
   get details() {
     return `Examples: ${listExamples().join(', ')}\n\nEach one is a small server in examples/<name>/ with a README; hotpath.json holds its load flags.`;
   },

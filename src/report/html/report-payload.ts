@@ -58,6 +58,8 @@ export interface PayloadThread {
   openConnections: (number | null)[];
   /** GC events: start (seconds since run start), pause (ms), kind. */
   gc: { t: number[]; ms: number[]; kind: string[] };
+  /** Share of the time the agent observed GCs (it does in windows of each second); absent: all of it. */
+  gcCoverage?: number;
   /** Heartbeat stalls of the main thread: start (seconds since run start), duration (ms). */
   stalls: { t: number[]; ms: number[] };
 }

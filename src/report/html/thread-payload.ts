@@ -50,8 +50,21 @@ export function threadPayload(t: ThreadTelemetry, meta: RunMeta, runStart = meta
     httpP99: s.map((x) => (x.http && x.http.latency.count > 0 ? r3(x.http.latency.p99) : null)),
     openConnections: s.map((x) => x.http?.openConnections ?? null),
     gc: { t: t.gc.map((g) => sec(g.start)), ms: t.gc.map((g) => r3(g.durationMs)), kind: t.gc.map((g) => g.kind) },
+    ...gcCoverage(t),
     stalls: stalls(t, sec),
   };
+}
+
+/** The share of the thread's time its GCs were observed, when the agent observed in windows. */
+function gcCoverage(t: ThreadTelemetry): { gcCoverage?: number } {
+  let sampled = 0;
+  let observed = 0;
+  for (const x of t.samples) {
+    if (x.gc === undefined) continue;
+    sampled += x.intervalMs;
+    observed += Math.min(x.gc.observedMs, x.intervalMs);
+  }
+  return sampled > 0 ? { gcCoverage: Math.round((observed / sampled) * 1000) / 1000 } : {};
 }
 
 /** The busiest resource types (by their peak count), one column each. */

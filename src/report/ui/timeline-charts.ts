@@ -83,7 +83,10 @@ export function buildCharts(p: ReportPayload, thread: PayloadThread | undefined)
     { label: 'heap total', color: C.teal, unit: 'MB' }, { label: 'external', color: C.orange, unit: 'MB' },
   ], [{ x, ys: [thread.rss, thread.heapUsed, thread.heapTotal, thread.external] }]);
   const gc = gcPerInterval(thread);
-  add('gc', 'GC pauses (ms per interval)', [
+  const seen = thread.gcCoverage !== undefined && thread.gcCoverage < 0.99
+    ? `GC pauses seen (ms per interval; GCs are observed in windows, ${Math.round(thread.gcCoverage * 100)} % of the time)`
+    : 'GC pauses (ms per interval)';
+  add('gc', seen, [
     { label: 'minor', color: C.pink, unit: 'ms', style: 'bars' }, { label: 'major and other', color: C.red, unit: 'ms', style: 'bars' },
   ], [{ x, ys: [gc.minor, gc.other] }]);
   const types = Object.keys(thread.resourcesByType);

@@ -28,7 +28,8 @@ function threadPart(t: PayloadThread, w: TimeWindow): string[] {
       `utilization ${pct(mean(t.elu) / 100, 0)}`, `CPU ${pct(mean(t.cpu) / 100, 0)} of a core`);
   }
   const gc = t.gc.t.map((x, i) => (inside(w, x) ? t.gc.ms[i] : -1)).filter((x) => x >= 0);
-  if (gc.length) out.push(`GC ${ms(gc.reduce((a, b) => a + b, 0))} in ${gc.length} pauses`);
+  const seen = t.gcCoverage !== undefined && t.gcCoverage < 0.99 ? ' seen' : '';
+  if (gc.length) out.push(`GC ${ms(gc.reduce((a, b) => a + b, 0))} in ${gc.length} pauses${seen}`);
   const stalls = t.stalls.t.filter((x, i) => x <= w.to && x + t.stalls.ms[i] / 1000 >= w.from).length;
   if (stalls) out.push(`${stalls} stall${stalls > 1 ? 's' : ''}`);
   return out;

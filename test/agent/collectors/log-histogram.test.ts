@@ -41,7 +41,8 @@ test('out-of-range values are clamped, reset empties it, and summarize reads it 
   h.record(0);
   h.record(-5);
   h.record(2 ** 40);
-  assert.equal(h.min, 1);
+  assert.equal(h.min, 0);
+  assert.equal(h.percentile(50), 0);
   assert.equal(h.max, 2 ** 31 - 1);
   h.reset();
   assert.equal(h.count, 0);
@@ -53,4 +54,12 @@ test('out-of-range values are clamped, reset empties it, and summarize reads it 
   assert.equal(s.max, 2.5);
   assert.equal(s.mean, 2);
   assert.ok(s.p99 >= 2.5 && s.p99 <= 2.5 * (1 + 1 / 64));
+});
+
+test('a reset after large values leaves no trace: small values read exactly again', () => {
+  const h = new LogHistogram();
+  for (let i = 0; i < 100; i++) h.record(5_000_000 + i);
+  h.reset();
+  for (const v of [3, 4, 5]) h.record(v);
+  assert.deepEqual([h.count, h.min, h.max, h.percentile(50), h.percentile(99), h.percentile(100)], [3, 3, 5, 4, 5, 5]);
 });

@@ -1,0 +1,62 @@
+// Sees every full GC of this isolate without a GC callback. An unreachable object registered
+// with a FinalizationRegistry is collected, and its cleanup runs as a task soon after, at the
+// next full (mark-compact) GC: V8's scavenger keeps the targets of weak cells alive, so
+// scavenges never collect it. One small JS call per full GC, while the `gc` PerformanceObserver
+// costs the server at every GC (docs/agent.md, Cost). The cleanup reads the heap used: the heap
+// the full GC left, plus what was allocated in the few ms since. It re-arms a new canary.
+//
+// Full GCs that follow each other before the cleanup task runs count once.
+import * as v8 from 'node:v8';
+import { epochNow } from '../clock.js';
+
+/** Full GCs whose heap is kept per interval (bounded memory; more are counted, not listed). */
+export const MAX_FULL_GCS_PER_INTERVAL = 100;
+
+export interface FullGcs {
+  count: number;
+  /** The heap used right after each full GC, bytes, with its epoch ms. */
+  heapAfter: { t: number; bytes: number }[];
+}
+
+export class FullGcCanary {
+  private count = 0;
+  private heapAfter: { t: number; bytes: number }[] = [];
+  private registry: FinalizationRegistry<0> | undefined;
+  private readonly token = {};
+
+  start(): void {
+    if (this.registry !== undefined || typeof FinalizationRegistry !== 'function') return;
+    this.registry = new FinalizationRegistry<0>(() => {
+      try {
+        this.collected();
+      } catch {
+        // A cleanup callback that throws would reach the target as an uncaught exception.
+      }
+    });
+    this.arm();
+  }
+
+  stop(): void {
+    this.registry?.unregister(this.token);
+    this.registry = undefined;
+  }
+
+  /** The full GCs since the last call, then reset. */
+  take(): FullGcs {
+    const out: FullGcs = { count: this.count, heapAfter: this.heapAfter };
+    this.count = 0;
+    this.heapAfter = [];
+    return out;
+  }
+
+  private arm(): void {
+    this.registry?.register({}, 0, this.token);
+  }
+
+  private collected(): void {
+    if (this.registry === undefined) return;
+    this.count++;
+    if (this.heapAfter.length < MAX_FULL_GCS_PER_INTERVAL) this.heapAfter.push({ t: epochNow(), bytes: v8.getHeapStatistics().used_heap_size });
+    this.arm();
+  }
+}
