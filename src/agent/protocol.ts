@@ -148,7 +148,10 @@ export interface SampleMessage extends Envelope {
     connections: number;
     /** Connections open at the end of the interval. */
     openConnections: number;
-    /** Server latency from request start to response finish, ms. */
+    /**
+     * Server latency from request start to response finish, ms: of every request, or of a random
+     * sample of them when the thread serves more than 2,000 a second (`latency.count` timed).
+     */
     latency: HistogramSummary;
     statusCodes: Record<string, number>;
     /** Requests served on a connection that had already served one (keep-alive reuse). */

@@ -7,6 +7,7 @@ import type { TelemetrySummary } from './report-schema.js';
 import { loadWindow, targetThreads, windowSamples, windowStalls } from '../analyze/signals/load-window.js';
 import { gcActivity, type GcActivity } from '../analyze/signals/gc-activity.js';
 import { max, percentile, round, sum, weightedMean, weightedPercentile } from '../analyze/signals/stats.js';
+import { latencyWeight } from '../analyze/signals/latency-weight.js';
 
 export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   const w = loadWindow(run);
@@ -89,7 +90,7 @@ function http(samples: SampleMessage[]): TelemetrySummary['http'] {
   if (hs.length === 0) return null;
   const statusCodes: Record<string, number> = {};
   for (const h of hs) for (const [code, n] of Object.entries(h.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
-  const counts = hs.map((h) => h.latency.count);
+  const counts = hs.map(latencyWeight);
   return {
     requests: sum(hs.map((h) => h.finished)),
     connections: sum(hs.map((h) => h.connections)),

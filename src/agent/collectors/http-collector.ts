@@ -6,7 +6,10 @@
 // node finishes the responses of one HTTP/1 connection in the order their requests arrived,
 // pipelined or not. A WeakMap keyed by the response is the fallback for a message without a
 // socket. Latency goes into a plain-JS histogram and status codes into an array: nothing on
-// the per-request path calls into C++ but the two clock reads.
+// the per-request path calls into C++ but the clock reads. Counts are exact; the latency of a
+// random sample of the requests is timed once a thread serves more than
+// LATENCY_SAMPLES_PER_SECOND (the two clock reads were most of this collector's cost per
+// request: docs/agent.md, Cost), so `latency.count` is the number of requests timed.
 import * as dc from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { SampleMessage } from '../protocol.js';
@@ -28,6 +31,11 @@ const RECORD = Symbol('hotpath.http.connection');
 type Tracked = EventEmitter & { [RECORD]?: SocketRecord };
 /** Status codes below this are counted in an array; others (never sent by node) in a Map. */
 const CODES = 1000;
+/** Requests timed per second and thread at most: above that rate a random sample of them is. */
+export const LATENCY_SAMPLES_PER_SECOND = 2000;
+/** A start time that was not taken (the request is counted, not timed). */
+const UNTIMED = -1;
+const ALL = 2 ** 32;
 
 export class HttpCollector {
   /** Start times of requests that came without a socket (the fallback). */
@@ -44,6 +52,10 @@ export class HttpCollector {
   private closedRequests = 0;
   private openConnections = 0;
   private seenAny = false;
+  /** A request is timed when a draw of the xorshift generator (uint32) is below this. */
+  private timeBelow = ALL;
+  private rng = 0x9e3779b9;
+  private lastTake = performance.now();
   // A subscriber that throws would surface as an uncaught exception in the target: never let it.
   private readonly onStart = (m: unknown): void => { try { this.requestStarted(m as ChannelMessage); } catch { /* counted nowhere */ } };
   private readonly onFinish = (m: unknown): void => { try { this.responseFinished(m as ChannelMessage); } catch { /* counted nowhere */ } };
@@ -88,9 +100,25 @@ export class HttpCollector {
       closed: this.closed,
       requestsPerClosedConnection: this.closed === 0 ? 0 : Math.round((this.closedRequests / this.closed) * 100) / 100,
     };
+    // Time a share of the next interval's requests sized from this interval's rate.
+    const now = performance.now();
+    const perSecond = (this.started * 1000) / Math.max(1, now - this.lastTake);
+    this.lastTake = now;
+    this.timeBelow = perSecond <= LATENCY_SAMPLES_PER_SECOND ? ALL : Math.floor((ALL * LATENCY_SAMPLES_PER_SECOND) / perSecond);
     this.started = this.finished = this.connections = this.reused = this.closed = this.closedRequests = 0;
     this.latency.reset();
     return stats;
+  }
+
+  /** Whether to time this request (always, below LATENCY_SAMPLES_PER_SECOND). */
+  private timed(): boolean {
+    if (this.timeBelow === ALL) return true;
+    let x = this.rng;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.rng = x;
+    return x >>> 0 < this.timeBelow;
   }
 
   private takeCodes(): Record<string, number> {
@@ -109,7 +137,7 @@ export class HttpCollector {
     this.seenAny = true;
     this.started++;
     threadState.activeRequests++;
-    const now = performance.now();
+    const now = this.timed() ? performance.now() : UNTIMED;
     const socket = m.socket as Tracked | undefined;
     if (socket === undefined) {
       if (m.response !== undefined) this.startTimes.set(m.response, now);
@@ -143,7 +171,7 @@ export class HttpCollector {
     if (t0 === undefined) return;
     this.finished++;
     threadState.activeRequests--;
-    this.latency.record(Math.round((performance.now() - t0) * 1000));
+    if (t0 !== UNTIMED) this.latency.record(Math.round((performance.now() - t0) * 1000));
     const code = res.statusCode ?? 0;
     if (code >= 0 && code < CODES && Number.isInteger(code)) {
       if (this.codes[code]++ === 0) this.codesSeen.push(code);

@@ -81,7 +81,7 @@ export class ListenerGrowth implements GrowthHook {
       const result = original.call(this, event, listener);
       if (!threadState.listening || threadState.agentBusy !== 0) return result;
       const ctor = this.constructor;
-      if (ctor !== self.perRequestA && ctor !== self.perRequestB && !threadState.agentOwned.has(this)) self.record(this, event, wrapper);
+      if (ctor !== self.perRequestA && ctor !== self.perRequestB) self.record(this, event, wrapper);
       return result;
     };
     defineLike(wrapper, original);
@@ -103,7 +103,8 @@ export class ListenerGrowth implements GrowthHook {
       if (e === undefined) return;
       e.added++;
       const n = typeof emitter.listenerCount === 'function' ? emitter.listenerCount(event) : 0;
-      if (n <= e.count) return;
+      // A new maximum (rare): worth the lookup that leaves out the agent's own emitters.
+      if (n <= e.count || threadState.agentOwned.has(emitter)) return;
       e.count = n;
       if (e.maxima++ < SAMPLE_FIRST || e.maxima % SAMPLE_EVERY === 0) {
         const stack = captureStack(skip);

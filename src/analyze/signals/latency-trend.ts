@@ -5,6 +5,7 @@
 import type { RunData } from '../../run-dir/run-data.js';
 import { busiestThread, loadWindow, windowSamples } from './load-window.js';
 import { linearFit, mean, round, weightedMean } from './stats.js';
+import { latencyWeight } from './latency-weight.js';
 
 /** Late latency must be at least this multiple of early latency (a 50 % rise is not noise). */
 export const CREEP_MIN_RATIO = 1.5;
@@ -57,7 +58,7 @@ function computeTrend(run: RunData): LatencyTrend | undefined {
     b.cpuUs += s.cpu.user + s.cpu.system;
     b.finished += s.http?.finished ?? 0;
     b.p50.push(s.http?.latency.p50 ?? 0);
-    b.counts.push(s.http?.latency.count ?? 0);
+    b.counts.push(s.http ? latencyWeight(s.http) : 0);
     perSecond.set(k, b);
   }
   const timeline = (run.load?.timeline ?? []).filter((p) => p.requests > 0);

@@ -4,6 +4,7 @@
 import type { RunData } from '../../run-dir/run-data.js';
 import { loadWindow, targetThreads, windowSamples, windowStalls } from './load-window.js';
 import { max, percentile, sum, weightedMean, weightedPercentile } from './stats.js';
+import { latencyWeight } from './latency-weight.js';
 
 export interface LoopStats {
   durationMs: number;
@@ -54,7 +55,7 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   const http = samples.map((s) => s.http).filter((h) => h !== undefined);
   const requests = sum(http.map((h) => h.finished));
   const cpuUs = sum(samples.map((s) => (s.cpu.threadUser !== undefined ? s.cpu.threadUser + (s.cpu.threadSystem ?? 0) : s.cpu.user + s.cpu.system)));
-  const counts = http.map((h) => h.latency.count);
+  const counts = http.map(latencyWeight);
   const resources: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.resources)) resources[k] = (resources[k] ?? 0) + v / samples.length;
   const eluMean = weightedMean(samples.map((s) => s.elu), samples.map((s) => s.intervalMs));

@@ -1,0 +1,61 @@
+// The agent's HTTP collector fed through node's own diagnostics channels: exact counts always,
+// every request timed at a modest rate, a random sample of them on a busy thread.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as dc from 'node:diagnostics_channel';
+import { EventEmitter } from 'node:events';
+import { HttpCollector, LATENCY_SAMPLES_PER_SECOND } from '../../../src/agent/collectors/http-collector.js';
+
+const start = dc.channel('http.server.request.start');
+const finish = dc.channel('http.server.response.finish');
+
+/** `n` requests over `sockets` keep-alive connections, each finished right after it started. */
+function serve(n: number, sockets: EventEmitter[], status = 200): void {
+  for (let i = 0; i < n; i++) {
+    const socket = sockets[i % sockets.length];
+    const request = {};
+    const response = { statusCode: status };
+    start.publish({ request, response, socket, server: {} });
+    finish.publish({ request, response, socket, server: {} });
+  }
+}
+
+test('a modest rate: every request is counted and timed', () => {
+  const c = new HttpCollector();
+  c.start();
+  try {
+    const sockets = Array.from({ length: 4 }, () => new EventEmitter());
+    serve(50, sockets);
+    serve(10, sockets, 404);
+    const s = c.take()!;
+    assert.deepEqual([s.started, s.finished, s.latency.count, s.connections, s.reused], [60, 60, 60, 4, 56]);
+    assert.deepEqual(s.statusCodes, { 200: 50, 404: 10 });
+  } finally {
+    c.stop();
+  }
+});
+
+test('a busy thread: counts stay exact, a random sample of about LATENCY_SAMPLES_PER_SECOND is timed', async () => {
+  const c = new HttpCollector();
+  c.start();
+  try {
+    const sockets = Array.from({ length: 50 }, () => new EventEmitter());
+    const t0 = performance.now();
+    serve(40_000, sockets);
+    await new Promise((r) => setTimeout(r, 20));
+    const first = c.take()!;
+    const firstMs = performance.now() - t0;
+    assert.equal(first.latency.count, 40_000, 'the rate is not known yet: all timed');
+    // The next interval times a share sized from the first one's rate.
+    const t1 = performance.now();
+    serve(40_000, sockets);
+    await new Promise((r) => setTimeout(r, 20));
+    const second = c.take()!;
+    assert.deepEqual([second.started, second.finished, second.statusCodes[200]], [40_000, 40_000, 40_000]);
+    const expected = (40_000 * LATENCY_SAMPLES_PER_SECOND) / (40_000 / (firstMs / 1000));
+    assert.ok(second.latency.count > expected * 0.7 && second.latency.count < expected * 1.3,
+      `timed ${second.latency.count}, expected about ${Math.round(expected)} (first interval ${firstMs.toFixed(0)} ms, second ${(performance.now() - t1).toFixed(0)} ms)`);
+  } finally {
+    c.stop();
+  }
+});
