@@ -9,12 +9,13 @@
 import type { CallTree, WorkKind } from './call-tree.js';
 import type { CpuProfile } from './cpu-profile.js';
 import { FrameTable } from './frame-table.js';
-import { indexNodes, nodeIndex } from './raw-index.js';
+import { indexNodes, nodeIndex, type RawIndex } from './raw-index.js';
 import { layoutTree } from './layout-tree.js';
 import { SourceMapResolver } from './source-maps.js';
 import { sampleWeights } from './sample-weights.js';
 import { resolveWindow, type ProfileWindow } from './profile-window.js';
 import { inlineWorkOfLine } from './work-kind.js';
+import { otherCallsOnLine } from './line-calls.js';
 
 export interface BuildCallTreeOptions {
   /** The target's working directory: app = under it and outside node_modules; paths relative to it. */
@@ -29,20 +30,27 @@ export interface BuildCallTreeOptions {
   window?: ProfileWindow;
 }
 
-/** Share of a raw app node's self ticks that sit on lines calling frameless builtins (JSON). */
-function inlineShares(profile: CpuProfile, frames: FrameTable, rawFrame: Int32Array, resolver: SourceMapResolver | undefined) {
+/**
+ * Share of a raw app node's self ticks that sit on lines calling frameless builtins (JSON).
+ * A line that also calls one of the node's callees is left out: its ticks may be the
+ * callee's, inlined (see line-calls.ts).
+ */
+function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, rawFrame: Int32Array, resolver: SourceMapResolver | undefined) {
   const out = new Map<number, { work: WorkKind; label: string; share: number }[]>();
   if (!resolver) return out;
   profile.nodes.forEach((n, i) => {
     const gen = frames.generated[rawFrame[i]];
     if (!gen || !n.positionTicks?.length) return;
     let all = 0;
+    let callees: Set<string> | undefined;
     const byLabel = new Map<string, { work: WorkKind; label: string; ticks: number }>();
     for (const { line, ticks } of n.positionTicks) {
       all += ticks;
       const text = resolver.sourceLine(gen.path, line);
       const w = text === undefined ? undefined : inlineWorkOfLine(text);
       if (!w) continue;
+      callees ??= new Set(raw.children[i].map((c) => frames.frames[rawFrame[c]].name.split('.').pop()!));
+      if (otherCallsOnLine(text!, w.at).some((name) => callees!.has(name))) continue;
       const e = byLabel.get(w.label) ?? { ...w, ticks: 0 };
       e.ticks += ticks;
       byLabel.set(w.label, e);
@@ -75,7 +83,7 @@ export function buildCallTree(profile: CpuProfile, options: BuildCallTreeOptions
   }
 
   const tree = layoutTree(raw, rawFrame, rawSelf, frames.frames);
-  const shares = inlineShares(profile, frames, rawFrame, resolver);
+  const shares = inlineShares(profile, raw, frames, rawFrame, resolver);
   const inlineWork: NonNullable<CallTree['inlineWork']> = [];
   const byKey = new Map<string, { node: number; work: WorkKind; label: string; us: number }>();
   for (const [rawNode, list] of shares) {

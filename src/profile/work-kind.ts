@@ -84,16 +84,23 @@ const regexCall = /\.(test|exec)\(/;
 const stringRegexCall = /\.(match|matchAll|replace|replaceAll|split|search)\(/;
 const regexLiteral = /(^|[=(,:!&|?{};]|return)\s*\/(?![/*])(\\.|[^/\\\n])+\/[dgimsuvy]*/;
 
+/** Work found on a source line, with where its call starts (for otherCallsOnLine). */
+export interface LineWork extends WorkLabel {
+  /** Index in the line of the work's call (`JSON.stringify`, `.test(`...). */
+  at: number;
+}
+
 /**
  * Work V8 runs without a frame of its own, recognised on the calling source line:
  * JSON.stringify/parse are never framed; a regexp runs in V8's bytecode interpreter (no
  * "RegExp:" frame) until it tiers up to native code.
  */
-export function inlineWorkOfLine(text: string): WorkLabel | undefined {
-  if (text.includes('JSON.stringify')) return { work: 'json', label: 'JSON.stringify' };
-  if (text.includes('JSON.parse')) return { work: 'json', label: 'JSON.parse' };
-  if (regexCall.test(text) || (stringRegexCall.test(text) && (regexLiteral.test(text) || text.includes('RegExp(')))) {
-    return { work: 'regex', label: 'regular expressions' };
+export function inlineWorkOfLine(text: string): LineWork | undefined {
+  for (const label of ['JSON.stringify', 'JSON.parse']) {
+    const at = text.indexOf(label);
+    if (at >= 0) return { work: 'json', label, at };
   }
+  const re = regexCall.exec(text) ?? (stringRegexCall.test(text) && (regexLiteral.test(text) || text.includes('RegExp(')) ? stringRegexCall.exec(text) : null);
+  if (re) return { work: 'regex', label: 'regular expressions', at: re.index };
   return undefined;
 }
