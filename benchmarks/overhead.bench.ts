@@ -1,9 +1,10 @@
 // Overhead benchmark: what watching a server costs it. One CPU-heavy server (JSON of ~5 KB
 // plus sha256 per request) under the same closed-model load (hotpath's engine, 1 worker)
-// for every variant: no tool at all, `hotpath run` with telemetry only, `hotpath run` with
-// CPU profiling, clinic doctor, clinic flame and 0x. Throughput is reported as a ratio to
-// the plain server, measured in the same round; variants are interleaved round by round so
-// the machine's noise spreads evenly. The target is pinned to CPU 0, the load to CPU 1.
+// for every variant: no tool at all (twice: the noise floor), `hotpath run` with telemetry
+// only, `hotpath run` with CPU profiling, `node --cpu-prof` at the same interval (V8's own
+// cost), clinic doctor, clinic flame and 0x. Throughput is reported as a ratio to the plain
+// server, measured in the same round; variants are interleaved round by round, in reverse
+// order every other round, so the machine's noise and drift spread evenly. The target is pinned to CPU 0, the load to CPU 1.
 // Also: the time from the end of load until the tool's results are written.
 
 import { spawn } from 'node:child_process';
@@ -15,6 +16,10 @@ import { median } from './median.js';
 import { CLK_TCK, processTicks } from './proc-cpu.js';
 
 const CONNECTIONS = 50;
+/** The reference every other variant is divided by, in the same round. */
+const PLAIN = 'plain (no tool)';
+/** clinic and 0x write reports of tens of seconds: they run in the first rounds only. */
+const EXTERNAL_ROUNDS = 3;
 
 interface Outcome {
   reqPerSec: number;
@@ -28,6 +33,8 @@ interface Outcome {
 
 interface Variant {
   name: string;
+  /** Runs in the first `rounds` rounds only (the external tools build slow reports); default every round. */
+  rounds?: number;
   /** Runs once with `seconds` of load; the server gets `marker` as its last argument. */
   run(seconds: number, marker: string): Promise<Outcome>;
 }
@@ -89,24 +96,25 @@ function variants(ctx: BenchContext): Variant[] {
   const server = join(ctx.root, 'dist', 'benchmarks', 'servers', 'overhead-server.js');
   const scratch = join(ctx.scratch, 'overhead');
   mkdirSync(scratch, { recursive: true });
-  const loadFlags = (s: number) => `-w 1 -c ${CONNECTIONS} -d ${s}`;
+  const loadFlags = (s: number) => `-w 1 -c ${CONNECTIONS} --warmup 1s -d ${s}`;
   const loadCmd = (port: string, s: number, out: string) => `taskset -c 1 ${node} ${cli} load http://127.0.0.1:${port}/ ${loadFlags(s)} --json > ${out}`;
   const readLoad = (file: string): LoadJson => JSON.parse(readFileSync(file, 'utf8')) as LoadJson;
   let n = 0;
 
-  const plain: Variant = {
-    name: 'plain (no tool)',
+  // The server without hotpath's agent, optionally with node flags of its own.
+  const bare = (name: string, nodeFlags: string): Variant => ({
+    name,
     async run(s, marker) {
-      const out = join(scratch, `plain-${++n}.json`);
+      const out = join(scratch, `bare-${++n}.json`);
       // The server prints its port; the load starts once it is known, then the server is stopped.
-      const script = `taskset -c 0 ${node} ${server} 0 ${marker} > ${out}.port & pid=$!; ` +
+      const script = `taskset -c 0 ${node} ${nodeFlags} ${server} 0 ${marker} > ${out}.port & pid=$!; ` +
         `for i in $(seq 100); do grep -q listening ${out}.port 2>/dev/null && break; sleep 0.05; done; ` +
         `port=$(sed -n 's/listening //p' ${out}.port); ${loadCmd('$port', s, out)}; kill $pid; wait $pid 2>/dev/null; true`;
       await sh(script, scratch, s + 60);
       const load = readLoad(out);
       return { reqPerSec: load.requests.perSecond, requests: load.requests.total, window: load };
     },
-  };
+  });
 
   const hotpath = (profile: boolean): Variant => ({
     name: profile ? 'hotpath run (telemetry + CPU profile)' : 'hotpath run --no-profile (telemetry)',
@@ -123,6 +131,7 @@ function variants(ctx: BenchContext): Variant[] {
     if (!existsSync(path)) return undefined;
     return {
       name,
+      rounds: EXTERNAL_ROUNDS,
       async run(s, marker) {
         const out = join(scratch, `${bin}-${++n}.json`);
         // CI=1: clinic otherwise stops at its usage-statistics question and exits without running.
@@ -136,9 +145,12 @@ function variants(ctx: BenchContext): Variant[] {
   // server and build their report; $PORT is theirs to fill in.
   const onPort = (out: string, s: number) => `--on-port '${loadCmd('$PORT', s, out)}'`;
   return [
-    plain,
+    bare(PLAIN, ''),
+    bare('plain again (the noise floor)', ''),
     hotpath(false),
     hotpath(true),
+    // V8's own profiler at the same interval, without hotpath: the floor of any 1 ms CPU profile.
+    bare('node --cpu-prof at 1 ms (no hotpath)', `--cpu-prof --cpu-prof-interval 1000 --cpu-prof-dir ${join(scratch, 'cpu-prof')}`),
     external('clinic doctor', 'clinic', (out, s) => `doctor --no-open ${onPort(out, s)}`),
     external('clinic flame', 'clinic', (out, s) => `flame --no-open ${onPort(out, s)}`),
     external('0x', '0x', (out, s) => `--output-dir ${join(scratch, `0x-${n}`)} ${onPort(out, s)}`),
@@ -156,78 +168,96 @@ function row(name: string, t: Tally): string {
     `${t.toResults.length ? `${fmt(median(t.toResults) / 1000, 2)} s` : '–'} |`;
 }
 
+/** The value below which a share `q` of the sorted values lies (nearest rank). */
+function quantile(xs: readonly number[], q: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
+}
+
 /**
  * Target lines: median throughput loss and time to results against the issue's targets. When
- * the rounds disagree by more than twice the target, the median cannot tell it: inconclusive.
+ * the middle half of the rounds spreads wider than the target, the median cannot tell it:
+ * inconclusive.
  */
 function verdict(name: string, t: Tally | undefined, maxLoss: number): string {
   if (!t || t.ratios.length === 0) return `- ${name}: no measurement.`;
   const loss = 1 - median(t.ratios);
-  const lo = Math.min(...t.ratios);
-  const hi = Math.max(...t.ratios);
+  const lo = quantile(t.ratios, 0.25);
+  const hi = quantile(t.ratios, 0.75);
   const toResults = t.toResults.length ? median(t.toResults) / 1000 : NaN;
-  const lossVerdict = hi - lo > 2 * maxLoss
-    ? `inconclusive: the rounds range from ${fmt(lo, 3)} to ${fmt(hi, 3)}, wider than the target`
+  const lossVerdict = hi - lo > maxLoss
+    ? `inconclusive: the middle half of the rounds spans ${fmt(lo, 3)} to ${fmt(hi, 3)}, wider than the target`
     : loss <= maxLoss ? 'met' : 'missed';
-  return `- ${name}: throughput loss ${fmt(loss * 100, 1)} % (target ≤ ${fmt(maxLoss * 100, 0)} %: ${lossVerdict}), ` +
-    `results ${fmt(toResults, 2)} s after the end of load (target ≤ 1 s: ${toResults <= 1 ? 'met' : 'missed'}).`;
+  return `- ${name}: throughput loss ${fmt(loss * 100, 1)} % (middle half of the rounds ${fmt((1 - hi) * 100, 1)} to ${fmt((1 - lo) * 100, 1)} %; ` +
+    `target ≤ ${fmt(maxLoss * 100, 0)} %: ${lossVerdict}), results ${fmt(toResults, 2)} s after the end of load (target ≤ 1 s: ${toResults <= 1 ? 'met' : 'missed'}).`;
 }
 
 export const overheadBench: BenchSuite = {
   name: 'overhead',
   async run(ctx) {
-    const seconds = ctx.quick ? 3 : 10;
-    const rounds = ctx.quick ? 1 : 5;
+    const seconds = ctx.quick ? 3 : 5;
+    const rounds = ctx.quick ? 1 : 10;
     const list = variants(ctx);
     const server = join(ctx.root, 'dist', 'benchmarks', 'servers', 'overhead-server.js');
     const exclude = [join(ctx.root, 'dist', 'src', 'cli', 'main.js'), '/.bin/', 'clinic/bin', '0x/cmd'];
     const tallies = new Map<string, Tally>(list.map((v) => [v.name, { rates: [], ratios: [], cpuPerReq: [], cpuRatios: [], toResults: [] }]));
     for (let round = 1; round <= rounds; round++) {
-      let plain: { rate: number; cpu: number } | undefined;
-      for (const [i, v] of list.entries()) {
+      // Every other round runs the variants in reverse order, so none always follows another.
+      const order = list.filter((v) => round <= (v.rounds ?? rounds));
+      if (round % 2 === 0) order.reverse();
+      const results = new Map<string, { rate: number; cpu: number; toResultsMs?: number }>();
+      for (const v of order) {
         ctx.log(`overhead: ${v.name} (round ${round}/${rounds})`);
-        const marker = `hotpath-overhead-${round}-${i}`;
+        const marker = `hotpath-overhead-${round}-${list.indexOf(v)}`;
         const watch = watchServerCpu(server, marker, exclude);
         try {
           const o = await v.run(seconds, marker);
-          const cpuPerReq = (watch.stop(o.window) * 1000) / Math.max(1, o.requests);
-          if (i === 0) plain = { rate: o.reqPerSec, cpu: cpuPerReq };
-          const t = tallies.get(v.name) as Tally;
-          t.rates.push(o.reqPerSec);
-          t.cpuPerReq.push(cpuPerReq);
-          if (plain) {
-            t.ratios.push(o.reqPerSec / plain.rate);
-            t.cpuRatios.push(cpuPerReq / plain.cpu);
-          }
-          if (o.toResultsMs !== undefined) t.toResults.push(o.toResultsMs);
+          const cpu = (watch.stop(o.window) * 1000) / Math.max(1, o.requests);
+          results.set(v.name, { rate: o.reqPerSec, cpu, toResultsMs: o.toResultsMs });
         } catch (err) {
           watch.stop({ start: 0, end: 0 });
           ctx.log(`overhead: ${v.name} failed: ${(err as Error).message}`);
         }
       }
+      const plain = results.get(PLAIN);
+      for (const [name, r] of results) {
+        const t = tallies.get(name) as Tally;
+        t.rates.push(r.rate);
+        t.cpuPerReq.push(r.cpu);
+        if (plain && name !== PLAIN) {
+          t.ratios.push(r.rate / plain.rate);
+          t.cpuRatios.push(r.cpu / plain.cpu);
+        }
+        if (r.toResultsMs !== undefined) t.toResults.push(r.toResultsMs);
+      }
     }
+    const tally = (prefix: string) => tallies.get(list.find((v) => v.name.startsWith(prefix))?.name ?? '');
     return [
       '## Overhead: hotpath run against clinic and 0x',
       '',
       'A server that JSON-serializes ~5 KB and sha256-hashes it per request (benchmarks/servers/overhead-server.ts),',
       `pinned to CPU 0; the same closed-model load for every variant (hotpath's engine, 1 worker, ${CONNECTIONS} connections,`,
-      `${seconds} s) on CPU 1. ${rounds} round(s), variants interleaved within each round; medians, and every round's ratio.`,
-      '"Throughput ratio" is relative to the plain server measured in the same round. "Server CPU" is the',
+      `${seconds} s after 1 s of warm-up) on CPU 1. ${rounds} round(s), variants interleaved within each round and in reverse order every other round`,
+      `(clinic and 0x in the first ${EXTERNAL_ROUNDS} rounds only); medians, and every round's ratio.`,
+      '"Throughput ratio" is relative to the plain server measured in the same round; "plain again" is a second',
+      'plain server in the same round, so its ratios show how far two identical runs differ here. "node --cpu-prof"',
+      "is V8's profiler at hotpath's default interval without hotpath: what any 1 ms CPU profile costs this server.",
+      '"Server CPU" is the',
       "server process's own user+system time (all its threads, from /proc, whichever tool started it) per",
-      'completed request, which is steadier than throughput on a shared machine; its ratio is the overhead',
-      'the tool adds to every request, measured over the load window only (sampled every 100 ms).',
+      'completed request; its ratio is the CPU the tool adds to every request, measured over the load window only',
+      '(sampled every 100 ms).',
       '"End of load → results" runs until the tool has written everything',
       '(for hotpath: meta.json, load.json, profiles, report.json and report.html) and exited.',
       'Targets for hotpath: at most 3% loss with telemetry only, at most 8% with CPU profiling, results within 1 s.',
       '',
-      `Load average when the suite started: ${loadavg().map((x) => x.toFixed(1)).join(', ')} on ${cpus().length} CPUs. The per-round ratios show the spread between rounds on this shared machine: sequential runs drift by tens of percent, so the agent's own cost is measured more precisely in pairs at the same time in "Agent cost per request" below.`,
+      `Load average when the suite started: ${loadavg().map((x) => x.toFixed(1)).join(', ')} on ${cpus().length} CPUs.`,
       '',
       '| variant | req/s | throughput ratio (median) | throughput ratio per round | server CPU µs/request | CPU ratio | end of load → results |',
       '|---|---|---|---|---|---|---|',
       ...list.map((v) => row(v.name, tallies.get(v.name) as Tally)),
       '',
-      verdict('hotpath run --no-profile (telemetry)', tallies.get(list[1]?.name ?? ''), 0.03),
-      verdict('hotpath run (telemetry + CPU profile at 1 ms)', tallies.get(list[2]?.name ?? ''), 0.08),
+      verdict('hotpath run --no-profile (telemetry)', tally('hotpath run --no-profile'), 0.03),
+      verdict('hotpath run (telemetry + CPU profile at 1 ms)', tally('hotpath run (telemetry + CPU'), 0.08),
       '',
     ].join('\n');
   },

@@ -263,6 +263,12 @@ export interface StallMessage extends Envelope {
    * thread: the hottest stacks during the stall (leaf first, up to 3, by sample share).
    */
   cause?: { share: number; stack: CallStack }[];
+  /**
+   * Added (agent): the block overlapped the agent's own work on the main thread, V8 building
+   * the profiles the agent had just stopped (a heap profile with collected objects takes
+   * hundreds of ms): not the app's. Analyzers and the report leave such stalls out.
+   */
+  byAgent?: 'profile-stop';
 }
 
 export interface ProfileMessage extends Envelope {

@@ -17,8 +17,11 @@ after(() => rmSync(out, { recursive: true, force: true }));
 
 interface Expectation {
   category: string;
-  /** Also accepted as the main category on Node majors from `since` (why: see the entry). */
-  alsoAccepted?: { since: number; category: string };
+  /**
+   * From this Node major on, the expected finding is only required to be present (at any
+   * severity, same culprit), not to be the main one (why: see the entry).
+   */
+  presentSince?: number;
   culprit?: { function: string; file: string };
 }
 
@@ -27,10 +30,11 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'restify-etag-leak': { category: 'listener-leak', culprit: { function: 'attachAfterEvent', file: 'util.js' } },
   'express-pbkdf2-login': { category: 'sync-io', culprit: { function: 'login', file: 'app.js' } },
   'express-route-growth': { category: 'handler-growth', culprit: { function: 'refreshRoutes', file: 'routes.js' } },
-  // Node 20 (V8 11) spends 20-30 % of this load in scavenges; Node 24's young generation copes
-  // with the same churn at 7-11 %, so there the honest main finding may be the blocking work in
-  // the same function. The culprit must be buildRows either way.
-  'allocation-churn': { category: 'gc-pressure', alsoAccepted: { since: 22, category: 'event-loop-blocking' }, culprit: { function: 'buildRows', file: 'server.js' } },
+  // Node 20 and 22 spend 13-20 % of this load in scavenges (a warning). Node 24's V8 lets the
+  // young generation grow to 32 MB (--scavenger-max-new-space-capacity-mb, 8 on Node 22): the
+  // larger semi-space this example's story asks for is its default, GC falls to 6-7 % and is
+  // reported as information, still naming buildRows.
+  'allocation-churn': { category: 'gc-pressure', presentSince: 24, culprit: { function: 'buildRows', file: 'server.js' } },
   'connection-churn': { category: 'connection-churn' },
   'healthy-http': 'healthy',
   'healthy-fastify': 'healthy',
@@ -50,12 +54,19 @@ test('every example directory has an expectation', () => {
 for (const [name, want] of Object.entries(expected)) {
   test(`example ${name}: ${want === 'healthy' ? 'healthy, no warning or critical finding' : `${want.category}${want.culprit ? ` in ${want.culprit.function} (${want.culprit.file})` : ''}`}`, { timeout: 150_000 }, async () => {
     const { report, stderr } = await runExample(name);
+    const major = Number(process.versions.node.split('.')[0]);
+    if (want !== 'healthy' && want.presentSince !== undefined && major >= want.presentSince) {
+      assert.equal(report.target.outcome.status, 'completed', stderr);
+      const summary = findingsSummary(report);
+      const found = report.findings.find((f) => f.category === want.category);
+      assert.ok(found, `no ${want.category} finding\n${summary}`);
+      if (want.culprit) assert.deepEqual([found.culprit?.function, found.culprit?.file], [want.culprit.function, want.culprit.file], summary);
+      return;
+    }
     const main = checkDiagnosis(report, stderr, want === 'healthy');
     if (want === 'healthy' || main === undefined) return;
     const summary = findingsSummary(report);
-    const major = Number(process.versions.node.split('.')[0]);
-    const accepted = [want.category, ...(want.alsoAccepted && major >= want.alsoAccepted.since ? [want.alsoAccepted.category] : [])];
-    assert.ok(accepted.includes(main.category), `main finding ${main.category}, expected ${accepted.join(' or ')}\n${summary}`);
+    assert.equal(main.category, want.category, summary);
     if (want.culprit) {
       assert.equal(main.culprit?.function, want.culprit.function, summary);
       assert.equal(main.culprit?.file, want.culprit.file, summary);

@@ -23,6 +23,8 @@ export interface ProfilerOptions {
   onError: (what: string, err: unknown) => void;
   /** Called when a profile starts (true) and once its files are written with none running (false). */
   onBusy?: (busy: boolean) => void;
+  /** Called when the stop requests go to V8 (true) and when V8 has answered them all (false): the main thread may be blocked meanwhile. */
+  onStopping?: (stopping: boolean) => void;
 }
 
 interface CpuProfile { startTime: number; endTime: number; samples?: number[] }
@@ -87,7 +89,12 @@ export class InspectorProfiler {
     const session = running.session;
     // Disconnect as soon as V8 has answered every stop: the files are written without it.
     let answers = this.opts.heap ? 2 : 1;
-    const answered = (): void => { if (--answers === 0) disconnect(session); };
+    const answered = (): void => {
+      if (--answers > 0) return;
+      disconnect(session);
+      this.opts.onStopping?.(false);
+    };
+    this.opts.onStopping?.(true);
     session.post('Profiler.stop', (err, result) => {
       answered();
       if (err || !result?.profile) {

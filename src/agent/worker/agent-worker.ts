@@ -40,9 +40,10 @@ function run(data: AgentWorkerData): void {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId,
     samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
     send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy(busy),
+    onStopping: (stopping) => watchdog.agentWork(stopping),
   });
   const cause = new StallCause(mainSession);
-  const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
+  const watchdog: StallWatchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
   watchdog.start();
   const flusher = new Flusher(conn, profiler);
   let exiting = false;

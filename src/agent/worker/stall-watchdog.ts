@@ -2,6 +2,8 @@
 // rewrites every HEARTBEAT_MS) from the agent worker. When heartbeats stop for
 // STALL_THRESHOLD_MS it sends `stall` (ongoing) itself, repeats every ONGOING_EVERY_MS, and
 // sends the final duration (with the hottest stacks) once the main thread beats again.
+// A stall that overlaps the agent's own work on the main thread (V8 building the profiles
+// just stopped) is marked `byAgent` and not sampled for a cause.
 //
 //   main thread:  beat ─ beat ─ beat ─ [ blocked 2 s ............ ] ─ beat
 //   agent worker:        check  check  check ─ stall(ongoing) ─ stall(ongoing) ─ stall(final)
@@ -13,6 +15,8 @@ import type { StallCause } from './stall-cause.js';
 export const HEARTBEAT_MS = 100;
 export const STALL_THRESHOLD_MS = 250;
 export const ONGOING_EVERY_MS = 500;
+/** How long after the agent's work ends a block may still be counted as the agent's. */
+const AGENT_SLACK_MS = HEARTBEAT_MS + 50;
 /** Every wakeup costs CPU (≈ 0.1 ms each on a busy VM): the check runs at the heartbeat's pace. */
 const CHECK_MS = 100;
 
@@ -20,8 +24,12 @@ type StallBody = Omit<StallMessage, 'v' | 'pid' | 'threadId' | 't'>;
 
 export class StallWatchdog {
   private readonly beat: Float64Array;
-  private stall: { start: number; lastSent: number } | undefined;
+  private stall: { start: number; lastSent: number; agent?: boolean } | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Since when the agent has had V8 working on the main thread, if it has now. */
+  private agentSince: number | undefined;
+  /** The latest finished stretches of such work, epoch ms. */
+  private agentDone: { from: number; to: number }[] = [];
 
   constructor(heartbeat: SharedArrayBuffer, private readonly send: (body: StallBody) => void, private readonly cause?: StallCause) {
     this.beat = new Float64Array(heartbeat);
@@ -36,6 +44,34 @@ export class StallWatchdog {
     this.timer = undefined;
   }
 
+  /** The agent starts (true) or ends (false) work that blocks the main thread (stopping profiles). */
+  agentWork(active: boolean): void {
+    const now = epochNow();
+    if (active) {
+      this.agentSince ??= now;
+      return;
+    }
+    if (this.agentSince === undefined) return;
+    this.agentDone.push({ from: this.agentSince, to: now });
+    if (this.agentDone.length > 4) this.agentDone.shift();
+    this.agentSince = undefined;
+  }
+
+  /**
+   * Whether a block from `start` (the last heartbeat) to `end` was the agent's: its work had
+   * begun by then and was still going, or ended at most AGENT_SLACK_MS before the heartbeat
+   * came back (a main thread freed by the agent beats again within one heartbeat period).
+   */
+  private byAgent(start: number, end: number): boolean {
+    if (this.agentSince !== undefined && this.agentSince < end) return true;
+    return this.agentDone.some((w) => w.from < end && w.to > start && w.to >= end - AGENT_SLACK_MS);
+  }
+
+  private mark(body: StallBody, end: number): StallBody {
+    if (this.byAgent(body.start, end)) body.byAgent = 'profile-stop';
+    return body;
+  }
+
   private check(): void {
     const last = this.beat[0];
     if (last === 0) return;
@@ -44,21 +80,23 @@ export class StallWatchdog {
     if (stall === undefined) {
       if (now - last < STALL_THRESHOLD_MS) return;
       this.stall = { start: last, lastSent: now };
-      this.send({ type: 'stall', start: last, durationMs: round(now - last), ongoing: true });
-      this.cause?.start();
+      const body = this.mark({ type: 'stall', start: last, durationMs: round(now - last), ongoing: true }, now);
+      this.send(body);
+      if (body.byAgent === undefined) this.cause?.start();
+      else this.stall.agent = true;
       return;
     }
-    if (last > stall.start) return this.finish(stall.start, last);
+    if (last > stall.start) return this.finish(stall.start, last, !stall.agent);
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {
       stall.lastSent = now;
-      this.send({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true });
+      this.send(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now));
     }
   }
 
-  private finish(start: number, resumed: number): void {
+  private finish(start: number, resumed: number, sampled: boolean): void {
     this.stall = undefined;
-    const body: StallBody = { type: 'stall', start, durationMs: round(resumed - start), ongoing: false };
-    if (this.cause === undefined) return this.send(body);
+    const body = this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed);
+    if (this.cause === undefined || !sampled) return this.send(body);
     this.cause.stop((cause) => {
       if (cause !== undefined) body.cause = cause;
       this.send(body);

@@ -48,7 +48,11 @@ export function windowGc(thread: ThreadTelemetry, w: Window | null): GcEvent[] {
   return w ? thread.gc.filter((e) => e.start >= w.start && e.start <= w.end) : thread.gc;
 }
 
-/** Stalls overlapping the window (a stall is resent while ongoing: keep the final report per start). */
+/**
+ * The app's stalls overlapping the window (a stall is resent while ongoing: keep the final
+ * report per start). Stalls the agent caused itself (stopping a profile: the latest report
+ * says so) are left out.
+ */
 export function windowStalls(thread: ThreadTelemetry, w: Window | null): StallMessage[] {
   const byStart = new Map<number, StallMessage>();
   for (const s of thread.stalls) {
@@ -56,7 +60,7 @@ export function windowStalls(thread: ThreadTelemetry, w: Window | null): StallMe
     const prev = byStart.get(s.start);
     if (!prev || s.durationMs >= prev.durationMs) byStart.set(s.start, s);
   }
-  return [...byStart.values()];
+  return [...byStart.values()].filter((s) => s.byAgent === undefined);
 }
 
 /** The target thread that served most requests (the one to profile-match and to blame). */

@@ -5,6 +5,7 @@
 import type { ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { RunMeta } from '../../run-dir/schema.js';
 import type { PayloadThread } from './report-payload.js';
+import { windowStalls } from '../../analyze/signals/load-window.js';
 
 /** Resource types charted on their own (the rest are only in the total). */
 export const RESOURCE_TYPES_SHOWN = 4;
@@ -75,10 +76,13 @@ function resourceColumns(t: ThreadTelemetry): Record<string, number[]> {
   return Object.fromEntries(types.map((k) => [k, t.samples.map((x) => x.resources[k] ?? 0)]));
 }
 
-/** One entry per stall (an ongoing stall is reported again with its final duration). */
+/**
+ * One entry per stall of the app (an ongoing stall is reported again with its final duration;
+ * the agent's own, stopping a profile, are left out as in the analysis).
+ */
 function stalls(t: ThreadTelemetry, sec: (ms: number) => number): PayloadThread['stalls'] {
   const byStart = new Map<number, number>();
-  for (const s of t.stalls) byStart.set(s.start, Math.max(byStart.get(s.start) ?? 0, s.durationMs));
+  for (const s of windowStalls(t, null)) byStart.set(s.start, Math.max(byStart.get(s.start) ?? 0, s.durationMs));
   const starts = [...byStart.keys()].sort((a, b) => a - b);
   return { t: starts.map(sec), ms: starts.map((s) => r3(byStart.get(s) ?? 0)) };
 }
