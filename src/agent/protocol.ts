@@ -217,10 +217,11 @@ export interface GrowthMessage extends Envelope {
   type: 'growth';
   /** Listener counts by emitter and event, with the site that last added one. Cumulative totals. */
   /**
-   * Listener additions after listen, per emitter class and event. `count` is the largest
-   * listener count seen on one emitter of that class for that event (growth shows here),
-   * `added` the additions since listen, `site` the adding call site sampled at the latest new
-   * maximum.
+   * Listener additions after listen, per emitter class and event, counted when they leave an
+   * emitter with two or more listeners for the event (one listener is no leak, and skipping
+   * those keeps node's per-response socket listener cheap). `count` is the largest listener
+   * count seen on one emitter of that class for that event (growth shows here), `added` those
+   * additions since listen, `site` the adding call site sampled at the latest new maximum.
    */
   listeners: { emitter: string; event: string; count: number; added: number; site?: CallSite; stack?: CallStack }[];
   /**

@@ -47,7 +47,8 @@ test('listener added per request: count grows with the requests, at the adding l
   const entry = g.listeners.find((l) => l.event === 'after')!;
   assert.equal(entry.emitter, 'Server');
   assert.equal(entry.count, 40);
-  assert.equal(entry.added, 40);
+  assert.equal(entry.added, 39); // additions that left two or more: the first one left one
+
   assertSite(entry.site, 'growth.cjs', 'listener');
   assert.equal(entry.site!.function, 'attachAfterEvent');
   const off = g.maxListenersDisabled.find((x) => x.what === 'events.defaultMaxListeners');

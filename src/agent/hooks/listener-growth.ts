@@ -80,8 +80,12 @@ export class ListenerGrowth implements GrowthHook {
     const wrapper = function (this: EventEmitter, event: string | symbol, listener: (...args: unknown[]) => void): EventEmitter {
       const result = original.call(this, event, listener);
       if (!threadState.listening || threadState.agentBusy !== 0) return result;
+      // One listener for the event on this emitter is no leak: most additions stop here, among
+      // them the 'close' listener node adds to the socket for every response and then removes.
+      const n = listenersNow(this, event);
+      if (n < 2) return result;
       const ctor = this.constructor;
-      if (ctor !== self.perRequestA && ctor !== self.perRequestB) self.record(this, event, wrapper);
+      if (ctor !== self.perRequestA && ctor !== self.perRequestB) self.record(this, event, wrapper, n);
       return result;
     };
     defineLike(wrapper, original);
@@ -89,11 +93,11 @@ export class ListenerGrowth implements GrowthHook {
   }
 
   /**
-   * The hot path (every `on` after listen, several per request in node's own http code): two Map
-   * lookups keyed by the constructor and the event, no string building. Classes that share a
+   * The path of every `on` after listen that leaves two or more listeners: two Map lookups keyed
+   * by the constructor and the event, no string building. Classes that share a
    * name share their entries, as the protocol reports them by name.
    */
-  private record(emitter: EventEmitter, event: string | symbol, skip: Function): void {
+  private record(emitter: EventEmitter, event: string | symbol, skip: Function, n: number): void {
     try {
       const ctor = emitter.constructor as Function | undefined;
       let events = this.byClass.get(ctor);
@@ -102,7 +106,6 @@ export class ListenerGrowth implements GrowthHook {
       if (e === undefined) e = this.entryOf(events, ctor, event);
       if (e === undefined) return;
       e.added++;
-      const n = typeof emitter.listenerCount === 'function' ? emitter.listenerCount(event) : 0;
       // A new maximum (rare): worth the lookup that leaves out the agent's own emitters.
       if (n <= e.count || threadState.agentOwned.has(emitter)) return;
       e.count = n;
@@ -117,4 +120,17 @@ export class ListenerGrowth implements GrowthHook {
       // Never break addListener.
     }
   }
+}
+
+/**
+ * Listeners for `event` on `emitter` right after an addition: EventEmitter keeps one as a
+ * function and several as an array in `_events` (read directly: a method call per `on` showed in
+ * the server's profile); `listenerCount` when an emitter keeps them elsewhere.
+ */
+function listenersNow(emitter: EventEmitter, event: string | symbol): number {
+  const events = (emitter as unknown as { _events?: Record<string | symbol, unknown> })._events;
+  const l = events === undefined || events === null ? undefined : events[event];
+  if (typeof l === 'function') return 1;
+  if (Array.isArray(l)) return l.length;
+  return typeof emitter.listenerCount === 'function' ? emitter.listenerCount(event) : 0;
 }
