@@ -2,8 +2,9 @@
 // with a FinalizationRegistry is collected, and its cleanup runs as a task soon after, at the
 // next full (mark-compact) GC: V8's scavenger keeps the targets of weak cells alive, so
 // scavenges never collect it. One small JS call per full GC, while the `gc` PerformanceObserver
-// costs the server at every GC (docs/agent.md, Cost). The cleanup reads the heap used: the heap
-// the full GC left, plus what was allocated in the few ms since. It re-arms a new canary.
+// costs the server at every GC (docs/agent.md, Cost). The cleanup reads the heap used outside
+// the young generation: what the full GC left, plus the little promoted in the few ms since.
+// It re-arms a new canary.
 //
 // Full GCs that follow each other before the cleanup task runs count once.
 import * as v8 from 'node:v8';
@@ -56,7 +57,22 @@ export class FullGcCanary {
   private collected(): void {
     if (this.registry === undefined) return;
     this.count++;
-    if (this.heapAfter.length < MAX_FULL_GCS_PER_INTERVAL) this.heapAfter.push({ t: epochNow(), bytes: v8.getHeapStatistics().used_heap_size });
+    if (this.heapAfter.length < MAX_FULL_GCS_PER_INTERVAL) this.heapAfter.push({ t: epochNow(), bytes: oldGenerationUsed() });
     this.arm();
   }
+}
+
+/** The young generation's spaces: what they hold was allocated since the last GC. */
+const YOUNG_SPACES = new Set(['new_space', 'new_large_object_space']);
+
+/**
+ * The heap used outside the young generation. Read a few ms after a full GC, it is what the GC
+ * left plus the little promoted since; the whole heap would also count what the app allocated
+ * since, which under a server's load is tens of MB (big strings land in the young large-object
+ * space) and made heap-after readings swing by that much.
+ */
+function oldGenerationUsed(): number {
+  let bytes = 0;
+  for (const s of v8.getHeapSpaceStatistics()) if (!YOUNG_SPACES.has(s.space_name)) bytes += s.space_used_size;
+  return bytes;
 }
