@@ -186,8 +186,9 @@ export interface GcEvent {
   durationMs: number;
   flags: number;
   /**
-   * Heap used after the GC, bytes: non-minor GCs only, read when the observer delivered the
-   * GC (allocations made since are included). The last non-minor GC of a delivery has it.
+   * Heap used after the GC, bytes: sent by agents before the full-GC canary (SampleGc), on the
+   * last non-minor GC of an observer delivery, read then; the analysis uses it for such runs
+   * only. The canary's `heapAfterFull` replaced it.
    */
   heapAfter?: number;
 }

@@ -7,7 +7,7 @@
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { loadWindow, targetThreads } from './signals/load-window.js';
-import { gcActivity, type GcActivity, type KindTotals } from './signals/gc-activity.js';
+import { gcActivity, roundKinds, type GcActivity } from './signals/gc-activity.js';
 import { allocationsOf, type AllocationSite } from './signals/heap-profile.js';
 import { frameCulprit, describeCulprit } from './signals/culprit.js';
 import { cpuViewOf } from './signals/cpu-profile.js';
@@ -44,10 +44,6 @@ export function gcPressure(run: RunData): Finding[] {
   return [finding(run, gc, share)];
 }
 
-function rounded(kinds: Record<string, KindTotals>): Record<string, KindTotals> {
-  return Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, { count: v.count, totalMs: round(v.totalMs, 2) }]));
-}
-
 function finding(run: RunData, gc: GcActivity, share: number): Finding {
   const kinds = gc.estimated;
   const totalMs = gc.estimatedMs;
@@ -73,7 +69,7 @@ function finding(run: RunData, gc: GcActivity, share: number): Finding {
       `${gc.coverage < 0.99 ? `, estimated from the ${gc.events.length} GCs seen while GCs were observed (${round(gc.coverage * 100, 0)} % of the time)` : ''}.` +
       (culprit ? ` The most allocating function is ${describeCulprit(culprit)} with ${round((top?.share ?? 0) * 100, 0)} % of sampled bytes.` : ''),
     evidence: {
-      gcShare: round(share, 4), gcMs: round(totalMs, 1), gcCount: Object.values(kinds).reduce((a, k) => a + k.count, 0), byKind: rounded(kinds),
+      gcShare: round(share, 4), gcMs: round(totalMs, 1), gcCount: gc.estimatedCount, byKind: roundKinds(kinds),
       observedGcs: gc.events.length, observedShareOfTime: round(gc.coverage, 3),
       scavengesPerSecond: round(scavengesPerS, 2), minorShareOfGc: round(minorShare, 3),
       meanScavengeMs: observedMinor.count > 0 ? round(observedMinor.totalMs / observedMinor.count, 3) : 0,

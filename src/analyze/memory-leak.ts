@@ -6,7 +6,7 @@
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { busiestThread, loadWindow, windowSamples, type Window } from './signals/load-window.js';
-import { gcActivity } from './signals/gc-activity.js';
+import { gcActivity, type GcActivity } from './signals/gc-activity.js';
 import { allocationsOf } from './signals/heap-profile.js';
 import { frameCulprit } from './signals/culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
@@ -38,8 +38,9 @@ export function memoryLeak(run: RunData): Finding[] {
   const w = loadWindow(run);
   const thread = busiestThread(run, w);
   if (!w || !thread) return [];
-  const envelope = heapEnvelope(thread, w);
-  if (envelope.length < LEAK_MIN_MAJOR_GCS) return unconfirmedGrowth(thread, w);
+  const gc = gcActivity([thread], w);
+  const envelope = heapEnvelope(gc.heapAfterFull, w);
+  if (envelope.length < LEAK_MIN_MAJOR_GCS) return unconfirmedGrowth(thread, w, gc.fullGcs);
   const fit = linearFit(envelope.map((p) => (p.t - w.start) / 1000), envelope.map((p) => p.bytes));
   const growth = fit.slope * (w.durationMs / 1000);
   // A heap that grows faster than linearly (V8 doubles its limits) can extrapolate to a negative
@@ -55,8 +56,7 @@ export function memoryLeak(run: RunData): Finding[] {
  * so the lowest one per segment is the envelope). With few full GCs every one is a point: two in
  * the same segment are still two measurements of what survived.
  */
-function heapEnvelope(thread: ThreadTelemetry, w: Window): { t: number; bytes: number }[] {
-  const points = gcActivity([thread], w).heapAfterFull;
+function heapEnvelope(points: GcActivity['heapAfterFull'], w: Window): { t: number; bytes: number }[] {
   if (points.length < LEAK_MIN_MAJOR_GCS) return [];
   if (points.length <= LEAK_SEGMENTS) return points;
   const seg = w.durationMs / LEAK_SEGMENTS;
@@ -72,12 +72,11 @@ function heapEnvelope(thread: ThreadTelemetry, w: Window): { t: number; bytes: n
 export const LEAK_UNCONFIRMED_MIN_BYTES = 16 * 1024 * 1024;
 
 /** An info finding: the heap grew a lot, but without full GCs nothing says it is retained. */
-function unconfirmedGrowth(thread: ThreadTelemetry, w: Window): Finding[] {
+function unconfirmedGrowth(thread: ThreadTelemetry, w: Window, majors: number): Finding[] {
   const samples = windowSamples(thread, w);
   if (samples.length < 2) return [];
   const start = samples[0].mem.heapUsed;
   const end = samples[samples.length - 1].mem.heapUsed;
-  const majors = gcActivity([thread], w).fullGcs;
   if (end - start < LEAK_UNCONFIRMED_MIN_BYTES) return [];
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   return [{

@@ -5,7 +5,7 @@ import type { SampleMessage } from '../agent/protocol.js';
 import type { RunData } from '../run-dir/run-data.js';
 import type { TelemetrySummary } from './report-schema.js';
 import { loadWindow, targetThreads, windowSamples, windowStalls } from '../analyze/signals/load-window.js';
-import { gcActivity, type GcActivity } from '../analyze/signals/gc-activity.js';
+import { gcActivity, roundKinds, type GcActivity } from '../analyze/signals/gc-activity.js';
 import { max, percentile, round, sum, weightedMean, weightedPercentile } from '../analyze/signals/stats.js';
 import { latencyWeight } from '../analyze/signals/latency-weight.js';
 
@@ -73,13 +73,11 @@ function memory(samples: SampleMessage[]): TelemetrySummary['memory'] {
 
 /** GC over the window, estimated from the GCs observed (the agent observes them in windows). */
 function gcSummary(gc: GcActivity): TelemetrySummary['gc'] {
-  const byKind: Record<string, { count: number; totalMs: number }> = {};
-  for (const [kind, k] of Object.entries(gc.estimated)) byKind[kind] = { count: k.count, totalMs: round(k.totalMs, 2) };
   return {
-    count: sum(Object.values(gc.estimated).map((k) => k.count)),
+    count: gc.estimatedCount,
     totalMs: round(gc.estimatedMs, 2),
     shareOfWall: gc.sampledMs > 0 ? round(gc.estimatedMs / gc.sampledMs, 4) : 0,
-    byKind,
+    byKind: roundKinds(gc.estimated),
     observed: { count: gc.events.length, shareOfTime: round(gc.coverage, 4) },
     fullGcs: gc.fullGcs,
   };

@@ -10,7 +10,6 @@
 //     (analyze/signals/gc-activity.ts).
 // Events are batched: the sampler takes them once per interval. Bounded per interval.
 import { PerformanceObserver, performance, constants, type PerformanceEntry } from 'node:perf_hooks';
-import * as v8 from 'node:v8';
 import type { GcEvent, GcKind, SampleGc } from '../protocol.js';
 import { originalClearInterval, originalClearTimeout, originalSetTimeout, unrefInterval } from '../originals.js';
 import { FullGcCanary } from './full-gc-canary.js';
@@ -126,8 +125,6 @@ export class GcCollector {
   }
 
   private onEntries(entries: PerformanceEntry[]): void {
-    let lastNonMinor: GcEvent | undefined;
-    let lastMajor: GcEvent | undefined;
     for (const e of entries) {
       if (this.events.length >= MAX_GC_EVENTS_PER_INTERVAL) {
         this.dropped++;
@@ -140,15 +137,9 @@ export class GcCollector {
         durationMs: Math.round(e.duration * 1000) / 1000,
         flags: detail?.flags ?? 0,
       };
-      if (ev.kind !== 'minor') lastNonMinor = ev;
-      if (ev.kind === 'major') lastMajor = ev;
       this.events.push(ev);
       this.windowEvents++;
     }
-    // One read per delivery, given to its last major GC (a weak-callback pass or incremental
-    // step delivered after it frees next to nothing), else its last non-minor GC.
-    const target = lastMajor ?? lastNonMinor;
-    if (target !== undefined) target.heapAfter = v8.getHeapStatistics().used_heap_size;
   }
 }
 

@@ -8,6 +8,7 @@
 import type { GcEvent, SampleMessage } from '../../agent/protocol.js';
 import type { ThreadTelemetry } from '../../run-dir/run-data.js';
 import { windowGc, windowSamples, type Window } from './load-window.js';
+import { round } from './stats.js';
 
 export interface KindTotals {
   count: number;
@@ -29,6 +30,8 @@ export interface GcActivity {
   estimatedMs: number;
   /** GCs over the whole window, estimated by kind (observed counts scaled to the whole time). */
   estimated: Record<string, KindTotals>;
+  /** Their number, all kinds. */
+  estimatedCount: number;
   /** Full GCs in the window: counted by the canary when the agent sent it, else the observed ones. */
   fullGcs: number;
   /** The heap used after each full GC, in time order (the canary's readings, else observed majors'). */
@@ -81,6 +84,7 @@ export function gcActivity(threads: readonly ThreadTelemetry[], w: Window | null
   return {
     events, sampledMs, observedMs, coverage, observed, estimated,
     estimatedMs: Object.values(estimated).reduce((a, k) => a + k.totalMs, 0),
+    estimatedCount: Object.values(estimated).reduce((a, k) => a + k.count, 0),
     fullGcs: counted > 0 ? fullGcs : observed.major?.count ?? 0,
     heapAfterFull,
   };
@@ -94,4 +98,9 @@ function byKind(events: readonly GcEvent[]): Record<string, KindTotals> {
     k.totalMs += e.durationMs;
   }
   return out;
+}
+
+/** Totals by kind with times rounded to 0.01 ms, as findings and report.json show them. */
+export function roundKinds(kinds: Record<string, KindTotals>): Record<string, KindTotals> {
+  return Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, { count: v.count, totalMs: round(v.totalMs, 2) }]));
 }

@@ -6,6 +6,7 @@ import type { ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { RunMeta } from '../../run-dir/schema.js';
 import type { PayloadThread } from './report-payload.js';
 import { windowStalls } from '../../analyze/signals/load-window.js';
+import { gcActivity } from '../../analyze/signals/gc-activity.js';
 
 /** Resource types charted on their own (the rest are only in the total). */
 export const RESOURCE_TYPES_SHOWN = 4;
@@ -58,14 +59,8 @@ export function threadPayload(t: ThreadTelemetry, meta: RunMeta, runStart = meta
 
 /** The share of the thread's time its GCs were observed, when the agent observed in windows. */
 function gcCoverage(t: ThreadTelemetry): { gcCoverage?: number } {
-  let sampled = 0;
-  let observed = 0;
-  for (const x of t.samples) {
-    if (x.gc === undefined) continue;
-    sampled += x.intervalMs;
-    observed += Math.min(x.gc.observedMs, x.intervalMs);
-  }
-  return sampled > 0 ? { gcCoverage: Math.round((observed / sampled) * 1000) / 1000 } : {};
+  if (!t.samples.some((x) => x.gc !== undefined)) return {};
+  return { gcCoverage: Math.round(gcActivity([t], null).coverage * 1000) / 1000 };
 }
 
 /** The busiest resource types (by their peak count), one column each. */
@@ -77,12 +72,10 @@ function resourceColumns(t: ThreadTelemetry): Record<string, number[]> {
 }
 
 /**
- * One entry per stall of the app (an ongoing stall is reported again with its final duration;
- * the agent's own, stopping a profile, are left out as in the analysis).
+ * One entry per stall of the app (windowStalls keeps the final report of an ongoing stall and
+ * leaves out the agent's own, stopping a profile, as in the analysis).
  */
 function stalls(t: ThreadTelemetry, sec: (ms: number) => number): PayloadThread['stalls'] {
-  const byStart = new Map<number, number>();
-  for (const s of windowStalls(t, null)) byStart.set(s.start, Math.max(byStart.get(s.start) ?? 0, s.durationMs));
-  const starts = [...byStart.keys()].sort((a, b) => a - b);
-  return { t: starts.map(sec), ms: starts.map((s) => r3(byStart.get(s) ?? 0)) };
+  const list = windowStalls(t, null).sort((a, b) => a.start - b.start);
+  return { t: list.map((s) => sec(s.start)), ms: list.map((s) => r3(s.durationMs)) };
 }
