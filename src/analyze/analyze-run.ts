@@ -88,10 +88,17 @@ export function mergeSameCulprit(findings: Finding[]): Finding[] {
   return out;
 }
 
-/** Position in SPECIFICITY; serialization moves ahead of blocking when the blocking is JSON work. */
+/**
+ * Position in SPECIFICITY; serialization moves ahead of blocking when the blocking is JSON work.
+ * Latency creep files its "more work per request" under handler-growth, but it is inferred from
+ * two windows of the profile, not seen registering anything: it ranks after the findings a hook
+ * observed directly. A sync call the hook saw in the same function is the mechanism, and its
+ * cost rising over a run is as often the disk, the page cache or a busy neighbour as more work.
+ */
 function specificity(f: Finding, group: Finding[]): number {
   const jsonBlocking = group.some((g) => g.category === 'event-loop-blocking' && g.evidence.work === 'json');
   if (f.category === 'serialization' && jsonBlocking) return SPECIFICITY.indexOf('event-loop-blocking') - 0.5;
+  if (f.code === 'HOTPATH_LATENCY_CREEP') return SPECIFICITY.indexOf('sync-io') + 0.5;
   return SPECIFICITY.indexOf(f.category);
 }
 

@@ -70,6 +70,19 @@ test('mergeSameCulprit: the kept finding is the most specific actionable one, at
   assert.equal(mergeSameCulprit([mk('event-loop-blocking', 'warning', { work: 'crypto' }), mk('serialization', 'warning')])[0].category, 'event-loop-blocking');
 });
 
+test('mergeSameCulprit: latency creep in a function yields to the sync call a hook saw there, not to findings read from the profile', () => {
+  const mk = (code: string, category: Finding['category'], severity: Finding['severity']): Finding =>
+    ({ code, category, severity, title: '', summary: '', evidence: { x: 1 }, recommendation: '', impact: 0.2, culprit: { function: 'f', file: 'a.js', line: 1 } });
+  const creep = mk('HOTPATH_LATENCY_CREEP', 'handler-growth', 'warning');
+  const sync = mergeSameCulprit([creep, mk('HOTPATH_SYNC_IO', 'sync-io', 'critical')])[0];
+  assert.equal(sync.category, 'sync-io');
+  assert.equal(sync.severity, 'critical');
+  assert.deepEqual((sync.evidence.alsoFound as { code: string }[]).map((x) => x.code), ['HOTPATH_LATENCY_CREEP']);
+  assert.equal(mergeSameCulprit([mk('HOTPATH_EVENT_LOOP_BLOCKING', 'event-loop-blocking', 'critical'), creep])[0].code, 'HOTPATH_LATENCY_CREEP');
+  assert.equal(mergeSameCulprit([mk('HOTPATH_GC_PRESSURE', 'gc-pressure', 'warning'), creep])[0].code, 'HOTPATH_LATENCY_CREEP');
+  assert.equal(mergeSameCulprit([mk('HOTPATH_HANDLER_GROWTH', 'handler-growth', 'warning'), creep])[0].code, 'HOTPATH_HANDLER_GROWTH');
+});
+
 test('analyzeRun: non-finite evidence survives JSON: ±Infinity as strings, NaN as null, at any depth', () => {
   const odd = (): Finding[] => [{
     code: 'X', category: 'io-wait', severity: 'warning', title: 't', summary: 's', recommendation: 'r', impact: 0.3,
