@@ -47,7 +47,22 @@ export function memoryLeak(run: RunData): Finding[] {
   // start; then the lowest heap a full GC left in the window is the baseline (conservative).
   const baseline = Math.max(1, fit.intercept > 0 ? fit.intercept : Math.min(...envelope.map((p) => p.bytes)));
   if (growth < LEAK_MIN_GROWTH_BYTES || growth / baseline < LEAK_MIN_GROWTH_RATIO || fit.r2 < LEAK_MIN_R2) return [];
+  if (!keepsGrowing(envelope, w, baseline)) return [];
   return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2)];
+}
+
+/**
+ * A leak keeps growing: the trend must hold without the first full GC's reading. A heap that
+ * only settled as the load began (JIT code, caches, the data of the requests in flight) rises
+ * from that first reading and then stays flat, and with few full GCs, two of them close
+ * together, such a step fits a line as well as a leak does (R² 0.99).
+ */
+function keepsGrowing(envelope: { t: number; bytes: number }[], w: Window, baseline: number): boolean {
+  const rest = envelope.slice(1);
+  if (rest.length < 2) return false;
+  const fit = linearFit(rest.map((p) => (p.t - w.start) / 1000), rest.map((p) => p.bytes));
+  const growth = fit.slope * (w.durationMs / 1000);
+  return growth >= LEAK_MIN_GROWTH_BYTES && growth / baseline >= LEAK_MIN_GROWTH_RATIO && (rest.length < 3 || fit.r2 >= LEAK_MIN_R2);
 }
 
 /**

@@ -48,3 +48,23 @@ test('memory leak: a few full GCs close together still make the trend (each one 
   assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK', JSON.stringify(memoryLeak(run)));
   assert.equal(f.severity, 'critical');
 });
+
+/** A run whose canary readings (heap after each full GC) are given, MB. */
+function canaryRun(readings: [atS: number, mb: number][]) {
+  const run = syntheticRun({ durationS: 5, heapMB: 30, majorGcPerS: 0, gcWindows: { windowMs: 1000 } });
+  const [thread] = run.threads;
+  const mb = (x: number) => x * 1024 * 1024;
+  for (const [atS, bytes] of readings) {
+    const t = SYNTHETIC_START + atS * 1000;
+    const s = thread.samples.find((x) => x.t >= t) ?? thread.samples[thread.samples.length - 1];
+    s.gc = { observedMs: s.gc?.observedMs ?? 0, full: (s.gc?.full ?? 0) + 1, heapAfterFull: [...(s.gc?.heapAfterFull ?? []), { t, bytes: mb(bytes) }] };
+  }
+  return run;
+}
+
+test('memory leak: a heap that settles as load begins (a step from the first full GC) is not a leak, however well it fits', () => {
+  // Three full GCs, the last two close together: a line through them has R² > 0.99.
+  assert.deepEqual(memoryLeak(canaryRun([[0.2, 8.6], [1.2, 22.5], [1.35, 22.7]])), []);
+  // The same readings still rising after the first one are a leak.
+  assert.equal(memoryLeak(canaryRun([[0.2, 8.6], [1.2, 22.5], [2.4, 40]]))[0]?.code, 'HOTPATH_MEMORY_LEAK');
+});

@@ -3,7 +3,10 @@
 // next full (mark-compact) GC: V8's scavenger keeps the targets of weak cells alive, so
 // scavenges never collect it. One small JS call per full GC, while the `gc` PerformanceObserver
 // costs the server at every GC (docs/agent.md, Cost). The cleanup reads the heap used outside
-// the young generation: what the full GC left, plus the little promoted in the few ms since.
+// the young generation: what the full GC left, plus what was promoted since. The task runs on
+// the loop after the I/O callbacks then ready, so on a busy server several requests and
+// scavenges may come first: on a big-JSON server the old large-object space read 0.3 to 18 MB
+// from one full GC to the next (the responses in flight) while the old space held 5.8 MB.
 // It re-arms a new canary.
 //
 // Full GCs that follow each other before the cleanup task runs count once.
