@@ -23,8 +23,11 @@ async function missBeats(blockMs: number, during?: (dog: StallWatchdog) => void)
     }
     during?.(dog);
     await sleep(blockMs);
+    // One beat ends the block (the watchdog reads only the latest beat, so more beats would move
+    // the end it sees); stop as soon as the final report is out, before the silence after this
+    // beat could pass for a second stall on a slow machine.
     beat[0] = epochNow();
-    await sleep(250);
+    for (const end = Date.now() + 3000; Date.now() < end && !sent.some((b) => !b.ongoing);) await sleep(10);
   } finally {
     dog.stop();
   }
