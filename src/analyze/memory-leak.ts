@@ -10,7 +10,7 @@ import { gcActivity, type GcActivity } from './signals/gc-activity.js';
 import { allocationsOf } from './signals/heap-profile.js';
 import { frameCulprit } from './signals/culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
-import { linearFit, round } from './signals/stats.js';
+import { linearFit, round, type LinearFit } from './signals/stats.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
 import { memoryLeakAdvice } from './memory-leak.advice.js';
 import { heapProfileHint } from './gc-pressure.advice.js';
@@ -41,28 +41,39 @@ export function memoryLeak(run: RunData): Finding[] {
   const gc = gcActivity([thread], w);
   const envelope = heapEnvelope(gc.heapAfterFull, w);
   if (envelope.length < LEAK_MIN_MAJOR_GCS) return unconfirmedGrowth(thread, w, gc.fullGcs);
-  const fit = linearFit(envelope.map((p) => (p.t - w.start) / 1000), envelope.map((p) => p.bytes));
-  const growth = fit.slope * (w.durationMs / 1000);
+  const { fit, growth } = trend(envelope, w);
   // A heap that grows faster than linearly (V8 doubles its limits) can extrapolate to a negative
   // start; then the lowest heap a full GC left in the window is the baseline (conservative).
   const baseline = Math.max(1, fit.intercept > 0 ? fit.intercept : Math.min(...envelope.map((p) => p.bytes)));
-  if (growth < LEAK_MIN_GROWTH_BYTES || growth / baseline < LEAK_MIN_GROWTH_RATIO || fit.r2 < LEAK_MIN_R2) return [];
-  if (!keepsGrowing(envelope, w, baseline)) return [];
+  if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline)) return [];
   return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2)];
+}
+
+type HeapPoint = { t: number; bytes: number };
+
+/** The line through the points and the growth it gives over the whole window, bytes. */
+function trend(points: HeapPoint[], w: Window): { fit: LinearFit; growth: number } {
+  const fit = linearFit(points.map((p) => (p.t - w.start) / 1000), points.map((p) => p.bytes));
+  return { fit, growth: fit.slope * (w.durationMs / 1000) };
+}
+
+/** A leak's rise: large enough, in bytes and against the baseline, and steady. */
+function rises(growth: number, baseline: number, r2: number): boolean {
+  return growth >= LEAK_MIN_GROWTH_BYTES && growth / baseline >= LEAK_MIN_GROWTH_RATIO && r2 >= LEAK_MIN_R2;
 }
 
 /**
  * A leak keeps growing: the trend must hold without the first full GC's reading. A heap that
  * only settled as the load began (JIT code, caches, the data of the requests in flight) rises
  * from that first reading and then stays flat, and with few full GCs, two of them close
- * together, such a step fits a line as well as a leak does (R² 0.99).
+ * together, such a step fits a line as well as a leak does (R² 0.99). Two points left fit
+ * exactly (R² 1): then only the size of the rise counts.
  */
-function keepsGrowing(envelope: { t: number; bytes: number }[], w: Window, baseline: number): boolean {
+function keepsGrowing(envelope: HeapPoint[], w: Window, baseline: number): boolean {
   const rest = envelope.slice(1);
   if (rest.length < 2) return false;
-  const fit = linearFit(rest.map((p) => (p.t - w.start) / 1000), rest.map((p) => p.bytes));
-  const growth = fit.slope * (w.durationMs / 1000);
-  return growth >= LEAK_MIN_GROWTH_BYTES && growth / baseline >= LEAK_MIN_GROWTH_RATIO && (rest.length < 3 || fit.r2 >= LEAK_MIN_R2);
+  const { fit, growth } = trend(rest, w);
+  return rises(growth, baseline, fit.r2);
 }
 
 /**
@@ -71,11 +82,11 @@ function keepsGrowing(envelope: { t: number; bytes: number }[], w: Window, basel
  * so the lowest one per segment is the envelope). With few full GCs every one is a point: two in
  * the same segment are still two measurements of what survived.
  */
-function heapEnvelope(points: GcActivity['heapAfterFull'], w: Window): { t: number; bytes: number }[] {
+function heapEnvelope(points: GcActivity['heapAfterFull'], w: Window): HeapPoint[] {
   if (points.length < LEAK_MIN_MAJOR_GCS) return [];
   if (points.length <= LEAK_SEGMENTS) return points;
   const seg = w.durationMs / LEAK_SEGMENTS;
-  const out: { t: number; bytes: number }[] = [];
+  const out: HeapPoint[] = [];
   for (let i = 0; i < LEAK_SEGMENTS; i++) {
     const inSeg = points.filter((p) => p.t >= w.start + i * seg && p.t < w.start + (i + 1) * seg);
     if (inSeg.length > 0) out.push(inSeg.reduce((a, b) => (b.bytes < a.bytes ? b : a)));
