@@ -100,7 +100,10 @@ export function inlineWorkOfLine(text: string): LineWork | undefined {
     const at = text.indexOf(label);
     if (at >= 0) return { work: 'json', label, at };
   }
-  const re = regexCall.exec(text) ?? (stringRegexCall.test(text) && (regexLiteral.test(text) || text.includes('RegExp(')) ? stringRegexCall.exec(text) : null);
-  if (re) return { work: 'regex', label: 'regular expressions', at: re.index };
+  // `.test(`/`.exec(` are regexp calls; `.match(`, `.replace(`... only when the line holds a regexp.
+  const call = regexCall.exec(text);
+  if (call) return { work: 'regex', label: 'regular expressions', at: call.index };
+  const stringCall = stringRegexCall.exec(text);
+  if (stringCall && (regexLiteral.test(text) || text.includes('RegExp('))) return { work: 'regex', label: 'regular expressions', at: stringCall.index };
   return undefined;
 }
