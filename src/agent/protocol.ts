@@ -172,7 +172,7 @@ export interface SampleGc {
   observedMs: number;
   /** Full (mark-compact) GCs in the interval (two within a few ms may count once). */
   full: number;
-  /** The heap used outside the young generation right after each of those full GCs (read a few ms after it), bytes, with epoch ms. */
+  /** The heap used outside the young generation after each of those full GCs (read by a task soon after it: what was promoted since is included), bytes, with epoch ms. */
   heapAfterFull?: { t: number; bytes: number }[];
 }
 

@@ -69,8 +69,8 @@ export class FullGcCanary {
 const YOUNG_SPACES = new Set(['new_space', 'new_large_object_space']);
 
 /**
- * The heap used outside the young generation. Read a few ms after a full GC, it is what the GC
- * left plus the little promoted since; the whole heap would also count what the app allocated
+ * The heap used outside the young generation. Read by the cleanup task after a full GC, it is
+ * what the GC left plus what was promoted since; the whole heap would also count what the app allocated
  * since, which under a server's load is tens of MB (big strings land in the young large-object
  * space) and made heap-after readings swing by that much.
  */
