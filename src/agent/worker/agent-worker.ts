@@ -43,7 +43,7 @@ function run(data: AgentWorkerData): void {
     onStopping: (stopping) => watchdog.agentWork(stopping),
   });
   const cause = new StallCause(mainSession);
-  const watchdog: StallWatchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
+  const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
   watchdog.start();
   const flusher = new Flusher(conn, profiler);
   let exiting = false;
