@@ -69,17 +69,22 @@ class Sink {
 
 interface Server { child: ChildProcess; port: number; sink: Sink }
 
+/** The environment of a server under variant `v`: the agent preloaded as `hotpath run` does, talking to `sink`. */
+function agentEnv(ctx: BenchContext, v: Variant, sink: Sink): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_OPTIONS;
+  if (!v.agent) return env;
+  env.NODE_OPTIONS = `--require "${join(ctx.root, 'dist', 'agent', 'hotpath-agent.cjs')}"`;
+  env.HOTPATH_SOCKET = sink.path;
+  env.HOTPATH_RUN_DIR = ctx.scratch;
+  env.HOTPATH_AGENT_CONFIG = JSON.stringify(v.config ?? {});
+  return env;
+}
+
 async function startServer(ctx: BenchContext, v: Variant, tag: string): Promise<Server> {
   const sink = new Sink(join(ctx.scratch, `agent-cost-${tag}.sock`));
   await sink.listen();
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.NODE_OPTIONS;
-  if (v.agent) {
-    env.NODE_OPTIONS = `--require "${join(ctx.root, 'dist', 'agent', 'hotpath-agent.cjs')}"`;
-    env.HOTPATH_SOCKET = sink.path;
-    env.HOTPATH_RUN_DIR = ctx.scratch;
-    env.HOTPATH_AGENT_CONFIG = JSON.stringify(v.config ?? {});
-  }
+  const env = agentEnv(ctx, v, sink);
   const server = join(ctx.root, 'dist', 'benchmarks', 'servers', 'overhead-server.js');
   const child = spawn('taskset', ['-c', '0', process.execPath, server, '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
@@ -124,14 +129,7 @@ async function micro(ctx: BenchContext, v: Variant): Promise<[number, number]> {
   await sink.listen();
   const file = join(ctx.scratch, 'agent-cost-micro.cjs');
   writeFileSync(file, MICRO);
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.NODE_OPTIONS;
-  if (v.agent) {
-    env.NODE_OPTIONS = `--require "${join(ctx.root, 'dist', 'agent', 'hotpath-agent.cjs')}"`;
-    env.HOTPATH_SOCKET = sink.path;
-    env.HOTPATH_RUN_DIR = ctx.scratch;
-    env.HOTPATH_AGENT_CONFIG = JSON.stringify(v.config ?? {});
-  }
+  const env = agentEnv(ctx, v, sink);
   const child = spawn(process.execPath, [file], { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   try {
     return await new Promise<[number, number]>((resolve) => child.once('message', (m) => resolve(m as [number, number])));

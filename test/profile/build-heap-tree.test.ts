@@ -9,41 +9,15 @@ import { join } from 'node:path';
 import { buildHeapTree, topAllocators } from '../../src/profile/build-heap-tree.js';
 import { parseHeapProfile } from '../../src/profile/heap-profile.js';
 import type { CallTree } from '../../src/profile/call-tree.js';
-import { FAKE_DEP, lineOf, writeProject } from './profile-fixture.js';
-
-const HEAP_APP = `'use strict';
-const inspector = require('node:inspector');
-const fs = require('node:fs');
-const { dispatch } = require('fakedep');
-function makeObjects(n) {
-  const a = [];
-  for (let i = 0; i < n; i++) a.push({ i, s: 'x' + i, t: [i, i + 1] });
-  return a;
-}
-function roundTrip() {
-  return JSON.parse(JSON.stringify(makeObjects(100)));
-}
-function handle(i) {
-  makeObjects(300);
-  roundTrip();
-  return i;
-}
-const s = new inspector.Session();
-s.connect();
-s.post('HeapProfiler.enable');
-s.post('HeapProfiler.startSampling', { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }, () => {
-  const end = Date.now() + 400;
-  while (Date.now() < end) dispatch(handle, 10);
-  s.post('HeapProfiler.stopSampling', (err, r) => fs.writeFileSync('out.heapprofile', JSON.stringify(r.profile)));
-});
-`;
+import { FAKE_DEP, HEAP_APP, lineOf, writeProject } from './profile-fixture.js';
 
 describe('buildHeapTree on a real sampling heap profile', () => {
   let dir: string;
   let tree: CallTree;
   before(() => {
     dir = writeProject({ 'app.js': HEAP_APP, 'node_modules/fakedep/index.js': FAKE_DEP });
-    execFileSync(process.execPath, ['app.js'], { cwd: dir, timeout: 30_000 });
+    // Denser sampling and a longer run than the committed fixture: enough bytes for stable shares.
+    execFileSync(process.execPath, ['app.js', '8192', '400'], { cwd: dir, timeout: 30_000 });
     tree = buildHeapTree(parseHeapProfile(readFileSync(join(dir, 'out.heapprofile'), 'utf8')), { cwd: dir });
   });
   after(() => rmSync(dir, { recursive: true, force: true }));

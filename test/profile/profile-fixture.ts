@@ -48,6 +48,9 @@ export const FAKE_DEP = readFileSync(new URL('fakedep.cjs', fixtures), 'utf8');
 /** App code doing recognisable work in named functions, called from the dependency. */
 export const WORK_APP = readFileSync(new URL('work-app.cjs', fixtures), 'utf8');
 
+/** App code allocating in named functions under allocation sampling (args: interval bytes, ms). */
+export const HEAP_APP = readFileSync(new URL('heap-app.cjs', fixtures), 'utf8');
+
 /** 1-based line of the first line containing `needle`. */
 export function lineOf(text: string, needle: string): number {
   return text.split('\n').findIndex((l) => l.includes(needle)) + 1;
