@@ -9,6 +9,7 @@ import { growthStats, lastGrowth } from './signals/growth-series.js';
 import { isAppSite, siteCulprit } from './signals/culprit.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
 import { timerLeakAdvice } from './timer-leak.advice.js';
+import { round } from './signals/stats.js';
 
 /** Pending timeouts from one site before they count: a timeout per in-flight request is normal. */
 export const TIMER_LEAK_MIN_PENDING = 200;
@@ -55,7 +56,7 @@ function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: Re
     category: 'timer-leak',
     severity: t.kind === 'interval' || trend?.creeping ? 'critical' : 'warning',
     title: `${fn} timers pile up without being cleared`,
-    summary: `${t.pending} ${fn} timers from one site are pending (${t.created} created, ${t.cleared} cleared, ${t.fired} fired)${s && s.perRequest > 0 ? `, ${s.perRequest} more per request` : ''}.${where}`,
+    summary: `${t.pending} ${fn} timers from one site are pending (${t.created} created, ${t.cleared} cleared, ${t.fired} fired)${s && s.perRequest > 0 ? `, ${round(s.perRequest, 2)} more per request` : ''}.${where}`,
     evidence: {
       kind: t.kind, pending: t.pending, created: t.created, cleared: t.cleared, fired: t.fired,
       ...(s ? { perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation } : {}),
