@@ -73,6 +73,12 @@ function registrations(thread: ThreadTelemetry, g: RouteGroup): GrowthStats | un
 /** `GET /users`, or `middleware on /` for use() registrations. */
 const routeName = (r: RouteEntry) => (/^(use|all|\*)$/i.test(r.method) ? `middleware on ${r.path}` : `${r.method} ${r.path}`);
 
+/** Koa keeps middleware in one array that runs in order until one does not call next(). */
+const stackName = (framework: string) => (framework === 'koa' ? "Koa's middleware stack (app.middleware)" : `The ${framework} router stack`);
+const walk = (framework: string) => (framework === 'koa'
+  ? 'each copy stays in app.middleware and runs on every request that gets that far'
+  : 'every request walks past each copy');
+
 function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: LatencyTrend | undefined): Finding {
   const s = registrations(thread, g);
   const { top } = g;
@@ -81,14 +87,14 @@ function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: La
   const stack = Math.max(0, ...g.entries.map((e) => e.stackSize ?? 0));
   const deep = stack >= HANDLER_GROWTH_CRITICAL_STACK;
   const where = culprit ? ` Registered by \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : '';
-  const stackText = stack > 0 ? ` The ${top.framework} router stack now holds ${stack} layers.` : '';
+  const stackText = stack > 0 ? ` ${stackName(top.framework)} now holds ${stack} ${top.framework === 'koa' ? 'functions' : 'layers'}.` : '';
   const rate = s && s.perSecond > 0 ? ` (${round(s.perSecond, 1)} per second)` : '';
   return {
     code: 'HOTPATH_HANDLER_GROWTH',
     category: 'handler-growth',
     severity: deep || trend?.creeping ? 'critical' : 'warning',
     title: `${name[0].toUpperCase()}${name.slice(1)} is registered again and again after listen`,
-    summary: `${top.framework} ${name} was registered ${g.count} times after the server started listening${rate}; every request walks past each copy.${stackText}${where}`,
+    summary: `${top.framework} ${name} was registered ${g.count} times after the server started listening${rate}; ${walk(top.framework)}.${stackText}${where}`,
     evidence: {
       framework: top.framework, method: top.method, path: top.path, registrations: g.count,
       ...(stack > 0 ? { routerStackSize: stack } : {}),

@@ -150,6 +150,20 @@ test('@koa/router route registered after listen: count, growing stack and the re
   assert.ok(route.stack!.some((f) => f.file.includes('/node_modules/@koa/router/')), JSON.stringify(route.stack));
 });
 
+test("Koa's app.use after listen: count, middleware stack size and the registering line", async () => {
+  const { c, port } = await startWith(['koa-routes.cjs']);
+  await getMany(port, '/use', 3, 1);
+  const g = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.framework === 'koa' && r.count >= 3)), 10_000, 'koa app.use');
+  const use = g.routes.find((r) => r.framework === 'koa')!;
+  assert.equal(use.method, 'USE');
+  assert.equal(use.path, '/');
+  assert.equal(use.count, 3);
+  // router.routes() was the one middleware before listen.
+  assert.equal(use.stackSize, 4);
+  assertSite(use.site, 'koa-routes.cjs', 'use');
+  assert.equal(use.site!.function, 'addAuditMiddleware');
+});
+
 test('defaultMaxListeners = Infinity set through an ESM import is still reported (without a site)', async () => {
   const { c } = await startWith(['esm-max-listeners.mjs']);
   const g = await c.waitFor(growthWhere((m) => m.maxListenersDisabled.length > 0), 10_000, 'maxListenersDisabled');

@@ -38,3 +38,14 @@ test('handler growth: twenty different routes registered once each after listen 
   for (const m of run.threads[0].growth) m.routes = routes;
   assert.deepEqual(handlerGrowth(run), []);
 });
+
+test("handler growth: Koa middleware added per request is named as Koa's middleware stack", () => {
+  const site = { function: 'addAuditMiddleware', file: '/srv/app/audit.js', line: 4, column: 7 };
+  const run = syntheticRun({ seed: 1, routeGrowth: [{ framework: 'koa', method: 'USE', path: '/', perSecond: 50, site }] });
+  const [f] = handlerGrowth(run);
+  assert.ok(f);
+  assert.equal(f.title, 'Middleware on / is registered again and again after listen');
+  assert.match(f.summary, /^koa middleware on \/ was registered \d+ times after the server started listening/);
+  assert.match(f.summary, /each copy stays in app\.middleware and runs on every request that gets that far\. Koa's middleware stack \(app\.middleware\) now holds \d+ functions\./);
+  assert.deepEqual([f.culprit?.function, f.culprit?.file], ['addAuditMiddleware', 'audit.js']);
+});

@@ -1,7 +1,8 @@
 // Routes and middleware registered after listen (STORIES.md story 3: identical handlers piling
 // up in a router). At the first listen the already-loaded frameworks are found in
 // require.cache (also when imported from ESM) and their router prototypes patched:
-// Express 5 (`router`), Express 4 (express/lib/router), @koa/router and koa-router, restify.
+// Express 5 (`router`), Express 4 (express/lib/router), Koa's app.use, @koa/router and
+// koa-router, restify.
 // Express apps handed to http.createServer are also found from the server's 'request'
 // listener. Fastify refuses routes after listen, so it needs nothing. Registrations before
 // listen pass straight through.
@@ -18,6 +19,7 @@ interface RouteData { framework: string; method: string; path: string; stackSize
 const EXPRESS5_ROUTER = /[\\/]node_modules[\\/]router[\\/]index\.js$/;
 const EXPRESS4_ROUTER = /[\\/]node_modules[\\/]express[\\/]lib[\\/]router[\\/]index\.js$/;
 const KOA_ROUTER = /[\\/]node_modules[\\/](@koa[\\/]router|koa-router)[\\/]/;
+const KOA_APP = /[\\/]node_modules[\\/]koa[\\/]lib[\\/]application\.js$/;
 const RESTIFY_SERVER = /[\\/]node_modules[\\/]restify[\\/]lib[\\/]server\.js$/;
 /** The frameworks' own files: a registration's site is the first frame outside them. */
 const FRAMEWORK_FILE = /[\\/]node_modules[\\/](express|router|@koa[\\/]router|koa-router|koa-compose|koa|restify|find-my-way)[\\/]/;
@@ -58,6 +60,7 @@ export class RouteGrowth implements GrowthHook {
       if (EXPRESS5_ROUTER.test(file)) this.patchExpressRouterProto(ownerOf((exp as { prototype?: object }).prototype, 'route'));
       else if (EXPRESS4_ROUTER.test(file)) this.patchExpressRouterProto(ownerOf(exp, 'route'));
       else if (KOA_ROUTER.test(file)) this.patchKoaRouter(exp);
+      else if (KOA_APP.test(file)) this.patchKoaApp(exp);
       else if (RESTIFY_SERVER.test(file)) this.patchRestify(exp);
     }
   }
@@ -115,6 +118,17 @@ export class RouteGrowth implements GrowthHook {
       const methods = Array.isArray(args[1]) ? (args[1] as string[]) : [];
       const method = methods.length === 0 ? 'USE' : methods.map((m) => String(m).toUpperCase()).join(',');
       self.record({ framework: 'koa-router', method, path: pathOf(args[0]), stackSize: this.stack?.length }, wrapper);
+    });
+  }
+
+  /** Koa's Application.prototype.use: middleware for every path, kept in `app.middleware`. */
+  private patchKoaApp(exp: Record<string, unknown>): void {
+    const proto = (exp as { prototype?: Record<string, unknown> }).prototype;
+    if (proto === undefined || this.patched.has(proto)) return;
+    this.patched.add(proto);
+    const self = this;
+    this.wrapMethod(proto, 'use', function (this: { middleware?: unknown[] }, _args, wrapper) {
+      self.record({ framework: 'koa', method: 'USE', path: '/', stackSize: this.middleware?.length }, wrapper);
     });
   }
 
