@@ -53,6 +53,18 @@ export function otherPorts(peers: readonly AgentPeer[], driven: number | undefin
   return [...new Set(ports)].sort((a, b) => a - b);
 }
 
+/**
+ * When the target opened more than one port and hotpath chose (no --port): which one the load
+ * went to and how to drive another, since a helper server that opens first (an upstream stub, an
+ * admin or metrics port) would otherwise take the load unnoticed.
+ */
+export function otherPortsWarning(others: readonly number[], target: RunMeta['target'], portChosen: boolean): string | undefined {
+  if (others.length === 0 || portChosen) return undefined;
+  const driven = target?.port !== undefined ? `port ${target.port}` : (target?.url ?? 'the first server');
+  const list = others.join(', ');
+  return `the target also listened on port${others.length === 1 ? '' : 's'} ${list}; the load went to ${driven}, the first HTTP server to open. Pass --port ${others[0]} to drive ${others.length === 1 ? 'that one' : 'another'}`;
+}
+
 /** Things about the agents worth telling the reader of the run. */
 export function agentWarnings(server: AgentServer, drivenPort?: number): string[] {
   const out: string[] = [];

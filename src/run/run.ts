@@ -22,7 +22,7 @@ import { collectAgents } from './collect-agents.js';
 import { driveLoad, type DrivePhase } from './drive-load.js';
 import { agentBundlePath } from './node-options.js';
 import { PhaseLog } from './phase-log.js';
-import { agentWarnings, otherPorts, processesSeen, profilesWritten } from './run-meta.js';
+import { agentWarnings, otherPorts, otherPortsWarning, processesSeen, profilesWritten } from './run-meta.js';
 import { resolveRunOptions, type ResolvedRunOptions } from './resolve-run-options.js';
 import type { RunOptions } from './run-options.js';
 import { startRunDir } from './start-run-dir.js';
@@ -250,14 +250,20 @@ class RunSession {
   private finishMeta(outcome: RunMeta['outcome']): void {
     const exit = this.target?.exitStatus;
     const peers = this.agents?.peers ?? [];
+    const others = otherPorts(peers, this.meta.target?.port);
+    const portsWarning = otherPortsWarning(others, this.meta.target, this.o.port !== undefined);
     Object.assign(this.meta, {
       endedAt: Date.now(),
       phases: this.phases.phases,
       processes: processesSeen(peers, this.meta.target?.port),
       profiles: profilesWritten(peers),
       outcome: { ...outcome, exitCode: exit?.code ?? outcome.exitCode, signal: exit?.signal ?? outcome.signal },
-      warnings: [...this.warnings, ...(this.agents ? agentWarnings(this.agents, this.meta.target?.port) : [])],
-      otherPorts: otherPorts(peers, this.meta.target?.port),
+      warnings: [
+        ...this.warnings,
+        ...(this.agents ? agentWarnings(this.agents, this.meta.target?.port) : []),
+        ...(portsWarning !== undefined ? [portsWarning] : []),
+      ],
+      otherPorts: others,
     });
   }
 }

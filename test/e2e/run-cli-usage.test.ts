@@ -63,6 +63,10 @@ describe('hotpath run: choosing and reaching the server', () => {
     const meta1 = readMeta(dir1);
     assert.equal(meta1.target?.port, Number(admin));
     assert.deepEqual(meta1.otherPorts, [Number(main)]);
+    // The user is told where the load went and how to drive the other server.
+    const told = `the target also listened on port ${main}; the load went to port ${admin}, the first HTTP server to open. Pass --port ${main} to drive that one`;
+    assert.ok(r1.stderr.includes(told), r1.stderr);
+    assert.ok(meta1.warnings?.includes(told), JSON.stringify(meta1.warnings));
   });
 
   test('--port picks the server on that port, even when it opens second', async () => {
@@ -77,6 +81,7 @@ describe('hotpath run: choosing and reaching the server', () => {
     const meta = readMeta(onlyRunDir(dir));
     assert.equal(meta.target?.port, free);
     assert.equal(meta.otherPorts?.length, 1, 'the admin port is listed');
+    assert.ok(!r.stderr.includes('also listened on'), 'no advice to pass --port when it was passed');
   });
 
   test('a server on a Unix socket is driven through the socket', async () => {
