@@ -248,9 +248,10 @@ export interface GrowthMessage extends Envelope {
    * Added (agent): outgoing HTTP requests (node:http and fetch/undici) started while a request
    * was in flight, by kind ('http' or 'fetch'), target origin and call site: `count` started,
    * `completed` answered (or failed), `totalMs` from start to response headers (or error) of
-   * the completed ones. Absent in older run directories.
+   * the completed ones. Absent in older run directories. `newConnections` (node:http only, added
+   * later): answered calls whose request went out on a new connection (not `reusedSocket`).
    */
-  outgoing?: { api: string; origin: string; count: number; completed: number; totalMs: number; site?: CallSite; stack?: CallStack }[];
+  outgoing?: { api: string; origin: string; count: number; completed: number; totalMs: number; newConnections?: number; site?: CallSite; stack?: CallStack }[];
 }
 
 export interface StallMessage extends Envelope {

@@ -16,3 +16,11 @@ export const keepAliveTimeoutAdvice = (current: number | undefined) => [
   `(load balancers commonly keep idle connections 60 s: use 65000)${current !== undefined ? `; it is ${current} ms now` : ''},`,
   'and `server.headersTimeout` a little above it, so Node never closes a socket the proxy is about to reuse.',
 ].join(' ');
+
+export const outgoingChurnAdvice = (tls: boolean) => [
+  'Reuse connections to the upstream: create one `new http.Agent({ keepAlive: true })`',
+  `(\`https.Agent\`${tls ? ', which also keeps TLS sessions' : ''}) at startup and pass it with every call, or use undici's`,
+  '`Pool`/`fetch`. Since Node 19 the global agent keeps connections alive, unless a call passes',
+  '`agent: false` or its own `new http.Agent()`, whose `keepAlive` is off by default. If the',
+  'upstream answers `Connection: close`, enable keep-alive there too.',
+].join(' ');

@@ -4,7 +4,8 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
-import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
+import { loadWindow, targetThreads, windowSamples, type Window } from './signals/load-window.js';
+import { outgoingWaits } from './signals/outgoing-waits.js';
 import { round, sum } from './signals/stats.js';
 import { clientChurnAdvice, keepAliveTimeoutAdvice, serverChurnAdvice } from './connection-churn.advice.js';
 
@@ -43,8 +44,10 @@ function figures(run: RunData): ChurnFigures | undefined {
   const http = threads.flatMap((t) => windowSamples(t, w)).map((s) => s.http).filter((h) => h !== undefined);
   const keepAliveTimeout = threads.flatMap((t) => t.listens).find((l) => l.server?.keepAliveTimeout !== undefined)?.server?.keepAliveTimeout;
   const load = run.load;
-  let requests = sum(http.map((h) => h.finished));
-  let connections = sum(http.map((h) => h.connections));
+  // The target's calls to its own servers are counted there as requests and connections too.
+  const self = callsToSelf(run, w);
+  let requests = Math.max(0, sum(http.map((h) => h.finished)) - self.requests);
+  let connections = Math.max(0, sum(http.map((h) => h.connections)) - self.connections);
   if (requests === 0 && load) {
     requests = load.requests.total;
     connections = load.connections.opened;
@@ -60,6 +63,33 @@ function figures(run: RunData): ChurnFigures | undefined {
     ...(load ? { clientKeepalive: load.options.keepalive, closedByServer: load.connections.closedByServer } : {}),
     ...(rate && load ? { clientIdleMs: (load.options.connections / rate) * 1000 } : {}),
   };
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/**
+ * node:http requests the target sent to a port it listens on itself (an in-process upstream,
+ * server-side rendering calling its own API): the server side counted each as a request, and
+ * each that opened a connection as a connection.
+ */
+export function callsToSelf(run: RunData, w: Window | null): { requests: number; connections: number } {
+  const threads = targetThreads(run);
+  const ports = new Set(threads.flatMap((t) => t.listens).map((l) => l.port).filter((p) => p !== undefined));
+  let requests = 0;
+  let connections = 0;
+  for (const call of threads.flatMap((t) => outgoingWaits(t, w))) {
+    let url: URL;
+    try {
+      url = new URL(call.origin);
+    } catch {
+      continue;
+    }
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    if (!LOOPBACK.has(url.hostname) || !ports.has(port)) continue;
+    requests += call.completed;
+    connections += call.newConnections ?? 0;
+  }
+  return { requests, connections };
 }
 
 function finding(f: ChurnFigures, cutShort: boolean): Finding {

@@ -114,7 +114,8 @@ test('outgoing http.get and fetch inside a request: count, wait time and the cal
   const { c, port: first } = await startWith(['outgoing.cjs']);
   // The fixture's first listen is its upstream; the server to drive is the second.
   const listen = await c.waitFor((m): m is ListenMessage => m.type === 'listen' && m.port !== first, 10_000, 'second listen');
-  await getMany(listen.port!, '/', 5);
+  // One request at a time, so each upstream call finds the previous call's connection free.
+  await getMany(listen.port!, '/', 5, 1);
   const g = await c.waitFor(growthWhere((m) => (m.outgoing ?? []).filter((o) => o.completed >= 5).length >= 2), 10_000, 'outgoing calls');
   const http = g.outgoing!.find((o) => o.api === 'http')!;
   const fetch = g.outgoing!.find((o) => o.api === 'fetch')!;
@@ -126,6 +127,19 @@ test('outgoing http.get and fetch inside a request: count, wait time and the cal
   assertSite(http.site, 'outgoing.cjs', 'http');
   assertSite(fetch.site, 'outgoing.cjs', 'fetch');
   assert.equal(fetch.site!.function, 'fetchUpstream');
+  // The global agent keeps connections alive (node >= 19): the start-up call's is reused.
+  assert.equal(http.newConnections, 0);
+  assert.equal(fetch.newConnections, undefined, 'not measured for fetch');
+});
+
+test('outgoing http.get with agent: false: every answered call counted as a new connection', async () => {
+  const { c, port: first } = await startWith(['outgoing.cjs', 'no-keepalive']);
+  const listen = await c.waitFor((m): m is ListenMessage => m.type === 'listen' && m.port !== first, 10_000, 'second listen');
+  await getMany(listen.port!, '/', 4, 1);
+  const g = await c.waitFor(growthWhere((m) => (m.outgoing ?? []).some((o) => o.api === 'http' && o.completed >= 4)), 10_000, 'outgoing calls');
+  const http = g.outgoing!.find((o) => o.api === 'http')!;
+  assert.equal(http.completed, 4);
+  assert.equal(http.newConnections, 4);
 });
 
 test('sync calls outside requests are not counted', async () => {

@@ -9,6 +9,8 @@
 // completion of node:http requests is observed on the published `http.client.response.finish`
 // and `http.client.request.error` channels (subscribed at the first timed call), fetch's when
 // its promise settles. Outside a request each wrapper is one test and a direct call.
+// For node:http a completed response also tells whether its request went out on a new
+// connection (`request.reusedSocket` false): calls that never reuse one pay a handshake each.
 import * as dc from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
@@ -16,13 +18,13 @@ import { threadState } from '../thread-state.js';
 import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
 import { defineLike } from './wrap.js';
 
-interface Data { origin: string; api: string; completed: number; totalMs: number }
+interface Data { origin: string; api: string; completed: number; totalMs: number; newConnections: number }
 interface Pending { entry: SiteEntry<Data>; t0: number }
-interface HttpClientRequest { host?: string; protocol?: string; getHeader?(name: string): unknown }
+interface HttpClientRequest { host?: string; protocol?: string; reusedSocket?: boolean; getHeader?(name: string): unknown }
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 
 export class OutgoingCalls implements GrowthHook {
-  private readonly sites = new SiteCounter<Data>(() => ({ origin: '', api: '', completed: 0, totalMs: 0 }));
+  private readonly sites = new SiteCounter<Data>(() => ({ origin: '', api: '', completed: 0, totalMs: 0, newConnections: 0 }));
   private readonly pending = new WeakMap<object, Pending>();
   private subscribed = false;
 
@@ -42,20 +44,24 @@ export class OutgoingCalls implements GrowthHook {
    */
   private subscribe(): void {
     this.subscribed = true;
-    const done = (message: unknown): void => {
-      const req = (message as { request?: object } | null)?.request;
+    const done = (answered: boolean) => (message: unknown): void => {
+      const req = (message as { request?: HttpClientRequest } | null)?.request;
       const p = req ? this.pending.get(req) : undefined;
       if (!req || !p) return;
       this.pending.delete(req);
       this.complete(p);
+      if (answered && req.reusedSocket === false) p.entry.data.newConnections++;
     };
-    for (const name of ['http.client.response.finish', 'http.client.request.error']) dc.subscribe(name, done);
+    dc.subscribe('http.client.response.finish', done(true));
+    dc.subscribe('http.client.request.error', done(false));
   }
 
   contribute(into: GrowthBody): void {
     const out = (into.outgoing ??= []);
     for (const e of this.sites.entries.values()) {
-      out.push(withSite({ api: e.data.api, origin: e.data.origin, count: e.count, completed: e.data.completed, totalMs: Math.round(e.data.totalMs * 1000) / 1000 }, e));
+      const row: NonNullable<GrowthBody['outgoing']>[number] = { api: e.data.api, origin: e.data.origin, count: e.count, completed: e.data.completed, totalMs: Math.round(e.data.totalMs * 1000) / 1000 };
+      if (e.data.api === 'http') row.newConnections = e.data.newConnections;
+      out.push(withSite(row, e));
     }
   }
 

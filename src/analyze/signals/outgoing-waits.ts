@@ -17,6 +17,8 @@ export interface OutgoingWait {
   /** Completed requests in the window and the time they waited, ms. */
   completed: number;
   totalMs: number;
+  /** node:http only: answered requests that went out on a new connection. */
+  newConnections?: number;
   site?: CallSite;
 }
 
@@ -34,6 +36,7 @@ export function outgoingWaits(thread: ThreadTelemetry, w: Window | null): Outgoi
     return {
       api: e.api, origin: e.origin,
       completed: e.completed - (prev?.completed ?? 0), totalMs: e.totalMs - (prev?.totalMs ?? 0),
+      ...(e.newConnections !== undefined ? { newConnections: e.newConnections - (prev?.newConnections ?? 0) } : {}),
       ...(site ? { site } : {}),
     };
   }).filter((x) => x.completed > 0).sort((a, b) => b.totalMs - a.totalMs);

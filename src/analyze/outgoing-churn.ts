@@ -1,0 +1,52 @@
+// Outgoing connection churn: the target's own HTTP requests to an upstream (node:http, seen by
+// the agent's outgoing-calls hook) that go out on a new connection almost every time: an
+// `agent: false` option, a `new http.Agent()` without keepAlive, or an upstream answering
+// `Connection: close`. Each call then pays a TCP (and TLS) handshake before it is sent and
+// leaves a socket in TIME_WAIT. Culprit: the app code that makes the calls.
+
+import type { RunData } from '../run-dir/run-data.js';
+import type { Finding } from './finding.js';
+import { loadWindow, targetThreads } from './signals/load-window.js';
+import { outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
+import { describeCulprit, siteCulprit } from './signals/culprit.js';
+import { loopStats } from './signals/loop-stats.js';
+import { round } from './signals/stats.js';
+import { CHURN_COST_SHARE, CHURN_MIN_CONNECTIONS_PER_REQUEST, CHURN_MIN_REQUESTS, callsToSelf } from './connection-churn.js';
+import { outgoingChurnAdvice } from './connection-churn.advice.js';
+
+type Churning = OutgoingWait & { newConnections: number };
+
+export function outgoingChurn(run: RunData): Finding[] {
+  const w = loadWindow(run);
+  // Requests served from outside: calls the target made to its own servers are not among them.
+  const inbound = Math.max(0, (loopStats(run)?.requests ?? 0) - callsToSelf(run, w).requests);
+  return targetThreads(run)
+    .flatMap((t) => outgoingWaits(t, w))
+    .filter((c): c is Churning => c.newConnections !== undefined && c.completed >= CHURN_MIN_REQUESTS &&
+      c.newConnections / c.completed >= CHURN_MIN_CONNECTIONS_PER_REQUEST)
+    .map((c) => finding(run, c, inbound));
+}
+
+function finding(run: RunData, c: Churning, inbound: number): Finding {
+  const share = c.newConnections / c.completed;
+  const culprit = c.site ? siteCulprit(c.site, run.cwd) : undefined;
+  const tls = c.origin.startsWith('https:');
+  const perRequest = inbound > 0 ? c.completed / inbound : undefined;
+  return {
+    code: 'HOTPATH_OUTGOING_CONNECTION_CHURN',
+    category: 'connection-churn',
+    severity: 'warning',
+    title: `Requests to ${c.origin} open a new connection almost every time`,
+    summary: `${c.newConnections} of the ${c.completed} HTTP requests to ${c.origin}${culprit ? ` from ${describeCulprit(culprit)}` : ''} ` +
+      `went out on a new connection (${round(share * 100, 0)} %)${perRequest !== undefined ? `, ${round(perRequest, 2)} per request served` : ''}: ` +
+      `each paid a TCP${tls ? ' and TLS' : ''} handshake before it was sent and left a socket in TIME_WAIT.`,
+    evidence: {
+      origin: c.origin, calls: c.completed, newConnections: c.newConnections, newConnectionShare: round(share, 3),
+      perCallMs: round(c.totalMs / c.completed, 2),
+      ...(perRequest !== undefined ? { callsPerRequest: round(perRequest, 3) } : {}),
+    },
+    ...(culprit ? { culprit } : {}),
+    recommendation: outgoingChurnAdvice(tls),
+    impact: Math.min(1, share * Math.min(1, perRequest ?? 1) * CHURN_COST_SHARE),
+  };
+}

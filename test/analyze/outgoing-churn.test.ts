@@ -1,0 +1,49 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { outgoingChurn } from '../../src/analyze/outgoing-churn.js';
+import { connectionChurn } from '../../src/analyze/connection-churn.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+
+const executor = { function: '(anonymous)', file: '/srv/app/pricing.js', line: 6, column: 12 };
+const fetchPrice = { function: 'fetchPrice', file: '/srv/app/pricing.js', line: 5, column: 10 };
+const handler = { function: 'handler', file: '/srv/app/server.js', line: 20, column: 3 };
+const call = (newConnectionShare: number | undefined, origin = 'https://pricing.internal:8443', api = 'http') => ({
+  api, origin, perRequest: 1, msEach: 4, site: executor, stack: [executor, fetchPrice, handler],
+  ...(newConnectionShare !== undefined ? { newConnectionShare } : {}),
+});
+
+for (const noise of NOISE_LEVELS) {
+  test(`outgoing churn: a call per request that never reuses its connection names the calling code (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const [f, ...rest] = outgoingChurn(syntheticRun({ seed, noise, outgoing: [call(1)] }));
+      assert.equal(rest.length, 0);
+      assert.ok(f, `seed ${seed}`);
+      assert.equal(f.code, 'HOTPATH_OUTGOING_CONNECTION_CHURN');
+      assert.equal(f.category, 'connection-churn');
+      assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['fetchPrice', 'pricing.js', 5]);
+      assert.equal(f.evidence.newConnectionShare, 1);
+      assert.ok(Math.abs((f.evidence.callsPerRequest as number) - 1) < 0.05, String(f.evidence.callsPerRequest));
+      assert.match(f.summary, /went out on a new connection \(100 %\).*TCP and TLS handshake/);
+      assert.match(f.recommendation, /keepAlive: true/);
+    }
+  });
+}
+
+test('outgoing churn: calls that reuse their connections, fetch (not measured) and a handful of calls are fine', () => {
+  assert.deepEqual(outgoingChurn(syntheticRun({ seed: 1, outgoing: [call(0.02)] })), []);
+  assert.deepEqual(outgoingChurn(syntheticRun({ seed: 1, outgoing: [call(undefined, 'http://pricing:8080', 'fetch')] })), []);
+  assert.deepEqual(outgoingChurn(syntheticRun({ seed: 1, rps: 4, durationS: 5, outgoing: [call(1)] })), []);
+});
+
+test("outgoing churn: calls to the target's own port are not counted as inbound churn", () => {
+  // Half the requests the server counted are the target calling itself on port 3000, each on a
+  // new connection; the requests from outside reuse theirs.
+  const run = syntheticRun({ seed: 2, connectionsPerRequest: 0.5, outgoing: [{ ...call(1, 'http://127.0.0.1:3000'), perRequest: 0.5 }] });
+  assert.deepEqual(connectionChurn(run), []);
+  const [f] = outgoingChurn(run);
+  assert.ok(f);
+  assert.ok(Math.abs((f.evidence.callsPerRequest as number) - 1) < 0.05, String(f.evidence.callsPerRequest));
+  // The same counts without the self-calls are inbound churn.
+  assert.equal(connectionChurn(syntheticRun({ seed: 2, connectionsPerRequest: 0.5 })).length, 1);
+});
