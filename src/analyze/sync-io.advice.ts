@@ -9,7 +9,13 @@ const byFamily: Record<string, string> = {
   child_process: 'Use `spawn`/`execFile` with callbacks instead of the `*Sync` variants; a child process blocks the loop for its whole life.',
 };
 
+/** console.log and process.stdout.write end in a synchronous write to a file, a pipe (Linux) or a terminal. */
+const stdioAdvice = 'Writes to stdout and stderr are synchronous when they go to a file, a terminal or (on Linux) a pipe, ' +
+  'so `console.log` on the request path blocks the loop for every line. Log less per request, and use a logger that ' +
+  'writes asynchronously (pino with `pino.destination({ sync: false })` or a transport on a worker thread).';
+
 export function syncIoAdvice(api: string): string {
+  if (/\((stdout|stderr)\)$/.test(api)) return stdioAdvice;
   const family = api.split('.')[0];
   return byFamily[family] ?? `Replace \`${api}\` with its asynchronous form on the request path.`;
 }

@@ -52,6 +52,12 @@ function inWindowTotals(thread: ThreadTelemetry, w: Window | null): WindowTotals
   });
 }
 
+/** 'stdout' or 'stderr' for the agent's `fs.writeSync (stdout)` (console.log to a file). */
+const stdioStream = (api: string) => /\((stdout|stderr)\)$/.exec(api)?.[1];
+
+/** `0.79 ms`, or `2 µs` below a hundredth of a millisecond. */
+const perCall = (ms: number) => (ms < 0.01 ? `${round(ms * 1000, 1)} µs` : `${round(ms, 2)} ms`);
+
 function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, durationMs: number, w: Window | null): Finding {
   const share = Math.min(1, x.totalMs / durationMs);
   const perCallMs = x.count > 0 ? x.totalMs / x.count : 0;
@@ -64,8 +70,8 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
     code: 'HOTPATH_SYNC_IO',
     category: 'sync-io',
     severity: critical ? 'critical' : 'warning',
-    title: `${x.entry.api} blocks the event loop on the request path`,
-    summary: `${x.entry.api} ran ${x.count} times while requests were in flight${where}, ${round(perCallMs, 2)} ms per call: ${round(share * 100, 1)} % of the load window with the event loop blocked.`,
+    title: `${stdioStream(x.entry.api) ? `Synchronous writes to ${stdioStream(x.entry.api)}` : x.entry.api} block${stdioStream(x.entry.api) ? '' : 's'} the event loop on the request path`,
+    summary: `${x.entry.api} ran ${x.count} times while requests were in flight${where}, ${perCall(perCallMs)} per call: ${round(share * 100, 1)} % of the load window with the event loop blocked.`,
     evidence: {
       api: x.entry.api, calls: x.count, totalMs: round(x.totalMs, 1), perCallMs: round(perCallMs, 3),
       shareOfWindow: round(share, 4), ...(requests > 0 ? { callsPerRequest: round(x.count / requests, 3) } : {}),

@@ -35,3 +35,15 @@ test('sync-io: calls made before the load window do not count', () => {
   run.threads[0].growth.unshift({ ...run.threads[0].growth[0], t: run.loadWindow!.start - 10 });
   assert.deepEqual(syncIo(run), []);
 });
+
+test('sync-io: console.log to a file is named as writes to stdout, timed in µs, with logging advice', () => {
+  const log = { function: 'logRequest', file: '/srv/app/lib/log.js', line: 4, column: 11 };
+  const run = syntheticRun({ seed: 3, rps: 15_000, syncCalls: [{ api: 'fs.writeSync (stdout)', perRequest: 1, msEach: 0.003, site: log }] });
+  const [f] = syncIo(run);
+  assert.ok(f);
+  assert.equal(f.title, 'Synchronous writes to stdout block the event loop on the request path');
+  assert.match(f.summary, /, 3 µs per call: /);
+  assert.match(f.recommendation, /console\.log/);
+  assert.doesNotMatch(f.recommendation, /fs\.promises/);
+  assert.deepEqual([f.culprit?.function, f.culprit?.file], ['logRequest', 'lib/log.js']);
+});

@@ -45,6 +45,9 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'big-json': { category: 'serialization', culprit: { function: 'renderInventory', file: 'lib/render.js' } },
   'slow-upstream': { category: 'io-wait', culprit: { function: 'fetchQuote', file: 'lib/pricing.js' } },
   'bus-listener-leak': { category: 'listener-leak', culprit: { function: 'subscribeToConfig', file: 'lib/config.js' } },
+  'stdout-logging': { category: 'sync-io', culprit: { function: 'logRequest', file: 'lib/log.js' } },
+  'keepalive-off-upstream': { category: 'connection-churn', culprit: { function: 'fetchStock', file: 'lib/inventory.js' } },
+  'koa-middleware-growth': { category: 'handler-growth', culprit: { function: 'ensureMetrics', file: 'lib/metrics.js' } },
   'healthy-koa': 'healthy',
 };
 
@@ -53,6 +56,9 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'regex-validate': (e) => assert.equal(e.work, 'regex', `work ${String(e.work)}`),
   'gzip-export': (e) => assert.equal(e.api, 'zlib.gzipSync'),
   'readfile-config': (e) => assert.equal(e.api, 'fs.readFileSync'),
+  'stdout-logging': (e) => assert.equal(e.api, 'fs.writeSync (stdout)'),
+  'keepalive-off-upstream': (e) => assert.equal(e.newConnectionShare, 1),
+  'koa-middleware-growth': (e) => assert.equal(e.framework, 'koa'),
 };
 
 function listScenarios(): string[] {

@@ -2,7 +2,8 @@
 // pbkdf2Sync and scryptSync, fs *Sync, zlib *Sync, child_process *Sync): count, time and call
 // site. The builtins' exports are patched and module.syncBuiltinESMExports() makes
 // `import { pbkdf2Sync } from 'node:crypto'` see the wrapper too. Outside a request the
-// wrapper is one boolean test and a direct call.
+// wrapper is one boolean test and a direct call. A write to stdout or stderr (console.log to a
+// file) is reported as `fs.writeSync (stdout)`.
 import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import { threadState } from '../thread-state.js';
@@ -54,7 +55,7 @@ export class SyncApiCalls implements GrowthHook {
         return original.apply(this, args);
       } finally {
         self.depth--;
-        self.record(api, performance.now() - t0, wrapper);
+        self.record(stdio(api, args[0]), performance.now() - t0, wrapper);
       }
     };
     defineLike(wrapper, original);
@@ -69,4 +70,13 @@ export class SyncApiCalls implements GrowthHook {
       // Counting must never break the call it observed.
     }
   }
+}
+
+/**
+ * A write to fd 1 or 2 is console.log / process.stdout.write going to a file (a SyncWriteStream):
+ * named apart, as its fix is a logger, not fs.promises.
+ */
+function stdio(api: string, fd: unknown): string {
+  if (fd !== 1 && fd !== 2) return api;
+  return api === 'fs.writeSync' || api === 'fs.writevSync' ? `${api} (${fd === 1 ? 'stdout' : 'stderr'})` : api;
 }
