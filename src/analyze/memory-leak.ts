@@ -143,7 +143,9 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, slope: number
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: alloc ? memoryLeakAdvice : `${memoryLeakAdvice}\n\n${heapProfileHint}`,
+    // Without a heap profile the next step is naming the allocator: in the same paragraph, so the
+    // terminal summary (first paragraph only) shows it.
+    recommendation: alloc ? memoryLeakAdvice : `${memoryLeakAdvice} ${heapProfileHint}`,
     impact: Math.max(LEAK_BASE_IMPACT, creepShare(trend)),
   };
 }
