@@ -143,9 +143,7 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, slope: number
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    // Without a heap profile the next step is naming the allocator: in the same paragraph, so the
-    // terminal summary (first paragraph only) shows it.
-    recommendation: alloc ? memoryLeakAdvice : `${memoryLeakAdvice} ${heapProfileHint}`,
+    recommendation: alloc ? memoryLeakAdvice : `${memoryLeakAdvice}\n\n${heapProfileHint}`,
     impact: Math.max(LEAK_BASE_IMPACT, creepShare(trend)),
   };
 }

@@ -59,8 +59,10 @@ function findingBlock(f: Finding, s: TerminalStyler, width: number): string[] {
   if (figures) lines.push(...wrap(figures, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'evidence' : '        ')} ${l}`));
   const also = f.evidence.alsoFound;
   if (isAlsoFoundList(also)) lines.push(...wrap(alsoFoundText(also), width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'also    ' : '        ')} ${l}`));
-  const fix = plain(f.recommendation.split('\n\n')[0]);
-  lines.push(...wrap(fix, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'fix     ' : '        ')} ${l}`));
+  // Every paragraph, each from a new line: the later ones carry what the first does not (a
+  // runtime flag to try, the profile to record next).
+  const fix = f.recommendation.split('\n\n').map(plain).filter(Boolean).flatMap((p) => wrap(p, width - 12));
+  lines.push(...fix.map((l, i) => `  ${s.dim(i === 0 ? 'fix     ' : '        ')} ${l}`));
   return lines;
 }
 

@@ -15,13 +15,14 @@ const finding: Finding = {
 const hot = (fn: string, kind: string, selfShare: number): Hotspot => ({ function: fn, file: kind === 'app' ? 'app.js' : 'node:internal/x', line: 3, kind, selfMs: selfShare * 1000, selfShare, totalMs: 0, totalShare: 0 });
 const report = { findings: [finding], hotspots: [hot('pbkdf2', 'native', 0.5), hot('login', 'app', 0.3), hot('parse', 'deps', 0.1)] } as unknown as Report;
 
-test('terminal: finding with culprit, evidence figures and the first paragraph of the fix, plain without colour', () => {
+test('terminal: finding with culprit, evidence figures and every paragraph of the fix, plain without colour', () => {
   const text = formatDiagnosis(report, styler({ color: false }));
   assert.match(text, /✖ critical crypto\.pbkdf2Sync blocks the event loop/);
   assert.match(text, /culprit\s+login\s+app\.js:21:33/);
   assert.match(text, /evidence api crypto\.pbkdf2Sync · calls 400 · perCallMs 9\.1 · shareOfWindow 0\.73/);
-  assert.match(text, /fix\s+Use the callback form \(crypto\.pbkdf2\)\./);
-  assert.doesNotMatch(text, /More detail|nested|\u001b\[/);
+  // Each paragraph starts its own line, under the first.
+  assert.match(text, /\n  fix      Use the callback form \(crypto\.pbkdf2\)\.\n {11}More detail\.\n/);
+  assert.doesNotMatch(text, /nested|\u001b\[/);
 });
 
 test('terminal: colour only when enabled', () => {
