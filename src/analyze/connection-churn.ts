@@ -35,7 +35,7 @@ export function connectionChurn(run: RunData): Finding[] {
   const cutShort = f.clientIdleMs !== undefined && f.keepAliveTimeout !== undefined && f.keepAliveTimeout > 0 &&
     f.keepAliveTimeout < f.clientIdleMs;
   if (!churn && !cutShort) return [];
-  return [finding(f, cutShort)];
+  return [finding(f, cutShort, churn)];
 }
 
 function figures(run: RunData): ChurnFigures | undefined {
@@ -92,9 +92,10 @@ export function callsToSelf(run: RunData, w: Window | null): { requests: number;
   return { requests, connections };
 }
 
-function finding(f: ChurnFigures, cutShort: boolean): Finding {
+function finding(f: ChurnFigures, cutShort: boolean, churn: boolean): Finding {
   const clientSide = f.clientKeepalive === false;
-  const advice = [clientSide ? clientChurnAdvice : serverChurnAdvice, keepAliveTimeoutAdvice(f.keepAliveTimeout)];
+  // Keep-alive cut short without churn yet (idle gaps only): the timeout is the whole fix.
+  const advice = [...(churn ? [clientSide ? clientChurnAdvice : serverChurnAdvice] : []), keepAliveTimeoutAdvice(f.keepAliveTimeout)];
   const why = clientSide
     ? 'The clients did not use keep-alive.'
     : cutShort

@@ -32,4 +32,7 @@ test('churn: an open-model run whose connections idle longer than keepAliveTimeo
   const [f] = connectionChurn(run);
   assert.equal(f.evidence.clientIdleMs, 10000);
   assert.match(f.summary, /shorter than/);
+  // Not churning (yet): the advice is the timeout, not where else connections get closed.
+  assert.match(f.recommendation, /^Set `server\.keepAliveTimeout` longer/);
+  assert.doesNotMatch(f.recommendation, /closes connections after few requests/);
 });
