@@ -8,6 +8,14 @@ import { loadWindow, targetThreads } from './signals/load-window.js';
 import { gcActivity } from './signals/gc-activity.js';
 import { round } from './signals/stats.js';
 import { BLOCKING_STARVED_CPU_PER_ACTIVE } from './event-loop-blocking.js';
+import { appFunctions, cpuViewOf } from './signals/cpu-profile.js';
+import { describeCulprit, frameCulprit } from './signals/culprit.js';
+import type { Culprit } from './finding.js';
+
+/** A loop this busy serves at its limit: where its CPU goes is where more throughput would come from. */
+export const HEALTHY_SATURATED_ELU = 0.9;
+/** A share of the CPU one app function must carry to be pointed at in a healthy run. */
+export const HEALTHY_TOP_FUNCTION_SHARE = 0.5;
 
 export function healthyFinding(run: RunData, findings: readonly Finding[]): Finding | undefined {
   if (findings.some((f) => f.severity !== 'info')) return undefined;
@@ -27,19 +35,32 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
   const starved = s && s.cpuPerActive < BLOCKING_STARVED_CPU_PER_ACTIVE
     ? ` Other processes competed for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time): throughput and delays understate this server.`
     : '';
-  const headroom = s && s.eluMean < 0.9 && capacity ? ` At this cost per request one event loop could serve about ${round(capacity, -2)} req/s.` : '';
+  const headroom = s && s.eluMean < HEALTHY_SATURATED_ELU && capacity ? ` At this cost per request one event loop could serve about ${round(capacity, -2)} req/s.` : '';
+  const top = s && s.eluMean >= HEALTHY_SATURATED_ELU ? dominantFunction(run) : undefined;
+  const lever = top ? ` ${round(top.share * 100, 0)} % of the CPU goes to ${describeCulprit(top.culprit)}: the place to start if this route must serve more.` : '';
   return {
     code: 'HOTPATH_HEALTHY',
     category: 'healthy',
     severity: 'info',
     title: 'No performance problem found',
-    summary: `${round(rps, 0)} req/s with latency p99 ${round(p99, 2)} ms.${loop}${headroom}${starved}`,
+    summary: `${round(rps, 0)} req/s with latency p99 ${round(p99, 2)} ms.${loop}${headroom}${lever}${starved}`,
     evidence: {
       requestsPerSecond: round(rps, 1), latencyP99Ms: round(p99, 3),
       ...(s ? { eluMean: round(s.eluMean, 3), loopHeadroom: round(1 - s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 4), gcShare: round(gcShare, 4), cpuPerActive: round(s.cpuPerActive, 2) } : {}),
       ...(capacity ? { estimatedCapacityRps: round(capacity, 0) } : {}),
+      // Not a culprit: nothing is wrong; the function is where more throughput would come from.
+      ...(top ? { topFunction: describeCulprit(top.culprit), topFunctionShare: round(top.share, 3) } : {}),
     },
     recommendation: 'Nothing to fix at this load. Raise the load (`-c`, `--rate`) or test the routes real traffic hits most (`--path`, a scenario) to find the limit.',
     impact: 0,
   };
+}
+
+/** The app function carrying most of the profiled CPU, when it carries most of it. */
+function dominantFunction(run: RunData): { culprit: Culprit; share: number } | undefined {
+  const view = cpuViewOf(run);
+  const top = view ? appFunctions(view)[0] : undefined;
+  if (!view || !top || view.activeUs <= 0) return undefined;
+  const share = top.selfUs / view.activeUs;
+  return share >= HEALTHY_TOP_FUNCTION_SHARE ? { culprit: frameCulprit(top.frame, run.cwd), share } : undefined;
 }

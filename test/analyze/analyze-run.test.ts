@@ -93,3 +93,21 @@ test('analyzeRun: non-finite evidence survives JSON: ±Infinity as strings, NaN 
   assert.deepEqual(f.evidence, expected);
   assert.deepEqual(JSON.parse(JSON.stringify(f.evidence)), expected, 'a JSON round trip keeps every value');
 });
+
+test('analyzeRun: a saturated but cheap server stays healthy and points at the function carrying most of its CPU', () => {
+  const cpu = syntheticCpuProfile([
+    { name: 'issueSession', file: 'lib/session.js', line: 3, share: 0.15, callee: { name: 'deriveToken', file: 'node_modules/slowlib/index.js', share: 0.6 } },
+    { name: 'handler', file: 'server.js', line: 6, share: 0.05 },
+  ], { cwd });
+  const findings = analyzeRun(syntheticRun({ seed: 1, cwd, rps: 5600, elu: 1, eldP99Ms: 5, cores: 1, latencyMs: 4, profiles: [cpu] }));
+  const [healthy] = findings;
+  assert.equal(healthy.category, 'healthy', findings.map((f) => f.code).join());
+  assert.equal(healthy.culprit, undefined, 'nothing is wrong: no culprit');
+  assert.equal(healthy.evidence.topFunction, 'issueSession (lib/session.js:3)');
+  assert.match(healthy.summary, /7\d % of the CPU goes to issueSession \(lib\/session\.js:3\): the place to start/);
+  // With headroom left, or no function carrying most of the CPU, there is nothing to point at.
+  const idle = analyzeRun(syntheticRun({ seed: 1, cwd, rps: 3000, elu: 0.5, cores: 0.5, profiles: [cpu] }))[0];
+  assert.equal(idle.evidence.topFunction, undefined);
+  const spread = syntheticCpuProfile([{ name: 'a', file: 'a.js', line: 1, share: 0.3 }, { name: 'b', file: 'b.js', line: 1, share: 0.3 }], { cwd });
+  assert.equal(analyzeRun(syntheticRun({ seed: 1, cwd, rps: 5600, elu: 1, cores: 1, profiles: [spread] }))[0].evidence.topFunction, undefined);
+});
