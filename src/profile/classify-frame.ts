@@ -55,9 +55,12 @@ function isUnder(path: string, root: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
-/** app = under cwd (or an app root) and outside node_modules; deps = node_modules or elsewhere. */
+/** hotpath's own agent bundles: never the app, even when hotpath runs from its own checkout. */
+const agentBundle = /[\\/]dist[\\/]agent[\\/](hotpath-agent|agent-worker)\.cjs$/;
+
+/** app = under cwd (or an app root) and outside node_modules; deps = node_modules, hotpath's agent or elsewhere. */
 export function classifyPath(path: string, ctx: ClassifyContext): FrameKind {
-  if (path.includes(`${sep}node_modules${sep}`) || path.includes('/node_modules/')) return 'deps';
+  if (path.includes(`${sep}node_modules${sep}`) || path.includes('/node_modules/') || agentBundle.test(path)) return 'deps';
   if (isUnder(path, ctx.cwd)) return 'app';
   return ctx.appRoots?.some((r) => isUnder(path, r)) ? 'app' : 'deps';
 }

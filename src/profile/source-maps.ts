@@ -112,6 +112,16 @@ export class SourceMapResolver {
     }
   }
 
+  /**
+   * Registers the source map URL V8 saw for a script (a `data:` URL or a path relative to the
+   * script), as the agent captured it from a loader's in-memory output.
+   */
+  addSourceMapUrl(scriptPath: string, url: string): void {
+    const map = loadMap(scriptPath, url);
+    if (map === null) return;
+    this.#scripts.set(scriptPath, { lines: this.#script(scriptPath)?.lines ?? [], map });
+  }
+
   /** 1-based line of a function's declaration found by name in the file's text, if unique enough. */
   declarationLine(path: string, name: string): number | undefined {
     const lines = this.#script(path)?.lines;

@@ -2,7 +2,7 @@
 // `hotpath report`. Tolerant: a missing load.json, a missing profile or a truncated
 // telemetry line becomes a readWarning; only a directory that holds no run is an error.
 
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { hotpathError } from '../errors.js';
@@ -11,6 +11,7 @@ import type { ProfileMessage } from '../agent/protocol.js';
 import { readTelemetry, type TelemetryContents } from './read-telemetry.js';
 import type { ProfileRef, RunData, ThreadTelemetry } from './run-data.js';
 import { RUN_DIR_VERSION, RUN_FILES, type RunMeta } from './schema.js';
+import { mapRunCallSites } from '../profile/run-source-maps.js';
 
 function notARunDir(dir: string, why: string): Error {
   return hotpathError('HOTPATH_ERR_RUN_DIR', `${dir} is not a hotpath run directory: ${why}`, { details: { dir } });
@@ -105,7 +106,8 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
   warnings.push(...telemetry.warnings);
   keepTargetListens(meta, telemetry.threads);
   const load = await readLoad(dir, meta, warnings);
-  return {
+  const sourceMaps = await readSourceMaps(dir, warnings);
+  const run: RunData = {
     dir,
     meta,
     load,
@@ -114,7 +116,29 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
     loadWindow: loadWindowOf(meta, load, telemetry.threads),
     cwd: targetCwd(meta, telemetry.threads),
     readWarnings: warnings,
+    ...(sourceMaps ? { sourceMaps } : {}),
   };
+  mapRunCallSites(run, run.threads);
+  return run;
+}
+
+const SOURCE_MAPS_FILE = /^sourcemaps-\d+-\d+\.json$/;
+
+/** The source map URLs the agents captured (`sourcemaps-<pid>-<tid>.json`), merged; undefined when none. */
+async function readSourceMaps(dir: string, warnings: string[]): Promise<Record<string, string> | undefined> {
+  const files = readdirSync(dir).filter((f) => SOURCE_MAPS_FILE.test(f)).sort();
+  if (files.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const f of files) {
+    const { value, error } = await readJson(join(dir, f));
+    const scripts = isObject(value) && isObject(value.scripts) ? value.scripts : undefined;
+    if (!scripts) {
+      warnings.push(`${f} is unreadable${error ? ` (${error})` : ''}; its source maps are left out`);
+      continue;
+    }
+    for (const [url, map] of Object.entries(scripts)) if (typeof map === 'string') out[url] = map;
+  }
+  return out;
 }
 
 async function readLoad(dir: string, meta: RunMeta, warnings: string[]): Promise<LoadResult | undefined> {

@@ -46,4 +46,10 @@ export interface RunData {
   cwd: string;
   /** Problems met while reading (a truncated line, a missing profile): kept, not thrown. */
   readWarnings: string[];
+  /**
+   * Source map URLs the agents captured in the target (script URL → the `sourceMappingURL` V8
+   * saw: a `data:` URL from a loader that compiles in memory, or a path), from
+   * `sourcemaps-<pid>-<tid>.json`. Call sites in `threads` are already mapped with them.
+   */
+  sourceMaps?: Record<string, string>;
 }

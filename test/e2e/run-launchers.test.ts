@@ -4,7 +4,7 @@
 
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRunDir } from '../../src/run-dir/read-run-dir.js';
 import { apps, onlyRunDir, readMeta, root, runCli, survivors, tempOut } from '../run/helpers/run-cli.js';
@@ -71,8 +71,15 @@ describe('hotpath run with every kind of launcher', () => {
     assert.ok(meta.processes.some((p) => !p.isTarget), 'npm itself loaded the agent and stayed silent');
   });
 
-  test('tsx running a TypeScript server', async () => {
-    await assertHealthyRun([join(root, 'node_modules', '.bin', 'tsx'), 'ts-server.ts']);
+  test('tsx running a TypeScript server: call sites at their line in the .ts file (in-memory source map)', async () => {
+    const { run, meta } = await assertHealthyRun([join(root, 'node_modules', '.bin', 'tsx'), 'ts-server.ts']);
+    assert.ok(run.sourceMaps && Object.keys(run.sourceMaps).some((url) => url.endsWith('/ts-server.ts')), 'the agent captured the map tsx made');
+    const target = run.threads.find((t) => t.pid === meta.target?.pid && t.listens.length > 0)!;
+    const stat = target.growth.at(-1)?.syncCalls.find((c) => c.api === 'fs.statSync');
+    const source = readFileSync(join(apps, 'ts-server.ts'), 'utf8').split('\n');
+    assert.ok(stat?.site, 'statSync was seen on the request path');
+    assert.ok(stat.site.file.endsWith('/ts-server.ts'), stat.site.file);
+    assert.equal(stat.site.line, source.findIndex((l) => l.includes('@site:stat')) + 1, JSON.stringify(stat.site));
   });
 
   test('node --import with the user\'s own preload', async () => {

@@ -94,6 +94,9 @@ describe('buildCallTree arithmetic', () => {
     assert.equal(classifyFrame('x', `${cwd}/node_modules/@s/p/a.js`, '9', ctx), 'deps');
     assert.equal(classifyFrame('x', '/elsewhere/lib.js', '9', ctx), 'deps');
     assert.equal(classifyFrame('x', '/elsewhere/lib.js', '9', { cwd, appRoots: ['/elsewhere'] }), 'app');
+    // hotpath's agent is never the app, even when the target runs inside hotpath's own checkout.
+    assert.equal(classifyFrame('wrapper', `file://${cwd}/dist/agent/hotpath-agent.cjs`, '9', ctx), 'deps');
+    assert.equal(classifyFrame('x', `file://${cwd}/dist/agent/other.cjs`, '9', ctx), 'app');
   });
 
   it('rejects malformed profiles with HOTPATH_ERR_PROFILE', () => {

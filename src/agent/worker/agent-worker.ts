@@ -13,6 +13,7 @@ import { InspectorProfiler } from '../profiling/inspector-profiler.js';
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { StallWatchdog } from './stall-watchdog.js';
 import { StallCause } from './stall-cause.js';
+import { captureSourceMaps } from '../profiling/source-map-capture.js';
 import { isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
 
 /** How long a flush waits for the main thread's last sample before saying bye anyway. */
@@ -45,7 +46,7 @@ function run(data: AgentWorkerData): void {
   const cause = new StallCause(mainSession);
   const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
   watchdog.start();
-  const flusher = new Flusher(conn, profiler);
+  const flusher = new Flusher(conn, profiler, (done) => captureSourceMaps(mainSession, { runDir: data.runDir, pid: data.pid, threadId: data.threadId }, done));
   let exiting = false;
   // Commands come twice (own connection, forwarded by the main thread): act on the first copy.
   const onControl = oncePerSeq((msg: ControlMessage): void => {
@@ -69,12 +70,17 @@ function run(data: AgentWorkerData): void {
   conn.onControl(onControl);
 }
 
-/** One `bye` per flush, after the profiles are written and the main thread's last sample went out (or timed out). */
+/**
+ * One `bye` per flush, after the profiles are written, the in-memory source maps captured (the
+ * first flush only) and the main thread's last sample went out (or timed out).
+ */
 class Flusher {
   private mainDone = false;
   private flushing = false;
+  private mapsCaptured = false;
 
-  constructor(private readonly conn: AgentConnection, private readonly profiler: InspectorProfiler) {}
+  constructor(private readonly conn: AgentConnection, private readonly profiler: InspectorProfiler,
+    private readonly captureMaps: (done: () => void) => void) {}
 
   mainFlushed(): void {
     this.mainDone = true;
@@ -90,7 +96,11 @@ class Flusher {
       this.mainDone = false;
       this.flushing = false;
     };
-    this.profiler.stop(afterProfiles);
+    this.profiler.stop(() => {
+      if (this.mapsCaptured) return afterProfiles();
+      this.mapsCaptured = true;
+      this.captureMaps(afterProfiles);
+    });
   }
 }
 

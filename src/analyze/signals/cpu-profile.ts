@@ -13,6 +13,7 @@ import { hotspots } from '../../profile/hotspots.js';
 import { nodeWork, workTotals, type WorkItem } from '../../profile/work-breakdown.js';
 import { appOwners, chargedTo } from '../../profile/attribution.js';
 import { busiestThread, loadWindow, type Window } from './load-window.js';
+import { runResolver } from '../../profile/run-source-maps.js';
 
 /** Functions kept per view (the long tail carries no finding). */
 export const CPU_VIEW_FUNCTIONS = 200;
@@ -62,7 +63,7 @@ export function treeOf(run: RunData, profile: CpuProfile, ref: ProfileRef, start
   const window = startMs !== undefined && endMs !== undefined && ref.start > 0
     ? { startMs, endMs, profileStartEpochMs: ref.start }
     : undefined;
-  return buildCallTree(profile, { cwd: run.cwd, ...(window ? { window } : {}) });
+  return buildCallTree(profile, { cwd: run.cwd, resolver: runResolver(run), ...(window ? { window } : {}) });
 }
 
 function loadView(run: RunData): CpuView | null {

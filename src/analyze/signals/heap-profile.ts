@@ -9,6 +9,7 @@ import type { CallTree, Frame } from '../../profile/call-tree.js';
 import { parseHeapProfile } from '../../profile/heap-profile.js';
 import { buildHeapTree, topAllocators } from '../../profile/build-heap-tree.js';
 import { cpuViewOf } from './cpu-profile.js';
+import { runResolver } from '../../profile/run-source-maps.js';
 
 export interface AllocationSite {
   frame: Frame;
@@ -68,7 +69,7 @@ function load(run: RunData): AllocationView | null {
   let best: AllocationView | null = null;
   for (const ref of refs) {
     try {
-      const tree = buildHeapTree(parseHeapProfile(readFileSync(ref.path, 'utf8'), ref.path), { cwd: run.cwd });
+      const tree = buildHeapTree(parseHeapProfile(readFileSync(ref.path, 'utf8'), ref.path), { cwd: run.cwd, resolver: runResolver(run) });
       if (tree.totalUs <= 0 || (best && best.totalBytes >= tree.totalUs)) continue;
       const top = topAllocators(tree, { limit: 20 });
       const sites = top.map((a) => ({ frame: tree.frames[a.frame], bytes: a.bytes, share: a.share }));

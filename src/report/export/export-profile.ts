@@ -13,6 +13,7 @@ import { cpuStackSamples, treeStackSamples, type StackSamples } from '../../prof
 import { toFolded } from './folded.js';
 import { toPprof } from './pprof.js';
 import { toSpeedscope } from './speedscope.js';
+import { runResolver } from '../../profile/run-source-maps.js';
 
 export const EXPORT_FORMATS = ['pprof', 'speedscope', 'folded', 'cpuprofile'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -72,8 +73,8 @@ async function samplesOf(run: RunData, ref: ProfileRef): Promise<StackSamples> {
   const text = await readFile(ref.path, 'utf8').catch((cause: Error) => {
     throw hotpathError('HOTPATH_ERR_PROFILE', `Cannot read the profile ${ref.path}: ${cause.message}`, { cause });
   });
-  if (ref.kind === 'heap') return treeStackSamples(buildHeapTree(parseHeapProfile(text, ref.path), { cwd: run.cwd }));
-  return cpuStackSamples(parseCpuProfile(text, ref.path), { cwd: run.cwd });
+  if (ref.kind === 'heap') return treeStackSamples(buildHeapTree(parseHeapProfile(text, ref.path), { cwd: run.cwd, resolver: runResolver(run) }));
+  return cpuStackSamples(parseCpuProfile(text, ref.path), { cwd: run.cwd, resolver: runResolver(run) });
 }
 
 function render(format: ExportFormat, samples: StackSamples, ref: ProfileRef, exporter: string): string | Buffer {

@@ -4,7 +4,7 @@
 // warnings shown in the page, never a failed report.
 
 import { readCpuProfile, readHeapProfile } from '../../profile/read-profile.js';
-import { SourceMapResolver } from '../../profile/source-maps.js';
+import { runResolver } from '../../profile/run-source-maps.js';
 import type { ProfileRef, RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { Report } from '../report-schema.js';
 import { cpuProfilePayload, heapProfilePayload, type ProfileContext } from './profile-payload.js';
@@ -87,7 +87,7 @@ function order(run: RunData): ProfileRef[] {
 }
 
 async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfile[]> {
-  const ctx: ProfileContext = { cwd: run.cwd, resolver: new SourceMapResolver(), runStart: runStartOf(run) };
+  const ctx: ProfileContext = { cwd: run.cwd, resolver: runResolver(run), runStart: runStartOf(run) };
   const out: PayloadProfile[] = [];
   for (const ref of order(run)) {
     const thread = run.threads.find((t) => t.pid === ref.pid && t.threadId === ref.threadId);

@@ -1,0 +1,76 @@
+// The source maps of one run: a SourceMapResolver that knows, besides the maps it finds on
+// disk, the ones the agent captured in the target (`sourcemaps-<pid>-<tid>.json`: loaders such
+// as tsx compile in memory), and the agent's call sites (growth hooks, stall causes) mapped back
+// to the original file and line with it, so every analyzer and report sees `app.ts:12`, not
+// the generated position.
+
+import { fileURLToPath } from 'node:url';
+import type { CallSite, GrowthMessage } from '../agent/protocol.js';
+import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
+import { SourceMapResolver } from './source-maps.js';
+
+const resolvers = new WeakMap<object, SourceMapResolver>();
+
+/** A path for a script URL as V8 reports it (file URL or absolute path). */
+export function scriptPath(url: string): string | undefined {
+  try {
+    if (url.startsWith('file://')) return fileURLToPath(url);
+  } catch {
+    return undefined;
+  }
+  return url.startsWith('/') ? url : undefined;
+}
+
+/** The resolver of a run, with the captured maps registered (one per run: files are read once). */
+export function runResolver(run: Pick<RunData, 'sourceMaps'>): SourceMapResolver {
+  let resolver = resolvers.get(run);
+  if (resolver === undefined) {
+    resolver = new SourceMapResolver();
+    for (const [url, mapUrl] of Object.entries(run.sourceMaps ?? {})) {
+      const path = scriptPath(url);
+      if (path !== undefined) resolver.addSourceMapUrl(path, mapUrl);
+    }
+    resolvers.set(run, resolver);
+  }
+  return resolver;
+}
+
+/** A call site at its original position (file as a path), or unchanged without a map. */
+export function mapCallSite(site: CallSite, resolver: SourceMapResolver): CallSite {
+  const path = scriptPath(site.file);
+  if (path === undefined || site.line < 1) return site;
+  const pos = resolver.original(path, site.line - 1, Math.max(0, site.column - 1));
+  if (pos === undefined) return site;
+  return { function: site.function, file: pos.path, line: pos.line, column: pos.column };
+}
+
+type Sited = { site?: CallSite; stack?: CallSite[] };
+
+function mapSited<T extends Sited>(entry: T, resolver: SourceMapResolver): T {
+  return {
+    ...entry,
+    ...(entry.site ? { site: mapCallSite(entry.site, resolver) } : {}),
+    ...(entry.stack ? { stack: entry.stack.map((f) => mapCallSite(f, resolver)) } : {}),
+  };
+}
+
+function mapGrowth(m: GrowthMessage, resolver: SourceMapResolver): GrowthMessage {
+  return {
+    ...m,
+    listeners: m.listeners.map((e) => mapSited(e, resolver)),
+    maxListenersDisabled: m.maxListenersDisabled.map((e) => mapSited(e, resolver)),
+    routes: m.routes.map((e) => mapSited(e, resolver)),
+    timers: m.timers.map((e) => mapSited(e, resolver)),
+    syncCalls: m.syncCalls.map((e) => mapSited(e, resolver)),
+    ...(m.outgoing ? { outgoing: m.outgoing.map((e) => mapSited(e, resolver)) } : {}),
+  };
+}
+
+/** Maps every call site the agents reported (in place), through the run's resolver. */
+export function mapRunCallSites(run: Pick<RunData, 'sourceMaps'>, threads: ThreadTelemetry[]): void {
+  const resolver = runResolver(run);
+  for (const t of threads) {
+    t.growth = t.growth.map((m) => mapGrowth(m, resolver));
+    t.stalls = t.stalls.map((s) => (s.cause ? { ...s, cause: s.cause.map((c) => ({ ...c, stack: c.stack.map((f) => mapCallSite(f, resolver)) })) } : s));
+  }
+}
