@@ -14,6 +14,8 @@ import { disconnect } from './inspector-profiler.js';
 /** At most this many scripts and this much map text per run (a bundle's map can be large). */
 export const MAX_SOURCE_MAPS = 500;
 export const MAX_SOURCE_MAP_BYTES = 32 * 1024 * 1024;
+/** A main thread still blocked at the end of the run cannot answer: the run's end does not wait longer. */
+export const SOURCE_MAP_CAPTURE_TIMEOUT_MS = 1000;
 
 interface ScriptParsed { url?: string; sourceMapURL?: string }
 
@@ -31,13 +33,25 @@ export function sourceMapFileName(pid: number, threadId: number): string {
  * Collects the app scripts' source map URLs through a new session to the main thread and
  * writes them to the run directory; calls `done` in every case (nothing to write, an error).
  */
-export function captureSourceMaps(connect: () => Session, opts: { runDir: string; pid: number; threadId: number }, done: () => void): void {
+export function captureSourceMaps(connect: () => Session, opts: { runDir: string; pid: number; threadId: number }, onDone: () => void): void {
+  let finished = false;
+  let timer: NodeJS.Timeout | undefined;
+  const done = (): void => {
+    if (finished) return;
+    finished = true;
+    if (timer !== undefined) clearTimeout(timer);
+    onDone();
+  };
   let session: Session;
   try {
     session = connect();
   } catch {
     return done();
   }
+  timer = setTimeout(() => {
+    disconnect(session);
+    done();
+  }, SOURCE_MAP_CAPTURE_TIMEOUT_MS);
   const scripts: Record<string, string> = {};
   let count = 0;
   let bytes = 0;
@@ -48,12 +62,17 @@ export function captureSourceMaps(connect: () => Session, opts: { runDir: string
     count++;
     bytes += s.sourceMapURL.length;
   });
+  const post = (method: string, then: () => void): void => {
+    try {
+      session.post(method, () => { if (!finished) then(); });
+    } catch {
+      done(); // Disconnected meanwhile (the timeout): nothing more to ask.
+    }
+  };
   // The already parsed scripts are reported before Debugger.enable answers.
-  session.post('Debugger.enable', () => {
-    session.post('Debugger.disable', () => {
-      disconnect(session);
-      if (count === 0) return done();
-      writeFile(join(opts.runDir, sourceMapFileName(opts.pid, opts.threadId)), JSON.stringify({ v: 1, scripts }), () => done());
-    });
-  });
+  post('Debugger.enable', () => post('Debugger.disable', () => {
+    disconnect(session);
+    if (count === 0) return done();
+    writeFile(join(opts.runDir, sourceMapFileName(opts.pid, opts.threadId)), JSON.stringify({ v: 1, scripts }), () => done());
+  }));
 }
