@@ -12,10 +12,11 @@ import { ioWait } from './io-wait.js';
 import { serialization } from './serialization.js';
 import { connectionChurn } from './connection-churn.js';
 import { outgoingChurn } from './outgoing-churn.js';
+import { unansweredRequests } from './unanswered-requests.js';
 import { latencyCreep } from './latency-creep.js';
 import { loadGeneratorBound } from './load-generator-bound.js';
 
 export const analyzers: readonly Analyzer[] = [
   eventLoopBlocking, syncIo, gcPressure, memoryLeak, listenerLeak, handlerGrowth, timerLeak,
-  ioWait, serialization, connectionChurn, outgoingChurn, latencyCreep, loadGeneratorBound,
+  ioWait, serialization, connectionChurn, outgoingChurn, unansweredRequests, latencyCreep, loadGeneratorBound,
 ];

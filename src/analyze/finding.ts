@@ -12,6 +12,7 @@ export const CATEGORIES = [
   'io-wait',
   'serialization',
   'connection-churn',
+  'unanswered-requests',
   'load-generator-bound',
   'healthy',
 ] as const;

@@ -48,6 +48,7 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'stdout-logging': { category: 'sync-io', culprit: { function: 'logRequest', file: 'lib/log.js' } },
   'keepalive-off-upstream': { category: 'connection-churn', culprit: { function: 'fetchStock', file: 'lib/inventory.js' } },
   'koa-middleware-growth': { category: 'handler-growth', culprit: { function: 'ensureMetrics', file: 'lib/metrics.js' } },
+  'hung-branch': { category: 'unanswered-requests' },
   'healthy-koa': 'healthy',
 };
 
@@ -59,6 +60,7 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'stdout-logging': (e) => assert.equal(e.api, 'fs.writeSync (stdout)'),
   'keepalive-off-upstream': (e) => assert.equal(e.newConnectionShare, 1),
   'koa-middleware-growth': (e) => assert.equal(e.framework, 'koa'),
+  'hung-branch': (e) => assert.equal(e.waitingAtEnd, 20),
 };
 
 function listScenarios(): string[] {

@@ -1,0 +1,107 @@
+// Unanswered requests: some requests never get a response while the others are answered
+// quickly, so the clients' timeouts are not slowness but a code path that neither responds nor
+// passes the request on (a missing `res.end()` or `next()`, a promise that never settles, an
+// error swallowed before the reply). A server that is merely slow times requests out too; then
+// its answered requests are slow as well, and the other detectors explain it.
+
+import type { RunData } from '../run-dir/run-data.js';
+import type { Finding } from './finding.js';
+import { loopStats } from './signals/loop-stats.js';
+import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
+import { round } from './signals/stats.js';
+import { unansweredAdvice } from './unanswered-requests.advice.js';
+
+/** Timed-out requests worth a finding, and their share of what was sent. */
+export const UNANSWERED_MIN_REQUESTS = 3;
+export const UNANSWERED_MIN_SHARE = 0.001;
+/** Critical from this share: one request in a hundred left hanging. */
+export const UNANSWERED_CRITICAL_SHARE = 0.01;
+/**
+ * The answered requests' p99 must stay under this fraction of the client timeout: then the
+ * timeouts are not the tail of a slow server.
+ */
+export const UNANSWERED_MAX_P99_OF_TIMEOUT = 0.25;
+
+/** Closed model: the seconds at the end with no completion that show every connection stuck. */
+export const STUCK_MIN_SILENT_SECONDS = 2;
+/** ...while the target's loop was this idle (a blocked loop is a stall, not a hang). */
+export const STUCK_MAX_ELU = 0.5;
+
+export function unansweredRequests(run: RunData): Finding[] {
+  const load = run.load;
+  if (!load) return [];
+  const stuck = stuckConnections(run, load);
+  if (stuck) return [stuck];
+  const timeouts = load.errors.timeouts;
+  const sent = Math.max(load.requests.sent, load.requests.total + timeouts);
+  if (timeouts < UNANSWERED_MIN_REQUESTS || sent === 0 || timeouts / sent < UNANSWERED_MIN_SHARE) return [];
+  // Server-side p99 of the answered requests when the agent saw them, else the client's p50 (its tail holds the timeouts).
+  const answeredP99 = loopStats(run)?.latencyP99Ms ?? load.latency.p50;
+  if (answeredP99 >= load.options.timeoutMs * UNANSWERED_MAX_P99_OF_TIMEOUT) return [];
+  const share = timeouts / sent;
+  const request = `${load.options.method} ${pathOf(load.url)}`;
+  return [{
+    code: 'HOTPATH_UNANSWERED_REQUESTS',
+    category: 'unanswered-requests',
+    severity: share >= UNANSWERED_CRITICAL_SHARE ? 'critical' : 'warning',
+    title: 'Some requests never get a response',
+    summary: `${timeouts} of ${sent} requests (${round(share * 100, 2)} %) timed out after ${load.options.timeoutMs} ms, ` +
+      `while the answered ones took ${round(answeredP99, 1)} ms at p99: they were left hanging, not slow.` +
+      (load.options.scenario === undefined ? ` Every request was \`${request}\`.` : ''),
+    evidence: {
+      timeouts, sent, unansweredShare: round(share, 4), timeoutMs: load.options.timeoutMs, answeredP99Ms: round(answeredP99, 2),
+      ...(load.options.scenario === undefined ? { request } : {}),
+    },
+    recommendation: unansweredAdvice,
+    impact: Math.min(1, share * 10),
+  }];
+}
+
+/**
+ * Hung requests shorter runs see before any times out: in a closed model each one holds its
+ * connection until the timeout, so once every connection holds one, completions stop while the
+ * server's loop sits idle, and the requests are still in flight when the load ends.
+ */
+function stuckConnections(run: RunData, load: NonNullable<RunData['load']>): Finding | undefined {
+  if (load.model !== 'closed' || run.meta.outcome.status !== 'completed') return undefined;
+  const seconds = load.timeline.map((p) => p.requests);
+  let silent = 0;
+  while (silent < seconds.length && seconds[seconds.length - 1 - silent] === 0) silent++;
+  const answered = seconds.slice(0, seconds.length - silent);
+  const waiting = load.requests.inFlightAtEnd;
+  if (silent < STUCK_MIN_SILENT_SECONDS || answered.length === 0 || Math.max(...answered) === 0 || waiting < UNANSWERED_MIN_REQUESTS) return undefined;
+  const w = loadWindow(run);
+  const tail = targetThreads(run).flatMap((t) => windowSamples(t, w)).filter((x) => w === null || x.t >= w.end - silent * 1000);
+  // How busy the loop was: ELU, or the CPU the process used when that is lower (libuv loses the
+  // idle time of a wait a signal interrupts, so ELU reads high while a CPU profile runs).
+  const busy = (x: (typeof tail)[number]) => Math.min(x.elu, (x.cpu.user + x.cpu.system) / 1000 / Math.max(1, x.intervalMs));
+  const elu = tail.length > 0 ? tail.reduce((a, x) => a + busy(x), 0) / tail.length : undefined;
+  if (elu !== undefined && elu > STUCK_MAX_ELU) return undefined;
+  const request = `${load.options.method} ${pathOf(load.url)}`;
+  return {
+    code: 'HOTPATH_UNANSWERED_REQUESTS',
+    category: 'unanswered-requests',
+    severity: 'critical',
+    title: 'Some requests never get a response',
+    summary: `Responses stopped after ${answered.length} s: the last ${silent} s answered no request while ${waiting} of ${load.options.connections} connections ` +
+      `waited for one until the load ended${elu !== undefined ? `, and the server's event loop was idle (${round(elu * 100, 0)} % busy)` : ''}. ` +
+      `Requests were left hanging, one per connection, until none was left to send on.` +
+      (load.options.scenario === undefined ? ` Every request was \`${request}\`.` : ''),
+    evidence: {
+      answeredSeconds: answered.length, silentSeconds: silent, waitingAtEnd: waiting, connections: load.options.connections,
+      answered: load.requests.total, ...(elu !== undefined ? { tailBusy: round(elu, 3) } : {}),
+      ...(load.options.scenario === undefined ? { request } : {}),
+    },
+    recommendation: unansweredAdvice,
+    impact: 1,
+  };
+}
+
+function pathOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.pathname}${u.search}`;
+  } catch {
+    return url;
+  }
+}
