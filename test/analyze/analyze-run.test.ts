@@ -10,7 +10,8 @@ const cwd = '/srv/app';
 
 for (const noise of NOISE_LEVELS) {
   test(`analyzeRun: a healthy server gets only info findings, led by "healthy" with its headroom (noise ${noise})`, () => {
-    const cpu = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.2, callee: { name: 'writev', file: '', share: 0.3 } }], { cwd });
+    // 30 % of the profile's samples idle, as the loop was 70 % busy.
+    const cpu = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.2, callee: { name: 'writev', file: '', share: 0.3 } }], { cwd, idleShare: 0.3 });
     for (const seed of SEEDS) {
       const findings = analyzeRun(syntheticRun({ seed, noise, cwd, rps: 9000, elu: 0.7, cores: 0.7, profiles: [cpu] }));
       assert.deepEqual(findings.filter((f) => f.severity !== 'info').map((f) => f.code), [], `seed ${seed}`);
@@ -98,7 +99,7 @@ test('analyzeRun: a saturated but cheap server stays healthy and points at the f
   const cpu = syntheticCpuProfile([
     { name: 'issueSession', file: 'lib/session.js', line: 3, share: 0.15, callee: { name: 'deriveToken', file: 'node_modules/slowlib/index.js', share: 0.6 } },
     { name: 'handler', file: 'server.js', line: 6, share: 0.05 },
-  ], { cwd });
+  ], { cwd, idleShare: 0 });
   const findings = analyzeRun(syntheticRun({ seed: 1, cwd, rps: 5600, elu: 1, eldP99Ms: 5, cores: 1, latencyMs: 4, profiles: [cpu] }));
   const [healthy] = findings;
   assert.equal(healthy.category, 'healthy', findings.map((f) => f.code).join());
@@ -106,8 +107,22 @@ test('analyzeRun: a saturated but cheap server stays healthy and points at the f
   assert.equal(healthy.evidence.topFunction, 'issueSession (lib/session.js:3)');
   assert.match(healthy.summary, /7\d % of the CPU goes to issueSession \(lib\/session\.js:3\): the place to start/);
   // With headroom left, or no function carrying most of the CPU, there is nothing to point at.
-  const idle = analyzeRun(syntheticRun({ seed: 1, cwd, rps: 3000, elu: 0.5, cores: 0.5, profiles: [cpu] }))[0];
+  const halfIdle = syntheticCpuProfile([{ name: 'issueSession', file: 'lib/session.js', line: 3, share: 0.45 }], { cwd, idleShare: 0.5 });
+  const idle = analyzeRun(syntheticRun({ seed: 1, cwd, rps: 3000, elu: 0.5, cores: 0.5, profiles: [halfIdle] }))[0];
   assert.equal(idle.evidence.topFunction, undefined);
-  const spread = syntheticCpuProfile([{ name: 'a', file: 'a.js', line: 1, share: 0.3 }, { name: 'b', file: 'b.js', line: 1, share: 0.3 }], { cwd });
+  const spread = syntheticCpuProfile([{ name: 'a', file: 'a.js', line: 1, share: 0.3 }, { name: 'b', file: 'b.js', line: 1, share: 0.3 }], { cwd, idleShare: 0 });
   assert.equal(analyzeRun(syntheticRun({ seed: 1, cwd, rps: 5600, elu: 1, cores: 1, profiles: [spread] }))[0].evidence.topFunction, undefined);
+});
+
+test('analyzeRun: with a CPU profile, the loop\'s utilization comes from its idle samples, not ELU (which a profile inflates)', () => {
+  // ELU read 0.64 on a server whose profile was 97 % idle: libuv loses idle time to the profiler's signal.
+  const cpu = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.03 }], { cwd, idleShare: 0.97 });
+  const [healthy] = analyzeRun(syntheticRun({ seed: 1, cwd, rps: 100, elu: 0.64, cores: 0.03, latencyMs: 1, profiles: [cpu] }));
+  assert.equal(healthy.category, 'healthy');
+  assert.ok((healthy.evidence.eluMean as number) < 0.05, String(healthy.evidence.eluMean));
+  assert.doesNotMatch(healthy.summary, /Other processes competed/);
+  // A profile without idle samples while ELU says the loop had time to spare is not trusted.
+  const noIdle = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.5 }], { cwd, idleShare: 0 });
+  const [h2] = analyzeRun(syntheticRun({ seed: 1, cwd, rps: 100, elu: 0.3, cores: 0.3, latencyMs: 1, profiles: [noIdle] }));
+  assert.ok(Math.abs((h2.evidence.eluMean as number) - 0.3) < 0.05, String(h2.evidence.eluMean));
 });

@@ -5,6 +5,11 @@ import type { RunData } from '../../run-dir/run-data.js';
 import { loadWindow, targetThreads, windowSamples, windowStalls } from './load-window.js';
 import { max, percentile, sum, weightedMean, weightedPercentile } from './stats.js';
 import { latencyWeight } from './latency-weight.js';
+import { cpuViewOf } from './cpu-profile.js';
+import type { ThreadTelemetry } from '../../run-dir/run-data.js';
+
+/** ELU this high agrees with a profile that holds no idle samples (a saturated loop). */
+const SATURATED_ELU = 0.95;
 
 export interface LoopStats {
   durationMs: number;
@@ -58,7 +63,8 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   const counts = http.map(latencyWeight);
   const resources: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.resources)) resources[k] = (resources[k] ?? 0) + v / samples.length;
-  const eluMean = weightedMean(samples.map((s) => s.elu), samples.map((s) => s.intervalMs));
+  const sampledElu = weightedMean(samples.map((s) => s.elu), samples.map((s) => s.intervalMs));
+  const eluMean = (threads.length === 1 ? profiledUtilization(run, threads[0], sampledElu) : undefined) ?? sampledElu;
   const coresMean = durationMs > 0 ? cpuUs / 1000 / (durationMs * threads.length) : 0;
   return {
     durationMs,
@@ -80,4 +86,20 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
     resources,
     openConnectionsMean: http.length > 0 ? sum(http.map((h) => h.openConnections)) / http.length : 0,
   };
+}
+
+/**
+ * The loop's utilization from the CPU profile of the thread, when one covers the window: while a
+ * profile runs, ELU reads high on a partly idle loop (V8's sampling signal interrupts
+ * `epoll_wait` and libuv drops the idle time of an interrupted wait: an idle server read ELU
+ * 0.63 against 98 % idle samples), whereas the profile marks the samples taken while the loop
+ * waited as (idle). A profile without any idle sample is trusted only when ELU says the loop was
+ * saturated too (a node that marked no idle time would read as 100 % busy).
+ */
+function profiledUtilization(run: RunData, thread: ThreadTelemetry, sampledElu: number): number | undefined {
+  const view = cpuViewOf(run);
+  if (!view || view.ref.pid !== thread.pid || view.ref.threadId !== thread.threadId || view.totalUs <= 0) return undefined;
+  const active = view.activeUs / view.totalUs;
+  if (active >= 1 && sampledElu < SATURATED_ELU) return undefined;
+  return active;
 }
