@@ -6,7 +6,7 @@
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
-import { appFunctions, cpuViewOf, type CpuView, type FunctionCost } from './signals/cpu-profile.js';
+import { appFunctions, cpuViewOf, topAppFunction, type CpuView, type FunctionCost } from './signals/cpu-profile.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import { describeWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
@@ -57,8 +57,7 @@ export function eventLoopBlocking(run: RunData): Finding[] {
 }
 
 function topAppShare(view: CpuView | undefined): number {
-  const top = view ? appFunctions(view)[0] : undefined;
-  return top && view ? top.selfUs / view.activeUs : 0;
+  return topAppFunction(view)?.share ?? 0;
 }
 
 export function isStarved(s: LoopStats): boolean {

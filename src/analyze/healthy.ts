@@ -8,7 +8,7 @@ import { loadWindow, targetThreads } from './signals/load-window.js';
 import { gcActivity } from './signals/gc-activity.js';
 import { round } from './signals/stats.js';
 import { BLOCKING_STARVED_CPU_PER_ACTIVE } from './event-loop-blocking.js';
-import { appFunctions, cpuViewOf } from './signals/cpu-profile.js';
+import { cpuViewOf, topAppFunction } from './signals/cpu-profile.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import type { Culprit } from './finding.js';
 
@@ -58,9 +58,6 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
 
 /** The app function carrying most of the profiled CPU, when it carries most of it. */
 function dominantFunction(run: RunData): { culprit: Culprit; share: number } | undefined {
-  const view = cpuViewOf(run);
-  const top = view ? appFunctions(view)[0] : undefined;
-  if (!view || !top || view.activeUs <= 0) return undefined;
-  const share = top.selfUs / view.activeUs;
-  return share >= HEALTHY_TOP_FUNCTION_SHARE ? { culprit: frameCulprit(top.frame, run.cwd), share } : undefined;
+  const found = topAppFunction(cpuViewOf(run));
+  return found && found.share >= HEALTHY_TOP_FUNCTION_SHARE ? { culprit: frameCulprit(found.top.frame, run.cwd), share: found.share } : undefined;
 }

@@ -14,8 +14,11 @@ const stdioAdvice = 'Writes to stdout and stderr are synchronous when they go to
   'so `console.log` on the request path blocks the loop for every line. Log less per request, and use a logger that ' +
   'writes asynchronously (pino with `pino.destination({ sync: false })` or a transport on a worker thread).';
 
+/** 'stdout' or 'stderr' for the agent's `fs.writeSync (stdout)` (console.log to a file). */
+export const stdioStream = (api: string): string | undefined => /\((stdout|stderr)\)$/.exec(api)?.[1];
+
 export function syncIoAdvice(api: string): string {
-  if (/\((stdout|stderr)\)$/.test(api)) return stdioAdvice;
+  if (stdioStream(api) !== undefined) return stdioAdvice;
   const family = api.split('.')[0];
   return byFamily[family] ?? `Replace \`${api}\` with its asynchronous form on the request path.`;
 }

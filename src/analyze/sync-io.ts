@@ -9,7 +9,7 @@ import { loadWindow, targetThreads, type Window } from './signals/load-window.js
 import { isAppSite, siteCulprit } from './signals/culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { round } from './signals/stats.js';
-import { syncIoAdvice } from './sync-io.advice.js';
+import { stdioStream, syncIoAdvice } from './sync-io.advice.js';
 
 /** Share of the load window the loop spent inside one sync API for it to be reported. */
 export const SYNC_IO_WARN_SHARE = 0.02;
@@ -52,9 +52,6 @@ function inWindowTotals(thread: ThreadTelemetry, w: Window | null): WindowTotals
   });
 }
 
-/** 'stdout' or 'stderr' for the agent's `fs.writeSync (stdout)` (console.log to a file). */
-const stdioStream = (api: string) => /\((stdout|stderr)\)$/.exec(api)?.[1];
-
 /** `0.79 ms`, or `2 µs` below a hundredth of a millisecond. */
 const perCall = (ms: number) => (ms < 0.01 ? `${round(ms * 1000, 1)} µs` : `${round(ms, 2)} ms`);
 
@@ -65,12 +62,13 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
   const requests = w ? requestsAt(series, w.end) - requestsAt(series, w.start) : series.cumulative[series.cumulative.length - 1] ?? 0;
   const culprit = isAppSite(x.entry.site) ? siteCulprit(x.entry.site, run.cwd) : undefined;
   const critical = share >= SYNC_IO_CRITICAL_SHARE || perCallMs >= SYNC_IO_CRITICAL_CALL_MS;
+  const stream = stdioStream(x.entry.api);
   const where = culprit ? `, called from \`${culprit.function}\` at ${culprit.file}:${culprit.line}` : '';
   return {
     code: 'HOTPATH_SYNC_IO',
     category: 'sync-io',
     severity: critical ? 'critical' : 'warning',
-    title: `${stdioStream(x.entry.api) ? `Synchronous writes to ${stdioStream(x.entry.api)}` : x.entry.api} block${stdioStream(x.entry.api) ? '' : 's'} the event loop on the request path`,
+    title: `${stream ? `Synchronous writes to ${stream} block` : `${x.entry.api} blocks`} the event loop on the request path`,
     summary: `${x.entry.api} ran ${x.count} times while requests were in flight${where}, ${perCall(perCallMs)} per call: ${round(share * 100, 1)} % of the load window with the event loop blocked.`,
     evidence: {
       api: x.entry.api, calls: x.count, totalMs: round(x.totalMs, 1), perCallMs: round(perCallMs, 3),

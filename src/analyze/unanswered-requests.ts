@@ -39,22 +39,27 @@ export function unansweredRequests(run: RunData): Finding[] {
   const answeredP99 = loopStats(run)?.latencyP99Ms ?? load.latency.p50;
   if (answeredP99 >= load.options.timeoutMs * UNANSWERED_MAX_P99_OF_TIMEOUT) return [];
   const share = timeouts / sent;
-  const request = `${load.options.method} ${pathOf(load.url)}`;
-  return [{
+  return [unanswered(load, share >= UNANSWERED_CRITICAL_SHARE ? 'critical' : 'warning', Math.min(1, share * 10),
+    `${timeouts} of ${sent} requests (${round(share * 100, 2)} %) timed out after ${load.options.timeoutMs} ms, ` +
+      `while the answered ones took ${round(answeredP99, 1)} ms at p99: they were left hanging, not slow.`,
+    { timeouts, sent, unansweredShare: round(share, 4), timeoutMs: load.options.timeoutMs, answeredP99Ms: round(answeredP99, 2) })];
+}
+
+type Load = NonNullable<RunData['load']>;
+
+/** The finding, with the request that was sent when every request was the same one. */
+function unanswered(load: Load, severity: Finding['severity'], impact: number, summary: string, evidence: Finding['evidence']): Finding {
+  const request = load.options.scenario === undefined ? `${load.options.method} ${pathOf(load.url)}` : undefined;
+  return {
     code: 'HOTPATH_UNANSWERED_REQUESTS',
     category: 'unanswered-requests',
-    severity: share >= UNANSWERED_CRITICAL_SHARE ? 'critical' : 'warning',
+    severity,
     title: 'Some requests never get a response',
-    summary: `${timeouts} of ${sent} requests (${round(share * 100, 2)} %) timed out after ${load.options.timeoutMs} ms, ` +
-      `while the answered ones took ${round(answeredP99, 1)} ms at p99: they were left hanging, not slow.` +
-      (load.options.scenario === undefined ? ` Every request was \`${request}\`.` : ''),
-    evidence: {
-      timeouts, sent, unansweredShare: round(share, 4), timeoutMs: load.options.timeoutMs, answeredP99Ms: round(answeredP99, 2),
-      ...(load.options.scenario === undefined ? { request } : {}),
-    },
+    summary: `${summary}${request !== undefined ? ` Every request was \`${request}\`.` : ''}`,
+    evidence: { ...evidence, ...(request !== undefined ? { request } : {}) },
     recommendation: unansweredAdvice,
-    impact: Math.min(1, share * 10),
-  }];
+    impact,
+  };
 }
 
 /**
@@ -62,39 +67,30 @@ export function unansweredRequests(run: RunData): Finding[] {
  * connection until the timeout, so once every connection holds one, completions stop while the
  * server's loop sits idle, and the requests are still in flight when the load ends.
  */
-function stuckConnections(run: RunData, load: NonNullable<RunData['load']>): Finding | undefined {
+function stuckConnections(run: RunData, load: Load): Finding | undefined {
   if (load.model !== 'closed' || run.meta.outcome.status !== 'completed') return undefined;
   const seconds = load.timeline.map((p) => p.requests);
   let silent = 0;
   while (silent < seconds.length && seconds[seconds.length - 1 - silent] === 0) silent++;
   const answered = seconds.slice(0, seconds.length - silent);
   const waiting = load.requests.inFlightAtEnd;
-  if (silent < STUCK_MIN_SILENT_SECONDS || answered.length === 0 || Math.max(...answered) === 0 || waiting < UNANSWERED_MIN_REQUESTS) return undefined;
+  // `answered` ends on a second with completions (the silent ones were taken off its end).
+  if (silent < STUCK_MIN_SILENT_SECONDS || answered.length === 0 || waiting < UNANSWERED_MIN_REQUESTS) return undefined;
   const w = loadWindow(run);
   const tail = targetThreads(run).flatMap((t) => windowSamples(t, w)).filter((x) => w === null || x.t >= w.end - silent * 1000);
   // How busy the loop was: ELU, or the CPU the process used when that is lower (libuv loses the
   // idle time of a wait a signal interrupts, so ELU reads high while a CPU profile runs).
   const busy = (x: (typeof tail)[number]) => Math.min(x.elu, (x.cpu.user + x.cpu.system) / 1000 / Math.max(1, x.intervalMs));
-  const elu = tail.length > 0 ? tail.reduce((a, x) => a + busy(x), 0) / tail.length : undefined;
-  if (elu !== undefined && elu > STUCK_MAX_ELU) return undefined;
-  const request = `${load.options.method} ${pathOf(load.url)}`;
-  return {
-    code: 'HOTPATH_UNANSWERED_REQUESTS',
-    category: 'unanswered-requests',
-    severity: 'critical',
-    title: 'Some requests never get a response',
-    summary: `Responses stopped after ${answered.length} s: the last ${silent} s answered no request while ${waiting} of ${load.options.connections} connections ` +
-      `waited for one until the load ended${elu !== undefined ? `, and the server's event loop was idle (${round(elu * 100, 0)} % busy)` : ''}. ` +
-      `Requests were left hanging, one per connection, until none was left to send on.` +
-      (load.options.scenario === undefined ? ` Every request was \`${request}\`.` : ''),
-    evidence: {
+  const tailBusy = tail.length > 0 ? tail.reduce((a, x) => a + busy(x), 0) / tail.length : undefined;
+  if (tailBusy !== undefined && tailBusy > STUCK_MAX_ELU) return undefined;
+  return unanswered(load, 'critical', 1,
+    `Responses stopped after ${answered.length} s: the last ${silent} s answered no request while ${waiting} of ${load.options.connections} connections ` +
+      `waited for one until the load ended${tailBusy !== undefined ? `, and the server's event loop was idle (${round(tailBusy * 100, 0)} % busy)` : ''}. ` +
+      `Requests were left hanging, one per connection, until none was left to send on.`,
+    {
       answeredSeconds: answered.length, silentSeconds: silent, waitingAtEnd: waiting, connections: load.options.connections,
-      answered: load.requests.total, ...(elu !== undefined ? { tailBusy: round(elu, 3) } : {}),
-      ...(load.options.scenario === undefined ? { request } : {}),
-    },
-    recommendation: unansweredAdvice,
-    impact: 1,
-  };
+      answered: load.requests.total, ...(tailBusy !== undefined ? { tailBusy: round(tailBusy, 3) } : {}),
+    });
 }
 
 function pathOf(url: string): string {

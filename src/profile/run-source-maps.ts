@@ -4,22 +4,12 @@
 // to the original file and line with it, so every analyzer and report sees `app.ts:12`, not
 // the generated position.
 
-import { fileURLToPath } from 'node:url';
 import type { CallSite, GrowthMessage } from '../agent/protocol.js';
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import { SourceMapResolver } from './source-maps.js';
+import { urlToPath } from './classify-frame.js';
 
 const resolvers = new WeakMap<object, SourceMapResolver>();
-
-/** A path for a script URL as V8 reports it (file URL or absolute path). */
-export function scriptPath(url: string): string | undefined {
-  try {
-    if (url.startsWith('file://')) return fileURLToPath(url);
-  } catch {
-    return undefined;
-  }
-  return url.startsWith('/') ? url : undefined;
-}
 
 /** The resolver of a run, with the captured maps registered (one per run: files are read once). */
 export function runResolver(run: Pick<RunData, 'sourceMaps'>): SourceMapResolver {
@@ -27,7 +17,7 @@ export function runResolver(run: Pick<RunData, 'sourceMaps'>): SourceMapResolver
   if (resolver === undefined) {
     resolver = new SourceMapResolver();
     for (const [url, mapUrl] of Object.entries(run.sourceMaps ?? {})) {
-      const path = scriptPath(url);
+      const path = urlToPath(url);
       if (path !== undefined) resolver.addSourceMapUrl(path, mapUrl);
     }
     resolvers.set(run, resolver);
@@ -37,7 +27,7 @@ export function runResolver(run: Pick<RunData, 'sourceMaps'>): SourceMapResolver
 
 /** A call site at its original position (file as a path), or unchanged without a map. */
 export function mapCallSite(site: CallSite, resolver: SourceMapResolver): CallSite {
-  const path = scriptPath(site.file);
+  const path = urlToPath(site.file);
   if (path === undefined || site.line < 1) return site;
   const pos = resolver.original(path, site.line - 1, Math.max(0, site.column - 1));
   if (pos === undefined) return site;

@@ -138,6 +138,12 @@ export function appFunctions(view: CpuView): FunctionCost[] {
   return view.functions.filter((f) => f.frame.kind === 'app');
 }
 
+/** The app function with the most attributed self time, and its share of the active CPU. */
+export function topAppFunction(view: CpuView | undefined): { top: FunctionCost; share: number } | undefined {
+  const top = view ? appFunctions(view)[0] : undefined;
+  return top && view && view.activeUs > 0 ? { top, share: top.selfUs / view.activeUs } : undefined;
+}
+
 export function hotspotsOf(run: RunData): Hotspot[] {
   const view = cpuViewOf(run);
   if (!view || view.activeUs === 0) return [];

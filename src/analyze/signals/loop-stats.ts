@@ -1,12 +1,11 @@
 // Event-loop and CPU figures over the load window, shared by the blocking, I/O-wait,
 // serialization and healthy analyzers so they judge the same numbers.
 
-import type { RunData } from '../../run-dir/run-data.js';
+import type { RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
 import { loadWindow, targetThreads, windowSamples, windowStalls } from './load-window.js';
 import { max, percentile, sum, weightedMean, weightedPercentile } from './stats.js';
 import { latencyWeight } from './latency-weight.js';
 import { cpuViewOf } from './cpu-profile.js';
-import type { ThreadTelemetry } from '../../run-dir/run-data.js';
 
 /** ELU this high agrees with a profile that holds no idle samples (a saturated loop). */
 const SATURATED_ELU = 0.95;
