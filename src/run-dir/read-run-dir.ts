@@ -10,6 +10,7 @@ import type { LoadResult } from '../load/load-result.js';
 import type { ProfileMessage } from '../agent/protocol.js';
 import { readTelemetry, type TelemetryContents } from './read-telemetry.js';
 import type { ProfileRef, RunData, ThreadTelemetry } from './run-data.js';
+import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
 import { RUN_DIR_VERSION, RUN_FILES, type RunMeta } from './schema.js';
 import { mapRunCallSites } from '../profile/run-source-maps.js';
 
@@ -106,7 +107,8 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
   warnings.push(...telemetry.warnings);
   keepTargetListens(meta, telemetry.threads);
   const load = await readLoad(dir, meta, warnings);
-  const sourceMaps = await readSourceMaps(dir, warnings);
+  const sourceMaps = await readScriptsFiles(dir, SOURCE_MAPS_FILE, 'source maps', (v): v is string => typeof v === 'string', warnings);
+  const functionRanges = await readScriptsFiles(dir, FUNCTIONS_FILE, 'function ranges', Array.isArray, warnings);
   const run: RunData = {
     dir,
     meta,
@@ -117,26 +119,32 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
     cwd: targetCwd(meta, telemetry.threads),
     readWarnings: warnings,
     ...(sourceMaps ? { sourceMaps } : {}),
+    ...(functionRanges ? { functionRanges: functionRanges as Record<string, FunctionRangeRow[]> } : {}),
   };
   mapRunCallSites(run, run.threads);
   return run;
 }
 
 const SOURCE_MAPS_FILE = /^sourcemaps-\d+-\d+\.json$/;
+const FUNCTIONS_FILE = /^functions-\d+-\d+\.json$/;
 
-/** The source map URLs the agents captured (`sourcemaps-<pid>-<tid>.json`), merged; undefined when none. */
-async function readSourceMaps(dir: string, warnings: string[]): Promise<Record<string, string> | undefined> {
-  const files = readdirSync(dir).filter((f) => SOURCE_MAPS_FILE.test(f)).sort();
+/**
+ * What the agents captured per script at the end of the run (`sourcemaps-<pid>-<tid>.json`,
+ * `functions-<pid>-<tid>.json`: { v, scripts: { url: value } }), merged over processes and
+ * threads (cluster workers run the same files; the first file wins); undefined when none.
+ */
+async function readScriptsFiles<T>(dir: string, name: RegExp, what: string, valid: (v: unknown) => v is T, warnings: string[]): Promise<Record<string, T> | undefined> {
+  const files = readdirSync(dir).filter((f) => name.test(f)).sort();
   if (files.length === 0) return undefined;
-  const out: Record<string, string> = {};
+  const out: Record<string, T> = {};
   for (const f of files) {
     const { value, error } = await readJson(join(dir, f));
     const scripts = isObject(value) && isObject(value.scripts) ? value.scripts : undefined;
     if (!scripts) {
-      warnings.push(`${f} is unreadable${error ? ` (${error})` : ''}; its source maps are left out`);
+      warnings.push(`${f} is unreadable${error ? ` (${error})` : ''}; its ${what} are left out`);
       continue;
     }
-    for (const [url, map] of Object.entries(scripts)) if (typeof map === 'string') out[url] = map;
+    for (const [url, v] of Object.entries(scripts)) if (valid(v) && !Object.hasOwn(out, url)) out[url] = v;
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // RunData: a run directory read back into memory, the one input of every analyzer
 // (`(run: RunData) => Finding[]`) and of the report writers. Built by read-run-dir.ts.
 
+import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
 import type {
   HelloMessage, ListenMessage, SampleMessage, GcEvent, GrowthMessage, StallMessage, ErrorMessage,
 } from '../agent/protocol.js';
@@ -52,4 +53,10 @@ export interface RunData {
    * `sourcemaps-<pid>-<tid>.json`. Call sites in `threads` are already mapped with them.
    */
   sourceMaps?: Record<string, string>;
+  /**
+   * The function ranges of the scripts the CPU profiles sampled, as V8 reported them at the end
+   * of the run (script URL → rows), from `functions-<pid>-<tid>.json`: CPU profiles read through
+   * src/profile/run-cpu-profile.ts give inlined functions their own nodes with them.
+   */
+  functionRanges?: Record<string, FunctionRangeRow[]>;
 }

@@ -49,6 +49,7 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'keepalive-off-upstream': { category: 'connection-churn', culprit: { function: 'fetchStock', file: 'lib/inventory.js' } },
   'koa-middleware-growth': { category: 'handler-growth', culprit: { function: 'ensureMetrics', file: 'lib/metrics.js' } },
   'hung-branch': { category: 'unanswered-requests' },
+  'inlined-etag': { category: 'event-loop-blocking', culprit: { function: 'checksum', file: 'lib/etag.js' } },
   'healthy-koa': 'healthy',
 };
 

@@ -125,3 +125,22 @@ describe('readRunDir', () => {
     assert.ok(run.readWarnings.some((w) => /version 99/.test(w)));
   });
 });
+
+test('the agents\' script files are merged over processes; a broken one is a warning', async () => {
+  const url = 'file:///srv/app/app.js';
+  const dir = runDir({
+    'meta.json': JSON.stringify(meta()),
+    'telemetry.ndjson': lines(sample(10, 0, T0 + 600)),
+    'functions-10-0.json': JSON.stringify({ v: 1, scripts: { [url]: [['handler', 3, 10, 9, 1, 4]], 'file:///srv/app/bad.js': 'not rows' } }),
+    'functions-11-0.json': JSON.stringify({ v: 1, scripts: { [url]: [['other', 0, 0, 1, 0, 1]], 'file:///srv/app/lib.js': [['f', 1, 0, 2, 1, 1]] } }),
+    'functions-12-0.json': '{"v":1,"scr',
+    'sourcemaps-10-0.json': JSON.stringify({ v: 1, scripts: { [url]: 'data:application/json;base64,e30=' } }),
+  });
+  const run = await readRunDir(dir);
+  assert.deepEqual(run.functionRanges, {
+    [url]: [['handler', 3, 10, 9, 1, 4]],
+    'file:///srv/app/lib.js': [['f', 1, 0, 2, 1, 1]],
+  }, 'the first file wins for a script; values that are not rows are dropped');
+  assert.deepEqual(run.sourceMaps, { [url]: 'data:application/json;base64,e30=' });
+  assert.ok(run.readWarnings.some((w) => w.startsWith('functions-12-0.json is unreadable') && w.endsWith('its function ranges are left out')), run.readWarnings.join('\n'));
+});

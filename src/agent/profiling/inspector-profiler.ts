@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Session } from 'node:inspector';
 import type { ProfileMessage } from '../protocol.js';
 import { epochNow } from '../clock.js';
+import { profiledScripts } from './function-ranges.js';
 
 type ProfileBody = Omit<ProfileMessage, 'v' | 'pid' | 'threadId' | 't'>;
 
@@ -25,9 +26,16 @@ export interface ProfilerOptions {
   onBusy?: (busy: boolean) => void;
   /** Called when the stop requests go to V8 (true) and when V8 has answered them all (false): the main thread may be blocked meanwhile. */
   onStopping?: (stopping: boolean) => void;
+  /** URL prefix of the agent's own scripts (its bundle's directory), never asked for function ranges. */
+  ownScriptsUrl?: string;
 }
 
-interface CpuProfile { startTime: number; endTime: number; samples?: number[] }
+interface CpuProfile {
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+  nodes?: { callFrame: { scriptId: string; url: string }; hitCount?: number; positionTicks?: unknown[] }[];
+}
 interface HeapProfile { samples?: unknown[] }
 
 export class InspectorProfiler {
@@ -36,6 +44,8 @@ export class InspectorProfiler {
    *  the files (a large heap profile takes a while to serialize), or the target is stopped first. */
   private stopping: (() => void)[] | undefined;
   private windows = 0;
+  /** Script ids with sampled lines in the profiles written so far (their function ranges are asked at the end). */
+  readonly profiledScripts = new Set<string>();
 
   /** `connect` opens a new connected session (connectToMainThread() or connect()). */
   constructor(private readonly connect: () => Session, private readonly opts: ProfilerOptions) {}
@@ -117,6 +127,7 @@ export class InspectorProfiler {
   private writeCpu(profile: CpuProfile, suffix: string, done: () => void): void {
     const { pid, threadId } = this.opts;
     const file = `cpu-${pid}-${threadId}${suffix}.cpuprofile`;
+    profiledScripts(profile.nodes ?? [], this.profiledScripts, this.opts.ownScriptsUrl);
     // The profile's clock is the monotonic clock behind process.hrtime: map it to epoch ms.
     const offsetMs = epochNow() - Number(process.hrtime.bigint()) / 1e6;
     const start = profile.startTime / 1000 + offsetMs;

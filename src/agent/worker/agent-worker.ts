@@ -7,13 +7,14 @@
 // process.exit()), it waits while this worker writes the profile: see profile-rescue.ts.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Session } from 'node:inspector';
+import { pathToFileURL } from 'node:url';
 import type { ControlMessage } from '../protocol.js';
 import { AgentConnection } from '../connection.js';
 import { InspectorProfiler } from '../profiling/inspector-profiler.js';
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { StallWatchdog } from './stall-watchdog.js';
 import { StallCause } from './stall-cause.js';
-import { captureSourceMaps } from '../profiling/source-map-capture.js';
+import { captureScripts } from '../profiling/script-capture.js';
 import { isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
 
 /** How long a flush waits for the main thread's last sample before saying bye anyway. */
@@ -42,11 +43,14 @@ function run(data: AgentWorkerData): void {
     samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
     send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy(busy),
     onStopping: (stopping) => watchdog.agentWork(stopping),
+    ownScriptsUrl: `${pathToFileURL(__dirname).href}/`,
   });
   const cause = new StallCause(mainSession);
   const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
   watchdog.start();
-  const flusher = new Flusher(conn, profiler, (done) => captureSourceMaps(mainSession, { runDir: data.runDir, pid: data.pid, threadId: data.threadId }, done));
+  const flusher = new Flusher(conn, profiler, (done) => captureScripts(mainSession, {
+    runDir: data.runDir, pid: data.pid, threadId: data.threadId, profiledScripts: profiler.profiledScripts,
+  }, done));
   let exiting = false;
   // Commands come twice (own connection, forwarded by the main thread): act on the first copy.
   const onControl = oncePerSeq((msg: ControlMessage): void => {
@@ -71,16 +75,16 @@ function run(data: AgentWorkerData): void {
 }
 
 /**
- * One `bye` per flush, after the profiles are written, the in-memory source maps captured (the
- * first flush only) and the main thread's last sample went out (or timed out).
+ * One `bye` per flush, after the profiles are written, the scripts' source maps and function
+ * ranges captured (the first flush only) and the main thread's last sample went out (or timed out).
  */
 class Flusher {
   private mainDone = false;
   private flushing = false;
-  private mapsCaptured = false;
+  private scriptsCaptured = false;
 
   constructor(private readonly conn: AgentConnection, private readonly profiler: InspectorProfiler,
-    private readonly captureMaps: (done: () => void) => void) {}
+    private readonly captureScripts: (done: () => void) => void) {}
 
   mainFlushed(): void {
     this.mainDone = true;
@@ -97,9 +101,9 @@ class Flusher {
       this.flushing = false;
     };
     this.profiler.stop(() => {
-      if (this.mapsCaptured) return afterProfiles();
-      this.mapsCaptured = true;
-      this.captureMaps(afterProfiles);
+      if (this.scriptsCaptured) return afterProfiles();
+      this.scriptsCaptured = true;
+      this.captureScripts(afterProfiles);
     });
   }
 }

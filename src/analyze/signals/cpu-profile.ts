@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
 import type { CallTree, Frame } from '../../profile/call-tree.js';
 import type { Hotspot } from '../../report/report-schema.js';
-import { parseCpuProfile, type CpuProfile } from '../../profile/cpu-profile.js';
+import type { CpuProfile } from '../../profile/cpu-profile.js';
+import { parseRunCpuProfile } from '../../profile/run-cpu-profile.js';
 import { buildCallTree } from '../../profile/build-call-tree.js';
 import { hotspots } from '../../profile/hotspots.js';
 import { nodeWork, workTotals, type WorkItem } from '../../profile/work-breakdown.js';
@@ -72,7 +73,7 @@ function loadView(run: RunData): CpuView | null {
   if (!ref) return null;
   let profile: CpuProfile;
   try {
-    profile = parseCpuProfile(readFileSync(ref.path, 'utf8'), ref.path);
+    profile = parseRunCpuProfile(run, readFileSync(ref.path, 'utf8'), ref);
   } catch {
     return null;
   }

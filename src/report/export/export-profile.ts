@@ -6,7 +6,7 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { hotpathError } from '../../errors.js';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
-import { parseCpuProfile } from '../../profile/cpu-profile.js';
+import { parseRunCpuProfile } from '../../profile/run-cpu-profile.js';
 import { parseHeapProfile } from '../../profile/heap-profile.js';
 import { buildHeapTree } from '../../profile/build-heap-tree.js';
 import { cpuStackSamples, treeStackSamples, type StackSamples } from '../../profile/stack-samples.js';
@@ -74,7 +74,7 @@ async function samplesOf(run: RunData, ref: ProfileRef): Promise<StackSamples> {
     throw hotpathError('HOTPATH_ERR_PROFILE', `Cannot read the profile ${ref.path}: ${cause.message}`, { cause });
   });
   if (ref.kind === 'heap') return treeStackSamples(buildHeapTree(parseHeapProfile(text, ref.path), { cwd: run.cwd, resolver: runResolver(run) }));
-  return cpuStackSamples(parseCpuProfile(text, ref.path), { cwd: run.cwd, resolver: runResolver(run) });
+  return cpuStackSamples(parseRunCpuProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) });
 }
 
 function render(format: ExportFormat, samples: StackSamples, ref: ProfileRef, exporter: string): string | Buffer {

@@ -3,7 +3,8 @@
 // result, and every CPU and heap profile in compact form. Unreadable parts become
 // warnings shown in the page, never a failed report.
 
-import { readCpuProfile, readHeapProfile } from '../../profile/read-profile.js';
+import { readHeapProfile } from '../../profile/read-profile.js';
+import { readRunCpuProfile } from '../../profile/run-cpu-profile.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import type { ProfileRef, RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { Report } from '../report-schema.js';
@@ -95,7 +96,7 @@ async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfil
     const who = { id: `${ref.kind}-${ref.pid}-${ref.threadId}-${out.length}`, pid: ref.pid, threadId: ref.threadId, start: ref.start };
     try {
       out.push(ref.kind === 'cpu'
-        ? cpuProfilePayload(await readCpuProfile(ref.path), { ...who, label: `CPU · ${where}` }, ctx)
+        ? cpuProfilePayload(await readRunCpuProfile(run, ref), { ...who, label: `CPU · ${where}` }, ctx)
         : heapProfilePayload(await readHeapProfile(ref.path), { ...who, label: `Allocations · ${where}` }, ctx));
     } catch (err) {
       warnings.push(`${ref.kind} profile ${ref.path} left out: ${(err as Error).message}`);

@@ -1,0 +1,133 @@
+// What V8 knows of the app's scripts, asked at the end of the run (flush), after the profiles
+// are written, through one new session to the main thread:
+// - source maps that exist only inside the target: a loader that compiles in memory (tsx,
+//   ts-node, @swc-node) hands V8 code with an inline `//# sourceMappingURL=data:...` that is
+//   nowhere on disk, so the CLI cannot map profile frames and call sites of `app.ts` back to
+//   its lines. Enabling the Debugger domain makes V8 report every script it has parsed with its
+//   source map URL; the app's scripts (not node_modules, not node's own) that carry one are
+//   written to `sourcemaps-<pid>-<tid>.json` as { v, scripts: { url: sourceMapURL } };
+// - the function ranges of the scripts the CPU profile sampled (see function-ranges.ts), to
+//   `functions-<pid>-<tid>.json` as { v, scripts: { url: rows } }.
+// Debugger.enable is never used while the load runs: it costs the target only at the end.
+import { writeFile } from 'node:fs';
+import { join } from 'node:path';
+import type { Session } from 'node:inspector';
+import { disconnect } from './inspector-profiler.js';
+import { functionRangesFileName, functionRows, type CoverageFunction, type FunctionRangeRow } from './function-ranges.js';
+
+/** At most this many scripts and this much map text per run (a bundle's map can be large). */
+export const MAX_SOURCE_MAPS = 500;
+export const MAX_SOURCE_MAP_BYTES = 32 * 1024 * 1024;
+/** At most this many scripts' text is read for function ranges, and this much of it. */
+export const MAX_RANGE_SCRIPTS = 300;
+export const MAX_RANGE_SOURCE_BYTES = 32 * 1024 * 1024;
+/** A main thread still blocked at the end of the run cannot answer: the run's end does not wait longer. */
+export const SCRIPT_CAPTURE_TIMEOUT_MS = 1000;
+
+interface ScriptParsed { url?: string; sourceMapURL?: string }
+interface ScriptCoverage { scriptId: string; url: string; functions: CoverageFunction[] }
+
+/** Scripts worth mapping: the app's own files, with a map. */
+export function isAppScript(s: ScriptParsed): s is Required<ScriptParsed> {
+  const url = s.url ?? '';
+  return (s.sourceMapURL ?? '') !== '' && (url.startsWith('file://') || url.startsWith('/')) && !/[\\/]node_modules[\\/]/.test(url);
+}
+
+export function sourceMapFileName(pid: number, threadId: number): string {
+  return `sourcemaps-${pid}-${threadId}.json`;
+}
+
+export interface ScriptCaptureOptions {
+  runDir: string;
+  pid: number;
+  threadId: number;
+  /** Script ids the CPU profiles sampled (function-ranges.ts profiledScripts); none: no ranges asked. */
+  profiledScripts: ReadonlySet<string>;
+}
+
+/**
+ * Captures the app scripts' source map URLs and the profiled scripts' function ranges through a
+ * new session to the main thread and writes them to the run directory; calls `onDone` once in
+ * every case (nothing to write, an error, the timeout).
+ */
+export function captureScripts(connect: () => Session, opts: ScriptCaptureOptions, onDone: () => void): void {
+  // Done once the session's work is over (answered, failed or timed out) and the files are written.
+  let sessionOver = false;
+  let finished = false;
+  let writes = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const maybeDone = (): void => {
+    if (finished || !sessionOver || writes > 0) return;
+    finished = true;
+    if (timer !== undefined) clearTimeout(timer);
+    onDone();
+  };
+  const over = (): void => {
+    sessionOver = true;
+    maybeDone();
+  };
+  const write = (file: string, data: unknown): void => {
+    writes++;
+    writeFile(join(opts.runDir, file), JSON.stringify(data), () => { writes--; maybeDone(); });
+  };
+  let session: Session;
+  try {
+    session = connect();
+  } catch {
+    return over();
+  }
+  timer = setTimeout(() => {
+    disconnect(session);
+    over();
+  }, SCRIPT_CAPTURE_TIMEOUT_MS);
+  const maps: Record<string, string> = {};
+  let mapCount = 0;
+  let mapBytes = 0;
+  session.on('Debugger.scriptParsed', (m: { params: ScriptParsed }) => {
+    const s = m.params;
+    if (!isAppScript(s) || mapCount >= MAX_SOURCE_MAPS || mapBytes + s.sourceMapURL.length > MAX_SOURCE_MAP_BYTES) return;
+    maps[s.url] = s.sourceMapURL;
+    mapCount++;
+    mapBytes += s.sourceMapURL.length;
+  });
+  const post = (method: string, params: object | undefined, then: (err: Error | null, result?: unknown) => void): void => {
+    try {
+      session.post(method, params, (err, result) => { if (!sessionOver) then(err, result); });
+    } catch {
+      over(); // Disconnected meanwhile (the timeout): nothing more to ask.
+    }
+  };
+  const end = (): void => post('Debugger.disable', undefined, () => {
+    disconnect(session);
+    over();
+  });
+  // The already parsed scripts are reported before Debugger.enable answers.
+  post('Debugger.enable', undefined, () => {
+    if (mapCount > 0) write(sourceMapFileName(opts.pid, opts.threadId), { v: 1, scripts: maps });
+    if (opts.profiledScripts.size === 0) return end();
+    post('Profiler.enable', undefined, () => post('Profiler.getBestEffortCoverage', undefined, (err, result) => {
+      const coverage = ((result as { result?: ScriptCoverage[] } | undefined)?.result ?? [])
+        .filter((s) => opts.profiledScripts.has(String(s.scriptId)))
+        .slice(0, MAX_RANGE_SCRIPTS);
+      if (err || coverage.length === 0) return post('Profiler.disable', undefined, end);
+      const scripts: Record<string, FunctionRangeRow[]> = {};
+      let bytes = 0;
+      const next = (i: number): void => {
+        if (i >= coverage.length || bytes >= MAX_RANGE_SOURCE_BYTES) {
+          if (Object.keys(scripts).length > 0) write(functionRangesFileName(opts.pid, opts.threadId), { v: 1, scripts });
+          return post('Profiler.disable', undefined, end);
+        }
+        const s = coverage[i];
+        post('Debugger.getScriptSource', { scriptId: s.scriptId }, (e, r) => {
+          const source = (r as { scriptSource?: string } | undefined)?.scriptSource;
+          if (!e && typeof source === 'string') {
+            bytes += source.length;
+            scripts[s.url] = functionRows(s.functions, source);
+          }
+          next(i + 1);
+        });
+      };
+      next(0);
+    }));
+  });
+}

@@ -1,0 +1,306 @@
+// Gives the self time of inlined functions back to them. V8's CPU profiler charges a sample
+// taken in optimized code to the outermost function of that code: when TurboFan or Maglev
+// inlined `issueSession` → `deriveToken` into the route handler, the handler shows all of
+// deriveToken's time as its own. Each node's positionTicks still hold the line of every tick,
+// and that line is the inlined callee's. With the function ranges of the script (what V8
+// reported at the end of the run: src/agent/profiling/function-ranges.ts), a tick line that lies
+// in another function than the node's own is that function's, and the profile gets a node for
+// it under the caller (through the functions between them, when the profile saw those calls
+// un-inlined). A node's samples are spread over it and its new callees in proportion to their
+// line ticks (V8 does not record which sample had which line, only the counts).
+//
+// V8 keeps the line of a tick, not its file: a callee inlined from another file puts lines of
+// that file on the caller's node. So each line has candidates: the node's own function, the
+// innermost function of its script on that line (a closure of the node, or another function
+// that ran or that the node calls), and the functions of other scripts the profile saw the node
+// call. Kept conservative, because a wrong name is worse than the caller's:
+// - one candidate other than the node's own takes the line;
+// - among several (the node's own code could be on that line too), the line goes to the one
+//   function whose own nodes, when it ran un-inlined, were sampled on that line and on the
+//   node's other lines too (the shape of a hot loop, not one line number in common);
+// - otherwise, and on a line two unrelated functions share, the line stays with the node.
+
+import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
+import type { CpuCallFrame, CpuProfile, CpuProfileNode } from './cpu-profile.js';
+
+/** Function ranges per script URL, as written by the agent (`functions-<pid>-<tid>.json`). */
+export type FunctionRanges = Readonly<Record<string, readonly FunctionRangeRow[]>>;
+
+interface Fn {
+  name: string;
+  url: string;
+  sl: number;
+  sc: number;
+  el: number;
+  ec: number;
+  count: number;
+}
+
+const before = (l1: number, c1: number, l2: number, c2: number) => l1 < l2 || (l1 === l2 && c1 < c2);
+const contains = (outer: Fn, inner: Fn) => !before(inner.sl, inner.sc, outer.sl, outer.sc) && !before(outer.el, outer.ec, inner.el, inner.ec) && outer !== inner;
+const span = (f: Fn) => (f.el - f.sl) * 1e6 + (f.ec - f.sc);
+
+/** The functions of one script, for "which function is at this position / on this line". */
+class ScriptFunctions {
+  readonly fns: Fn[];
+
+  constructor(url: string, rows: readonly FunctionRangeRow[]) {
+    this.fns = rows
+      .filter((r) => Array.isArray(r) && r.length >= 6 && r.slice(1).every((x) => typeof x === 'number'))
+      .map(([name, sl, sc, el, ec, count]) => ({ name: String(name), url, sl, sc, el, ec, count }))
+      .sort((a, b) => span(a) - span(b));
+  }
+
+  /** The innermost function holding the position (0-based). */
+  at(line: number, col: number): Fn | undefined {
+    return this.fns.find((f) => !before(line, col, f.sl, f.sc) && before(line, col, f.el, f.ec));
+  }
+
+  /**
+   * The innermost function with code on `line` (0-based), or 'shared' when two functions that do
+   * not hold one another both have code on it.
+   */
+  onLine(line: number): Fn | 'shared' | undefined {
+    const on = this.fns.filter((f) => f.sl <= line && line <= f.el);
+    if (on.length === 0) return undefined;
+    const inner = on[0];
+    return on.every((f) => f === inner || contains(f, inner)) ? inner : 'shared';
+  }
+}
+
+const frameKey = (cf: CpuCallFrame) => `${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}\u0000${cf.functionName}`;
+
+/** What one node's ticks turn into: lines kept, and lines per inlined callee (with the path to it). */
+interface Plan {
+  own: { line: number; ticks: number }[];
+  moved: { chain: CpuCallFrame[]; lines: { line: number; ticks: number }[] }[];
+}
+
+/** The profile with inlined functions' ticks under nodes of their own; the same object when nothing moved. */
+export function expandInlinedFrames(profile: CpuProfile, ranges: FunctionRanges | undefined): CpuProfile {
+  if (!ranges || Object.keys(ranges).length === 0) return profile;
+  const scripts = new Map<string, ScriptFunctions>();
+  const scriptOf = (url: string): ScriptFunctions | undefined => {
+    if (!Object.hasOwn(ranges, url)) return undefined;
+    let s = scripts.get(url);
+    if (!s) scripts.set(url, (s = new ScriptFunctions(url, ranges[url])));
+    return s;
+  };
+  const nodes = profile.nodes;
+  const index = new Map<number, number>();
+  nodes.forEach((n, i) => index.set(n.id, i));
+  const parent = new Int32Array(nodes.length).fill(-1);
+  nodes.forEach((n, i) => {
+    for (const c of n.children ?? []) {
+      const j = index.get(c);
+      if (j !== undefined && parent[j] === -1 && j !== i) parent[j] = i;
+    }
+  });
+
+  // Each function the profile saw (by its range when known), its call frame, and its callees.
+  const fnOfNode = nodes.map((n) => scriptOf(n.callFrame.url)?.at(n.callFrame.lineNumber, n.callFrame.columnNumber));
+  const keyOf = (i: number) => {
+    const f = fnOfNode[i];
+    return f ? `${f.url}\u0000${f.sl}\u0000${f.sc}` : frameKey(nodes[i].callFrame);
+  };
+  const fnKey = (f: Fn) => `${f.url}\u0000${f.sl}\u0000${f.sc}`;
+  const frameOfKey = new Map<string, CpuCallFrame>();
+  const callees = new Map<string, Set<string>>();
+  nodes.forEach((n, i) => {
+    const k = keyOf(i);
+    if (!frameOfKey.has(k)) frameOfKey.set(k, n.callFrame);
+    if (parent[i] >= 0) {
+      const pk = keyOf(parent[i]);
+      let set = callees.get(pk);
+      if (!set) callees.set(pk, (set = new Set()));
+      set.add(k);
+    }
+  });
+  /** Functions reachable from `from` in the profile's calls (BFS), with the path to each. */
+  const reachable = new Map<string, Map<string, string[]>>();
+  const pathsFrom = (from: string): Map<string, string[]> => {
+    let paths = reachable.get(from);
+    if (paths) return paths;
+    paths = new Map([[from, []]]);
+    const queue = [from];
+    while (queue.length > 0) {
+      const k = queue.shift()!;
+      const path = paths.get(k)!;
+      if (path.length >= 8) continue;
+      for (const c of callees.get(k) ?? []) {
+        if (paths.has(c)) continue;
+        paths.set(c, [...path, c]);
+        queue.push(c);
+      }
+    }
+    reachable.set(from, paths);
+    return paths;
+  };
+
+  // The lines each function was sampled on when it ran un-inlined (a node of its own).
+  const standalone = new Map<string, Map<number, number>>();
+  nodes.forEach((n, i) => {
+    const f = fnOfNode[i];
+    if (!f || !n.positionTicks) return;
+    let lines = standalone.get(fnKey(f));
+    if (!lines) standalone.set(fnKey(f), (lines = new Map()));
+    for (const t of n.positionTicks) if (t.line - 1 >= f.sl && t.line - 1 <= f.el) lines.set(t.line, (lines.get(t.line) ?? 0) + t.ticks);
+  });
+
+  const plans = new Map<number, Plan>();
+  nodes.forEach((n, i) => {
+    const own = fnOfNode[i];
+    if (!own || !n.hitCount || !n.positionTicks?.length) return;
+    const calls = pathsFrom(keyOf(i));
+    const ticked = new Set(n.positionTicks.map((t) => t.line));
+    const ctx: LineContext = { own, script: scriptOf(own.url)!, scriptOf, called: (f) => calls.has(fnKey(f)), calls, standalone: (f) => standalone.get(fnKey(f)), ticked };
+    const plan: Plan = { own: [], moved: [] };
+    const byTarget = new Map<string, Plan['moved'][number]>();
+    for (const tick of n.positionTicks) {
+      const target = inlinedAt(tick.line, ctx);
+      if (!target) {
+        plan.own.push(tick);
+        continue;
+      }
+      const k = fnKey(target);
+      let m = byTarget.get(k);
+      if (!m) {
+        const path = calls.get(k) ?? [k];
+        const chain = path.map((p) => frameOfKey.get(p) ?? syntheticFrame(target, n.callFrame));
+        byTarget.set(k, (m = { chain, lines: [] }));
+        plan.moved.push(m);
+      }
+      m.lines.push(tick);
+    }
+    if (plan.moved.length > 0) plans.set(i, plan);
+  });
+  return plans.size === 0 ? profile : apply(profile, plans);
+}
+
+/** A frame for a function the profile never saw on its own: where V8 said it starts. */
+function syntheticFrame(f: Fn, caller: CpuCallFrame): CpuCallFrame {
+  return { functionName: f.name, scriptId: f.url === caller.url ? caller.scriptId : '0', url: f.url, lineNumber: f.sl, columnNumber: f.sc };
+}
+
+/** What deciding a line of one node needs. */
+interface LineContext {
+  own: Fn;
+  script: ScriptFunctions;
+  scriptOf: (url: string) => ScriptFunctions | undefined;
+  /** Functions the profile saw the node call, at any depth (keys), and whether `f` is one. */
+  calls: Map<string, string[]>;
+  called: (f: Fn) => boolean;
+  /** Lines (1-based) and ticks of `f`'s own nodes. */
+  standalone: (f: Fn) => Map<number, number> | undefined;
+  /** Lines (1-based) the node has ticks on. */
+  ticked: Set<number>;
+}
+
+/**
+ * The function a tick on `line` (1-based) of the node ran in, when it is not the node's own.
+ * The functions whose code is on that line: the node's own; in its script, the innermost one
+ * (a closure of the node, or another function that ran or that the node calls); in other
+ * scripts, the ones the node calls. One candidate that is not the node's own wins. Among
+ * several, the one function whose own nodes were sampled on that line, and on the node's other
+ * lines too, wins; otherwise the line stays with the node.
+ */
+function inlinedAt(line: number, ctx: LineContext): Fn | undefined {
+  const { own, script } = ctx;
+  const l0 = line - 1;
+  const onLine = script.onLine(l0);
+  if (onLine === 'shared') return undefined;
+  let ownCandidate = false;
+  const others: Fn[] = [];
+  if (onLine === own) ownCandidate = true;
+  else if (onLine && contains(own, onLine)) {
+    // A closure of the node: the node's own code may share its first and last line.
+    others.push(onLine);
+    if (l0 === onLine.sl || l0 === onLine.el) ownCandidate = true;
+  } else if (onLine && !contains(onLine, own) && (onLine.count > 0 || ctx.called(onLine))) others.push(onLine);
+  // V8 keeps the line of a callee inlined from another file, not the file.
+  const seen = new Set<Fn>(others);
+  for (const key of ctx.calls.keys()) {
+    const url = key.slice(0, key.indexOf('\u0000'));
+    if (url === own.url) continue;
+    const other = ctx.scriptOf(url)?.onLine(l0);
+    if (other && other !== 'shared' && !seen.has(other) && ctx.called(other)) {
+      seen.add(other);
+      others.push(other);
+    }
+  }
+  if (others.length === 0) return undefined;
+  if (!ownCandidate && others.length === 1) return others[0];
+  const evidenced = others.filter((f) => sampledLike(f, line, ctx));
+  return evidenced.length === 1 ? evidenced[0] : undefined;
+}
+
+/**
+ * Whether `f`, run un-inlined, was sampled on `line`, and on enough of its other sampled lines
+ * that the node has ticks on too (two, or its only one): a single line number in common is a
+ * coincidence, the shape of a loop is not.
+ */
+function sampledLike(f: Fn, line: number, ctx: LineContext): boolean {
+  const lines = ctx.standalone(f);
+  if (!lines?.has(line)) return false;
+  let shared = 0;
+  for (const l of lines.keys()) if (ctx.ticked.has(l)) shared++;
+  return shared >= Math.min(2, lines.size);
+}
+
+/** Adds the planned nodes and moves each planned node's samples to them, in tick proportion. */
+function apply(profile: CpuProfile, plans: Map<number, Plan>): CpuProfile {
+  const nodes: CpuProfileNode[] = profile.nodes.slice();
+  let nextId = nodes.reduce((m, n) => Math.max(m, n.id), 0) + 1;
+  /** Per planned node id: the ids its samples go to and their weights (own first). */
+  const targets = new Map<number, { ids: number[]; weights: number[]; assigned: number[]; seen: number }>();
+  for (const [i, plan] of plans) {
+    const node: CpuProfileNode = { ...nodes[i], children: [...(nodes[i].children ?? [])] };
+    nodes[i] = node;
+    const ids = [node.id];
+    const weights = [plan.own.reduce((s, t) => s + t.ticks, 0)];
+    // The chains under this node as a trie: shared intermediate callers become one node.
+    const under = new Map<string, CpuProfileNode>();
+    for (const m of plan.moved) {
+      let at = node;
+      let key = '';
+      for (const cf of m.chain) {
+        key += `\u0001${frameKey(cf)}`;
+        let child = under.get(key);
+        if (!child) {
+          child = { id: nextId++, callFrame: cf, hitCount: 0, children: [] };
+          under.set(key, child);
+          nodes.push(child);
+          at.children!.push(child.id);
+        }
+        at = child;
+      }
+      at.positionTicks = [...(at.positionTicks ?? []), ...m.lines];
+      const ticks = m.lines.reduce((s, t) => s + t.ticks, 0);
+      ids.push(at.id);
+      weights.push(ticks);
+    }
+    node.positionTicks = plan.own;
+    targets.set(node.id, { ids, weights, assigned: ids.map(() => 0), seen: 0 });
+  }
+  const samples = profile.samples.slice();
+  const total = new Map<number, number>();
+  for (const [id, t] of targets) total.set(id, t.weights.reduce((a, b) => a + b, 0));
+  for (let s = 0; s < samples.length; s++) {
+    const t = targets.get(samples[s]);
+    if (!t) continue;
+    // The target furthest behind its share so far: an even, deterministic spread.
+    const n = ++t.seen;
+    const sum = total.get(samples[s])!;
+    let best = 0;
+    let bestLag = -Infinity;
+    for (let k = 0; k < t.ids.length; k++) {
+      const lag = (t.weights[k] / sum) * n - t.assigned[k];
+      if (lag > bestLag) { bestLag = lag; best = k; }
+    }
+    t.assigned[best]++;
+    samples[s] = t.ids[best];
+  }
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  for (const t of targets.values()) t.ids.forEach((id, k) => { byId.get(id)!.hitCount = t.assigned[k]; });
+  return { ...profile, nodes, samples };
+}
