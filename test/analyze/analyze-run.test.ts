@@ -126,3 +126,17 @@ test('analyzeRun: with a CPU profile, the loop\'s utilization comes from its idl
   const [h2] = analyzeRun(syntheticRun({ seed: 1, cwd, rps: 100, elu: 0.3, cores: 0.3, latencyMs: 1, profiles: [noIdle] }));
   assert.ok(Math.abs((h2.evidence.eluMean as number) - 0.3) < 0.05, String(h2.evidence.eluMean));
 });
+
+test('analyzeRun: in a cluster each worker\'s utilization comes from its own profile\'s idle samples', () => {
+  // Two workers, both 97 % idle in their profiles while ELU (inflated by the profiler) read 0.64.
+  const first = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.03 }], { cwd, idleShare: 0.97 });
+  const second = { ...syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.03 }], { cwd, idleShare: 0.97 }), pid: 4343 };
+  const one = syntheticRun({ seed: 1, cwd, rps: 100, elu: 0.64, cores: 0.03, latencyMs: 1, profiles: [first, second] });
+  const run = { ...one, threads: [...one.threads, { ...one.threads[0], pid: 4343 }] };
+  const [healthy] = analyzeRun(run);
+  assert.equal(healthy.category, 'healthy');
+  assert.ok((healthy.evidence.eluMean as number) < 0.05, `both workers idle: ${String(healthy.evidence.eluMean)}`);
+  // A worker without a profile keeps its ELU: the mean is over both.
+  const [mixed] = analyzeRun({ ...run, profiles: [first] });
+  assert.ok(Math.abs((mixed.evidence.eluMean as number) - (0.03 + 0.64) / 2) < 0.05, String(mixed.evidence.eluMean));
+});

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
 import type { CallTree, Frame } from '../../profile/call-tree.js';
 import type { Hotspot } from '../../report/report-schema.js';
-import type { CpuProfile } from '../../profile/cpu-profile.js';
+import { parseCpuProfile, type CpuProfile } from '../../profile/cpu-profile.js';
+import { activeTime } from '../../profile/active-time.js';
 import { parseRunCpuProfile } from '../../profile/run-cpu-profile.js';
 import { buildCallTree } from '../../profile/build-call-tree.js';
 import { hotspots } from '../../profile/hotspots.js';
@@ -132,6 +133,26 @@ function allBreakdowns(tree: CallTree): Map<number, WorkItem[]> {
     out.set(frame, list);
   }
   return out;
+}
+
+/**
+ * Sampled and non-idle time of a thread's CPU profile over the window (the whole profile when its
+ * clock does not line up with the window), without a call tree; undefined without a readable
+ * profile of that thread.
+ */
+export function threadActiveTime(run: RunData, thread: { pid: number; threadId: number }, w: Window | null): { totalUs: number; activeUs: number } | undefined {
+  const ref = run.profiles
+    .filter((p) => p.kind === 'cpu' && p.pid === thread.pid && p.threadId === thread.threadId)
+    .sort((a, b) => (b.end - b.start) - (a.end - a.start))[0];
+  if (!ref) return undefined;
+  let profile: CpuProfile;
+  try {
+    profile = parseCpuProfile(readFileSync(ref.path, 'utf8'), ref.path);
+  } catch {
+    return undefined;
+  }
+  const windowed = w && ref.start > 0 ? activeTime(profile, { startMs: w.start, endMs: w.end, profileStartEpochMs: ref.start }) : undefined;
+  return windowed && windowed.totalUs > 0 ? windowed : activeTime(profile);
 }
 
 /** App functions only, largest attributed self time first. */

@@ -2,10 +2,10 @@
 // serialization and healthy analyzers so they judge the same numbers.
 
 import type { RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
-import { loadWindow, targetThreads, windowSamples, windowStalls } from './load-window.js';
+import { loadWindow, targetThreads, windowSamples, windowStalls, type Window } from './load-window.js';
 import { max, percentile, sum, weightedMean, weightedPercentile } from './stats.js';
 import { latencyWeight } from './latency-weight.js';
-import { cpuViewOf } from './cpu-profile.js';
+import { cpuViewOf, threadActiveTime } from './cpu-profile.js';
 
 /** ELU this high agrees with a profile that holds no idle samples (a saturated loop). */
 const SATURATED_ELU = 0.95;
@@ -62,8 +62,12 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   const counts = http.map(latencyWeight);
   const resources: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.resources)) resources[k] = (resources[k] ?? 0) + v / samples.length;
-  const sampledElu = weightedMean(samples.map((s) => s.elu), samples.map((s) => s.intervalMs));
-  const eluMean = (threads.length === 1 ? profiledUtilization(run, threads[0], sampledElu) : undefined) ?? sampledElu;
+  const perThread = threads.map((t) => {
+    const own = windowSamples(t, w);
+    const sampledElu = weightedMean(own.map((s) => s.elu), own.map((s) => s.intervalMs));
+    return { utilization: profiledUtilization(run, t, w, sampledElu) ?? sampledElu, ms: sum(own.map((s) => s.intervalMs)) };
+  });
+  const eluMean = weightedMean(perThread.map((t) => t.utilization), perThread.map((t) => t.ms));
   const coresMean = durationMs > 0 ? cpuUs / 1000 / (durationMs * threads.length) : 0;
   return {
     durationMs,
@@ -88,17 +92,21 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
 }
 
 /**
- * The loop's utilization from the CPU profile of the thread, when one covers the window: while a
- * profile runs, ELU reads high on a partly idle loop (V8's sampling signal interrupts
- * `epoll_wait` and libuv drops the idle time of an interrupted wait: an idle server read ELU
- * 0.63 against 98 % idle samples), whereas the profile marks the samples taken while the loop
- * waited as (idle). A profile without any idle sample is trusted only when ELU says the loop was
- * saturated too (a node that marked no idle time would read as 100 % busy).
+ * A thread's loop utilization from its CPU profile, when one covers the window: while a profile
+ * runs, ELU reads high on a partly idle loop (V8's sampling signal interrupts `epoll_wait` and
+ * libuv drops the idle time of an interrupted wait: an idle server read ELU 0.63 against 98 %
+ * idle samples), whereas the profile marks the samples taken while the loop waited as (idle).
+ * A profile without any idle sample is trusted only when ELU says the loop was saturated too (a
+ * node that marked no idle time would read as 100 % busy). The busiest thread's comes from the
+ * run's CPU view; other threads' (cluster workers) from their own profile's idle samples.
  */
-function profiledUtilization(run: RunData, thread: ThreadTelemetry, sampledElu: number): number | undefined {
+function profiledUtilization(run: RunData, thread: ThreadTelemetry, w: Window | null, sampledElu: number): number | undefined {
   const view = cpuViewOf(run);
-  if (!view || view.ref.pid !== thread.pid || view.ref.threadId !== thread.threadId || view.totalUs <= 0) return undefined;
-  const active = view.activeUs / view.totalUs;
+  const time = view && view.ref.pid === thread.pid && view.ref.threadId === thread.threadId
+    ? { activeUs: view.activeUs, totalUs: view.totalUs }
+    : threadActiveTime(run, thread, w);
+  if (!time || time.totalUs <= 0) return undefined;
+  const active = time.activeUs / time.totalUs;
   if (active >= 1 && sampledElu < SATURATED_ELU) return undefined;
   return active;
 }
