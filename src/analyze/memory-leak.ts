@@ -42,9 +42,11 @@ export function memoryLeak(run: RunData): Finding[] {
   const envelope = heapEnvelope(gc.heapAfterFull, w);
   if (envelope.length < LEAK_MIN_MAJOR_GCS) return unconfirmedGrowth(thread, w, gc.fullGcs);
   const { fit, growth } = trend(envelope, w);
-  // A heap that grows faster than linearly (V8 doubles its limits) can extrapolate to a negative
-  // start; then the lowest heap a full GC left in the window is the baseline (conservative).
-  const baseline = Math.max(1, fit.intercept > 0 ? fit.intercept : Math.min(...envelope.map((p) => p.bytes)));
+  // The line's start, but never below the smallest heap a full GC left up to the window's end
+  // (startup included): a leaking heap does not shrink, and a line through a late first full GC
+  // (or a heap growing faster than linearly) extrapolates to a start no real heap had (0.1 MB).
+  const floor = Math.min(...gcActivity([thread], null).heapAfterFull.filter((p) => p.t <= w.end).map((p) => p.bytes), ...envelope.map((p) => p.bytes));
+  const baseline = Math.max(1, fit.intercept, floor);
   if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline)) return [];
   return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2)];
 }

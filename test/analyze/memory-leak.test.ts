@@ -68,3 +68,12 @@ test('memory leak: a heap that settles as load begins (a step from the first ful
   // The same readings still rising after the first one are a leak.
   assert.equal(memoryLeak(canaryRun([[0.2, 8.6], [1.2, 22.5], [2.4, 40]]))[0]?.code, 'HOTPATH_MEMORY_LEAK');
 });
+
+test('memory leak: the baseline is never below the smallest heap a full GC left (the line\'s start can be)', () => {
+  // Faster than linear from 5 MB: the fitted line starts near 2 MB, a heap this run never had.
+  const [f] = memoryLeak(syntheticRun({ heapMB: (p) => 5 + 95 * p ** 1.1, heapSawMB: 5, majorGcPerS: 1 }));
+  assert.ok(f);
+  const baseline = f.evidence.heapBaselineBytes as number;
+  assert.ok(baseline >= 4.5e6 && baseline < 8e6, `baseline ${baseline}`);
+  assert.match(f.summary, /\(from [5-7](\.\d)? MB/);
+});
