@@ -34,38 +34,103 @@ interface Fn {
   el: number;
   ec: number;
   count: number;
+  /** The innermost function holding this one. */
+  parent?: Fn;
 }
 
 const before = (l1: number, c1: number, l2: number, c2: number) => l1 < l2 || (l1 === l2 && c1 < c2);
 const contains = (outer: Fn, inner: Fn) => !before(inner.sl, inner.sc, outer.sl, outer.sc) && !before(outer.el, outer.ec, inner.el, inner.ec) && outer !== inner;
+const holds = (f: Fn, line: number, col: number) => !before(line, col, f.sl, f.sc) && before(line, col, f.el, f.ec);
 const span = (f: Fn) => (f.el - f.sl) * 1e6 + (f.ec - f.sc);
 
-/** The functions of one script, for "which function is at this position / on this line". */
+/**
+ * The functions of one script, for "which function is at this position / on this line". V8's
+ * ranges nest (a function lies inside another or apart from it), so each function has one
+ * parent, and a lookup is a binary search plus a walk up; lookups are remembered too.
+ */
 class ScriptFunctions {
-  readonly fns: Fn[];
+  /** By start position. */
+  readonly #fns: Fn[];
+  readonly #startsOn = new Map<number, Fn[]>();
+  readonly #endsOn = new Map<number, Fn[]>();
+  readonly #at = new Map<string, Fn | undefined>();
+  readonly #onLine = new Map<number, Fn | 'shared' | undefined>();
 
   constructor(url: string, rows: readonly FunctionRangeRow[]) {
-    this.fns = rows
+    this.#fns = rows
       .filter((r) => Array.isArray(r) && r.length >= 6 && r.slice(1).every((x) => typeof x === 'number'))
       .map(([name, sl, sc, el, ec, count]) => ({ name: String(name), url, sl, sc, el, ec, count }))
-      .sort((a, b) => span(a) - span(b));
+      .sort((a, b) => a.sl - b.sl || a.sc - b.sc || span(b) - span(a));
+    const stack: Fn[] = [];
+    for (const f of this.#fns) {
+      while (stack.length > 0 && !contains(stack[stack.length - 1], f)) stack.pop();
+      f.parent = stack[stack.length - 1];
+      stack.push(f);
+      push(this.#startsOn, f.sl, f);
+      push(this.#endsOn, f.el, f);
+    }
+  }
+
+  /** Index of the last function starting at or before the position. */
+  #lastStart(line: number, col: number): number {
+    let lo = 0;
+    let hi = this.#fns.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const f = this.#fns[mid];
+      if (before(line, col, f.sl, f.sc)) hi = mid - 1;
+      else { found = mid; lo = mid + 1; }
+    }
+    return found;
   }
 
   /** The innermost function holding the position (0-based). */
   at(line: number, col: number): Fn | undefined {
-    return this.fns.find((f) => !before(line, col, f.sl, f.sc) && before(line, col, f.el, f.ec));
+    const key = `${line}:${col}`;
+    if (!this.#at.has(key)) {
+      const i = this.#lastStart(line, col);
+      let f = i >= 0 ? this.#fns[i] : undefined;
+      while (f && !holds(f, line, col)) f = f.parent;
+      this.#at.set(key, f);
+    }
+    return this.#at.get(key);
   }
 
   /**
    * The innermost function with code on `line` (0-based), or 'shared' when two functions that do
-   * not hold one another both have code on it.
+   * not hold one another both have code on it. Those are the innermost function spanning the
+   * line and its parents, and the functions starting or ending on it.
    */
   onLine(line: number): Fn | 'shared' | undefined {
-    const on = this.fns.filter((f) => f.sl <= line && line <= f.el);
-    if (on.length === 0) return undefined;
-    const inner = on[0];
-    return on.every((f) => f === inner || contains(f, inner)) ? inner : 'shared';
+    if (this.#onLine.has(line)) return this.#onLine.get(line);
+    const on = new Set<Fn>([...(this.#startsOn.get(line) ?? []), ...(this.#endsOn.get(line) ?? [])]);
+    const i = this.#lastStart(line, Number.MAX_SAFE_INTEGER);
+    let f = i >= 0 ? this.#fns[i] : undefined;
+    while (f && f.el < line) f = f.parent;
+    for (; f; f = f.parent) on.add(f);
+    let inner: Fn | undefined;
+    for (const g of on) if (!inner || span(g) < span(inner)) inner = g;
+    const found = inner === undefined ? undefined : [...on].every((g) => g === inner || contains(g, inner!)) ? inner : 'shared';
+    this.#onLine.set(line, found);
+    return found;
   }
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+const fnKey = (f: Fn) => `${f.url}\u0000${f.sl}\u0000${f.sc}`;
+/** How far below a function its callees are looked for (a path of inlined callers). */
+const MAX_CALL_DEPTH = 8;
+
+/** A function's callees as the profile saw them: the frames down to each, and their keys by script. */
+interface Calls {
+  paths: Map<string, CpuCallFrame[]>;
+  byUrl: Map<string, Set<string>>;
 }
 
 const frameKey = (cf: CpuCallFrame) => `${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}\u0000${cf.functionName}`;
@@ -97,44 +162,49 @@ export function expandInlinedFrames(profile: CpuProfile, ranges: FunctionRanges 
     }
   });
 
-  // Each function the profile saw (by its range when known), its call frame, and its callees.
+  // Each function the profile saw (by its range when known), its call frame and its nodes.
   const fnOfNode = nodes.map((n) => scriptOf(n.callFrame.url)?.at(n.callFrame.lineNumber, n.callFrame.columnNumber));
-  const keyOf = (i: number) => {
+  const keys = nodes.map((n, i) => {
     const f = fnOfNode[i];
-    return f ? `${f.url}\u0000${f.sl}\u0000${f.sc}` : frameKey(nodes[i].callFrame);
-  };
-  const fnKey = (f: Fn) => `${f.url}\u0000${f.sl}\u0000${f.sc}`;
-  const frameOfKey = new Map<string, CpuCallFrame>();
-  const callees = new Map<string, Set<string>>();
-  nodes.forEach((n, i) => {
-    const k = keyOf(i);
-    if (!frameOfKey.has(k)) frameOfKey.set(k, n.callFrame);
-    if (parent[i] >= 0) {
-      const pk = keyOf(parent[i]);
-      let set = callees.get(pk);
-      if (!set) callees.set(pk, (set = new Set()));
-      set.add(k);
-    }
+    return f ? fnKey(f) : frameKey(n.callFrame);
   });
-  /** Functions reachable from `from` in the profile's calls (BFS), with the path to each. */
-  const reachable = new Map<string, Map<string, string[]>>();
-  const pathsFrom = (from: string): Map<string, string[]> => {
-    let paths = reachable.get(from);
-    if (paths) return paths;
-    paths = new Map([[from, []]]);
-    const queue = [from];
-    while (queue.length > 0) {
-      const k = queue.shift()!;
-      const path = paths.get(k)!;
-      if (path.length >= 8) continue;
-      for (const c of callees.get(k) ?? []) {
-        if (paths.has(c)) continue;
-        paths.set(c, [...path, c]);
-        queue.push(c);
+  const children = nodes.map((n, i) => (n.children ?? []).map((id) => index.get(id)!).filter((j) => j !== undefined && parent[j] === i));
+  const frameOfKey = new Map<string, CpuCallFrame>();
+  const groups = new Map<string, number[]>();
+  nodes.forEach((n, i) => {
+    if (!frameOfKey.has(keys[i])) frameOfKey.set(keys[i], n.callFrame);
+    if (fnOfNode[i]) push(groups, keys[i], i);
+  });
+  /** What a function's nodes were seen calling (at most MAX_CALL_DEPTH below), remembered per function. */
+  const seenCalls = new Map<string, Calls>();
+  const callsOf = (key: string): Calls => {
+    let calls = seenCalls.get(key);
+    if (calls) return calls;
+    calls = { paths: new Map(), byUrl: new Map() };
+    const seen = new Set<number>();
+    let frontier = (groups.get(key) ?? []).map((i) => ({ i, path: [] as CpuCallFrame[] }));
+    for (let depth = 0; depth < MAX_CALL_DEPTH && frontier.length > 0; depth++) {
+      const next: typeof frontier = [];
+      for (const { i, path } of frontier) {
+        for (const c of children[i]) {
+          if (seen.has(c)) continue;
+          seen.add(c);
+          const k = keys[c];
+          const to = [...path, nodes[c].callFrame];
+          if (k !== key && !calls.paths.has(k)) {
+            calls.paths.set(k, to);
+            const url = nodes[c].callFrame.url;
+            let set = calls.byUrl.get(url);
+            if (!set) calls.byUrl.set(url, (set = new Set()));
+            set.add(k);
+          }
+          next.push({ i: c, path: to });
+        }
       }
+      frontier = next;
     }
-    reachable.set(from, paths);
-    return paths;
+    seenCalls.set(key, calls);
+    return calls;
   };
 
   // The lines each function was sampled on when it ran un-inlined (a node of its own).
@@ -151,9 +221,9 @@ export function expandInlinedFrames(profile: CpuProfile, ranges: FunctionRanges 
   nodes.forEach((n, i) => {
     const own = fnOfNode[i];
     if (!own || !n.hitCount || !n.positionTicks?.length) return;
-    const calls = pathsFrom(keyOf(i));
+    const calls = callsOf(keys[i]);
     const ticked = new Set(n.positionTicks.map((t) => t.line));
-    const ctx: LineContext = { own, script: scriptOf(own.url)!, scriptOf, called: (f) => calls.has(fnKey(f)), calls, standalone: (f) => standalone.get(fnKey(f)), ticked };
+    const ctx: LineContext = { own, script: scriptOf(own.url)!, scriptOf, calls, standalone: (f) => standalone.get(fnKey(f)), ticked };
     const plan: Plan = { own: [], moved: [] };
     const byTarget = new Map<string, Plan['moved'][number]>();
     for (const tick of n.positionTicks) {
@@ -165,8 +235,7 @@ export function expandInlinedFrames(profile: CpuProfile, ranges: FunctionRanges 
       const k = fnKey(target);
       let m = byTarget.get(k);
       if (!m) {
-        const path = calls.get(k) ?? [k];
-        const chain = path.map((p) => frameOfKey.get(p) ?? syntheticFrame(target, n.callFrame));
+        const chain = calls.paths.get(k) ?? [frameOfKey.get(k) ?? syntheticFrame(target, n.callFrame)];
         byTarget.set(k, (m = { chain, lines: [] }));
         plan.moved.push(m);
       }
@@ -187,9 +256,8 @@ interface LineContext {
   own: Fn;
   script: ScriptFunctions;
   scriptOf: (url: string) => ScriptFunctions | undefined;
-  /** Functions the profile saw the node call, at any depth (keys), and whether `f` is one. */
-  calls: Map<string, string[]>;
-  called: (f: Fn) => boolean;
+  /** What the node's function was seen calling. */
+  calls: Calls;
   /** Lines (1-based) and ticks of `f`'s own nodes. */
   standalone: (f: Fn) => Map<number, number> | undefined;
   /** Lines (1-based) the node has ticks on. */
@@ -216,17 +284,12 @@ function inlinedAt(line: number, ctx: LineContext): Fn | undefined {
     // A closure of the node: the node's own code may share its first and last line.
     others.push(onLine);
     if (l0 === onLine.sl || l0 === onLine.el) ownCandidate = true;
-  } else if (onLine && !contains(onLine, own) && (onLine.count > 0 || ctx.called(onLine))) others.push(onLine);
+  } else if (onLine && !contains(onLine, own) && (onLine.count > 0 || ctx.calls.paths.has(fnKey(onLine)))) others.push(onLine);
   // V8 keeps the line of a callee inlined from another file, not the file.
-  const seen = new Set<Fn>(others);
-  for (const key of ctx.calls.keys()) {
-    const url = key.slice(0, key.indexOf('\u0000'));
+  for (const [url, called] of ctx.calls.byUrl) {
     if (url === own.url) continue;
     const other = ctx.scriptOf(url)?.onLine(l0);
-    if (other && other !== 'shared' && !seen.has(other) && ctx.called(other)) {
-      seen.add(other);
-      others.push(other);
-    }
+    if (other && other !== 'shared' && called.has(fnKey(other))) others.push(other);
   }
   if (others.length === 0) return undefined;
   if (!ownCandidate && others.length === 1) return others[0];
