@@ -27,7 +27,7 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
       findings.push(analyzerFailed(analyze, err));
     }
   }
-  const merged = mergeSameCulprit(findings);
+  const merged = heapHeldByGrowth(mergeSameCulprit(findings));
   const healthy = healthyFinding(run, merged);
   return orderFindings(healthy ? [...merged, withSafeEvidence(healthy)] : merged);
 }
@@ -49,6 +49,46 @@ export function orderFindings(findings: Finding[]): Finding[] {
     Number(b.code === 'HOTPATH_HEALTHY') - Number(a.code === 'HOTPATH_HEALTHY') ||
     Number(isRootCause(b)) - Number(isRootCause(a)) ||
     Number(b.culprit !== undefined) - Number(a.culprit !== undefined) || b.impact - a.impact);
+}
+
+/**
+ * What one leaked registration plausibly keeps alive: its closure and what that captures (a
+ * request's objects): 1-5 KB measured on pending timers and socket listeners; 8 KB is generous.
+ */
+export const HEAP_PER_REGISTRATION_BYTES = 8 * 1024;
+/** A growth finding explains heap growth from this many registrations per request. */
+const HOLDING_MIN_PER_REQUEST = 0.1;
+const HOLDERS: ReadonlySet<Category> = new Set(['listener-leak', 'timer-leak', 'handler-growth']);
+
+/**
+ * Heap growth that a leak of listeners, timers or handlers accounts for is its symptom: each
+ * pending timer or listener holds its closure. The growth finding leads (with the heap's
+ * severity when that was higher) and the memory leak says what most likely holds its memory.
+ * Only when the registrations per request could hold the bytes per request (a cache that keeps
+ * 16 KB per request is a leak of its own). The heap profile's largest allocator is no counter-
+ * argument: it ranks what was allocated, garbage included, not what stayed.
+ */
+export function heapHeldByGrowth(findings: Finding[]): Finding[] {
+  const heap = findings.find((f) => f.category === 'memory-leak' && f.severity !== 'info');
+  if (!heap) return findings;
+  const bytesPerRequest = Number(heap.evidence.bytesPerRequest ?? 0);
+  const rate = (f: Finding) => Math.max(Number(f.evidence.perRequest ?? 0), Number(f.evidence.perRequestAllSockets ?? 0));
+  const holder = findings
+    .filter((f) => HOLDERS.has(f.category) && f.severity !== 'info' && rate(f) >= HOLDING_MIN_PER_REQUEST)
+    .filter((f) => bytesPerRequest > 0 && bytesPerRequest <= rate(f) * HEAP_PER_REGISTRATION_BYTES)
+    .sort((a, b) => rate(b) - rate(a))[0];
+  if (!holder) return findings;
+  const top = Math.min(severityRank[holder.severity], severityRank[heap.severity]);
+  return findings.map((f) => {
+    if (f === holder) return { ...f, severity: (Object.keys(severityRank) as Severity[])[top], impact: Math.max(f.impact, heap.impact) };
+    if (f !== heap) return f;
+    return {
+      ...f,
+      severity: 'warning',
+      summary: `${f.summary} Most likely what holds it: ${holder.title.charAt(0).toLowerCase()}${holder.title.slice(1)} (${holder.category}), each one keeping its closure alive.`,
+      evidence: { ...f.evidence, heldBy: holder.code },
+    };
+  });
 }
 
 const culpritKey = (f: Finding) => (f.culprit ? `${f.culprit.file}\u0000${f.culprit.function}` : undefined);

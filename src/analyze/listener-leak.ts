@@ -11,6 +11,7 @@ import { isAppSite, relativeFile, siteCulprit } from './signals/culprit.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
 import { listenerLeakAdvice, maxListenersAdvice } from './listener-leak.advice.js';
 import { round } from './signals/stats.js';
+import { loopStats } from './signals/loop-stats.js';
 
 /** Node warns above 10 listeners per event; more than that on one emitter is already suspect. */
 export const LISTENER_LEAK_MIN_COUNT = 11;
@@ -33,7 +34,7 @@ export function listenerLeak(run: RunData): Finding[] {
     return last.listeners
       .map((entry) => ({ entry, stats: statsFor(thread, entry) }))
       .filter((x): x is { entry: ListenerEntry; stats: GrowthStats } => x.stats !== undefined && isLeak(x.entry, x.stats))
-      .map(({ entry, stats }) => finding(run, last, entry, stats, trend));
+      .map(({ entry, stats }) => finding(run, last, entry, stats, addedStats(thread, entry), trend));
   });
 }
 
@@ -41,29 +42,52 @@ function statsFor(thread: ThreadTelemetry, entry: ListenerEntry): GrowthStats | 
   return growthStats(thread, (m) => m.listeners.find((l) => l.emitter === entry.emitter && l.event === entry.event)?.count);
 }
 
+/** Additions over all emitters of the class (`added`, balanced ones included once an emitter holds two), per request. */
+function addedStats(thread: ThreadTelemetry, entry: ListenerEntry): GrowthStats | undefined {
+  return growthStats(thread, (m) => m.listeners.find((l) => l.emitter === entry.emitter && l.event === entry.event)?.added);
+}
+
+/**
+ * Listeners added per request over all the server's sockets, when the leak is on sockets: the
+ * count grows on each keep-alive connection, so one socket's rate is the real one divided by
+ * the open connections. The additions over all sockets bound it (they also count node's own
+ * balanced per-response listeners once a socket holds two).
+ */
+function acrossSockets(run: RunData, entry: ListenerEntry, s: GrowthStats, all: GrowthStats | undefined): { perRequest: number; sockets: number } | undefined {
+  if (!/Socket$/.test(entry.emitter)) return undefined;
+  const sockets = loopStats(run)?.openConnectionsMean ?? 0;
+  if (sockets < 2) return undefined;
+  const perRequest = Math.min(s.perRequest * sockets, all?.perRequest ?? Infinity);
+  return perRequest > 1.5 * s.perRequest ? { perRequest: round(perRequest, 2), sockets: Math.round(sockets) } : undefined;
+}
+
 function isLeak(entry: ListenerEntry, s: GrowthStats): boolean {
   const steady = Math.max(s.requestCorrelation, s.timeCorrelation) >= LISTENER_LEAK_MIN_CORRELATION;
   return entry.count >= LISTENER_LEAK_MIN_COUNT && s.delta >= LISTENER_LEAK_MIN_GROWTH && steady;
 }
 
-function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: GrowthStats, trend: ReturnType<typeof latencyTrend>): Finding {
+function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: GrowthStats, all: GrowthStats | undefined, trend: ReturnType<typeof latencyTrend>): Finding {
   const culprit = isAppSite(entry.site) ? siteCulprit(entry.site, run.cwd) : undefined;
   const silenced = last.maxListenersDisabled.map((d) => ({
     what: d.what, value: d.value, ...(d.site ? { at: `${relativeFile(d.site.file, run.cwd)}:${d.site.line}` } : {}),
   }));
-  const perRequest = s.perRequest >= LISTENER_LEAK_CRITICAL_PER_REQUEST;
+  const across = acrossSockets(run, entry, s, all);
+  const perRequest = Math.max(s.perRequest, across?.perRequest ?? 0) >= LISTENER_LEAK_CRITICAL_PER_REQUEST;
   const where = culprit ? ` Added at ${culprit.file}:${culprit.line} in \`${culprit.function}\`.` : '';
   const warning = silenced.length > 0 ? ` The MaxListenersExceededWarning was silenced (${silenced.map((d) => d.at ? `${d.what} at ${d.at}` : d.what).join('; ')}).` : '';
-  const rate = s.perRequest > 0 ? `${round(s.perRequest, 2)} per request` : `${round(s.perSecond, 1)} per second`;
+  const rate = across !== undefined
+    ? `${round(s.perRequest, 2)} per request on that one; about ${across.perRequest} per request over the ${across.sockets} open connections`
+    : s.perRequest > 0 ? `${round(s.perRequest, 2)} per request` : `${round(s.perSecond, 1)} per second`;
   return {
     code: 'HOTPATH_LISTENER_LEAK',
     category: 'listener-leak',
     severity: perRequest || trend?.creeping ? 'critical' : 'warning',
     title: `'${entry.event}' listeners on ${entry.emitter} grow with every request`,
-    summary: `Listeners for '${entry.event}' on ${entry.emitter} grew from ${s.first} to ${entry.count} during the run (${rate}); each one runs on every '${entry.event}' event.${where}${warning}`,
+    summary: `Listeners for '${entry.event}' on ${across !== undefined ? `one ${entry.emitter}` : entry.emitter} grew from ${s.first} to ${entry.count} during the run (${rate}); each one runs on every '${entry.event}' event.${where}${warning}`,
     evidence: {
       emitter: entry.emitter, event: entry.event, listeners: entry.count, listenersAtStart: s.first, added: s.delta,
       perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation,
+      ...(across !== undefined ? { perRequestAllSockets: across.perRequest, openConnections: across.sockets } : {}),
       ...(silenced.length > 0 ? { maxListenersDisabled: silenced } : {}),
       ...trendEvidence(trend),
     },

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { analyzeRun, mergeSameCulprit } from '../../src/analyze/analyze-run.js';
+import { analyzeRun, heapHeldByGrowth, mergeSameCulprit } from '../../src/analyze/analyze-run.js';
 import type { Finding } from '../../src/analyze/finding.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
@@ -139,4 +139,17 @@ test('analyzeRun: in a cluster each worker\'s utilization comes from its own pro
   // A worker without a profile keeps its ELU: the mean is over both.
   const [mixed] = analyzeRun({ ...run, profiles: [first] });
   assert.ok(Math.abs((mixed.evidence.eluMean as number) - (0.03 + 0.64) / 2) < 0.05, String(mixed.evidence.eluMean));
+});
+
+test('heapHeldByGrowth: heap growth a timer or listener leak can hold is its symptom; a larger one stands alone', () => {
+  const heap = (bytesPerRequest: number): Finding => ({ code: 'HOTPATH_MEMORY_LEAK', category: 'memory-leak', severity: 'critical', title: 'The heap keeps growing after garbage collection', summary: 'Heap grew.', evidence: { bytesPerRequest }, recommendation: 'r', impact: 0.05 });
+  const timers: Finding = { code: 'HOTPATH_TIMER_LEAK', category: 'timer-leak', severity: 'warning', title: 'SetTimeout timers pile up', summary: 's', evidence: { perRequest: 0.98 }, recommendation: 'r', impact: 0.05, culprit: { function: 'armRequestTimeout', file: 'lib/guard.js', line: 5 } };
+  const [first, second] = heapHeldByGrowth([heap(2400), timers]).sort((a, b) => a.severity.localeCompare(b.severity));
+  assert.deepEqual([first.category, first.severity], ['timer-leak', 'critical'], 'the cause takes the heap\'s severity');
+  assert.deepEqual([second.category, second.severity, second.evidence.heldBy], ['memory-leak', 'warning', 'HOTPATH_TIMER_LEAK']);
+  assert.match(second.summary, /Most likely what holds it: setTimeout timers pile up \(timer-leak\)/);
+  // 16 KB per request cannot sit in one timer's closure: a leak of its own.
+  assert.deepEqual(heapHeldByGrowth([heap(16_000), timers]).map((f) => f.severity), ['critical', 'warning']);
+  // A rare registration (one per 50 requests) holds nothing worth naming.
+  assert.deepEqual(heapHeldByGrowth([heap(100), { ...timers, evidence: { perRequest: 0.02 } }]).map((f) => f.severity), ['critical', 'warning']);
 });

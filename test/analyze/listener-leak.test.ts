@@ -44,3 +44,16 @@ test('listener leak: a site inside node_modules is not blamed as the culprit', (
   const [f] = listenerLeak(run);
   assert.equal(f.culprit, undefined);
 });
+
+test('listener leak: a listener per request on keep-alive sockets is counted over all open connections', () => {
+  // 50 open connections (the synthetic run's): each socket gains one listener every 50 requests.
+  const run = syntheticRun({ rps: 2000, listenerGrowth: [{ emitter: 'Socket', event: 'close', perRequest: 1 / 50, base: 1, site }] });
+  // Additions over all sockets (node's own balanced per-response listener counted too once a socket holds two).
+  for (const m of run.threads[0].growth) for (const l of m.listeners) l.added = l.count * 100;
+  const [f] = listenerLeak(run);
+  assert.ok(f);
+  assert.equal(f.severity, 'critical', 'one per request over all sockets, not 0.02');
+  assert.ok(Math.abs((f.evidence.perRequestAllSockets as number) - 1) < 0.05, String(f.evidence.perRequestAllSockets));
+  assert.equal(f.evidence.openConnections, 50);
+  assert.match(f.summary, /on one Socket .*about 1 per request over the 50 open connections/);
+});
