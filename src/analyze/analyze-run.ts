@@ -15,7 +15,7 @@ const severityRank: Record<Severity, number> = { critical: 0, warning: 1, info: 
 /** Most specific first: when two findings name the same culprit, the earlier category wins. */
 export const SPECIFICITY: readonly Category[] = [
   'listener-leak', 'handler-growth', 'timer-leak', 'sync-io', 'memory-leak', 'gc-pressure',
-  'connection-churn', 'unanswered-requests', 'io-wait', 'event-loop-blocking', 'serialization', 'load-generator-bound', 'healthy',
+  'connection-churn', 'unanswered-requests', 'off-loop-cpu', 'io-wait', 'event-loop-blocking', 'serialization', 'load-generator-bound', 'healthy',
 ];
 
 export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers): Finding[] {

@@ -15,8 +15,9 @@ import { outgoingChurn } from './outgoing-churn.js';
 import { unansweredRequests } from './unanswered-requests.js';
 import { latencyCreep } from './latency-creep.js';
 import { loadGeneratorBound } from './load-generator-bound.js';
+import { offLoopCpu } from './off-loop-cpu.js';
 
 export const analyzers: readonly Analyzer[] = [
   eventLoopBlocking, syncIo, gcPressure, memoryLeak, listenerLeak, handlerGrowth, timerLeak,
-  ioWait, serialization, connectionChurn, outgoingChurn, unansweredRequests, latencyCreep, loadGeneratorBound,
+  ioWait, serialization, connectionChurn, outgoingChurn, unansweredRequests, offLoopCpu, latencyCreep, loadGeneratorBound,
 ];

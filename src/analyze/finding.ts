@@ -13,6 +13,7 @@ export const CATEGORIES = [
   'serialization',
   'connection-churn',
   'unanswered-requests',
+  'off-loop-cpu',
   'load-generator-bound',
   'healthy',
 ] as const;

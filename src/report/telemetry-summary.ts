@@ -8,6 +8,7 @@ import { loadWindow, targetThreads, windowSamples, windowStalls } from '../analy
 import { gcActivity, roundKinds, type GcActivity } from '../analyze/signals/gc-activity.js';
 import { max, percentile, round, sum, weightedMean, weightedPercentile } from '../analyze/signals/stats.js';
 import { latencyWeight } from '../analyze/signals/latency-weight.js';
+import { loopStats } from '../analyze/signals/loop-stats.js';
 
 export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   const w = loadWindow(run);
@@ -21,7 +22,7 @@ export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   return {
     targets: threads.map((t) => ({ pid: t.pid, threadId: t.threadId, ...(t.listens[0]?.port !== undefined ? { port: t.listens[0].port } : {}) })),
     window: w ? { start: w.start, end: w.end, durationMs: w.durationMs } : null,
-    eventLoop: eventLoop(samples),
+    eventLoop: { ...eventLoop(samples), ...profiledUtilization(run) },
     cpu: cpu(onePerProcess(perThread), durationMs),
     memory: memory(perThread[0].samples),
     gc: gcSummary(gc),
@@ -39,6 +40,16 @@ function eventLoop(samples: SampleMessage[]): TelemetrySummary['eventLoop'] {
     utilizationMean: round(weightedMean(samples.map((s) => s.elu), weights), 4),
     utilizationMax: round(max(samples.map((s) => s.elu)), 4),
   };
+}
+
+/**
+ * The loop's mean utilization as the analyzers judge it: from the CPU profiles' idle samples when
+ * they cover the target threads (ELU reads high while a profile runs), so the summary line and
+ * the findings never disagree.
+ */
+function profiledUtilization(run: RunData): { utilizationMean: number } | Record<string, never> {
+  const stats = loopStats(run);
+  return stats ? { utilizationMean: round(stats.eluMean, 4) } : {};
 }
 
 /** The main thread's samples of each process (or its first reporting thread). */

@@ -1,0 +1,94 @@
+// CPU off the event loop: requests are slow and the process burns cores while its event loop is
+// mostly idle, because the work runs elsewhere: on libuv's thread pool (async crypto such as
+// pbkdf2/scrypt, async zlib; 4 threads unless UV_THREADPOOL_SIZE says otherwise) or in worker
+// threads created per request. Requests then queue for the pool or for worker start-up, which
+// io-wait would misread as waiting on I/O. Named only with evidence of that work in the main
+// thread's CPU profile: the app function that submits it (the culprit) and the API.
+
+import type { RunData } from '../run-dir/run-data.js';
+import type { Finding } from './finding.js';
+import type { CallTree } from '../profile/call-tree.js';
+import { loopStats } from './signals/loop-stats.js';
+import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
+import { cpuViewOf } from './signals/cpu-profile.js';
+import { firstAppAncestor } from '../profile/attribution.js';
+import { describeCulprit, frameCulprit } from './signals/culprit.js';
+import { round, sum } from './signals/stats.js';
+import { offLoopAdvice, type OffLoopKind } from './off-loop-cpu.advice.js';
+
+/** Cores used outside the event loop worth a finding, and their least share of the process's CPU. */
+export const OFF_LOOP_MIN_CORES = 0.4;
+export const OFF_LOOP_MIN_SHARE = 0.5;
+/** Requests must be slow for the queueing to matter (ms, server-side p50). */
+export const OFF_LOOP_MIN_LATENCY_MS = 20;
+
+/** APIs that hand CPU work to libuv's pool or to a new thread, by node's file and function. */
+const OFFLOADERS: { file: RegExp; name: RegExp; kind: OffLoopKind; api: (name: string) => string }[] = [
+  { file: /^node:internal\/crypto\//, name: /^(pbkdf2|scrypt|hkdf|generateKeyPair|randomBytes|randomFill|generatePrime|checkPrime)$/, kind: 'thread-pool', api: (n) => `crypto.${n}` },
+  { file: /^node:zlib$/, name: /^(gzip|gunzip|deflate|inflate|deflateRaw|inflateRaw|unzip|brotliCompress|brotliDecompress|zlibBuffer)$/, kind: 'thread-pool', api: (n) => (n === 'zlibBuffer' ? 'zlib (async)' : `zlib.${n}`) },
+  { file: /^node:internal\/worker$/, name: /^Worker$/, kind: 'worker-threads', api: () => 'new Worker()' },
+];
+
+export function offLoopCpu(run: RunData): Finding[] {
+  const s = loopStats(run);
+  if (!s || s.requests === 0 || s.latencyP50Ms < OFF_LOOP_MIN_LATENCY_MS) return [];
+  const threads = targetThreads(run);
+  const processCores = processCpuCores(run);
+  const loopCores = s.eluMean * threads.length;
+  const offLoop = processCores - loopCores;
+  if (offLoop < OFF_LOOP_MIN_CORES || offLoop < OFF_LOOP_MIN_SHARE * processCores) return [];
+  const view = cpuViewOf(run);
+  const submit = view ? submitter(view.tree) : undefined;
+  if (!submit) return [];
+  const culprit = submit.frame >= 0 ? frameCulprit(view!.tree.frames[submit.frame], run.cwd) : undefined;
+  const where = submit.kind === 'thread-pool' ? "libuv's thread pool" : 'worker threads';
+  return [{
+    code: 'HOTPATH_OFF_LOOP_CPU',
+    category: 'off-loop-cpu',
+    severity: 'warning',
+    title: submit.kind === 'thread-pool' ? "CPU work saturates libuv's thread pool" : 'New worker threads on the request path keep the CPU busy',
+    summary: `The process used ${round(processCores, 2)} cores while its event loop was busy only ${round(s.eluMean * 100, 0)} %: ` +
+      `${round(offLoop, 2)} cores of work ran on ${where}, and requests waited for it (latency p50 ${round(s.latencyP50Ms, 1)} ms, ` +
+      `${round(s.cpuPerRequestMs, 2)} ms of CPU per request). The work is ${submit.api}` +
+      `${culprit ? `, called from ${describeCulprit(culprit)}` : ''}.`,
+    evidence: {
+      processCores: round(processCores, 3), loopUtilization: round(s.eluMean, 3), offLoopCores: round(offLoop, 3),
+      latencyP50Ms: round(s.latencyP50Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 3), api: submit.api, kind: submit.kind,
+    },
+    ...(culprit ? { culprit } : {}),
+    recommendation: offLoopAdvice(submit.kind),
+    impact: Math.min(1, offLoop / Math.max(processCores, 1e-9)),
+  }];
+}
+
+/** Process CPU in cores over the load window, counted once per process (threads repeat it). */
+function processCpuCores(run: RunData): number {
+  const w = loadWindow(run);
+  const byPid = new Map<number, number>();
+  let durationMs = w?.durationMs ?? 0;
+  for (const t of targetThreads(run)) {
+    if (byPid.has(t.pid)) continue;
+    const samples = windowSamples(t, w);
+    byPid.set(t.pid, sum(samples.map((x) => x.cpu.user + x.cpu.system)) / 1000);
+    if (!w) durationMs = Math.max(durationMs, sum(samples.map((x) => x.intervalMs)));
+  }
+  return durationMs > 0 ? sum([...byPid.values()]) / durationMs : 0;
+}
+
+/** The offloading API with the most sampled time in the tree, and the app function above it. */
+function submitter(tree: CallTree): { api: string; kind: OffLoopKind; frame: number } | undefined {
+  const byKey = new Map<string, { api: string; kind: OffLoopKind; frame: number; us: number }>();
+  for (let i = 1; i < tree.frame.length; i++) {
+    const f = tree.frames[tree.frame[i]];
+    const match = f.kind === 'node-core' ? OFFLOADERS.find((o) => o.file.test(f.file) && o.name.test(f.name)) : undefined;
+    if (!match) continue;
+    const app = firstAppAncestor(tree, i);
+    const frame = app >= 0 ? tree.frame[app] : -1;
+    const api = match.api(f.name);
+    const key = `${api}\u0000${frame}`;
+    const e = byKey.get(key) ?? { api, kind: match.kind, frame, us: 0 };
+    e.us += tree.total[i];
+    byKey.set(key, e);
+  }
+  return [...byKey.values()].sort((a, b) => b.us - a.us)[0];
+}

@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { offLoopCpu } from '../../src/analyze/off-loop-cpu.js';
+import { ioWait } from '../../src/analyze/io-wait.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
+import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+
+const cwd = '/srv/app';
+/** The main thread: mostly idle, submitting pbkdf2 jobs from hashPassword. */
+const pool = () => syntheticCpuProfile([
+  { name: 'hashPassword', file: 'lib/auth.js', line: 7, share: 0.01, callee: { name: 'pbkdf2', file: 'node:internal/crypto/pbkdf2', share: 0.01 } },
+], { cwd, idleShare: 0.96 });
+
+for (const noise of NOISE_LEVELS) {
+  test(`off-loop CPU: a saturated thread pool behind an idle loop is named with the submitting function (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const run = syntheticRun({ seed, noise, cwd, rps: 60, elu: 0.04, cores: 1.6, latencyMs: 300, profiles: [pool()] });
+      const [f] = offLoopCpu(run);
+      assert.ok(f, `seed ${seed}`);
+      assert.equal(f.category, 'off-loop-cpu');
+      assert.equal(f.evidence.api, 'crypto.pbkdf2');
+      assert.deepEqual([f.culprit?.function, f.culprit?.file], ['hashPassword', 'lib/auth.js']);
+      assert.ok((f.evidence.offLoopCores as number) > 1.3, String(f.evidence.offLoopCores));
+      assert.match(f.recommendation, /UV_THREADPOOL_SIZE/);
+      assert.deepEqual(ioWait(run), [], 'not "waiting on I/O"');
+    }
+  });
+}
+
+test('off-loop CPU: quiet when the process CPU is the loop\'s own, or without offloaded work in the profile', () => {
+  // A slow upstream: idle loop, idle process.
+  assert.deepEqual(offLoopCpu(syntheticRun({ cwd, rps: 60, elu: 0.04, cores: 0.05, latencyMs: 300, profiles: [pool()] })), []);
+  // Busy cores but no thread-pool or Worker calls seen: no claim about where the CPU went.
+  const plain = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.03 }], { cwd, idleShare: 0.96 });
+  assert.deepEqual(offLoopCpu(syntheticRun({ cwd, rps: 60, elu: 0.04, cores: 1.6, latencyMs: 300, profiles: [plain] })), []);
+  // Fast requests: the pool keeps up.
+  assert.deepEqual(offLoopCpu(syntheticRun({ cwd, rps: 60, elu: 0.04, cores: 1.6, latencyMs: 5, profiles: [pool()] })), []);
+});
+
+test('off-loop CPU: a Worker created per request is named as such', () => {
+  const workers = syntheticCpuProfile([
+    { name: 'computeInWorker', file: 'lib/render.js', line: 9, share: 0.05, callee: { name: 'Worker', file: 'node:internal/worker', share: 0.1 } },
+  ], { cwd, idleShare: 0.6 });
+  const [f] = offLoopCpu(syntheticRun({ cwd, rps: 50, elu: 0.4, cores: 1.9, latencyMs: 350, profiles: [workers] }));
+  assert.ok(f);
+  assert.equal(f.evidence.api, 'new Worker()');
+  assert.equal(f.culprit?.function, 'computeInWorker');
+  assert.match(f.recommendation, /pool/);
+});
