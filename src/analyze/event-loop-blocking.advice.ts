@@ -6,11 +6,18 @@ const byWork: Record<string, string> = {
   json: 'Serialize less: cache the serialized string of data that does not change, trim the payload, or use a ' +
     'schema-based serializer (fast-json-stringify, fastify response schemas).',
   regex: 'A regular expression dominates: check it for catastrophic backtracking (nested quantifiers), anchor it, ' +
-    'bound the input length, or replace it with plain string operations.',
+    'bound the input length, or replace it with plain string operations. A RegExp built per request (`new RegExp(...)` ' +
+    'from a list or config) is compiled again each time, and the time shows on the line that first uses it: build it ' +
+    'once at startup, or test against a Set for word lists.',
   zlib: 'Compression runs synchronously here: use the async zlib API or streams, lower the level, or compress ' +
     'once and cache static responses.',
   fs: 'File-system calls block the loop: read at startup and cache, or use fs.promises.',
   buffer: 'Buffer/string conversions dominate: avoid converting large payloads back and forth per request.',
+  net: 'The time goes to socket writes. Many small `res.write()` calls each cost a syscall and a stream pass: build ' +
+    'the body in memory and send it with one `res.end(body)`, or wrap the writes in `res.socket.cork()` / ' +
+    '`uncork()`. Large bodies cost by their size: send less, compress once and cache.',
+  stream: 'The time goes to stream machinery: many small writes or pipes per request. Batch the data into larger ' +
+    'chunks, or build the body and send it with one `res.end(body)`.',
 };
 
 export function blockingAdvice(work: string | undefined): string {

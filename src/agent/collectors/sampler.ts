@@ -10,6 +10,10 @@ import { LoopDelay } from './loop-delay.js';
 type SampleBody = Omit<SampleMessage, 'v' | 'pid' | 'threadId' | 't'>;
 type ThreadCpu = () => NodeJS.CpuUsage;
 
+/** Above this many active resources their listing is read less often (see Sampler#resources). */
+export const RESOURCES_MANY = 2000;
+export const RESOURCES_SLOW_EVERY = 10;
+
 export class Sampler {
   private readonly eld = new LoopDelay();
   private elu: EventLoopUtilization = performance.eventLoopUtilization();
@@ -17,6 +21,9 @@ export class Sampler {
   private readonly threadCpuUsage: ThreadCpu | undefined = threadCpuFn();
   private threadCpu: NodeJS.CpuUsage | undefined = this.threadCpuUsage?.();
   private last = performance.now();
+  private lastResources: Record<string, number> | undefined;
+  private resourceCount = 0;
+  private resourcesReused = 0;
 
   constructor(private readonly http: HttpCollector, private readonly intervalMs: number) {}
 
@@ -39,7 +46,7 @@ export class Sampler {
       elu: Math.round(performance.eventLoopUtilization(eluNow, this.elu).utilization * 10000) / 10000,
       cpu: { user: cpuNow.user - this.cpu.user, system: cpuNow.system - this.cpu.system },
       mem: memory(),
-      resources: resources(),
+      resources: this.resources(),
     };
     this.addThreadCpu(sample);
     const http = this.http.take();
@@ -49,6 +56,22 @@ export class Sampler {
     this.elu = eluNow;
     this.cpu = cpuNow;
     return sample;
+  }
+
+  /**
+   * Active resources by type. The listing has one entry per resource, so with very many (a timer
+   * leak holds 100,000s) it costs the target on every sample: then it is read once every
+   * RESOURCES_SLOW_EVERY samples and the last counts are repeated in between.
+   */
+  private resources(): Record<string, number> {
+    if (this.lastResources !== undefined && this.resourceCount > RESOURCES_MANY && ++this.resourcesReused < RESOURCES_SLOW_EVERY) return this.lastResources;
+    this.resourcesReused = 0;
+    const info = (process as unknown as { getActiveResourcesInfo?: () => string[] }).getActiveResourcesInfo?.() ?? [];
+    const out: Record<string, number> = {};
+    for (const r of info) out[r] = (out[r] ?? 0) + 1;
+    this.resourceCount = info.length;
+    this.lastResources = out;
+    return out;
   }
 
   private addThreadCpu(sample: SampleBody): void {
@@ -82,9 +105,4 @@ function memory(): SampleBody['mem'] {
   return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
 }
 
-function resources(): Record<string, number> {
-  const out: Record<string, number> = {};
-  const info = (process as unknown as { getActiveResourcesInfo?: () => string[] }).getActiveResourcesInfo?.() ?? [];
-  for (const r of info) out[r] = (out[r] ?? 0) + 1;
-  return out;
-}
+
