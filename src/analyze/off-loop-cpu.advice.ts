@@ -2,7 +2,8 @@
 
 export type OffLoopKind = 'thread-pool' | 'worker-threads';
 
-export function offLoopAdvice(kind: OffLoopKind): string {
+export function offLoopAdvice(kind: OffLoopKind | undefined): string {
+  if (kind === undefined) return `${offLoopAdvice('thread-pool')}\n\n${offLoopAdvice('worker-threads')}`;
   if (kind === 'worker-threads') {
     return 'Create the workers once and reuse them: a pool sized to the cores (piscina, or a fixed set of Workers fed by ' +
       'postMessage) instead of a new Worker per request. Starting a Worker boots a whole Node.js instance (tens of ms ' +

@@ -2,15 +2,15 @@
 // mostly idle, because the work runs elsewhere: on libuv's thread pool (async crypto such as
 // pbkdf2/scrypt, async zlib; 4 threads unless UV_THREADPOOL_SIZE says otherwise) or in worker
 // threads created per request. Requests then queue for the pool or for worker start-up, which
-// io-wait would misread as waiting on I/O. Named only with evidence of that work in the main
-// thread's CPU profile: the app function that submits it (the culprit) and the API.
+// io-wait would misread as waiting on I/O. The main thread's CPU profile names the API and the
+// app function that submits the work (the culprit) when it caught the hand-over.
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import type { CallTree } from '../profile/call-tree.js';
 import { loopStats } from './signals/loop-stats.js';
 import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
-import { cpuViewOf } from './signals/cpu-profile.js';
+import { cpuViewOf, treeOf } from './signals/cpu-profile.js';
 import { firstAppAncestor } from '../profile/attribution.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import { round, sum } from './signals/stats.js';
@@ -37,26 +37,29 @@ export function offLoopCpu(run: RunData): Finding[] {
   const loopCores = s.eluMean * threads.length;
   const offLoop = processCores - loopCores;
   if (offLoop < OFF_LOOP_MIN_CORES || offLoop < OFF_LOOP_MIN_SHARE * processCores) return [];
+  // The main thread only hands the work over (tens of µs a call): the load window's samples may
+  // miss it, so the whole profile is searched too.
   const view = cpuViewOf(run);
-  const submit = view ? submitter(view.tree) : undefined;
-  if (!submit) return [];
-  const culprit = submit.frame >= 0 ? frameCulprit(view!.tree.frames[submit.frame], run.cwd) : undefined;
-  const where = submit.kind === 'thread-pool' ? "libuv's thread pool" : 'worker threads';
+  const tree = view ? submitter(view.tree) ? view.tree : treeOf(run, view.profile, view.ref) : undefined;
+  const submit = tree ? submitter(tree) : undefined;
+  const culprit = submit && submit.frame >= 0 ? frameCulprit(tree!.frames[submit.frame], run.cwd) : undefined;
+  const where = !submit ? "libuv's thread pool or worker threads" : submit.kind === 'thread-pool' ? "libuv's thread pool" : 'worker threads';
   return [{
     code: 'HOTPATH_OFF_LOOP_CPU',
     category: 'off-loop-cpu',
     severity: 'warning',
-    title: submit.kind === 'thread-pool' ? "CPU work saturates libuv's thread pool" : 'New worker threads on the request path keep the CPU busy',
+    title: !submit ? 'CPU work off the event loop makes requests queue' : submit.kind === 'thread-pool' ? "CPU work saturates libuv's thread pool" : 'New worker threads on the request path keep the CPU busy',
     summary: `The process used ${round(processCores, 2)} cores while its event loop was busy only ${round(s.eluMean * 100, 0)} %: ` +
       `${round(offLoop, 2)} cores of work ran on ${where}, and requests waited for it (latency p50 ${round(s.latencyP50Ms, 1)} ms, ` +
-      `${round(s.cpuPerRequestMs, 2)} ms of CPU per request). The work is ${submit.api}` +
-      `${culprit ? `, called from ${describeCulprit(culprit)}` : ''}.`,
+      `${round(s.cpuPerRequestMs, 2)} ms of CPU per request).` +
+      (submit ? ` The work is ${submit.api}${culprit ? `, called from ${describeCulprit(culprit)}` : ''}.` : ' The CPU profile did not catch the call that hands it over (async crypto or zlib, new Worker()).'),
     evidence: {
       processCores: round(processCores, 3), loopUtilization: round(s.eluMean, 3), offLoopCores: round(offLoop, 3),
-      latencyP50Ms: round(s.latencyP50Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 3), api: submit.api, kind: submit.kind,
+      latencyP50Ms: round(s.latencyP50Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 3),
+      ...(submit ? { api: submit.api, kind: submit.kind } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: offLoopAdvice(submit.kind),
+    recommendation: offLoopAdvice(submit?.kind),
     impact: Math.min(1, offLoop / Math.max(processCores, 1e-9)),
   }];
 }

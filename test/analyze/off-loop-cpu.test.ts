@@ -28,12 +28,16 @@ for (const noise of NOISE_LEVELS) {
   });
 }
 
-test('off-loop CPU: quiet when the process CPU is the loop\'s own, or without offloaded work in the profile', () => {
+test('off-loop CPU: quiet when the process CPU is the loop\'s own; without the hand-over in the profile, no API or culprit is claimed', () => {
   // A slow upstream: idle loop, idle process.
   assert.deepEqual(offLoopCpu(syntheticRun({ cwd, rps: 60, elu: 0.04, cores: 0.05, latencyMs: 300, profiles: [pool()] })), []);
-  // Busy cores but no thread-pool or Worker calls seen: no claim about where the CPU went.
+  // Busy cores but no thread-pool or Worker call sampled: the finding, without naming an API.
   const plain = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.03 }], { cwd, idleShare: 0.96 });
-  assert.deepEqual(offLoopCpu(syntheticRun({ cwd, rps: 60, elu: 0.04, cores: 1.6, latencyMs: 300, profiles: [plain] })), []);
+  const [f] = offLoopCpu(syntheticRun({ cwd, rps: 60, elu: 0.04, cores: 1.6, latencyMs: 300, profiles: [plain] }));
+  assert.ok(f);
+  assert.deepEqual([f.culprit, f.evidence.api, f.evidence.kind], [undefined, undefined, undefined]);
+  assert.match(f.summary, /did not catch the call/);
+  assert.match(f.recommendation, /UV_THREADPOOL_SIZE[\s\S]*pool sized to the cores/);
   // Fast requests: the pool keeps up.
   assert.deepEqual(offLoopCpu(syntheticRun({ cwd, rps: 60, elu: 0.04, cores: 1.6, latencyMs: 5, profiles: [pool()] })), []);
 });
