@@ -10,7 +10,7 @@ import { busiestThread, loadWindow } from './signals/load-window.js';
 import { outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
 import { describeCulprit, siteCulprit } from './signals/culprit.js';
 import { ioWaitAdvice } from './io-wait.advice.js';
-import { offLoopCpu } from './off-loop-cpu.js';
+import { offLoopCores } from './off-loop-cpu.js';
 
 /** The loop must be mostly idle: above this utilization, CPU explains latency. */
 export const IO_WAIT_MAX_ELU = 0.5;
@@ -37,7 +37,7 @@ export function ioWait(run: RunData): Finding[] {
   const waitShare = Math.max(0, 1 - s.cpuPerRequestMs / s.latencyP50Ms);
   if (waitShare < IO_WAIT_MIN_WAIT_SHARE) return [];
   // Requests queued for CPU work on the thread pool or new workers are not waiting on I/O.
-  if (offLoopCpu(run).length > 0) return [];
+  if (offLoopCores(run)) return [];
   const awaited = awaitedResources(s);
   const top = awaited[0];
   const upstream = slowestUpstream(run, s);

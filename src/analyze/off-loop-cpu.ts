@@ -9,11 +9,12 @@ import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import type { CallTree } from '../profile/call-tree.js';
 import { loopStats } from './signals/loop-stats.js';
-import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
+import { targetThreads } from './signals/load-window.js';
+import { processCpu } from './signals/process-cpu.js';
 import { cpuViewOf, treeOf } from './signals/cpu-profile.js';
 import { firstAppAncestor } from '../profile/attribution.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
-import { round, sum } from './signals/stats.js';
+import { round } from './signals/stats.js';
 import { offLoopAdvice, type OffLoopKind } from './off-loop-cpu.advice.js';
 
 /** Cores used outside the event loop worth a finding, and their least share of the process's CPU. */
@@ -29,20 +30,33 @@ const OFFLOADERS: { file: RegExp; name: RegExp; kind: OffLoopKind; api: (name: s
   { file: /^node:internal\/worker$/, name: /^Worker$/, kind: 'worker-threads', api: () => 'new Worker()' },
 ];
 
+/**
+ * The process's cores beyond its event loops, when they are enough to make slow requests queue
+ * (the finding's condition, without the profile search); io-wait reads it too.
+ */
+export function offLoopCores(run: RunData): { processCores: number; offLoop: number } | undefined {
+  const s = loopStats(run);
+  if (!s || s.requests === 0 || s.latencyP50Ms < OFF_LOOP_MIN_LATENCY_MS) return undefined;
+  const processCores = processCpu(run).cores;
+  const offLoop = processCores - s.eluMean * targetThreads(run).length;
+  return offLoop >= OFF_LOOP_MIN_CORES && offLoop >= OFF_LOOP_MIN_SHARE * processCores ? { processCores, offLoop } : undefined;
+}
+
 export function offLoopCpu(run: RunData): Finding[] {
   const s = loopStats(run);
-  if (!s || s.requests === 0 || s.latencyP50Ms < OFF_LOOP_MIN_LATENCY_MS) return [];
-  const threads = targetThreads(run);
-  const processCores = processCpuCores(run);
-  const loopCores = s.eluMean * threads.length;
-  const offLoop = processCores - loopCores;
-  if (offLoop < OFF_LOOP_MIN_CORES || offLoop < OFF_LOOP_MIN_SHARE * processCores) return [];
+  const cores = offLoopCores(run);
+  if (!s || !cores) return [];
+  const { processCores, offLoop } = cores;
   // The main thread only hands the work over (tens of µs a call): the load window's samples may
   // miss it, so the whole profile is searched too.
   const view = cpuViewOf(run);
-  const tree = view ? submitter(view.tree) ? view.tree : treeOf(run, view.profile, view.ref) : undefined;
-  const submit = tree ? submitter(tree) : undefined;
-  const culprit = submit && submit.frame >= 0 ? frameCulprit(tree!.frames[submit.frame], run.cwd) : undefined;
+  let tree = view?.tree;
+  let submit = tree ? submitter(tree) : undefined;
+  if (view && !submit) {
+    tree = treeOf(run, view.profile, view.ref);
+    submit = submitter(tree);
+  }
+  const culprit = tree && submit && submit.frame >= 0 ? frameCulprit(tree.frames[submit.frame], run.cwd) : undefined;
   const where = !submit ? "libuv's thread pool or worker threads" : submit.kind === 'thread-pool' ? "libuv's thread pool" : 'worker threads';
   return [{
     code: 'HOTPATH_OFF_LOOP_CPU',
@@ -62,20 +76,6 @@ export function offLoopCpu(run: RunData): Finding[] {
     recommendation: offLoopAdvice(submit?.kind),
     impact: Math.min(1, offLoop / Math.max(processCores, 1e-9)),
   }];
-}
-
-/** Process CPU in cores over the load window, counted once per process (threads repeat it). */
-function processCpuCores(run: RunData): number {
-  const w = loadWindow(run);
-  const byPid = new Map<number, number>();
-  let durationMs = w?.durationMs ?? 0;
-  for (const t of targetThreads(run)) {
-    if (byPid.has(t.pid)) continue;
-    const samples = windowSamples(t, w);
-    byPid.set(t.pid, sum(samples.map((x) => x.cpu.user + x.cpu.system)) / 1000);
-    if (!w) durationMs = Math.max(durationMs, sum(samples.map((x) => x.intervalMs)));
-  }
-  return durationMs > 0 ? sum([...byPid.values()]) / durationMs : 0;
 }
 
 /** The offloading API with the most sampled time in the tree, and the app function above it. */

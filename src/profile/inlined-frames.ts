@@ -22,6 +22,7 @@
 
 import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
 import type { CpuCallFrame, CpuProfile, CpuProfileNode } from './cpu-profile.js';
+import { indexNodes } from './raw-index.js';
 
 /** Function ranges per script URL, as written by the agent (`functions-<pid>-<tid>.json`). */
 export type FunctionRanges = Readonly<Record<string, readonly FunctionRangeRow[]>>;
@@ -152,15 +153,7 @@ export function expandInlinedFrames(profile: CpuProfile, ranges: FunctionRanges 
     return s;
   };
   const nodes = profile.nodes;
-  const index = new Map<number, number>();
-  nodes.forEach((n, i) => index.set(n.id, i));
-  const parent = new Int32Array(nodes.length).fill(-1);
-  nodes.forEach((n, i) => {
-    for (const c of n.children ?? []) {
-      const j = index.get(c);
-      if (j !== undefined && parent[j] === -1 && j !== i) parent[j] = i;
-    }
-  });
+  const { children } = indexNodes(profile);
 
   // Each function the profile saw (by its range when known), its call frame and its nodes.
   const fnOfNode = nodes.map((n) => scriptOf(n.callFrame.url)?.at(n.callFrame.lineNumber, n.callFrame.columnNumber));
@@ -168,7 +161,6 @@ export function expandInlinedFrames(profile: CpuProfile, ranges: FunctionRanges 
     const f = fnOfNode[i];
     return f ? fnKey(f) : frameKey(n.callFrame);
   });
-  const children = nodes.map((n, i) => (n.children ?? []).map((id) => index.get(id)!).filter((j) => j !== undefined && parent[j] === i));
   const frameOfKey = new Map<string, CpuCallFrame>();
   const groups = new Map<string, number[]>();
   nodes.forEach((n, i) => {
@@ -315,7 +307,7 @@ function apply(profile: CpuProfile, plans: Map<number, Plan>): CpuProfile {
   const nodes: CpuProfileNode[] = profile.nodes.slice();
   let nextId = nodes.reduce((m, n) => Math.max(m, n.id), 0) + 1;
   /** Per planned node id: the ids its samples go to and their weights (own first). */
-  const targets = new Map<number, { ids: number[]; weights: number[]; assigned: number[]; seen: number }>();
+  const targets = new Map<number, { ids: number[]; weights: number[]; sum: number; assigned: number[]; seen: number }>();
   for (const [i, plan] of plans) {
     const node: CpuProfileNode = { ...nodes[i], children: [...(nodes[i].children ?? [])] };
     nodes[i] = node;
@@ -343,21 +335,18 @@ function apply(profile: CpuProfile, plans: Map<number, Plan>): CpuProfile {
       weights.push(ticks);
     }
     node.positionTicks = plan.own;
-    targets.set(node.id, { ids, weights, assigned: ids.map(() => 0), seen: 0 });
+    targets.set(node.id, { ids, weights, sum: weights.reduce((a, b) => a + b, 0), assigned: ids.map(() => 0), seen: 0 });
   }
   const samples = profile.samples.slice();
-  const total = new Map<number, number>();
-  for (const [id, t] of targets) total.set(id, t.weights.reduce((a, b) => a + b, 0));
   for (let s = 0; s < samples.length; s++) {
     const t = targets.get(samples[s]);
     if (!t) continue;
     // The target furthest behind its share so far: an even, deterministic spread.
     const n = ++t.seen;
-    const sum = total.get(samples[s])!;
     let best = 0;
     let bestLag = -Infinity;
     for (let k = 0; k < t.ids.length; k++) {
-      const lag = (t.weights[k] / sum) * n - t.assigned[k];
+      const lag = (t.weights[k] / t.sum) * n - t.assigned[k];
       if (lag > bestLag) { bestLag = lag; best = k; }
     }
     t.assigned[best]++;

@@ -9,6 +9,7 @@ import { gcActivity, roundKinds, type GcActivity } from '../analyze/signals/gc-a
 import { max, percentile, round, sum, weightedMean, weightedPercentile } from '../analyze/signals/stats.js';
 import { latencyWeight } from '../analyze/signals/latency-weight.js';
 import { loopStats } from '../analyze/signals/loop-stats.js';
+import { onePerProcess, processCpuOf } from '../analyze/signals/process-cpu.js';
 
 export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   const w = loadWindow(run);
@@ -52,25 +53,10 @@ function profiledUtilization(run: RunData): { utilizationMean: number } | Record
   return stats ? { utilizationMean: round(stats.eluMean, 4) } : {};
 }
 
-/** The main thread's samples of each process (or its first reporting thread). */
-function onePerProcess(perThread: { t: { pid: number; threadId: number }; samples: SampleMessage[] }[]): SampleMessage[][] {
-  const byPid = new Map<number, { t: { threadId: number }; samples: SampleMessage[] }>();
-  for (const x of perThread) {
-    const prev = byPid.get(x.t.pid);
-    if (!prev || (x.t.threadId === 0 && prev.t.threadId !== 0)) byPid.set(x.t.pid, x);
-  }
-  return [...byPid.values()].map((x) => x.samples);
-}
-
 /** Process CPU, counted once per process (worker threads repeat their process's figures). */
 function cpu(groups: SampleMessage[][], durationMs: number): TelemetrySummary['cpu'] {
-  const userMs = sum(groups.map((g) => sum(g.map((s) => s.cpu.user)))) / 1000;
-  const systemMs = sum(groups.map((g) => sum(g.map((s) => s.cpu.system)))) / 1000;
-  return {
-    userMs: round(userMs, 1),
-    systemMs: round(systemMs, 1),
-    coresUsedMean: durationMs > 0 ? round((userMs + systemMs) / durationMs, 3) : 0,
-  };
+  const c = processCpuOf(groups, durationMs);
+  return { userMs: round(c.userMs, 1), systemMs: round(c.systemMs, 1), coresUsedMean: round(c.cores, 3) };
 }
 
 function memory(samples: SampleMessage[]): TelemetrySummary['memory'] {

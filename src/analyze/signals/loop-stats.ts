@@ -52,7 +52,8 @@ export function loopStats(run: RunData): LoopStats | undefined {
 function computeLoopStats(run: RunData): LoopStats | undefined {
   const w = loadWindow(run);
   const threads = targetThreads(run);
-  const samples = threads.flatMap((t) => windowSamples(t, w));
+  const perThreadSamples = threads.map((t) => windowSamples(t, w));
+  const samples = perThreadSamples.flat();
   if (samples.length === 0) return undefined;
   const durationMs = w?.durationMs ?? sum(samples.map((s) => s.intervalMs));
   const stalls = threads.flatMap((t) => windowStalls(t, w));
@@ -62,8 +63,8 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   const counts = http.map(latencyWeight);
   const resources: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.resources)) resources[k] = (resources[k] ?? 0) + v / samples.length;
-  const perThread = threads.map((t) => {
-    const own = windowSamples(t, w);
+  const perThread = threads.map((t, i) => {
+    const own = perThreadSamples[i];
     const sampledElu = weightedMean(own.map((s) => s.elu), own.map((s) => s.intervalMs));
     return { utilization: profiledUtilization(run, t, w, sampledElu) ?? sampledElu, ms: sum(own.map((s) => s.intervalMs)) };
   });
