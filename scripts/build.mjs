@@ -17,8 +17,10 @@ const esbuild = require('esbuild');
 
 /** Every bundle the package ships. `entry` is relative to the repository root. */
 export const bundles = [
-  // The in-process agent (preloaded into the target) and its worker (found next to it at run time).
-  { entry: 'src/agent/main.ts', outfile: 'dist/agent/hotpath-agent.cjs', platform: 'node', format: 'cjs' },
+  // The in-process agent: the stub NODE_OPTIONS preloads into the target, the agent it loads
+  // where it runs, and the agent's worker (each found next to the stub at run time).
+  { entry: 'src/agent/preload.ts', outfile: 'dist/agent/hotpath-agent.cjs', platform: 'node', format: 'cjs' },
+  { entry: 'src/agent/start-agent.ts', outfile: 'dist/agent/agent-core.cjs', platform: 'node', format: 'cjs' },
   { entry: 'src/agent/worker/agent-worker.ts', outfile: 'dist/agent/agent-worker.cjs', platform: 'node', format: 'cjs' },
   // The report UI; its CSS imports (uPlot's and ours) land beside it in report.css.
   { entry: 'src/report/ui/main.ts', outfile: 'dist/report-ui/report.js', platform: 'browser', format: 'iife', minify: true },

@@ -5,7 +5,7 @@ import { isMainThread } from 'node:worker_threads';
 import type * as net from 'node:net';
 import type { ListenMessage } from './protocol.js';
 
-const CHANNEL = 'tracing:net.server.listen:asyncEnd';
+export const LISTEN_CHANNEL = 'tracing:net.server.listen:asyncEnd';
 
 type ListenBody = Omit<ListenMessage, 'v' | 'pid' | 'threadId' | 't'>;
 
@@ -18,8 +18,8 @@ export function onServerListening(cb: (server: net.Server) => void): () => void 
       // Subscribers must not throw into the listen call.
     }
   };
-  dc.subscribe(CHANNEL, handler);
-  return () => dc.unsubscribe(CHANNEL, handler);
+  dc.subscribe(LISTEN_CHANNEL, handler);
+  return () => dc.unsubscribe(LISTEN_CHANNEL, handler);
 }
 
 interface HttpishServer extends net.Server {

@@ -63,11 +63,13 @@ export class ThreadAgent {
     setErrorSink((what, message) => this.conn.send({ type: 'agent-error', what, message }));
   }
 
-  start(problem?: string): void {
+  /** `listening`: a server that listened before the agent started (a worker thread's, see preload.ts). */
+  start(problem?: string, listening?: net.Server): void {
     this.conn.send(buildHello(this.opts.cluster));
     if (problem !== undefined) reportError('config', problem);
     this.conn.onControl((msg) => safely('control', () => this.onControl(msg)));
     onServerListening((server) => safely('listen', () => this.onListen(server)));
+    if (listening !== undefined) safely('listen', () => this.onListen(listening));
     listen(process, 'exit', () => safely('exit', () => this.onExit()));
     if (isMainThread && this.opts.cluster.workerId === undefined) {
       watchClusterFork(() => this.conn.send(buildHello({ isPrimary: true })));

@@ -56,7 +56,7 @@ function isUnder(path: string, root: string): boolean {
 }
 
 /** hotpath's own agent bundles: never the app, even when hotpath runs from its own checkout. */
-const agentBundle = /[\\/]dist[\\/]agent[\\/](hotpath-agent|agent-worker)\.cjs$/;
+const agentBundle = /[\\/]dist[\\/]agent[\\/](hotpath-agent|agent-core|agent-worker)\.cjs$/;
 
 /** app = under cwd (or an app root) and outside node_modules; deps = node_modules, hotpath's agent or elsewhere. */
 export function classifyPath(path: string, ctx: ClassifyContext): FrameKind {

@@ -1,6 +1,7 @@
 // The agent across process shapes: a wrapper process (node spawning node) stays silent and
 // exits normally, a cluster of 2 workers reports 2 listening processes, a worker-thread server
-// reports from its own thread and profiles its own isolate.
+// reports from its own thread and profiles its own isolate, a worker thread that ends at once
+// stays silent.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
@@ -97,6 +98,20 @@ test('a worker-thread server reports from its own thread and profiles its own is
   assert.equal(profile.file, `cpu-${listen.pid}-${listen.threadId}.cpuprofile`);
   assert.ok(existsSync(join(c.dir, profile.file)));
   await c.waitFor((m) => m.type === 'sample' && m.threadId === listen.threadId && (m.http?.finished ?? 0) > 0, 5000, 'worker samples');
+});
+
+test('a worker thread that ends at once never starts the agent; one that stays says hello after a while', async () => {
+  const c = await collector();
+  const t = launch(c, ['worker-lifetimes.cjs']);
+  cleanups.push(() => t.kill());
+  const listen = await c.waitForListen();
+  const short: number[] = [];
+  for (let i = 0; i < 5; i++) short.push(Number((await get(listen.port!, '/short')).body));
+  const long = Number((await get(listen.port!, '/long')).body);
+  const hello = await c.waitFor((m) => m.type === 'hello' && m.threadId === long, 5000, 'the lasting worker thread\'s hello');
+  assert.equal(hello.pid, listen.pid);
+  assert.deepEqual(c.of('hello').filter((h) => short.includes(h.threadId)), [], 'the short-lived threads stayed silent');
+  assert.equal(c.of('listen').filter((l) => l.threadId === long).length, 0, 'the pool thread is no target');
 });
 
 test('a worker-thread target blocked for 1.5 s reports the stall from its own thread while it lasts', async () => {
