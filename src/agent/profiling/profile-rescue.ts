@@ -1,17 +1,19 @@
-// Rescues a running profile when the target dies of an uncaught exception or calls
-// process.exit(): the agent worker that drives the profiler would die with the process and
-// take the profile with it. 'exit' handlers still run while the worker is alive, so the main
-// thread's asks the worker to stop and write the profile, and blocks (bounded) on a shared
-// flag until it has. While the main thread waits in Atomics.wait, V8 still serves the worker
+// Rescues what the agent worker is doing with the main thread's inspector when the target
+// dies of an uncaught exception or calls process.exit(): a running profile, which the worker
+// would take with it, and a stall's sampling session, which left connected made Node print
+// "Waiting for the debugger to disconnect..." into the target's stderr. 'exit' handlers still
+// run while the worker is alive, so the main thread's asks the worker to finish (write the
+// profile; end the stall, with its cause, at the exit) and blocks (bounded) on a shared flag
+// until it has. While the main thread waits in Atomics.wait, V8 still serves the worker
 // session's inspector messages (Profiler.stop) through interrupts: verified on Node 20, 22
-// and 24. Only when a profile runs (or is being written): otherwise an exit is not delayed.
+// and 24. Only when a profile or a stall's sampling runs: otherwise an exit is not delayed.
 //
 //   main thread, process 'exit'                    agent worker
 //     busy? ── no ──▶ exit as before
 //      │ yes
 //     postMessage(RESCUE_PROFILES) ──────────────▶  stop the watchdog, Profiler.stop (answered
 //     Atomics.wait(done, ≤ PROFILE_RESCUE_WAIT_MS)   by the waiting main isolate), write the file,
-//                 ◀──────────────── notify(done) ─   send `profile`, done once the bytes left
+//                 ◀──────────────── notify(done) ─   send `profile` and `stall`, done once the bytes left
 //     last sample, bye
 
 /** How long an exiting main thread waits for its profile to be written. */
@@ -21,6 +23,9 @@ export const RESCUE_PROFILES = 'hotpath:rescue-profiles';
 
 const BUSY = 0;
 const DONE = 1;
+/** What keeps the worker busy with the main thread's inspector: bits of the BUSY cell. */
+const BUSY_BITS = { profile: 1, stall: 2 } as const;
+export type RescueWork = keyof typeof BUSY_BITS;
 
 /** Two Int32 cells shared by the main thread and its agent worker. */
 export class ProfileRescueFlag {
@@ -30,13 +35,14 @@ export class ProfileRescueFlag {
     this.cells = new Int32Array(buffer);
   }
 
-  /** Worker: a profile runs or is being written. */
-  setBusy(busy: boolean): void {
-    Atomics.store(this.cells, BUSY, busy ? 1 : 0);
+  /** Worker: a profile runs or is being written, or a stall's sampling session is connected. */
+  setBusy(work: RescueWork, busy: boolean): void {
+    if (busy) Atomics.or(this.cells, BUSY, BUSY_BITS[work]);
+    else Atomics.and(this.cells, BUSY, ~BUSY_BITS[work]);
   }
 
   get busy(): boolean {
-    return Atomics.load(this.cells, BUSY) === 1;
+    return Atomics.load(this.cells, BUSY) !== 0;
   }
 
   /** Worker: the rescued profiles are written and announced. */
@@ -52,8 +58,8 @@ export class ProfileRescueFlag {
 }
 
 /**
- * Main thread, in its process 'exit' handler: when a profile runs, has the worker write it and
- * waits for that (bounded). Returns at once otherwise.
+ * Main thread, in its process 'exit' handler: when a profile or a stall's sampling runs, has
+ * the worker finish it and waits for that (bounded). Returns at once otherwise.
  */
 export function rescueProfilesAtExit(
   worker: { threadId: number; postMessage(value: unknown): void }, flag: ProfileRescueFlag, timeoutMs = PROFILE_RESCUE_WAIT_MS,

@@ -41,11 +41,11 @@ function run(data: AgentWorkerData): void {
   const profiler = new InspectorProfiler(mainSession, {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId,
     samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
-    send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy(busy),
+    send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy('profile', busy),
     onStopping: (stopping) => watchdog.agentWork(stopping),
     ownScriptsUrl: `${pathToFileURL(__dirname).href}/`,
   });
-  const cause = new StallCause(mainSession);
+  const cause = new StallCause(mainSession, (busy) => rescue.setBusy('stall', busy));
   const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
   watchdog.start();
   const flusher = new Flusher(conn, profiler, (done) => captureScripts(mainSession, {
@@ -59,12 +59,17 @@ function run(data: AgentWorkerData): void {
     else if (msg.cmd === 'profile-stop') profiler.stop(() => {});
     else if (msg.cmd === 'flush') flusher.flush();
   });
-  // The main thread is exiting (crash, process.exit) and waits for its running profile: see
-  // profile-rescue.ts. Its heartbeat has stopped for good, so the watchdog stops too.
+  // The main thread is exiting (crash, process.exit) and waits for its running profile and the
+  // stall under way: see profile-rescue.ts. Its heartbeat has stopped for good, so the watchdog
+  // stops too.
   const onExitRescue = (): void => {
     exiting = true;
-    watchdog.stop();
-    profiler.stop(() => conn.afterWrites(() => rescue.markDone()));
+    let pending = 2;
+    const finished = (): void => {
+      if (--pending === 0) conn.afterWrites(() => rescue.markDone());
+    };
+    watchdog.stopAtExit(finished);
+    profiler.stop(finished);
   };
   parentPort?.on('message', (m: unknown) => {
     if (m === MAIN_FLUSHED) flusher.mainFlushed();

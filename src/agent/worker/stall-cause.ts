@@ -20,8 +20,11 @@ type Cause = NonNullable<StallMessage['cause']>;
 export class StallCause {
   private session: Session | undefined;
 
-  /** `connect` opens a new session connected to the watched thread. */
-  constructor(private readonly connect: () => Session) {}
+  /**
+   * `connect` opens a new session connected to the watched thread; `onBusy` hears when one is
+   * connected (true) and when it is gone (false).
+   */
+  constructor(private readonly connect: () => Session, private readonly onBusy?: (busy: boolean) => void) {}
 
   start(): void {
     if (this.session !== undefined) return;
@@ -32,6 +35,7 @@ export class StallCause {
       return;
     }
     this.session = session;
+    this.onBusy?.(true);
     session.post('Profiler.enable');
     session.post('Profiler.setSamplingInterval', { interval: STALL_SAMPLING_US });
     session.post('Profiler.start');
@@ -43,6 +47,7 @@ export class StallCause {
     this.session = undefined;
     session.post('Profiler.stop', (err, result) => {
       disconnect(session);
+      this.onBusy?.(false);
       if (err || !result?.profile) return done(undefined);
       done(hottestStacks(result.profile as unknown as Profile));
     });

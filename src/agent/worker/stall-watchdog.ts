@@ -44,6 +44,17 @@ export class StallWatchdog {
     this.timer = undefined;
   }
 
+  /**
+   * The main thread is exiting (a crash or process.exit() right after a block): stops watching,
+   * and a stall still under way ends now, with its cause; `done` once it is sent (or at once).
+   */
+  stopAtExit(done: () => void): void {
+    this.stop();
+    const stall = this.stall;
+    if (stall === undefined) return done();
+    this.finish(stall.start, epochNow(), !stall.agent, done);
+  }
+
   /** The agent starts (true) or ends (false) work that blocks the main thread (stopping profiles). */
   agentWork(active: boolean): void {
     const now = epochNow();
@@ -93,13 +104,17 @@ export class StallWatchdog {
     }
   }
 
-  private finish(start: number, resumed: number, sampled: boolean): void {
+  private finish(start: number, resumed: number, sampled: boolean, sent: () => void = () => {}): void {
     this.stall = undefined;
     const body = this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed);
-    if (this.cause === undefined || !sampled) return this.send(body);
+    if (this.cause === undefined || !sampled) {
+      this.send(body);
+      return sent();
+    }
     this.cause.stop((cause) => {
       if (cause !== undefined) body.cause = cause;
       this.send(body);
+      sent();
     });
   }
 }

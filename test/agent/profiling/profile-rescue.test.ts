@@ -6,7 +6,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentMessage, ProfileMessage } from '../../../src/agent/protocol.js';
+import type { AgentMessage, ProfileMessage, StallMessage } from '../../../src/agent/protocol.js';
 import { PROFILE_RESCUE_WAIT_MS } from '../../../src/agent/profiling/profile-rescue.js';
 import { Collector, launch, within, get, getMany, destroyKeepAlive, NODES, type Target } from '../helpers/agent-harness.js';
 
@@ -26,9 +26,9 @@ async function start(node: string, config: Record<string, unknown> = {}): Promis
   return { c, t, port: listen.port as number, pid: listen.pid };
 }
 
-/** Asks for a crash; the request itself fails with the process. */
-function crash(port: number, how: 'throw' | 'exit'): void {
-  get(port, `/crash?how=${how}`, false).catch(() => { /* the server died, as asked */ });
+/** Asks for a crash, after blocking the loop `blockMs` first; the request itself fails with the process. */
+function crash(port: number, how: 'throw' | 'exit', blockMs?: number): void {
+  get(port, `/crash?how=${how}${blockMs === undefined ? '' : `&blockMs=${blockMs}`}`, false).catch(() => { /* the server died, as asked */ });
 }
 
 const isProfile = (m: AgentMessage): m is ProfileMessage => m.type === 'profile';
@@ -78,6 +78,22 @@ test('with --heap both the CPU and the allocation profile are kept', async () =>
   assert.deepEqual(kinds, ['cpu', 'heap']);
   for (const p of c.messages.filter(isProfile)) assert.ok(existsSync(join(c.dir, p.file)));
 });
+
+for (const node of NODES) {
+  test(`${node.name}: a crash right after a long block ends the stall with its cause and leaves stderr clean`, async () => {
+    const { c, t, port, pid } = await start(node.bin);
+    crash(port, 'throw', 700);
+    assert.deepEqual(await within(t.exited, 10_000, 'the crash'), { code: 1, signal: null });
+    await c.waitFor((m) => m.type === 'bye' && m.pid === pid, 3000, 'bye');
+    const final = c.messages.find((m): m is StallMessage => m.type === 'stall' && !m.ongoing);
+    assert.ok(final, `a final stall: ${c.messages.map((m) => m.type).join(',')}`);
+    assert.ok(final.durationMs >= 600, `duration ${final.durationMs}`);
+    // The block's code (blockFor, or the handler V8 inlined it into) is the cause.
+    assert.ok(final.cause?.some((x) => x.share > 0.5 && x.stack[0]?.file.endsWith('/crash.cjs')), JSON.stringify(final.cause));
+    assert.ok(exitDelay(t) < PROFILE_RESCUE_WAIT_MS, 'well within the bound');
+    assert.doesNotMatch(t.stderr(), /Waiting for the debugger/);
+  });
+}
 
 test('no profile running: nothing is waited for and nothing is written', async () => {
   const { c, t, port } = await start(process.execPath);
