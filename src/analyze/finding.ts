@@ -22,7 +22,10 @@ export type Category = (typeof CATEGORIES)[number];
 export type Severity = 'critical' | 'warning' | 'info';
 
 export interface Culprit {
-  /** The function's own name as written in the source ("(anonymous)" when it has none). */
+  /**
+   * The function's own name as written in the source; one without a name reads
+   * "(anonymous in f)" when the run's function ranges place it in function f, else "(anonymous)".
+   */
   function: string;
   /** Path relative to the target's working directory (after source maps). */
   file: string;

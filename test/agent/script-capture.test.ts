@@ -123,3 +123,17 @@ test('function rows turn coverage offsets into 0-based lines and columns', () =>
     { functionName: 'empty', ranges: [] },
   ], source), [['', 0, 0, 4, 0, 1], ['f', 1, 0, 3, 1, 3]]);
 });
+
+test('the scripts worth ranges: ticked lines or anonymous functions, never node\'s own or the agent\'s', () => {
+  const node = (scriptId: string, url: string, functionName: string, hitCount = 0) =>
+    ({ callFrame: { scriptId, url, functionName }, hitCount, positionTicks: hitCount > 0 ? [{ line: 1, ticks: hitCount }] : undefined });
+  const into = new Set<string>();
+  profiledScripts([
+    node('1', 'file:///app/hot.js', 'work', 5), // ticks: inlined callees may hide there
+    node('2', 'file:///app/render.js', ''), // an anonymous caller without samples of its own
+    node('3', 'file:///app/cold.js', 'named'), // a named caller only
+    node('4', 'node:internal/worker', '', 3),
+    node('5', 'file:///opt/hotpath/dist/agent/agent-core.cjs', '', 2),
+  ], into, 'file:///opt/hotpath/dist/agent/');
+  assert.deepEqual([...into].sort(), ['1', '2']);
+});

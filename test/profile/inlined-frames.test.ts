@@ -4,7 +4,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expandInlinedFrames, type FunctionRanges } from '../../src/profile/inlined-frames.js';
+import { expandInlinedFrames } from '../../src/profile/inlined-frames.js';
+import type { FunctionRanges } from '../../src/profile/script-functions.js';
 import type { CpuProfile, CpuProfileNode } from '../../src/profile/cpu-profile.js';
 import { buildCallTree } from '../../src/profile/build-call-tree.js';
 

@@ -54,16 +54,18 @@ export function functionRows(functions: readonly CoverageFunction[], source: str
 }
 
 /** A profile node as far as the capture needs it. */
-interface ProfiledNode { callFrame: { scriptId: string | number; url: string }; hitCount?: number; positionTicks?: unknown[] }
+interface ProfiledNode { callFrame: { scriptId: string | number; url: string; functionName?: string }; hitCount?: number; positionTicks?: unknown[] }
 
 /**
- * The scripts worth ranges: those of profile nodes with ticks on their lines, outside node's
+ * The scripts worth ranges: those of profile nodes with ticks on their lines (inlined callees
+ * hide there) or of anonymous functions (named by the function they lie in), outside node's
  * own code (`node:`), scripts without a URL and the agent's own (URLs starting with `exclude`).
  */
 export function profiledScripts(nodes: readonly ProfiledNode[], into: Set<string>, exclude?: string): void {
   for (const n of nodes) {
     const url = n.callFrame.url;
-    if (!n.hitCount || !n.positionTicks?.length || url === '' || url.startsWith('node:')) continue;
+    const ticked = Boolean(n.hitCount) && Boolean(n.positionTicks?.length);
+    if (!(ticked || n.callFrame.functionName === '') || url === '' || url.startsWith('node:')) continue;
     if (exclude !== undefined && url.startsWith(exclude)) continue;
     into.add(String(n.callFrame.scriptId));
   }

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunData } from '../../run-dir/run-data.js';
 import type { CallTree, Frame } from '../../profile/call-tree.js';
-import { parseHeapProfile } from '../../profile/heap-profile.js';
+import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
 import { buildHeapTree, topAllocators } from '../../profile/build-heap-tree.js';
 import { cpuViewOf } from './cpu-profile.js';
 import { runResolver } from '../../profile/run-source-maps.js';
@@ -69,7 +69,7 @@ function load(run: RunData): AllocationView | null {
   let best: AllocationView | null = null;
   for (const ref of refs) {
     try {
-      const tree = buildHeapTree(parseHeapProfile(readFileSync(ref.path, 'utf8'), ref.path), { cwd: run.cwd, resolver: runResolver(run) });
+      const tree = buildHeapTree(parseRunHeapProfile(run, readFileSync(ref.path, 'utf8'), ref), { cwd: run.cwd, resolver: runResolver(run) });
       if (tree.totalUs <= 0 || (best && best.totalBytes >= tree.totalUs)) continue;
       const top = topAllocators(tree, { limit: 20 });
       const sites = top.map((a) => ({ frame: tree.frames[a.frame], bytes: a.bytes, share: a.share }));

@@ -7,7 +7,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { hotpathError } from '../../errors.js';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
 import { parseRunCpuProfile } from '../../profile/run-cpu-profile.js';
-import { parseHeapProfile } from '../../profile/heap-profile.js';
+import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
 import { buildHeapTree } from '../../profile/build-heap-tree.js';
 import { cpuStackSamples, treeStackSamples, type StackSamples } from '../../profile/stack-samples.js';
 import { toFolded } from './folded.js';
@@ -73,7 +73,7 @@ async function samplesOf(run: RunData, ref: ProfileRef): Promise<StackSamples> {
   const text = await readFile(ref.path, 'utf8').catch((cause: Error) => {
     throw hotpathError('HOTPATH_ERR_PROFILE', `Cannot read the profile ${ref.path}: ${cause.message}`, { cause });
   });
-  if (ref.kind === 'heap') return treeStackSamples(buildHeapTree(parseHeapProfile(text, ref.path), { cwd: run.cwd, resolver: runResolver(run) }));
+  if (ref.kind === 'heap') return treeStackSamples(buildHeapTree(parseRunHeapProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) }));
   return cpuStackSamples(parseRunCpuProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) });
 }
 

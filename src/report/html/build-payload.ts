@@ -3,7 +3,7 @@
 // result, and every CPU and heap profile in compact form. Unreadable parts become
 // warnings shown in the page, never a failed report.
 
-import { readHeapProfile } from '../../profile/read-profile.js';
+import { readRunHeapProfile } from '../../profile/run-heap-profile.js';
 import { readRunCpuProfile } from '../../profile/run-cpu-profile.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import type { ProfileRef, RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
@@ -97,7 +97,7 @@ async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfil
     try {
       out.push(ref.kind === 'cpu'
         ? cpuProfilePayload(await readRunCpuProfile(run, ref), { ...who, label: `CPU · ${where}` }, ctx)
-        : heapProfilePayload(await readHeapProfile(ref.path), { ...who, label: `Allocations · ${where}` }, ctx));
+        : heapProfilePayload(await readRunHeapProfile(run, ref), { ...who, label: `Allocations · ${where}` }, ctx));
     } catch (err) {
       warnings.push(`${ref.kind} profile ${ref.path} left out: ${(err as Error).message}`);
     }

@@ -1,0 +1,102 @@
+// nameAnonymousFrames: an anonymous function is named by the named function it was written in,
+// through the run's function ranges; on hand-written ranges, then end to end on a real CPU
+// profile with the ranges the agent captured (parseRunCpuProfile, as every view reads a run).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as inspector from 'node:inspector';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runInThisContext } from 'node:vm';
+import { nameAnonymousFrames } from '../../src/profile/anonymous-names.js';
+import { parseRunCpuProfile } from '../../src/profile/run-cpu-profile.js';
+import type { FunctionRanges } from '../../src/profile/script-functions.js';
+import type { CpuCallFrame } from '../../src/profile/cpu-profile.js';
+import { captureScripts } from '../../src/agent/profiling/script-capture.js';
+import { functionRangesFileName, profiledScripts, type FunctionRangeRow } from '../../src/agent/profiling/function-ranges.js';
+
+const APP = 'file:///srv/app.js';
+const frame = (name: string, line: number, col: number, url = APP): CpuCallFrame => ({ functionName: name, scriptId: '7', url, lineNumber: line, columnNumber: col });
+
+// app.js (0-based): the module function; computeInWorker 2-12 holding a Promise executor at 3:22
+// that holds a listener at 5:20; a top-level callback at 14:10; render 16-20.
+const ranges: FunctionRanges = {
+  [APP]: [
+    ['', 0, 0, 30, 0, 1],
+    ['computeInWorker', 2, 0, 12, 1, 4],
+    ['', 3, 22, 10, 3, 4],
+    ['', 5, 20, 7, 5, 4],
+    ['', 14, 10, 14, 40, 2],
+    ['render', 16, 0, 20, 1, 3],
+  ],
+};
+
+test('an anonymous function is named by the nearest named function it lies in, however deep', () => {
+  const frames = [frame('', 3, 22), frame('', 5, 20), frame('render', 16, 0), frame('', 14, 10), frame('', 1, 0, 'file:///srv/other.js')];
+  nameAnonymousFrames(frames, ranges);
+  assert.deepEqual(frames.map((f) => f.functionName), [
+    '(anonymous in computeInWorker)',
+    '(anonymous in computeInWorker)',
+    'render', // named: untouched
+    '', // at the top level of the module: nothing names it
+    '', // a script without ranges
+  ]);
+});
+
+test('without ranges nothing changes', () => {
+  const frames = [frame('', 3, 22)];
+  nameAnonymousFrames(frames, undefined);
+  nameAnonymousFrames(frames, {});
+  assert.equal(frames[0].functionName, '');
+});
+
+function post<T>(session: inspector.Session, method: string, params?: object): Promise<T> {
+  return new Promise((resolve, reject) => session.post(method, params, (err, r) => (err ? reject(err) : resolve(r as T))));
+}
+
+test('a real profile: the callback passed to map() reads as "(anonymous in scoreAll)"', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-anon-'));
+  try {
+    const source = [
+      '(function () {',
+      '  function scoreAll(xs) {',
+      '    return xs.map((x) => {',
+      '      let h = x | 0;',
+      '      for (let i = 0; i < 20000; i++) h = Math.imul(h ^ i, 16777619);',
+      '      return h;',
+      '    });',
+      '  }',
+      '  return scoreAll;',
+      '})()',
+    ].join('\n');
+    const scoreAll = runInThisContext(source, { filename: join(dir, 'score.js') }) as (xs: number[]) => number[];
+    const session = new inspector.Session();
+    session.connect();
+    await post(session, 'Profiler.enable');
+    await post(session, 'Profiler.setSamplingInterval', { interval: 100 });
+    await post(session, 'Profiler.start');
+    const until = Date.now() + 300;
+    let sink = 0;
+    while (Date.now() < until) sink += scoreAll([sink, 1, 2])[0];
+    const { profile } = await post<{ profile: { nodes: { callFrame: CpuCallFrame }[] } }>(session, 'Profiler.stop');
+    await post(session, 'Profiler.disable');
+    session.disconnect();
+    const sampled = new Set<string>();
+    profiledScripts(profile.nodes, sampled);
+    const connect = (): inspector.Session => {
+      const s = new inspector.Session();
+      s.connect();
+      return s;
+    };
+    await new Promise<void>((resolve) => captureScripts(connect, { runDir: dir, pid: 7, threadId: 0, profiledScripts: sampled }, resolve));
+    const written = JSON.parse(readFileSync(join(dir, functionRangesFileName(7, 0)), 'utf8')) as { scripts: Record<string, FunctionRangeRow[]> };
+
+    const parsed = parseRunCpuProfile({ functionRanges: written.scripts }, JSON.stringify(profile), { path: 'score.cpuprofile' });
+    const names = new Set(parsed.nodes.filter((n) => n.callFrame.url.endsWith('score.js')).map((n) => n.callFrame.functionName));
+    assert.ok(names.has('(anonymous in scoreAll)'), [...names].join(', '));
+    assert.ok(!names.has(''), 'no anonymous frame left in the script but the IIFE, which ran before the profile');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
