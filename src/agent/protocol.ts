@@ -223,8 +223,11 @@ export interface GrowthMessage extends Envelope {
    * those keeps node's per-response socket listener cheap). `count` is the largest listener
    * count seen on one emitter of that class for that event (growth shows here), `added` those
    * additions since listen, `site` the adding call site sampled at the latest new maximum.
+   * `current`: the listeners that emitter holds now, at this report (absent once it was
+   * garbage-collected): a leak keeps them, listeners that only pile up while many requests are
+   * in flight (a pipe per live stream, a waiter per pending call) are gone again.
    */
-  listeners: { emitter: string; event: string; count: number; added: number; site?: CallSite; stack?: CallStack }[];
+  listeners: { emitter: string; event: string; count: number; added: number; current?: number; site?: CallSite; stack?: CallStack }[];
   /**
    * Where setMaxListeners(0|Infinity) or events.defaultMaxListeners = Infinity happened (at any
    * time, also before listen). `what`: 'events.defaultMaxListeners', 'EventEmitter.setMaxListeners'

@@ -21,6 +21,8 @@ export const LISTENER_LEAK_MIN_GROWTH = 10;
 export const LISTENER_LEAK_MIN_CORRELATION = 0.8;
 /** One listener per this many requests or more is critical: the per-request cost keeps rising. */
 export const LISTENER_LEAK_CRITICAL_PER_REQUEST = 0.1;
+/** Share of the growth the emitter must still hold at the end of the run (see kept()). */
+export const LISTENER_LEAK_MIN_KEPT = 0.5;
 /** Impact when latency does not (yet) show the cost: a leak is worth fixing but ranks low. */
 export const LISTENER_LEAK_BASE_IMPACT = 0.05;
 
@@ -63,7 +65,19 @@ function acrossSockets(run: RunData, entry: ListenerEntry, s: GrowthStats, all: 
 
 function isLeak(entry: ListenerEntry, s: GrowthStats): boolean {
   const steady = Math.max(s.requestCorrelation, s.timeCorrelation) >= LISTENER_LEAK_MIN_CORRELATION;
-  return entry.count >= LISTENER_LEAK_MIN_COUNT && s.delta >= LISTENER_LEAK_MIN_GROWTH && steady;
+  return entry.count >= LISTENER_LEAK_MIN_COUNT && s.delta >= LISTENER_LEAK_MIN_GROWTH && steady && kept(entry, s);
+}
+
+/**
+ * Whether the emitter of the maximum still holds most of the growth at the last report. A leak
+ * keeps its listeners; listeners that only pile up while requests are in flight (node pipes
+ * each live Worker's stdout into process.stdout, a pool queues a waiter per pending call) are
+ * removed again, and their maximum creeps up with each new peak of concurrency, steadily
+ * enough to look like growth. Unknown (the emitter was collected, an older agent): kept.
+ */
+function kept(entry: ListenerEntry, s: GrowthStats): boolean {
+  if (entry.current === undefined) return true;
+  return entry.current - (entry.count - s.delta) >= LISTENER_LEAK_MIN_KEPT * s.delta;
 }
 
 function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: GrowthStats, all: GrowthStats | undefined, trend: ReturnType<typeof latencyTrend>): Finding {
@@ -86,6 +100,7 @@ function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: Gro
     summary: `Listeners for '${entry.event}' on ${across !== undefined ? `one ${entry.emitter}` : entry.emitter} grew from ${s.first} to ${entry.count} during the run (${rate}); each one runs on every '${entry.event}' event.${where}${warning}`,
     evidence: {
       emitter: entry.emitter, event: entry.event, listeners: entry.count, listenersAtStart: s.first, added: s.delta,
+      ...(entry.current !== undefined ? { listenersAtEnd: entry.current } : {}),
       perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation,
       ...(across !== undefined ? { perRequestAllSockets: across.perRequest, openConnections: across.sockets } : {}),
       ...(silenced.length > 0 ? { maxListenersDisabled: silenced } : {}),

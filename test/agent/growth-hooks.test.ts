@@ -48,6 +48,7 @@ test('listener added per request: count grows with the requests, at the adding l
   assert.equal(entry.emitter, 'Server');
   assert.equal(entry.count, 40);
   assert.equal(entry.added, 39); // additions that left two or more: the first one left one
+  assert.equal(entry.current, 40, 'the server still holds them all');
 
   assertSite(entry.site, 'growth.cjs', 'listener');
   assert.equal(entry.site!.function, 'attachAfterEvent');
@@ -57,6 +58,16 @@ test('listener added per request: count grows with the requests, at the adding l
   assertSite(off.site, 'growth.cjs', 'max-listeners');
   // Per-connection listeners of the HTTP internals do not grow: their count stays small.
   assert.ok(g.listeners.filter((l) => l.event !== 'after').every((l) => l.count < 10), JSON.stringify(g.listeners));
+});
+
+test('listeners that pile up while requests are in flight are gone at the end; node lifting the limit for a Worker\'s stdio is no silenced warning', async () => {
+  const { c, port } = await startWith(['growth.cjs']);
+  await Promise.all(Array.from({ length: 30 }, () => get(port, '/wait', false)));
+  await Promise.all(Array.from({ length: 4 }, () => get(port, '/worker', false)));
+  const released = growthWhere((m) => m.listeners.some((l) => l.event === 'open' && l.count >= 20 && l.current === 0));
+  const g = await c.waitFor(released, 10_000, 'the pile-up released');
+  assert.equal(g.listeners.find((l) => l.event === 'open')!.emitter, 'EventEmitter');
+  assert.deepEqual(g.maxListenersDisabled.filter((x) => x.what !== 'events.defaultMaxListeners'), []);
 });
 
 test('Express route registered after listen: count, path, growing router stack and the registering line', async () => {

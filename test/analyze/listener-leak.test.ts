@@ -57,3 +57,19 @@ test('listener leak: a listener per request on keep-alive sockets is counted ove
   assert.equal(f.evidence.openConnections, 50);
   assert.match(f.summary, /on one Socket .*about 1 per request over the 50 open connections/);
 });
+
+test('listener leak: a count that only piled up while requests were in flight, and is gone at the end, is no leak', () => {
+  const run = () => syntheticRun({ rps: 300, listenerGrowth: [{ emitter: 'Socket', event: 'close', perRequest: 0.05, base: 40, site }] });
+  const leaking = run();
+  assert.equal(listenerLeak(leaking).length, 1, 'the same growth is a leak while nothing says otherwise');
+  const released = run();
+  const last = released.threads[0].growth.at(-1)!.listeners[0];
+  last.current = 41; // the emitter of the maximum let go of the growth
+  assert.deepEqual(listenerLeak(released), []);
+  const kept = run();
+  const end = kept.threads[0].growth.at(-1)!.listeners[0];
+  end.current = end.count;
+  const [f] = listenerLeak(kept);
+  assert.ok(f, 'all of it still attached: a leak');
+  assert.equal(f.evidence.listenersAtEnd, end.count);
+});

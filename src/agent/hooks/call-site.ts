@@ -27,31 +27,39 @@ interface V8Frame {
 
 const holder: { stack?: unknown } = {};
 
-/** The stack above `skip` (exclusive), first frame = the call site; empty when none is outside internals. */
-export function captureStack(skip: Function): CallSite[] {
+/** V8's structured frames above `skip` (exclusive), at most `limit`. */
+function rawFrames(skip: Function, limit: number): V8Frame[] {
   const prevLimit = Error.stackTraceLimit;
   const prevPrepare = Error.prepareStackTrace;
-  let frames: V8Frame[] = [];
   try {
-    Error.stackTraceLimit = RAW_LIMIT;
+    Error.stackTraceLimit = limit;
     Error.prepareStackTrace = (_err, cs) => cs;
     Error.captureStackTrace(holder, skip);
-    frames = holder.stack as V8Frame[];
+    return (holder.stack as V8Frame[] | undefined) ?? [];
   } catch {
-    frames = [];
+    return [];
   } finally {
     Error.stackTraceLimit = prevLimit;
     Error.prepareStackTrace = prevPrepare;
     holder.stack = undefined;
   }
+}
+
+/** The stack above `skip` (exclusive), first frame = the call site; empty when none is outside internals. */
+export function captureStack(skip: Function): CallSite[] {
   const out: CallSite[] = [];
-  for (const f of frames ?? []) {
+  for (const f of rawFrames(skip, RAW_LIMIT)) {
     const file = f.getFileName();
     if (!file || file.startsWith('node:') || agentFiles.has(file) || !file.includes('/') && !file.includes('\\')) continue;
     out.push({ function: functionName(f), file, line: f.getLineNumber() ?? 0, column: f.getColumnNumber() ?? 0 });
     if (out.length >= STACK_FRAMES) break;
   }
   return out;
+}
+
+/** Whether the function that called `skip` is node's own (`node:…`), not the app's or a module's. */
+export function calledByNode(skip: Function): boolean {
+  return rawFrames(skip, 1)[0]?.getFileName()?.startsWith('node:') === true;
 }
 
 function functionName(f: V8Frame): string {

@@ -3,7 +3,9 @@
 // IncomingMessage and ServerResponse, whose listeners die with the request. Tracks the largest listener count
 // seen on one emitter of the class, and samples the adding call site at each new maximum
 // (first SAMPLE_FIRST, then 1 in SAMPLE_EVERY): a listener added per request shows as a count
-// that grows with the requests, with the site that adds it (STORIES.md story 1).
+// that grows with the requests, with the site that adds it (STORIES.md story 1). Each report
+// also says how many listeners the emitter of the maximum still holds (a weak reference):
+// a leak keeps them, a pile-up under concurrency does not.
 import { EventEmitter } from 'node:events';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import type { CallSite } from '../protocol.js';
@@ -12,7 +14,18 @@ import { captureStack } from './call-site.js';
 import { SAMPLE_FIRST, SAMPLE_EVERY, MAX_ENTRIES, withSite } from './site-counter.js';
 import { defineLike } from './wrap.js';
 
-interface Entry { emitter: string; event: string; count: number; added: number; maxima: number; site?: CallSite; stack?: CallSite[] }
+interface Entry {
+  emitter: string;
+  event: string;
+  count: number;
+  added: number;
+  maxima: number;
+  site?: CallSite;
+  stack?: CallSite[];
+  /** The emitter that holds the maximum, and its event key (a symbol stays a symbol here). */
+  holder?: WeakRef<EventEmitter>;
+  key?: string | symbol;
+}
 
 type AddFn = (this: EventEmitter, event: string | symbol, listener: (...args: unknown[]) => void) => EventEmitter;
 
@@ -45,7 +58,10 @@ export class ListenerGrowth implements GrowthHook {
 
   contribute(into: GrowthBody): void {
     for (const e of this.entries.values()) {
-      into.listeners.push(withSite({ emitter: e.emitter, event: e.event, count: e.count, added: e.added }, e));
+      const row: GrowthBody['listeners'][number] = { emitter: e.emitter, event: e.event, count: e.count, added: e.added };
+      const holder = e.holder?.deref();
+      if (holder !== undefined && e.key !== undefined) row.current = listenersNow(holder, e.key);
+      into.listeners.push(withSite(row, e));
     }
   }
 
@@ -109,6 +125,8 @@ export class ListenerGrowth implements GrowthHook {
       // A new maximum (rare): worth the lookup that leaves out the agent's own emitters.
       if (n <= e.count || threadState.agentOwned.has(emitter)) return;
       e.count = n;
+      if (e.holder?.deref() !== emitter) e.holder = new WeakRef(emitter);
+      e.key = event;
       if (e.maxima++ < SAMPLE_FIRST || e.maxima % SAMPLE_EVERY === 0) {
         const stack = captureStack(skip);
         if (stack.length > 0) {

@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import type { CallSite } from '../protocol.js';
-import { captureStack } from './call-site.js';
+import { calledByNode, captureStack } from './call-site.js';
 import { defineLike } from './wrap.js';
 
 interface Entry { what: string; value: number; site?: CallSite; stack?: CallSite[] }
@@ -59,7 +59,9 @@ export class MaxListeners implements GrowthHook {
     const self = this;
     const wrapper = function (this: EventEmitter, n: number): EventEmitter {
       const result = original.call(this, n);
-      if (disables(n)) {
+      // Node lifts the limit for a moment itself (a Worker's stdio piped into process.stdout)
+      // and restores it: not a warning anyone silenced.
+      if (disables(n) && !calledByNode(wrapper)) {
         try {
           self.add(`${(this.constructor as { name?: string } | undefined)?.name || 'EventEmitter'}.setMaxListeners`, n, captureStack(wrapper));
         } catch {
@@ -79,7 +81,7 @@ export class MaxListeners implements GrowthHook {
     const self = this;
     const wrapper = function (this: unknown, n?: number, ...targets: unknown[]): void {
       original.call(this, n, ...targets);
-      if (disables(n)) {
+      if (disables(n) && !calledByNode(wrapper)) {
         try {
           self.add(targets.length === 0 ? 'events.defaultMaxListeners' : 'EventEmitter.setMaxListeners', n, captureStack(wrapper));
         } catch {
