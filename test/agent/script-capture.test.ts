@@ -4,19 +4,14 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as inspector from 'node:inspector';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInThisContext } from 'node:vm';
+import { connect, profileLoop } from './helpers/inspector-session.js';
 import { captureScripts, isAppScript, sourceMapFileName } from '../../src/agent/profiling/script-capture.js';
 import { functionRangesFileName, functionRows, lineStarts, profiledScripts, type FunctionRangeRow } from '../../src/agent/profiling/function-ranges.js';
 
-const connect = (): inspector.Session => {
-  const s = new inspector.Session();
-  s.connect();
-  return s;
-};
 
 function capture(runDir: string, scripts: ReadonlySet<string> = new Set()): Promise<number> {
   return new Promise((resolve) => {
@@ -63,10 +58,6 @@ test('done comes once whatever the scripts; only the app\'s files with a map cou
   assert.equal(isAppScript({ url: 'file:///srv/app/a.js', sourceMapURL: 'a.js.map' }), true);
 });
 
-function post<T>(session: inspector.Session, method: string, params?: object): Promise<T> {
-  return new Promise((resolve, reject) => session.post(method, params, (err, r) => (err ? reject(err) : resolve(r as T))));
-}
-
 test('the functions of a script the CPU profile sampled are written with their lines', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-ranges-'));
   try {
@@ -82,15 +73,8 @@ test('the functions of a script the CPU profile sampled are written with their l
       '})()',
     ].join('\n');
     const outer = runInThisContext(source, { filename: join(dir, 'hot.js') }) as (n: number) => number;
-    const session = connect();
-    await post(session, 'Profiler.enable');
-    await post(session, 'Profiler.setSamplingInterval', { interval: 100 });
-    await post(session, 'Profiler.start');
-    const until = Date.now() + 300;
     let sink = 0;
-    while (Date.now() < until) sink += outer(sink);
-    const { profile } = await post<{ profile: { nodes: { callFrame: { scriptId: string; url: string }; hitCount?: number; positionTicks?: unknown[] }[] } }>(session, 'Profiler.stop');
-    session.disconnect();
+    const profile = await profileLoop(() => { sink += outer(sink); }, 300);
     const sampled = new Set<string>();
     profiledScripts(profile.nodes, sampled);
     const hot = profile.nodes.find((n) => n.callFrame.url.endsWith('hot.js'));

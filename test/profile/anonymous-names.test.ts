@@ -4,7 +4,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as inspector from 'node:inspector';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { parseRunCpuProfile } from '../../src/profile/run-cpu-profile.js';
 import type { FunctionRanges } from '../../src/profile/script-functions.js';
 import type { CpuCallFrame } from '../../src/profile/cpu-profile.js';
 import { captureScripts } from '../../src/agent/profiling/script-capture.js';
+import { connect, profileLoop } from '../agent/helpers/inspector-session.js';
 import { functionRangesFileName, profiledScripts, type FunctionRangeRow } from '../../src/agent/profiling/function-ranges.js';
 
 const APP = 'file:///srv/app.js';
@@ -51,10 +51,6 @@ test('without ranges nothing changes', () => {
   assert.equal(frames[0].functionName, '');
 });
 
-function post<T>(session: inspector.Session, method: string, params?: object): Promise<T> {
-  return new Promise((resolve, reject) => session.post(method, params, (err, r) => (err ? reject(err) : resolve(r as T))));
-}
-
 test('a real profile: the callback passed to map() reads as "(anonymous in scoreAll)"', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-anon-'));
   try {
@@ -71,24 +67,10 @@ test('a real profile: the callback passed to map() reads as "(anonymous in score
       '})()',
     ].join('\n');
     const scoreAll = runInThisContext(source, { filename: join(dir, 'score.js') }) as (xs: number[]) => number[];
-    const session = new inspector.Session();
-    session.connect();
-    await post(session, 'Profiler.enable');
-    await post(session, 'Profiler.setSamplingInterval', { interval: 100 });
-    await post(session, 'Profiler.start');
-    const until = Date.now() + 300;
     let sink = 0;
-    while (Date.now() < until) sink += scoreAll([sink, 1, 2])[0];
-    const { profile } = await post<{ profile: { nodes: { callFrame: CpuCallFrame }[] } }>(session, 'Profiler.stop');
-    await post(session, 'Profiler.disable');
-    session.disconnect();
+    const profile = await profileLoop(() => { sink += scoreAll([sink, 1, 2])[0]; }, 300);
     const sampled = new Set<string>();
     profiledScripts(profile.nodes, sampled);
-    const connect = (): inspector.Session => {
-      const s = new inspector.Session();
-      s.connect();
-      return s;
-    };
     await new Promise<void>((resolve) => captureScripts(connect, { runDir: dir, pid: 7, threadId: 0, profiledScripts: sampled }, resolve));
     const written = JSON.parse(readFileSync(join(dir, functionRangesFileName(7, 0)), 'utf8')) as { scripts: Record<string, FunctionRangeRow[]> };
 
