@@ -1,13 +1,15 @@
 // Event-loop blocking: the loop is busy and each request (or a periodic job) holds it for a
 // long synchronous stretch. Signals over the load window: utilization, delay, stalls and CPU
 // per request. Culprit: the app function carrying the most attributed self time in the CPU
-// profile, with the kind of work (regex, crypto, zlib, JSON...) it was doing.
+// profile, with the kind of work (regex, crypto, zlib, JSON...) it was doing; without one (no
+// profile, or the cost spread), the app function the stalls' own samples blame.
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
 import { appFunctions, cpuViewOf, topAppFunction, type CpuView, type FunctionCost } from './signals/cpu-profile.js';
-import { describeCulprit, frameCulprit } from './signals/culprit.js';
+import { describeCulprit, frameCulprit, siteCulprit } from './signals/culprit.js';
+import { stallCulprits, type StallCulprit } from './signals/stall-causes.js';
 import { describeWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
 import { blockingAdvice } from './event-loop-blocking.advice.js';
@@ -94,15 +96,29 @@ function topFunctions(view: CpuView) {
     .map((f) => ({ function: f.frame.name, file: f.frame.file, line: f.frame.line, kind: f.frame.kind, selfShare: round(f.selfUs / view.activeUs, 3) }));
 }
 
+/**
+ * Without a culprit from the CPU profile, the function the stalls' own samples charge with at
+ * least this share of the stalled time names the block (see signals/stall-causes.ts).
+ */
+export const BLOCKING_STALL_CULPRIT_MIN_SHARE = 0.5;
+
+function stallCulprit(run: RunData, s: LoopStats): StallCulprit | undefined {
+  if (isStarved(s) || s.stallMaxMs < BLOCKING_STALL_MS) return undefined;
+  const top = stallCulprits(run)[0];
+  return top && top.share >= BLOCKING_STALL_CULPRIT_MIN_SHARE ? top : undefined;
+}
+
 function finding(run: RunData, s: LoopStats, view: CpuView | undefined): Finding {
   const top = culpritOf(view);
-  const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
+  const stalledBy = top ? undefined : stallCulprit(run, s);
+  const culprit = top ? frameCulprit(top.frame, run.cwd) : stalledBy ? siteCulprit(stalledBy.site, run.cwd) : undefined;
   const share = top && view ? top.selfUs / view.activeUs : 0;
   const items = top && view ? view.workOf(top.frameIndex) : [];
   const work = workSummary(items);
   const workText = describeWork(items);
   const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
-  const who = culprit ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.` : '';
+  const who = culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.`
+    : culprit && stalledBy ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.` : '';
   const spread = !culprit && view ? ` No single function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
   const starved = isStarved(s) ? ` The machine was busy (the target had the CPU ${round(s.cpuPerActive * 100, 0)} % of its loop's active time), so delays are inflated; CPU per request is the reliable figure.` : '';
@@ -118,12 +134,13 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined): Finding
       cpuPerActive: round(s.cpuPerActive, 2),
       ...(s.stallCount > 0 ? { stalls: s.stallCount, stallMaxMs: round(s.stallMaxMs, 0) } : {}),
       ...(top ? { culpritSelfShare: round(share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
+      ...(stalledBy ? { culpritStalledMs: round(stalledBy.blockedMs, 0), culpritStalledShare: round(stalledBy.share, 3) } : {}),
       ...(work.dominant ? { work: work.dominant, workLabel: work.label } : {}),
       ...(items.length > 0 ? { workBreakdown: work.breakdown } : {}),
       ...(view ? { topFunctions: topFunctions(view) } : {}),
     },
     ...(culprit ? { culprit } : {}),
     recommendation: blockingAdvice(work.dominant),
-    impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) * (top ? share : spreadShare(view))),
+    impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) * (top ? share : stalledBy ? stalledBy.share : spreadShare(view))),
   };
 }

@@ -59,6 +59,26 @@ test('blocking: without a profile the finding stands on telemetry and names no c
   assert.equal(f.category, 'event-loop-blocking');
 });
 
+test('blocking: without a profile, the stalls\' own samples name the function that blocked', () => {
+  const site = (fn: string, file: string, line: number) => ({ function: fn, file, line, column: 3 });
+  const cause = [
+    { share: 0.9, stack: [site('pbkdf2Sync', 'node:internal/crypto/pbkdf2', 69), site('hashPassword', 'file:///srv/app/auth.js', 12), site('login', 'file:///srv/app/routes.js', 4)] },
+    { share: 0.06, stack: [site('parse', 'file:///srv/app/node_modules/qs/lib/parse.js', 20), site('login', 'file:///srv/app/routes.js', 4)] },
+  ];
+  const run = syntheticRun({ cwd: '/srv/app', rps: 40, elu: 0.4, cores: 0.4, stalls: [{ atProgress: 0.3, durationMs: 1200, cause }, { atProgress: 0.7, durationMs: 800, cause }] });
+  const [f] = eventLoopBlocking(run);
+  assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['hashPassword', 'auth.js', 12]);
+  assert.equal(f.evidence.culpritStalledMs, 1800);
+  assert.equal(f.evidence.culpritStalledShare, 0.9);
+  assert.match(f.summary, /90 % of the stalled time \(1800 ms\) in hashPassword \(auth\.js:12\)/);
+  assert.equal(f.title, 'hashPassword blocks the event loop');
+  // Causes spread over several functions, or only in dependencies: no culprit.
+  const spread = syntheticRun({ cwd: '/srv/app', rps: 40, elu: 0.4, cores: 0.4, stalls: [{ atProgress: 0.5, durationMs: 1500, cause: [
+    { share: 0.4, stack: [site('a', 'file:///srv/app/a.js', 1)] }, { share: 0.4, stack: [site('b', 'file:///srv/app/b.js', 1)] },
+  ] }] });
+  assert.equal(eventLoopBlocking(spread)[0].culprit, undefined);
+});
+
 test('blocking: a CPU-starved target (busy machine) is not blamed for the delay it suffers', () => {
   for (const seed of SEEDS) {
     // ELU 0.8 but only 0.25 cores: the loop waited for the CPU, it did not work. Seen with load average 18 on 2 cores.

@@ -1,5 +1,6 @@
 // `hotpath run` when things go wrong: a crash mid-load, Ctrl-C, a slow start, a server
-// that never listens, exits at start-up or never answers, a flood of stdout, a 2 s event-loop block.
+// that never listens, exits at start-up or never answers, a flood of stdout, a 2 s event-loop block
+// (and blocks named by the stalls alone when there is no CPU profile).
 // Nothing is lost (the run directory says how the run ended) and nothing outlives the run.
 
 import { after, describe, test } from 'node:test';
@@ -7,6 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRunDir } from '../../src/run-dir/read-run-dir.js';
+import type { Finding } from '../../src/analyze/finding.js';
 import { apps, onlyRunDir, readMeta, runCli, survivors, tempOut, type RunCliOptions } from '../run/helpers/run-cli.js';
 
 async function runApp(file: string, flags: string[], o: RunCliOptions = {}) {
@@ -141,5 +143,15 @@ describe('hotpath run when things go wrong', () => {
     assert.ok(longestStall >= 1500 || worstDelay >= 1500, `a ~2 s gap is recorded (stall ${longestStall} ms, delay ${worstDelay} ms)`);
     const covered = target.samples.reduce((ms, s) => ms + s.intervalMs, 0);
     assert.ok(covered >= 3000, 'the samples cover the block, not just the time around it');
+  });
+
+  test('without a CPU profile, the stalls\' own samples name the function that blocks', async () => {
+    const { r, dir } = await runApp('block-loop.cjs', ['-d', '3', '-c', '1', '--no-profile'], { env: { BLOCK_MS: '700', BLOCK_REPEAT: '1' } });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as { findings: Finding[] };
+    const blocking = report.findings.find((f) => f.category === 'event-loop-blocking');
+    assert.ok(blocking, report.findings.map((f) => f.code).join());
+    assert.deepEqual([blocking.culprit?.function, blocking.culprit?.file], ['spinFor', 'block-loop.cjs']);
+    assert.ok((blocking.evidence.culpritStalledShare as number) >= 0.5, JSON.stringify(blocking.evidence));
   });
 });
