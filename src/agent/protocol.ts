@@ -243,8 +243,12 @@ export interface GrowthMessage extends Envelope {
    * koa, restify...), i.e. the code that called app.get/router.use; `stack` keeps them all.
    */
   routes: { framework: string; method: string; path: string; count: number; site?: CallSite; stack?: CallStack; stackSize?: number }[];
-  /** Timers created after listen, by creation site (sampled 1 in `weight` under heavy timer use; counts are scaled). */
-  timers: { site?: CallSite; stack?: CallStack; created: number; cleared: number; fired: number; pending: number; kind: 'timeout' | 'interval' }[];
+  /**
+   * Timers created after listen, by creation site (sampled 1 in `weight` under heavy timer use;
+   * counts are scaled). `delayMs`: the delays the created timers asked for, summed (ms; node's
+   * 1 ms for none or less), so `delayMs / created` is their mean delay.
+   */
+  timers: { site?: CallSite; stack?: CallStack; created: number; cleared: number; fired: number; pending: number; kind: 'timeout' | 'interval'; delayMs?: number }[];
   /** Synchronous APIs called while a request was in flight, e.g. api 'crypto.pbkdf2Sync'. */
   syncCalls: { api: string; count: number; totalMs: number; site?: CallSite; stack?: CallStack }[];
   /**

@@ -11,8 +11,13 @@ const byResource: Record<string, string> = {
   GetAddrInfoReqWrap: 'Requests wait on DNS lookups (`dns.lookup` runs on the thread pool): reuse connections, cache lookups.',
 };
 
-export function ioWaitAdvice(resource: string | undefined): string {
+/** Several waits per request, end to end about the request's latency: they run one after another. */
+export const sequentialWaitsAdvice = 'Each request waits for these one after another: when they do not depend on each other, ' +
+  'start them together and await them at once (`await Promise.all([...])`), so a request waits for the slowest, not for the sum.';
+
+export function ioWaitAdvice(resource: string | undefined, sequential = false): string {
   const general = 'The server is mostly idle while requests take long: the time goes to waiting, not computing. ' +
     'Find what each request awaits (a downstream call, a pool, a lock, a timer) and run independent waits concurrently.';
-  return resource && byResource[resource] ? `${byResource[resource]}\n\n${general}` : general;
+  const specific = [sequential ? sequentialWaitsAdvice : undefined, resource ? byResource[resource] : undefined].filter((x) => x !== undefined);
+  return [...specific, general].join('\n\n');
 }

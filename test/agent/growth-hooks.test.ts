@@ -97,6 +97,7 @@ test('timers never cleared are pending at their creation line', async () => {
   assert.equal(t.kind, 'timeout');
   assert.equal(t.created, 25);
   assert.equal(t.cleared, 0);
+  assert.equal(t.delayMs, 25 * 60_000, 'the delays they asked for');
   assertSite(t.site, 'growth.cjs', 'timer');
 });
 

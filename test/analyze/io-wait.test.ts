@@ -64,3 +64,40 @@ test('io-wait: outgoing calls that explain little of the wait name no culprit', 
   assert.equal(f.culprit, undefined);
   assert.equal(f.evidence.upstream, undefined);
 });
+
+test('io-wait: timers that run out on the request path are named, and several per request adding up to the latency are waited one after another', () => {
+  const timer = { function: '(anonymous)', file: '/app/lib/aggregate.js', line: 5, column: 40 };
+  const callDownstream = { function: 'callDownstream', file: '/app/lib/aggregate.js', line: 5, column: 10 };
+  const buildDashboard = { function: 'buildDashboard', file: '/app/lib/aggregate.js', line: 13, column: 26 };
+  const stack = [timer, callDownstream, buildDashboard];
+  // Five 20 ms timeouts per request, one after another: 100 ms requests (50 connections: 500 req/s).
+  const run = syntheticRun({ rps: 500, elu: 0.05, cores: 0.05, latencyMs: 100, resources: { Timeout: 20 }, cwd: '/app',
+    timerGrowth: [{ kind: 'timeout', perRequest: 5, clearedShare: 0, firedShare: 1, delayMs: 20, site: timer, stack }] });
+  const [f] = ioWait(run);
+  assert.deepEqual(f.culprit, { function: 'callDownstream', file: 'lib/aggregate.js', line: 5, column: 10 });
+  assert.equal(f.title, 'Requests spend their time waiting for timers');
+  assert.equal(f.evidence.sequential, true);
+  assert.deepEqual(f.evidence.awaitedIn, { function: 'buildDashboard', file: 'lib/aggregate.js', line: 13, column: 26 });
+  assert.match(f.summary, /one after another, in buildDashboard \(lib\/aggregate\.js:13\)/);
+  assert.match(f.recommendation, /Promise\.all/);
+  // The same five started together: 22 ms requests. Still the timers' wait, not in sequence.
+  const together = syntheticRun({ rps: 2000, elu: 0.05, cores: 0.05, latencyMs: 22, resources: { Timeout: 20 }, cwd: '/app',
+    timerGrowth: [{ kind: 'timeout', perRequest: 5, clearedShare: 0, firedShare: 1, delayMs: 20, site: timer, stack }] });
+  const [g] = ioWait(together);
+  assert.equal(g.culprit?.function, 'callDownstream');
+  assert.equal(g.evidence.sequential, undefined);
+  assert.doesNotMatch(g.recommendation, /one after another/);
+  // Guards that the answer beats (cleared) delay nobody: no culprit.
+  const guards = syntheticRun({ rps: 500, elu: 0.05, cores: 0.05, latencyMs: 100, resources: { Timeout: 20 }, cwd: '/app',
+    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 1, delayMs: 5000, site: timer, stack }] });
+  assert.equal(ioWait(guards)[0].culprit, undefined);
+});
+
+test('io-wait: three outgoing calls per request that add up to the latency are waited one after another', () => {
+  const run = syntheticRun({ rps: 500, elu: 0.15, cores: 0.15, latencyMs: 95, resources: { TCPSocketWrap: 60 }, cwd: '/app',
+    outgoing: [{ api: 'fetch', origin: 'http://inventory:8080', perRequest: 3, msEach: 30, site: executor, stack: [executor, fetchQuote, handler] }] });
+  const [f] = ioWait(run);
+  assert.equal(f.culprit?.function, 'fetchQuote');
+  assert.equal(f.evidence.sequential, true);
+  assert.equal((f.evidence.awaitedIn as { function: string }).function, 'quote');
+});

@@ -1,4 +1,5 @@
-// Timers created after listen, by creation site: created, cleared, fired and still pending.
+// Timers created after listen, by creation site: created, cleared, fired and still pending,
+// and the delays they asked for.
 // Patches the global and node:timers setTimeout/setInterval/clear* (syncBuiltinESMExports for
 // ESM imports). Pending timers are tracked in a bounded map and swept when growth is reported
 // (a Timeout is `_destroyed` once it fired or was cleared). Under heavy timer use the creation
@@ -13,11 +14,13 @@ import { defineLike } from './wrap.js';
 /** Stacks captured per reporting window before sampling starts. */
 export const FULL_CAPTURES_PER_WINDOW = 2000;
 export const HEAVY_WEIGHT = 16;
+/** Node's longest delay; longer ones fire after 1 ms. */
+const TIMEOUT_MAX = 2 ** 31 - 1;
 /** Timers tracked at once; beyond this, new timers are counted as created only. */
 export const MAX_TRACKED = 50_000;
 
 type Kind = 'timeout' | 'interval';
-interface Entry { kind: Kind; created: number; cleared: number; fired: number; site?: CallSite; stack?: CallSite[] }
+interface Entry { kind: Kind; created: number; cleared: number; fired: number; delayMs: number; site?: CallSite; stack?: CallSite[] }
 interface TimerLike { _destroyed?: boolean }
 type SetFn = (this: unknown, ...args: unknown[]) => unknown;
 
@@ -49,7 +52,7 @@ export class TimerGrowth implements GrowthHook {
     this.windowCaptures = 0;
     for (const e of this.entries.values()) {
       const pending = Math.max(0, e.created - e.cleared - e.fired);
-      into.timers.push(withSite({ kind: e.kind, created: e.created, cleared: e.cleared, fired: e.fired, pending }, e));
+      into.timers.push(withSite({ kind: e.kind, created: e.created, cleared: e.cleared, fired: e.fired, pending, delayMs: Math.round(e.delayMs) }, e));
     }
   }
 
@@ -66,7 +69,7 @@ export class TimerGrowth implements GrowthHook {
     const self = this;
     const wrapper = function (this: unknown, ...args: unknown[]): unknown {
       const timer = original.apply(this, args);
-      if (threadState.listening && threadState.agentBusy === 0) self.record(timer as TimerLike, kind, wrapper);
+      if (threadState.listening && threadState.agentBusy === 0) self.record(timer as TimerLike, kind, wrapper, args[1]);
       return timer;
     };
     // Also copies util.promisify.custom: util.promisify(setTimeout) keeps working.
@@ -85,7 +88,7 @@ export class TimerGrowth implements GrowthHook {
     return wrapper;
   }
 
-  private record(timer: TimerLike, kind: Kind, skip: Function): void {
+  private record(timer: TimerLike, kind: Kind, skip: Function, delay: unknown): void {
     try {
       if (typeof timer !== 'object' || timer === null) return;
       let weight = 1;
@@ -99,7 +102,7 @@ export class TimerGrowth implements GrowthHook {
       let e = this.entries.get(key);
       if (e === undefined) {
         if (this.entries.size >= MAX_ENTRIES) return;
-        e = { kind, created: 0, cleared: 0, fired: 0 };
+        e = { kind, created: 0, cleared: 0, fired: 0, delayMs: 0 };
         if (stack.length > 0) {
           e.site = stack[0];
           e.stack = stack;
@@ -107,6 +110,9 @@ export class TimerGrowth implements GrowthHook {
         this.entries.set(key, e);
       }
       e.created += weight;
+      // As node reads it: a number of ms, 1 for anything below 1 or not a finite number.
+      const ms = Number(delay);
+      e.delayMs += weight * (ms >= 1 && ms <= TIMEOUT_MAX ? ms : 1);
       if (this.tracked.size < MAX_TRACKED) this.tracked.set(timer, { entry: e, weight });
     } catch {
       // Never break setTimeout.

@@ -31,6 +31,25 @@ export function isAppSite(site: CallSite | undefined): site is CallSite {
   return !f.startsWith('node:') && !f.startsWith('internal/') && !/[\\/]node_modules[\\/]/.test(f);
 }
 
+/**
+ * The app frame that made a call the agent's hooks saw: the first frame of the captured stack
+ * outside node internals and node_modules (a client library is skipped to its caller); an
+ * anonymous callback there (a Promise executor) is named by the named function right below it
+ * in the same file, the one that created it. Followed, when the stack shows one, by the app
+ * function that called it (the next app frame of another function): the code that awaits a
+ * helper's calls, say in a loop.
+ */
+export function appCallers(e: { site?: CallSite; stack?: CallSite[] }): CallSite[] {
+  const stack = e.stack && e.stack.length > 0 ? e.stack : e.site ? [e.site] : [];
+  let i = stack.findIndex((f) => isAppSite(f));
+  if (i < 0) return [];
+  const next = stack[i + 1];
+  if (stack[i].function === '(anonymous)' && next && next.file === stack[i].file && next.function !== '(anonymous)' && isAppSite(next)) i++;
+  const site = stack[i];
+  const caller = stack.slice(i + 1).find((f) => isAppSite(f) && f.function !== site.function);
+  return caller ? [site, caller] : [site];
+}
+
 export function siteCulprit(site: CallSite, cwd: string): Culprit {
   return {
     function: site.function || ANONYMOUS,

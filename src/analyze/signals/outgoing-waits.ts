@@ -1,13 +1,11 @@
 // Outgoing HTTP requests made on the request path (the agent's outgoing-calls hook), as totals
 // over the load window per call site, and the app frame that made them: the first frame of the
-// captured stack outside node internals and node_modules (a client library is skipped to its
-// caller); an anonymous callback there (a Promise executor) is named by the named function right
-// below it in the same file, the one that created it.
+// captured stack outside node internals and node_modules (see appCallers in culprit.ts).
 
 import type { ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { CallSite, GrowthMessage } from '../../agent/protocol.js';
 import type { Window } from './load-window.js';
-import { isAppSite } from './culprit.js';
+import { appCallers } from './culprit.js';
 
 type OutgoingEntry = NonNullable<GrowthMessage['outgoing']>[number];
 
@@ -20,6 +18,8 @@ export interface OutgoingWait {
   /** node:http only: answered requests that went out on a new connection. */
   newConnections?: number;
   site?: CallSite;
+  /** The app function that called `site`'s. */
+  caller?: CallSite;
 }
 
 const key = (e: OutgoingEntry) => `${e.api} ${e.origin} ${e.site?.file ?? ''}:${e.site?.line ?? 0}:${e.site?.column ?? 0}`;
@@ -32,22 +32,13 @@ export function outgoingWaits(thread: ThreadTelemetry, w: Window | null): Outgoi
   const end = (w ? [...msgs].reverse().find((m) => m.t <= w.end + 1000) : undefined) ?? msgs[msgs.length - 1];
   return (end.outgoing ?? []).map((e) => {
     const prev = before?.outgoing?.find((p) => key(p) === key(e));
-    const site = appCaller(e);
+    const [site, caller] = appCallers(e);
     return {
       api: e.api, origin: e.origin,
       completed: e.completed - (prev?.completed ?? 0), totalMs: e.totalMs - (prev?.totalMs ?? 0),
       ...(e.newConnections !== undefined ? { newConnections: e.newConnections - (prev?.newConnections ?? 0) } : {}),
       ...(site ? { site } : {}),
+      ...(caller ? { caller } : {}),
     };
   }).filter((x) => x.completed > 0).sort((a, b) => b.totalMs - a.totalMs);
-}
-
-function appCaller(e: OutgoingEntry): CallSite | undefined {
-  const stack = e.stack && e.stack.length > 0 ? e.stack : e.site ? [e.site] : [];
-  const i = stack.findIndex((f) => isAppSite(f));
-  if (i < 0) return undefined;
-  const site = stack[i];
-  const next = stack[i + 1];
-  if (site.function === '(anonymous)' && next && next.file === site.file && next.function !== '(anonymous)' && isAppSite(next)) return next;
-  return site;
 }
