@@ -6,3 +6,11 @@ export const serializationAdvice = [
   '(for logging, hashing, or size checks). A schema-based serializer (fast-json-stringify,',
   'fastify response schemas) is 2-5x faster than JSON.stringify for known shapes.',
 ].join(' ');
+
+/** When the JSON work is `JSON.parse(JSON.stringify(x))`: a deep copy made per call. */
+export const deepCopyAdvice = [
+  'The JSON time goes to deep copies (`JSON.parse(JSON.stringify(x))`) made on every call: copy once, not per',
+  'request. Share one read-only object (`Object.freeze` it, recursively, if handlers must not change it), copy',
+  'only the part a handler changes (`{ ...config.section }`), or keep the copy and rebuild it only when the',
+  'source changes. `structuredClone` is no cure: it walks the whole object too.',
+].join(' ');

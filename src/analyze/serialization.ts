@@ -7,7 +7,8 @@ import { appFunctions, cpuViewOf, type CpuView } from './signals/cpu-profile.js'
 import { loopStats } from './signals/loop-stats.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import { round } from './signals/stats.js';
-import { serializationAdvice } from './serialization.advice.js';
+import { deepCopyAdvice, serializationAdvice } from './serialization.advice.js';
+import { JSON_DEEP_COPY } from '../profile/work-kind.js';
 
 /** JSON work as a share of non-idle CPU worth reporting: a fifth of the server's time. */
 export const SERIALIZATION_MIN_SHARE = 0.2;
@@ -15,6 +16,8 @@ export const SERIALIZATION_MIN_SHARE = 0.2;
 export const SERIALIZATION_CRITICAL_SHARE = 0.5;
 /** Only matters when the loop is busy enough for CPU to limit throughput. */
 export const SERIALIZATION_MIN_ELU = 0.5;
+/** The culprit's JSON time that deep copies must hold for the copy advice. */
+export const SERIALIZATION_DEEP_COPY_SHARE = 0.5;
 /** App functions examined for their JSON work (the hottest ones). */
 const CANDIDATES = 30;
 
@@ -27,28 +30,32 @@ export function serialization(run: RunData): Finding[] {
   if (share < SERIALIZATION_MIN_SHARE) return [];
   const caller = topJsonCaller(view);
   const culprit = caller ? frameCulprit(caller.frame, run.cwd) : undefined;
+  const copying = caller !== undefined && caller.copyUs >= SERIALIZATION_DEEP_COPY_SHARE * caller.jsonUs;
   return [{
     code: 'HOTPATH_SERIALIZATION',
     category: 'serialization',
     severity: share >= SERIALIZATION_CRITICAL_SHARE ? 'critical' : 'warning',
     title: 'JSON serialization takes a large share of the CPU',
     summary: `JSON.stringify/parse took ${round(share * 100, 0)} % of the CPU time while the loop was busy ${round(s.eluMean * 100, 0)} %.` +
-      (culprit && caller ? ` Most of it is asked for by ${describeCulprit(culprit)} (${round((caller.jsonUs / jsonUs) * 100, 0)} % of the JSON time).` : ''),
+      (culprit && caller ? ` Most of it is asked for by ${describeCulprit(culprit)} (${round((caller.jsonUs / jsonUs) * 100, 0)} % of the JSON time)${copying ? ', to deep-copy objects with JSON.parse(JSON.stringify())' : ''}.` : ''),
     evidence: {
       jsonShare: round(share, 3), jsonMs: round(jsonUs / 1000, 1), eluMean: round(s.eluMean, 3),
       ...(caller ? { callerJsonShare: round(caller.jsonUs / jsonUs, 3) } : {}),
+      ...(copying ? { deepCopy: true } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: serializationAdvice,
+    recommendation: copying ? deepCopyAdvice : serializationAdvice,
     impact: Math.min(1, share * s.eluMean),
   }];
 }
 
 function topJsonCaller(view: CpuView) {
-  let best: { frame: CpuView['functions'][number]['frame']; jsonUs: number } | undefined;
+  let best: { frame: CpuView['functions'][number]['frame']; jsonUs: number; copyUs: number } | undefined;
   for (const f of appFunctions(view).slice(0, CANDIDATES)) {
-    const jsonUs = view.workOf(f.frameIndex).filter((i) => i.work === 'json').reduce((a, i) => a + i.us, 0);
-    if (jsonUs > (best?.jsonUs ?? 0)) best = { frame: f.frame, jsonUs };
+    const json = view.workOf(f.frameIndex).filter((i) => i.work === 'json');
+    const jsonUs = json.reduce((a, i) => a + i.us, 0);
+    const copyUs = json.filter((i) => i.label === JSON_DEEP_COPY).reduce((a, i) => a + i.us, 0);
+    if (jsonUs > (best?.jsonUs ?? 0)) best = { frame: f.frame, jsonUs, copyUs };
   }
   return best;
 }

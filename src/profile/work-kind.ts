@@ -79,6 +79,10 @@ export function dependencyName(file: string): string {
   return parts[0].startsWith('@') && parts.length > 1 ? `${parts[0]}/${parts[1]}` : parts[0];
 }
 
+/** The label of `JSON.parse(JSON.stringify(x))` on one line: a deep copy, not serialization for output. */
+export const JSON_DEEP_COPY = 'JSON deep copy';
+const jsonDeepCopy = /JSON\.parse\(\s*JSON\.stringify\(/;
+
 /** RegExp methods, and String methods when the line also holds a regexp literal or constructor. */
 const regexCall = /\.(test|exec)\(/;
 const stringRegexCall = /\.(match|matchAll|replace|replaceAll|split|search)\(/;
@@ -96,6 +100,8 @@ export interface LineWork extends WorkLabel {
  * "RegExp:" frame) until it tiers up to native code.
  */
 export function inlineWorkOfLine(text: string): LineWork | undefined {
+  const copy = jsonDeepCopy.exec(text);
+  if (copy) return { work: 'json', label: JSON_DEEP_COPY, at: copy.index };
   for (const label of ['JSON.stringify', 'JSON.parse']) {
     const at = text.indexOf(label);
     if (at >= 0) return { work: 'json', label, at };

@@ -52,6 +52,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   // The hand-over to the pool takes tens of µs per call: the profile may not catch it (then no culprit).
   'threadpool-login': { category: 'off-loop-cpu' },
   'inlined-etag': { category: 'event-loop-blocking', culprit: { function: 'checksum', file: 'lib/etag.js' } },
+  'permissions-deep-copy': { category: 'serialization', culprit: { function: 'permissionsFor', file: 'lib/permissions.js' } },
+  'serial-lookups': { category: 'io-wait', culprit: { function: 'cacheGet', file: 'lib/profile.js' } },
   'healthy-koa': 'healthy',
 };
 
@@ -64,6 +66,11 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'keepalive-off-upstream': (e) => assert.equal(e.newConnectionShare, 1),
   'koa-middleware-growth': (e) => assert.equal(e.framework, 'koa'),
   'hung-branch': (e) => assert.equal(e.waitingAtEnd, 20),
+  'permissions-deep-copy': (e) => assert.equal(e.deepCopy, true),
+  'serial-lookups': (e) => {
+    assert.equal(e.sequential, true);
+    assert.equal((e.awaitedIn as { function?: string } | undefined)?.function, 'loadProfile');
+  },
   'threadpool-login': (e) => {
     assert.ok((e.offLoopCores as number) > 1, `offLoopCores ${String(e.offLoopCores)}`);
     if (e.api !== undefined) assert.equal(e.api, 'crypto.pbkdf2');

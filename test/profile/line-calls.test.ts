@@ -1,9 +1,18 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { otherCallsOnLine } from '../../src/profile/line-calls.js';
-import { inlineWorkOfLine } from '../../src/profile/work-kind.js';
+import { inlineWorkOfLine, JSON_DEEP_COPY } from '../../src/profile/work-kind.js';
 
 const others = (line: string) => otherCallsOnLine(line, inlineWorkOfLine(line)!.at);
+
+describe('inlineWorkOfLine', () => {
+  it('calls JSON.parse(JSON.stringify(x)) on one line a deep copy, and finds the rest as before', () => {
+    assert.deepEqual(inlineWorkOfLine('  return JSON.parse(JSON.stringify(roles[id]));'), { work: 'json', label: JSON_DEEP_COPY, at: 9 });
+    assert.equal(inlineWorkOfLine('const copy = JSON.parse( JSON.stringify(x) )')?.label, JSON_DEEP_COPY);
+    assert.equal(inlineWorkOfLine('res.end(JSON.stringify(JSON.parse(text)));')?.label, 'JSON.stringify');
+    assert.equal(inlineWorkOfLine('const data = JSON.parse(text);')?.label, 'JSON.parse');
+  });
+});
 
 describe('otherCallsOnLine', () => {
   it('leaves out the work call and the calls that wrap it', () => {
