@@ -271,8 +271,10 @@ export interface StallMessage extends Envelope {
   /**
    * Added (agent): on the final message, when the agent worker could sample the blocked
    * thread: the hottest stacks during the stall (leaf first, up to 3, by sample share).
+   * `line`: the leaf's line with the most samples (1-based), where V8 ran it: inside a function
+   * that V8 inlined into the leaf, that function's line.
    */
-  cause?: { share: number; stack: CallStack }[];
+  cause?: { share: number; stack: CallStack; line?: number }[];
   /**
    * Added (agent): the block overlapped the agent's own work on the main thread, V8 building
    * the profiles the agent had just stopped (a heap profile with collected objects takes

@@ -36,3 +36,8 @@ export function otherCallsOnLine(text: string, at: number): string[] {
   }
   return out;
 }
+
+/** Names of every function called on `text` (`a.b.c(` → "c"), keywords left out, in order. */
+export function callsOnLine(text: string): string[] {
+  return [...text.matchAll(callName)].map((m) => m[1]).filter((name) => !notCalls.has(name));
+}

@@ -79,6 +79,11 @@ export class ScriptFunctions {
     return this.#at.get(key);
   }
 
+  /** The functions of that name (0 when anonymous or unknown). */
+  named(name: string): Fn[] {
+    return name === '' ? [] : this.#fns.filter((f) => f.name === name);
+  }
+
   /**
    * The nearest named function holding the position (0-based) that is not the function starting
    * there: for an anonymous function (a callback, a Promise executor), the one it was written in.

@@ -15,6 +15,7 @@ import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.
 import { StallWatchdog } from './stall-watchdog.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
+import { profiledScripts } from '../profiling/function-ranges.js';
 import { isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
 
 /** How long a flush waits for the main thread's last sample before saying bye anyway. */
@@ -37,15 +38,18 @@ function run(data: AgentWorkerData): void {
     conn.send({ type: 'agent-error', what, message: err instanceof Error ? err.message : String(err) });
   };
   const rescue = new ProfileRescueFlag(data.profileRescue);
+  const ownScriptsUrl = `${pathToFileURL(__dirname).href}/`;
   // Sessions are connected only while they are used (a profile, a stall): see InspectorProfiler.
   const profiler = new InspectorProfiler(mainSession, {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId,
     samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
     send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy('profile', busy),
     onStopping: (stopping) => watchdog.agentWork(stopping),
-    ownScriptsUrl: `${pathToFileURL(__dirname).href}/`,
+    ownScriptsUrl,
   });
-  const cause = new StallCause(mainSession, (busy) => rescue.setBusy('stall', busy));
+  // Scripts a stall's profile sampled get function ranges too (a run without a CPU profile).
+  const cause = new StallCause(mainSession, (busy) => rescue.setBusy('stall', busy),
+    (nodes) => profiledScripts(nodes, profiler.profiledScripts, ownScriptsUrl));
   const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
   watchdog.start();
   const flusher = new Flusher(conn, profiler, (done) => captureScripts(mainSession, {

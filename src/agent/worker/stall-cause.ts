@@ -13,7 +13,13 @@ const MAX_FRAMES = 12;
 /** Stacks with a smaller share of the stall's samples are noise (the agent's own timers, GC callbacks). */
 const MIN_SHARE = 0.05;
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }; children?: number[] }
+export interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number; scriptId: string | number };
+  hitCount?: number;
+  children?: number[];
+  positionTicks?: { line: number; ticks: number }[];
+}
 interface Profile { nodes: ProfileNode[]; samples?: number[] }
 type Cause = NonNullable<StallMessage['cause']>;
 
@@ -22,9 +28,14 @@ export class StallCause {
 
   /**
    * `connect` opens a new session connected to the watched thread; `onBusy` hears when one is
-   * connected (true) and when it is gone (false).
+   * connected (true) and when it is gone (false); `onProfile` gets each stall's profile nodes
+   * (the scripts they sampled get function ranges at the end of the run).
    */
-  constructor(private readonly connect: () => Session, private readonly onBusy?: (busy: boolean) => void) {}
+  constructor(
+    private readonly connect: () => Session,
+    private readonly onBusy?: (busy: boolean) => void,
+    private readonly onProfile?: (nodes: readonly ProfileNode[]) => void,
+  ) {}
 
   start(): void {
     if (this.session !== undefined) return;
@@ -49,7 +60,13 @@ export class StallCause {
       disconnect(session);
       this.onBusy?.(false);
       if (err || !result?.profile) return done(undefined);
-      done(hottestStacks(result.profile as unknown as Profile));
+      const profile = result.profile as unknown as Profile;
+      try {
+        this.onProfile?.(profile.nodes);
+      } catch {
+        // Only an aid to the end-of-run capture.
+      }
+      done(hottestStacks(profile));
     });
   }
 }
@@ -69,8 +86,18 @@ export function hottestStacks(profile: Profile): Cause | undefined {
   const top = [...counts].filter(([id]) => isCode(byId.get(id))).sort((a, b) => b[1] - a[1]).slice(0, MAX_STACKS);
   const causes = top
     .filter(([, n]) => n / samples.length >= MIN_SHARE)
-    .map(([id, n]) => ({ share: Math.round((n / samples.length) * 1000) / 1000, stack: stackOf(id, byId, parent) }));
+    .map(([id, n]) => {
+      const line = hottestLine(byId.get(id));
+      return { share: Math.round((n / samples.length) * 1000) / 1000, stack: stackOf(id, byId, parent), ...(line !== undefined ? { line } : {}) };
+    });
   return causes.length > 0 ? causes : undefined;
+}
+
+/** The node's line with the most ticks (1-based, as V8 gives it). */
+function hottestLine(n: ProfileNode | undefined): number | undefined {
+  let best: { line: number; ticks: number } | undefined;
+  for (const t of n?.positionTicks ?? []) if (!best || t.ticks > best.ticks) best = t;
+  return best?.line;
 }
 
 function isCode(n: ProfileNode | undefined): boolean {

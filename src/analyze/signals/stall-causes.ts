@@ -3,14 +3,18 @@
 // stall's samples. Each stack's share of the stall's duration is blocked time of the first app
 // frame on it: the user's code that did the blocking work or asked a dependency or node for it.
 // This names what blocked the loop when no CPU profile does: a run with --no-profile, or a block
-// the profile's window missed.
+// the profile's window missed. As in the CPU profile, the run's function ranges give a function
+// V8 inlined into the leaf its time back, and name anonymous functions.
 
+import { fileURLToPath } from 'node:url';
 import type { CallSite } from '../../agent/protocol.js';
 import type { RunData } from '../../run-dir/run-data.js';
 import { loadWindow, targetThreads, windowStalls } from './load-window.js';
 import { isAppSite } from './culprit.js';
-import { ScriptFunctions } from '../../profile/script-functions.js';
+import { ScriptFunctions, contains } from '../../profile/script-functions.js';
 import { anonymousIn } from '../../profile/anonymous-names.js';
+import { callsOnLine } from '../../profile/line-calls.js';
+import { runResolver } from '../../profile/run-source-maps.js';
 
 export interface StallCulprit {
   site: CallSite;
@@ -29,14 +33,20 @@ export function stallCulprits(run: RunData): StallCulprit[] {
   const totalMs = stalls.reduce((a, s) => a + s.durationMs, 0);
   if (totalMs <= 0) return [];
   const bySite = new Map<string, StallCulprit>();
-  const named = anonymousNamer(run);
+  const functions = scriptFunctions(run);
+  const resolver = runResolver(run);
+  const lineText = (url: string, line: number): string | undefined => {
+    const path = url.startsWith('file://') ? fileURLToPath(url) : url;
+    return resolver.sourceLine(path, line);
+  };
   for (const s of stalls) {
     const seen = new Set<string>();
     for (const c of s.cause ?? []) {
-      const found = c.stack.find(isAppSite);
-      if (found === undefined) continue;
-      const site = named(found);
-      const key = `${site.function}\u0000${site.file}:${site.line}:${site.column}`;
+      const at = c.stack.findIndex(isAppSite);
+      if (at < 0) continue;
+      const site = siteOf(c.stack[at], at === 0 ? c.line : undefined, functions, lineText);
+      // Without the column: V8 starts a function at its parameters in a profile, at its keyword in its ranges.
+      const key = `${site.function}\u0000${site.file}:${site.line}`;
       const entry = bySite.get(key) ?? { site, blockedMs: 0, share: 0, stalls: 0 };
       entry.blockedMs += c.share * s.durationMs;
       if (!seen.has(key)) entry.stalls++;
@@ -49,15 +59,40 @@ export function stallCulprits(run: RunData): StallCulprit[] {
     .sort((a, b) => b.blockedMs - a.blockedMs);
 }
 
-/** Names an anonymous site by the function it lies in, from the run's function ranges (as in its profiles). */
-function anonymousNamer(run: RunData): (site: CallSite) => CallSite {
+/** The run's function ranges of a script, when it has them. */
+function scriptFunctions(run: RunData): (url: string) => ScriptFunctions | undefined {
   const ranges = run.functionRanges;
   const scripts = new Map<string, ScriptFunctions>();
-  return (site) => {
-    if (site.function !== '(anonymous)' || !ranges || !Object.hasOwn(ranges, site.file)) return site;
-    let script = scripts.get(site.file);
-    if (script === undefined) scripts.set(site.file, (script = new ScriptFunctions(site.file, ranges[site.file])));
-    const enclosing = script.enclosingName(site.line - 1, site.column - 1);
-    return enclosing === undefined ? site : { ...site, function: anonymousIn(enclosing) };
+  return (url) => {
+    if (!ranges || !Object.hasOwn(ranges, url)) return undefined;
+    let script = scripts.get(url);
+    if (script === undefined) scripts.set(url, (script = new ScriptFunctions(url, ranges[url])));
+    return script;
   };
+}
+
+/**
+ * The function a cause's app frame stands for. With the script's function ranges: when the
+ * frame is the leaf and its hottest line lies in another function of its script that ran, or
+ * is a line of its own calling exactly one function of its script that ran, V8 had inlined that
+ * function into the frame, and the time is that function's (as in the CPU profile, see
+ * profile/inlined-frames.ts); an anonymous function is named by the one it lies in.
+ */
+function siteOf(frame: CallSite, hotLine: number | undefined, functions: (url: string) => ScriptFunctions | undefined, lineText: (url: string, line: number) => string | undefined): CallSite {
+  const script = functions(frame.file);
+  if (!script) return frame;
+  const own = script.at(frame.line - 1, frame.column - 1);
+  const hot = hotLine !== undefined ? script.onLine(hotLine - 1) : undefined;
+  let inlined = typeof hot === 'object' && hot !== own && hot.count > 0 && hot.name !== '' && (own === undefined || !contains(hot, own)) ? hot : undefined;
+  // Maglev (Node 22+) charges an inlined callee's ticks to the line that calls it: a hot line of
+  // the frame's own that calls one function of the script that ran stands for that function.
+  if (!inlined && hot === own && own !== undefined && hotLine !== undefined) {
+    const text = lineText(frame.file, hotLine);
+    const called = text === undefined ? [] : callsOnLine(text).flatMap((name) => script.named(name)).filter((f) => f !== own && f.count > 0);
+    if (called.length === 1) inlined = called[0];
+  }
+  if (inlined) return { function: inlined.name, file: frame.file, line: inlined.sl + 1, column: inlined.sc + 1 };
+  if (frame.function !== '(anonymous)') return frame;
+  const enclosing = script.enclosingName(frame.line - 1, frame.column - 1);
+  return enclosing === undefined ? frame : { ...frame, function: anonymousIn(enclosing) };
 }
