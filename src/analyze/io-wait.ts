@@ -9,8 +9,9 @@ import type { Finding } from './finding.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
 import { round } from './signals/stats.js';
 import { busiestThread, loadWindow } from './signals/load-window.js';
-import { outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
-import { timerWaits, type TimerWait } from './signals/timer-waits.js';
+import { outgoingWaits } from './signals/outgoing-waits.js';
+import { timerWaits } from './signals/timer-waits.js';
+import type { CallSite } from '../agent/protocol.js';
 import { describeCulprit, siteCulprit } from './signals/culprit.js';
 import { ioWaitAdvice } from './io-wait.advice.js';
 import { offLoopCores } from './off-loop-cpu.js';
@@ -51,41 +52,88 @@ export function ioWait(run: RunData): Finding[] {
   if (offLoopCores(run)) return [];
   const awaited = awaitedResources(s);
   const top = awaited[0];
-  const upstream = slowestUpstream(run, s);
-  const timers = upstream ? undefined : longestTimers(run, s);
-  const site = upstream?.site ?? timers?.site;
-  const culprit = site ? siteCulprit(site, run.cwd) : undefined;
-  const perCall = upstream ? upstream.totalMs / upstream.completed : 0;
-  const perRequest = upstream ? upstream.completed / s.requests : timers ? timers.created / s.requests : 0;
-  const eachMs = upstream ? perCall : timers ? timers.meanDelayMs : 0;
-  const sumOfLatency = s.latencyP50Ms > 0 ? (perRequest * eachMs) / s.latencyP50Ms : 0;
-  const sequential = perRequest >= IO_WAIT_SEQUENTIAL_MIN_PER_REQUEST && sumOfLatency >= IO_WAIT_SEQUENTIAL_MIN_SUM && sumOfLatency <= IO_WAIT_SEQUENTIAL_MAX_SUM;
-  const caller = upstream?.caller ?? timers?.caller;
-  const awaitedIn = caller ? `, in ${describeCulprit(siteCulprit(caller, run.cwd))}` : '';
-  const inOrder = sequential ? ` About ${round(perRequest, 1)} per request, ${round(perRequest * eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms: each request waits for them one after another${awaitedIn}.` : '';
+  const source = waitSource(run, s);
+  const culprit = source?.site ? siteCulprit(source.site, run.cwd) : undefined;
+  const sum = source && s.latencyP50Ms > 0 ? (source.perRequest * source.eachMs) / s.latencyP50Ms : 0;
+  const sequential = source !== undefined && source.perRequest >= IO_WAIT_SEQUENTIAL_MIN_PER_REQUEST &&
+    sum >= IO_WAIT_SEQUENTIAL_MIN_SUM && sum <= IO_WAIT_SEQUENTIAL_MAX_SUM;
+  const awaitedIn = sequential && source.caller ? siteCulprit(source.caller, run.cwd) : undefined;
+  const inOrder = sequential
+    ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms: ` +
+      `each request waits for them one after another${awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
+    : '';
   return [{
     code: 'HOTPATH_IO_WAIT',
     category: 'io-wait',
     severity: 'warning',
-    title: upstream ? `Requests spend their time waiting for ${upstream.origin}` : timers ? 'Requests spend their time waiting for timers' : 'Requests spend their time waiting, not computing',
+    title: source?.title ?? 'Requests spend their time waiting, not computing',
     summary: `Server latency p50 was ${round(s.latencyP50Ms, 1)} ms while the event loop was busy only ${round(busy * 100, 0)} % ` +
       `and each request used ${round(s.cpuPerRequestMs, 2)} ms of CPU: ${round(waitShare * 100, 0)} % of request time is waiting.` +
       (top ? ` Most in-flight resources are ${top.type} (${round(top.mean, 0)} on average).` : '') +
-      (upstream ? ` ${upstream.api === 'fetch' ? 'fetch' : 'HTTP'} requests to ${upstream.origin}${culprit ? ` from ${describeCulprit(culprit)}` : ''} took ${round(perCall, 1)} ms each (${upstream.completed} in the window), ${round(upstream.share * 100, 0)} % of the time requests were in flight.` : '') +
-      (timers ? ` setTimeout timers${culprit ? ` created in ${describeCulprit(culprit)}` : ''} ran out ${timers.fired} times in the window, ${round(timers.meanDelayMs, 1)} ms each: ${round(timers.share * 100, 0)} % of the time requests were in flight.` : '') +
-      inOrder,
+      (source ? ` ${source.sentence(culprit ? describeCulprit(culprit) : undefined)}` : '') + inOrder,
     evidence: {
       latencyP50Ms: round(s.latencyP50Ms, 2), latencyP99Ms: round(s.latencyP99Ms, 2), eluMean: round(s.eluMean, 3), coresMean: round(s.coresMean, 3),
       cpuPerRequestMs: round(s.cpuPerRequestMs, 3), waitShare: round(waitShare, 3), inFlightMean: round(s.inFlightMean, 1),
       ...(awaited.length > 0 ? { awaiting: awaited.map((a) => ({ type: a.type, mean: round(a.mean, 1) })) } : {}),
-      ...(upstream ? { upstream: { api: upstream.api, origin: upstream.origin, calls: upstream.completed, perCallMs: round(perCall, 2), shareOfRequestTime: round(upstream.share, 3) } } : {}),
-      ...(timers ? { timers: { created: timers.created, fired: timers.fired, meanDelayMs: round(timers.meanDelayMs, 2), shareOfRequestTime: round(timers.share, 3) } } : {}),
-      ...(sequential ? { waitsPerRequest: round(perRequest, 2), sequential: true, ...(caller ? { awaitedIn: siteCulprit(caller, run.cwd) } : {}) } : {}),
+      ...source?.evidence,
+      ...(sequential ? { waitsPerRequest: round(source.perRequest, 2), sequential: true, ...(awaitedIn ? { awaitedIn } : {}) } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: ioWaitAdvice(timers ? 'Timeout' : top?.type, sequential),
+    recommendation: ioWaitAdvice(source?.resource ?? top?.type, sequential),
     impact: waitShare * (1 - busy),
   }];
+}
+
+/** What the agent's hooks saw the requests wait for, when it explains most of their time. */
+interface WaitSource {
+  title: string;
+  /** The app code that made the calls or timers, and the app function that called it. */
+  site?: CallSite;
+  caller?: CallSite;
+  perRequest: number;
+  /** Time of one call or timer, ms. */
+  eachMs: number;
+  /** The active-resource type these waits hold. */
+  resource: string;
+  sentence(culprit: string | undefined): string;
+  evidence: Record<string, unknown>;
+}
+
+/** The slowest outgoing call site, else the longest-waited timer site, if it explains enough. */
+function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
+  const w = loadWindow(run);
+  const thread = busiestThread(run, w);
+  if (!thread) return undefined;
+  const call = outgoingWaits(thread, w)[0];
+  const callShare = call ? explains(call.totalMs, s) : undefined;
+  if (call && callShare !== undefined) {
+    const perCall = call.totalMs / call.completed;
+    return {
+      title: `Requests spend their time waiting for ${call.origin}`, site: call.site, caller: call.caller,
+      perRequest: call.completed / s.requests, eachMs: perCall, resource: 'TCPSocketWrap',
+      sentence: (c) => `${call.api === 'fetch' ? 'fetch' : 'HTTP'} requests to ${call.origin}${c ? ` from ${c}` : ''} took ${round(perCall, 1)} ms each (${call.completed} in the window), ${round(callShare * 100, 0)} % of the time requests were in flight.`,
+      evidence: { upstream: { api: call.api, origin: call.origin, calls: call.completed, perCallMs: round(perCall, 2), shareOfRequestTime: round(callShare, 3) } },
+    };
+  }
+  const timer = timerWaits(thread, w)[0];
+  const timerShare = timer ? explains(timer.waitedMs, s) : undefined;
+  if (timer && timerShare !== undefined) {
+    return {
+      title: 'Requests spend their time waiting for timers', site: timer.site, caller: timer.caller,
+      perRequest: timer.created / s.requests, eachMs: timer.meanDelayMs, resource: 'Timeout',
+      sentence: (c) => `setTimeout timers${c ? ` created in ${c}` : ''} ran out ${timer.fired} times in the window, ${round(timer.meanDelayMs, 1)} ms each: ${round(timerShare * 100, 0)} % of the time requests were in flight.`,
+      evidence: { timers: { created: timer.created, fired: timer.fired, meanDelayMs: round(timer.meanDelayMs, 2), shareOfRequestTime: round(timerShare, 3) } },
+    };
+  }
+  return undefined;
+}
+
+/** The share of the time requests were in flight (Little's law) that `waitedMs` is, when it is enough. */
+function explains(waitedMs: number, s: LoopStats): number | undefined {
+  const requestTimeMs = s.inFlightMean > 0 ? s.inFlightMean * s.durationMs : s.requests * s.latencyP50Ms;
+  if (requestTimeMs <= 0) return undefined;
+  const share = Math.min(1, waitedMs / requestTimeMs);
+  return share >= IO_WAIT_CULPRIT_MIN_SHARE ? share : undefined;
 }
 
 /** Resource types present beyond the inbound connections, most numerous first. */
@@ -95,28 +143,4 @@ function awaitedResources(s: LoopStats): { type: string; mean: number }[] {
     const mean = type === 'TCPSocketWrap' ? raw - s.openConnectionsMean : raw;
     return { type, mean };
   }).filter((r) => r.mean >= 1).sort((a, b) => b.mean - a.mean);
-}
-
-/** The outgoing call site whose waits explain most of the request time, if it explains enough. */
-function slowestUpstream(run: RunData, s: LoopStats): (OutgoingWait & { share: number }) | undefined {
-  const w = loadWindow(run);
-  const thread = busiestThread(run, w);
-  const top = thread ? outgoingWaits(thread, w)[0] : undefined;
-  return top ? explaining(top, top.totalMs, s) : undefined;
-}
-
-/** The timer site whose timeouts explain most of the request time, if it explains enough. */
-function longestTimers(run: RunData, s: LoopStats): (TimerWait & { share: number }) | undefined {
-  const w = loadWindow(run);
-  const thread = busiestThread(run, w);
-  const top = thread ? timerWaits(thread, w)[0] : undefined;
-  return top ? explaining(top, top.waitedMs, s) : undefined;
-}
-
-/** `wait` with its share of the time requests were in flight (Little's law), when that share is enough. */
-function explaining<T>(wait: T, waitedMs: number, s: LoopStats): (T & { share: number }) | undefined {
-  const requestTimeMs = s.inFlightMean > 0 ? s.inFlightMean * s.durationMs : s.requests * s.latencyP50Ms;
-  if (requestTimeMs <= 0) return undefined;
-  const share = Math.min(1, waitedMs / requestTimeMs);
-  return share >= IO_WAIT_CULPRIT_MIN_SHARE ? { ...wait, share } : undefined;
 }
