@@ -17,9 +17,14 @@ export function groupPeers(peers: readonly AgentPeer[]): Map<string, AgentPeer[]
 
 export const isHttpListen = (m: ListenMessage) => m.server?.kind === 'http' || m.server?.kind === 'https';
 
-/** A target serves what load was driven at: an HTTP server, or the driven port (cluster workers share it). */
+/**
+ * A target serves what load was driven at: the driven port (cluster workers share it), or when
+ * it is not known (a Unix socket, no load yet) an HTTP server. A helper server the app starts
+ * on another port (an upstream stub in a child process, a metrics port) is not a target, even
+ * when it answers as many requests as the target does (one per request it gets from it).
+ */
 export function isTargetGroup(group: readonly AgentPeer[], drivenPort: number | undefined): boolean {
-  return group.some((p) => p.listens.some((l) => isHttpListen(l) || (drivenPort !== undefined && l.port === drivenPort)));
+  return group.some((p) => p.listens.some((l) => (drivenPort !== undefined ? l.port === drivenPort : isHttpListen(l))));
 }
 
 export function processesSeen(peers: readonly AgentPeer[], drivenPort?: number): RunMeta['processes'] {
