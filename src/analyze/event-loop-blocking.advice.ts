@@ -1,5 +1,8 @@
 // Advice for event-loop-blocking findings, by the kind of work that blocks (Markdown).
 
+import { BUFFER_COPIES, JSON_DEEP_COPY } from '../profile/work-kind.js';
+import { deepCopyAdvice, parseAdvice } from './serialization.advice.js';
+
 const byWork: Record<string, string> = {
   crypto: 'Hashing and key derivation are CPU work: use the async crypto APIs (they run on the libuv thread pool), ' +
     'hash less data (a cheap key instead of a content hash), or cache the result.',
@@ -20,9 +23,19 @@ const byWork: Record<string, string> = {
     'chunks, or build the body and send it with one `res.end(body)`.',
 };
 
-export function blockingAdvice(work: string | undefined): string {
+/** Where the label of the dominant work says more than its kind. */
+const byLabel: Record<string, string> = {
+  [BUFFER_COPIES]: 'Copying bytes dominates. `Buffer.concat` (or `Buffer.from`/`copy` into a bigger buffer) in a loop ' +
+    'copies everything gathered so far on each pass, which is quadratic: collect the chunks in an array and concat ' +
+    'once at the end, or write them out as a stream. Reuse buffers instead of allocating one per item.',
+  'JSON.parse': parseAdvice,
+  [JSON_DEEP_COPY]: deepCopyAdvice,
+};
+
+export function blockingAdvice(work: string | undefined, label?: string): string {
   const general = 'Move the heavy part off the request path: cache its result, do it once at startup, or run it in a ' +
     'worker thread pool (piscina) so the event loop keeps serving other requests. Long synchronous loops can ' +
     'yield with `setImmediate` between chunks.';
-  return work && byWork[work] ? `${byWork[work]}\n\n${general}` : general;
+  const specific = (label !== undefined ? byLabel[label] : undefined) ?? (work !== undefined ? byWork[work] : undefined);
+  return specific ? `${specific}\n\n${general}` : general;
 }

@@ -140,7 +140,7 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined): Finding
       ...(view ? { topFunctions: topFunctions(view) } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: blockingAdvice(work.dominant),
+    recommendation: blockingAdvice(work.dominant, work.label),
     impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) * (top ? share : stalledBy ? stalledBy.share : spreadShare(view))),
   };
 }

@@ -14,3 +14,10 @@ export const deepCopyAdvice = [
   'only the part a handler changes (`{ ...config.section }`), or keep the copy and rebuild it only when the',
   'source changes. `structuredClone` is no cure: it walks the whole object too.',
 ].join(' ');
+
+/** When the JSON work is mostly `JSON.parse`. */
+export const parseAdvice = [
+  'Parse less: the same text parsed more than once per request (per validation rule, per middleware) repeats the',
+  'whole work each time: parse once and pass the object along. Bound request body sizes, and cache parsed data',
+  'that does not change.',
+].join(' ');

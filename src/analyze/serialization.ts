@@ -7,7 +7,7 @@ import { appFunctions, cpuViewOf, type CpuView } from './signals/cpu-profile.js'
 import { loopStats } from './signals/loop-stats.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import { round } from './signals/stats.js';
-import { deepCopyAdvice, serializationAdvice } from './serialization.advice.js';
+import { deepCopyAdvice, parseAdvice, serializationAdvice } from './serialization.advice.js';
 import { JSON_DEEP_COPY } from '../profile/work-kind.js';
 
 /** JSON work as a share of non-idle CPU worth reporting: a fifth of the server's time. */
@@ -16,7 +16,7 @@ export const SERIALIZATION_MIN_SHARE = 0.2;
 export const SERIALIZATION_CRITICAL_SHARE = 0.5;
 /** Only matters when the loop is busy enough for CPU to limit throughput. */
 export const SERIALIZATION_MIN_ELU = 0.5;
-/** The culprit's JSON time that deep copies must hold for the copy advice. */
+/** The culprit's JSON time that deep copies (or JSON.parse) must hold for the copy (or parse) advice. */
 export const SERIALIZATION_DEEP_COPY_SHARE = 0.5;
 /** App functions examined for their JSON work (the hottest ones). */
 const CANDIDATES = 30;
@@ -31,6 +31,7 @@ export function serialization(run: RunData): Finding[] {
   const caller = topJsonCaller(view);
   const culprit = caller ? frameCulprit(caller.frame, run.cwd) : undefined;
   const copying = caller !== undefined && caller.copyUs >= SERIALIZATION_DEEP_COPY_SHARE * caller.jsonUs;
+  const parsing = !copying && caller !== undefined && caller.parseUs >= SERIALIZATION_DEEP_COPY_SHARE * caller.jsonUs;
   return [{
     code: 'HOTPATH_SERIALIZATION',
     category: 'serialization',
@@ -42,20 +43,21 @@ export function serialization(run: RunData): Finding[] {
       jsonShare: round(share, 3), jsonMs: round(jsonUs / 1000, 1), eluMean: round(s.eluMean, 3),
       ...(caller ? { callerJsonShare: round(caller.jsonUs / jsonUs, 3) } : {}),
       ...(copying ? { deepCopy: true } : {}),
+      ...(parsing ? { mostlyParse: true } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: copying ? deepCopyAdvice : serializationAdvice,
+    recommendation: copying ? deepCopyAdvice : parsing ? parseAdvice : serializationAdvice,
     impact: Math.min(1, share * s.eluMean),
   }];
 }
 
 function topJsonCaller(view: CpuView) {
-  let best: { frame: CpuView['functions'][number]['frame']; jsonUs: number; copyUs: number } | undefined;
+  let best: { frame: CpuView['functions'][number]['frame']; jsonUs: number; copyUs: number; parseUs: number } | undefined;
   for (const f of appFunctions(view).slice(0, CANDIDATES)) {
     const json = view.workOf(f.frameIndex).filter((i) => i.work === 'json');
-    const jsonUs = json.reduce((a, i) => a + i.us, 0);
-    const copyUs = json.filter((i) => i.label === JSON_DEEP_COPY).reduce((a, i) => a + i.us, 0);
-    if (jsonUs > (best?.jsonUs ?? 0)) best = { frame: f.frame, jsonUs, copyUs };
+    const us = (label?: string) => json.filter((i) => label === undefined || i.label === label).reduce((a, i) => a + i.us, 0);
+    const jsonUs = us();
+    if (jsonUs > (best?.jsonUs ?? 0)) best = { frame: f.frame, jsonUs, copyUs: us(JSON_DEEP_COPY), parseUs: us('JSON.parse') };
   }
   return best;
 }

@@ -43,6 +43,10 @@ const coreWork: [RegExp, WorkKind, string][] = [
   [/^node:internal\/modules|^node:internal\/bootstrap/, 'module-loading', 'module loading'],
 ];
 
+/** Buffer work that copies bytes or allocates memory (Buffer.concat, alloc), not encoding. */
+export const BUFFER_COPIES = 'buffer copies and allocation';
+const bufferCopy = /^(concat|_copy|_copyActual|copy|alloc|allocUnsafe|allocUnsafeSlow|allocate|createUnsafeBuffer|createPool|FastBuffer)$/;
+
 const nativeBuffer = /^(base64|base64url|hex|latin1|ascii|ucs2|utf8)(Slice|Write)$|^(byteLengthUtf8|encodeUtf8String|encodeInto|copy|compare|fill|indexOf\w*)$/;
 
 /** The specific work a frame shows, or undefined when its name and file say nothing specific. */
@@ -55,8 +59,10 @@ export function specificWork(frame: Frame): WorkLabel | undefined {
   if (/^JSON\.(stringify|parse)$/.test(name)) return { work: 'json', label: name };
   if (file.startsWith('node:internal/crypto') || file === 'node:crypto') return { work: 'crypto', label: cryptoLabel(name, file) };
   if (kind === 'node-core') {
+    if (/^node:(internal\/)?buffer/.test(file) && bufferCopy.test(name)) return { work: 'buffer', label: BUFFER_COPIES };
     for (const [re, work, label] of coreWork) if (re.test(file)) return { work, label };
   }
+  if (kind === 'native' && /^(copy|fill)$/.test(name)) return { work: 'buffer', label: BUFFER_COPIES };
   if (kind === 'native' && nativeBuffer.test(name)) return { work: 'buffer', label: 'buffer/string encoding' };
   return undefined;
 }

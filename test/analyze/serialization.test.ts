@@ -29,3 +29,14 @@ for (const noise of NOISE_LEVELS) {
     for (const seed of SEEDS) assert.deepEqual(serialization(syntheticRun({ seed, noise, cwd, elu: 0.95, profiles: [cpu] })), []);
   });
 }
+
+test('serialization: mostly JSON.parse gets the parse-once advice, not the stringify one', () => {
+  const cpu = syntheticCpuProfile([
+    { name: 'validateOrder', file: 'lib/validate.js', line: 14, share: 0.05, callee: { name: 'JSON.parse', file: '', share: 0.6 } },
+  ], { cwd });
+  const [f] = serialization(syntheticRun({ cwd, elu: 0.95, profiles: [cpu] }));
+  assert.equal(f.culprit?.function, 'validateOrder');
+  assert.equal(f.evidence.mostlyParse, true);
+  assert.match(f.recommendation, /parse once/);
+  assert.doesNotMatch(f.recommendation, /fast-json-stringify/);
+});
