@@ -9,6 +9,7 @@ import type { Analyzer } from './analyzer.js';
 import { analyzers } from './analyzers.js';
 import { healthyFinding } from './healthy.js';
 import { jsonSafe, type AlsoFound } from './evidence.js';
+import { ownerOf } from '../profile/anonymous-names.js';
 
 const severityRank: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
@@ -91,10 +92,11 @@ export function heapHeldByGrowth(findings: Finding[]): Finding[] {
   });
 }
 
-const culpritKey = (f: Finding) => (f.culprit ? `${f.culprit.file}\u0000${f.culprit.function}` : undefined);
+/** A function and the anonymous ones written inside it ("(anonymous in f)") are one place to fix. */
+const culpritKey = (f: Finding) => (f.culprit ? `${f.culprit.file}\u0000${ownerOf(f.culprit.function)}` : undefined);
 
 /**
- * Keeps one finding per culprit function: the most specific category among the actionable
+ * Keeps one finding per culprit function (with the anonymous functions written inside it): the most specific category among the actionable
  * (warning or critical) ones, or among the info notes when there is no actionable one
  * (JSON-bound blocking counts as serialization), with the group's highest severity and
  * impact and the others listed in `evidence.alsoFound`.

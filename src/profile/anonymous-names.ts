@@ -10,6 +10,11 @@ import { ScriptFunctions, type FunctionRanges } from './script-functions.js';
 /** The display name of an anonymous function written inside `enclosing`. */
 export const anonymousIn = (enclosing: string): string => `(anonymous in ${enclosing})`;
 
+/** The named function a frame's name belongs to: `f` for `f` and for `(anonymous in f)`. */
+export function ownerOf(name: string): string {
+  return /^\(anonymous in (.+)\)$/.exec(name)?.[1] ?? name;
+}
+
 /** Renames, in place, the anonymous call frames (of a CPU or heap profile) that lie in a named function. */
 export function nameAnonymousFrames(frames: Iterable<CpuCallFrame>, ranges: FunctionRanges | undefined): void {
   if (!ranges || Object.keys(ranges).length === 0) return;

@@ -59,6 +59,15 @@ test('mergeSameCulprit: keeps distinct culprits apart', () => {
   assert.equal(mergeSameCulprit([mk('a', 'serialization'), mk('b', 'event-loop-blocking')]).length, 2);
 });
 
+test('mergeSameCulprit: a function and the anonymous functions written inside it are one culprit', () => {
+  const mk = (fn: string, category: Finding['category'], file = 'a.js'): Finding =>
+    ({ code: category, category, severity: 'warning', title: '', summary: '', evidence: { x: 1 }, recommendation: '', impact: 0.1, culprit: { function: fn, file, line: 1 } });
+  const [merged, ...rest] = mergeSameCulprit([mk('compileTemplate', 'event-loop-blocking'), mk('(anonymous in compileTemplate)', 'serialization')]);
+  assert.deepEqual(rest, []);
+  assert.equal((merged.evidence.alsoFound as unknown[]).length, 1);
+  assert.equal(mergeSameCulprit([mk('f', 'serialization'), mk('(anonymous in f)', 'event-loop-blocking', 'b.js')]).length, 2, 'another file');
+});
+
 test('mergeSameCulprit: the kept finding is the most specific actionable one, at the group severity', () => {
   const mk = (category: Finding['category'], severity: Finding['severity'], evidence: Record<string, unknown> = { x: 1 }): Finding =>
     ({ code: category, category, severity, title: '', summary: '', evidence, recommendation: '', impact: 0.2, culprit: { function: 'f', file: 'a.js', line: 1 } });
