@@ -5,7 +5,7 @@ import { isMainThread } from 'node:worker_threads';
 import type * as net from 'node:net';
 import type { ListenMessage } from './protocol.js';
 
-export const LISTEN_CHANNEL = 'tracing:net.server.listen:asyncEnd';
+const LISTEN_CHANNEL = 'tracing:net.server.listen:asyncEnd';
 
 type ListenBody = Omit<ListenMessage, 'v' | 'pid' | 'threadId' | 't'>;
 

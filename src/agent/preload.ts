@@ -9,11 +9,10 @@
 //    A worker started per request or per job ends before that and pays only this file: loaded
 //    eagerly, the agent cost an app that starts a Worker per request a third of its throughput.
 import { isMainThread } from 'node:worker_threads';
-import * as dc from 'node:diagnostics_channel';
 import { join } from 'node:path';
 import type * as net from 'node:net';
 import { ENV } from './protocol.js';
-import { LISTEN_CHANNEL } from './listen-detector.js';
+import { onServerListening } from './listen-detector.js';
 
 /** A worker thread that lives this long without listening gets the agent anyway (a pool thread). */
 export const WORKER_START_DELAY_MS = 500;
@@ -31,19 +30,13 @@ function startAgent(listening?: net.Server): void {
 
 /** Starts the agent at this worker thread's first listen, or after WORKER_START_DELAY_MS. */
 function startLater(): void {
-  let timer: NodeJS.Timeout | undefined;
   const start = (listening?: net.Server): void => {
-    dc.unsubscribe(LISTEN_CHANNEL, onListen);
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
+    stopWatching();
+    clearTimeout(timer);
     startAgent(listening);
   };
-  const onListen = (message: unknown): void => {
-    const server = (message as { server?: net.Server } | null)?.server;
-    start(server !== undefined && typeof server.address === 'function' ? server : undefined);
-  };
-  dc.subscribe(LISTEN_CHANNEL, onListen);
-  timer = setTimeout(() => start(), WORKER_START_DELAY_MS);
+  const stopWatching = onServerListening(start);
+  const timer = setTimeout(() => start(), WORKER_START_DELAY_MS);
   timer.unref();
 }
 

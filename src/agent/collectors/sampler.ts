@@ -104,5 +104,3 @@ function memory(): SampleBody['mem'] {
   const m = process.memoryUsage();
   return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
 }
-
-
