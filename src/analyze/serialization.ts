@@ -16,8 +16,8 @@ export const SERIALIZATION_MIN_SHARE = 0.2;
 export const SERIALIZATION_CRITICAL_SHARE = 0.5;
 /** Only matters when the loop is busy enough for CPU to limit throughput. */
 export const SERIALIZATION_MIN_ELU = 0.5;
-/** The culprit's JSON time that deep copies (or JSON.parse) must hold for the copy (or parse) advice. */
-export const SERIALIZATION_DEEP_COPY_SHARE = 0.5;
+/** The share of the culprit's JSON time that deep copies, or JSON.parse, must hold for their own advice. */
+export const SERIALIZATION_ADVICE_SHARE = 0.5;
 /** App functions examined for their JSON work (the hottest ones). */
 const CANDIDATES = 30;
 
@@ -30,8 +30,8 @@ export function serialization(run: RunData): Finding[] {
   if (share < SERIALIZATION_MIN_SHARE) return [];
   const caller = topJsonCaller(view);
   const culprit = caller ? frameCulprit(caller.frame, run.cwd) : undefined;
-  const copying = caller !== undefined && caller.copyUs >= SERIALIZATION_DEEP_COPY_SHARE * caller.jsonUs;
-  const parsing = !copying && caller !== undefined && caller.parseUs >= SERIALIZATION_DEEP_COPY_SHARE * caller.jsonUs;
+  const copying = caller !== undefined && caller.copyUs >= SERIALIZATION_ADVICE_SHARE * caller.jsonUs;
+  const parsing = !copying && caller !== undefined && caller.parseUs >= SERIALIZATION_ADVICE_SHARE * caller.jsonUs;
   return [{
     code: 'HOTPATH_SERIALIZATION',
     category: 'serialization',

@@ -10,6 +10,7 @@ import { isAppSite, siteCulprit } from './signals/culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { round } from './signals/stats.js';
 import { stdioStream, syncIoAdvice } from './sync-io.advice.js';
+import { windowGrowth } from './signals/growth-series.js';
 
 /** Share of the load window the loop spent inside one sync API for it to be reported. */
 export const SYNC_IO_WARN_SHARE = 0.02;
@@ -42,10 +43,9 @@ interface WindowTotals {
 
 /** Cumulative totals turned into the load window's: last report minus the last one before the window. */
 function inWindowTotals(thread: ThreadTelemetry, w: Window | null): WindowTotals[] {
-  const msgs = thread.growth;
-  if (msgs.length === 0) return [];
-  const before = w ? [...msgs].reverse().find((m) => m.t <= w.start) : undefined;
-  const end = (w ? [...msgs].reverse().find((m) => m.t <= w.end + 1000) : undefined) ?? msgs[msgs.length - 1];
+  const bounds = windowGrowth(thread, w);
+  if (!bounds) return [];
+  const { before, end } = bounds;
   return end.syncCalls.map((entry) => {
     const prev = before?.syncCalls.find((p) => key(p) === key(entry));
     return { entry, count: entry.count - (prev?.count ?? 0), totalMs: entry.totalMs - (prev?.totalMs ?? 0) };

@@ -5,7 +5,7 @@
 // "(anonymous in computeInWorker)", in the hotspots, the culprits and the flame graph alike.
 
 import type { CpuCallFrame } from './cpu-profile.js';
-import { ScriptFunctions, type FunctionRanges } from './script-functions.js';
+import { scriptFunctions, type FunctionRanges, type ScriptFunctions } from './script-functions.js';
 
 /** The display name of an anonymous function written inside `enclosing`. */
 export const anonymousIn = (enclosing: string): string => `(anonymous in ${enclosing})`;
@@ -15,15 +15,21 @@ export function ownerOf(name: string): string {
   return /^\(anonymous in (.+)\)$/.exec(name)?.[1] ?? name;
 }
 
+/**
+ * The display name of the anonymous function starting at `line`, `column` (0-based) of `script`:
+ * "(anonymous in f)" when it lies in a named function f, else undefined.
+ */
+export function anonymousNameAt(script: ScriptFunctions, line: number, column: number): string | undefined {
+  const enclosing = script.enclosingName(line, column);
+  return enclosing === undefined ? undefined : anonymousIn(enclosing);
+}
+
 /** Renames, in place, the anonymous call frames (of a CPU or heap profile) that lie in a named function. */
 export function nameAnonymousFrames(frames: Iterable<CpuCallFrame>, ranges: FunctionRanges | undefined): void {
   if (!ranges || Object.keys(ranges).length === 0) return;
-  const scripts = new Map<string, ScriptFunctions>();
   for (const cf of frames) {
-    if (cf.functionName !== '' || !Object.hasOwn(ranges, cf.url)) continue;
-    let script = scripts.get(cf.url);
-    if (script === undefined) scripts.set(cf.url, (script = new ScriptFunctions(cf.url, ranges[cf.url])));
-    const enclosing = script.enclosingName(cf.lineNumber, cf.columnNumber);
-    if (enclosing !== undefined) cf.functionName = anonymousIn(enclosing);
+    const script = cf.functionName === '' ? scriptFunctions(ranges, cf.url) : undefined;
+    const name = script && anonymousNameAt(script, cf.lineNumber, cf.columnNumber);
+    if (name !== undefined) cf.functionName = name;
   }
 }

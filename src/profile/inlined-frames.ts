@@ -22,7 +22,7 @@
 
 import type { CpuCallFrame, CpuProfile, CpuProfileNode } from './cpu-profile.js';
 import { indexNodes } from './raw-index.js';
-import { ScriptFunctions, contains, push, type Fn, type FunctionRanges } from './script-functions.js';
+import { contains, push, scriptFunctions, type Fn, type FunctionRanges, type ScriptFunctions } from './script-functions.js';
 
 const fnKey = (f: Fn) => `${f.url}\u0000${f.sl}\u0000${f.sc}`;
 /** How far below a function its callees are looked for (a path of inlined callers). */
@@ -45,13 +45,7 @@ interface Plan {
 /** The profile with inlined functions' ticks under nodes of their own; the same object when nothing moved. */
 export function expandInlinedFrames(profile: CpuProfile, ranges: FunctionRanges | undefined): CpuProfile {
   if (!ranges || Object.keys(ranges).length === 0) return profile;
-  const scripts = new Map<string, ScriptFunctions>();
-  const scriptOf = (url: string): ScriptFunctions | undefined => {
-    if (!Object.hasOwn(ranges, url)) return undefined;
-    let s = scripts.get(url);
-    if (!s) scripts.set(url, (s = new ScriptFunctions(url, ranges[url])));
-    return s;
-  };
+  const scriptOf = (url: string): ScriptFunctions | undefined => scriptFunctions(ranges, url);
   const nodes = profile.nodes;
   const { children } = indexNodes(profile);
 

@@ -121,3 +121,18 @@ export function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   if (list) list.push(value);
   else map.set(key, [value]);
 }
+
+const built = new WeakMap<FunctionRanges, Map<string, ScriptFunctions>>();
+
+/**
+ * The functions of one script of a run's `ranges`, or undefined when it has none. Built once per
+ * ranges object and script: every view of a run (its CPU and heap profiles, its stalls) shares them.
+ */
+export function scriptFunctions(ranges: FunctionRanges | undefined, url: string): ScriptFunctions | undefined {
+  if (!ranges || !Object.hasOwn(ranges, url)) return undefined;
+  let scripts = built.get(ranges);
+  if (!scripts) built.set(ranges, (scripts = new Map()));
+  let script = scripts.get(url);
+  if (!script) scripts.set(url, (script = new ScriptFunctions(url, ranges[url])));
+  return script;
+}

@@ -47,7 +47,7 @@ const coreWork: [RegExp, WorkKind, string][] = [
 export const BUFFER_COPIES = 'buffer copies and allocation';
 const bufferCopy = /^(concat|_copy|_copyActual|copy|alloc|allocUnsafe|allocUnsafeSlow|allocate|createUnsafeBuffer|createPool|FastBuffer)$/;
 
-const nativeBuffer = /^(base64|base64url|hex|latin1|ascii|ucs2|utf8)(Slice|Write)$|^(byteLengthUtf8|encodeUtf8String|encodeInto|copy|compare|fill|indexOf\w*)$/;
+const nativeBuffer = /^(base64|base64url|hex|latin1|ascii|ucs2|utf8)(Slice|Write)$|^(byteLengthUtf8|encodeUtf8String|encodeInto|compare|indexOf\w*)$/;
 
 /** The specific work a frame shows, or undefined when its name and file say nothing specific. */
 export function specificWork(frame: Frame): WorkLabel | undefined {

@@ -68,16 +68,21 @@ export function treeOf(run: RunData, profile: CpuProfile, ref: ProfileRef, start
   return buildCallTree(profile, { cwd: run.cwd, resolver: runResolver(run), ...(window ? { window } : {}) });
 }
 
+/** The profile of `ref` read and parsed with `parse`; undefined when it cannot be (a bad file is no view). */
+function readProfile(ref: ProfileRef, parse: (text: string) => CpuProfile): CpuProfile | undefined {
+  try {
+    return parse(readFileSync(ref.path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 function loadView(run: RunData): CpuView | null {
   const w = loadWindow(run);
   const ref = chooseProfile(run, w);
   if (!ref) return null;
-  let profile: CpuProfile;
-  try {
-    profile = parseRunCpuProfile(run, readFileSync(ref.path, 'utf8'), ref);
-  } catch {
-    return null;
-  }
+  const profile = readProfile(ref, (text) => parseRunCpuProfile(run, text, ref));
+  if (!profile) return null;
   let tree = w ? treeOf(run, profile, ref, w.start, w.end) : treeOf(run, profile, ref);
   // A profile whose clock does not line up with the window still describes the load.
   if (tree.activeUs === 0 && w) tree = treeOf(run, profile, ref);
@@ -145,12 +150,9 @@ export function threadActiveTime(run: RunData, thread: { pid: number; threadId: 
     .filter((p) => p.kind === 'cpu' && p.pid === thread.pid && p.threadId === thread.threadId)
     .sort((a, b) => (b.end - b.start) - (a.end - a.start))[0];
   if (!ref) return undefined;
-  let profile: CpuProfile;
-  try {
-    profile = parseCpuProfile(readFileSync(ref.path, 'utf8'), ref.path);
-  } catch {
-    return undefined;
-  }
+  // Idle time needs no inlined frames expanded: the plain profile.
+  const profile = readProfile(ref, (text) => parseCpuProfile(text, ref.path));
+  if (!profile) return undefined;
   const windowed = w && ref.start > 0 ? activeTime(profile, { startMs: w.start, endMs: w.end, profileStartEpochMs: ref.start }) : undefined;
   return windowed && windowed.totalUs > 0 ? windowed : activeTime(profile);
 }

@@ -3,6 +3,7 @@
 
 import type { GrowthMessage } from '../../agent/protocol.js';
 import type { ThreadTelemetry } from '../../run-dir/run-data.js';
+import type { Window } from './load-window.js';
 import { requestSeries, requestsAt } from './request-series.js';
 import { correlation, round } from './stats.js';
 
@@ -48,4 +49,17 @@ export function growthStats(thread: ThreadTelemetry, value: (m: GrowthMessage) =
 /** The last growth report of a thread, or undefined. */
 export function lastGrowth(thread: ThreadTelemetry): GrowthMessage | undefined {
   return thread.growth[thread.growth.length - 1];
+}
+
+/**
+ * The growth reports that bound the load window, to turn cumulative totals into the window's
+ * (`end` minus `before`): the last report before it starts, and the last one up to a second
+ * after it ends (growth goes out once a second). Without a window: everything up to the last.
+ */
+export function windowGrowth(thread: ThreadTelemetry, w: Window | null): { before?: GrowthMessage; end: GrowthMessage } | undefined {
+  const msgs = thread.growth;
+  if (msgs.length === 0) return undefined;
+  const before = w ? msgs.findLast((m) => m.t <= w.start) : undefined;
+  const end = (w ? msgs.findLast((m) => m.t <= w.end + 1000) : undefined) ?? msgs[msgs.length - 1];
+  return before ? { before, end } : { end };
 }

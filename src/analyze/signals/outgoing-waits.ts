@@ -6,6 +6,7 @@ import type { ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { CallSite, GrowthMessage } from '../../agent/protocol.js';
 import type { Window } from './load-window.js';
 import { appCallers } from './culprit.js';
+import { windowGrowth } from './growth-series.js';
 
 type OutgoingEntry = NonNullable<GrowthMessage['outgoing']>[number];
 
@@ -26,10 +27,9 @@ const key = (e: OutgoingEntry) => `${e.api} ${e.origin} ${e.site?.file ?? ''}:${
 
 /** Cumulative totals turned into the window's (last report minus the last one before it), longest wait first. */
 export function outgoingWaits(thread: ThreadTelemetry, w: Window | null): OutgoingWait[] {
-  const msgs = thread.growth;
-  if (msgs.length === 0) return [];
-  const before = w ? [...msgs].reverse().find((m) => m.t <= w.start) : undefined;
-  const end = (w ? [...msgs].reverse().find((m) => m.t <= w.end + 1000) : undefined) ?? msgs[msgs.length - 1];
+  const bounds = windowGrowth(thread, w);
+  if (!bounds) return [];
+  const { before, end } = bounds;
   return (end.outgoing ?? []).map((e) => {
     const prev = before?.outgoing?.find((p) => key(p) === key(e));
     const [site, caller] = appCallers(e);

@@ -11,8 +11,8 @@ import type { CallSite } from '../../agent/protocol.js';
 import type { RunData } from '../../run-dir/run-data.js';
 import { loadWindow, targetThreads, windowStalls } from './load-window.js';
 import { isAppSite } from './culprit.js';
-import { ScriptFunctions, contains } from '../../profile/script-functions.js';
-import { anonymousIn } from '../../profile/anonymous-names.js';
+import { contains, scriptFunctions, type ScriptFunctions } from '../../profile/script-functions.js';
+import { anonymousNameAt } from '../../profile/anonymous-names.js';
 import { callsOnLine } from '../../profile/line-calls.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 
@@ -33,7 +33,7 @@ export function stallCulprits(run: RunData): StallCulprit[] {
   const totalMs = stalls.reduce((a, s) => a + s.durationMs, 0);
   if (totalMs <= 0) return [];
   const bySite = new Map<string, StallCulprit>();
-  const functions = scriptFunctions(run);
+  const functions = (url: string): ScriptFunctions | undefined => scriptFunctions(run.functionRanges, url);
   const resolver = runResolver(run);
   const lineText = (url: string, line: number): string | undefined => {
     const path = url.startsWith('file://') ? fileURLToPath(url) : url;
@@ -59,18 +59,6 @@ export function stallCulprits(run: RunData): StallCulprit[] {
     .sort((a, b) => b.blockedMs - a.blockedMs);
 }
 
-/** The run's function ranges of a script, when it has them. */
-function scriptFunctions(run: RunData): (url: string) => ScriptFunctions | undefined {
-  const ranges = run.functionRanges;
-  const scripts = new Map<string, ScriptFunctions>();
-  return (url) => {
-    if (!ranges || !Object.hasOwn(ranges, url)) return undefined;
-    let script = scripts.get(url);
-    if (script === undefined) scripts.set(url, (script = new ScriptFunctions(url, ranges[url])));
-    return script;
-  };
-}
-
 /**
  * The function a cause's app frame stands for. With the script's function ranges: when the
  * frame is the leaf and its hottest line lies in another function of its script that ran, or
@@ -92,7 +80,6 @@ function siteOf(frame: CallSite, hotLine: number | undefined, functions: (url: s
     if (called.length === 1) inlined = called[0];
   }
   if (inlined) return { function: inlined.name, file: frame.file, line: inlined.sl + 1, column: inlined.sc + 1 };
-  if (frame.function !== '(anonymous)') return frame;
-  const enclosing = script.enclosingName(frame.line - 1, frame.column - 1);
-  return enclosing === undefined ? frame : { ...frame, function: anonymousIn(enclosing) };
+  const name = frame.function === '(anonymous)' ? anonymousNameAt(script, frame.line - 1, frame.column - 1) : undefined;
+  return name === undefined ? frame : { ...frame, function: name };
 }

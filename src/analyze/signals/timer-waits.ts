@@ -8,6 +8,7 @@ import type { ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { CallSite, GrowthMessage } from '../../agent/protocol.js';
 import type { Window } from './load-window.js';
 import { appCallers } from './culprit.js';
+import { windowGrowth } from './growth-series.js';
 
 type TimerEntry = GrowthMessage['timers'][number];
 
@@ -27,10 +28,9 @@ const key = (e: TimerEntry) => `${e.kind} ${e.site?.file ?? ''}:${e.site?.line ?
 
 /** Timeout sites over the window (last report minus the last one before it), most waited first. */
 export function timerWaits(thread: ThreadTelemetry, w: Window | null): TimerWait[] {
-  const msgs = thread.growth;
-  if (msgs.length === 0) return [];
-  const before = w ? [...msgs].reverse().find((m) => m.t <= w.start) : undefined;
-  const end = (w ? [...msgs].reverse().find((m) => m.t <= w.end + 1000) : undefined) ?? msgs[msgs.length - 1];
+  const bounds = windowGrowth(thread, w);
+  if (!bounds) return [];
+  const { before, end } = bounds;
   return end.timers.filter((e) => e.kind === 'timeout' && e.delayMs !== undefined).map((e) => {
     const prev = before?.timers.find((p) => key(p) === key(e));
     const created = e.created - (prev?.created ?? 0);
