@@ -1,6 +1,7 @@
 // Advice for event-loop-blocking findings, by the kind of work that blocks (Markdown).
 
 import { BUFFER_COPIES, JSON_DEEP_COPY } from '../profile/work-kind.js';
+import type { EntryKind } from '../profile/entry-points.js';
 import { deepCopyAdvice, parseAdvice } from './serialization.advice.js';
 
 const byWork: Record<string, string> = {
@@ -32,10 +33,23 @@ const byLabel: Record<string, string> = {
   [JSON_DEEP_COPY]: deepCopyAdvice,
 };
 
-export function blockingAdvice(work: string | undefined, label?: string): string {
+/** Where the way the work was scheduled is the thing to change (see src/profile/entry-points.ts). */
+const byEntry: Partial<Record<EntryKind, string>> = {
+  nextTick: 'The work runs in `process.nextTick` callbacks. Node runs every queued nextTick callback, and the ones ' +
+    'they queue, before it goes back to I/O: a queue drained one `nextTick` at a time holds every socket until it is ' +
+    'empty. Schedule the chunks with `setImmediate` (one turn of the loop each, I/O in between), process the queue in ' +
+    'batches of bounded size, or move it off the request path.',
+  timer: 'The work runs in a timer callback (`setTimeout`/`setInterval`): a background job, not the request path, ' +
+    'holds the loop while requests wait. Make the job incremental (a bounded slice per turn, yielding with ' +
+    '`setImmediate`), run it in a worker thread or another process, or run it less often.',
+};
+
+export function blockingAdvice(work: string | undefined, label?: string, entry?: EntryKind): string {
   const general = 'Move the heavy part off the request path: cache its result, do it once at startup, or run it in a ' +
     'worker thread pool (piscina) so the event loop keeps serving other requests. Long synchronous loops can ' +
     'yield with `setImmediate` between chunks.';
   const specific = (label !== undefined ? byLabel[label] : undefined) ?? (work !== undefined ? byWork[work] : undefined);
-  return specific ? `${specific}\n\n${general}` : general;
+  const scheduled = entry !== undefined ? byEntry[entry] : undefined;
+  // A nextTick chain or a timer job is already off the request path, or ought to be rescheduled.
+  return [scheduled, specific, scheduled ? undefined : general].filter((t) => t !== undefined).join('\n\n');
 }

@@ -5,12 +5,16 @@
 // profile, or the cost spread), the app function the stalls' own samples blame.
 
 import type { RunData } from '../run-dir/run-data.js';
-import type { Finding } from './finding.js';
+import type { Culprit, Finding } from './finding.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
-import { appFunctions, cpuViewOf, topAppFunction, type CpuView, type FunctionCost } from './signals/cpu-profile.js';
+import { appFunctions, cpuViewOf, samplesOf, topAppFunction, type CpuView, type FunctionCost } from './signals/cpu-profile.js';
+import { longestHolder, longStretches, type LongStretches } from '../profile/long-stretches.js';
 import { describeCulprit, frameCulprit, siteCulprit } from './signals/culprit.js';
 import { stallCulprits, type StallCulprit } from './signals/stall-causes.js';
 import { ownerOf } from '../profile/anonymous-names.js';
+import { entryShares } from '../profile/entry-points.js';
+import { chargedTo } from '../profile/attribution.js';
+import type { Frame } from '../profile/call-tree.js';
 import { describeWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
 import { blockingAdvice } from './event-loop-blocking.advice.js';
@@ -56,7 +60,7 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
   if (!((busy && (heavy || delayed)) || stalled)) return [];
-  return [finding(run, s, view)];
+  return [finding(run, s, view, heavy)];
 }
 
 /**
@@ -67,9 +71,39 @@ export function eventLoopBlocking(run: RunData): Finding[] {
 function topAppShare(view: CpuView | undefined): number {
   const found = topAppFunction(view);
   if (!found || !view) return 0;
-  const owner = ownerOf(found.top.frame.name);
-  const group = appFunctions(view).filter((f) => f.frame.file === found.top.frame.file && ownerOf(f.frame.name) === owner);
-  return group.reduce((a, f) => a + f.selfUs, 0) / view.activeUs;
+  return ownGroup(view, found.top).reduce((a, f) => a + f.selfUs, 0) / view.activeUs;
+}
+
+/** A function with the functions written inside it and the one it was written in (see topAppShare). */
+function ownGroup(view: CpuView, fn: FunctionCost): FunctionCost[] {
+  const owner = ownerOf(fn.frame.name);
+  return appFunctions(view).filter((f) => f.frame.file === fn.frame.file && ownerOf(f.frame.name) === owner);
+}
+
+/**
+ * Share of the culprit's time that must run from one kind of queued callback (process.nextTick,
+ * a timer) for the finding to say so: then how it is scheduled is part of the fix.
+ */
+export const BLOCKING_ENTRY_SHARE = 0.5;
+
+interface Scheduled { kind: 'nextTick' | 'timer'; share: number; callback?: Frame }
+
+/** How the culprit's work reached the loop, when that is a nextTick chain or a timer. */
+function scheduledBy(view: CpuView, top: FunctionCost): Scheduled | undefined {
+  const group = new Set(ownGroup(view, top).map((f) => f.frameIndex));
+  group.add(top.frameIndex);
+  const first = entryShares(view.tree, (frame) => group.has(frame))[0];
+  if (!first || first.share < BLOCKING_ENTRY_SHARE || (first.kind !== 'nextTick' && first.kind !== 'timer')) return undefined;
+  const callback = first.callbacks[0];
+  return { kind: first.kind, share: first.share, ...(callback ? { callback: view.tree.frames[callback.frame] } : {}) };
+}
+
+function describeScheduled(s: Scheduled, cwd: string): string {
+  const pct = round(s.share * 100, 0);
+  const where = s.callback ? `, most in ${describeCulprit(frameCulprit(s.callback, cwd))}` : '';
+  return s.kind === 'nextTick'
+    ? ` ${pct} % of it runs in process.nextTick callbacks${where}: Node runs all queued nextTick callbacks, and those they queue, before it returns to I/O.`
+    : ` ${pct} % of it runs in timer callbacks${where}, not in request handlers: a background job holds the loop while requests wait.`;
 }
 
 export function isStarved(s: LoopStats): boolean {
@@ -118,16 +152,80 @@ function stallCulprit(run: RunData, s: LoopStats): StallCulprit | undefined {
   return top && top.share >= BLOCKING_STALL_CULPRIT_MIN_SHARE ? top : undefined;
 }
 
-function finding(run: RunData, s: LoopStats, view: CpuView | undefined): Finding {
-  const top = culpritOf(view);
-  const stalledBy = top ? undefined : stallCulprit(run, s);
-  const culprit = top ? frameCulprit(top.frame, run.cwd) : stalledBy ? siteCulprit(stalledBy.site, run.cwd) : undefined;
+/**
+ * Stretches of time a function held the loop without a break count from this long (ms), and
+ * from half the loop's delay p99 when that is longer: the blocks that make the delay.
+ */
+export const BLOCKING_STRETCH_MIN_MS = 20;
+
+interface Holder { stretches: LongStretches; cost?: FunctionCost }
+
+/**
+ * When the requests are cheap and the loop is still delayed, the function that held it for long
+ * stretches (a timer job, a periodic flush), not the one with the most CPU (the cheap handler
+ * run 40,000 times a second).
+ */
+function longHolder(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean): Holder | undefined {
+  if (!view || heavy) return undefined;
+  const minUs = Math.max(BLOCKING_STRETCH_MIN_MS, s.eldP99Ms / 2) * 1000;
+  const holder = longestHolder(longStretches(samplesOf(run, view), minUs));
+  if (!holder) return undefined;
+  const f = holder.frame;
+  const at = view.functions.find((c) => c.frame.name === f.name && c.frame.file === f.file && c.frame.line === f.line);
+  const cost = at ? mainWorkUnder(view, at) : undefined;
+  return { stretches: holder, ...(cost ? { cost } : {}) };
+}
+
+/**
+ * The app function doing most of the work under `fn` (itself included), when one does at least
+ * half of it: a sampled stack may lose the callee V8 inlined into the job's callback, but the
+ * tree, with inlined frames restored, still has it.
+ */
+function mainWorkUnder(view: CpuView, fn: FunctionCost): FunctionCost {
+  const tree = view.tree;
+  const to = chargedTo(tree);
+  const self = new Map<number, number>();
+  let total = 0;
+  for (let i = 1; i < tree.frame.length; i++) {
+    if (tree.frame[i] !== fn.frameIndex) continue;
+    const end = i + tree.subtreeSize[i];
+    for (let j = i; j < end; j++) {
+      const frame = tree.frame[to[j]];
+      if (tree.self[j] <= 0 || tree.frames[frame].kind !== 'app') continue;
+      self.set(frame, (self.get(frame) ?? 0) + tree.self[j]);
+      total += tree.self[j];
+    }
+    i = end - 1;
+  }
+  const [frame, us] = [...self].sort((a, b) => b[1] - a[1])[0] ?? [fn.frameIndex, 0];
+  if (frame === fn.frameIndex || us < total / 2) return fn;
+  return view.functions.find((c) => c.frameIndex === frame) ?? fn;
+}
+
+function describeHolder(held: Holder, cwd: string, totalUs: number, activeUs: number): string {
+  const h = held.stretches;
+  const inAll = totalUs > 0 ? `, ${round((h.totalUs / totalUs) * 100, 0)} % of the time` : '';
+  const holder = frameCulprit(h.frame, cwd);
+  const work = held.cost && held.cost.frame !== h.frame && activeUs > 0
+    ? ` Most of that work is in ${describeCulprit(frameCulprit(held.cost.frame, cwd))}, ${round((held.cost.selfUs / activeUs) * 100, 0)} % of the CPU time.`
+    : '';
+  return ` ${describeCulprit(holder)} held the loop for up to ${round(h.maxUs / 1000, 0)} ms at a time ` +
+    `(${h.count} stretch${h.count === 1 ? '' : 'es'} without a break, ${round(h.totalUs / 1000, 0)} ms in all${inAll}).${work}`;
+}
+
+function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean): Finding {
+  const held = longHolder(run, s, view, heavy);
+  const top = held ? held.cost : culpritOf(view);
+  const stalledBy = top || held ? undefined : stallCulprit(run, s);
+  const culprit = held ? frameCulprit(held.cost?.frame ?? held.stretches.frame, run.cwd) : top ? frameCulprit(top.frame, run.cwd) : stalledBy ? siteCulprit(stalledBy.site, run.cwd) : undefined;
   const share = top && view ? top.selfUs / view.activeUs : 0;
   const items = top && view ? view.workOf(top.frameIndex) : [];
   const work = workSummary(items);
   const workText = describeWork(items);
+  const scheduled = top && view ? scheduledBy(view, top) : undefined;
   const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
-  const who = culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.`
+  const who = culprit && held && view ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + (scheduled ? describeScheduled(scheduled, run.cwd) : '')
+    : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${scheduled ? describeScheduled(scheduled, run.cwd) : ''}`
     : culprit && stalledBy ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.` : '';
   const spread = !culprit && view ? ` No single function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
@@ -144,13 +242,16 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined): Finding
       cpuPerActive: round(s.cpuPerActive, 2),
       ...(s.stallCount > 0 ? { stalls: s.stallCount, stallMaxMs: round(s.stallMaxMs, 0) } : {}),
       ...(top ? { culpritSelfShare: round(share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
+      ...(held ? { culpritStretches: held.stretches.count, culpritStretchMaxMs: round(held.stretches.maxUs / 1000, 1), culpritStretchMs: round(held.stretches.totalUs / 1000, 0) } : {}),
       ...(stalledBy ? { culpritStalledMs: round(stalledBy.blockedMs, 0), culpritStalledShare: round(stalledBy.share, 3) } : {}),
       ...(work.dominant ? { work: work.dominant, workLabel: work.label } : {}),
       ...(items.length > 0 ? { workBreakdown: work.breakdown } : {}),
       ...(view ? { topFunctions: topFunctions(view) } : {}),
+      ...(scheduled ? { scheduledBy: scheduled.kind, scheduledShare: round(scheduled.share, 3), ...(scheduled.callback ? { scheduledCallback: scheduled.callback.name } : {}) } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: blockingAdvice(work.dominant, work.label),
-    impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) * (top ? share : stalledBy ? stalledBy.share : spreadShare(view))),
+    recommendation: blockingAdvice(work.dominant, work.label, scheduled?.kind),
+    impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) *
+      (held && view ? held.stretches.totalUs / view.totalUs : top ? share : stalledBy ? stalledBy.share : spreadShare(view))),
   };
 }

@@ -116,3 +116,47 @@ test('blocking: a function and the callbacks written inside it count together fo
   // Two unrelated functions of 34 % and 23 %: no single place to fix at 0.6 ms per request.
   assert.deepEqual(eventLoopBlocking(run('escapeHtml')), []);
 });
+
+test('blocking: work drained one process.nextTick at a time is told as such, with the callback that queues it', () => {
+  const ticks = { name: 'processTicksAndRejections', file: 'node:internal/process/task_queues' };
+  const cpu = syntheticCpuProfile([
+    { name: 'drainQueue', file: 'lib/audit.js', line: 12, share: 0.15, via: ticks, callee: { name: 'writeEntry', file: 'lib/audit.js', share: 0.45 } },
+    { name: 'handle', file: 'server.js', line: 4, share: 0.15 },
+  ], { cwd });
+  const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 180, elu: 0.99, cores: 1, eldP99Ms: 120, latencyMs: 100, profiles: [cpu] }));
+  assert.equal(f?.culprit?.function, 'writeEntry');
+  assert.equal(f.evidence.scheduledBy, 'nextTick');
+  assert.equal(f.evidence.scheduledCallback, 'drainQueue');
+  assert.match(f.summary, /process\.nextTick callbacks, most in drainQueue \(lib\/audit\.js:12\)/);
+  assert.match(f.recommendation, /setImmediate/);
+});
+
+test('blocking: a timer job is told apart from the request path; an ordinary handler says nothing of scheduling', () => {
+  const timers = { name: 'listOnTimeout', file: 'node:internal/timers' };
+  const job = syntheticCpuProfile([
+    { name: 'rebuildIndex', file: 'lib/index.js', line: 30, share: 0.6, via: timers },
+    { name: 'handle', file: 'server.js', line: 4, share: 0.1 },
+  ], { cwd });
+  const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 900, elu: 0.9, cores: 0.9, eldP99Ms: 300, latencyMs: 80, profiles: [job] }));
+  assert.equal(f?.culprit?.function, 'rebuildIndex');
+  assert.equal(f.evidence.scheduledBy, 'timer');
+  assert.match(f.recommendation, /timer callback/);
+  assert.doesNotMatch(f.recommendation, /off the request path: cache/, 'a timer job is not on the request path');
+
+  const handler = syntheticCpuProfile([{ name: 'rebuildIndex', file: 'lib/index.js', line: 30, share: 0.6 }], { cwd });
+  const [g] = eventLoopBlocking(syntheticRun({ cwd, rps: 900, elu: 0.9, cores: 0.9, eldP99Ms: 300, latencyMs: 80, profiles: [handler] }));
+  assert.equal(g?.evidence.scheduledBy, undefined);
+  assert.doesNotMatch(g.summary, /callbacks/);
+});
+
+test('blocking: with cheap requests and a delayed loop, the job that held the loop for long stretches is named, not the busiest handler', () => {
+  const cpu = syntheticCpuProfile([
+    { name: 'handle', file: 'server.js', line: 6, share: 0.55 },
+    { name: 'rebuildIndex', file: 'lib/index.js', line: 3, share: 0.05, via: { name: 'listOnTimeout', file: 'node:internal/timers' }, burstMs: 140, callee: { name: 'tokenize', file: 'lib/index.js', share: 0.15 } },
+  ], { cwd });
+  const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 40000, elu: 0.75, cores: 0.75, eldP99Ms: 140, latencyMs: 1.5, profiles: [cpu] }));
+  assert.equal(f?.culprit?.function, 'tokenize', 'the work inside the stretches, not the request handler with 55 % of the CPU');
+  assert.match(f.summary, /rebuildIndex \(lib\/index\.js:3\) held the loop for up to 1\d\d ms at a time/);
+  assert.equal(f.evidence.scheduledBy, 'timer');
+  assert.ok(Number(f.evidence.culpritStretches) >= 10);
+});

@@ -16,6 +16,8 @@ import { nodeWork, workTotals, type WorkItem } from '../../profile/work-breakdow
 import { appOwners, chargedTo } from '../../profile/attribution.js';
 import { busiestThread, loadWindow, type Window } from './load-window.js';
 import { runResolver } from '../../profile/run-source-maps.js';
+import { cpuStackSamples, type StackSamples } from '../../profile/stack-samples.js';
+import type { ProfileWindow } from '../../profile/profile-window.js';
 
 /** Functions kept per view (the long tail carries no finding). */
 export const CPU_VIEW_FUNCTIONS = 200;
@@ -42,6 +44,8 @@ export interface CpuView {
   /** The profile and its epoch start, to build windowed trees (early vs late). */
   profile: CpuProfile;
   ref: ProfileRef;
+  /** The window the tree covers; absent when it covers the whole profile. */
+  window?: ProfileWindow;
 }
 
 const cache = new WeakMap<RunData, CpuView | null>();
@@ -62,10 +66,17 @@ function chooseProfile(run: RunData, w: Window | null): ProfileRef | undefined {
 
 /** Builds a tree of the profile, restricted to [startMs, endMs] (epoch) when given. */
 export function treeOf(run: RunData, profile: CpuProfile, ref: ProfileRef, startMs?: number, endMs?: number): CallTree {
-  const window = startMs !== undefined && endMs !== undefined && ref.start > 0
-    ? { startMs, endMs, profileStartEpochMs: ref.start }
-    : undefined;
+  const window = windowOf(ref, startMs, endMs);
   return buildCallTree(profile, { cwd: run.cwd, resolver: runResolver(run), ...(window ? { window } : {}) });
+}
+
+function windowOf(ref: ProfileRef, startMs?: number, endMs?: number): ProfileWindow | undefined {
+  return startMs !== undefined && endMs !== undefined && ref.start > 0 ? { startMs, endMs, profileStartEpochMs: ref.start } : undefined;
+}
+
+/** The view's samples in time order, over the same window as its tree (for stretches of time). */
+export function samplesOf(run: RunData, view: CpuView): StackSamples {
+  return cpuStackSamples(view.profile, { cwd: run.cwd, resolver: runResolver(run), ...(view.window ? { window: view.window } : {}) });
 }
 
 /** The profile of `ref` read and parsed with `parse`; undefined when it cannot be (a bad file is no view). */
@@ -83,9 +94,13 @@ function loadView(run: RunData): CpuView | null {
   if (!ref) return null;
   const profile = readProfile(ref, (text) => parseRunCpuProfile(run, text, ref));
   if (!profile) return null;
-  let tree = w ? treeOf(run, profile, ref, w.start, w.end) : treeOf(run, profile, ref);
+  let window = w ? windowOf(ref, w.start, w.end) : undefined;
+  let tree = treeOf(run, profile, ref, w?.start, w?.end);
   // A profile whose clock does not line up with the window still describes the load.
-  if (tree.activeUs === 0 && w) tree = treeOf(run, profile, ref);
+  if (tree.activeUs === 0 && window) {
+    tree = treeOf(run, profile, ref);
+    window = undefined;
+  }
   if (tree.activeUs === 0) return null;
   const functions = hotspots(tree, { limit: CPU_VIEW_FUNCTIONS }).map((h) => ({
     frameIndex: h.frame, frame: tree.frames[h.frame], selfUs: h.selfMs * 1000, totalUs: h.totalMs * 1000,
@@ -93,6 +108,7 @@ function loadView(run: RunData): CpuView | null {
   let breakdowns: Map<number, WorkItem[]> | undefined;
   return {
     tree, activeUs: tree.activeUs, totalUs: tree.totalUs, functions, work: workTotals(tree), profile, ref,
+    ...(window ? { window } : {}),
     workOf(frameIndex) {
       breakdowns ??= allBreakdowns(tree);
       return breakdowns.get(frameIndex) ?? [];
