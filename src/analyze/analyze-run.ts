@@ -119,7 +119,8 @@ export function mergeSameCulprit(findings: Finding[]): Finding[] {
     const top = Math.min(...group.map((f) => severityRank[f.severity]));
     const actionable = top < severityRank.info;
     const rank = (f: Finding) => (actionable && f.severity === 'info' ? 100 : 0) + specificity(f, group);
-    const [keep, ...rest] = [...group].sort((a, b) => rank(a) - rank(b));
+    // Of equally specific ones (two sync calls in one function), the one that costs the most.
+    const [keep, ...rest] = [...group].sort((a, b) => rank(a) - rank(b) || b.impact - a.impact);
     out.push({
       ...keep,
       severity: (Object.keys(severityRank) as Severity[])[top],

@@ -9,10 +9,20 @@ const byWork: Record<string, string> = {
     'hash less data (a cheap key instead of a content hash), or cache the result.',
   json: 'Serialize less: cache the serialized string of data that does not change, trim the payload, or use a ' +
     'schema-based serializer (fast-json-stringify, fastify response schemas).',
-  regex: 'A regular expression dominates: check it for catastrophic backtracking (nested quantifiers), anchor it, ' +
-    'bound the input length, or replace it with plain string operations. A RegExp built per request (`new RegExp(...)` ' +
-    'from a list or config) is compiled again each time, and the time shows on the line that first uses it: build it ' +
-    'once at startup, or test against a Set for word lists.',
+  regex: 'Regular expressions dominate. Two causes look alike here: one pattern that is slow on some inputs, and ' +
+    'many cheap passes. A pattern with nested quantifiers (`(a+)+`, `(\\w+\\.?)*@`) can backtrack for milliseconds on ' +
+    'one input: rewrite it without the nesting, anchor it, and bound the input length. Many passes (several ' +
+    '`.replace()` calls per field, per row) cost by volume: make one pass with one pattern and a lookup table, or ' +
+    'escape once when the data is stored. A RegExp built per request (`new RegExp(...)` from a list or config) is ' +
+    'compiled again each time, and the time shows on the line that first uses it: build it once at startup, or test ' +
+    'against a Set for word lists.',
+  inspect: 'Formatting objects with `util.inspect` dominates: `console.log` of an object, `%o`/`%j` in `util.format`, ' +
+    'or a logger printing whole objects (`depth: null`) costs by the size of the object, on every call. Log ids and the ' +
+    'few fields you need, not whole requests or results; use a logger that writes JSON (pino) and never inspects deeply ' +
+    'on the request path.',
+  vm: 'Creating `vm` contexts and compiling scripts dominates: `vm.runInNewContext` builds a new V8 context (a fresh ' +
+    'set of globals) and compiles the code on every call. Compile once (`new vm.Script(code)`, cached by source) and ' +
+    'run it in one context made at startup, or turn the rule into a plain function once.',
   zlib: 'Compression runs synchronously here: use the async zlib API or streams, lower the level, or compress ' +
     'once and cache static responses.',
   fs: 'File-system calls block the loop: read at startup and cache, or use fs.promises.',

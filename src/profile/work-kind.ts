@@ -32,6 +32,8 @@ function cryptoLabel(name: string, file: string): string {
 
 /** Node core modules by file, in order of precedence. */
 const coreWork: [RegExp, WorkKind, string][] = [
+  [/^node:internal\/util\/inspect/, 'inspect', 'util.inspect object formatting'],
+  [/^node:(internal\/)?vm/, 'vm', 'vm contexts and scripts'],
   [/^node:(internal\/)?zlib/, 'zlib', 'zlib compression'],
   [/^node:(internal\/)?(fs|fs\/)/, 'fs', 'file system'],
   [/^node:(internal\/)?buffer|^node:internal\/encoding|^node:string_decoder/, 'buffer', 'buffer/string encoding'],

@@ -162,3 +162,11 @@ test('heapHeldByGrowth: heap growth a timer or listener leak can hold is its sym
   // A rare registration (one per 50 requests) holds nothing worth naming.
   assert.deepEqual(heapHeldByGrowth([heap(100), { ...timers, evidence: { perRequest: 0.02 } }]).map((f) => f.severity), ['critical', 'warning']);
 });
+
+test('mergeSameCulprit: of two equally specific findings on one function, the costlier leads', () => {
+  const mk = (code: string, impact: number): Finding =>
+    ({ code, category: 'sync-io', severity: 'critical', title: code, summary: '', evidence: { x: 1 }, recommendation: '', impact, culprit: { function: 'latestUpload', file: 'lib/uploads.js', line: 20 } });
+  const [merged] = mergeSameCulprit([mk('readdirSync', 0.17), mk('statSync', 0.5)]);
+  assert.equal(merged.code, 'statSync');
+  assert.deepEqual((merged.evidence.alsoFound as { title: string }[]).map((x) => x.title), ['readdirSync']);
+});

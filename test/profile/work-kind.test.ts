@@ -21,3 +21,9 @@ test('JSON, crypto and regex frames keep their labels', () => {
   assert.equal(specificWork(frame('pbkdf2Sync', 'node:internal/crypto/pbkdf2', 'node-core'))?.label, 'PBKDF2 key derivation');
   assert.equal(specificWork(frame('RegExp: ^a+$', '', 'native'))?.work, 'regex');
 });
+
+test('util.inspect and vm frames are named for what they do', () => {
+  assert.equal(specificWork(frame('formatValue', 'node:internal/util/inspect', 'node-core'))?.work, 'inspect');
+  assert.equal(specificWork(frame('runInNewContext', 'node:vm', 'node-core'))?.work, 'vm');
+  assert.equal(specificWork(frame('createContext', 'node:vm', 'node-core'))?.label, 'vm contexts and scripts');
+});
