@@ -15,9 +15,16 @@ const byResource: Record<string, string> = {
 export const sequentialWaitsAdvice = 'Each request waits for these one after another: when they do not depend on each other, ' +
   'start them together and await them at once (`await Promise.all([...])`), so a request waits for the slowest, not for the sum.';
 
-export function ioWaitAdvice(resource: string | undefined, sequential = false): string {
+/** Requests queue for a few slots: the limit, not the wait itself, sets the latency. */
+export const queuedAdvice = 'Requests queue for a turn at a bounded resource: a connection pool (`max`), a ' +
+  'semaphore or `p-limit`, a mutex, a single-connection client. Raise the limit to the concurrency the requests need ' +
+  '(within what the database or service allows), hold a slot for less time (no unrelated awaits while holding a ' +
+  'connection; release it in `finally`), or queue less work per request.';
+
+export function ioWaitAdvice(resource: string | undefined, sequential = false, queued = false): string {
   const general = 'The server is mostly idle while requests take long: the time goes to waiting, not computing. ' +
     'Find what each request awaits (a downstream call, a pool, a lock, a timer) and run independent waits concurrently.';
-  const specific = [sequential ? sequentialWaitsAdvice : undefined, resource ? byResource[resource] : undefined].filter((x) => x !== undefined);
+  const specific = queued ? [queuedAdvice]
+    : [sequential ? sequentialWaitsAdvice : undefined, resource ? byResource[resource] : undefined].filter((x) => x !== undefined);
   return [...specific, general].join('\n\n');
 }

@@ -101,3 +101,25 @@ test('io-wait: three outgoing calls per request that add up to the latency are w
   assert.equal(f.evidence.sequential, true);
   assert.equal((f.evidence.awaitedIn as { function: string }).function, 'quote');
 });
+
+test('io-wait: requests that queue for a few steady waits (a pool of 2) are told so, with the code that makes the waits', () => {
+  const timer = { function: 'runOnConnection', file: '/app/lib/db.js', line: 27, column: 10 };
+  const query = { function: 'query', file: '/app/lib/db.js', line: 35, column: 22 };
+  const stack = [timer, query];
+  // 50 requests in flight, 390 req/s (128 ms each), one 5 ms timer per request: 2 timers at a time, always 2.
+  const pool = syntheticRun({ rps: 390, elu: 0.03, cores: 0.03, latencyMs: 128, resources: { Timeout: 2 }, cwd: '/app',
+    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 5, site: timer, stack }] });
+  const [f] = ioWait(pool);
+  assert.match(f.title, /queue for a limited resource/);
+  assert.equal(f.culprit?.function, 'runOnConnection');
+  assert.equal(f.evidence.queuedBehind, 2);
+  assert.match(f.summary, /behind a pool or a lock of about 2\. They are made from query \(lib\/db\.js:35\)/);
+  assert.match(f.recommendation, /connection pool/);
+  // The same timers without a steady count (none in flight at some samples): no queue is inferred.
+  const unsteady = syntheticRun({ rps: 390, elu: 0.03, cores: 0.03, latencyMs: 128, resources: { Timeout: 2 }, cwd: '/app',
+    resourcesAt: (p) => ({ Timeout: Math.floor(p * 100) % 3 === 0 ? 0 : 4 }),
+    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 5, site: timer, stack }] });
+  const [g] = ioWait(unsteady);
+  assert.equal(g.evidence.queuedBehind, undefined);
+  assert.equal(g.culprit, undefined);
+});

@@ -30,6 +30,8 @@ export interface LoopStats {
   inFlightMean: number;
   /** Mean count per active-resource type. */
   resources: Record<string, number>;
+  /** Per resource type, the 10th and 90th percentile of its count over the samples: how steady it was. */
+  resourceBands: Record<string, { p10: number; p90: number }>;
   openConnectionsMean: number;
   /** CPU used, in cores (the serving thread when measured, else the process). */
   coresMean: number;
@@ -63,6 +65,11 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   const counts = http.map(latencyWeight);
   const resources: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.resources)) resources[k] = (resources[k] ?? 0) + v / samples.length;
+  const resourceBands: Record<string, { p10: number; p90: number }> = {};
+  for (const k of Object.keys(resources)) {
+    const counts = samples.map((s) => s.resources[k] ?? 0);
+    resourceBands[k] = { p10: percentile(counts, 10), p90: percentile(counts, 90) };
+  }
   const perThread = threads.map((t, i) => {
     const own = perThreadSamples[i];
     const sampledElu = weightedMean(own.map((s) => s.elu), own.map((s) => s.intervalMs));
@@ -88,6 +95,7 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
     latencyP99Ms: weightedMean(http.map((h) => h.latency.p99), counts),
     inFlightMean: http.length > 0 ? sum(http.map((h) => h.active)) / http.length : 0,
     resources,
+    resourceBands,
     openConnectionsMean: http.length > 0 ? sum(http.map((h) => h.openConnections)) / http.length : 0,
   };
 }
