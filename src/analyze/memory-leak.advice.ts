@@ -1,5 +1,14 @@
 // Advice for memory-leak findings (Markdown).
 
+/** Off-heap growth: the JS objects that hold it are small, so allocation profiles miss it. */
+export const externalLeakAdvice = [
+  'Something keeps Buffers (or typed arrays) alive across requests: a module-level array, map or cache of',
+  'request bodies, file contents or `Buffer.from` copies, or a small slice (`buf.subarray()`) that pins a large',
+  'parent buffer. Their bytes live outside the JS heap, so `--heap` cannot name the allocating function: in a heap',
+  'snapshot, sort by retained size and look for ArrayBuffer / Buffer owners. Keep ids or parsed values instead of',
+  'raw bytes, bound the collection, or copy small slices out of large buffers (`Buffer.from(slice)`).',
+].join(' ');
+
 export const memoryLeakAdvice = [
   'Find what keeps objects alive across requests: module-level arrays, maps or caches without',
   'eviction, listeners and timers that close over request objects. Take two heap snapshots a few',

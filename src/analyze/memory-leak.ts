@@ -12,7 +12,7 @@ import { frameCulprit } from './signals/culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { linearFit, round, type LinearFit } from './signals/stats.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
-import { memoryLeakAdvice } from './memory-leak.advice.js';
+import { externalLeakAdvice, memoryLeakAdvice } from './memory-leak.advice.js';
 import { heapProfileHint } from './gc-pressure.advice.js';
 
 /** Segments the window is cut into; the lowest post-full-GC heap of each is one point of the envelope. */
@@ -39,16 +39,72 @@ export function memoryLeak(run: RunData): Finding[] {
   const thread = busiestThread(run, w);
   if (!w || !thread) return [];
   const gc = gcActivity([thread], w);
+  const offHeap = externalLeak(run, thread, w, gc.fullGcs);
   const envelope = heapEnvelope(gc.heapAfterFull, w);
-  if (envelope.length < LEAK_MIN_MAJOR_GCS) return unconfirmedGrowth(thread, w, gc.fullGcs);
+  if (envelope.length < LEAK_MIN_MAJOR_GCS) return offHeap.length > 0 ? offHeap : unconfirmedGrowth(thread, w, gc.fullGcs);
   const { fit, growth } = trend(envelope, w);
   // The line's start, but never below the smallest heap a full GC left up to the window's end
   // (startup included): a leaking heap does not shrink, and a line through a late first full GC
   // (or a heap growing faster than linearly) extrapolates to a start no real heap had (0.1 MB).
   const floor = Math.min(...gcActivity([thread], null).heapAfterFull.filter((p) => p.t <= w.end).map((p) => p.bytes), ...envelope.map((p) => p.bytes));
   const baseline = Math.max(1, fit.intercept, floor);
-  if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline)) return [];
-  return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2)];
+  if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline)) return offHeap;
+  return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2), ...offHeap];
+}
+
+/**
+ * Off-heap growth worth reporting, bytes: Buffers and ArrayBuffers kept alive hold their bytes
+ * outside the JS heap (`external`), where the heap's trend and the allocation profile never see
+ * them. Twice the heap's minimum, because external memory also carries sockets' and zlib's buffers.
+ */
+export const LEAK_EXTERNAL_MIN_GROWTH_BYTES = 2 * LEAK_MIN_GROWTH_BYTES;
+
+/**
+ * External memory that keeps rising: the lowest reading per segment of the window (a Buffer
+ * becomes garbage when its owner does, and young ones are freed at every scavenge) must rise
+ * steadily, from the second segment on too, after at least one full GC (which frees the old
+ * garbage ones).
+ */
+function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs: number): Finding[] {
+  if (fullGcs < 1) return [];
+  const samples = windowSamples(thread, w);
+  const seg = w.durationMs / LEAK_SEGMENTS;
+  const envelope: HeapPoint[] = [];
+  for (let i = 0; i < LEAK_SEGMENTS; i++) {
+    const inSeg = samples.filter((s) => s.t >= w.start + i * seg && s.t < w.start + (i + 1) * seg);
+    if (inSeg.length > 0) {
+      const low = inSeg.reduce((a, b) => (b.mem.external < a.mem.external ? b : a));
+      envelope.push({ t: low.t, bytes: low.mem.external });
+    }
+  }
+  if (envelope.length < LEAK_MIN_MAJOR_GCS) return [];
+  const { fit, growth } = trend(envelope, w);
+  const baseline = Math.max(1, Math.min(...envelope.map((p) => p.bytes)));
+  const steady = (g: number, r2: number) => g >= LEAK_EXTERNAL_MIN_GROWTH_BYTES && g / baseline >= LEAK_MIN_GROWTH_RATIO && r2 >= LEAK_MIN_R2;
+  const rest = trend(envelope.slice(1), w);
+  if (!steady(growth, fit.r2) || !steady(rest.growth, rest.fit.r2)) return [];
+  const series = requestSeries(thread);
+  const requests = requestsAt(series, w.end) - requestsAt(series, w.start);
+  const mb = (b: number) => round(b / 1024 / 1024, 1);
+  const perRequest = requests > 0 ? growth / requests : 0;
+  const last = samples[samples.length - 1]?.mem;
+  return [{
+    code: 'HOTPATH_EXTERNAL_MEMORY_LEAK',
+    category: 'memory-leak',
+    severity: growth / baseline >= LEAK_CRITICAL_RATIO ? 'critical' : 'warning',
+    title: 'Memory outside the JS heap (Buffers) keeps growing',
+    summary: `External memory, the bytes of Buffers and ArrayBuffers, grew by ${mb(growth)} MB over ${round(w.durationMs / 1000, 0)} s ` +
+      `(from ${mb(baseline)} MB, ${mb(fit.slope * 60)} MB per minute${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), ` +
+      `a steady rise (R² ${round(fit.r2, 2)}) through ${fullGcs} full GC${fullGcs === 1 ? '' : 's'}.` +
+      (last ? ` At the end: external ${mb(last.external)} MB (array buffers ${mb(last.arrayBuffers)} MB), JS heap ${mb(last.heapUsed)} MB, RSS ${mb(last.rss)} MB.` : ''),
+    evidence: {
+      externalGrowthBytes: Math.round(growth), externalBaselineBytes: Math.round(baseline), slopeBytesPerSecond: Math.round(fit.slope),
+      fitR2: round(fit.r2, 3), fullGcs, ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
+      ...(last ? { externalEndBytes: last.external, arrayBuffersEndBytes: last.arrayBuffers, rssEndBytes: last.rss } : {}),
+    },
+    recommendation: externalLeakAdvice,
+    impact: LEAK_BASE_IMPACT,
+  }];
 }
 
 type HeapPoint = { t: number; bytes: number };

@@ -77,3 +77,16 @@ test('memory leak: the baseline is never below the smallest heap a full GC left 
   assert.ok(baseline >= 4.5e6 && baseline < 8e6, `baseline ${baseline}`);
   assert.match(f.summary, /\(from [5-7](\.\d)? MB/);
 });
+
+test('memory leak: Buffers kept across requests (external memory rising through full GCs) are reported, the JS heap flat', () => {
+  const run = syntheticRun({ heapMB: 12, heapSawMB: 4, externalMB: (p) => 1 + 130 * p, externalSawMB: 3, majorGcPerS: 0.2 });
+  const [f, ...rest] = memoryLeak(run);
+  assert.deepEqual(rest, []);
+  assert.equal(f?.code, 'HOTPATH_EXTERNAL_MEMORY_LEAK');
+  assert.equal(f.severity, 'critical');
+  assert.ok(Number(f.evidence.externalGrowthBytes) > 100 * 1024 * 1024);
+  assert.match(f.recommendation, /Buffers/);
+  // A sawtooth of socket and zlib buffers around a flat level is not a leak; nor is growth before any full GC.
+  assert.deepEqual(memoryLeak(syntheticRun({ heapMB: 12, externalMB: 20, externalSawMB: 60, majorGcPerS: 0.2 })), []);
+  assert.deepEqual(memoryLeak(syntheticRun({ heapMB: 12, externalMB: (p) => 1 + 130 * p, majorGcPerS: 0 })), []);
+});
