@@ -6,6 +6,13 @@ export const handlerGrowthAdvice = (route: string) => [
   'and every request that walks past it pays for it.',
 ].join(' ');
 
+export const koaGrowthAdvice = [
+  'Call `app.use()` once per middleware, at startup, before `app.listen()` / `app.callback()`. Koa composes',
+  'the chain then: a later `app.use` only grows `app.middleware` (a leak), and where the app builds a new',
+  'callback per request, every copy runs on every request. For per-request behaviour (a feature flag), decide',
+  'inside one middleware registered once.',
+].join(' ');
+
 export const workGrowthAdvice = [
   'Something accumulates on the request path: a list, a cache without eviction, a chain of',
   'handlers or listeners. Compare the hottest functions early and late in the run (`hotpath report`',

@@ -9,7 +9,7 @@ import { targetThreads } from './signals/load-window.js';
 import { growthStats, lastGrowth, type GrowthStats } from './signals/growth-series.js';
 import { isAppSite, siteCulprit } from './signals/culprit.js';
 import { creepShare, latencyTrend, trendEvidence, type LatencyTrend } from './signals/latency-trend.js';
-import { handlerGrowthAdvice } from './handler-growth.advice.js';
+import { koaGrowthAdvice, handlerGrowthAdvice } from './handler-growth.advice.js';
 import { round } from './signals/stats.js';
 
 /** Registrations of the same route after listen before it is growth, not lazy setup. */
@@ -75,9 +75,15 @@ const routeName = (r: RouteEntry) => (/^(use|all|\*)$/i.test(r.method) ? `middle
 
 /** Koa keeps middleware in one array that runs in order until one does not call next(). */
 const stackName = (framework: string) => (framework === 'koa' ? "Koa's middleware stack (app.middleware)" : `The ${framework} router stack`);
-const walk = (framework: string) => (framework === 'koa'
-  ? 'each copy stays in app.middleware and runs on every request that gets that far'
-  : 'every request walks past each copy');
+/**
+ * Koa composes app.middleware into one function when the server is made (app.callback()): a
+ * later app.use only grows the array, and runs only where the app builds a new callback, which a
+ * latency creep shows.
+ */
+const walk = (framework: string, creeping: boolean) => (framework !== 'koa' ? 'every request walks past each copy'
+  : creeping ? 'each copy stays in app.middleware and runs on every request that gets that far'
+  : 'latency did not creep: Koa composed its middleware when the server was made (app.callback()), so the copies ' +
+    'pile up in app.middleware (memory) and the middleware added late never runs');
 
 function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: LatencyTrend | undefined): Finding {
   const s = registrations(thread, g);
@@ -94,7 +100,7 @@ function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: La
     category: 'handler-growth',
     severity: deep || trend?.creeping ? 'critical' : 'warning',
     title: `${name[0].toUpperCase()}${name.slice(1)} is registered again and again after listen`,
-    summary: `${top.framework} ${name} was registered ${g.count} times after the server started listening${rate}; ${walk(top.framework)}.${stackText}${where}`,
+    summary: `${top.framework} ${name} was registered ${g.count} times after the server started listening${rate}; ${walk(top.framework, trend?.creeping === true)}.${stackText}${where}`,
     evidence: {
       framework: top.framework, method: top.method, path: top.path, registrations: g.count,
       ...(stack > 0 ? { routerStackSize: stack } : {}),
@@ -103,7 +109,7 @@ function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: La
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: handlerGrowthAdvice(name),
+    recommendation: top.framework === 'koa' ? koaGrowthAdvice : handlerGrowthAdvice(name),
     impact: Math.max(creepShare(trend), HANDLER_GROWTH_BASE_IMPACT),
   };
 }

@@ -46,6 +46,11 @@ test("handler growth: Koa middleware added per request is named as Koa's middlew
   assert.ok(f);
   assert.equal(f.title, 'Middleware on / is registered again and again after listen');
   assert.match(f.summary, /^koa middleware on \/ was registered \d+ times after the server started listening/);
-  assert.match(f.summary, /each copy stays in app\.middleware and runs on every request that gets that far\. Koa's middleware stack \(app\.middleware\) now holds \d+ functions\./);
+  // Latency flat: Koa composed its chain at listen, so the copies only pile up and never run.
+  assert.match(f.summary, /latency did not creep: Koa composed its middleware when the server was made \(app\.callback\(\)\), so the copies pile up in app\.middleware \(memory\) and the middleware added late never runs\. Koa's middleware stack \(app\.middleware\) now holds \d+ functions\./);
+  assert.match(f.recommendation, /before `app\.listen\(\)`/);
   assert.deepEqual([f.culprit?.function, f.culprit?.file], ['addAuditMiddleware', 'audit.js']);
+  // An app that builds a new callback per request runs every copy: latency creeps.
+  const creeping = syntheticRun({ seed: 1, latencyMs: (p) => 2 + 20 * p, routeGrowth: [{ framework: 'koa', method: 'USE', path: '/', perSecond: 50, site }] });
+  assert.match(handlerGrowth(creeping)[0].summary, /each copy stays in app\.middleware and runs on every request that gets that far/);
 });
