@@ -9,7 +9,7 @@ import type { Analyzer } from './analyzer.js';
 import { analyzers } from './analyzers.js';
 import { healthyFinding } from './healthy.js';
 import { jsonSafe, type AlsoFound } from './evidence.js';
-import { ownerOf } from '../profile/anonymous-names.js';
+import { functionKey } from '../profile/anonymous-names.js';
 
 const severityRank: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
@@ -92,8 +92,8 @@ export function heapHeldByGrowth(findings: Finding[]): Finding[] {
   });
 }
 
-/** A function and the anonymous ones written inside it ("(anonymous in f)") are one place to fix. */
-const culpritKey = (f: Finding) => (f.culprit ? `${f.culprit.file}\u0000${ownerOf(f.culprit.function)}` : undefined);
+/** A function and the anonymous ones written inside it ("(anonymous in f)") are one place to fix; a top-level anonymous function is its own, by line. */
+const culpritKey = (f: Finding) => (f.culprit ? functionKey({ name: f.culprit.function, file: f.culprit.file, line: f.culprit.line }) : undefined);
 
 /**
  * Keeps one finding per culprit function (with the anonymous functions written inside it): the most specific category among the actionable

@@ -11,7 +11,7 @@ import { appFunctions, cpuViewOf, samplesOf, topAppFunction, type CpuView, type 
 import { longestHolder, longStretches, type LongStretches } from '../profile/long-stretches.js';
 import { describeCulprit, frameCulprit, siteCulprit } from './signals/culprit.js';
 import { stallCulprits, type StallCulprit } from './signals/stall-causes.js';
-import { ownerOf } from '../profile/anonymous-names.js';
+import { functionKey } from '../profile/anonymous-names.js';
 import { entryShares } from '../profile/entry-points.js';
 import { chargedTo } from '../profile/attribution.js';
 import type { Frame } from '../profile/call-tree.js';
@@ -76,8 +76,8 @@ function topAppShare(view: CpuView | undefined): number {
 
 /** A function with the functions written inside it and the one it was written in (see topAppShare). */
 function ownGroup(view: CpuView, fn: FunctionCost): FunctionCost[] {
-  const owner = ownerOf(fn.frame.name);
-  return appFunctions(view).filter((f) => f.frame.file === fn.frame.file && ownerOf(f.frame.name) === owner);
+  const key = functionKey(fn.frame);
+  return appFunctions(view).filter((f) => functionKey(f.frame) === key);
 }
 
 /**
@@ -206,7 +206,7 @@ function describeHolder(held: Holder, cwd: string, totalUs: number, activeUs: nu
   const h = held.stretches;
   const inAll = totalUs > 0 ? `, ${round((h.totalUs / totalUs) * 100, 0)} % of the time` : '';
   const holder = frameCulprit(h.frame, cwd);
-  const work = held.cost && held.cost.frame !== h.frame && activeUs > 0
+  const work = held.cost && functionKey(held.cost.frame) !== functionKey(h.frame) && activeUs > 0
     ? ` Most of that work is in ${describeCulprit(frameCulprit(held.cost.frame, cwd))}, ${round((held.cost.selfUs / activeUs) * 100, 0)} % of the CPU time.`
     : '';
   return ` ${describeCulprit(holder)} held the loop for up to ${round(h.maxUs / 1000, 0)} ms at a time ` +

@@ -16,6 +16,16 @@ export function ownerOf(name: string): string {
 }
 
 /**
+ * One key per place to fix: a named function together with the anonymous ones written inside it
+ * ("f" and "(anonymous in f)"); an anonymous function in no named one (a top-level arrow) by its
+ * own position, since two of them in one file are unrelated.
+ */
+export function functionKey(f: { name: string; file: string; line: number; column?: number }): string {
+  const owner = ownerOf(f.name);
+  return owner === '(anonymous)' || owner === '' ? `${f.file}\0${owner}\0${f.line}:${f.column ?? 0}` : `${f.file}\0${owner}`;
+}
+
+/**
  * The display name of the anonymous function starting at `line`, `column` (0-based) of `script`:
  * "(anonymous in f)" when it lies in a named function f, else undefined.
  */

@@ -13,7 +13,7 @@
 
 import type { Frame } from './call-tree.js';
 import type { StackSamples } from './stack-samples.js';
-import { ownerOf } from './anonymous-names.js';
+import { functionKey } from './anonymous-names.js';
 
 export interface LongStretches {
   /** The function (its outermost frame in the first long stretch). */
@@ -57,7 +57,7 @@ export function longStretches(samples: StackSamples, minUs: number): LongStretch
     for (let d = 0; d < stack.length; d++) {
       const f = samples.frames[stack[d]];
       if (f.kind !== 'app') continue;
-      const key = `${f.file}\0${ownerOf(f.name)}`;
+      const key = functionKey(f);
       if (next.has(key)) continue;
       const o = open.get(key) ?? { frame: f, depth: d + 1, us: 0 };
       o.us += weight;

@@ -160,3 +160,15 @@ test('blocking: with cheap requests and a delayed loop, the job that held the lo
   assert.equal(f.evidence.scheduledBy, 'timer');
   assert.ok(Number(f.evidence.culpritStretches) >= 10);
 });
+
+test('blocking: two top-level anonymous functions of one file (a handler and a timer job) are told apart', () => {
+  const cpu = syntheticCpuProfile([
+    { name: '(anonymous)', file: 'server.js', line: 6, share: 0.55 },
+    { name: '(anonymous)', file: 'server.js', line: 5, share: 0.02, via: { name: 'listOnTimeout', file: 'node:internal/timers' }, burstMs: 140, callee: { name: 'rebuildIndex', file: 'lib/index.js', share: 0.2 } },
+  ], { cwd });
+  const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 40000, elu: 0.75, cores: 0.75, eldP99Ms: 140, latencyMs: 1.5, profiles: [cpu] }));
+  assert.equal(f?.culprit?.function, 'rebuildIndex');
+  assert.doesNotMatch(f.summary, /server\.js:6/, 'the handler with 55 % of the CPU held the loop for no long stretch');
+  assert.match(f.summary, /timer callbacks, most in \(anonymous\) \(server\.js:5\)/);
+  assert.doesNotMatch(f.summary, /Most of that work/, 'the holder is the culprit itself');
+});

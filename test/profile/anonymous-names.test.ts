@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInThisContext } from 'node:vm';
-import { nameAnonymousFrames } from '../../src/profile/anonymous-names.js';
+import { functionKey, nameAnonymousFrames } from '../../src/profile/anonymous-names.js';
 import { parseRunCpuProfile } from '../../src/profile/run-cpu-profile.js';
 import type { FunctionRanges } from '../../src/profile/script-functions.js';
 import type { CpuCallFrame } from '../../src/profile/cpu-profile.js';
@@ -81,4 +81,14 @@ test('a real profile: the callback passed to map() reads as "(anonymous in score
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('functionKey: a function and its closures share a key; two top-level anonymous functions of one file do not', () => {
+  const f = { name: 'render', file: 'lib/a.js', line: 3, column: 10 };
+  assert.equal(functionKey(f), functionKey({ name: '(anonymous in render)', file: 'lib/a.js', line: 9, column: 4 }));
+  assert.notEqual(functionKey(f), functionKey({ name: 'render', file: 'lib/b.js', line: 3 }));
+  const timer = { name: '(anonymous)', file: 'server.js', line: 5, column: 13 };
+  const handler = { name: '(anonymous)', file: 'server.js', line: 6, column: 19 };
+  assert.notEqual(functionKey(timer), functionKey(handler));
+  assert.equal(functionKey(timer), functionKey({ ...timer }));
 });
