@@ -41,6 +41,7 @@
 //   - maxListenersDisabled[].value: number | null (null = Infinity; JSON has no Infinity).
 //   - StallMessage.cause: the hottest stacks of the blocked thread during the stall.
 //   - ProfileMessage.clock (profile µs <-> epoch ms) and ProfileMessage.samples.
+//   - SampleMessage.http.closing / closeHeader; GrowthMessage.closeHeaderSites.
 
 export const PROTOCOL_VERSION = 1;
 
@@ -159,6 +160,14 @@ export interface SampleMessage extends Envelope {
     /** Connections closed in the interval, and how many requests each had served. */
     closed: number;
     requestsPerClosedConnection: number;
+    /** Responses after which the server closed the connection (absent when none). */
+    closing?: number;
+    /**
+     * Of those, the ones the app closed: the client asked to keep the connection (HTTP/1.1,
+     * no `Connection: close`) and node had no reason of its own (maxRequestsPerSocket), so the
+     * app set `Connection: close` (or `shouldKeepAlive = false`).
+     */
+    closeHeader?: number;
   };
 }
 
@@ -259,6 +268,12 @@ export interface GrowthMessage extends Envelope {
    * later): answered calls whose request went out on a new connection (not `reusedSocket`).
    */
   outgoing?: { api: string; origin: string; count: number; completed: number; totalMs: number; newConnections?: number; site?: CallSite; stack?: CallStack }[];
+  /**
+   * Added (agent): where the app set a `Connection: close` response header (setHeader, or a
+   * headers object passed to writeHead), sampled for a short while once the HTTP collector saw
+   * such responses. Cumulative counts of the calls seen while sampling, per site.
+   */
+  closeHeaderSites?: { count: number; site: CallSite; stack?: CallStack }[];
 }
 
 export interface StallMessage extends Envelope {

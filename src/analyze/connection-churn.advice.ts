@@ -11,6 +11,13 @@ export const serverChurnAdvice = [
   '`server.maxRequestsPerSocket`, or a `keepAliveTimeout` shorter than the clients\' idle time.',
 ].join(' ');
 
+export const appCloseAdvice = [
+  'Stop sending `Connection: close`: look for `res.setHeader(\'Connection\', \'close\')`, a headers object',
+  'with `Connection` in `writeHead`, or a middleware that copies a legacy header, and for',
+  '`res.shouldKeepAlive = false`. Node keeps HTTP/1.1 connections open by itself; to cap how long one',
+  'client holds a connection, use `server.maxRequestsPerSocket` or `keepAliveTimeout` instead.',
+].join(' ');
+
 export const keepAliveTimeoutAdvice = (current: number | undefined) => [
   `Set \`server.keepAliveTimeout\` longer than the idle timeout of whatever sits in front of Node`,
   `(load balancers commonly keep idle connections 60 s: use 65000)${current !== undefined ? `; it is ${current} ms now` : ''},`,

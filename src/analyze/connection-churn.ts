@@ -7,7 +7,10 @@ import type { Finding } from './finding.js';
 import { loadWindow, targetThreads, windowSamples, type Window } from './signals/load-window.js';
 import { outgoingWaits } from './signals/outgoing-waits.js';
 import { round, sum } from './signals/stats.js';
-import { clientChurnAdvice, keepAliveTimeoutAdvice, serverChurnAdvice } from './connection-churn.advice.js';
+import { appCloseAdvice, clientChurnAdvice, keepAliveTimeoutAdvice, serverChurnAdvice } from './connection-churn.advice.js';
+import type { ThreadTelemetry } from '../run-dir/run-data.js';
+import type { CallSite } from '../agent/protocol.js';
+import { describeCulprit, isAppSite, siteCulprit } from './signals/culprit.js';
 
 /** Connections per request worth a finding: at least every other request opens one. */
 export const CHURN_MIN_CONNECTIONS_PER_REQUEST = 0.5;
@@ -24,6 +27,9 @@ interface ChurnFigures {
   keepAliveTimeout?: number;
   clientKeepalive?: boolean;
   closedByServer?: number;
+  /** Responses after which the app closed a connection the client asked to keep, and where it set the header. */
+  closedByApp?: number;
+  closeSite?: CallSite;
   /** Open model: how long each client connection sits idle between requests, ms. */
   clientIdleMs?: number;
 }
@@ -35,7 +41,7 @@ export function connectionChurn(run: RunData): Finding[] {
   const cutShort = f.clientIdleMs !== undefined && f.keepAliveTimeout !== undefined && f.keepAliveTimeout > 0 &&
     f.keepAliveTimeout < f.clientIdleMs;
   if (!churn && !cutShort) return [];
-  return [finding(f, cutShort, churn)];
+  return [finding(run, f, cutShort, churn)];
 }
 
 function figures(run: RunData): ChurnFigures | undefined {
@@ -56,14 +62,27 @@ function figures(run: RunData): ChurnFigures | undefined {
   const closed = sum(http.map((h) => h.closed));
   const perClosed = closed > 0 ? sum(http.map((h) => h.requestsPerClosedConnection * h.closed)) / closed : undefined;
   const rate = load?.model === 'open' ? load.options.rate : undefined;
+  const closedByApp = sum(http.map((h) => h.closeHeader ?? 0));
+  const closeSite = closeHeaderSite(threads);
   return {
     requests, connections, perRequest: connections / requests,
     ...(perClosed !== undefined ? { requestsPerClosedConnection: perClosed } : {}),
     ...(keepAliveTimeout !== undefined ? { keepAliveTimeout } : {}),
     ...(load ? { clientKeepalive: load.options.keepalive, closedByServer: load.connections.closedByServer } : {}),
     ...(rate && load ? { clientIdleMs: (load.options.connections / rate) * 1000 } : {}),
+    ...(closedByApp > 0 ? { closedByApp } : {}),
+    ...(closeSite ? { closeSite } : {}),
   };
 }
+
+/** Where the app set `Connection: close` most often (the agent samples it once such responses appear). */
+function closeHeaderSite(threads: ThreadTelemetry[]): CallSite | undefined {
+  const rows = threads.flatMap((t) => [...t.growth].reverse().find((m) => m.closeHeaderSites !== undefined)?.closeHeaderSites ?? []);
+  return rows.filter((r) => isAppSite(r.site)).sort((a, b) => b.count - a.count)[0]?.site;
+}
+
+/** Share of the requests after which the app closed the connection for it to be the cause. */
+export const CHURN_APP_CLOSE_SHARE = 0.5;
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
@@ -92,12 +111,19 @@ export function callsToSelf(run: RunData, w: Window | null): { requests: number;
   return { requests, connections };
 }
 
-function finding(f: ChurnFigures, cutShort: boolean, churn: boolean): Finding {
+function finding(run: RunData, f: ChurnFigures, cutShort: boolean, churn: boolean): Finding {
   const clientSide = f.clientKeepalive === false;
+  const appShare = f.closedByApp !== undefined ? f.closedByApp / f.requests : 0;
+  const byApp = !clientSide && churn && appShare >= CHURN_APP_CLOSE_SHARE;
+  const culprit = byApp && f.closeSite ? siteCulprit(f.closeSite, run.cwd) : undefined;
   // Keep-alive cut short without churn yet (idle gaps only): the timeout is the whole fix.
-  const advice = [...(churn ? [clientSide ? clientChurnAdvice : serverChurnAdvice] : []), keepAliveTimeoutAdvice(f.keepAliveTimeout)];
+  const advice = byApp ? [appCloseAdvice]
+    : [...(churn ? [clientSide ? clientChurnAdvice : serverChurnAdvice] : []), keepAliveTimeoutAdvice(f.keepAliveTimeout)];
   const why = clientSide
     ? 'The clients did not use keep-alive.'
+    : byApp
+      ? `The app closed the connection after ${round(appShare * 100, 0)} % of the responses although the client asked to keep it: ` +
+        `they carried \`Connection: close\`${culprit ? `, set by ${describeCulprit(culprit)}` : ''}.`
     : cutShort
       ? `The server's keepAliveTimeout (${f.keepAliveTimeout} ms) is shorter than the ${round(f.clientIdleMs ?? 0, 0)} ms each client connection sits idle, so keep-alive is cut short.`
       : 'The server closed connections the clients meant to reuse.';
@@ -105,7 +131,8 @@ function finding(f: ChurnFigures, cutShort: boolean, churn: boolean): Finding {
     code: 'HOTPATH_CONNECTION_CHURN',
     category: 'connection-churn',
     severity: 'warning',
-    title: cutShort && !clientSide ? 'keepAliveTimeout is shorter than the clients\' idle time' : 'A new connection for almost every request',
+    title: byApp ? 'The app closes every connection (Connection: close)'
+      : cutShort && !clientSide ? 'keepAliveTimeout is shorter than the clients\' idle time' : 'A new connection for almost every request',
     summary: `${f.connections} connections were opened for ${f.requests} requests (${round(f.perRequest, 2)} per request). ${why}`,
     evidence: {
       requests: f.requests, connectionsOpened: f.connections, connectionsPerRequest: round(f.perRequest, 3),
@@ -114,7 +141,9 @@ function finding(f: ChurnFigures, cutShort: boolean, churn: boolean): Finding {
       ...(f.clientKeepalive !== undefined ? { clientKeepalive: f.clientKeepalive } : {}),
       ...(f.closedByServer !== undefined ? { closedByServer: f.closedByServer } : {}),
       ...(f.clientIdleMs !== undefined ? { clientIdleMs: round(f.clientIdleMs, 0) } : {}),
+      ...(f.closedByApp !== undefined ? { closedByApp: f.closedByApp, closedByAppShare: round(appShare, 3) } : {}),
     },
+    ...(culprit ? { culprit } : {}),
     recommendation: advice.join('\n\n'),
     impact: Math.min(1, f.perRequest) * CHURN_COST_SHARE,
   };

@@ -217,3 +217,23 @@ test('restify: a route registered after listen and an `after` listener added per
   assert.equal(after.count, 5);
   assertSite(after.site, 'restify-routes.cjs', 'listener');
 });
+
+test('Connection: close set by the app: responses counted, and the setHeader and writeHead lines that set it', async () => {
+  const { c, port } = await startWith(['close-header.cjs']);
+  await getMany(port, '/', 4, 1);
+  await getMany(port, '/legacy', 6, 1);
+  await getMany(port, '/raw', 6, 1);
+  const g = await c.waitFor(growthWhere((m) => (m.closeHeaderSites ?? []).reduce((a, s) => a + s.count, 0) >= 11), 10_000, 'close header sites');
+  const sites = g.closeHeaderSites!;
+  const setHeader = sites.find((s) => s.site.function === 'applyLegacyHeaders');
+  const writeHead = sites.find((s) => s.site.function === 'writeRaw');
+  assertSite(setHeader?.site, 'close-header.cjs', 'setHeader');
+  assertSite(writeHead?.site, 'close-header.cjs', 'writeHead');
+  // The first closing response arms the hook: it is counted in the samples, not at its site.
+  assert.equal(setHeader!.count, 5);
+  assert.equal(writeHead!.count, 6);
+  await c.waitFor((m) => m.type === 'sample' && c.of('sample').reduce((a, s) => a + (s.http?.closeHeader ?? 0), 0) >= 12, 10_000, 'closing responses');
+  const samples = c.of('sample');
+  assert.equal(samples.reduce((a, s) => a + (s.http?.closeHeader ?? 0), 0), 12);
+  assert.equal(samples.reduce((a, s) => a + (s.http?.closing ?? 0), 0), 12, 'the keep-alive requests to / closed nothing');
+});

@@ -36,3 +36,18 @@ test('churn: an open-model run whose connections idle longer than keepAliveTimeo
   assert.match(f.recommendation, /^Set `server\.keepAliveTimeout` longer/);
   assert.doesNotMatch(f.recommendation, /closes connections after few requests/);
 });
+
+test('churn: the app closing every connection with its own Connection: close header is named, with the line that sets it', () => {
+  const site = { function: 'applyLegacyHeaders', file: '/app/lib/legacy-headers.js', line: 9, column: 7 };
+  const run = syntheticRun({ cwd: '/app', connectionsPerRequest: 1, closeHeaderShare: 1, closeHeaderSite: site, keepAliveTimeout: 5000 });
+  const [f] = connectionChurn(run);
+  assert.equal(f.title, 'The app closes every connection (Connection: close)');
+  assert.deepEqual(f.culprit, { function: 'applyLegacyHeaders', file: 'lib/legacy-headers.js', line: 9, column: 7 });
+  assert.match(f.summary, /closed the connection after 100 % of the responses although the client asked to keep it/);
+  assert.match(f.recommendation, /^Stop sending `Connection: close`/);
+  assert.doesNotMatch(f.recommendation, /keepAliveTimeout` longer/, 'the timeout is not the cause');
+  // The server closing without the app's header (maxRequestsPerSocket, a short timeout) keeps the general advice.
+  const [g] = connectionChurn(syntheticRun({ cwd: '/app', connectionsPerRequest: 1, keepAliveTimeout: 5000 }));
+  assert.equal(g.culprit, undefined);
+  assert.match(g.recommendation, /Check for `Connection: close` responses/);
+});

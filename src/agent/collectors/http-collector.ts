@@ -18,12 +18,15 @@ import { listen } from '../originals.js';
 import { summarize } from './histogram-summary.js';
 import { LogHistogram } from './log-histogram.js';
 import type { EventEmitter } from 'node:events';
+import { armCloseSites } from '../hooks/connection-close.js';
 
 const START = 'http.server.request.start';
 const FINISH = 'http.server.response.finish';
 
 type HttpStats = NonNullable<SampleMessage['http']>;
-interface ChannelMessage { request?: object; response?: { statusCode?: number }; socket?: EventEmitter }
+interface Response { statusCode?: number; _last?: boolean; maxRequestsOnConnectionReached?: boolean }
+interface Request { httpVersionMinor?: number; headers?: Record<string, unknown> }
+interface ChannelMessage { request?: Request; response?: Response; socket?: EventEmitter }
 /** A connection: requests served, start times (ms) of those in flight, oldest first (aborted ones never finish). */
 interface SocketRecord { served: number; starts: number[] }
 /** Where a socket's record lives: a property lookup, cheaper per request than a WeakMap's. */
@@ -51,6 +54,9 @@ export class HttpCollector {
   private closed = 0;
   private closedRequests = 0;
   private openConnections = 0;
+  /** Responses after which node closes the connection (`res._last`), and those closed on the app's own header. */
+  private closing = 0;
+  private closeHeader = 0;
   private seenAny = false;
   /** A request is timed when a draw of the xorshift generator (uint32) is below this. */
   private timeBelow = ALL;
@@ -99,6 +105,7 @@ export class HttpCollector {
       reused: this.reused,
       closed: this.closed,
       requestsPerClosedConnection: this.closed === 0 ? 0 : Math.round((this.closedRequests / this.closed) * 100) / 100,
+      ...(this.closing > 0 ? { closing: this.closing, closeHeader: this.closeHeader } : {}),
     };
     // Time a share of the next interval's requests sized from this interval's rate.
     const now = performance.now();
@@ -106,6 +113,7 @@ export class HttpCollector {
     this.lastTake = now;
     this.timeBelow = perSecond <= LATENCY_SAMPLES_PER_SECOND ? ALL : Math.floor((ALL * LATENCY_SAMPLES_PER_SECOND) / perSecond);
     this.started = this.finished = this.connections = this.reused = this.closed = this.closedRequests = 0;
+    this.closing = this.closeHeader = 0;
     this.latency.reset();
     return stats;
   }
@@ -156,6 +164,21 @@ export class HttpCollector {
     }
   }
 
+  /**
+   * A response after which the connection closes. The app's decision (a `Connection: close`
+   * header it set, through setHeader or writeHead, or `shouldKeepAlive = false`) when the client
+   * asked to keep it (HTTP/1.1, no `Connection: close`) and node had no reason of its own
+   * (`server.maxRequestsPerSocket` reached).
+   */
+  private closingResponse(res: Response, req: Request | undefined): void {
+    this.closing++;
+    if (req === undefined || req.httpVersionMinor !== 1 || res.maxRequestsOnConnectionReached === true) return;
+    const asked = req.headers?.connection;
+    if (asked !== undefined && /close/i.test(String(asked))) return;
+    this.closeHeader++;
+    armCloseSites();
+  }
+
   private responseFinished(m: ChannelMessage): void {
     const res = m.response;
     if (res === undefined) return;
@@ -172,6 +195,8 @@ export class HttpCollector {
     this.finished++;
     threadState.activeRequests--;
     if (t0 !== UNTIMED) this.latency.record(Math.round((performance.now() - t0) * 1000));
+    // node closes the connection after this response (one boolean read per request otherwise).
+    if (res._last === true) this.closingResponse(res, m.request);
     const code = res.statusCode ?? 0;
     if (code >= 0 && code < CODES && Number.isInteger(code)) {
       if (this.codes[code]++ === 0) this.codesSeen.push(code);

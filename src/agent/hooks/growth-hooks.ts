@@ -38,7 +38,7 @@ export class GrowthHooks {
     for (const h of this.hooks) h.contribute(body);
     const json = JSON.stringify(body);
     if (json === this.lastJson) return undefined;
-    const empty = body.listeners.length + body.maxListenersDisabled.length + body.routes.length + body.timers.length + body.syncCalls.length + (body.outgoing?.length ?? 0) === 0;
+    const empty = body.listeners.length + body.maxListenersDisabled.length + body.routes.length + body.timers.length + body.syncCalls.length + (body.outgoing?.length ?? 0) + (body.closeHeaderSites?.length ?? 0) === 0;
     this.lastJson = json;
     return empty ? undefined : body;
   }

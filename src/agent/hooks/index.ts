@@ -6,7 +6,8 @@ import { SyncApiCalls } from './sync-api-calls.js';
 import { TimerGrowth } from './timer-growth.js';
 import { RouteGrowth } from './route-growth.js';
 import { OutgoingCalls } from './outgoing-calls.js';
+import { ConnectionCloseSites } from './connection-close.js';
 
 export function createGrowthHooks(): GrowthHooks {
-  return new GrowthHooks([new MaxListeners(), new ListenerGrowth(), new SyncApiCalls(), new TimerGrowth(), new RouteGrowth(), new OutgoingCalls()]);
+  return new GrowthHooks([new MaxListeners(), new ListenerGrowth(), new SyncApiCalls(), new TimerGrowth(), new RouteGrowth(), new OutgoingCalls(), new ConnectionCloseSites()]);
 }
