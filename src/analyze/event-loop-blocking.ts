@@ -94,8 +94,25 @@ function scheduledBy(view: CpuView, top: FunctionCost): Scheduled | undefined {
   group.add(top.frameIndex);
   const first = entryShares(view.tree, (frame) => group.has(frame))[0];
   if (!first || first.share < BLOCKING_ENTRY_SHARE || (first.kind !== 'nextTick' && first.kind !== 'timer')) return undefined;
+  // A framework that runs the app's middleware through process.nextTick (restify) is no chain
+  // the app drains: only app code seen calling process.nextTick makes it the app's.
+  if (first.kind === 'nextTick' && !appCallsNextTick(view.tree)) return undefined;
   const callback = first.callbacks[0];
   return { kind: first.kind, share: first.share, ...(callback ? { callback: view.tree.frames[callback.frame] } : {}) };
+}
+
+/** Whether app code (not a dependency) was sampled calling process.nextTick. */
+function appCallsNextTick(tree: CpuView['tree']): boolean {
+  for (let i = 1; i < tree.frame.length; i++) {
+    const f = tree.frames[tree.frame[i]];
+    if (f.name !== 'nextTick' || f.file !== 'node:internal/process/task_queues') continue;
+    for (let p = tree.parent[i]; p > 0; p = tree.parent[p]) {
+      const kind = tree.frames[tree.frame[p]].kind;
+      if (kind === 'app') return true;
+      if (kind === 'deps') break;
+    }
+  }
+  return false;
 }
 
 function describeScheduled(s: Scheduled, cwd: string): string {

@@ -121,7 +121,8 @@ test('blocking: work drained one process.nextTick at a time is told as such, wit
   const ticks = { name: 'processTicksAndRejections', file: 'node:internal/process/task_queues' };
   const cpu = syntheticCpuProfile([
     { name: 'drainQueue', file: 'lib/audit.js', line: 12, share: 0.15, via: ticks, callee: { name: 'writeEntry', file: 'lib/audit.js', share: 0.45 } },
-    { name: 'handle', file: 'server.js', line: 4, share: 0.15 },
+    { name: 'handle', file: 'server.js', line: 4, share: 0.12 },
+    { name: 'queueNext', file: 'lib/audit.js', line: 20, share: 0.01, via: ticks, callee: { name: 'nextTick', file: 'node:internal/process/task_queues', share: 0.02 } },
   ], { cwd });
   const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 180, elu: 0.99, cores: 1, eldP99Ms: 120, latencyMs: 100, profiles: [cpu] }));
   assert.equal(f?.culprit?.function, 'writeEntry');
@@ -129,6 +130,13 @@ test('blocking: work drained one process.nextTick at a time is told as such, wit
   assert.equal(f.evidence.scheduledCallback, 'drainQueue');
   assert.match(f.summary, /process\.nextTick callbacks, most in drainQueue \(lib\/audit\.js:12\)/);
   assert.match(f.recommendation, /setImmediate/);
+  // Without app code seen calling process.nextTick (a framework running middleware through it), no nextTick advice.
+  const framework = syntheticCpuProfile([
+    { name: 'drainQueue', file: 'lib/audit.js', line: 12, share: 0.15, via: ticks, callee: { name: 'writeEntry', file: 'lib/audit.js', share: 0.45 } },
+    { name: 'handle', file: 'server.js', line: 4, share: 0.15 },
+  ], { cwd });
+  const [g] = eventLoopBlocking(syntheticRun({ cwd, rps: 180, elu: 0.99, cores: 1, eldP99Ms: 120, latencyMs: 100, profiles: [framework] }));
+  assert.equal(g?.evidence.scheduledBy, undefined);
 });
 
 test('blocking: a timer job is told apart from the request path; an ordinary handler says nothing of scheduling', () => {
