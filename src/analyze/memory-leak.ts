@@ -48,7 +48,7 @@ export function memoryLeak(run: RunData): Finding[] {
   // (or a heap growing faster than linearly) extrapolates to a start no real heap had (0.1 MB).
   const floor = Math.min(...gcActivity([thread], null).heapAfterFull.filter((p) => p.t <= w.end).map((p) => p.bytes), ...envelope.map((p) => p.bytes));
   const baseline = Math.max(1, fit.intercept, floor);
-  if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline)) return offHeap;
+  if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline) || releasedAfterLoad(thread, w, baseline, growth)) return offHeap;
   return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2), ...offHeap];
 }
 
@@ -132,6 +132,20 @@ function keepsGrowing(envelope: HeapPoint[], w: Window, baseline: number): boole
   if (rest.length < 2) return false;
   const { fit, growth } = trend(rest, w);
   return rises(growth, baseline, fit.r2);
+}
+
+/**
+ * A leak keeps what it holds when the load stops. Requests in flight hold their data (a 1 MB
+ * response per request, queued writes while the client lags), so the heap after full GCs rises
+ * with latency under load and falls once the requests drain: a heap reading after the window
+ * (any GC lowers heapUsed, none raises it) that fell below the baseline plus this share of the
+ * growth says the growth was not retained.
+ */
+export const LEAK_RELEASED_SHARE = 0.5;
+
+function releasedAfterLoad(thread: ThreadTelemetry, w: Window, baseline: number, growth: number): boolean {
+  const after = thread.samples.filter((s) => s.t > w.end && s.t <= w.end + 5000);
+  return after.some((s) => s.mem.heapUsed < baseline + LEAK_RELEASED_SHARE * growth);
 }
 
 /**

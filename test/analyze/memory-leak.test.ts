@@ -90,3 +90,15 @@ test('memory leak: Buffers kept across requests (external memory rising through 
   assert.deepEqual(memoryLeak(syntheticRun({ heapMB: 12, externalMB: 20, externalSawMB: 60, majorGcPerS: 0.2 })), []);
   assert.deepEqual(memoryLeak(syntheticRun({ heapMB: 12, externalMB: (p) => 1 + 130 * p, majorGcPerS: 0 })), []);
 });
+
+test('memory leak: a heap that rose with the requests in flight and fell once they drained (after the window) is not a leak', () => {
+  const afterLoad = (heapMB: number) => {
+    const run = syntheticRun({ heapMB: (p) => 40 + 60 * p, heapSawMB: 10, majorGcPerS: 1 });
+    const thread = run.threads[0];
+    const last = thread.samples[thread.samples.length - 1];
+    thread.samples.push({ ...last, t: run.load!.end + 400, mem: { ...last.mem, heapUsed: heapMB * 1024 * 1024 } });
+    return run;
+  };
+  assert.deepEqual(memoryLeak(afterLoad(45)), [], 'released: 45 MB against a 40 MB baseline');
+  assert.equal(memoryLeak(afterLoad(98))[0]?.code, 'HOTPATH_MEMORY_LEAK', 'still held after the load');
+});
