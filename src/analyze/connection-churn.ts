@@ -11,6 +11,7 @@ import { appCloseAdvice, clientChurnAdvice, keepAliveTimeoutAdvice, serverChurnA
 import type { ThreadTelemetry } from '../run-dir/run-data.js';
 import type { CallSite } from '../agent/protocol.js';
 import { describeCulprit, isAppSite, siteCulprit } from './signals/culprit.js';
+import { lastGrowth } from './signals/growth-series.js';
 
 /** Connections per request worth a finding: at least every other request opens one. */
 export const CHURN_MIN_CONNECTIONS_PER_REQUEST = 0.5;
@@ -77,7 +78,8 @@ function figures(run: RunData): ChurnFigures | undefined {
 
 /** Where the app set `Connection: close` most often (the agent samples it once such responses appear). */
 function closeHeaderSite(threads: ThreadTelemetry[]): CallSite | undefined {
-  const rows = threads.flatMap((t) => [...t.growth].reverse().find((m) => m.closeHeaderSites !== undefined)?.closeHeaderSites ?? []);
+  // Growth reports are cumulative: the last one holds every site recorded.
+  const rows = threads.flatMap((t) => lastGrowth(t)?.closeHeaderSites ?? []);
   return rows.filter((r) => isAppSite(r.site)).sort((a, b) => b.count - a.count)[0]?.site;
 }
 

@@ -13,7 +13,7 @@ import { describeCulprit, frameCulprit, siteCulprit } from './signals/culprit.js
 import { stallCulprits, type StallCulprit } from './signals/stall-causes.js';
 import { functionKey } from '../profile/anonymous-names.js';
 import { entryShares } from '../profile/entry-points.js';
-import { chargedTo } from '../profile/attribution.js';
+import { attributedSelf } from '../profile/attribution.js';
 import type { Frame } from '../profile/call-tree.js';
 import { describeWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
@@ -200,17 +200,18 @@ function longHolder(run: RunData, s: LoopStats, view: CpuView | undefined, heavy
  */
 function mainWorkUnder(view: CpuView, fn: FunctionCost): FunctionCost {
   const tree = view.tree;
-  const to = chargedTo(tree);
+  // fn is an app frame: what its subtree's nodes are charged to stays inside the subtree.
+  const attributed = attributedSelf(tree);
   const self = new Map<number, number>();
   let total = 0;
   for (let i = 1; i < tree.frame.length; i++) {
     if (tree.frame[i] !== fn.frameIndex) continue;
     const end = i + tree.subtreeSize[i];
     for (let j = i; j < end; j++) {
-      const frame = tree.frame[to[j]];
-      if (tree.self[j] <= 0 || tree.frames[frame].kind !== 'app') continue;
-      self.set(frame, (self.get(frame) ?? 0) + tree.self[j]);
-      total += tree.self[j];
+      const frame = tree.frame[j];
+      if (attributed[j] <= 0 || tree.frames[frame].kind !== 'app') continue;
+      self.set(frame, (self.get(frame) ?? 0) + attributed[j]);
+      total += attributed[j];
     }
     i = end - 1;
   }
@@ -240,9 +241,10 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const work = workSummary(items);
   const workText = describeWork(items);
   const scheduled = top && view ? scheduledBy(view, top) : undefined;
+  const scheduledText = scheduled ? describeScheduled(scheduled, run.cwd) : '';
   const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
-  const who = culprit && held && view ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + (scheduled ? describeScheduled(scheduled, run.cwd) : '')
-    : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${scheduled ? describeScheduled(scheduled, run.cwd) : ''}`
+  const who = culprit && held && view ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + scheduledText
+    : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${scheduledText}`
     : culprit && stalledBy ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.` : '';
   const spread = !culprit && view ? ` No single function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';

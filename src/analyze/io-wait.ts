@@ -130,11 +130,11 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   if (!thread) return undefined;
   const call = outgoingWaits(thread, w)[0];
   const timer = timerWaits(thread, w)[0];
-  const candidates: { waitedMs: number; perRequest: number; resource: string; make: (share: number) => WaitSource }[] = [];
+  const candidates: { waitedMs: number; make: (share: number) => WaitSource }[] = [];
   if (call) {
     const perCall = call.totalMs / call.completed;
     candidates.push({
-      waitedMs: call.totalMs, perRequest: call.completed / s.requests, resource: 'TCPSocketWrap',
+      waitedMs: call.totalMs,
       make: (share) => ({
         title: `Requests spend their time waiting for ${call.origin}`, site: call.site, caller: call.caller,
         perRequest: call.completed / s.requests, eachMs: perCall, resource: 'TCPSocketWrap',
@@ -145,7 +145,7 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   }
   if (timer) {
     candidates.push({
-      waitedMs: timer.waitedMs, perRequest: timer.created / s.requests, resource: 'Timeout',
+      waitedMs: timer.waitedMs,
       make: (share) => ({
         title: 'Requests spend their time waiting for timers', site: timer.site, caller: timer.caller,
         perRequest: timer.created / s.requests, eachMs: timer.meanDelayMs, resource: 'Timeout',
@@ -159,10 +159,10 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
     if (share >= IO_WAIT_CULPRIT_MIN_SHARE) return c.make(share);
   }
   for (const c of candidates) {
-    const share = requestTimeShare(c.waitedMs, s);
+    const source = c.make(requestTimeShare(c.waitedMs, s));
     const inFlight = s.durationMs > 0 ? c.waitedMs / s.durationMs : 0;
-    if (c.perRequest < IO_WAIT_QUEUE_MIN_PER_REQUEST || inFlight <= 0 || s.inFlightMean < IO_WAIT_QUEUE_RATIO * inFlight || !pinned(s, c.resource)) continue;
-    return queuedFor(c.make(share), inFlight, s);
+    if (source.perRequest < IO_WAIT_QUEUE_MIN_PER_REQUEST || inFlight <= 0 || s.inFlightMean < IO_WAIT_QUEUE_RATIO * inFlight || !pinned(s, source.resource)) continue;
+    return queuedFor(source, inFlight, s);
   }
   return undefined;
 }

@@ -68,21 +68,12 @@ export const LEAK_EXTERNAL_MIN_GROWTH_BYTES = 2 * LEAK_MIN_GROWTH_BYTES;
 function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs: number): Finding[] {
   if (fullGcs < 1) return [];
   const samples = windowSamples(thread, w);
-  const seg = w.durationMs / LEAK_SEGMENTS;
-  const envelope: HeapPoint[] = [];
-  for (let i = 0; i < LEAK_SEGMENTS; i++) {
-    const inSeg = samples.filter((s) => s.t >= w.start + i * seg && s.t < w.start + (i + 1) * seg);
-    if (inSeg.length > 0) {
-      const low = inSeg.reduce((a, b) => (b.mem.external < a.mem.external ? b : a));
-      envelope.push({ t: low.t, bytes: low.mem.external });
-    }
-  }
+  const envelope = lowestPerSegment(samples.map((s) => ({ t: s.t, bytes: s.mem.external })), w);
   if (envelope.length < LEAK_MIN_MAJOR_GCS) return [];
   const { fit, growth } = trend(envelope, w);
   const baseline = Math.max(1, Math.min(...envelope.map((p) => p.bytes)));
-  const steady = (g: number, r2: number) => g >= LEAK_EXTERNAL_MIN_GROWTH_BYTES && g / baseline >= LEAK_MIN_GROWTH_RATIO && r2 >= LEAK_MIN_R2;
-  const rest = trend(envelope.slice(1), w);
-  if (!steady(growth, fit.r2) || !steady(rest.growth, rest.fit.r2)) return [];
+  const min = LEAK_EXTERNAL_MIN_GROWTH_BYTES;
+  if (!rises(growth, baseline, fit.r2, min) || !keepsGrowing(envelope, w, baseline, min)) return [];
   const series = requestSeries(thread);
   const requests = requestsAt(series, w.end) - requestsAt(series, w.start);
   const mb = (b: number) => round(b / 1024 / 1024, 1);
@@ -116,8 +107,8 @@ function trend(points: HeapPoint[], w: Window): { fit: LinearFit; growth: number
 }
 
 /** A leak's rise: large enough, in bytes and against the baseline, and steady. */
-function rises(growth: number, baseline: number, r2: number): boolean {
-  return growth >= LEAK_MIN_GROWTH_BYTES && growth / baseline >= LEAK_MIN_GROWTH_RATIO && r2 >= LEAK_MIN_R2;
+function rises(growth: number, baseline: number, r2: number, minBytes = LEAK_MIN_GROWTH_BYTES): boolean {
+  return growth >= minBytes && growth / baseline >= LEAK_MIN_GROWTH_RATIO && r2 >= LEAK_MIN_R2;
 }
 
 /**
@@ -127,11 +118,11 @@ function rises(growth: number, baseline: number, r2: number): boolean {
  * together, such a step fits a line as well as a leak does (R² 0.99). Two points left fit
  * exactly (R² 1): then only the size of the rise counts.
  */
-function keepsGrowing(envelope: HeapPoint[], w: Window, baseline: number): boolean {
+function keepsGrowing(envelope: HeapPoint[], w: Window, baseline: number, minBytes = LEAK_MIN_GROWTH_BYTES): boolean {
   const rest = envelope.slice(1);
   if (rest.length < 2) return false;
   const { fit, growth } = trend(rest, w);
-  return rises(growth, baseline, fit.r2);
+  return rises(growth, baseline, fit.r2, minBytes);
 }
 
 /**
@@ -156,7 +147,11 @@ function releasedAfterLoad(thread: ThreadTelemetry, w: Window, baseline: number,
  */
 function heapEnvelope(points: GcActivity['heapAfterFull'], w: Window): HeapPoint[] {
   if (points.length < LEAK_MIN_MAJOR_GCS) return [];
-  if (points.length <= LEAK_SEGMENTS) return points;
+  return points.length <= LEAK_SEGMENTS ? points : lowestPerSegment(points, w);
+}
+
+/** The lowest point in each of the LEAK_SEGMENTS segments of the window that has one. */
+function lowestPerSegment(points: HeapPoint[], w: Window): HeapPoint[] {
   const seg = w.durationMs / LEAK_SEGMENTS;
   const out: HeapPoint[] = [];
   for (let i = 0; i < LEAK_SEGMENTS; i++) {

@@ -67,8 +67,8 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   for (const s of samples) for (const [k, v] of Object.entries(s.resources)) resources[k] = (resources[k] ?? 0) + v / samples.length;
   const resourceBands: Record<string, { p10: number; p90: number }> = {};
   for (const k of Object.keys(resources)) {
-    const counts = samples.map((s) => s.resources[k] ?? 0);
-    resourceBands[k] = { p10: percentile(counts, 10), p90: percentile(counts, 90) };
+    const perSample = samples.map((s) => s.resources[k] ?? 0);
+    resourceBands[k] = { p10: percentile(perSample, 10), p90: percentile(perSample, 90) };
   }
   const perThread = threads.map((t, i) => {
     const own = perThreadSamples[i];
