@@ -7,7 +7,7 @@
 import type { RunData } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
-import { appFunctions, cpuViewOf, samplesOf, topAppFunction, type CpuView, type FunctionCost } from './signals/cpu-profile.js';
+import { appFunctions, cpuViewOf, samplesOf, type CpuView, type FunctionCost } from './signals/cpu-profile.js';
 import { longestHolder, longStretches, type LongStretches } from '../profile/long-stretches.js';
 import { describeCulprit, frameCulprit, siteCulprit } from './signals/culprit.js';
 import { stallCulprits, type StallCulprit } from './signals/stall-causes.js';
@@ -54,27 +54,40 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   if (!s) return [];
   const busy = s.eluMean >= BLOCKING_MIN_ELU;
   const view = cpuViewOf(run);
+  const focus = focusedWork(view);
   const heavy = s.requests > 0 && (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS ||
-    (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && topAppShare(view) >= BLOCKING_FOCUSED_SHARE));
+    (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (focus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE));
   const trusted = !isStarved(s);
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
   if (!((busy && (heavy || delayed)) || stalled)) return [];
-  return [finding(run, s, view, heavy)];
+  return [finding(run, s, view, heavy, focus)];
 }
+
+/** App functions compared for the focus rule (the rest carry too little to matter). */
+const FOCUS_CANDIDATES = 10;
 
 /**
- * The top app function's share of the CPU together with the functions written inside it and
- * the one it was written in ("(anonymous in f)": the callbacks f hands to map, replace, sort...),
- * work a reader counts as f's: a template compiler and its replace callback, 34 % and 23 %.
+ * The app function doing the most work of its own choosing, with the functions written inside
+ * it and the one it was written in ("(anonymous in f)": the callbacks f hands to map, replace,
+ * sort...), work a reader counts as f's (a template compiler and its replace callback, 34 % and
+ * 23 %), and that work's share of the CPU. The cost of answering the request, which every handler
+ * pays (Node's HTTP and socket writes, the framework's res.json: see profile/response-pipeline.ts),
+ * is left out: a healthy Express route spends most of its handler's time there.
  */
-function topAppShare(view: CpuView | undefined): number {
-  const found = topAppFunction(view);
-  if (!found || !view) return 0;
-  return ownGroup(view, found.top).reduce((a, f) => a + f.selfUs, 0) / view.activeUs;
+interface Focus { fn: FunctionCost; share: number }
+
+function focusedWork(view: CpuView | undefined): Focus | undefined {
+  if (!view || view.activeUs <= 0) return undefined;
+  let best: Focus | undefined;
+  for (const fn of appFunctions(view).slice(0, FOCUS_CANDIDATES)) {
+    const share = ownGroup(view, fn).reduce((a, f) => a + f.selfUs - view.pipelineOf(f.frameIndex), 0) / view.activeUs;
+    if (best === undefined || share > best.share) best = { fn, share };
+  }
+  return best;
 }
 
-/** A function with the functions written inside it and the one it was written in (see topAppShare). */
+/** A function with the functions written inside it and the one it was written in (see focusedWork). */
 function ownGroup(view: CpuView, fn: FunctionCost): FunctionCost[] {
   const key = functionKey(fn.frame);
   return appFunctions(view).filter((f) => functionKey(f.frame) === key);
@@ -139,9 +152,14 @@ function isCritical(s: LoopStats): boolean {
  */
 export const BLOCKING_CULPRIT_MIN_SHARE = 0.25;
 
-/** The user's function that asked for the most CPU; a dependency's when no app code is on the stacks. */
-function culpritOf(view: CpuView | undefined): FunctionCost | undefined {
+/**
+ * The user's function that chose the most work (see focusedWork), when that is enough to name;
+ * else the one that asked for the most CPU, answering requests included (a handler writing
+ * thousands of small chunks); a dependency's when no app code is on the stacks.
+ */
+function culpritOf(view: CpuView | undefined, focus: Focus | undefined): FunctionCost | undefined {
   if (!view) return undefined;
+  if (focus && focus.share >= BLOCKING_CULPRIT_MIN_SHARE) return focus.fn;
   const top = appFunctions(view)[0] ?? view.functions.find((f) => f.frame.kind === 'deps');
   return top && top.selfUs / view.activeUs >= BLOCKING_CULPRIT_MIN_SHARE ? top : undefined;
 }
@@ -231,9 +249,9 @@ function describeHolder(held: Holder, cwd: string, totalUs: number, activeUs: nu
     `(${h.count} stretch${h.count === 1 ? '' : 'es'} without a break, ${round(h.totalUs / 1000, 0)} ms in all${inAll}).${work}`;
 }
 
-function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean): Finding {
+function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Finding {
   const held = longHolder(run, s, view, heavy);
-  const top = held ? held.cost : culpritOf(view);
+  const top = held ? held.cost : culpritOf(view, focus);
   const stalledBy = top || held ? undefined : stallCulprit(run, s);
   const culprit = held ? frameCulprit(held.cost?.frame ?? held.stretches.frame, run.cwd) : top ? frameCulprit(top.frame, run.cwd) : stalledBy ? siteCulprit(stalledBy.site, run.cwd) : undefined;
   const share = top && view ? top.selfUs / view.activeUs : 0;

@@ -14,6 +14,7 @@ import { buildCallTree } from '../../profile/build-call-tree.js';
 import { hotspots } from '../../profile/hotspots.js';
 import { nodeWork, workTotals, type WorkItem } from '../../profile/work-breakdown.js';
 import { appOwners, chargedTo } from '../../profile/attribution.js';
+import { pipelineTime } from '../../profile/response-pipeline.js';
 import { busiestThread, loadWindow, type Window } from './load-window.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import { cpuStackSamples, type StackSamples } from '../../profile/stack-samples.js';
@@ -41,6 +42,8 @@ export interface CpuView {
   work: Map<string, number>;
   /** What one function's attributed time was spent on. */
   workOf(frameIndex: number): WorkItem[];
+  /** The part of one function's attributed time that answered the request (see profile/response-pipeline.ts), µs. */
+  pipelineOf(frameIndex: number): number;
   /** The profile and its epoch start, to build windowed trees (early vs late). */
   profile: CpuProfile;
   ref: ProfileRef;
@@ -106,12 +109,17 @@ function loadView(run: RunData): CpuView | null {
     frameIndex: h.frame, frame: tree.frames[h.frame], selfUs: h.selfMs * 1000, totalUs: h.totalMs * 1000,
   }));
   let breakdowns: Map<number, WorkItem[]> | undefined;
+  let pipeline: Float64Array | undefined;
   return {
     tree, activeUs: tree.activeUs, totalUs: tree.totalUs, functions, work: workTotals(tree), profile, ref,
     ...(window ? { window } : {}),
     workOf(frameIndex) {
       breakdowns ??= allBreakdowns(tree);
       return breakdowns.get(frameIndex) ?? [];
+    },
+    pipelineOf(frameIndex) {
+      pipeline ??= pipelineTime(tree);
+      return pipeline[frameIndex] ?? 0;
     },
   };
 }
