@@ -55,6 +55,7 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'permissions-deep-copy': { category: 'serialization', culprit: { function: 'permissionsFor', file: 'lib/permissions.js' } },
   'serial-lookups': { category: 'io-wait', culprit: { function: 'cacheGet', file: 'lib/profile.js' } },
   'healthy-koa': 'healthy',
+  'healthy-express': 'healthy',
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
