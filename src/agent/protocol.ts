@@ -214,6 +214,13 @@ export interface CallSite {
   file: string;
   line: number;
   column: number;
+  /**
+   * Added (agent): where the enclosing function starts (1-based, V8's CallSite
+   * getEnclosingLineNumber/ColumnNumber), so a source map can give the function's original
+   * name in bundled or minified code; absent where V8 does not say.
+   */
+  functionLine?: number;
+  functionColumn?: number;
 }
 
 /**

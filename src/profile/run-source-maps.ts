@@ -31,7 +31,11 @@ export function mapCallSite(site: CallSite, resolver: SourceMapResolver): CallSi
   if (path === undefined || site.line < 1) return site;
   const pos = resolver.original(path, site.line - 1, Math.max(0, site.column - 1));
   if (pos === undefined) return site;
-  return { function: site.function, file: pos.path, line: pos.line, column: pos.column };
+  // The function's original name is recorded where the function starts (a bundler renames
+  // `compressPayload` to `compressPayload2`, a minifier to `a`), not at the call inside it.
+  const name = site.functionLine !== undefined && site.functionColumn !== undefined
+    ? resolver.functionNameAt(path, site.functionLine - 1, Math.max(0, site.functionColumn - 1)) : undefined;
+  return { function: name ?? site.function, file: pos.path, line: pos.line, column: pos.column };
 }
 
 type Sited = { site?: CallSite; stack?: CallSite[] };

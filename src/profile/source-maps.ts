@@ -140,6 +140,30 @@ export class SourceMapResolver {
     return undefined;
   }
 
+  /**
+   * The original name of the function whose literal starts at a 0-based generated position, as
+   * V8's CallSite getEnclosingLineNumber/ColumnNumber give it: the `function` (or `async`)
+   * keyword of a function, a method's name, an arrow's parameters (named by the binding it is
+   * assigned to). Undefined without a map or a recorded name.
+   */
+  functionNameAt(path: string, line0: number, column0: number): string | undefined {
+    const info = this.#script(path);
+    if (!info?.map || line0 < 0) return undefined;
+    const text = info.lines[line0] ?? '';
+    const rest = text.slice(column0);
+    const declared = /^(?:async\s+)?function\s*\*?\s*([\w$]+)/.exec(rest);
+    let nameCol: number | undefined;
+    if (declared) nameCol = column0 + declared[0].length - declared[1].length;
+    else if (/^[\w$]+\s*\(/.test(rest)) nameCol = column0;
+    else {
+      const head = text.slice(0, column0);
+      const binding = head.replace(/\s*[=:]\s*(?:async\s*)?$/, '');
+      if (binding.length < head.length) nameCol = nameStartBefore(binding, binding.length);
+    }
+    if (nameCol === undefined) return undefined;
+    return originalPositionFor(info.map, { line: line0 + 1, column: nameCol }).name ?? undefined;
+  }
+
   /** True when the file has a usable source map. */
   hasMap(path: string): boolean {
     return Boolean(this.#script(path)?.map);

@@ -23,6 +23,8 @@ interface V8Frame {
   getTypeName(): string | null;
   getLineNumber(): number | null;
   getColumnNumber(): number | null;
+  getEnclosingLineNumber?(): number | null;
+  getEnclosingColumnNumber?(): number | null;
 }
 
 const holder: { stack?: unknown } = {};
@@ -51,7 +53,14 @@ export function captureStack(skip: Function): CallSite[] {
   for (const f of rawFrames(skip, RAW_LIMIT)) {
     const file = f.getFileName();
     if (!file || file.startsWith('node:') || agentFiles.has(file) || !file.includes('/') && !file.includes('\\')) continue;
-    out.push({ function: functionName(f), file, line: f.getLineNumber() ?? 0, column: f.getColumnNumber() ?? 0 });
+    const site: CallSite = { function: functionName(f), file, line: f.getLineNumber() ?? 0, column: f.getColumnNumber() ?? 0 };
+    const functionLine = f.getEnclosingLineNumber?.();
+    const functionColumn = f.getEnclosingColumnNumber?.();
+    if (typeof functionLine === 'number' && typeof functionColumn === 'number' && functionLine > 0) {
+      site.functionLine = functionLine;
+      site.functionColumn = functionColumn;
+    }
+    out.push(site);
     if (out.length >= STACK_FRAMES) break;
   }
   return out;
