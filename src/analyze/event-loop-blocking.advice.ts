@@ -32,6 +32,22 @@ const byWork: Record<string, string> = {
     '`uncork()`. Large bodies cost by their size: send less, compress once and cache.',
   stream: 'The time goes to stream machinery: many small writes or pipes per request. Batch the data into larger ' +
     'chunks, or build the body and send it with one `res.end(body)`.',
+  intl: 'Locale formatting dominates: `new Intl.NumberFormat(...)` / `DateTimeFormat` / `Collator`, and the ' +
+    '`toLocaleString(locale, options)` and `localeCompare` shortcuts, which build one per call, load and resolve locale ' +
+    'data each time, which costs far more than the formatting. Create one formatter per locale and options (at startup, ' +
+    'or cached in a Map) and call its `format()`; sort with one `Intl.Collator`\'s `compare`.',
+  errors: 'Creating Error objects dominates: every `new Error()` (and every subclass) captures a stack trace, frame by ' +
+    'frame. Errors thrown as control flow for expected outcomes (a validation failure per field, a cache miss, a ' +
+    'not-found) pay it on every request: return a result or collect plain objects instead, and throw only for the ' +
+    'unexpected. Where an Error must be built on a hot path, build it once, or capture fewer frames.',
+  search: 'Linear searches dominate (`Array.prototype.some`, `find`, `findIndex`, `includes`, `indexOf`): run once per ' +
+    'item of another list, each one scans the list again, so the work grows with the product of the two sizes ' +
+    '(quadratic when it is the same list). Index the items once in a `Map` or `Set` (by id, sku, name) and look them ' +
+    'up in constant time.',
+  copy: 'Spread copies dominate (`{ ...acc, [k]: v }`, `[...list, x]`): spreading a growing accumulator on every step ' +
+    'of a `reduce` or loop copies everything gathered so far each time, which is quadratic. Mutate the accumulator ' +
+    'inside the reducer (`(acc[k] ??= []).push(x)`) or build with a plain loop, and copy once at the end if the result ' +
+    'must be fresh.',
 };
 
 /** Where the label of the dominant work says more than its kind. */

@@ -47,7 +47,7 @@ function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, ra
     for (const { line, ticks } of n.positionTicks) {
       all += ticks;
       const text = resolver.sourceLine(gen.path, line);
-      const w = text === undefined ? undefined : inlineWorkOfLine(text);
+      const w = text === undefined ? undefined : inlineWorkOfLine(text, n.callFrame.functionName);
       if (!w) continue;
       callees ??= new Set(raw.children[i].map((c) => frames.frames[rawFrame[c]].name.split('.').pop()!));
       if (otherCallsOnLine(text!, w.at).some((name) => callees!.has(name))) continue;

@@ -25,7 +25,8 @@ export interface Frame {
 /** Work a sample was doing, by what the frames (or, for inlined builtins, the source line) show. */
 export type WorkKind =
   | 'json' | 'crypto' | 'regex' | 'zlib' | 'fs' | 'buffer' | 'gc' | 'http' | 'net' | 'stream'
-  | 'events' | 'timers' | 'module-loading' | 'inspect' | 'vm' | 'idle' | 'program' | 'app' | 'deps' | 'node-core' | 'native';
+  | 'events' | 'timers' | 'module-loading' | 'inspect' | 'vm' | 'intl' | 'errors' | 'search' | 'copy'
+  | 'idle' | 'program' | 'app' | 'deps' | 'node-core' | 'native';
 
 /**
  * An aggregated call tree in flat, typed-array form (compact and fast to walk).

@@ -102,12 +102,29 @@ export interface LineWork extends WorkLabel {
   at: number;
 }
 
+/** Locale formatting: Intl constructors and the toLocale* / localeCompare shortcuts that build one per call. */
+const intlCall = /\bnew\s+Intl\.\w+|\bIntl\.\w+\(|\.toLocale(?:String|DateString|TimeString)\(|\.localeCompare\(/;
+/** An Error built (its stack trace captured): `new ValidationError(`, `Error.captureStackTrace(`. */
+const errorCall = /\bnew\s+(?:[\w$]+\.)*[\w$]*Error\s*\(|\bError\.captureStackTrace\(/;
+/** A spread that copies into a new object or array literal: `{ ...acc, [k]: v }`, `[...list, x]`. */
+const spreadCopy = /[{[]\s*\.\.\.\s*[\w$([]/;
+/** Array lookups that scan until they find (the callback's or the builtin's time is the line's). */
+const linearSearch = /\.(some|find|findIndex|findLast|findLastIndex|includes|indexOf|lastIndexOf)\(/;
+
+export const INTL_LABEL = 'Intl locale formatting';
+export const ERRORS_LABEL = 'creating Error objects (stack traces)';
+export const SEARCH_LABEL = 'linear array searches';
+export const COPY_LABEL = 'spread copies';
+
 /**
  * Work V8 runs without a frame of its own, recognised on the calling source line:
  * JSON.stringify/parse are never framed; a regexp runs in V8's bytecode interpreter (no
- * "RegExp:" frame) until it tiers up to native code.
+ * "RegExp:" frame) until it tiers up to native code; Intl formatters, Error construction (the
+ * stack capture), spread copies and array lookups run in builtins that never show a frame.
+ * `fn` is the name of the function the line is in: the `super(...)` of an Error subclass's
+ * constructor is where its stack trace is captured.
  */
-export function inlineWorkOfLine(text: string): LineWork | undefined {
+export function inlineWorkOfLine(text: string, fn?: string): LineWork | undefined {
   const copy = jsonDeepCopy.exec(text);
   if (copy) return { work: 'json', label: JSON_DEEP_COPY, at: copy.index };
   for (const label of ['JSON.stringify', 'JSON.parse']) {
@@ -119,5 +136,13 @@ export function inlineWorkOfLine(text: string): LineWork | undefined {
   if (call) return { work: 'regex', label: 'regular expressions', at: call.index };
   const stringCall = stringRegexCall.exec(text);
   if (stringCall && (regexLiteral.test(text) || text.includes('RegExp('))) return { work: 'regex', label: 'regular expressions', at: stringCall.index };
+  const intl = intlCall.exec(text);
+  if (intl) return { work: 'intl', label: INTL_LABEL, at: intl.index };
+  const error = errorCall.exec(text) ?? (fn !== undefined && /Error$/.test(fn) ? /\bsuper\s*\(/.exec(text) : null);
+  if (error) return { work: 'errors', label: ERRORS_LABEL, at: error.index };
+  const spread = spreadCopy.exec(text);
+  if (spread) return { work: 'copy', label: COPY_LABEL, at: spread.index };
+  const search = linearSearch.exec(text);
+  if (search) return { work: 'search', label: SEARCH_LABEL, at: search.index };
   return undefined;
 }

@@ -31,3 +31,38 @@ describe('otherCallsOnLine', () => {
     assert.deepEqual(others('if (typeof x === "string") for (const k of JSON.parse(x)) {'), []);
   });
 });
+
+describe('inlineWorkOfLine: builtins that run without a frame', () => {
+  it('recognises Intl formatters and the toLocale* shortcuts that build one per call', () => {
+    assert.equal(inlineWorkOfLine('  const fmt = new Intl.NumberFormat(locale, { style: "currency", currency });')?.work, 'intl');
+    assert.equal(inlineWorkOfLine('  return row.price.toLocaleString("de-DE", { style: "currency", currency: "EUR" });')?.work, 'intl');
+    assert.equal(inlineWorkOfLine('  items.sort((a, b) => a.name.localeCompare(b.name));')?.work, 'intl');
+    assert.equal(inlineWorkOfLine('  const upper = name.toLocaleUpperCase();'), undefined);
+  });
+
+  it('recognises Errors built (their stack capture), also at the super() of an Error subclass', () => {
+    assert.equal(inlineWorkOfLine('      errors.push(new ValidationError(field, rule));')?.work, 'errors');
+    assert.equal(inlineWorkOfLine('  throw new errors.NotFoundError(id);')?.work, 'errors');
+    assert.equal(inlineWorkOfLine('    Error.captureStackTrace(this, Check);')?.work, 'errors');
+    assert.equal(inlineWorkOfLine('    super(message);', 'ValidationError')?.work, 'errors');
+    assert.equal(inlineWorkOfLine('    super(options);', 'Repository'), undefined);
+  });
+
+  it('recognises spread copies into new literals, not argument spreads', () => {
+    assert.equal(inlineWorkOfLine('  (acc, s) => ({ ...acc, [s.region]: [...(acc[s.region] || []), s] }), {});')?.work, 'copy');
+    assert.equal(inlineWorkOfLine('  return [...list, item];')?.work, 'copy');
+    assert.equal(inlineWorkOfLine('  return Math.max(...values);'), undefined);
+  });
+
+  it('recognises lookups that scan an array, not one-pass filters', () => {
+    assert.equal(inlineWorkOfLine('    if (!out.some((o) => o.sku === item.sku)) out.push(item);')?.work, 'search');
+    assert.equal(inlineWorkOfLine('  const user = users.find((u) => u.id === id);')?.work, 'search');
+    assert.equal(inlineWorkOfLine('  if (seen.includes(id)) continue;')?.work, 'search');
+    assert.equal(inlineWorkOfLine('  const open = rows.filter((r) => r.open).map(toView);'), undefined);
+  });
+
+  it('keeps the more specific work first: JSON and regexps before the rest', () => {
+    assert.equal(inlineWorkOfLine('  return JSON.stringify({ ...base, items });')?.work, 'json');
+    assert.equal(inlineWorkOfLine('  if (/^[a-z]+$/.test(name) && list.includes(name)) return;')?.work, 'regex');
+  });
+});
