@@ -80,7 +80,10 @@ const stackName = (framework: string) => (framework === 'koa' ? "Koa's middlewar
  * later app.use only grows the array, and runs only where the app builds a new callback, which a
  * latency creep shows.
  */
-const walk = (framework: string, creeping: boolean) => (framework !== 'koa' ? 'every request walks past each copy'
+const walk = (framework: string, creeping: boolean) => (framework !== 'koa'
+  ? (creeping ? 'every request walks past each copy'
+    : 'latency did not creep, so the copies sit where the requests answered so far do not reach them; they hold memory, ' +
+      'and every request that gets that far (a route registered after them, a 404) walks past each one')
   : creeping ? 'each copy stays in app.middleware and runs on every request that gets that far'
   : 'latency did not creep: Koa composed its middleware when the server was made (app.callback()), so the copies ' +
     'pile up in app.middleware (memory) and the middleware added late never runs');
