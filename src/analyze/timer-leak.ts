@@ -20,6 +20,10 @@ export const TIMER_LEAK_MIN_CORRELATION = 0.8;
 /** Share of created timers that stay pending: most of them are never cleared nor fired. */
 export const TIMER_LEAK_MIN_PENDING_SHARE = 0.5;
 export const TIMER_LEAK_BASE_IMPACT = 0.05;
+/** This many pending timeouts from one site hold as many closures (and what they captured): critical. */
+export const TIMER_LEAK_CRITICAL_PENDING = 10_000;
+/** Timeouts asking for this long (mean, ms) expire entries later (a session TTL), not the request: a sweep is the fix. */
+export const TIMER_LEAK_EXPIRY_MS = 60_000;
 
 type TimerEntry = GrowthMessage['timers'][number];
 
@@ -51,19 +55,30 @@ function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: Re
   const culprit = isAppSite(t.site) ? siteCulprit(t.site, run.cwd) : undefined;
   const fn = t.kind === 'interval' ? 'setInterval' : 'setTimeout';
   const where = culprit ? ` Created by \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : '';
+  const meanDelayMs = t.delayMs !== undefined && t.created > 0 ? t.delayMs / t.created : undefined;
+  const expiry = t.kind === 'timeout' && meanDelayMs !== undefined && meanDelayMs >= TIMER_LEAK_EXPIRY_MS;
+  const delayText = meanDelayMs !== undefined && t.kind === 'timeout' ? ` Each asks for ${describeDelay(meanDelayMs)}.` : '';
   return {
     code: 'HOTPATH_TIMER_LEAK',
     category: 'timer-leak',
-    severity: t.kind === 'interval' || trend?.creeping ? 'critical' : 'warning',
+    severity: t.kind === 'interval' || trend?.creeping || t.pending >= TIMER_LEAK_CRITICAL_PENDING ? 'critical' : 'warning',
     title: `${fn} timers pile up without being cleared`,
-    summary: `${t.pending} ${fn} timers from one site are pending (${t.created} created, ${t.cleared} cleared, ${t.fired} fired)${s && s.perRequest > 0 ? `, ${round(s.perRequest, 2)} more per request` : ''}.${where}`,
+    summary: `${t.pending} ${fn} timers from one site are pending (${t.created} created, ${t.cleared} cleared, ${t.fired} fired)${s && s.perRequest > 0 ? `, ${round(s.perRequest, 2)} more per request` : ''}.${delayText}${where}`,
     evidence: {
       kind: t.kind, pending: t.pending, created: t.created, cleared: t.cleared, fired: t.fired,
+      ...(meanDelayMs !== undefined ? { meanDelayMs: round(meanDelayMs, 0) } : {}),
       ...(s ? { perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation } : {}),
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: timerLeakAdvice(t.kind),
+    recommendation: timerLeakAdvice(expiry ? 'expiry' : t.kind),
     impact: Math.max(creepShare(trend), TIMER_LEAK_BASE_IMPACT),
   };
+}
+
+/** "30 min", "45 s", "250 ms". */
+function describeDelay(ms: number): string {
+  if (ms >= 120_000) return `${round(ms / 60_000, 0)} min`;
+  if (ms >= 2_000) return `${round(ms / 1000, 0)} s`;
+  return `${round(ms, 0)} ms`;
 }
