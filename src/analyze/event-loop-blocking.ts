@@ -14,6 +14,7 @@ import { stallCulprits, type StallCulprit } from './signals/stall-causes.js';
 import { functionKey } from '../profile/anonymous-names.js';
 import { entryShares } from '../profile/entry-points.js';
 import { attributedSelf } from '../profile/attribution.js';
+import { hotLine } from '../profile/hot-line.js';
 import type { Frame } from '../profile/call-tree.js';
 import { describeWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
@@ -62,6 +63,20 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
   if (!((busy && (heavy || delayed)) || stalled)) return [];
   return [finding(run, s, view, heavy, focus)];
+}
+
+/** The culprit's hottest line is told when it holds at least this share of its own samples. */
+export const BLOCKING_HOT_LINE_SHARE = 0.25;
+
+/** ...and when the function's own code (not its callees') is at least this share of its time. */
+export const BLOCKING_HOT_LINE_OWN_SHARE = 0.5;
+
+/** The share of a function's attributed time spent in its own code (the samples its own frames took). */
+function ownCodeShare(view: CpuView, fn: FunctionCost): number {
+  const tree = view.tree;
+  let own = 0;
+  for (let i = 1; i < tree.frame.length; i++) if (tree.frame[i] === fn.frameIndex) own += tree.self[i];
+  return fn.selfUs > 0 ? own / fn.selfUs : 0;
 }
 
 /** App functions compared for the focus rule (the rest carry too little to matter). */
@@ -261,8 +276,12 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const scheduled = top && view ? scheduledBy(view, top) : undefined;
   const scheduledText = scheduled ? describeScheduled(scheduled, run.cwd) : '';
   const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
+  // Ticks fall on lines only for a function's own code: its callees' work has no line in it.
+  const hot = top && view && culprit && ownCodeShare(view, top) >= BLOCKING_HOT_LINE_OWN_SHARE ? hotLine(view.tree, top.frameIndex) : undefined;
+  const hotText = hot && culprit && hot.share >= BLOCKING_HOT_LINE_SHARE && hot.line !== culprit.line
+    ? ` Its hottest line is ${culprit.file}:${hot.line} (${round(hot.share * 100, 0)} % of its own samples).` : '';
   const who = culprit && held && view ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + scheduledText
-    : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${scheduledText}`
+    : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${hotText}${scheduledText}`
     : culprit && stalledBy ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.` : '';
   const spread = !culprit && view ? ` No single function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
@@ -279,6 +298,7 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
       cpuPerActive: round(s.cpuPerActive, 2),
       ...(s.stallCount > 0 ? { stalls: s.stallCount, stallMaxMs: round(s.stallMaxMs, 0) } : {}),
       ...(top ? { culpritSelfShare: round(share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
+      ...(hot ? { hotLine: hot.line, hotLineShare: round(hot.share, 3) } : {}),
       ...(held ? { culpritStretches: held.stretches.count, culpritStretchMaxMs: round(held.stretches.maxUs / 1000, 1), culpritStretchMs: round(held.stretches.totalUs / 1000, 0) } : {}),
       ...(stalledBy ? { culpritStalledMs: round(stalledBy.blockedMs, 0), culpritStalledShare: round(stalledBy.share, 3) } : {}),
       ...(work.dominant ? { work: work.dominant, workLabel: work.label } : {}),

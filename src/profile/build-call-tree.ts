@@ -60,6 +60,33 @@ function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, ra
   return out;
 }
 
+/**
+ * Ticks per (frame, original line) of app frames. A generated line maps through the source map
+ * at its first non-blank column; a frame without a map keeps its lines.
+ */
+function lineTicksOf(profile: CpuProfile, frames: FrameTable, rawFrame: Int32Array, resolver: SourceMapResolver | undefined): NonNullable<CallTree['lineTicks']> {
+  const byKey = new Map<string, { frame: number; line: number; ticks: number }>();
+  profile.nodes.forEach((n, i) => {
+    const frame = rawFrame[i];
+    const gen = frames.generated[frame];
+    if (!gen || !n.positionTicks?.length) return;
+    const mapped = resolver?.hasMap(gen.path) === true;
+    for (const { line, ticks } of n.positionTicks) {
+      let original = line;
+      if (mapped) {
+        const text = resolver!.sourceLine(gen.path, line) ?? '';
+        original = resolver!.original(gen.path, line - 1, Math.max(0, text.search(/\S/)))?.line ?? 0;
+      }
+      if (original <= 0) continue;
+      const key = `${frame}:${original}`;
+      const e = byKey.get(key);
+      if (e) e.ticks += ticks;
+      else byKey.set(key, { frame, line: original, ticks });
+    }
+  });
+  return [...byKey.values()];
+}
+
 /** Builds the aggregated call tree of a CPU profile. */
 export function buildCallTree(profile: CpuProfile, options: BuildCallTreeOptions): CallTree {
   const resolver = options.sourceMaps === false ? undefined : (options.resolver ?? new SourceMapResolver());
@@ -110,5 +137,6 @@ export function buildCallTree(profile: CpuProfile, options: BuildCallTreeOptions
     sampleCount,
     dropped,
     inlineWork,
+    lineTicks: lineTicksOf(profile, frames, rawFrame, resolver),
   };
 }

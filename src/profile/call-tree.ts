@@ -61,4 +61,10 @@ export interface CallTree {
   inlineWork?: { node: number; work: WorkKind; label: string; us: number }[];
   /** Samples left out because they named no node or fell outside the window. */
   dropped?: number;
+  /**
+   * Per app frame, the samples on each of its source lines (original lines after source maps),
+   * from the profile's positionTicks over the whole profile: where in a function its own time
+   * went ("the hottest line").
+   */
+  lineTicks?: { frame: number; line: number; ticks: number }[];
 }
