@@ -161,6 +161,8 @@ class RunSession {
       port: this.o.port, timeoutMs: this.o.readyTimeout * 1000, signal: this.hooks.signal,
     });
     const address = targetAddress(listen, this.o.path);
+    // From here on the agents count only this server's requests in their HTTP figures.
+    this.agents.setTarget(address.socket !== undefined ? { pipe: address.socket } : { port: listen.port });
     this.meta.target = { url: address.url, pid: peer.pid, port: listen.port };
     this.meta.nodeVersion = peer.hello?.nodeVersion;
     this.status(`pid ${peer.pid} listens on ${address.label}${address.tls ? ' (HTTPS; its certificate is not verified: hotpath started it and reaches it on this machine)' : ''}`);

@@ -1,5 +1,7 @@
 // `hotpath run` and the server it drives: an HTTPS server is driven over https (its self-signed
-// certificate is not verified: hotpath started it).
+// certificate is not verified: hotpath started it), and an app that runs a second HTTP server
+// in-process (a config service it calls per request) has only the driven server's requests in
+// its server-side figures, the other's counted apart.
 
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readRunDir } from '../../src/run-dir/read-run-dir.js';
 import { loadWindow, targetThreads, windowSamples } from '../../src/analyze/signals/load-window.js';
+import type { Report } from '../../src/report/report-schema.js';
 import { apps, onlyRunDir, readMeta, runCli, survivors, tempOut } from '../run/helpers/run-cli.js';
 
 /** A self-signed certificate for localhost, made at test time (as test/load/tls.test.ts); undefined without openssl. */
@@ -52,4 +55,22 @@ describe('hotpath run: the server it drives', () => {
     assert.deepEqual(survivors(meta), []);
   });
 
+  test('a second HTTP server in the same process: only the driven server\'s requests are in the server-side figures', async () => {
+    const { r, meta, run } = await runApp('in-process-service.cjs', []);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(meta.otherPorts?.length, 1, 'the config service listened on a port of its own');
+    const samples = targetThreads(run).flatMap((t) => windowSamples(t, loadWindow(run)));
+    const served = samples.reduce((n, s) => n + (s.http?.finished ?? 0), 0);
+    const other = samples.reduce((n, s) => n + (s.httpOther ?? 0), 0);
+    const total = run.load!.requests.total;
+    // Each request the load sent made one call to the config service: counted with it, the
+    // server would have served about twice what the load got back.
+    assert.ok(total > 50, `load ${total}`);
+    assert.ok(served >= total * 0.8 && served <= total * 1.2, `served ${served}, load ${total}`);
+    assert.ok(other >= total * 0.8 && other <= total * 1.2, `config calls ${other}, load ${total}`);
+    assert.ok(samples.some((s) => s.http?.drivenOnly === true));
+    const report = JSON.parse(r.stdout) as Report;
+    assert.ok(report.telemetry?.http && report.telemetry.http.requests <= total * 1.2, JSON.stringify(report.telemetry?.http));
+    assert.deepEqual(survivors(meta), []);
+  });
 });
