@@ -8,7 +8,7 @@
 //   hello ──────────────────────────────────────▶ (every process and thread that loads the agent)
 //   listen ─────────────────────────────────────▶ this process/thread is a target
 //   sample, gc, growth, stall (every interval) ─▶ appended to telemetry.ndjson as received
-//   ◀──────────────────────────────── control {cmd: 'profile-start' | 'profile-stop' | 'phase' | 'flush'}
+//   ◀──────────────────────────────── control {cmd: 'target' | 'profile-start' | 'profile-stop' | 'phase' | 'flush'}
 //   profile ────────────────────────────────────▶ a profile file was written into the run dir
 //   bye ────────────────────────────────────────▶ the agent flushed (on 'flush' or exit)
 //
@@ -20,6 +20,10 @@
 // (pid, threadId) from the messages, never by connection; send control to every connection.
 //
 // Control semantics (what the agent does):
+//   target         the server the CLI drives (port, or Unix socket path). Requests to this
+//                  thread's servers that listen elsewhere are counted apart (`httpOther`), not
+//                  in `http`, from then on. Sent once the CLI chose, and again to every
+//                  connection that opens later (the one command the CLI replays).
 //   profile-start  start the CPU profile (and heap sampling with config.heap) of every target thread
 //   profile-stop   stop, write cpu-<pid>-<tid>.cpuprofile (heap-...heapprofile), send `profile`
 //   flush          send the last sample/gc/growth, stop and write any running profile, then
@@ -42,6 +46,9 @@
 //   - StallMessage.cause: the hottest stacks of the blocked thread during the stall.
 //   - ProfileMessage.clock (profile µs <-> epoch ms) and ProfileMessage.samples.
 //   - SampleMessage.http.closing / closeHeader; GrowthMessage.closeHeaderSites.
+//   - control `target`; SampleMessage.http.drivenOnly and SampleMessage.httpOther. An agent
+//     that does not know `target` ignores it and counts every server, as a CLI that never
+//     sends it leaves every server counted: readers tell the two apart by `drivenOnly`.
 
 export const PROTOCOL_VERSION = 1;
 
@@ -139,6 +146,12 @@ export interface SampleMessage extends Envelope {
   dropped?: number;
   /** Added in v1 (agent): this interval's GCs, counted whether or not the `gc` observer was on. */
   gc?: SampleGc;
+  /**
+   * Added (agent): requests started in the interval on this thread's servers that listen on
+   * another port or path than the driven one (control `target`); absent when none. They are in
+   * no figure of `http`.
+   */
+  httpOther?: number;
   /** Server-side HTTP over the interval (absent before the thread serves HTTP). */
   http?: {
     started: number;
@@ -168,6 +181,12 @@ export interface SampleMessage extends Envelope {
      * app set `Connection: close` (or `shouldKeepAlive = false`).
      */
     closeHeader?: number;
+    /**
+     * Added (agent): true once the CLI named the driven server (control `target`): these figures
+     * leave out the thread's servers that listen on another port or path (see `httpOther`).
+     * Absent: every HTTP server of the thread is counted (an older agent, or before `target`).
+     */
+    drivenOnly?: true;
   };
 }
 
@@ -344,6 +363,7 @@ export type AgentMessage =
  */
 interface ControlBase { v: typeof PROTOCOL_VERSION; type: 'control'; seq?: number }
 export type ControlMessage =
+  | ControlBase & { cmd: 'target'; port?: number; pipe?: string }
   | ControlBase & { cmd: 'phase'; phase: RunPhase }
   | ControlBase & { cmd: 'profile-start' }
   | ControlBase & { cmd: 'profile-stop' }

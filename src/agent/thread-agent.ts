@@ -20,6 +20,7 @@ import { onServerListening, describeListen } from './listen-detector.js';
 import { safely, reportError, setErrorSink } from './safe.js';
 import { threadState } from './thread-state.js';
 import { HttpCollector } from './collectors/http-collector.js';
+import { DrivenServer } from './driven-server.js';
 import { GcCollector } from './collectors/gc-collector.js';
 import { Sampler } from './collectors/sampler.js';
 import { unrefInterval, listen, originalClearInterval } from './originals.js';
@@ -46,6 +47,7 @@ export interface ThreadAgentOptions {
 export class ThreadAgent {
   private readonly conn: AgentConnection;
   private readonly http = new HttpCollector();
+  private readonly driven = new DrivenServer();
   private readonly gc = new GcCollector();
   private readonly sampler: Sampler;
   private timers: NodeJS.Timeout[] = [];
@@ -78,6 +80,7 @@ export class ThreadAgent {
 
   private onListen(server: net.Server): void {
     this.conn.send(describeListen(server));
+    this.driven.onListen(server);
     this.opts.growth?.onListen(server);
     if (this.started) return;
     this.started = true;
@@ -154,6 +157,11 @@ export class ThreadAgent {
   }
 
   private onControl(msg: ControlMessage): void {
+    if (msg.cmd === 'target') {
+      this.driven.setTarget(msg);
+      this.http.drivenOnly = this.driven.known;
+      return;
+    }
     // The worker's own connection may miss a command sent while it opened: pass every one on
     // (the worker acts once per seq).
     if (this.worker !== undefined && msg.cmd !== 'phase') this.worker.postMessage({ hotpathForward: msg });

@@ -9,7 +9,7 @@ import { outgoingWaits } from './signals/outgoing-waits.js';
 import { round, sum } from './signals/stats.js';
 import { appCloseAdvice, clientChurnAdvice, keepAliveTimeoutAdvice, serverChurnAdvice } from './connection-churn.advice.js';
 import type { ThreadTelemetry } from '../run-dir/run-data.js';
-import type { CallSite } from '../agent/protocol.js';
+import type { CallSite, ListenMessage } from '../agent/protocol.js';
 import { describeCulprit, isAppSite, siteCulprit } from './signals/culprit.js';
 import { lastGrowth } from './signals/growth-series.js';
 
@@ -49,7 +49,7 @@ function figures(run: RunData): ChurnFigures | undefined {
   const w = loadWindow(run);
   const threads = targetThreads(run);
   const http = threads.flatMap((t) => windowSamples(t, w)).map((s) => s.http).filter((h) => h !== undefined);
-  const keepAliveTimeout = threads.flatMap((t) => t.listens).find((l) => l.server?.keepAliveTimeout !== undefined)?.server?.keepAliveTimeout;
+  const keepAliveTimeout = drivenListen(run, threads)?.server?.keepAliveTimeout;
   const load = run.load;
   // The target's calls to its own servers are counted there as requests and connections too.
   const self = callsToSelf(run, w);
@@ -88,14 +88,36 @@ export const CHURN_APP_CLOSE_SHARE = 0.5;
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
+/** The driven server's listen (its timeouts are the ones the load met), else the first HTTP server's. */
+function drivenListen(run: RunData, threads: ThreadTelemetry[]): ListenMessage | undefined {
+  const http = threads.flatMap((t) => t.listens).filter((l) => l.server?.keepAliveTimeout !== undefined);
+  const port = run.meta.target?.port;
+  return http.find((l) => port !== undefined && l.port === port) ?? http[0];
+}
+
 /**
- * node:http requests the target sent to a port it listens on itself (an in-process upstream,
- * server-side rendering calling its own API): the server side counted each as a request, and
- * each that opened a connection as a connection.
+ * Ports whose requests the target threads' HTTP figures hold: every port a thread listens on,
+ * or only the driven one where its agent counted the servers listening elsewhere apart
+ * (`http.drivenOnly`: a config service or stub the app runs in-process is not in the figures).
+ */
+export function countedPorts(run: RunData, w: Window | null): Set<number> {
+  const driven = run.meta.target?.port;
+  const ports = new Set<number>();
+  for (const t of targetThreads(run)) {
+    const drivenOnly = windowSamples(t, w).some((s) => s.http?.drivenOnly === true);
+    for (const l of t.listens) if (l.port !== undefined && (!drivenOnly || l.port === driven)) ports.add(l.port);
+  }
+  return ports;
+}
+
+/**
+ * node:http requests the target sent to a port whose requests its own figures count (an
+ * in-process upstream, server-side rendering calling its own API): the server side counted
+ * each as a request, and each that opened a connection as a connection.
  */
 export function callsToSelf(run: RunData, w: Window | null): { requests: number; connections: number } {
   const threads = targetThreads(run);
-  const ports = new Set(threads.flatMap((t) => t.listens).map((l) => l.port).filter((p) => p !== undefined));
+  const ports = countedPorts(run, w);
   let requests = 0;
   let connections = 0;
   for (const call of threads.flatMap((t) => outgoingWaits(t, w))) {

@@ -1,5 +1,7 @@
 // Healthy: no warning or critical finding. Says so with the headroom measured, so "nothing
-// found" is a statement backed by figures, not silence.
+// found" is a statement backed by figures, not silence; and only when some request got a
+// response: a run in which none did measured nothing (HOTPATH_ERR_NO_RESPONSES), and "no
+// problem found" would read as a clean bill of health for a server that was never exercised.
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
@@ -22,6 +24,7 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
   const s = loopStats(run);
   const load = run.load;
   if (!s && !load) return undefined;
+  if (!answeredAny(run)) return undefined;
   const w = loadWindow(run);
   const threads = targetThreads(run);
   const gc = gcActivity(threads, w);
@@ -60,4 +63,13 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
 function dominantFunction(run: RunData): { culprit: Culprit; share: number } | undefined {
   const found = topAppFunction(cpuViewOf(run));
   return found && found.share >= HEALTHY_TOP_FUNCTION_SHARE ? { culprit: frameCulprit(found.top.frame, run.cwd), share: found.share } : undefined;
+}
+
+/**
+ * Whether the run measured anything: the load got a response (from outside), or, without a load
+ * result (the run ended before one was written), the target threads answered a request.
+ */
+export function answeredAny(run: RunData): boolean {
+  if (run.load) return run.load.requests.total > 0;
+  return (loopStats(run)?.requests ?? 0) > 0;
 }

@@ -2,7 +2,7 @@
 // reduced to the figures people compare between runs (delay, utilization, CPU, memory, GC, HTTP).
 
 import type { SampleMessage } from '../agent/protocol.js';
-import type { RunData } from '../run-dir/run-data.js';
+import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { TelemetrySummary } from './report-schema.js';
 import { loadWindow, targetThreads, windowSamples, windowStalls } from '../analyze/signals/load-window.js';
 import { gcActivity, roundKinds, type GcActivity } from '../analyze/signals/gc-activity.js';
@@ -21,7 +21,7 @@ export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   const gc = gcActivity(threads, w);
   const stalls = threads.flatMap((t) => windowStalls(t, w));
   return {
-    targets: threads.map((t) => ({ pid: t.pid, threadId: t.threadId, ...(t.listens[0]?.port !== undefined ? { port: t.listens[0].port } : {}) })),
+    targets: threads.map((t) => ({ pid: t.pid, threadId: t.threadId, ...portOf(t, run.meta.target?.port) })),
     window: w ? { start: w.start, end: w.end, durationMs: w.durationMs } : null,
     eventLoop: { ...eventLoop(samples), ...profiledUtilization(run) },
     cpu: cpu(onePerProcess(perThread), durationMs),
@@ -30,6 +30,12 @@ export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
     http: http(samples),
     stalls: { count: stalls.length, maxMs: round(max(stalls.map((s) => s.durationMs)), 1) },
   };
+}
+
+/** The thread's port: the driven one when it listens there (it may also run other servers), else its first. */
+function portOf(t: ThreadTelemetry, driven: number | undefined): { port?: number } {
+  const port = t.listens.find((l) => l.port !== undefined && l.port === driven)?.port ?? t.listens[0]?.port;
+  return port !== undefined ? { port } : {};
 }
 
 function eventLoop(samples: SampleMessage[]): TelemetrySummary['eventLoop'] {

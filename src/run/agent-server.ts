@@ -2,7 +2,8 @@
 // agent opens one connection and sends NDJSON; each message is appended to
 // telemetry.ndjson as received, through one write stream (never held in memory), and the
 // few that steer the run (hello, listen, profile, bye) are also emitted as events.
-// Control messages go the other way, to every connected agent.
+// Control messages go the other way, to every connected agent; the driven server (`target`)
+// is also sent to every agent that connects later (a cluster worker, a worker-thread server).
 //
 //   agent (pid, thread) ──NDJSON──▶ AgentServer ──append──▶ telemetry.ndjson
 //                      ◀─control──  (broadcast)   ──events──▶ run orchestration
@@ -59,6 +60,8 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
   private readonly paused = new Set<Socket>();
   private closed = false;
   private controlSeq = 0;
+  /** The `target` line, once sent: replayed to connections that open later. */
+  private targetLine: string | undefined;
 
   private constructor(telemetryFile: string, path: string) {
     super();
@@ -78,6 +81,7 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
 
   private accept(socket: Socket): void {
     this.sockets.set(socket, undefined);
+    if (this.targetLine !== undefined) socket.write(this.targetLine);
     socket.on('error', () => { /* the process died mid-write: its close follows */ });
     let pending = '';
     socket.setEncoding('utf8');
@@ -151,7 +155,21 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
 
   /** Sends a control message to every connected agent. */
   broadcast(msg: ControlMessage): void {
-    const line = JSON.stringify({ ...msg, seq: ++this.controlSeq }) + '\n';
+    this.send(JSON.stringify({ ...msg, seq: ++this.controlSeq }) + '\n');
+  }
+
+  /**
+   * Names the server the load goes to (its port, or its Unix socket path), to every agent
+   * connected now and every one that connects later: each leaves its other servers' requests
+   * out of its HTTP figures.
+   */
+  setTarget(target: { port?: number; pipe?: string }): void {
+    const msg: ControlMessage = { v: PROTOCOL_VERSION, type: 'control', cmd: 'target', ...target };
+    this.targetLine = JSON.stringify({ ...msg, seq: ++this.controlSeq }) + '\n';
+    this.send(this.targetLine);
+  }
+
+  private send(line: string): void {
     for (const socket of this.sockets.keys()) {
       if (!socket.destroyed && socket.writable) socket.write(line);
     }

@@ -26,6 +26,8 @@ function loadLine(report: Report): string | undefined {
   if (!l) return undefined;
   const errors = l.errors.total > 0 ? `, ${fmt(l.errors.total)} errors` : ', no errors';
   const non2xx = Object.entries(l.statusCodes).filter(([c]) => !c.startsWith('2')).reduce((n, [, v]) => n + v, 0);
+  // Latency of no response at all would read as 0 ms: say what happened instead.
+  if (l.requests.total === 0) return `no request got a response in ${fmt(l.durationMs / 1000, 1)} s (${fmt(l.options.connections)} connections)${errors}`;
   return `${fmt(l.requests.perSecond)} req/s over ${fmt(l.durationMs / 1000, 1)} s (${fmt(l.options.connections)} connections): ` +
     `p50 ${ms(l.latency.p50)}, p99 ${ms(l.latency.p99)}, max ${ms(l.latency.max)}${errors}${non2xx > 0 ? `, ${fmt(non2xx)} non-2xx` : ''}`;
 }

@@ -47,3 +47,32 @@ test("outgoing churn: calls to the target's own port are not counted as inbound 
   // The same counts without the self-calls are inbound churn.
   assert.equal(connectionChurn(syntheticRun({ seed: 2, connectionsPerRequest: 0.5 })).length, 1);
 });
+
+/** The run of an app that also runs a service on port 4000 in-process (a config service, an upstream stub). */
+function withInProcessService(run: ReturnType<typeof syntheticRun>, drivenOnly: boolean): ReturnType<typeof syntheticRun> {
+  const [thread] = run.threads;
+  thread.listens.push({ ...thread.listens[0], port: 4000, t: thread.listens[0].t + 10 });
+  if (drivenOnly) for (const s of thread.samples) if (s.http) s.http.drivenOnly = true;
+  return run;
+}
+
+test('calls to an in-process service on another port are taken off the figures only while the agent counted that service in them', () => {
+  const calls = { ...call(1, 'http://127.0.0.1:4000'), perRequest: 0.5 };
+  // An older agent counted every server of the thread: half the requests are the service's.
+  const old = withInProcessService(syntheticRun({ seed: 2, connectionsPerRequest: 0.5, outgoing: [calls] }), false);
+  assert.deepEqual(connectionChurn(old), []);
+  assert.ok(Math.abs((outgoingChurn(old)[0].evidence.callsPerRequest as number) - 1) < 0.05);
+  // The agent left the service out (`drivenOnly`): the same figures are the driven server's
+  // alone, nothing is taken off them.
+  const scoped = withInProcessService(syntheticRun({ seed: 2, connectionsPerRequest: 0.5, outgoing: [calls] }), true);
+  const [churn] = connectionChurn(scoped);
+  assert.ok(churn, 'inbound churn is not hidden by calls that are not in the figures');
+  assert.equal(churn.evidence.requests, scoped.threads[0].samples.reduce((n, s) => n + (s.http?.finished ?? 0), 0));
+  assert.ok(Math.abs((outgoingChurn(scoped)[0].evidence.callsPerRequest as number) - 0.5) < 0.05);
+});
+
+test('calls to the driven port itself are still taken off when the agent counted the driven server alone', () => {
+  const run = withInProcessService(syntheticRun({ seed: 2, connectionsPerRequest: 0.5, outgoing: [{ ...call(1, 'http://127.0.0.1:3000'), perRequest: 0.5 }] }), true);
+  assert.deepEqual(connectionChurn(run), []);
+  assert.ok(Math.abs((outgoingChurn(run)[0].evidence.callsPerRequest as number) - 1) < 0.05);
+});

@@ -1,5 +1,5 @@
 // `hotpath run` when things go wrong: a crash mid-load, Ctrl-C, a slow start, a server
-// that never listens, exits at start-up or never answers, a flood of stdout, a 2 s event-loop block
+// that never listens, exits at start-up, never answers or drops every connection, a flood of stdout, a 2 s event-loop block
 // (and blocks named by the stalls alone when there is no CPU profile).
 // Nothing is lost (the run directory says how the run ended) and nothing outlives the run.
 
@@ -118,6 +118,17 @@ describe('hotpath run when things go wrong', () => {
     assert.match(r.stderr, /error HOTPATH_ERR_NO_RESPONSES: No request got a response .*timeouts \d+/);
     assert.equal(meta.outcome.status, 'completed');
     assert.ok(existsSync(join(dir, 'report.json')), 'the run is still diagnosed and kept');
+    assert.deepEqual(survivors(meta), []);
+  });
+
+  test('an app that drops every connection: no request gets a response, and no "healthy" finding is printed', async () => {
+    const { r, dir, meta } = await runApp('drops-connections.cjs', ['-d', '1']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /error HOTPATH_ERR_NO_RESPONSES: No request got a response/);
+    assert.doesNotMatch(r.stderr, /healthy|No performance problem found/);
+    const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as { findings: Finding[] };
+    assert.equal(report.findings.some((f) => f.category === 'healthy'), false);
+    assert.doesNotMatch(readFileSync(join(dir, 'report.md'), 'utf8'), /Verdict:\*\* healthy/);
     assert.deepEqual(survivors(meta), []);
   });
 

@@ -26,6 +26,9 @@ describe('hotpath run with clusters and worker threads', () => {
     for (const w of workers) {
       const t = run.threads.find((x) => x.pid === w.pid && x.threadId === w.threadId);
       assert.ok(t && t.samples.length > 0, `worker ${w.pid} sent samples`);
+      // Told which server is driven (the shared port), each worker still counts its requests.
+      const served = t.samples.filter((s) => s.http?.drivenOnly === true).reduce((n, s) => n + (s.http?.finished ?? 0), 0);
+      assert.ok(served > 0, `worker ${w.pid} counted the driven server's requests`);
     }
     const served = run.threads.flatMap((t) => t.samples).reduce((n, s) => n + (s.http?.finished ?? 0), 0);
     assert.ok(served > 0, 'the workers counted requests');

@@ -77,3 +77,23 @@ test('a last line without newline is kept when the agent disconnects; close is i
   await server.close();
   assert.match(readFileSync(file, 'utf8'), /"type":"sample"/);
 });
+
+test('the driven server is sent to every agent connected, and again to each one that connects later', async () => {
+  const server = await AgentServer.start(join(dir, 'telemetry-3.ndjson'));
+  try {
+    const early = await client(server.path);
+    await new Promise((r) => setTimeout(r, 20));
+    const first = once(early, 'data');
+    server.setTarget({ port: 3000 });
+    const sent = JSON.parse(String((await first)[0]));
+    assert.deepEqual(sent, { v: 1, type: 'control', cmd: 'target', port: 3000, seq: 1 });
+    // A cluster worker or a worker-thread server connects after the choice: it is told too.
+    const late = connect(server.path);
+    const [replayed] = await once(late, 'data');
+    assert.deepEqual(JSON.parse(String(replayed)), sent);
+    late.destroy();
+    early.destroy();
+  } finally {
+    await server.close();
+  }
+});

@@ -1,5 +1,5 @@
 // Where load goes, from an agent's listen report: wildcard binds over loopback, IPv6 in
-// brackets, Unix sockets through their path.
+// brackets, Unix sockets through their path, TLS servers over https.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,5 +21,13 @@ test('IPv6 loopback is bracketed; a path without a slash gets one', () => {
 
 test('a Unix socket server is reached through its path', () => {
   const a = targetAddress(listen({ address: '/tmp/app.sock', pipe: '/tmp/app.sock' }), '/x');
-  assert.deepEqual(a, { url: 'http://localhost/x', socket: '/tmp/app.sock', label: '/tmp/app.sock' });
+  assert.deepEqual(a, { url: 'http://localhost/x', socket: '/tmp/app.sock', tls: false, label: '/tmp/app.sock' });
+});
+
+test('a TLS server (kind https) is reached over https, on a port or a Unix socket', () => {
+  const a = targetAddress(listen({ address: '0.0.0.0', port: 8443, server: { kind: 'https', keepAliveTimeout: 5000 } }), '/');
+  assert.deepEqual(a, { url: 'https://127.0.0.1:8443/', tls: true, label: '127.0.0.1:8443' });
+  const b = targetAddress(listen({ address: '/tmp/tls.sock', pipe: '/tmp/tls.sock', server: { kind: 'https' } }), '/x');
+  assert.deepEqual(b, { url: 'https://localhost/x', socket: '/tmp/tls.sock', tls: true, label: '/tmp/tls.sock' });
+  assert.equal(targetAddress(listen({ port: 80, server: { kind: 'http' } }), '/').tls, false);
 });

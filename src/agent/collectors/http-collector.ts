@@ -10,6 +10,8 @@
 // random sample of the requests is timed once a thread serves more than
 // LATENCY_SAMPLES_PER_SECOND (the two clock reads were most of this collector's cost per
 // request: docs/agent.md, Cost), so `latency.count` is the number of requests timed.
+// Requests to a server the CLI does not drive (marked by driven-server.ts) are only counted,
+// apart (`httpOther`): they never enter the figures above.
 import * as dc from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { SampleMessage } from '../protocol.js';
@@ -19,6 +21,7 @@ import { summarize } from './histogram-summary.js';
 import { LogHistogram } from './log-histogram.js';
 import type { EventEmitter } from 'node:events';
 import { armCloseSites } from '../hooks/connection-close.js';
+import { OTHER_SERVER, type MarkedServer } from '../driven-server.js';
 
 const START = 'http.server.request.start';
 const FINISH = 'http.server.response.finish';
@@ -26,7 +29,7 @@ const FINISH = 'http.server.response.finish';
 type HttpStats = NonNullable<SampleMessage['http']>;
 interface Response { statusCode?: number; _last?: boolean; maxRequestsOnConnectionReached?: boolean }
 interface Request { httpVersionMinor?: number; headers?: Record<string, unknown> }
-interface ChannelMessage { request?: Request; response?: Response; socket?: EventEmitter }
+interface ChannelMessage { request?: Request; response?: Response; socket?: EventEmitter; server?: MarkedServer }
 /** A connection: requests served, start times (ms) of those in flight, oldest first (aborted ones never finish). */
 interface SocketRecord { served: number; starts: number[] }
 /** Where a socket's record lives: a property lookup, cheaper per request than a WeakMap's. */
@@ -58,6 +61,10 @@ export class HttpCollector {
   private closing = 0;
   private closeHeader = 0;
   private seenAny = false;
+  /** Requests started on servers that are not driven (see driven-server.ts) this interval. */
+  private other = 0;
+  /** Set once the CLI named the driven server: the figures leave the other servers out. */
+  drivenOnly = false;
   /** A request is timed when a draw of the xorshift generator (uint32) is below this. */
   private timeBelow = ALL;
   private rng = 0x9e3779b9;
@@ -106,6 +113,7 @@ export class HttpCollector {
       closed: this.closed,
       requestsPerClosedConnection: this.closed === 0 ? 0 : Math.round((this.closedRequests / this.closed) * 100) / 100,
       ...(this.closing > 0 ? { closing: this.closing, closeHeader: this.closeHeader } : {}),
+      ...(this.drivenOnly ? { drivenOnly: true as const } : {}),
     };
     // Time a share of the next interval's requests sized from this interval's rate.
     const now = performance.now();
@@ -116,6 +124,13 @@ export class HttpCollector {
     this.closing = this.closeHeader = 0;
     this.latency.reset();
     return stats;
+  }
+
+  /** Requests the thread's other servers started since the last call (they are in no other figure). */
+  takeOther(): number {
+    const n = this.other;
+    this.other = 0;
+    return n;
   }
 
   /** Whether to time this request (always, below LATENCY_SAMPLES_PER_SECOND). */
@@ -142,6 +157,11 @@ export class HttpCollector {
   }
 
   private requestStarted(m: ChannelMessage): void {
+    // Another server's request leaves no record, so its response finds none and is skipped too.
+    if (m.server?.[OTHER_SERVER] === true) {
+      this.other++;
+      return;
+    }
     this.seenAny = true;
     this.started++;
     threadState.activeRequests++;

@@ -51,6 +51,8 @@ export class Sampler {
     this.addThreadCpu(sample);
     const http = this.http.take();
     if (http !== undefined) sample.http = http;
+    const other = this.http.takeOther();
+    if (other > 0) sample.httpOther = other;
     if (droppedMessages > 0) sample.dropped = droppedMessages;
     this.last = now;
     this.elu = eluNow;

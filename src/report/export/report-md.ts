@@ -51,6 +51,7 @@ function verdict(report: Report): string {
   if (report.target.outcome.status !== 'completed' && report.target.outcome.reason) {
     if (serious.length === 0) return `**Verdict:** the run did not complete (${mdText(report.target.outcome.status)}: ${mdText(report.target.outcome.reason)}).`;
   }
+  if (serious.length === 0 && report.load?.requests.total === 0) return '**Verdict:** nothing measured: no request got a response.';
   if (serious.length === 0) return '**Verdict:** healthy: no warning or critical finding.';
   const main = serious[0];
   const where = main.culprit ? ` in ${mdCode(main.culprit.function)} (${mdCode(`${main.culprit.file}:${main.culprit.line}`)})` : '';

@@ -26,7 +26,9 @@ export function diagnosisSection(p: ReportPayload): HTMLElement {
   const profiled = profiledFunctions(p);
   const findings = p.findings.length
     ? p.findings.map((f) => findingCard(f, profiled))
-    : [h('p', { class: 'muted' }, 'No findings: nothing measured in this run crossed a threshold.')];
+    : [h('p', { class: 'muted' }, p.load?.requests.total === 0
+      ? 'No findings: no request got a response, so this run measured nothing.'
+      : 'No findings: nothing measured in this run crossed a threshold.')];
   return section('diagnosis', 'Diagnosis', ...findings, hotspots(p.hotspots, profiled));
 }
 

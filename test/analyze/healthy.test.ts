@@ -1,0 +1,48 @@
+// "No performance problem found" needs a run that measured something: some request got a
+// response. A run in which none did (a TLS port driven over plain HTTP, a server that drops
+// every connection) gets no healthy finding, whatever its other figures.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyzeRun } from '../../src/analyze/analyze-run.js';
+import { answeredAny, healthyFinding } from '../../src/analyze/healthy.js';
+import { buildReport } from '../../src/report/build-report.js';
+import { renderReportMarkdown } from '../../src/report/export/report-md.js';
+import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+
+/** A run whose load got no response: every request failed with EOF, the server counted none. */
+function noResponses() {
+  const run = syntheticRun({ seed: 3, rps: 0, elu: 0.8, cores: 0.8 });
+  const load = run.load!;
+  load.requests = { ...load.requests, total: 0, sent: 16_862, perSecond: 0 };
+  load.errors = { total: 16_859, timeouts: 0, byCode: { EOF: 16_859 }, parse: 0 };
+  load.statusCodes = {};
+  return run;
+}
+
+test('healthy: a run in which no request got a response gets no healthy finding', () => {
+  const run = noResponses();
+  assert.equal(answeredAny(run), false);
+  assert.equal(healthyFinding(run, []), undefined);
+  assert.equal(analyzeRun(run).some((f) => f.category === 'healthy'), false);
+});
+
+test('healthy: without a load result, the target\'s own count decides', () => {
+  const served = syntheticRun({ seed: 3 });
+  delete served.load;
+  assert.equal(answeredAny(served), true);
+  assert.equal(healthyFinding(served, [])?.category, 'healthy');
+  const idle = syntheticRun({ seed: 3, rps: 0 });
+  delete idle.load;
+  assert.equal(answeredAny(idle), false);
+  assert.equal(healthyFinding(idle, []), undefined);
+});
+
+test('healthy: the same server with responses is healthy (the rule is not what keeps it out)', () => {
+  assert.equal(analyzeRun(syntheticRun({ seed: 3, elu: 0.5, cores: 0.5 }))[0]?.category, 'healthy');
+});
+
+test('report.md: a run that measured nothing is not called healthy', () => {
+  const md = renderReportMarkdown(buildReport(noResponses()));
+  assert.doesNotMatch(md, /Verdict:\*\* healthy/);
+  assert.match(md, /Verdict:\*\* nothing measured: no request got a response/);
+});
