@@ -195,6 +195,16 @@ test('outgoing calls behind a promise lock: never more than one in flight, while
   assert.equal(http.newConnections, 1);
 });
 
+test('timers set with one shared callback: past the first captures, sampled stacks still count every timer at its site', async () => {
+  const { c, port } = await poolFixture();
+  await getMany(port, '/ticks', 4, 1);
+  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.created >= 200)), 10_000, 'timers');
+  const ticks = g.timers.filter((t) => t.site?.file.endsWith('outgoing-pool.cjs'));
+  assert.equal(ticks.length, 1, JSON.stringify(ticks));
+  assert.equal(ticks[0].created, 200);
+  assertSite(ticks[0].site, 'outgoing-pool.cjs', 'tick');
+});
+
 test('sync calls outside requests are not counted', async () => {
   const { c, port } = await startWith(['growth.cjs']);
   // Startup did plenty of fs *Sync (module loading) before and while listening: none counted.
