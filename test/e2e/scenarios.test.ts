@@ -54,6 +54,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'inlined-etag': { category: 'event-loop-blocking', culprit: { function: 'checksum', file: 'lib/etag.js' } },
   'permissions-deep-copy': { category: 'serialization', culprit: { function: 'permissionsFor', file: 'lib/permissions.js' } },
   'serial-lookups': { category: 'io-wait', culprit: { function: 'cacheGet', file: 'lib/profile.js' } },
+  'capped-agent-upstream': { category: 'io-wait', culprit: { function: 'holdSeat', file: 'lib/booking.js' } },
+  'limited-lookups': { category: 'io-wait', culprit: { function: 'requestRegion', file: 'lib/geo.js' } },
   'healthy-koa': 'healthy',
 };
 
@@ -70,6 +72,19 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'serial-lookups': (e) => {
     assert.equal(e.sequential, true);
     assert.equal((e.awaitedIn as { function?: string } | undefined)?.function, 'loadProfile');
+  },
+  'capped-agent-upstream': (e) => {
+    // The agent's 2 sockets, not the upstream's ~20 ms, set the latency; and the calls that waited
+    // for a freed socket reused it (no outgoing connection churn beside the finding).
+    assert.equal(e.maxSockets, 2);
+    const upstream = e.upstream as { queuedMs: number; onSocketMs: number };
+    assert.ok(upstream.queuedMs > 2 * upstream.onSocketMs, `queued ${upstream.queuedMs} ms, on the socket ${upstream.onSocketMs} ms`);
+    const also = (e.alsoFound ?? []) as { category: string }[];
+    assert.ok(!also.some((f) => f.category === 'connection-churn'), JSON.stringify(also));
+  },
+  'limited-lookups': (e) => {
+    const behind = e.queuedBehind as number;
+    assert.ok(behind >= 1.5 && behind <= 2.5, `queued behind ${behind}`);
   },
   'threadpool-login': (e) => {
     assert.ok((e.offLoopCores as number) > 1, `offLoopCores ${String(e.offLoopCores)}`);
