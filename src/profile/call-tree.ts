@@ -24,7 +24,7 @@ export interface Frame {
 
 /** Work a sample was doing, by what the frames (or, for inlined builtins, the source line) show. */
 export type WorkKind =
-  | 'json' | 'crypto' | 'regex' | 'zlib' | 'fs' | 'buffer' | 'gc' | 'http' | 'net' | 'stream'
+  | 'json' | 'crypto' | 'regex' | 'zlib' | 'fs' | 'buffer' | 'gc' | 'http' | 'http-client' | 'net' | 'stream'
   | 'events' | 'timers' | 'module-loading' | 'inspect' | 'vm' | 'idle' | 'program' | 'app' | 'deps' | 'node-core' | 'native';
 
 /**
