@@ -193,7 +193,9 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
 function upstreamSource(call: OutgoingWait, share: number, s: LoopStats): WaitSource {
   const perCall = call.totalMs / call.completed;
   const split = call.socketWaitMs !== undefined ? { queuedMs: call.socketWaitMs / call.completed, onSocketMs: (call.totalMs - call.socketWaitMs) / call.completed } : undefined;
-  const pooled = split !== undefined && (call.queued ?? 0) > 0 && call.socketWaitMs! >= IO_WAIT_POOL_MIN_QUEUED_SHARE * call.totalMs;
+  // Told only when the calls explain the requests' time: the agent's queue is then their wait.
+  const pooled = split !== undefined && share >= IO_WAIT_CULPRIT_MIN_SHARE && (call.queued ?? 0) > 0 &&
+    call.socketWaitMs! >= IO_WAIT_POOL_MIN_QUEUED_SHARE * call.totalMs;
   const band = concurrencyBand(call.concurrencyMs);
   const kind = call.api === 'fetch' ? 'fetch' : 'HTTP';
   const base = (c: string | undefined) =>
@@ -229,11 +231,12 @@ function siteSteady(band: ReturnType<typeof concurrencyBand>): boolean {
   return band !== undefined && band.busyShare >= IO_WAIT_QUEUE_MIN_BUSY && band.p90 - band.p10 <= IO_WAIT_QUEUE_MAX_SPREAD;
 }
 
-/** The resource type was held in every sample, in a steady number: the waits are capped. */
+/**
+ * The resource type was held in every sample, in a steady number: the waits are capped. (Not for
+ * sockets: inbound connections and the idle ones of a keep-alive pool share their count, so call
+ * sites are judged by their own calls in flight, siteSteady.)
+ */
 function pinned(s: LoopStats, type: string): boolean {
-  // Sockets count the inbound connections and the idle ones a keep-alive pool keeps open: their
-  // number says nothing of how many calls were under way.
-  if (type === 'TCPSocketWrap') return false;
   const band = s.resourceBands[type];
   return band !== undefined && band.p10 >= 1 && band.p90 - band.p10 <= IO_WAIT_QUEUE_MAX_SPREAD;
 }
