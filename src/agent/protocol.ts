@@ -291,9 +291,19 @@ export interface GrowthMessage extends Envelope {
    * was in flight, by kind ('http' or 'fetch'), target origin and call site: `count` started,
    * `completed` answered (or failed), `totalMs` from start to response headers (or error) of
    * the completed ones. Absent in older run directories. `newConnections` (node:http only, added
-   * later): answered calls whose request went out on a new connection (not `reusedSocket`).
+   * later): answered calls whose request went out on a new connection (a socket still
+   * connecting or that had read nothing when node handed it to the request).
+   * Added later (node:http only): `queued`, calls their agent left in its queue (every socket
+   * under its limit busy); `socketWaitMs`, the part of `totalMs` from the call to the socket
+   * (`http.client.request.start`); `maxSockets`, the agent's socket limit when finite. For
+   * every kind, `concurrencyMs`: ms spent with 0, 1, 2... of the site's calls in flight (index
+   * = calls; the last index counts that many or more, at most 16), up to the last start or
+   * completion.
    */
-  outgoing?: { api: string; origin: string; count: number; completed: number; totalMs: number; newConnections?: number; site?: CallSite; stack?: CallStack }[];
+  outgoing?: {
+    api: string; origin: string; count: number; completed: number; totalMs: number; newConnections?: number;
+    queued?: number; socketWaitMs?: number; maxSockets?: number; concurrencyMs?: number[]; site?: CallSite; stack?: CallStack;
+  }[];
   /**
    * Added (agent): where the app set a `Connection: close` response header (setHeader, or a
    * headers object passed to writeHead), sampled for a short while once the HTTP collector saw

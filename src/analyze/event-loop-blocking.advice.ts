@@ -30,6 +30,10 @@ const byWork: Record<string, string> = {
   net: 'The time goes to socket writes. Many small `res.write()` calls each cost a syscall and a stream pass: build ' +
     'the body in memory and send it with one `res.end(body)`, or wrap the writes in `res.socket.cork()` / ' +
     '`uncork()`. Large bodies cost by their size: send less, compress once and cache.',
+  'http-client': 'The time goes to the HTTP client\'s own work (fetch/undici, http.request): building each request, ' +
+    'parsing its response, and the socket and stream machinery of every call. It is paid per call: make fewer calls (one ' +
+    'batch request for many items, answers cached across requests), and keep connections alive (the global fetch does; ' +
+    'an `http.Agent` needs `keepAlive: true`) so no call pays a handshake.',
   stream: 'The time goes to stream machinery: many small writes or pipes per request. Batch the data into larger ' +
     'chunks, or build the body and send it with one `res.end(body)`.',
   intl: 'Locale formatting dominates: `new Intl.NumberFormat(...)` / `DateTimeFormat` / `Collator`, and the ' +
@@ -70,12 +74,19 @@ const byEntry: Partial<Record<EntryKind, string>> = {
     '`setImmediate`), run it in a worker thread or another process, or run it less often.',
 };
 
-export function blockingAdvice(work: string | undefined, label?: string, entry?: EntryKind): string {
+/** HTTP client calls awaited one at a time: each request also waits for their sum. */
+export const sequentialCallsAdvice = 'Each request makes these calls one after another: when they do not depend on each ' +
+  'other, start them together and await them at once (`await Promise.all(items.map(fetchItem))`), so a request waits for ' +
+  'the slowest, not for the sum; better still, fetch the items in one batch request.';
+
+export function blockingAdvice(work: string | undefined, label?: string, entry?: EntryKind, sequentialCalls = false): string {
   const general = 'Move the heavy part off the request path: cache its result, do it once at startup, or run it in a ' +
     'worker thread pool (piscina) so the event loop keeps serving other requests. Long synchronous loops can ' +
     'yield with `setImmediate` between chunks.';
   const specific = (label !== undefined ? byLabel[label] : undefined) ?? (work !== undefined ? byWork[work] : undefined);
   const scheduled = entry !== undefined ? byEntry[entry] : undefined;
   // A nextTick chain or a timer job is already off the request path, or ought to be rescheduled.
+  // Calls to another service are no work to move to a worker: the fix is fewer calls, or calls made together.
+  if (work === 'http-client') return [sequentialCalls ? sequentialCallsAdvice : undefined, scheduled, specific].filter((t) => t !== undefined).join('\n\n');
   return [scheduled, specific, scheduled ? undefined : general].filter((t) => t !== undefined).join('\n\n');
 }

@@ -19,6 +19,8 @@ import type { Frame } from '../profile/call-tree.js';
 import { describeWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
 import { blockingAdvice } from './event-loop-blocking.advice.js';
+import { callsFrom } from './signals/outgoing-waits.js';
+import { waitsInSequence } from './io-wait.js';
 
 /** The loop must be busy at least half the time: delay on an idle loop is scheduling noise. */
 export const BLOCKING_MIN_ELU = 0.5;
@@ -184,9 +186,9 @@ function spreadShare(view: CpuView | undefined): number {
   return view ? (topFunctions(view)[0]?.selfShare ?? 0) : 0.5;
 }
 
-/** The hottest functions of any kind that carry code (not GC, idle or the unattributed program). */
+/** The hottest functions of any kind that carry code (not GC, idle, the unattributed program or hotpath's agent). */
 function topFunctions(view: CpuView) {
-  return view.functions.filter((f) => !['gc', 'idle', 'program'].includes(f.frame.kind)).slice(0, 5)
+  return view.functions.filter((f) => !['gc', 'idle', 'program', 'agent'].includes(f.frame.kind)).slice(0, 5)
     .map((f) => ({ function: f.frame.name, file: f.frame.file, line: f.frame.line, kind: f.frame.kind, selfShare: round(f.selfUs / view.activeUs, 3) }));
 }
 
@@ -264,6 +266,22 @@ function describeHolder(held: Holder, cwd: string, totalUs: number, activeUs: nu
     `(${h.count} stretch${h.count === 1 ? '' : 'es'} without a break, ${round(h.totalUs / 1000, 0)} ms in all${inAll}).${work}`;
 }
 
+/**
+ * When the culprit's CPU is mostly HTTP client work: the outgoing calls the agent saw it make,
+ * per request, and whether each request waits for them one after another (io-wait's rule).
+ */
+function clientCalls(run: RunData, s: LoopStats, culprit: Culprit) {
+  const calls = callsFrom(run, culprit);
+  if (!calls || s.requests === 0 || calls.completed === 0) return undefined;
+  const perRequest = calls.completed / s.requests;
+  const perCallMs = calls.totalMs / calls.completed;
+  const sequential = waitsInSequence(perRequest, perCallMs, s.latencyP50Ms);
+  const text = ` It makes ${round(perRequest, 1)} ${calls.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${calls.origin} per request` +
+    (sequential ? `, one after another (${round(perRequest * perCallMs, 0)} ms end to end against a latency p50 of ${round(s.latencyP50Ms, 0)} ms)` : '') +
+    ': the client\'s work is paid on every call.';
+  return { perRequest, perCallMs, sequential, text };
+}
+
 function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Finding {
   const held = longHolder(run, s, view, heavy);
   const top = held ? held.cost : culpritOf(view, focus);
@@ -280,8 +298,9 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const hot = top && view && culprit && ownCodeShare(view, top) >= BLOCKING_HOT_LINE_OWN_SHARE ? hotLine(view.tree, top.frameIndex) : undefined;
   const hotText = hot && culprit && hot.share >= BLOCKING_HOT_LINE_SHARE && hot.line !== culprit.line
     ? ` Its hottest line is ${culprit.file}:${hot.line} (${round(hot.share * 100, 0)} % of its own samples).` : '';
+  const calls = work.dominant === 'http-client' && culprit ? clientCalls(run, s, culprit) : undefined;
   const who = culprit && held && view ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + scheduledText
-    : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${hotText}${scheduledText}`
+    : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${hotText}${calls?.text ?? ''}${scheduledText}`
     : culprit && stalledBy ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.` : '';
   const spread = !culprit && view ? ` No single function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
@@ -304,10 +323,11 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
       ...(work.dominant ? { work: work.dominant, workLabel: work.label } : {}),
       ...(items.length > 0 ? { workBreakdown: work.breakdown } : {}),
       ...(view ? { topFunctions: topFunctions(view) } : {}),
+      ...(calls ? { callsPerRequest: round(calls.perRequest, 2), perCallMs: round(calls.perCallMs, 2), ...(calls.sequential ? { sequential: true } : {}) } : {}),
       ...(scheduled ? { scheduledBy: scheduled.kind, scheduledShare: round(scheduled.share, 3), ...(scheduled.callback ? { scheduledCallback: scheduled.callback.name } : {}) } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: blockingAdvice(work.dominant, work.label, scheduled?.kind),
+    recommendation: blockingAdvice(work.dominant, work.label, scheduled?.kind, calls?.sequential),
     impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) *
       (held && view ? held.stretches.totalUs / view.totalUs : top ? share : stalledBy ? stalledBy.share : spreadShare(view))),
   };

@@ -21,10 +21,17 @@ export const queuedAdvice = 'Requests queue for a turn at a bounded resource: a 
   '(within what the database or service allows), hold a slot for less time (no unrelated awaits while holding a ' +
   'connection; release it in `finally`), or queue less work per request.';
 
-export function ioWaitAdvice(resource: string | undefined, sequential = false, queued = false): string {
+/** node:http calls wait in their http.Agent's queue: its socket limit sets the latency, not the upstream. */
+export const agentPoolAdvice = 'The calls wait in the queue of their `http.Agent`: `maxSockets` caps its connections to each ' +
+  'origin, and a call that finds them all busy waits for one to free up. Raise `maxSockets` (or the pool size of the client ' +
+  'you use) toward the number of calls you need in flight at once, within what the upstream allows; or make fewer calls: ' +
+  'cache the answer for a while, batch several into one, or share one call between the requests that need the same answer. ' +
+  'A faster upstream helps only in proportion: every call also waits for the ones queued before it.';
+
+export function ioWaitAdvice(resource: string | undefined, sequential = false, queued = false, pooled = false): string {
   const general = 'The server is mostly idle while requests take long: the time goes to waiting, not computing. ' +
     'Find what each request awaits (a downstream call, a pool, a lock, a timer) and run independent waits concurrently.';
-  const specific = queued ? [queuedAdvice]
+  const specific = pooled ? [agentPoolAdvice] : queued ? [queuedAdvice]
     : [sequential ? sequentialWaitsAdvice : undefined, resource ? byResource[resource] : undefined].filter((x) => x !== undefined);
   return [...specific, general].join('\n\n');
 }

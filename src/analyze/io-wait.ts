@@ -2,14 +2,16 @@
 // waiting (a downstream service, a pool, the thread pool, timers), not computing. What is
 // awaited is named when the active resources show it, and the code awaiting it when the
 // agent's hooks saw the outgoing calls or the timers that take the time; several per request
-// whose times add up to the latency are waited for one after another.
+// whose times add up to the latency are waited for one after another. Requests can also queue
+// for a few slots (a pool, a lock): node:http calls that wait for a socket of their http.Agent,
+// or a call site or timer site held at a few waits in flight while many more requests are.
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
 import { round } from './signals/stats.js';
 import { busiestThread, loadWindow } from './signals/load-window.js';
-import { outgoingWaits } from './signals/outgoing-waits.js';
+import { concurrencyBand, outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
 import { timerWaits } from './signals/timer-waits.js';
 import type { CallSite } from '../agent/protocol.js';
 import { describeCulprit, siteCulprit } from './signals/culprit.js';
@@ -51,6 +53,19 @@ export const IO_WAIT_QUEUE_RATIO = 3;
  */
 export const IO_WAIT_QUEUE_MAX_SPREAD = 1;
 export const IO_WAIT_QUEUE_MIN_PER_REQUEST = 0.5;
+/**
+ * An outgoing call site is pinned when at least one of its calls was in flight for this share
+ * of the time, and over that busy time the number in flight was steady (10th to 90th percentile
+ * within IO_WAIT_QUEUE_MAX_SPREAD): a lock holds one call, a pool of 4 holds 4. Calls that come
+ * and go with the requests vary like any arrival process (about one in flight on average is idle
+ * a third of the time, and a busier site spreads over several levels).
+ */
+export const IO_WAIT_QUEUE_MIN_BUSY = 0.8;
+/**
+ * node:http calls queue in their http.Agent when every socket under its `maxSockets` is busy:
+ * the agent is the limit when at least this share of the calls' time went to waiting for a socket.
+ */
+export const IO_WAIT_POOL_MIN_QUEUED_SHARE = 0.5;
 /** Resource types that hold a request waiting (inbound sockets and the server itself excluded). */
 const WAIT_RESOURCES = ['Timeout', 'TCPSocketWrap', 'FSReqCallback', 'FSReqPromise', 'GetAddrInfoReqWrap', 'PipeWrap', 'ProcessWrap', 'ZlibWrap'];
 
@@ -71,9 +86,9 @@ export function ioWait(run: RunData): Finding[] {
   const culprit = source?.site ? siteCulprit(source.site, run.cwd) : undefined;
   const queued = source?.queue;
   const queuedIn = queued && source?.caller ? siteCulprit(source.caller, run.cwd) : undefined;
-  const sum = source && s.latencyP50Ms > 0 ? (source.perRequest * source.eachMs) / s.latencyP50Ms : 0;
-  const sequential = source !== undefined && !source.queue && source.perRequest >= IO_WAIT_SEQUENTIAL_MIN_PER_REQUEST &&
-    sum >= IO_WAIT_SEQUENTIAL_MIN_SUM && sum <= IO_WAIT_SEQUENTIAL_MAX_SUM;
+  // The frames further up name the lock's or the pool's wrapper when the app wrote one.
+  const queuedThrough = queuedIn ? (source?.through ?? []).slice(0, 2).map((f) => `, called from ${describeCulprit(siteCulprit(f, run.cwd))}`).join('') : '';
+  const sequential = source !== undefined && !source.queue && !source.pool && waitsInSequence(source.perRequest, source.eachMs, s.latencyP50Ms);
   const awaitedIn = sequential && source.caller ? siteCulprit(source.caller, run.cwd) : undefined;
   const inOrder = sequential
     ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms: ` +
@@ -88,19 +103,26 @@ export function ioWait(run: RunData): Finding[] {
       `and each request used ${round(s.cpuPerRequestMs, 2)} ms of CPU: ${round(waitShare * 100, 0)} % of request time is waiting.` +
       (top ? ` Most in-flight resources are ${top.type} (${round(top.mean, 0)} on average).` : '') +
       (source ? ` ${source.sentence(culprit ? describeCulprit(culprit) : undefined)}` : '') + inOrder +
-      (queuedIn ? ` They are made from ${describeCulprit(queuedIn)}: the limit is on the way there.` : ''),
+      (queuedIn ? ` They are made from ${describeCulprit(queuedIn)}${queuedThrough}: the limit is on the way there.` : ''),
     evidence: {
       latencyP50Ms: round(s.latencyP50Ms, 2), latencyP99Ms: round(s.latencyP99Ms, 2), eluMean: round(s.eluMean, 3), coresMean: round(s.coresMean, 3),
       cpuPerRequestMs: round(s.cpuPerRequestMs, 3), waitShare: round(waitShare, 3), inFlightMean: round(s.inFlightMean, 1),
       ...(awaited.length > 0 ? { awaiting: awaited.map((a) => ({ type: a.type, mean: round(a.mean, 1) })) } : {}),
       ...source?.evidence,
       ...(queued ? { queuedBehind: round(queued.inFlight, 1), queueRatio: round(s.inFlightMean / queued.inFlight, 1) } : {}),
+      ...(source?.pool ? { queuedBehind: source.pool.maxSockets ?? round(source.pool.onSocket, 1), maxSockets: source.pool.maxSockets } : {}),
       ...(sequential ? { waitsPerRequest: round(source.perRequest, 2), sequential: true, ...(awaitedIn ? { awaitedIn } : {}) } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: ioWaitAdvice(source?.resource ?? top?.type, sequential, queued !== undefined),
+    recommendation: ioWaitAdvice(source?.resource ?? top?.type, sequential, queued !== undefined, source?.pool !== undefined),
     impact: waitShare * (1 - busy),
   }];
+}
+
+/** Several waits per request whose times add up to about the latency p50: each request waits for them one after another. */
+export function waitsInSequence(perRequest: number, eachMs: number, latencyP50Ms: number): boolean {
+  const sum = latencyP50Ms > 0 ? (perRequest * eachMs) / latencyP50Ms : 0;
+  return perRequest >= IO_WAIT_SEQUENTIAL_MIN_PER_REQUEST && sum >= IO_WAIT_SEQUENTIAL_MIN_SUM && sum <= IO_WAIT_SEQUENTIAL_MAX_SUM;
 }
 
 /** What the agent's hooks saw the requests wait for, when it explains most of their time. */
@@ -109,6 +131,8 @@ interface WaitSource {
   /** The app code that made the calls or timers, and the app function that called it. */
   site?: CallSite;
   caller?: CallSite;
+  /** The app functions further up the stack that led to `caller`, nearest first. */
+  through?: CallSite[];
   perRequest: number;
   /** Time of one call or timer, ms. */
   eachMs: number;
@@ -116,6 +140,10 @@ interface WaitSource {
   resource: string;
   /** Set when the requests queue for these waits rather than spend their time in them: the waits in flight. */
   queue?: { inFlight: number };
+  /** Set when node:http calls queue for the sockets of their http.Agent: its limit and the calls on a socket at a time. */
+  pool?: { maxSockets?: number; onSocket: number };
+  /** Whether the waits held a steady few slots over the window (see pinned and siteSteady). */
+  steady: boolean;
   sentence(culprit: string | undefined): string;
   evidence: Record<string, unknown>;
 }
@@ -131,24 +159,13 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   const call = outgoingWaits(thread, w)[0];
   const timer = timerWaits(thread, w)[0];
   const candidates: { waitedMs: number; make: (share: number) => WaitSource }[] = [];
-  if (call) {
-    const perCall = call.totalMs / call.completed;
-    candidates.push({
-      waitedMs: call.totalMs,
-      make: (share) => ({
-        title: `Requests spend their time waiting for ${call.origin}`, site: call.site, caller: call.caller,
-        perRequest: call.completed / s.requests, eachMs: perCall, resource: 'TCPSocketWrap',
-        sentence: (c) => `${call.api === 'fetch' ? 'fetch' : 'HTTP'} requests to ${call.origin}${c ? ` from ${c}` : ''} took ${round(perCall, 1)} ms each (${call.completed} in the window), ${round(share * 100, 0)} % of the time requests were in flight.`,
-        evidence: { upstream: { api: call.api, origin: call.origin, calls: call.completed, perCallMs: round(perCall, 2), shareOfRequestTime: round(share, 3) } },
-      }),
-    });
-  }
+  if (call) candidates.push({ waitedMs: call.totalMs, make: (share) => upstreamSource(call, share, s) });
   if (timer) {
     candidates.push({
       waitedMs: timer.waitedMs,
       make: (share) => ({
-        title: 'Requests spend their time waiting for timers', site: timer.site, caller: timer.caller,
-        perRequest: timer.created / s.requests, eachMs: timer.meanDelayMs, resource: 'Timeout',
+        title: 'Requests spend their time waiting for timers', site: timer.site, caller: timer.caller, ...(timer.through ? { through: timer.through } : {}),
+        perRequest: timer.created / s.requests, eachMs: timer.meanDelayMs, resource: 'Timeout', steady: pinned(s, 'Timeout'),
         sentence: (c) => `setTimeout timers${c ? ` created in ${c}` : ''} ran out ${timer.fired} times in the window, ${round(timer.meanDelayMs, 1)} ms each: ${round(share * 100, 0)} % of the time requests were in flight.`,
         evidence: { timers: { created: timer.created, fired: timer.fired, meanDelayMs: round(timer.meanDelayMs, 2), shareOfRequestTime: round(share, 3) } },
       }),
@@ -161,17 +178,65 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   for (const c of candidates) {
     const source = c.make(requestTimeShare(c.waitedMs, s));
     const inFlight = s.durationMs > 0 ? c.waitedMs / s.durationMs : 0;
-    if (source.perRequest < IO_WAIT_QUEUE_MIN_PER_REQUEST || inFlight <= 0 || s.inFlightMean < IO_WAIT_QUEUE_RATIO * inFlight || !pinned(s, source.resource)) continue;
+    if (source.perRequest < IO_WAIT_QUEUE_MIN_PER_REQUEST || inFlight <= 0 || s.inFlightMean < IO_WAIT_QUEUE_RATIO * inFlight ||
+      s.latencyP50Ms < IO_WAIT_QUEUE_RATIO * source.eachMs || !source.steady) continue;
     return queuedFor(source, inFlight, s);
   }
   return undefined;
 }
 
-/** The resource type was held in every sample, in a steady number: the waits are capped. */
+/**
+ * The slowest call site as the requests' wait. node:http's time is split into the wait for a
+ * socket and the time on it: when the calls spent most of it queued in their http.Agent, the
+ * agent's socket limit, not the upstream, sets the latency.
+ */
+function upstreamSource(call: OutgoingWait, share: number, s: LoopStats): WaitSource {
+  const perCall = call.totalMs / call.completed;
+  const split = call.socketWaitMs !== undefined ? { queuedMs: call.socketWaitMs / call.completed, onSocketMs: (call.totalMs - call.socketWaitMs) / call.completed } : undefined;
+  // Told only when the calls explain the requests' time: the agent's queue is then their wait.
+  const pooled = split !== undefined && share >= IO_WAIT_CULPRIT_MIN_SHARE && (call.queued ?? 0) > 0 &&
+    call.socketWaitMs! >= IO_WAIT_POOL_MIN_QUEUED_SHARE * call.totalMs;
+  const band = concurrencyBand(call.concurrencyMs);
+  const kind = call.api === 'fetch' ? 'fetch' : 'HTTP';
+  const base = (c: string | undefined) =>
+    `${kind} requests to ${call.origin}${c ? ` from ${c}` : ''} took ${round(perCall, 1)} ms each (${call.completed} in the window), ${round(share * 100, 0)} % of the time requests were in flight.`;
+  const evidence = {
+    upstream: {
+      api: call.api, origin: call.origin, calls: call.completed, perCallMs: round(perCall, 2), shareOfRequestTime: round(share, 3),
+      ...(split ? { queuedMs: round(split.queuedMs, 2), onSocketMs: round(split.onSocketMs, 2), queuedCalls: call.queued ?? 0 } : {}),
+      ...(call.maxSockets !== undefined ? { maxSockets: call.maxSockets } : {}),
+    },
+  };
+  const source: WaitSource = {
+    title: `Requests spend their time waiting for ${call.origin}`, site: call.site, caller: call.caller, ...(call.through ? { through: call.through } : {}),
+    perRequest: call.completed / s.requests, eachMs: perCall, resource: 'TCPSocketWrap', steady: siteSteady(band),
+    sentence: base, evidence,
+  };
+  if (!pooled || !split) return source;
+  const onSocket = s.durationMs > 0 ? (call.totalMs - call.socketWaitMs!) / s.durationMs : 0;
+  const sockets = call.maxSockets !== undefined ? `the ${call.maxSockets} socket${call.maxSockets === 1 ? '' : 's'}` : 'the sockets';
+  return {
+    ...source,
+    title: `Requests queue for ${sockets} of the http.Agent that calls ${call.origin}`,
+    pool: { ...(call.maxSockets !== undefined ? { maxSockets: call.maxSockets } : {}), onSocket },
+    sentence: (c) => `${base(c)} ${round((call.queued! / Math.max(call.started, call.queued!)) * 100, 0)} % of them found every socket of their ` +
+      `http.Agent busy${call.maxSockets !== undefined ? ` (maxSockets ${call.maxSockets})` : ''} and waited in its queue: ${round(split.queuedMs, 1)} ms a call waiting for a socket, ` +
+      `${round(split.onSocketMs, 1)} ms on it until the answer. The upstream answers in about ${round(split.onSocketMs, 0)} ms; ` +
+      `the wait for a socket is the rest, with ${round(onSocket, 1)} calls on a socket at a time while ${round(s.inFlightMean, 1)} requests were in flight.`,
+  };
+}
+
+/** A call site held at a steady few calls in flight, busy nearly all the time: its calls are capped. */
+function siteSteady(band: ReturnType<typeof concurrencyBand>): boolean {
+  return band !== undefined && band.busyShare >= IO_WAIT_QUEUE_MIN_BUSY && band.p90 - band.p10 <= IO_WAIT_QUEUE_MAX_SPREAD;
+}
+
+/**
+ * The resource type was held in every sample, in a steady number: the waits are capped. (Not for
+ * sockets: inbound connections and the idle ones of a keep-alive pool share their count, so call
+ * sites are judged by their own calls in flight, siteSteady.)
+ */
 function pinned(s: LoopStats, type: string): boolean {
-  // Sockets count the inbound connections and the idle ones a keep-alive pool keeps open: their
-  // number says nothing of how many calls were under way.
-  if (type === 'TCPSocketWrap') return false;
   const band = s.resourceBands[type];
   return band !== undefined && band.p10 >= 1 && band.p90 - band.p10 <= IO_WAIT_QUEUE_MAX_SPREAD;
 }
@@ -183,8 +248,8 @@ function queuedFor(source: WaitSource, inFlight: number, s: LoopStats): WaitSour
     title: 'Requests queue for a limited resource (a pool, a lock or a concurrency limit)',
     queue: { inFlight },
     sentence: (c) => `${source.sentence(c)} Only ${round(inFlight, 1)} of them were in flight at a time on average, while ` +
-      `${round(s.inFlightMean, 1)} requests were: most requests wait for a turn before they get to them, as behind a pool or a ` +
-      `lock of about ${Math.max(1, Math.round(inFlight))}.`,
+      `${round(s.inFlightMean, 1)} requests were: most requests wait for a turn before they get to them, ` +
+      (Math.round(inFlight) <= 1 ? 'one at a time, as behind a lock or a single connection.' : `as behind a pool or a lock of about ${Math.round(inFlight)}.`),
   };
 }
 
@@ -194,11 +259,16 @@ function requestTimeShare(waitedMs: number, s: LoopStats): number {
   return requestTimeMs > 0 ? Math.min(1, waitedMs / requestTimeMs) : 0;
 }
 
-/** Resource types present beyond the inbound connections, most numerous first. */
+/**
+ * Resource types present beyond the inbound connections, most numerous first. Handles the
+ * process already held at rest, before the load (a child's stdio and IPC pipes, its process
+ * handle, an interval), are its own plumbing, no sign of a wait: only what the load added counts.
+ * Sockets are the exception: a pool opened at startup holds the connections requests wait on.
+ */
 function awaitedResources(s: LoopStats): { type: string; mean: number }[] {
   return WAIT_RESOURCES.map((type) => {
     const raw = s.resources[type] ?? 0;
-    const mean = type === 'TCPSocketWrap' ? raw - s.openConnectionsMean : raw;
+    const mean = raw - (type === 'TCPSocketWrap' ? s.openConnectionsMean : s.resourcesAtRest[type] ?? 0);
     return { type, mean };
   }).filter((r) => r.mean >= 1).sort((a, b) => b.mean - a.mean);
 }

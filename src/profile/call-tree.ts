@@ -7,7 +7,7 @@
 // optional `inlineWork` and `dropped` fields, and the FrameKind constant list.
 
 /** Frame classes: where the time was spent. */
-export const FRAME_KINDS = ['app', 'deps', 'node-core', 'v8-builtin', 'native', 'gc', 'idle', 'program'] as const;
+export const FRAME_KINDS = ['app', 'deps', 'node-core', 'v8-builtin', 'native', 'gc', 'idle', 'program', 'agent'] as const;
 export type FrameKind = (typeof FRAME_KINDS)[number];
 
 export interface Frame {
@@ -24,7 +24,7 @@ export interface Frame {
 
 /** Work a sample was doing, by what the frames (or, for inlined builtins, the source line) show. */
 export type WorkKind =
-  | 'json' | 'crypto' | 'regex' | 'zlib' | 'fs' | 'buffer' | 'gc' | 'http' | 'net' | 'stream'
+  | 'json' | 'crypto' | 'regex' | 'zlib' | 'fs' | 'buffer' | 'gc' | 'http' | 'http-client' | 'net' | 'stream'
   | 'events' | 'timers' | 'module-loading' | 'inspect' | 'vm' | 'intl' | 'errors' | 'search' | 'copy'
   | 'idle' | 'program' | 'app' | 'deps' | 'node-core' | 'native';
 

@@ -55,12 +55,16 @@ function isUnder(path: string, root: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
-/** hotpath's own agent bundles: never the app, even when hotpath runs from its own checkout. */
+/**
+ * hotpath's own agent bundles, wherever hotpath is installed (a checkout, node_modules/hotpath,
+ * a global install): the profiler's overhead, never the app's code nor its dependencies.
+ */
 const agentBundle = /[\\/]dist[\\/]agent[\\/](hotpath-agent|agent-core|agent-worker)\.cjs$/;
 
-/** app = under cwd (or an app root) and outside node_modules; deps = node_modules, hotpath's agent or elsewhere. */
+/** agent = hotpath's bundles; app = under cwd (or an app root) and outside node_modules; deps = node_modules or elsewhere. */
 export function classifyPath(path: string, ctx: ClassifyContext): FrameKind {
-  if (path.includes(`${sep}node_modules${sep}`) || path.includes('/node_modules/') || agentBundle.test(path)) return 'deps';
+  if (agentBundle.test(path)) return 'agent';
+  if (path.includes(`${sep}node_modules${sep}`) || path.includes('/node_modules/')) return 'deps';
   if (isUnder(path, ctx.cwd)) return 'app';
   return ctx.appRoots?.some((r) => isUnder(path, r)) ? 'app' : 'deps';
 }

@@ -74,7 +74,7 @@ export class FrameTable {
     const name = cf.functionName === '' ? '(anonymous)' : cf.functionName;
     const line = cf.lineNumber >= 0 ? cf.lineNumber + 1 : 0;
     const column = cf.columnNumber >= 0 ? cf.columnNumber + 1 : 0;
-    const path = kind === 'app' || kind === 'deps' ? urlToPath(cf.url) : undefined;
+    const path = kind === 'app' || kind === 'deps' || kind === 'agent' ? urlToPath(cf.url) : undefined;
     if (path === undefined) return this.#add({ name, file: kind === 'node-core' ? cf.url : '', line, column, kind }, undefined);
     const resolver = this.#opts.resolver;
     if (kind === 'app' && resolver) {

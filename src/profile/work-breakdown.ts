@@ -1,11 +1,12 @@
 // What a function's attributed time was spent on: its own JS, JSON, hashing, regex, zlib,
 // fs, buffers, dependencies... so a finding can say "75% of this handler's time is SHA-512
 // hashing and JSON serialization". The work of a charged sample is the most specific work
-// found from its leaf up to the app frame it is charged to (leaf first).
+// found from its leaf up to the app frame it is charged to (leaf first), except that the
+// sockets, streams and parsers an HTTP client frame runs are that client's work.
 
 import type { CallTree, WorkKind } from './call-tree.js';
 import { appOwners, chargedTo } from './attribution.js';
-import { genericWork, specificWork, type WorkLabel } from './work-kind.js';
+import { genericWork, HTTP_CLIENT_PLUMBING, specificWork, type WorkLabel } from './work-kind.js';
 
 export interface WorkItem {
   work: WorkKind;
@@ -36,7 +37,9 @@ export function nodeWork(tree: CallTree): WorkLabel[] {
     const p = tree.parent[i];
     const isApp = tree.frames[f].kind === 'app';
     const inherited = p > 0 && tree.frames[tree.frame[p]].kind !== 'app' ? specific[p] : undefined;
-    specific[i] = isApp ? undefined : (ofFrame[f] ?? inherited);
+    const own = ofFrame[f];
+    const client = inherited?.work === 'http-client' && (own === undefined || HTTP_CLIENT_PLUMBING.has(own.work));
+    specific[i] = isApp ? undefined : client ? inherited : (own ?? inherited);
     out[i] = specific[i] ?? generic[f];
   }
   return out;

@@ -4,7 +4,8 @@
 // crypto work appears as node:internal/crypto/* frames (pbkdf2Sync, update, randomFillSync),
 // zlib as node:zlib frames (processChunkSync), regexps as "RegExp: <source>" frames, buffer
 // encoding as natives (base64Slice, utf8Write) under node:buffer; JSON.stringify/parse run
-// inline with no frame at all (see inlineWorkOfLine).
+// inline with no frame at all (see inlineWorkOfLine); fetch as node:internal/deps/undici frames
+// under a `fetch` frame of node:internal/bootstrap, http.request as node:_http_client.
 
 import type { Frame, WorkKind } from './call-tree.js';
 
@@ -30,8 +31,12 @@ function cryptoLabel(name: string, file: string): string {
   return 'crypto';
 }
 
+/** The label of the outgoing HTTP client's work: fetch (undici, bundled in Node) and node:http requests. */
+export const HTTP_CLIENT = 'HTTP client calls';
+
 /** Node core modules by file, in order of precedence. */
 const coreWork: [RegExp, WorkKind, string][] = [
+  [/^node:internal\/deps\/undici|^node:_http_(client|agent)$/, 'http-client', HTTP_CLIENT],
   [/^node:internal\/util\/inspect/, 'inspect', 'util.inspect object formatting'],
   [/^node:(internal\/)?vm/, 'vm', 'vm contexts and scripts'],
   [/^node:(internal\/)?zlib/, 'zlib', 'zlib compression'],
@@ -44,6 +49,12 @@ const coreWork: [RegExp, WorkKind, string][] = [
   [/^node:(internal\/)?timers/, 'timers', 'timers'],
   [/^node:internal\/modules|^node:internal\/bootstrap/, 'module-loading', 'module loading'],
 ];
+
+/**
+ * Work an outgoing HTTP client does through Node's plumbing: the sockets, streams, events,
+ * timers, parsers and encoding under a fetch or http.request frame are the client's cost per call.
+ */
+export const HTTP_CLIENT_PLUMBING: ReadonlySet<WorkKind> = new Set(['net', 'stream', 'events', 'timers', 'http', 'module-loading']);
 
 /** Buffer work that copies bytes or allocates memory (Buffer.concat, alloc), not encoding. */
 export const BUFFER_COPIES = 'buffer copies and allocation';
@@ -62,6 +73,10 @@ export function specificWork(frame: Frame): WorkLabel | undefined {
   if (file.startsWith('node:internal/crypto') || file === 'node:crypto') return { work: 'crypto', label: cryptoLabel(name, file) };
   if (kind === 'node-core') {
     if (/^node:(internal\/)?buffer/.test(file) && bufferCopy.test(name)) return { work: 'buffer', label: BUFFER_COPIES };
+    // The global fetch (defined at bootstrap, it loads undici on first use) and http.request/get.
+    if ((name === 'fetch' && file.startsWith('node:internal/bootstrap')) || (/^node:https?$/.test(file) && /^(request|get)$/.test(name))) {
+      return { work: 'http-client', label: HTTP_CLIENT };
+    }
     for (const [re, work, label] of coreWork) if (re.test(file)) return { work, label };
   }
   if (kind === 'native' && /^(copy|fill)$/.test(name)) return { work: 'buffer', label: BUFFER_COPIES };

@@ -154,6 +154,57 @@ test('outgoing http.get with agent: false: every answered call counted as a new 
   assert.equal(http.newConnections, 4);
 });
 
+/** `n` requests to the target, all at once, each on its own connection. */
+async function burst(port: number, path: string, n: number): Promise<void> {
+  await Promise.all(Array.from({ length: n }, () => get(port, path, false)));
+}
+
+async function poolFixture(): Promise<{ c: Collector; port: number; upstream: number }> {
+  const { c, port: upstream } = await startWith(['outgoing-pool.cjs']);
+  const listen = await c.waitFor((m): m is ListenMessage => m.type === 'listen' && m.port !== upstream, 10_000, 'second listen');
+  return { c, port: listen.port!, upstream };
+}
+
+test('outgoing http.get through a keep-alive agent capped at 2 sockets: the calls queue for them and reuse them', async () => {
+  const { c, port } = await poolFixture();
+  await burst(port, '/pool', 12);
+  await burst(port, '/pool', 12);
+  const g = await c.waitFor(growthWhere((m) => (m.outgoing ?? []).some((o) => o.completed >= 24)), 10_000, 'outgoing calls');
+  const http = g.outgoing!.find((o) => o.api === 'http')!;
+  assert.equal(http.completed, 24);
+  assertSite(http.site, 'outgoing-pool.cjs', 'call');
+  // A call that waited in the agent's queue got a freed socket: request.reusedSocket stays false
+  // for it, yet only the pool's two connections were ever opened.
+  assert.equal(http.newConnections, 2);
+  assert.equal(http.maxSockets, 2);
+  assert.ok(http.queued! >= 16, `${http.queued} of 24 calls queued`);
+  // 12 calls at a time on 2 sockets of ~20 ms: most of each call is the wait for a socket.
+  assert.ok(http.socketWaitMs! > http.totalMs / 3, `${http.socketWaitMs} of ${http.totalMs} ms waiting for a socket`);
+  assert.ok(http.concurrencyMs!.length > 3, 'the queued calls count as in flight');
+});
+
+test('outgoing calls behind a promise lock: never more than one in flight, while many requests are', async () => {
+  const { c, port } = await poolFixture();
+  await burst(port, '/lock', 10);
+  const g = await c.waitFor(growthWhere((m) => (m.outgoing ?? []).some((o) => o.completed >= 10)), 10_000, 'outgoing calls');
+  const http = g.outgoing!.find((o) => o.api === 'http')!;
+  assert.equal(http.completed, 10);
+  assert.equal(http.queued, 0, 'the lock, not the agent, holds them back');
+  assert.equal(http.concurrencyMs!.length, 2, `time per level ${JSON.stringify(http.concurrencyMs)}`);
+  assert.ok(http.concurrencyMs![1] >= 10 * 15, `${http.concurrencyMs![1]} ms with one call in flight`);
+  assert.equal(http.newConnections, 1);
+});
+
+test('timers set with one shared callback: past the first captures, sampled stacks still count every timer at its site', async () => {
+  const { c, port } = await poolFixture();
+  await getMany(port, '/ticks', 4, 1);
+  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.created >= 200)), 10_000, 'timers');
+  const ticks = g.timers.filter((t) => t.site?.file.endsWith('outgoing-pool.cjs'));
+  assert.equal(ticks.length, 1, JSON.stringify(ticks));
+  assert.equal(ticks[0].created, 200);
+  assertSite(ticks[0].site, 'outgoing-pool.cjs', 'tick');
+});
+
 test('sync calls outside requests are not counted', async () => {
   const { c, port } = await startWith(['growth.cjs']);
   // Startup did plenty of fs *Sync (module loading) before and while listening: none counted.

@@ -226,3 +226,29 @@ for (const noise of NOISE_LEVELS) {
     }
   });
 }
+test('blocking: a culprit busy in the HTTP client, calling it several times per request one after another, is told to batch or run the calls together', () => {
+  const loadOrderLines = { function: 'loadOrderLines', file: `${cwd}/lib/orders.js`, line: 10, column: 23 };
+  const handler = { function: '(anonymous)', file: `${cwd}/server.js`, line: 9, column: 3 };
+  const cpu = syntheticCpuProfile([
+    { name: 'loadOrderLines', file: 'lib/orders.js', line: 7, share: 0.03, callee: { name: 'dispatch', file: 'node:internal/deps/undici/undici', share: 0.55 } },
+    { name: 'handler', file: 'server.js', line: 9, share: 0.05 },
+  ], { cwd });
+  // 140 req/s at 105 ms (p50), 10 fetch calls of 10 ms per request: 100 ms end to end.
+  const opts = { cwd, rps: 140, elu: 0.97, eldP50Ms: 2, eldP99Ms: 60, cores: 1, latencyMs: 105, profiles: [cpu] };
+  const [f] = eventLoopBlocking(syntheticRun({ ...opts,
+    outgoing: [{ api: 'fetch', origin: 'http://catalog:8080', perRequest: 10, msEach: 10, site: loadOrderLines, stack: [loadOrderLines, handler] }] }));
+  assert.equal(f.culprit?.function, 'loadOrderLines');
+  assert.equal(f.evidence.work, 'http-client');
+  assert.equal(f.evidence.sequential, true);
+  assert.match(f.summary, /It makes 10 fetch calls to http:\/\/catalog:8080 per request, one after another/);
+  assert.match(f.recommendation, /Promise\.all/);
+  assert.match(f.recommendation, /batch request/);
+  assert.doesNotMatch(f.recommendation, /worker thread/);
+  // The same ten calls started together (each request waits for the slowest): no "one after another".
+  const [g] = eventLoopBlocking(syntheticRun({ ...opts, latencyMs: 15,
+    outgoing: [{ api: 'fetch', origin: 'http://catalog:8080', perRequest: 10, msEach: 10, site: loadOrderLines, stack: [loadOrderLines, handler] }] }));
+  assert.equal(g.evidence.sequential, undefined);
+  assert.match(g.summary, /It makes 10 fetch calls/);
+  assert.doesNotMatch(g.recommendation, /Promise\.all/);
+  assert.match(g.recommendation, /make fewer calls/);
+});

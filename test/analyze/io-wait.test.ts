@@ -123,3 +123,88 @@ test('io-wait: requests that queue for a few steady waits (a pool of 2) are told
   assert.equal(g.evidence.queuedBehind, undefined);
   assert.equal(g.culprit, undefined);
 });
+
+const authorize = { function: 'authorize', file: '/app/lib/payments.js', line: 12, column: 10 };
+const checkout = { function: 'checkout', file: '/app/server.js', line: 30, column: 5 };
+
+for (const noise of NOISE_LEVELS) {
+  test(`io-wait: node:http calls that wait in their http.Agent's queue blame its socket limit, not the upstream (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      // 50 requests in flight, 250 ms each, one 240 ms call each: 216 ms of it waiting for one of 4 sockets.
+      const run = syntheticRun({ seed, noise, rps: 200, elu: 0.1, cores: 0.1, latencyMs: 250, cwd: '/app',
+        outgoing: [{ api: 'http', origin: 'http://payments:8080', perRequest: 1, msEach: 240, site: authorize, stack: [authorize, checkout],
+          queuedShare: 0.97, socketWaitShare: 0.9, maxSockets: 4, newConnectionShare: 0 }] });
+      const [f] = ioWait(run);
+      assert.equal(f?.title, 'Requests queue for the 4 sockets of the http.Agent that calls http://payments:8080', `seed ${seed}`);
+      assert.equal(f.culprit?.function, 'authorize');
+      const upstream = f.evidence.upstream as Record<string, number>;
+      assert.equal(upstream.queuedMs, 216);
+      assert.equal(upstream.onSocketMs, 24);
+      assert.equal(upstream.maxSockets, 4);
+      assert.equal(f.evidence.queuedBehind, 4);
+      assert.match(f.summary, /waited in its queue: 216 ms a call waiting for a socket, 24 ms on it until the answer\. The upstream answers in about 24 ms/);
+      assert.match(f.recommendation, /Raise `maxSockets`/);
+      assert.equal(f.evidence.sequential, undefined);
+    }
+  });
+}
+
+test('io-wait: node:http calls that got their socket at once are the upstream\'s wait, split into the two parts', () => {
+  const run = syntheticRun({ seed: 3, rps: 200, elu: 0.1, cores: 0.1, latencyMs: 250, cwd: '/app',
+    outgoing: [{ api: 'http', origin: 'http://payments:8080', perRequest: 1, msEach: 240, site: authorize, stack: [authorize, checkout],
+      queuedShare: 0, socketWaitShare: 0.01, newConnectionShare: 0 }] });
+  const [f] = ioWait(run);
+  assert.equal(f.title, 'Requests spend their time waiting for http://payments:8080');
+  assert.equal((f.evidence.upstream as Record<string, number>).onSocketMs, 237.6);
+  assert.doesNotMatch(f.recommendation, /maxSockets/);
+});
+
+const fetchConfig = { function: 'fetchConfig', file: '/app/lib/config.js', line: 14, column: 10 };
+const inGetConfig = { function: '(anonymous)', file: '/app/lib/config.js', line: 29, column: 21 };
+const runExclusive = { function: 'runExclusive', file: '/app/lib/mutex.js', line: 10, column: 24 };
+
+for (const noise of NOISE_LEVELS) {
+  test(`io-wait: a call site held at one call in flight while many requests wait is a lock they queue for (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      // 50 requests in flight, 250 ms each (200 req/s); one 4.75 ms call per request, one at a time: 95 % of the time one in flight.
+      const lock = syntheticRun({ seed, noise, rps: 200, elu: 0.12, cores: 0.12, latencyMs: 250, cwd: '/app',
+        resources: { PipeWrap: 2, ProcessWrap: 1 }, resourcesAtRest: { PipeWrap: 2, ProcessWrap: 1, TCPServerWrap: 1 },
+        outgoing: [{ api: 'http', origin: 'http://config:8080', perRequest: 1, msEach: 4.75, site: fetchConfig, stack: [fetchConfig, inGetConfig, runExclusive],
+          queuedShare: 0, socketWaitShare: 0.05, concurrency: [0.05, 0.95] }] });
+      const [f] = ioWait(lock);
+      assert.match(f?.title ?? '', /queue for a limited resource/, `seed ${seed}`);
+      assert.equal(f.culprit?.function, 'fetchConfig');
+      assert.ok(Math.abs((f.evidence.queuedBehind as number) - 0.95) <= 0.2, String(f.evidence.queuedBehind));
+      assert.match(f.summary, /one at a time, as behind a lock or a single connection\. They are made from \(anonymous\) \(lib\/config\.js:29\), called from runExclusive \(lib\/mutex\.js:10\)/);
+      // The child process's pipes were there before the load: the process's own, not a wait.
+      assert.equal((f.evidence.awaiting as { type: string }[] | undefined)?.some((a) => a.type === 'PipeWrap' || a.type === 'ProcessWrap') ?? false, false);
+      assert.doesNotMatch(f.summary, /PipeWrap/);
+      assert.match(f.recommendation, /mutex/);
+    }
+  });
+}
+
+test('io-wait: calls whose number in flight comes and goes with the requests are no queue', () => {
+  // The same calls, about 1 in flight on average but idle 40 % of the time and up to 4 at once.
+  const run = syntheticRun({ seed: 1, rps: 200, elu: 0.12, cores: 0.12, latencyMs: 250, cwd: '/app',
+    outgoing: [{ api: 'http', origin: 'http://config:8080', perRequest: 1, msEach: 4.75, site: fetchConfig, stack: [fetchConfig, inGetConfig],
+      concurrency: [0.4, 0.35, 0.15, 0.07, 0.03] }] });
+  const [f] = ioWait(run);
+  assert.equal(f.category, 'io-wait');
+  assert.equal(f.evidence.queuedBehind, undefined);
+  assert.equal(f.culprit, undefined);
+  // Steady at one, but a call as long as the request itself: requests wait in it, not before it.
+  const long = syntheticRun({ seed: 1, rps: 200, elu: 0.12, cores: 0.12, latencyMs: 60, cwd: '/app',
+    outgoing: [{ api: 'http', origin: 'http://config:8080', perRequest: 0.6, msEach: 30, site: fetchConfig, concurrency: [0.05, 0.95] }] });
+  assert.equal(ioWait(long)[0].evidence.queuedBehind, undefined);
+});
+
+test('io-wait: pipes and timers the process held before the load are not named as what requests wait on', () => {
+  const run = syntheticRun({ rps: 600, elu: 0.15, cores: 0.15, latencyMs: 80,
+    resources: { PipeWrap: 3, Timeout: 2 }, resourcesAtRest: { PipeWrap: 3, Timeout: 2 } });
+  const [f] = ioWait(run);
+  assert.equal(f.evidence.awaiting, undefined);
+  // Without a reading at rest they are all there is to name.
+  const unknown = syntheticRun({ rps: 600, elu: 0.15, cores: 0.15, latencyMs: 80, resources: { PipeWrap: 3, Timeout: 2 } });
+  assert.equal((ioWait(unknown)[0].evidence.awaiting as { type: string }[])[0].type, 'PipeWrap');
+});

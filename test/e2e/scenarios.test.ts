@@ -56,6 +56,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'serial-lookups': { category: 'io-wait', culprit: { function: 'cacheGet', file: 'lib/profile.js' } },
   // The requests queue on a promise lock, which no hook sees: the finding names no culprit yet.
   'flags-lock': { category: 'io-wait' },
+  'capped-agent-upstream': { category: 'io-wait', culprit: { function: 'holdSeat', file: 'lib/booking.js' } },
+  'limited-lookups': { category: 'io-wait', culprit: { function: 'requestRegion', file: 'lib/geo.js' } },
   'healthy-koa': 'healthy',
   'healthy-express': 'healthy',
 };
@@ -76,6 +78,19 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   },
   // The server-side latency is the API's (~200 ms), not the in-process flags service's (~8 ms).
   'flags-lock': (e) => assert.ok((e.latencyP50Ms as number) > 50, `latencyP50Ms ${String(e.latencyP50Ms)}`),
+  'capped-agent-upstream': (e) => {
+    // The agent's 2 sockets, not the upstream's ~20 ms, set the latency; and the calls that waited
+    // for a freed socket reused it (no outgoing connection churn beside the finding).
+    assert.equal(e.maxSockets, 2);
+    const upstream = e.upstream as { queuedMs: number; onSocketMs: number };
+    assert.ok(upstream.queuedMs > 2 * upstream.onSocketMs, `queued ${upstream.queuedMs} ms, on the socket ${upstream.onSocketMs} ms`);
+    const also = (e.alsoFound ?? []) as { category: string }[];
+    assert.ok(!also.some((f) => f.category === 'connection-churn'), JSON.stringify(also));
+  },
+  'limited-lookups': (e) => {
+    const behind = e.queuedBehind as number;
+    assert.ok(behind >= 1.5 && behind <= 2.5, `queued behind ${behind}`);
+  },
   'threadpool-login': (e) => {
     assert.ok((e.offLoopCores as number) > 1, `offLoopCores ${String(e.offLoopCores)}`);
     if (e.api !== undefined) assert.equal(e.api, 'crypto.pbkdf2');

@@ -64,6 +64,19 @@ describe('buildCallTree arithmetic', () => {
     assert.equal(plain.find((h) => h.function === 'update')?.selfMs, 2);
   });
 
+  it("keeps the agent's own frames apart: never charged to the app function that called a hooked API", () => {
+    const app = `file://${cwd}/app.js`;
+    const agent = '/opt/hotpath/dist/agent/agent-core.cjs';
+    const p = asCpuProfile({
+      nodes: [node(1, '(root)', '', [2]), node(2, 'handler', app, [3], 5), node(3, 'wrapper', agent, [4], 1750), node(4, 'rawFrames', agent, [], 425)],
+      startTime: 0, endTime: 4000, samples: [2, 4, 4, 3], timeDeltas: [0, 1000, 1000, 1000],
+    });
+    const tree = buildCallTree(p, { cwd });
+    const list = hotspots(tree);
+    assert.equal(list.find((h) => h.function === 'handler')?.selfMs, 1);
+    assert.deepEqual(list.filter((h) => h.kind === 'agent').map((h) => [h.function, h.selfMs, h.file]), [['rawFrames', 2, agent], ['wrapper', 1, agent]]);
+  });
+
   it('counts a recursive function once per sample in total time', () => {
     const app = `file://${cwd}/r.js`;
     const p = asCpuProfile({
@@ -94,8 +107,10 @@ describe('buildCallTree arithmetic', () => {
     assert.equal(classifyFrame('x', `${cwd}/node_modules/@s/p/a.js`, '9', ctx), 'deps');
     assert.equal(classifyFrame('x', '/elsewhere/lib.js', '9', ctx), 'deps');
     assert.equal(classifyFrame('x', '/elsewhere/lib.js', '9', { cwd, appRoots: ['/elsewhere'] }), 'app');
-    // hotpath's agent is never the app, even when the target runs inside hotpath's own checkout.
-    assert.equal(classifyFrame('wrapper', `file://${cwd}/dist/agent/hotpath-agent.cjs`, '9', ctx), 'deps');
+    // hotpath's agent is its own kind, never the app nor its dependencies, wherever it is installed.
+    assert.equal(classifyFrame('wrapper', `file://${cwd}/dist/agent/hotpath-agent.cjs`, '9', ctx), 'agent');
+    assert.equal(classifyFrame('rawFrames', '/tmp/hp/dist/agent/agent-core.cjs', '9', ctx), 'agent');
+    assert.equal(classifyFrame('x', `${cwd}/node_modules/hotpath/dist/agent/agent-worker.cjs`, '9', ctx), 'agent');
     assert.equal(classifyFrame('x', `file://${cwd}/dist/agent/other.cjs`, '9', ctx), 'app');
   });
 

@@ -4,13 +4,24 @@
 // upstream from these.
 //
 // The call site needs a patch: node:http publishes `http.client.request.start` only once the
-// request is flushed to a connected socket, when no app frame is left on the stack. So
-// http(s).request/get and the global fetch are wrapped (syncBuiltinESMExports for ESM imports);
-// completion of node:http requests is observed on the published `http.client.response.finish`
-// and `http.client.request.error` channels (subscribed at the first timed call), fetch's when
-// its promise settles. Outside a request each wrapper is one test and a direct call.
-// For node:http a completed response also tells whether its request went out on a new
-// connection (`request.reusedSocket` false): calls that never reuse one pay a handshake each.
+// request has its socket, when no app frame is left on the stack. So http(s).request/get and
+// the global fetch are wrapped (syncBuiltinESMExports for ESM imports); completion of node:http
+// requests is observed on the published `http.client.response.finish` and
+// `http.client.request.error` channels (subscribed at the first timed call), fetch's when its
+// promise settles. Outside a request each wrapper is one test and a direct call.
+//
+// For node:http the time is split in two: waiting for a socket (from the call to
+// `http.client.request.start`, which node publishes once its agent hands the request a socket:
+// at once, or when a socket frees up for a request queued behind the agent's `maxSockets`) and
+// on the socket (to the response headers). At the call, a request left in its agent's queue
+// (`agent.requests`) counts as queued, and the agent's socket limit is kept. At the start, a
+// socket still connecting or that never read a byte is a new connection: a keep-alive socket
+// has read its previous response. (`request.reusedSocket` is set only when a request finds an
+// idle socket at once, never for one that waited in the queue.)
+//
+// Per site, the time spent with 0, 1, 2... of its calls in flight (counted at each start and
+// completion, so an idle site costs nothing): a site held at a few calls while many requests
+// are in flight is a lock, a pool or a concurrency limit the requests queue for.
 import * as dc from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
@@ -18,13 +29,31 @@ import { threadState } from '../thread-state.js';
 import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
 import { defineLike } from './wrap.js';
 
-interface Data { origin: string; api: string; completed: number; totalMs: number; newConnections: number }
-interface Pending { entry: SiteEntry<Data>; t0: number }
-interface HttpClientRequest { host?: string; protocol?: string; reusedSocket?: boolean; getHeader?(name: string): unknown }
+/** Concurrency levels told apart per site; the last one counts this many calls in flight or more. */
+export const CONCURRENCY_LEVELS = 16;
+
+interface Data {
+  origin: string; api: string; completed: number; totalMs: number; newConnections: number;
+  /** node:http: calls left in their agent's queue, time from the call to a socket, the agent's socket limit. */
+  queued: number; socketWaitMs: number; maxSockets: number;
+  /** Calls in flight now, ms spent at each level, and when the level last changed (0: never). */
+  inFlight: number; levelMs: number[]; changedAt: number;
+}
+interface Pending { entry: SiteEntry<Data>; t0: number; socketAt?: number; fresh?: boolean }
+interface SocketLike { connecting?: boolean; bytesRead?: number }
+interface AgentLike { requests?: Record<string, unknown>; maxSockets?: number; maxTotalSockets?: number }
+interface HttpClientRequest { host?: string; protocol?: string; socket?: SocketLike | null; agent?: AgentLike | null; getHeader?(name: string): unknown }
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 
+const newData = (): Data => ({
+  origin: '', api: '', completed: 0, totalMs: 0, newConnections: 0, queued: 0, socketWaitMs: 0, maxSockets: 0,
+  inFlight: 0, levelMs: new Array<number>(CONCURRENCY_LEVELS + 1).fill(0), changedAt: 0,
+});
+
+const ms = (x: number) => Math.round(x * 1000) / 1000;
+
 export class OutgoingCalls implements GrowthHook {
-  private readonly sites = new SiteCounter<Data>(() => ({ origin: '', api: '', completed: 0, totalMs: 0, newConnections: 0 }));
+  private readonly sites = new SiteCounter<Data>(newData);
   private readonly pending = new WeakMap<object, Pending>();
   private subscribed = false;
 
@@ -39,18 +68,27 @@ export class OutgoingCalls implements GrowthHook {
   }
 
   /**
-   * node:http completions, subscribed at the first call timed on the request path: until then
-   * node builds no channel message for the target's other outgoing requests.
+   * node:http socket hand-overs and completions, subscribed at the first call timed on the
+   * request path: until then node builds no channel message for the target's other requests.
    */
   private subscribe(): void {
     this.subscribed = true;
+    dc.subscribe('http.client.request.start', (message: unknown): void => {
+      const req = (message as { request?: HttpClientRequest } | null)?.request;
+      const p = req ? this.pending.get(req) : undefined;
+      if (!req || !p || p.socketAt !== undefined) return;
+      p.socketAt = performance.now();
+      const socket = req.socket;
+      p.fresh = socket != null && (socket.connecting === true || socket.bytesRead === 0);
+    });
     const done = (answered: boolean) => (message: unknown): void => {
       const req = (message as { request?: HttpClientRequest } | null)?.request;
       const p = req ? this.pending.get(req) : undefined;
       if (!req || !p) return;
       this.pending.delete(req);
-      this.complete(p);
-      if (answered && req.reusedSocket === false) p.entry.data.newConnections++;
+      const now = this.complete(p);
+      p.entry.data.socketWaitMs += (p.socketAt ?? now) - p.t0;
+      if (answered && p.fresh === true) p.entry.data.newConnections++;
     };
     dc.subscribe('http.client.response.finish', done(true));
     dc.subscribe('http.client.request.error', done(false));
@@ -59,8 +97,16 @@ export class OutgoingCalls implements GrowthHook {
   contribute(into: GrowthBody): void {
     const out = (into.outgoing ??= []);
     for (const e of this.sites.entries.values()) {
-      const row: NonNullable<GrowthBody['outgoing']>[number] = { api: e.data.api, origin: e.data.origin, count: e.count, completed: e.data.completed, totalMs: Math.round(e.data.totalMs * 1000) / 1000 };
-      if (e.data.api === 'http') row.newConnections = e.data.newConnections;
+      const d = e.data;
+      const row: NonNullable<GrowthBody['outgoing']>[number] = { api: d.api, origin: d.origin, count: e.count, completed: d.completed, totalMs: ms(d.totalMs) };
+      if (d.api === 'http') {
+        row.newConnections = d.newConnections;
+        row.queued = d.queued;
+        row.socketWaitMs = ms(d.socketWaitMs);
+        if (d.maxSockets > 0) row.maxSockets = d.maxSockets;
+      }
+      const last = d.levelMs.findLastIndex((x) => x > 0);
+      if (last >= 0) row.concurrencyMs = d.levelMs.slice(0, last + 1).map((x) => Math.round(x * 10) / 10);
       out.push(withSite(row, e));
     }
   }
@@ -75,15 +121,21 @@ export class OutgoingCalls implements GrowthHook {
       if (entry === undefined) return undefined;
       entry.data.api = api;
       entry.data.origin = origin;
-      return { entry, t0: performance.now() };
+      const t0 = performance.now();
+      inFlight(entry.data, 1, t0);
+      return { entry, t0 };
     } catch {
       return undefined;
     }
   }
 
-  private complete(p: Pending): void {
+  /** Counts a completed call and returns the time it completed. */
+  private complete(p: Pending): number {
+    const now = performance.now();
     p.entry.data.completed++;
-    p.entry.data.totalMs += performance.now() - p.t0;
+    p.entry.data.totalMs += now - p.t0;
+    inFlight(p.entry.data, -1, now);
+    return now;
   }
 
   private wrapHttp(original: Fn): Fn {
@@ -91,10 +143,12 @@ export class OutgoingCalls implements GrowthHook {
     const wrapper = function (this: unknown, ...args: unknown[]): unknown {
       const req = original.apply(this, args);
       if (!self.onPath() || typeof req !== 'object' || req === null) return req;
-      const p = self.start('http', httpOrigin(req as HttpClientRequest), wrapper);
+      const r = req as HttpClientRequest;
+      const p = self.start('http', httpOrigin(r), wrapper);
       if (p === undefined) return req;
       if (!self.subscribed) self.subscribe();
       self.pending.set(req, p);
+      poolState(r, p.entry.data);
       return req;
     };
     defineLike(wrapper, original);
@@ -113,6 +167,38 @@ export class OutgoingCalls implements GrowthHook {
     };
     defineLike(wrapper, original);
     return wrapper;
+  }
+}
+
+/** Moves a site's count of calls in flight by `delta` at `now`, charging the time since the last change to the old level. */
+function inFlight(d: Data, delta: number, now: number): void {
+  if (d.changedAt > 0) d.levelMs[Math.min(d.inFlight, CONCURRENCY_LEVELS)] += now - d.changedAt;
+  d.changedAt = now;
+  d.inFlight = Math.max(0, d.inFlight + delta);
+}
+
+/**
+ * Right after the call: whether node's agent left the request in its queue (no socket under its
+ * limit: it waits for one to free up), and the agent's socket limit.
+ */
+function poolState(req: HttpClientRequest, d: Data): void {
+  try {
+    const agent = req.agent;
+    if (agent == null || typeof agent !== 'object') return;
+    const cap = Math.min(agent.maxSockets ?? Infinity, agent.maxTotalSockets ?? Infinity);
+    if (Number.isFinite(cap) && cap > 0) d.maxSockets = cap;
+    const queues = agent.requests;
+    if (queues == null || typeof queues !== 'object') return;
+    // A queued request was just pushed: it is the last of its origin's queue.
+    for (const name in queues) {
+      const q = queues[name];
+      if (Array.isArray(q) && q[q.length - 1] === req) {
+        d.queued++;
+        return;
+      }
+    }
+  } catch {
+    // Never break a request.
   }
 }
 

@@ -3,12 +3,15 @@
 // Patches the global and node:timers setTimeout/setInterval/clear* (syncBuiltinESMExports for
 // ESM imports). Pending timers are tracked in a bounded map and swept when growth is reported
 // (a Timeout is `_destroyed` once it fired or was cleared). Under heavy timer use the creation
-// site is sampled 1 in HEAVY_WEIGHT and the counts are scaled.
+// site is sampled 1 in HEAVY_WEIGHT and the counts are scaled. A callback function passed again
+// and again (a library's timeout handler: undici sets one per fetch) has its stack captured for
+// its first SAMPLE_FIRST timers, then 1 in SAMPLE_EVERY; the others count at the site its last
+// capture found. A closure made per timer is a new function each time: always captured.
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import type { CallSite } from '../protocol.js';
 import { threadState } from '../thread-state.js';
 import { captureStack, siteKey } from './call-site.js';
-import { withSite, MAX_ENTRIES } from './site-counter.js';
+import { withSite, MAX_ENTRIES, SAMPLE_EVERY, SAMPLE_FIRST } from './site-counter.js';
 import { defineLike } from './wrap.js';
 
 /** Stacks captured per reporting window before sampling starts. */
@@ -28,6 +31,8 @@ export class TimerGrowth implements GrowthHook {
   private readonly entries = new Map<string, Entry>();
   private readonly tracked = new Map<TimerLike, { entry: Entry; weight: number }>();
   private readonly cleared = new WeakSet<object>();
+  /** Per callback function: timers set with it, and the entry its last captured stack went to. */
+  private readonly byCallback = new WeakMap<Function, { hits: number; entry: Entry }>();
   private windowCaptures = 0;
   private calls = 0;
 
@@ -69,7 +74,7 @@ export class TimerGrowth implements GrowthHook {
     const self = this;
     const wrapper = function (this: unknown, ...args: unknown[]): unknown {
       const timer = original.apply(this, args);
-      if (threadState.listening && threadState.agentBusy === 0) self.record(timer as TimerLike, kind, wrapper, args[1]);
+      if (threadState.listening && threadState.agentBusy === 0) self.record(timer as TimerLike, kind, wrapper, args[1], args[0]);
       return timer;
     };
     // Also copies util.promisify.custom: util.promisify(setTimeout) keeps working.
@@ -88,7 +93,7 @@ export class TimerGrowth implements GrowthHook {
     return wrapper;
   }
 
-  private record(timer: TimerLike, kind: Kind, skip: Function, delay: unknown): void {
+  private record(timer: TimerLike, kind: Kind, skip: Function, delay: unknown, callback: unknown): void {
     try {
       if (typeof timer !== 'object' || timer === null) return;
       let weight = 1;
@@ -96,18 +101,21 @@ export class TimerGrowth implements GrowthHook {
         if (++this.calls % HEAVY_WEIGHT !== 0) return;
         weight = HEAVY_WEIGHT;
       }
-      this.windowCaptures++;
-      const stack = captureStack(skip);
-      const key = `${kind}\0${siteKey(stack[0])}`;
-      let e = this.entries.get(key);
-      if (e === undefined) {
-        if (this.entries.size >= MAX_ENTRIES) return;
-        e = { kind, created: 0, cleared: 0, fired: 0, delayMs: 0 };
-        if (stack.length > 0) {
-          e.site = stack[0];
-          e.stack = stack;
+      const fn = typeof callback === 'function' ? callback : undefined;
+      const seen = fn !== undefined ? this.byCallback.get(fn) : undefined;
+      let e: Entry | undefined;
+      if (seen !== undefined && seen.entry.kind === kind && seen.hits >= SAMPLE_FIRST && seen.hits % SAMPLE_EVERY !== 0) {
+        seen.hits++;
+        e = seen.entry;
+      } else {
+        e = this.capture(kind, skip);
+        if (e === undefined) return;
+        if (seen !== undefined) {
+          seen.hits++;
+          seen.entry = e;
+        } else if (fn !== undefined) {
+          this.byCallback.set(fn, { hits: 1, entry: e });
         }
-        this.entries.set(key, e);
       }
       e.created += weight;
       // As node reads it: a number of ms, 1 for anything below 1 or not a finite number.
@@ -117,5 +125,23 @@ export class TimerGrowth implements GrowthHook {
     } catch {
       // Never break setTimeout.
     }
+  }
+
+  /** The entry of the site that creates this timer (its stack captured now), or undefined when the entries are full. */
+  private capture(kind: Kind, skip: Function): Entry | undefined {
+    this.windowCaptures++;
+    const stack = captureStack(skip);
+    const key = `${kind}\0${siteKey(stack[0])}`;
+    let e = this.entries.get(key);
+    if (e === undefined) {
+      if (this.entries.size >= MAX_ENTRIES) return undefined;
+      e = { kind, created: 0, cleared: 0, fired: 0, delayMs: 0 };
+      if (stack.length > 0) {
+        e.site = stack[0];
+        e.stack = stack;
+      }
+      this.entries.set(key, e);
+    }
+    return e;
   }
 }

@@ -35,9 +35,10 @@ export function isAppSite(site: CallSite | undefined): site is CallSite {
  * The app frame that made a call the agent's hooks saw: the first frame of the captured stack
  * outside node internals and node_modules (a client library is skipped to its caller); an
  * anonymous callback there (a Promise executor) is named by the named function right below it
- * in the same file, the one that created it. Followed, when the stack shows one, by the app
- * function that called it (the next app frame of another function): the code that awaits a
- * helper's calls, say in a loop.
+ * in the same file, the one that created it. Followed, when the stack shows them, by the app
+ * functions that called it, nearest first (each app frame of another function than the site's
+ * and the previous one's): the code that awaits a helper's calls, say in a loop, then what
+ * called that (a lock's or a pool's wrapper).
  */
 export function appCallers(e: { site?: CallSite; stack?: CallSite[] }): CallSite[] {
   const stack = e.stack && e.stack.length > 0 ? e.stack : e.site ? [e.site] : [];
@@ -46,8 +47,11 @@ export function appCallers(e: { site?: CallSite; stack?: CallSite[] }): CallSite
   const next = stack[i + 1];
   if (stack[i].function === '(anonymous)' && next && next.file === stack[i].file && next.function !== '(anonymous)' && isAppSite(next)) i++;
   const site = stack[i];
-  const caller = stack.slice(i + 1).find((f) => isAppSite(f) && f.function !== site.function);
-  return caller ? [site, caller] : [site];
+  const out = [site];
+  for (const f of stack.slice(i + 1)) {
+    if (isAppSite(f) && f.function !== site.function && f.function !== out[out.length - 1].function) out.push(f);
+  }
+  return out;
 }
 
 export function siteCulprit(site: CallSite, cwd: string): Culprit {

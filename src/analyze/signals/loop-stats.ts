@@ -33,6 +33,12 @@ export interface LoopStats {
   /** Per resource type, the 10th and 90th percentile of its count over the samples: how steady it was. */
   resourceBands: Record<string, { p10: number; p90: number }>;
   openConnectionsMean: number;
+  /**
+   * Active resources per type at rest: in the last sample (mostly) before the window without a request in
+   * flight, summed over the target threads (empty when there is none). What the process holds
+   * before any request (a child's stdio and IPC pipes, its intervals) is its own plumbing.
+   */
+  resourcesAtRest: Record<string, number>;
   /** CPU used, in cores (the serving thread when measured, else the process). */
   coresMean: number;
   /**
@@ -97,7 +103,20 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
     resources,
     resourceBands,
     openConnectionsMean: http.length > 0 ? sum(http.map((h) => h.openConnections)) / http.length : 0,
+    resourcesAtRest: atRest(threads, w),
   };
+}
+
+/** Resources in each thread's last sample before the window with no request in flight, summed. */
+function atRest(threads: ThreadTelemetry[], w: Window | null): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!w) return out;
+  for (const t of threads) {
+    // A sample covers [t - intervalMs, t]: before the window when most of it is.
+    const rest = t.samples.findLast((s) => s.t - s.intervalMs / 2 < w.start && (s.http === undefined || s.http.active === 0));
+    for (const [k, v] of Object.entries(rest?.resources ?? {})) out[k] = (out[k] ?? 0) + v;
+  }
+  return out;
 }
 
 /**

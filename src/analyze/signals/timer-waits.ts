@@ -16,6 +16,8 @@ export interface TimerWait {
   /** The app frame that created the timers, and the app function that called it. */
   site?: CallSite;
   caller?: CallSite;
+  /** The app functions further up the stack that led to `caller`, nearest first. */
+  through?: CallSite[];
   created: number;
   fired: number;
   /** Mean delay asked for, ms. */
@@ -36,7 +38,7 @@ export function timerWaits(thread: ThreadTelemetry, w: Window | null): TimerWait
     const created = e.created - (prev?.created ?? 0);
     const fired = e.fired - (prev?.fired ?? 0);
     const meanDelayMs = created > 0 ? ((e.delayMs ?? 0) - (prev?.delayMs ?? 0)) / created : 0;
-    const [site, caller] = appCallers(e);
-    return { ...(site ? { site } : {}), ...(caller ? { caller } : {}), created, fired, meanDelayMs, waitedMs: fired * meanDelayMs };
+    const [site, caller, ...through] = appCallers(e);
+    return { ...(site ? { site } : {}), ...(caller ? { caller } : {}), ...(through.length > 0 ? { through } : {}), created, fired, meanDelayMs, waitedMs: fired * meanDelayMs };
   }).filter((x) => x.fired > 0).sort((a, b) => b.waitedMs - a.waitedMs);
 }

@@ -1,5 +1,5 @@
 // Frame colours: the hue says the layer (app, deps, node core, V8, native, GC, idle,
-// program), the intensity says how much self time the frame has (heat). Precomputed so the
+// program, agent), the intensity says how much self time the frame has (heat). Precomputed so the
 // draw loop only indexes arrays.
 
 export const HEAT_STEPS = 8;
@@ -14,6 +14,7 @@ const KIND_HUES: [number, number][] = [
   [330, 60], // gc: pink
   [0, 0], // idle: grey
   [30, 12], // program: grey-brown
+  [95, 25], // agent: muted olive, hotpath's own overhead
 ];
 
 function palette(light: (heat: number) => number, satScale: number): string[][] {

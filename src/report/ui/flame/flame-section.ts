@@ -124,7 +124,7 @@ export class FlameSection {
         box, h('span', { class: 'swatch', style: { background: kindColor(k) } }), name);
     });
     return h('div', { class: 'flame-layers' }, h('span', { class: 'muted' }, 'Layers:'), ...boxes,
-      h('span', { class: 'muted note' }, 'Colour: the layer; a deeper shade means more self time. Hidden app, deps, node-core, v8-builtin and native frames are merged into their callers; hidden gc, idle and program time is removed.'));
+      h('span', { class: 'muted note' }, 'Colour: the layer; a deeper shade means more self time. Hidden app, deps, node-core, v8-builtin, native and agent frames are merged into their callers; hidden gc, idle and program time is removed.'));
   }
 
   private pickProfile(i: number): void {
