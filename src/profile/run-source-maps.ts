@@ -8,6 +8,8 @@ import type { CallSite, GrowthMessage } from '../agent/protocol.js';
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import { SourceMapResolver } from './source-maps.js';
 import { urlToPath } from './classify-frame.js';
+import { scriptFunctions, type FunctionRanges } from './script-functions.js';
+import { anonymousNameAt } from './anonymous-names.js';
 
 const resolvers = new WeakMap<object, SourceMapResolver>();
 
@@ -26,6 +28,19 @@ export function runResolver(run: Pick<RunData, 'sourceMaps'>): SourceMapResolver
 }
 
 /** A call site at its original position (file as a path), or unchanged without a map. */
+/**
+ * An anonymous call site's function named by the named function it was written in ("(anonymous
+ * in getConfig)"), as the profiles name it, through the run's function ranges of its script.
+ */
+export function nameAnonymousSite(site: CallSite, ranges: FunctionRanges | undefined): CallSite {
+  if (site.function !== '(anonymous)' || ranges === undefined) return site;
+  const script = scriptFunctions(ranges, site.file);
+  const line = (site.functionLine ?? site.line) - 1;
+  const column = (site.functionColumn ?? site.column) - 1;
+  const name = script && line >= 0 ? anonymousNameAt(script, line, Math.max(0, column)) : undefined;
+  return name === undefined ? site : { ...site, function: name };
+}
+
 export function mapCallSite(site: CallSite, resolver: SourceMapResolver): CallSite {
   const path = urlToPath(site.file);
   if (path === undefined || site.line < 1) return site;
@@ -40,31 +55,37 @@ export function mapCallSite(site: CallSite, resolver: SourceMapResolver): CallSi
 
 type Sited = { site?: CallSite; stack?: CallSite[] };
 
-function mapSited<T extends Sited>(entry: T, resolver: SourceMapResolver): T {
+type SiteMap = (site: CallSite) => CallSite;
+
+function mapSited<T extends Sited>(entry: T, map: SiteMap): T {
   return {
     ...entry,
-    ...(entry.site ? { site: mapCallSite(entry.site, resolver) } : {}),
-    ...(entry.stack ? { stack: entry.stack.map((f) => mapCallSite(f, resolver)) } : {}),
+    ...(entry.site ? { site: map(entry.site) } : {}),
+    ...(entry.stack ? { stack: entry.stack.map(map) } : {}),
   };
 }
 
-function mapGrowth(m: GrowthMessage, resolver: SourceMapResolver): GrowthMessage {
+function mapGrowth(m: GrowthMessage, map: SiteMap): GrowthMessage {
   return {
     ...m,
-    listeners: m.listeners.map((e) => mapSited(e, resolver)),
-    maxListenersDisabled: m.maxListenersDisabled.map((e) => mapSited(e, resolver)),
-    routes: m.routes.map((e) => mapSited(e, resolver)),
-    timers: m.timers.map((e) => mapSited(e, resolver)),
-    syncCalls: m.syncCalls.map((e) => mapSited(e, resolver)),
-    ...(m.outgoing ? { outgoing: m.outgoing.map((e) => mapSited(e, resolver)) } : {}),
+    listeners: m.listeners.map((e) => mapSited(e, map)),
+    maxListenersDisabled: m.maxListenersDisabled.map((e) => mapSited(e, map)),
+    routes: m.routes.map((e) => mapSited(e, map)),
+    timers: m.timers.map((e) => mapSited(e, map)),
+    syncCalls: m.syncCalls.map((e) => mapSited(e, map)),
+    ...(m.outgoing ? { outgoing: m.outgoing.map((e) => mapSited(e, map)) } : {}),
   };
 }
 
-/** Maps every call site the agents reported (in place), through the run's resolver. */
-export function mapRunCallSites(run: Pick<RunData, 'sourceMaps'>, threads: ThreadTelemetry[]): void {
+/**
+ * Maps every call site the agents reported (in place), through the run's resolver; the growth
+ * hooks' anonymous sites are first named by the function they were written in.
+ */
+export function mapRunCallSites(run: Pick<RunData, 'sourceMaps' | 'functionRanges'>, threads: ThreadTelemetry[]): void {
   const resolver = runResolver(run);
+  const map: SiteMap = (site) => mapCallSite(nameAnonymousSite(site, run.functionRanges), resolver);
   for (const t of threads) {
-    t.growth = t.growth.map((m) => mapGrowth(m, resolver));
+    t.growth = t.growth.map((m) => mapGrowth(m, map));
     t.stalls = t.stalls.map((s) => (s.cause ? { ...s, cause: s.cause.map((c) => ({ ...c, stack: c.stack.map((f) => mapCallSite(f, resolver)) })) } : s));
   }
 }

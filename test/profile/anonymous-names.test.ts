@@ -92,3 +92,16 @@ test('functionKey: a function and its closures share a key; two top-level anonym
   assert.notEqual(functionKey(timer), functionKey(handler));
   assert.equal(functionKey(timer), functionKey({ ...timer }));
 });
+
+test('a growth hook\'s anonymous call site is named by the function it was written in, from where it starts or where it calls', async () => {
+  const { nameAnonymousSite } = await import('../../src/profile/run-source-maps.js');
+  // A call at 1-based 4:30 inside the executor written at 3:22 (0-based) of computeInWorker.
+  const site = { function: '(anonymous)', file: APP, line: 4, column: 30 };
+  assert.equal(nameAnonymousSite(site, ranges).function, '(anonymous in computeInWorker)');
+  assert.equal(nameAnonymousSite({ ...site, functionLine: 4, functionColumn: 23 }, ranges).function, '(anonymous in computeInWorker)');
+  // A top-level callback lies in no named function; named sites and scripts without ranges stay as they are.
+  assert.equal(nameAnonymousSite({ ...site, line: 15, column: 20 }, ranges).function, '(anonymous)');
+  assert.equal(nameAnonymousSite({ ...site, function: 'render', line: 18 }, ranges).function, 'render');
+  assert.equal(nameAnonymousSite({ ...site, file: 'file:///srv/other.js' }, ranges).function, '(anonymous)');
+  assert.equal(nameAnonymousSite(site, undefined).function, '(anonymous)');
+});

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { CallSite } from '../../agent/protocol.js';
 import type { Frame } from '../../profile/call-tree.js';
 import type { Culprit } from '../finding.js';
+import { ownerOf } from '../../profile/anonymous-names.js';
 
 const ANONYMOUS = '(anonymous)';
 
@@ -45,7 +46,11 @@ export function appCallers(e: { site?: CallSite; stack?: CallSite[] }): CallSite
   let i = stack.findIndex((f) => isAppSite(f));
   if (i < 0) return [];
   const next = stack[i + 1];
-  if (stack[i].function === '(anonymous)' && next && next.file === stack[i].file && next.function !== '(anonymous)' && isAppSite(next)) i++;
+  // An anonymous function named by the one it was written in ("(anonymous in f)") is skipped the same way.
+  const anonymous = (name: string) => ownerOf(name) === ANONYMOUS;
+  if (ownerOf(stack[i].function) !== stack[i].function || anonymous(stack[i].function)) {
+    if (next && next.file === stack[i].file && !anonymous(next.function) && ownerOf(next.function) === next.function && isAppSite(next)) i++;
+  }
   const site = stack[i];
   const out = [site];
   for (const f of stack.slice(i + 1)) {
