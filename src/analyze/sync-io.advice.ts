@@ -17,8 +17,16 @@ const stdioAdvice = 'Writes to stdout and stderr are synchronous when they go to
 /** 'stdout' or 'stderr' for the agent's `fs.writeSync (stdout)` (console.log to a file). */
 export const stdioStream = (api: string): string | undefined => /\((stdout|stderr)\)$/.exec(api)?.[1];
 
-export function syncIoAdvice(api: string): string {
+/** Writes a logging library makes synchronously (pino's `sync: true` destination, a file appender). */
+const loggerWriteAdvice = (via: string) => `The writes are made by ${via}, a logger writing synchronously: every line blocks the ` +
+  'loop until the file takes it. Give it an asynchronous destination (pino: `pino.destination({ sync: false })`, the ' +
+  'default, or a transport on a worker thread; a write stream for others), and log less per request: ids and the few ' +
+  'fields you need, not whole objects.';
+const write = /^fs\.(writeSync|writevSync|appendFileSync)/;
+
+export function syncIoAdvice(api: string, via?: string): string {
   if (stdioStream(api) !== undefined) return stdioAdvice;
+  if (via !== undefined && write.test(api)) return loggerWriteAdvice(via);
   const family = api.split('.')[0];
   return byFamily[family] ?? `Replace \`${api}\` with its asynchronous form on the request path.`;
 }

@@ -7,6 +7,7 @@ import type { GrowthMessage } from '../agent/protocol.js';
 import type { Finding } from './finding.js';
 import { loadWindow, targetThreads, type Window } from './signals/load-window.js';
 import { isAppSite, siteCulprit } from './signals/culprit.js';
+import { dependencyName } from '../profile/work-kind.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { round } from './signals/stats.js';
 import { stdioStream, syncIoAdvice } from './sync-io.advice.js';
@@ -60,10 +61,14 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
   const perCallMs = x.count > 0 ? x.totalMs / x.count : 0;
   const series = requestSeries(thread);
   const requests = w ? requestsAt(series, w.end) - requestsAt(series, w.start) : series.cumulative[series.cumulative.length - 1] ?? 0;
-  const culprit = isAppSite(x.entry.site) ? siteCulprit(x.entry.site, run.cwd) : undefined;
+  // A library that makes the call (a logger's synchronous destination) is passed to the app frame that called it.
+  const direct = x.entry.site;
+  const appSite = isAppSite(direct) ? direct : x.entry.stack?.find((f) => isAppSite(f));
+  const via = direct !== undefined && appSite !== direct && /[\\/]node_modules[\\/]/.test(direct.file) ? dependencyName(direct.file.replace(/\\/g, '/')) : undefined;
+  const culprit = appSite ? siteCulprit(appSite, run.cwd) : undefined;
   const critical = share >= SYNC_IO_CRITICAL_SHARE || perCallMs >= SYNC_IO_CRITICAL_CALL_MS;
   const stream = stdioStream(x.entry.api);
-  const where = culprit ? `, called from \`${culprit.function}\` at ${culprit.file}:${culprit.line}` : '';
+  const where = culprit ? `, called from \`${culprit.function}\` at ${culprit.file}:${culprit.line}${via ? ` through ${via}` : ''}` : via ? `, called by ${via}` : '';
   return {
     code: 'HOTPATH_SYNC_IO',
     category: 'sync-io',
@@ -73,9 +78,10 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
     evidence: {
       api: x.entry.api, calls: x.count, totalMs: round(x.totalMs, 1), perCallMs: round(perCallMs, 3),
       shareOfWindow: round(share, 4), ...(requests > 0 ? { callsPerRequest: round(x.count / requests, 3) } : {}),
+      ...(via ? { via } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: syncIoAdvice(x.entry.api),
+    recommendation: syncIoAdvice(x.entry.api, via),
     impact: share,
   };
 }

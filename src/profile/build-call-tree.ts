@@ -14,7 +14,7 @@ import { layoutTree } from './layout-tree.js';
 import { SourceMapResolver } from './source-maps.js';
 import { sampleWeights } from './sample-weights.js';
 import { resolveWindow, type ProfileWindow } from './profile-window.js';
-import { inlineWorkOfLine } from './work-kind.js';
+import { inlineWorkOfLine, SEARCH_LABEL, type LineWork } from './work-kind.js';
 import { otherCallsOnLine } from './line-calls.js';
 
 export interface BuildCallTreeOptions {
@@ -47,7 +47,7 @@ function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, ra
     for (const { line, ticks } of n.positionTicks) {
       all += ticks;
       const text = resolver.sourceLine(gen.path, line);
-      const w = text === undefined ? undefined : inlineWorkOfLine(text, n.callFrame.functionName);
+      const w = text === undefined ? undefined : lineWork(text, line === n.callFrame.lineNumber + 1 ? n.callFrame.columnNumber : -1, n.callFrame.functionName);
       if (!w) continue;
       callees ??= new Set(raw.children[i].map((c) => frames.frames[rawFrame[c]].name.split('.').pop()!));
       if (otherCallsOnLine(text!, w.at).some((name) => callees!.has(name))) continue;
@@ -85,6 +85,35 @@ function lineTicksOf(profile: CpuProfile, frames: FrameTable, rawFrame: Int32Arr
     }
   });
   return [...byKey.values()];
+}
+
+/** A callback handed to a lookup (`list.some(`, `.find(`...): its time is the search's. */
+const searchPredicate = /\.(some|find|findIndex|findLast|findLastIndex)\(\s*(async\s*)?$/;
+
+/**
+ * The frameless work on a line a function has ticks on. On the line the function starts on
+ * (`start` ≥ 0, V8's column for it), only its own text counts (a comparator written after
+ * `[...events].sort(` did not run the spread), and a function that is the predicate of a lookup
+ * written just before it (`out.some((o) => ...)`) is doing that linear search.
+ */
+function lineWork(text: string, start: number, fn: string): LineWork | undefined {
+  if (start < 0) return inlineWorkOfLine(text, fn);
+  const from = Math.max(0, startOfFunction(text, start));
+  const own = inlineWorkOfLine(text.slice(from), fn);
+  if (own) return { ...own, at: own.at + from };
+  const search = searchPredicate.exec(text.slice(0, from));
+  return search ? { work: 'search', label: SEARCH_LABEL, at: search.index } : undefined;
+}
+
+/**
+ * Where a function's text starts on its first line, from V8's position for it (the `(` of its
+ * parameters, or an arrow's lone parameter): back over the name or `function` keyword is fine,
+ * as neither holds work.
+ */
+function startOfFunction(line: string, column0: number): number {
+  let i = Math.min(column0, line.length);
+  while (i > 0 && /[\w$\s*]/.test(line[i - 1])) i--;
+  return i;
 }
 
 /** Builds the aggregated call tree of a CPU profile. */

@@ -47,3 +47,16 @@ test('sync-io: console.log to a file is named as writes to stdout, timed in µs,
   assert.doesNotMatch(f.recommendation, /fs\.promises/);
   assert.deepEqual([f.culprit?.function, f.culprit?.file], ['logRequest', 'lib/log.js']);
 });
+
+test('sync-io: writes a logger library makes synchronously name the app function that logged, through the library, with logger advice', () => {
+  const boom = { function: 'actualWrite', file: '/srv/app/node_modules/sonic-boom/index.js', line: 645, column: 18 };
+  const pinoWrite = { function: 'write', file: '/srv/app/node_modules/pino/lib/proto.js', line: 214, column: 10 };
+  const submit = { function: 'submitOrder', file: '/srv/app/lib/orders.js', line: 10, column: 7 };
+  const run = syntheticRun({ rps: 400, elu: 0.9, syncCalls: [{ api: 'fs.writeSync', perRequest: 1, msEach: 0.4, site: boom, stack: [boom, pinoWrite, submit] }] });
+  const [f] = syncIo(run);
+  assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['submitOrder', 'lib/orders.js', 10]);
+  assert.equal(f.evidence.via, 'sonic-boom');
+  assert.match(f.summary, /called from `submitOrder` at lib\/orders\.js:10 through sonic-boom/);
+  assert.match(f.recommendation, /logger writing synchronously/);
+  assert.doesNotMatch(f.recommendation, /fs\.promises/);
+});

@@ -15,8 +15,11 @@ export function workSummary(items: WorkItem[]): { dominant?: string; label?: str
   return top ? { dominant: top.work, label: top.label, breakdown } : { breakdown };
 }
 
-/** "PBKDF2 key derivation (92 %), JSON.stringify (5 %)" from the specific items. */
+/**
+ * "PBKDF2 key derivation (92 %), JSON.stringify (5 %)" from the specific items, and a dependency
+ * package doing a large part of it ("the pino package (71 %)": a logger formatting whole objects).
+ */
 export function describeWork(items: WorkItem[]): string {
-  return items.filter((i) => SPECIFIC.has(i.work) && i.share >= 0.05).slice(0, 3)
-    .map((i) => `${i.label} (${Math.round(i.share * 100)} %)`).join(', ');
+  return items.filter((i) => (SPECIFIC.has(i.work) && i.share >= 0.05) || (i.work === 'deps' && i.share >= DOMINANT_WORK_SHARE)).slice(0, 3)
+    .map((i) => `${i.work === 'deps' ? `the ${i.label} package` : i.label} (${Math.round(i.share * 100)} %)`).join(', ');
 }
