@@ -9,7 +9,10 @@ import type { Finding } from './finding.js';
 import { loopStats } from './signals/loop-stats.js';
 import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
 import { round } from './signals/stats.js';
-import { unansweredAdvice } from './unanswered-requests.advice.js';
+import { hungCallAdvice, socketsHeldAdvice, unansweredAdvice } from './unanswered-requests.advice.js';
+import { lastGrowth } from './signals/growth-series.js';
+import { appCallers, describeCulprit, siteCulprit } from './signals/culprit.js';
+import type { GrowthMessage } from '../agent/protocol.js';
 
 /** Timed-out requests worth a finding, and their share of what was sent. */
 export const UNANSWERED_MIN_REQUESTS = 3;
@@ -26,6 +29,11 @@ export const UNANSWERED_MAX_P99_OF_TIMEOUT = 0.25;
 export const STUCK_MIN_SILENT_SECONDS = 2;
 /** ...while the target's loop was this idle (a blocked loop is a stall, not a hang). */
 export const STUCK_MAX_ELU = 0.5;
+/**
+ * Outgoing calls still waiting for a response at the end, from one call site, that explain the
+ * hang: at least this share of the hung requests (each hung request waits on its call).
+ */
+export const UNANSWERED_CALLS_MIN_SHARE = 0.5;
 
 export function unansweredRequests(run: RunData): Finding[] {
   const load = run.load;
@@ -39,7 +47,7 @@ export function unansweredRequests(run: RunData): Finding[] {
   const answeredP99 = loopStats(run)?.latencyP99Ms ?? load.latency.p50;
   if (answeredP99 >= load.options.timeoutMs * UNANSWERED_MAX_P99_OF_TIMEOUT) return [];
   const share = timeouts / sent;
-  return [unanswered(load, share >= UNANSWERED_CRITICAL_SHARE ? 'critical' : 'warning', Math.min(1, share * 10),
+  return [unanswered(run, timeouts, share >= UNANSWERED_CRITICAL_SHARE ? 'critical' : 'warning', Math.min(1, share * 10),
     `${timeouts} of ${sent} requests (${round(share * 100, 2)} %) timed out after ${load.options.timeoutMs} ms, ` +
       `while the answered ones took ${round(answeredP99, 1)} ms at p99: they were left hanging, not slow.`,
     { timeouts, sent, unansweredShare: round(share, 4), timeoutMs: load.options.timeoutMs, answeredP99Ms: round(answeredP99, 2) })];
@@ -47,19 +55,51 @@ export function unansweredRequests(run: RunData): Finding[] {
 
 type Load = NonNullable<RunData['load']>;
 
-/** The finding, with the request that was sent when every request was the same one. */
-function unanswered(load: Load, severity: Finding['severity'], impact: number, summary: string, evidence: Finding['evidence']): Finding {
+/**
+ * The finding, with the request that was sent when every request was the same one, and the
+ * outgoing calls the hung requests wait on when the agent saw them left without a response.
+ */
+function unanswered(run: RunData, hung: number, severity: Finding['severity'], impact: number, summary: string, evidence: Finding['evidence']): Finding {
+  const load = run.load as Load;
   const request = load.options.scenario === undefined ? `${load.options.method} ${pathOf(load.url)}` : undefined;
+  const calls = pendingCalls(run);
+  const waitsOn = calls && calls.pending >= Math.max(UNANSWERED_MIN_REQUESTS, hung * UNANSWERED_CALLS_MIN_SHARE) ? calls : undefined;
+  const site = waitsOn ? appCallers(waitsOn.entry)[0] : undefined;
+  const culprit = site ? siteCulprit(site, run.cwd) : undefined;
+  const queued = waitsOn?.entry.queued !== undefined && waitsOn.entry.queued >= waitsOn.pending * UNANSWERED_CALLS_MIN_SHARE;
+  const callsText = waitsOn
+    ? ` ${waitsOn.pending} outgoing ${waitsOn.entry.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${waitsOn.entry.origin}${culprit ? ` made by ${describeCulprit(culprit)}` : ''} ` +
+      `were still waiting for a response at the end (${waitsOn.entry.completed} of ${waitsOn.entry.count} answered): the hung requests wait on them` +
+      (queued ? `, queued in their http.Agent${waitsOn.entry.maxSockets !== undefined ? ` behind its ${waitsOn.entry.maxSockets} sockets` : ''}, which never came free.` : '.')
+    : '';
   return {
     code: 'HOTPATH_UNANSWERED_REQUESTS',
     category: 'unanswered-requests',
     severity,
-    title: 'Some requests never get a response',
-    summary: `${summary}${request !== undefined ? ` Every request was \`${request}\`.` : ''}`,
-    evidence: { ...evidence, ...(request !== undefined ? { request } : {}) },
-    recommendation: unansweredAdvice,
+    title: waitsOn ? 'Some requests never get a response: they wait on outgoing calls that never end' : 'Some requests never get a response',
+    summary: `${summary}${callsText}${request !== undefined ? ` Every request was \`${request}\`.` : ''}`,
+    evidence: {
+      ...evidence, ...(request !== undefined ? { request } : {}),
+      ...(waitsOn ? { pendingCalls: waitsOn.pending, callsOrigin: waitsOn.entry.origin, ...(queued ? { queuedCalls: waitsOn.entry.queued, ...(waitsOn.entry.maxSockets !== undefined ? { maxSockets: waitsOn.entry.maxSockets } : {}) } : {}) } : {}),
+    },
+    ...(culprit ? { culprit } : {}),
+    recommendation: waitsOn ? `${queued ? socketsHeldAdvice : hungCallAdvice}\n\n${unansweredAdvice}` : unansweredAdvice,
     impact,
   };
+}
+
+type OutgoingEntry = NonNullable<GrowthMessage['outgoing']>[number];
+
+/** The outgoing call site with the most calls still waiting for a response at the last growth report. */
+function pendingCalls(run: RunData): { entry: OutgoingEntry; pending: number } | undefined {
+  let best: { entry: OutgoingEntry; pending: number } | undefined;
+  for (const t of targetThreads(run)) {
+    for (const entry of lastGrowth(t)?.outgoing ?? []) {
+      const pending = entry.count - entry.completed;
+      if (pending > 0 && (best === undefined || pending > best.pending)) best = { entry, pending };
+    }
+  }
+  return best;
 }
 
 /**
@@ -83,7 +123,7 @@ function stuckConnections(run: RunData, load: Load): Finding | undefined {
   const busy = (x: (typeof tail)[number]) => Math.min(x.elu, (x.cpu.user + x.cpu.system) / 1000 / Math.max(1, x.intervalMs));
   const tailBusy = tail.length > 0 ? tail.reduce((a, x) => a + busy(x), 0) / tail.length : undefined;
   if (tailBusy !== undefined && tailBusy > STUCK_MAX_ELU) return undefined;
-  return unanswered(load, 'critical', 1,
+  return unanswered(run, waiting, 'critical', 1,
     `Responses stopped after ${answered.length} s: the last ${silent} s answered no request while ${waiting} of ${load.options.connections} connections ` +
       `waited for one until the load ended${tailBusy !== undefined ? `, and the server's event loop was idle (${round(tailBusy * 100, 0)} % busy)` : ''}. ` +
       `Requests were left hanging, one per connection, until none was left to send on.`,

@@ -56,3 +56,30 @@ test('unanswered: before any times out, every connection stuck on a hung request
   blocked.load!.requests = { ...blocked.load!.requests, inFlightAtEnd: blocked.load!.options.connections };
   assert.deepEqual(unansweredRequests(blocked), []);
 });
+
+test('unanswered: hung requests waiting on outgoing calls that never end name the calling function, and sockets held by unread responses', () => {
+  const checkStock = { function: 'checkStock', file: '/srv/app/lib/inventory.js', line: 8, column: 5 };
+  const make = (queuedShare: number | undefined) => {
+    const run = syntheticRun({ seed: 1, cwd: '/srv/app', durationS: 8, rps: (p) => (p < 0.3 ? 800 : 0), elu: (p) => (p < 0.3 ? 0.6 : 0.62), cores: (p) => (p < 0.3 ? 0.6 : 0.02), latencyMs: 1,
+      outgoing: [{ api: 'http', origin: '127.0.0.1:4100', perRequest: 1, msEach: 2, site: checkStock, maxSockets: 10, ...(queuedShare !== undefined ? { queuedShare } : {}) }] });
+    const connections = run.load!.options.connections;
+    run.load!.requests = { ...run.load!.requests, inFlightAtEnd: connections };
+    // The last report: as many calls as hung requests started and never answered.
+    const last = run.threads[0].growth.at(-1)!.outgoing![0];
+    last.count = last.completed + connections;
+    if (queuedShare !== undefined) last.queued = connections;
+    return run;
+  };
+  const [f] = unansweredRequests(make(1));
+  assert.equal(f.culprit?.function, 'checkStock');
+  assert.equal(f.culprit?.file, 'lib/inventory.js');
+  assert.equal(f.evidence.pendingCalls, make(1).load!.options.connections);
+  assert.equal(f.evidence.maxSockets, 10);
+  assert.match(f.summary, /still waiting for a response at the end .*queued in their http\.Agent behind its 10 sockets/);
+  assert.match(f.recommendation, /res\.resume\(\)/);
+  // Not queued: the upstream never answered; the advice is a timeout.
+  const [g] = unansweredRequests(make(undefined));
+  assert.equal(g.culprit?.function, 'checkStock');
+  assert.match(g.recommendation, /AbortSignal\.timeout/);
+  assert.doesNotMatch(g.recommendation, /res\.resume/);
+});
