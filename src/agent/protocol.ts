@@ -235,8 +235,15 @@ export interface GrowthMessage extends Envelope {
    * `current`: the listeners that emitter holds now, at this report (absent once it was
    * garbage-collected): a leak keeps them, listeners that only pile up while many requests are
    * in flight (a pipe per live stream, a waiter per pending call) are gone again.
+   * Added (agent), with `current`: `maxListeners`, that emitter's limit for the
+   * MaxListenersExceededWarning now (null = Infinity; 0 or null: no warning), `maxListenersOwn`,
+   * whether it is the emitter's own (setMaxListeners) rather than `events.defaultMaxListeners`,
+   * and `maxListenersSite`, where its own limit was lifted when the max-listeners hook saw it.
    */
-  listeners: { emitter: string; event: string; count: number; added: number; current?: number; site?: CallSite; stack?: CallStack }[];
+  listeners: {
+    emitter: string; event: string; count: number; added: number; current?: number; site?: CallSite; stack?: CallStack;
+    maxListeners?: number | null; maxListenersOwn?: boolean; maxListenersSite?: CallSite;
+  }[];
   /**
    * Where setMaxListeners(0|Infinity) or events.defaultMaxListeners = Infinity happened (at any
    * time, also before listen). `what`: 'events.defaultMaxListeners', 'EventEmitter.setMaxListeners'
