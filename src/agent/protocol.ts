@@ -139,6 +139,15 @@ export interface SampleMessage extends Envelope {
   dropped?: number;
   /** Added in v1 (agent): this interval's GCs, counted whether or not the `gc` observer was on. */
   gc?: SampleGc;
+  /**
+   * Added in v1 (agent): this sample was taken right after the full GC the agent worker forced
+   * once the load was over (the run's flush, HeapProfiler.collectGarbage; main threads with an
+   * agent worker only): `mem` and `heapAfter`, the heap used outside the young generation (the
+   * measure of `gc.heapAfterFull`), are what the app still holds with no request in flight.
+   * `gcMs`: how long the GC took to answer. At most one such sample per flush; none when the
+   * main thread was stuck or the GC did not answer within 1 s.
+   */
+  postLoadGc?: { gcMs: number; heapAfter: number };
   /** Server-side HTTP over the interval (absent before the thread serves HTTP). */
   http?: {
     started: number;
@@ -300,9 +309,10 @@ export interface StallMessage extends Envelope {
   /**
    * Added (agent): the block overlapped the agent's own work on the main thread, V8 building
    * the profiles the agent had just stopped (a heap profile with collected objects takes
-   * hundreds of ms): not the app's. Analyzers and the report leave such stalls out.
+   * hundreds of ms), or the full GC it forces after the load (`post-load-gc`, see
+   * SampleMessage.postLoadGc): not the app's. Analyzers and the report leave such stalls out.
    */
-  byAgent?: 'profile-stop';
+  byAgent?: 'profile-stop' | 'post-load-gc';
 }
 
 export interface ProfileMessage extends Envelope {

@@ -186,6 +186,31 @@ test('heap profile with config.heap includes objects already collected by GC; fl
   assert.ok(c.messages.some((m) => isSample(m) && m.pid === listen.pid && c.messages.indexOf(m) > c.messages.indexOf(heap) - 50));
 });
 
+test('flush: one sample after a full GC forced once the load is over, after the flush\'s last sample and before bye; it counts what is retained, not what was dropped', async () => {
+  const { c } = await startWith(['server.cjs']);
+  const listen = await c.waitForListen();
+  const port = listen.port!;
+  await get(port, '/retain?mb=20');
+  await get(port, '/hold?mb=60');
+  await get(port, '/release'); // 60 MB of garbage, promoted by now, and no full GC since
+  const before = await c.waitFor((m) => isSample(m) && m.pid === listen.pid && m.mem.heapUsed > 80 * 1024 * 1024, 5000, 'a sample with the garbage') as SampleMessage;
+  assert.equal(before.postLoadGc, undefined, 'regular samples are not marked');
+  const flushedAt = c.messages.length;
+  c.send({ cmd: 'flush' });
+  const bye = await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 10_000, 'bye');
+  const marked = c.messages.filter(isSample).filter((s) => s.pid === listen.pid && s.postLoadGc !== undefined);
+  assert.equal(marked.length, 1, 'one post-load sample');
+  const post = marked[0];
+  const i = c.messages.indexOf(post);
+  assert.ok(i < c.messages.indexOf(bye), 'before bye');
+  assert.ok(c.messages.slice(flushedAt, i).some((m) => isSample(m) && m.pid === listen.pid), 'after the flush\'s own last sample');
+  const { gcMs, heapAfter } = post.postLoadGc!;
+  assert.ok(gcMs >= 0 && gcMs < 1000, `gc ${gcMs} ms`);
+  assert.ok(heapAfter > 20 * 1024 * 1024, `the 20 MB retained: ${heapAfter}`);
+  assert.ok(heapAfter < before.mem.heapUsed - 40 * 1024 * 1024, `the 60 MB dropped are gone: ${heapAfter} after, ${before.mem.heapUsed} before`);
+  assert.ok(post.mem.heapUsed < before.mem.heapUsed - 40 * 1024 * 1024, 'mem was read after the GC too');
+});
+
 test('flush during a busy block: the profile is written and bye arrives before the block ends', async () => {
   const { c } = await startWith(['server.cjs']);
   const listen = await c.waitForListen();
@@ -200,6 +225,7 @@ test('flush during a busy block: the profile is written and bye arrives before t
   assert.equal(blockEnded, false, 'bye came while the main thread was still blocked');
   assert.equal(bye.type === 'bye' && bye.reason, 'flush');
   assert.ok(c.of('profile').some((p) => p.kind === 'cpu' && c.messages.indexOf(p) < c.messages.indexOf(bye)));
+  assert.ok(!c.messages.some((m) => isSample(m) && m.postLoadGc !== undefined), 'no post-load GC while the main thread is stuck');
   await blocked;
 });
 

@@ -102,3 +102,49 @@ test('memory leak: a heap that rose with the requests in flight and fell once th
   assert.deepEqual(memoryLeak(afterLoad(45)), [], 'released: 45 MB against a 40 MB baseline');
   assert.equal(memoryLeak(afterLoad(98))[0]?.code, 'HOTPATH_MEMORY_LEAK', 'still held after the load');
 });
+
+/** Probe p6-http-tiny-writes: 20 requests in flight, each ~8 MB of queued writes; the heap after full GCs rose 150 MB. */
+function withPostLoadGc(heapAfterMB: number | undefined, heapUsedAfterMB?: number) {
+  const run = syntheticRun({ heapMB: (p) => 40 + 150 * p, heapSawMB: 10, majorGcPerS: 1 });
+  const thread = run.threads[0];
+  const last = thread.samples[thread.samples.length - 1];
+  // The cool-down saw no GC: the samples after the window still read the heap of the load.
+  thread.samples.push({ ...last, t: run.load!.end + 200, mem: { ...last.mem, heapUsed: (heapUsedAfterMB ?? 200) * 1024 * 1024 } });
+  if (heapAfterMB !== undefined) {
+    thread.samples.push({ ...last, t: run.load!.end + 900, mem: { ...last.mem, heapUsed: (heapAfterMB + 2) * 1024 * 1024 }, postLoadGc: { gcMs: 35, heapAfter: heapAfterMB * 1024 * 1024 } });
+  }
+  return run;
+}
+
+test('memory leak: requests in flight held the growth: the full GC the agent forced after the load found the heap back at its baseline', () => {
+  assert.equal(memoryLeak(withPostLoadGc(undefined))[0]?.code, 'HOTPATH_MEMORY_LEAK', 'without that reading the growth stands (the probe\'s false critical)');
+  assert.deepEqual(memoryLeak(withPostLoadGc(44)), [], 'released: 44 MB after the GC against a 40 MB baseline');
+});
+
+test('memory leak: a real leak keeps its bytes through the post-load GC, and the finding says so', () => {
+  const [f] = memoryLeak(withPostLoadGc(185));
+  assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK');
+  assert.equal(f.evidence.heapAfterLoadGcBytes, 185 * 1024 * 1024);
+  assert.match(f.summary, /Once the load was over, a full GC left 185 MB: the app still holds it\./);
+});
+
+test('memory leak: the post-load GC reading outweighs a lower heap reading after the window', () => {
+  // A sample in the cool-down read low (young garbage freed, say) but the forced GC found the growth held.
+  const [f] = memoryLeak(withPostLoadGc(185, 60));
+  assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK');
+});
+
+test('memory leak: too few full GCs: a post-load GC back at the start drops the note; one still high is said', () => {
+  const run = (afterMB: number) => {
+    const r = syntheticRun({ heapMB: (p) => 5 + 30 * p, majorGcPerS: 0.1 });
+    const thread = r.threads[0];
+    const last = thread.samples[thread.samples.length - 1];
+    thread.samples.push({ ...last, t: r.load!.end + 500, postLoadGc: { gcMs: 10, heapAfter: afterMB * 1024 * 1024 } });
+    return r;
+  };
+  assert.deepEqual(memoryLeak(run(6)), []);
+  const [f] = memoryLeak(run(33));
+  assert.equal(f?.code, 'HOTPATH_HEAP_GROWTH_UNCONFIRMED');
+  assert.equal(f.evidence.heapAfterLoadGcBytes, 33 * 1024 * 1024);
+  assert.match(f.summary, /a full GC once the load was over left 33 MB/);
+});

@@ -50,8 +50,8 @@ export function windowGc(thread: ThreadTelemetry, w: Window | null): GcEvent[] {
 
 /**
  * The app's stalls overlapping the window (a stall is resent while ongoing: keep the final
- * report per start). Stalls the agent caused itself (stopping a profile: the latest report
- * says so) are left out.
+ * report per start). Stalls the agent caused itself (stopping a profile, the GC it forces after
+ * the load: the latest report says so) are left out.
  */
 export function windowStalls(thread: ThreadTelemetry, w: Window | null): StallMessage[] {
   const byStart = new Map<number, StallMessage>();
