@@ -21,7 +21,11 @@
 //
 // Control semantics (what the agent does):
 //   profile-start  start the CPU profile (and heap sampling with config.heap) of every target thread
-//   profile-stop   stop, write cpu-<pid>-<tid>.cpuprofile (heap-...heapprofile), send `profile`
+//   profile-stop   stop, write cpu-<pid>-<tid>.cpuprofile (heap-...heapprofile), send `profile`;
+//                  a retained heap sampler (profile-start's heapRetainedFrom) runs on until flush
+//   flush (also)   after the profiles, one full GC of the main thread and a sample after it
+//                  (SampleMessage.postLoadGc); the retained sampler is stopped right after that
+//                  GC and written as heap-retained-<pid>-<tid>.heapprofile
 //   flush          send the last sample/gc/growth, stop and write any running profile, then
 //                  exactly one `bye` per thread (after its `profile` messages). A blocked main
 //                  thread cannot send its last sample: the worker sends `bye` after ~500 ms anyway.
@@ -311,13 +315,21 @@ export interface StallMessage extends Envelope {
    * the profiles the agent had just stopped (a heap profile with collected objects takes
    * hundreds of ms), or the full GC it forces after the load (`post-load-gc`, see
    * SampleMessage.postLoadGc): not the app's. Analyzers and the report leave such stalls out.
+   * The stop of the allocation sampler in the middle of a `--heap` load (profile-start's
+   * heapRetainedFrom) is sent this way whatever its length (`profile-stop`, from the stop's request
+   * to its answer): the loop-delay figures leave out the samples it overlaps.
    */
   byAgent?: 'profile-stop' | 'post-load-gc';
 }
 
 export interface ProfileMessage extends Envelope {
   type: 'profile';
-  kind: 'cpu' | 'heap';
+  /**
+   * `heap-retained` (added, agent): the heap sampler restarted at the control's `heapRetainedFrom`
+   * without keeping collected objects and stopped right after the post-load GC: what was
+   * allocated from then on and is still alive with the load over (`start`: the restart).
+   */
+  kind: 'cpu' | 'heap' | 'heap-retained';
   /** File name inside the run directory. */
   file: string;
   /** Epoch ms of the profiled window. */
@@ -355,7 +367,11 @@ export type AgentMessage =
 interface ControlBase { v: typeof PROTOCOL_VERSION; type: 'control'; seq?: number }
 export type ControlMessage =
   | ControlBase & { cmd: 'phase'; phase: RunPhase }
-  | ControlBase & { cmd: 'profile-start' }
+  /**
+   * `heapRetainedFrom` (added, CLI; with config.heap): epoch ms at which the agent restarts the
+   * heap sampler without keeping collected objects (ProfileMessage kind `heap-retained`).
+   */
+  | ControlBase & { cmd: 'profile-start'; heapRetainedFrom?: number }
   | ControlBase & { cmd: 'profile-stop' }
   | ControlBase & { cmd: 'flush' };
 

@@ -1,5 +1,5 @@
 // One full GC of the main thread after the load, through the agent worker's inspector session
-// (HeapProfiler.collectGarbage), so that the main thread's next memory reading says what the
+// (HeapProfiler.collectGarbage: V8 runs it as a task on the main thread's loop), so that the main thread's next memory reading says what the
 // app still holds once the requests are gone. Under load the heap left after full GCs also
 // holds the requests in flight (their bodies, queued writes): it rises with the concurrency and
 // the latency like a leak does, and a short cool-down often sees no GC at all before the target
@@ -14,10 +14,12 @@ import { disconnect } from './inspector-profiler.js';
 import { epochNow } from '../clock.js';
 
 /**
- * The whole step (the GC and the main thread's reading after it) gives up after this long: the
- * end of a run does not wait longer on it (a multi-GB heap, a main thread busy with the last requests).
+ * The GC gives up after this long (a multi-GB heap, a main thread busy with the last requests:
+ * V8 runs it as a task on the main thread's loop): the end of a run does not wait longer on it.
  */
 export const POST_LOAD_GC_TIMEOUT_MS = 1000;
+/** Then the main thread's reading, which it takes as soon as its loop comes round after the GC. */
+export const POST_LOAD_SAMPLE_WAIT_MS = 250;
 
 /**
  * A main thread without a heartbeat for this long is stuck (a long synchronous block): it could

@@ -23,6 +23,9 @@ export const NODES: { name: string; bin: string }[] = [
     .filter((n) => existsSync(n.bin)),
 ];
 
+/** A control message without its envelope (each command with its own fields). */
+type ControlBody = ControlMessage extends infer M ? M extends ControlMessage ? Omit<M, 'v' | 'type'> : never : never;
+
 export class Collector {
   readonly messages: AgentMessage[] = [];
   readonly dir = mkdtempSync(join(tmpdir(), 'hotpath-agent-test-'));
@@ -35,7 +38,7 @@ export class Collector {
     return new Promise((resolve) => this.server.listen(this.socketPath, resolve));
   }
 
-  send(msg: Omit<ControlMessage, 'v' | 'type'>): void {
+  send(msg: ControlBody): void {
     const line = JSON.stringify({ v: 1, type: 'control', ...msg }) + '\n';
     for (const c of this.conns) c.write(line);
   }
