@@ -1,14 +1,14 @@
 // Memory leak: the heap left after garbage collection keeps rising over the run. Judged on
 // the trend of the heap left after full GCs (the agent reads it after every full GC:
 // signals/gc-activity.ts), with slope and fit over the whole window, never on one sample: a
-// heap that grows then gets collected is not a leak.
+// heap that grows then gets collected is not a leak. The culprit comes from what was still alive
+// after the load (signals/leak-culprit.ts).
 
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { busiestThread, loadWindow, windowSamples, type Window } from './signals/load-window.js';
 import { gcActivity, type GcActivity } from './signals/gc-activity.js';
-import { allocationsOf } from './signals/heap-profile.js';
-import { frameCulprit } from './signals/culprit.js';
+import { leakCulprit } from './signals/leak-culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { linearFit, round, type LinearFit } from './signals/stats.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
@@ -31,8 +31,6 @@ export const LEAK_MIN_R2 = 0.8;
 /** Doubling the heap within one run is critical. */
 export const LEAK_CRITICAL_RATIO = 1;
 export const LEAK_BASE_IMPACT = 0.05;
-/** An allocation site must hold this share of sampled bytes to be named. */
-export const LEAK_CULPRIT_MIN_SHARE = 0.1;
 
 export function memoryLeak(run: RunData): Finding[] {
   const w = loadWindow(run);
@@ -216,10 +214,7 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, grow
   const series = requestSeries(thread);
   const requests = requestsAt(series, w.end) - requestsAt(series, w.start);
   const trend = latencyTrend(run);
-  const alloc = allocationsOf(run);
-  // The same site gc-pressure names: the top app allocator, or the callee V8 inlined into it.
-  const top = alloc?.culprit && alloc.culprit.share >= LEAK_CULPRIT_MIN_SHARE ? alloc.culprit : undefined;
-  const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
+  const { culprit, text, evidence, profiled } = leakCulprit(run, w);
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   const perRequest = requests > 0 ? growth / requests : 0;
   return {
@@ -230,16 +225,16 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, grow
     summary: `The heap left after GC grew by ${mb(growth)} MB over ${round(w.durationMs / 1000, 0)} s (from ${mb(baseline)} MB, ${mb(slope * 60)} MB per minute` +
       `${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), a steady rise (R² ${round(r2, 2)}).` +
       (after ? ` Once the load was over, a full GC left ${mb(after.bytes)} MB: the app still holds it.` : '') +
-      (culprit ? ` The largest app allocation site is \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : ''),
+      text,
     evidence: {
       heapGrowthBytes: Math.round(growth), heapBaselineBytes: Math.round(baseline), slopeBytesPerSecond: Math.round(slope),
       fitR2: round(r2, 3), ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
       ...(after ? { heapAfterLoadGcBytes: after.bytes } : {}),
-      ...(alloc ? { topAllocators: alloc.sites.slice(0, 5).map((s) => ({ function: s.frame.name, file: s.frame.file, line: s.frame.line, share: round(s.share, 3) })) } : {}),
+      ...evidence,
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: alloc ? memoryLeakAdvice : `${memoryLeakAdvice}\n\n${heapProfileHint}`,
+    recommendation: profiled ? memoryLeakAdvice : `${memoryLeakAdvice}\n\n${heapProfileHint}`,
     impact: Math.max(LEAK_BASE_IMPACT, creepShare(trend)),
   };
 }
