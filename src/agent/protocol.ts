@@ -25,7 +25,11 @@
 //                  in `http`, from then on. Sent once the CLI chose, and again to every
 //                  connection that opens later (the one command the CLI replays).
 //   profile-start  start the CPU profile (and heap sampling with config.heap) of every target thread
-//   profile-stop   stop, write cpu-<pid>-<tid>.cpuprofile (heap-...heapprofile), send `profile`
+//   profile-stop   stop, write cpu-<pid>-<tid>.cpuprofile (heap-...heapprofile), send `profile`;
+//                  a retained heap sampler (profile-start's heapRetainedFrom) runs on until flush
+//   flush (also)   after the profiles, one full GC of the main thread and a sample after it
+//                  (SampleMessage.postLoadGc); the retained sampler is stopped right after that
+//                  GC and written as heap-retained-<pid>-<tid>.heapprofile
 //   flush          send the last sample/gc/growth, stop and write any running profile, then
 //                  exactly one `bye` per thread (after its `profile` messages). A blocked main
 //                  thread cannot send its last sample: the worker sends `bye` after ~500 ms anyway.
@@ -152,6 +156,15 @@ export interface SampleMessage extends Envelope {
    * no figure of `http`.
    */
   httpOther?: number;
+  /**
+   * Added in v1 (agent): this sample was taken right after the full GC the agent worker forced
+   * once the load was over (the run's flush, HeapProfiler.collectGarbage; main threads with an
+   * agent worker only): `mem` and `heapAfter`, the heap used outside the young generation (the
+   * measure of `gc.heapAfterFull`), are what the app still holds with no request in flight.
+   * `gcMs`: how long the GC took to answer. At most one such sample per flush; none when the
+   * main thread was stuck or the GC did not answer within 1 s.
+   */
+  postLoadGc?: { gcMs: number; heapAfter: number };
   /** Server-side HTTP over the interval (absent before the thread serves HTTP). */
   http?: {
     started: number;
@@ -261,8 +274,15 @@ export interface GrowthMessage extends Envelope {
    * `current`: the listeners that emitter holds now, at this report (absent once it was
    * garbage-collected): a leak keeps them, listeners that only pile up while many requests are
    * in flight (a pipe per live stream, a waiter per pending call) are gone again.
+   * Added (agent), with `current`: `maxListeners`, that emitter's limit for the
+   * MaxListenersExceededWarning now (null = Infinity; 0 or null: no warning), `maxListenersOwn`,
+   * whether it is the emitter's own (setMaxListeners) rather than `events.defaultMaxListeners`,
+   * and `maxListenersSite`, where its own limit was lifted when the max-listeners hook saw it.
    */
-  listeners: { emitter: string; event: string; count: number; added: number; current?: number; site?: CallSite; stack?: CallStack }[];
+  listeners: {
+    emitter: string; event: string; count: number; added: number; current?: number; site?: CallSite; stack?: CallStack;
+    maxListeners?: number | null; maxListenersOwn?: boolean; maxListenersSite?: CallSite;
+  }[];
   /**
    * Where setMaxListeners(0|Infinity) or events.defaultMaxListeners = Infinity happened (at any
    * time, also before listen). `what`: 'events.defaultMaxListeners', 'EventEmitter.setMaxListeners'
@@ -329,14 +349,23 @@ export interface StallMessage extends Envelope {
   /**
    * Added (agent): the block overlapped the agent's own work on the main thread, V8 building
    * the profiles the agent had just stopped (a heap profile with collected objects takes
-   * hundreds of ms): not the app's. Analyzers and the report leave such stalls out.
+   * hundreds of ms), or the full GC it forces after the load (`post-load-gc`, see
+   * SampleMessage.postLoadGc): not the app's. Analyzers and the report leave such stalls out.
+   * The stop of the allocation sampler in the middle of a `--heap` load (profile-start's
+   * heapRetainedFrom) is sent this way whatever its length (`profile-stop`, from the stop's request
+   * to its answer): the loop-delay figures leave out the samples it overlaps.
    */
-  byAgent?: 'profile-stop';
+  byAgent?: 'profile-stop' | 'post-load-gc';
 }
 
 export interface ProfileMessage extends Envelope {
   type: 'profile';
-  kind: 'cpu' | 'heap';
+  /**
+   * `heap-retained` (added, agent): the heap sampler restarted at the control's `heapRetainedFrom`
+   * without keeping collected objects and stopped right after the post-load GC: what was
+   * allocated from then on and is still alive with the load over (`start`: the restart).
+   */
+  kind: 'cpu' | 'heap' | 'heap-retained';
   /** File name inside the run directory. */
   file: string;
   /** Epoch ms of the profiled window. */
@@ -375,7 +404,11 @@ interface ControlBase { v: typeof PROTOCOL_VERSION; type: 'control'; seq?: numbe
 export type ControlMessage =
   | ControlBase & { cmd: 'target'; port?: number; pipe?: string }
   | ControlBase & { cmd: 'phase'; phase: RunPhase }
-  | ControlBase & { cmd: 'profile-start' }
+  /**
+   * `heapRetainedFrom` (added, CLI; with config.heap): epoch ms at which the agent restarts the
+   * heap sampler without keeping collected objects (ProfileMessage kind `heap-retained`).
+   */
+  | ControlBase & { cmd: 'profile-start'; heapRetainedFrom?: number }
   | ControlBase & { cmd: 'profile-stop' }
   | ControlBase & { cmd: 'flush' };
 

@@ -12,7 +12,7 @@
 import { isMainThread, threadId, Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import type * as net from 'node:net';
-import type { AgentConfig, ControlMessage } from './protocol.js';
+import type { AgentConfig, ControlMessage, SampleMessage } from './protocol.js';
 import { AgentConnection } from './connection.js';
 import { buildHello } from './hello.js';
 import { watchClusterFork } from './cluster-primary.js';
@@ -29,6 +29,8 @@ import { InspectorProfiler } from './profiling/inspector-profiler.js';
 import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-rescue.js';
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
 import { MAIN_FLUSHED, type AgentWorkerData } from './worker/worker-data.js';
+import { isPostLoadGc, POST_LOAD_SAMPLED } from './profiling/post-load-gc.js';
+import { oldGenerationUsed } from './collectors/full-gc-canary.js';
 import type { GrowthHooks } from './hooks/growth-hooks.js';
 
 /** Growth totals go out at most this often (and only when they changed). */
@@ -98,13 +100,24 @@ export class ThreadAgent {
     }
   }
 
-  private sendSample(): void {
+  private sendSample(postLoadGc?: SampleMessage['postLoadGc']): void {
     if (this.beat !== undefined) this.beat[0] = epochNow();
     const events = this.gc.take();
     if (events.length > 0) this.conn.send({ type: 'gc', events });
     const sample = this.sampler.take(this.conn.dropped + this.gc.dropped);
     sample.gc = this.gc.takeInterval();
+    if (postLoadGc !== undefined) sample.postLoadGc = postLoadGc;
     this.conn.send(sample);
+  }
+
+  /**
+   * The sample right after the full GC the worker forced once the load was over: what the app
+   * still holds (post-load-gc.ts). The worker says bye once it has left the process.
+   */
+  private sendPostLoadSample(worker: Worker, gcMs: number): void {
+    if (!this.started) return;
+    this.sendSample({ gcMs, heapAfter: oldGenerationUsed() });
+    this.conn.afterWrites(() => safely('post-load-gc', () => worker.postMessage(POST_LOAD_SAMPLED)));
   }
 
   private sendGrowth(): void {
@@ -137,6 +150,9 @@ export class ThreadAgent {
     }
     for (const owned of [worker, worker.stdout, worker.stderr]) threadState.agentOwned.add(owned);
     listen(worker, 'error', (err: unknown) => reportError('agent-worker', err));
+    listen(worker, 'message', (m: unknown) => {
+      if (isPostLoadGc(m)) safely('post-load-gc', () => this.sendPostLoadSample(worker, m.hotpathPostLoadGc.gcMs));
+    });
     // After the listeners: unref() also unrefs the message port a 'message' listener refs.
     worker.unref();
     return worker;

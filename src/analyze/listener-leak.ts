@@ -1,6 +1,7 @@
 // Listener leak: listeners for one event on one emitter keep growing with the requests
 // served. Culprit: the call site that keeps adding them. A silenced MaxListenersExceededWarning
-// (setMaxListeners(0|Infinity), events.defaultMaxListeners = Infinity) is named with its site.
+// (setMaxListeners(0|Infinity), events.defaultMaxListeners = Infinity) is named with its site,
+// when it applies to the emitter that leaks (see silencing()).
 
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { GrowthMessage } from '../agent/protocol.js';
@@ -27,6 +28,8 @@ export const LISTENER_LEAK_MIN_KEPT = 0.5;
 export const LISTENER_LEAK_BASE_IMPACT = 0.05;
 
 type ListenerEntry = GrowthMessage['listeners'][number];
+type Disabled = GrowthMessage['maxListenersDisabled'][number];
+interface Silenced { what: string; value: number | null; at?: string }
 
 export function listenerLeak(run: RunData): Finding[] {
   const trend = latencyTrend(run);
@@ -82,13 +85,13 @@ function kept(entry: ListenerEntry, s: GrowthStats): boolean {
 
 function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: GrowthStats, all: GrowthStats | undefined, trend: ReturnType<typeof latencyTrend>): Finding {
   const culprit = isAppSite(entry.site) ? siteCulprit(entry.site, run.cwd) : undefined;
-  const silenced = last.maxListenersDisabled.map((d) => ({
-    what: d.what, value: d.value, ...(d.site ? { at: `${relativeFile(d.site.file, run.cwd)}:${d.site.line}` } : {}),
-  }));
+  const { silenced, known } = silencing(entry, last.maxListenersDisabled, run.cwd);
   const across = acrossSockets(run, entry, s, all);
   const perRequest = Math.max(s.perRequest, across?.perRequest ?? 0) >= LISTENER_LEAK_CRITICAL_PER_REQUEST;
   const where = culprit ? ` Added at ${culprit.file}:${culprit.line} in \`${culprit.function}\`.` : '';
-  const warning = silenced.length > 0 ? ` The MaxListenersExceededWarning was silenced (${silenced.map((d) => d.at ? `${d.what} at ${d.at}` : d.what).join('; ')}).` : '';
+  const warning = silenced.length > 0
+    ? ` The MaxListenersExceededWarning ${known ? 'was' : 'may have been'} silenced (${silenced.map((d) => d.at ? `${d.what} at ${d.at}` : d.what).join('; ')}).`
+    : '';
   const rate = across !== undefined
     ? `${round(s.perRequest, 2)} per request on that one; about ${across.perRequest} per request over the ${across.sockets} open connections`
     : s.perRequest > 0 ? `${round(s.perRequest, 2)} per request` : `${round(s.perSecond, 1)} per second`;
@@ -101,6 +104,7 @@ function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: Gro
     evidence: {
       emitter: entry.emitter, event: entry.event, listeners: entry.count, listenersAtStart: s.first, added: s.delta,
       ...(entry.current !== undefined ? { listenersAtEnd: entry.current } : {}),
+      ...(entry.maxListeners !== undefined ? { maxListeners: entry.maxListeners ?? Infinity } : {}),
       perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation,
       ...(across !== undefined ? { perRequestAllSockets: across.perRequest, openConnections: across.sockets } : {}),
       ...(silenced.length > 0 ? { maxListenersDisabled: silenced } : {}),
@@ -110,4 +114,36 @@ function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: Gro
     recommendation: listenerLeakAdvice(entry.emitter, entry.event) + (silenced.length > 0 ? `\n\n${maxListenersAdvice}` : ''),
     impact: Math.max(creepShare(trend), LISTENER_LEAK_BASE_IMPACT),
   };
+}
+
+const lifts = (limit: number | null): boolean => limit === null || limit === 0;
+const isDefault = (d: Disabled): boolean => d.what === 'events.defaultMaxListeners';
+/** setMaxListeners on an emitter of that class (`<Class>.setMaxListeners`), or the static form, whose targets are unnamed. */
+const onClass = (d: Disabled, emitter: string): boolean => d.what === `${emitter}.setMaxListeners` || d.what === 'EventEmitter.setMaxListeners';
+
+/**
+ * The silencings of the MaxListenersExceededWarning that apply to the emitter that leaks. The
+ * agent reports that emitter's limit now (`maxListeners`): lifted on its own (setMaxListeners on
+ * it, at `maxListenersSite` when seen) or through `events.defaultMaxListeners` (which applies to
+ * emitters without their own). A limit that is not lifted silenced nothing, whatever other
+ * emitters did (fastify's avvio lifts its own Boot's limit; a leak on the app's emitter still
+ * printed the warning). Without that reading (an older agent, the emitter collected) the
+ * candidates are the default and the setMaxListeners calls on emitters of its class: `known` false.
+ */
+export function silencing(entry: ListenerEntry, disabled: readonly Disabled[], cwd: string): { silenced: Silenced[]; known: boolean } {
+  const row = (d: { what: string; value: number | null; site?: Disabled['site'] }): Silenced => ({
+    what: d.what, value: d.value, ...(d.site ? { at: `${relativeFile(d.site.file, cwd)}:${d.site.line}` } : {}),
+  });
+  if (entry.maxListeners === undefined) {
+    return { silenced: disabled.filter((d) => isDefault(d) || onClass(d, entry.emitter)).map(row), known: false };
+  }
+  if (!lifts(entry.maxListeners)) return { silenced: [], known: true };
+  if (entry.maxListenersOwn === false) {
+    const byDefault = disabled.filter(isDefault);
+    return { silenced: (byDefault.length > 0 ? byDefault : [{ what: 'events.defaultMaxListeners', value: entry.maxListeners }]).map(row), known: true };
+  }
+  const own = `${entry.emitter}.setMaxListeners`;
+  if (entry.maxListenersSite) return { silenced: [row({ what: own, value: entry.maxListeners, site: entry.maxListenersSite })], known: true };
+  const byClass = disabled.filter((d) => onClass(d, entry.emitter));
+  return { silenced: (byClass.length > 0 ? byClass : [{ what: own, value: entry.maxListeners }]).map(row), known: true };
 }

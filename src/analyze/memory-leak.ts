@@ -1,14 +1,14 @@
 // Memory leak: the heap left after garbage collection keeps rising over the run. Judged on
 // the trend of the heap left after full GCs (the agent reads it after every full GC:
 // signals/gc-activity.ts), with slope and fit over the whole window, never on one sample: a
-// heap that grows then gets collected is not a leak.
+// heap that grows then gets collected is not a leak. The culprit comes from what was still alive
+// after the load (signals/leak-culprit.ts).
 
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { busiestThread, loadWindow, windowSamples, type Window } from './signals/load-window.js';
 import { gcActivity, type GcActivity } from './signals/gc-activity.js';
-import { allocationsOf } from './signals/heap-profile.js';
-import { frameCulprit } from './signals/culprit.js';
+import { leakCulprit } from './signals/leak-culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { linearFit, round, type LinearFit } from './signals/stats.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
@@ -31,8 +31,6 @@ export const LEAK_MIN_R2 = 0.8;
 /** Doubling the heap within one run is critical. */
 export const LEAK_CRITICAL_RATIO = 1;
 export const LEAK_BASE_IMPACT = 0.05;
-/** An allocation site must hold this share of sampled bytes to be named. */
-export const LEAK_CULPRIT_MIN_SHARE = 0.1;
 
 export function memoryLeak(run: RunData): Finding[] {
   const w = loadWindow(run);
@@ -41,15 +39,17 @@ export function memoryLeak(run: RunData): Finding[] {
   const gc = gcActivity([thread], w);
   const offHeap = externalLeak(run, thread, w, gc.fullGcs);
   const envelope = heapEnvelope(gc.heapAfterFull, w);
-  if (envelope.length < LEAK_MIN_MAJOR_GCS) return offHeap.length > 0 ? offHeap : unconfirmedGrowth(thread, w, gc.fullGcs);
+  if (envelope.length < LEAK_MIN_MAJOR_GCS) return offHeap.length > 0 ? offHeap : unconfirmedGrowth(thread, w, gc.fullGcs, postLoadHeap(thread, w));
   const { fit, growth } = trend(envelope, w);
   // The line's start, but never below the smallest heap a full GC left up to the window's end
   // (startup included): a leaking heap does not shrink, and a line through a late first full GC
   // (or a heap growing faster than linearly) extrapolates to a start no real heap had (0.1 MB).
   const floor = Math.min(...gcActivity([thread], null).heapAfterFull.filter((p) => p.t <= w.end).map((p) => p.bytes), ...envelope.map((p) => p.bytes));
   const baseline = Math.max(1, fit.intercept, floor);
-  if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline) || releasedAfterLoad(thread, w, baseline, growth)) return offHeap;
-  return [finding(run, thread, w, fit.slope, growth, baseline, fit.r2), ...offHeap];
+  if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline)) return offHeap;
+  const after = postLoadHeap(thread, w);
+  if (releasedAfterLoad(thread, w, after, baseline, growth)) return offHeap;
+  return [finding(run, thread, w, { slope: fit.slope, growth, baseline, r2: fit.r2, after }), ...offHeap];
 }
 
 /**
@@ -128,15 +128,28 @@ function keepsGrowing(envelope: HeapPoint[], w: Window, baseline: number, minByt
 /**
  * A leak keeps what it holds when the load stops. Requests in flight hold their data (a 1 MB
  * response per request, queued writes while the client lags), so the heap after full GCs rises
- * with latency under load and falls once the requests drain: a heap reading after the window
- * (any GC lowers heapUsed, none raises it) that fell below the baseline plus this share of the
- * growth says the growth was not retained.
+ * with latency under load and falls once the requests drain: a heap after the load below the
+ * baseline plus this share of the growth says the growth was not retained.
  */
 export const LEAK_RELEASED_SHARE = 0.5;
 
-function releasedAfterLoad(thread: ThreadTelemetry, w: Window, baseline: number, growth: number): boolean {
-  const after = thread.samples.filter((s) => s.t > w.end && s.t <= w.end + 5000);
-  return after.some((s) => s.mem.heapUsed < baseline + LEAK_RELEASED_SHARE * growth);
+/** The heap the agent read after the full GC it forced once the load was over (SampleMessage.postLoadGc). */
+export function postLoadHeap(thread: ThreadTelemetry, w: Window): HeapPoint | undefined {
+  const s = thread.samples.find((x) => x.postLoadGc !== undefined && x.t > w.end);
+  return s?.postLoadGc ? { t: s.t, bytes: s.postLoadGc.heapAfter } : undefined;
+}
+
+/**
+ * Whether the heap fell back after the load. The agent's reading after a full GC with no request
+ * in flight (`after`) says it either way: a leak keeps its bytes through that GC. Without it (an
+ * older agent, a main thread stuck at the end, a worker-thread target), any heap reading in the
+ * 5 s after the window that fell that low (any GC lowers heapUsed, none raises it); no such
+ * reading (no GC ran before the target was stopped) leaves the growth standing.
+ */
+function releasedAfterLoad(thread: ThreadTelemetry, w: Window, after: HeapPoint | undefined, baseline: number, growth: number): boolean {
+  const limit = baseline + LEAK_RELEASED_SHARE * growth;
+  if (after !== undefined) return after.bytes < limit;
+  return thread.samples.some((s) => s.t > w.end && s.t <= w.end + 5000 && s.mem.heapUsed < limit);
 }
 
 /**
@@ -164,13 +177,18 @@ function lowestPerSegment(points: HeapPoint[], w: Window): HeapPoint[] {
 /** Heap growth worth a note when too few full GCs ran to tell garbage from a leak. */
 export const LEAK_UNCONFIRMED_MIN_BYTES = 16 * 1024 * 1024;
 
-/** An info finding: the heap grew a lot, but without full GCs nothing says it is retained. */
-function unconfirmedGrowth(thread: ThreadTelemetry, w: Window, majors: number): Finding[] {
+/**
+ * An info finding: the heap grew a lot, but without full GCs nothing says it is retained. The
+ * full GC the agent forced after the load answers part of it: a heap back near where the load
+ * began was garbage or requests in flight (no note); one still high is said.
+ */
+function unconfirmedGrowth(thread: ThreadTelemetry, w: Window, majors: number, after: HeapPoint | undefined): Finding[] {
   const samples = windowSamples(thread, w);
   if (samples.length < 2) return [];
   const start = samples[0].mem.heapUsed;
   const end = samples[samples.length - 1].mem.heapUsed;
   if (end - start < LEAK_UNCONFIRMED_MIN_BYTES) return [];
+  if (after !== undefined && after.bytes < start + LEAK_RELEASED_SHARE * (end - start)) return [];
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   return [{
     code: 'HOTPATH_HEAP_GROWTH_UNCONFIRMED',
@@ -178,21 +196,25 @@ function unconfirmedGrowth(thread: ThreadTelemetry, w: Window, majors: number): 
     severity: 'info',
     title: 'The heap grew, but too few full GCs ran to call it a leak',
     summary: `Heap used went from ${mb(start)} MB to ${mb(end)} MB during the load with ${majors} full GC${majors === 1 ? '' : 's'}; ` +
-      `only full GCs free the old generation, so this may be garbage not yet collected.`,
-    evidence: { heapUsedStartBytes: start, heapUsedEndBytes: end, majorGcs: majors, minMajorGcs: LEAK_MIN_MAJOR_GCS },
+      (after !== undefined
+        ? `a full GC once the load was over left ${mb(after.bytes)} MB: most of the growth is still held, but with so few full GCs during the load its trend is unknown.`
+        : `only full GCs free the old generation, so this may be garbage not yet collected.`),
+    evidence: {
+      heapUsedStartBytes: start, heapUsedEndBytes: end, majorGcs: majors, minMajorGcs: LEAK_MIN_MAJOR_GCS,
+      ...(after !== undefined ? { heapAfterLoadGcBytes: after.bytes } : {}),
+    },
     recommendation: `Run longer (for example \`-d 60s\`) so that at least ${LEAK_MIN_MAJOR_GCS} full GCs happen, with \`--heap\` to see who allocates.`,
     impact: 0,
   }];
 }
 
-function finding(run: RunData, thread: ThreadTelemetry, w: Window, slope: number, growth: number, baseline: number, r2: number): Finding {
+interface LeakTrend { slope: number; growth: number; baseline: number; r2: number; after: HeapPoint | undefined }
+
+function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, growth, baseline, r2, after }: LeakTrend): Finding {
   const series = requestSeries(thread);
   const requests = requestsAt(series, w.end) - requestsAt(series, w.start);
   const trend = latencyTrend(run);
-  const alloc = allocationsOf(run);
-  // The same site gc-pressure names: the top app allocator, or the callee V8 inlined into it.
-  const top = alloc?.culprit && alloc.culprit.share >= LEAK_CULPRIT_MIN_SHARE ? alloc.culprit : undefined;
-  const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
+  const { culprit, text, evidence, profiled } = leakCulprit(run, w);
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   const perRequest = requests > 0 ? growth / requests : 0;
   return {
@@ -202,15 +224,17 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, slope: number
     title: 'The heap keeps growing after garbage collection',
     summary: `The heap left after GC grew by ${mb(growth)} MB over ${round(w.durationMs / 1000, 0)} s (from ${mb(baseline)} MB, ${mb(slope * 60)} MB per minute` +
       `${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), a steady rise (R² ${round(r2, 2)}).` +
-      (culprit ? ` The largest app allocation site is \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : ''),
+      (after ? ` Once the load was over, a full GC left ${mb(after.bytes)} MB: the app still holds it.` : '') +
+      text,
     evidence: {
       heapGrowthBytes: Math.round(growth), heapBaselineBytes: Math.round(baseline), slopeBytesPerSecond: Math.round(slope),
       fitR2: round(r2, 3), ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
-      ...(alloc ? { topAllocators: alloc.sites.slice(0, 5).map((s) => ({ function: s.frame.name, file: s.frame.file, line: s.frame.line, share: round(s.share, 3) })) } : {}),
+      ...(after ? { heapAfterLoadGcBytes: after.bytes } : {}),
+      ...evidence,
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: alloc ? memoryLeakAdvice : `${memoryLeakAdvice}\n\n${heapProfileHint}`,
+    recommendation: profiled ? memoryLeakAdvice : `${memoryLeakAdvice}\n\n${heapProfileHint}`,
     impact: Math.max(LEAK_BASE_IMPACT, creepShare(trend)),
   };
 }

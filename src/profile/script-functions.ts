@@ -4,6 +4,7 @@
 // and to say which named function an anonymous one lies in (anonymous-names.ts).
 
 import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
+import { urlToPath } from './classify-frame.js';
 
 /** Function ranges per script URL, as written by the agent (`functions-<pid>-<tid>.json`). */
 export type FunctionRanges = Readonly<Record<string, readonly FunctionRangeRow[]>>;
@@ -122,17 +123,45 @@ export function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-const built = new WeakMap<FunctionRanges, Map<string, ScriptFunctions>>();
+/**
+ * One key per script whatever form its URL takes: V8 names a CommonJS file by its plain path in
+ * a heap profile's call frames and by its `file://` URL in the CPU profile and in the coverage the
+ * ranges come from (ES modules are `file://` everywhere). Scripts that are not files keep their URL.
+ */
+export function scriptKey(url: string): string {
+  return urlToPath(url) ?? url;
+}
+
+interface ScriptEntry {
+  /** The URL the ranges were written under (the functions carry it, as the CPU profile does). */
+  url: string;
+  rows: readonly FunctionRangeRow[];
+  built?: ScriptFunctions;
+}
+
+const built = new WeakMap<FunctionRanges, Map<string, ScriptEntry>>();
+
+function scriptsOf(ranges: FunctionRanges): Map<string, ScriptEntry> {
+  let scripts = built.get(ranges);
+  if (!scripts) {
+    scripts = new Map();
+    for (const [url, rows] of Object.entries(ranges)) {
+      const key = scriptKey(url);
+      if (!scripts.has(key)) scripts.set(key, { url, rows });
+    }
+    built.set(ranges, scripts);
+  }
+  return scripts;
+}
 
 /**
- * The functions of one script of a run's `ranges`, or undefined when it has none. Built once per
+ * The functions of one script of a run's `ranges`, or undefined when it has none, looked up by
+ * `scriptKey` (a heap profile's plain path finds the ranges of its `file://` URL). Built once per
  * ranges object and script: every view of a run (its CPU and heap profiles, its stalls) shares them.
  */
 export function scriptFunctions(ranges: FunctionRanges | undefined, url: string): ScriptFunctions | undefined {
-  if (!ranges || !Object.hasOwn(ranges, url)) return undefined;
-  let scripts = built.get(ranges);
-  if (!scripts) built.set(ranges, (scripts = new Map()));
-  let script = scripts.get(url);
-  if (!script) scripts.set(url, (script = new ScriptFunctions(url, ranges[url])));
-  return script;
+  if (!ranges) return undefined;
+  const entry = scriptsOf(ranges).get(scriptKey(url));
+  if (!entry) return undefined;
+  return (entry.built ??= new ScriptFunctions(entry.url, entry.rows));
 }

@@ -4,7 +4,7 @@
 import type { SampleMessage } from '../agent/protocol.js';
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { TelemetrySummary } from './report-schema.js';
-import { loadWindow, targetThreads, windowSamples, windowStalls } from '../analyze/signals/load-window.js';
+import { loadWindow, loopDelaySamples, targetThreads, windowSamples, windowStalls } from '../analyze/signals/load-window.js';
 import { gcActivity, roundKinds, type GcActivity } from '../analyze/signals/gc-activity.js';
 import { max, percentile, round, sum, weightedMean, weightedPercentile } from '../analyze/signals/stats.js';
 import { latencyWeight } from '../analyze/signals/latency-weight.js';
@@ -23,7 +23,7 @@ export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   return {
     targets: threads.map((t) => ({ pid: t.pid, threadId: t.threadId, ...portOf(t, run.meta.target?.port) })),
     window: w ? { start: w.start, end: w.end, durationMs: w.durationMs } : null,
-    eventLoop: { ...eventLoop(samples), ...profiledUtilization(run) },
+    eventLoop: { ...eventLoop(samples, threads.flatMap((t) => loopDelaySamples(t, w))), ...profiledUtilization(run) },
     cpu: cpu(onePerProcess(perThread), durationMs),
     memory: memory(perThread[0].samples),
     gc: gcSummary(gc),
@@ -38,12 +38,13 @@ function portOf(t: ThreadTelemetry, driven: number | undefined): { port?: number
   return port !== undefined ? { port } : {};
 }
 
-function eventLoop(samples: SampleMessage[]): TelemetrySummary['eventLoop'] {
+/** `delay`: the samples without the agent's own pauses (loopDelaySamples), as the analyzers read them. */
+function eventLoop(samples: SampleMessage[], delay: SampleMessage[]): TelemetrySummary['eventLoop'] {
   const weights = samples.map((s) => s.intervalMs);
   return {
-    delayP50Ms: round(percentile(samples.map((s) => s.eld.p50), 50), 3),
-    delayP99Ms: round(percentile(samples.map((s) => s.eld.p99), 99), 3),
-    delayMaxMs: round(max(samples.map((s) => s.eld.max)), 3),
+    delayP50Ms: round(percentile(delay.map((s) => s.eld.p50), 50), 3),
+    delayP99Ms: round(percentile(delay.map((s) => s.eld.p99), 99), 3),
+    delayMaxMs: round(max(delay.map((s) => s.eld.max)), 3),
     utilizationMean: round(weightedMean(samples.map((s) => s.elu), weights), 4),
     utilizationMax: round(max(samples.map((s) => s.elu)), 4),
   };

@@ -6,7 +6,7 @@ import type {
   HelloMessage, ListenMessage, SampleMessage, GcEvent, GrowthMessage, StallMessage, ErrorMessage,
 } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
-import type { RunMeta } from './schema.js';
+import type { ProfileKind, RunMeta } from './schema.js';
 
 /** Everything one agent (one process, or one worker thread of it) reported, in time order. */
 export interface ThreadTelemetry {
@@ -24,7 +24,7 @@ export interface ThreadTelemetry {
 }
 
 export interface ProfileRef {
-  kind: 'cpu' | 'heap';
+  kind: ProfileKind;
   pid: number;
   threadId: number;
   /** Absolute path of the profile file. */

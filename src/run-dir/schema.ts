@@ -23,9 +23,16 @@ export const RUN_FILES = {
 } as const;
 
 /** Name of a profile file, as the agent writes it: `cpu-<pid>-<tid>.cpuprofile`. */
-export function profileFileName(kind: 'cpu' | 'heap', pid: number, threadId: number): string {
-  return kind === 'cpu' ? `cpu-${pid}-${threadId}.cpuprofile` : `heap-${pid}-${threadId}.heapprofile`;
+export function profileFileName(kind: ProfileKind, pid: number, threadId: number): string {
+  return kind === 'cpu' ? `cpu-${pid}-${threadId}.cpuprofile` : `${kind}-${pid}-${threadId}.heapprofile`;
 }
+
+/**
+ * `heap`: allocations (collected objects included) of the load window, or of its first part when
+ * the retained view was recorded; `heap-retained`: what was allocated in the rest of the window
+ * and was still alive after the full GC the agent forced once the load was over.
+ */
+export type ProfileKind = 'cpu' | 'heap' | 'heap-retained';
 
 export interface RunMeta {
   version: typeof RUN_DIR_VERSION;
@@ -58,7 +65,7 @@ export interface RunMeta {
   };
   options: Record<string, unknown>;
   /** Profile files in this directory. */
-  profiles: { kind: 'cpu' | 'heap'; pid: number; threadId: number; file: string; start: number; end: number }[];
+  profiles: { kind: ProfileKind; pid: number; threadId: number; file: string; start: number; end: number }[];
   /** Things that went wrong without ending the run (an agent that never said bye, a protocol mismatch). */
   warnings?: string[];
   /** The pid hotpath spawned (the command after `--`); also the target's process group id. */

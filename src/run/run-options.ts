@@ -23,7 +23,7 @@ export const runOwnSpecs: readonly OptionSpec[] = [
   { key: 'profile', flag: 'profile', type: 'boolean', default: true,
     description: 'Do not record a CPU profile (telemetry only, lowest overhead)' },
   { key: 'heap', flag: 'heap', type: 'boolean', default: false,
-    description: 'Also sample allocations (heap profile, including objects already collected)' },
+    description: 'Also sample allocations (who allocates, garbage included) and what stays alive after the load' },
   { key: 'hooks', flag: 'hooks', type: 'boolean', default: true,
     description: 'Do not watch listener, route, timer and sync-API growth' },
   { key: 'grace', flag: 'grace', type: 'duration', unit: 's', min: 0, max: 600, default: 5, valueName: '<time>',

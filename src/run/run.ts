@@ -54,6 +54,14 @@ export interface RunResult {
   reportError?: Error;
 }
 
+/**
+ * Where in the load window (0..1) the agents restart the heap sampler without keeping collected
+ * objects (--heap): the first half gives the allocation profile (who allocates, garbage included:
+ * gc-pressure), the second half what is still alive after the load (a leak's growth: memory-leak).
+ * Halfway keeps JIT and cache warm-up out of the retained view and leaves both views enough samples.
+ */
+export const HEAP_RETAINED_FROM = 0.5;
+
 /** Time the agents get to write their profiles and confirm their last telemetry (bye). */
 const COLLECT_WAIT_MS = 5000;
 
@@ -213,10 +221,20 @@ class RunSession {
     }
     this.phases.enter(phase, at);
     if (phase === 'load' && this.o.profile) {
-      this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start' });
+      const retainedFrom = this.heapRetainedFrom(at);
+      this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start', ...(retainedFrom !== undefined ? { heapRetainedFrom: retainedFrom } : {}) });
       this.profiling = true;
     }
     if (phase === 'load') this.status(`load: ${this.loadDescription()}`);
+  }
+
+  /**
+   * With --heap and a load of known duration, when the agents restart their heap sampler for the
+   * retained view (HEAP_RETAINED_FROM of the window in); undefined with --amount (no known end).
+   */
+  private heapRetainedFrom(loadStart: number): number | undefined {
+    if (!this.o.heap || this.o.amount) return undefined;
+    return loadStart + (this.o.duration ?? DEFAULT_DURATION_S) * 1000 * HEAP_RETAINED_FROM;
   }
 
   /** profile-stop exactly when load ends (or, when it was cut short, when collecting starts). */

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentMessage, GcMessage, SampleMessage, StallMessage, ProfileMessage, HelloMessage } from '../../src/agent/protocol.js';
-import { Collector, launch, within, get, getMany, destroyKeepAlive, NODES, type Target } from './helpers/agent-harness.js';
+import { Collector, launch, within, get, getMany, destroyKeepAlive, NODES, FIXTURES, type Target } from './helpers/agent-harness.js';
+import { buildHeapTree, topAllocators } from '../../src/profile/build-heap-tree.js';
+import { parseHeapProfile } from '../../src/profile/heap-profile.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 after(async () => {
@@ -186,6 +188,73 @@ test('heap profile with config.heap includes objects already collected by GC; fl
   assert.ok(c.messages.some((m) => isSample(m) && m.pid === listen.pid && c.messages.indexOf(m) > c.messages.indexOf(heap) - 50));
 });
 
+test('flush: one sample after a full GC forced once the load is over, after the flush\'s last sample and before bye; it counts what is retained, not what was dropped', async () => {
+  const { c } = await startWith(['server.cjs']);
+  const listen = await c.waitForListen();
+  const port = listen.port!;
+  await get(port, '/retain?mb=20');
+  await get(port, '/hold?mb=60');
+  await get(port, '/release'); // 60 MB of garbage, promoted by now, and no full GC since
+  const before = await c.waitFor((m) => isSample(m) && m.pid === listen.pid && m.mem.heapUsed > 80 * 1024 * 1024, 5000, 'a sample with the garbage') as SampleMessage;
+  assert.equal(before.postLoadGc, undefined, 'regular samples are not marked');
+  const flushedAt = c.messages.length;
+  c.send({ cmd: 'flush' });
+  const bye = await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 10_000, 'bye');
+  const marked = c.messages.filter(isSample).filter((s) => s.pid === listen.pid && s.postLoadGc !== undefined);
+  assert.equal(marked.length, 1, 'one post-load sample');
+  const post = marked[0];
+  const i = c.messages.indexOf(post);
+  assert.ok(i < c.messages.indexOf(bye), 'before bye');
+  assert.ok(c.messages.slice(flushedAt, i).some((m) => isSample(m) && m.pid === listen.pid), 'after the flush\'s own last sample');
+  const { gcMs, heapAfter } = post.postLoadGc!;
+  assert.ok(gcMs >= 0 && gcMs < 1000, `gc ${gcMs} ms`);
+  assert.ok(heapAfter > 20 * 1024 * 1024, `the 20 MB retained: ${heapAfter}`);
+  assert.ok(heapAfter < before.mem.heapUsed - 40 * 1024 * 1024, `the 60 MB dropped are gone: ${heapAfter} after, ${before.mem.heapUsed} before`);
+  assert.ok(post.mem.heapUsed < before.mem.heapUsed - 40 * 1024 * 1024, 'mem was read after the GC too');
+});
+
+test('heap switch: from heapRetainedFrom the heap sampler keeps only live objects, stopped after the post-load GC: what was retained, not the churn', async () => {
+  const { c } = await startWith(['server.cjs'], { heap: true });
+  const listen = await c.waitForListen();
+  const port = listen.port!;
+  await c.waitFor((m) => m.type === 'sample', 5000, 'first sample');
+  const switchAt = Date.now() + 400;
+  c.send({ cmd: 'profile-start', heapRetainedFrom: switchAt });
+  // Churn (20,000 short-lived objects a request) with a leak beside it (1 MB kept a request), before and after the switch.
+  const end = switchAt + 1200;
+  while (Date.now() < end) {
+    await getMany(port, '/alloc', 8);
+    await get(port, '/retain?mb=1');
+  }
+  c.send({ cmd: 'profile-stop' });
+  await c.waitFor((m) => m.type === 'profile' && m.kind === 'cpu', 10_000, 'the CPU profile');
+  assert.ok(!c.of('profile').some((p) => p.kind === 'heap-retained'), 'the retained sampler runs on past profile-stop');
+  c.send({ cmd: 'flush' });
+  const bye = await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 10_000, 'bye');
+  const allocations = c.of('profile').find((p) => p.kind === 'heap')!;
+  const retained = c.of('profile').find((p) => p.kind === 'heap-retained');
+  assert.ok(retained, 'a retained profile');
+  assert.equal(retained.file, `heap-retained-${listen.pid}-0.heapprofile`);
+  assert.ok(c.messages.indexOf(retained) < c.messages.indexOf(bye));
+  assert.ok(Math.abs(retained.start - switchAt) < 200 && Math.abs(allocations.end - switchAt) < 1000, `switched at ${retained.start}, asked for ${switchAt}`);
+  // After the post-load GC: the reading exists and the retained sampler stopped after it.
+  const post = c.messages.find((m) => isSample(m) && m.postLoadGc !== undefined);
+  assert.ok(post, 'the post-load GC ran');
+  // V8 held the loop to build the allocation profile mid-load: reported, whatever its length.
+  const pause = c.of('stall').find((s) => s.byAgent === 'profile-stop' && Math.abs(s.start - switchAt) < 200);
+  assert.ok(pause && pause.durationMs >= 0, JSON.stringify(c.of('stall')));
+
+  const top = (file: string) => {
+    const tree = buildHeapTree(parseHeapProfile(readFileSync(join(c.dir, file), 'utf8')), { cwd: FIXTURES, sourceMaps: false });
+    return Object.fromEntries(topAllocators(tree, { limit: 10 }).map((a) => [a.function, a.share]));
+  };
+  const all = top(allocations.file);
+  assert.ok((all.allocate ?? 0) > (all.arrays ?? 0), `the churn leads all allocations: ${JSON.stringify(all)}`);
+  const kept = top(retained.file);
+  assert.ok((kept.arrays ?? 0) > 0.8, `what stayed alive is the leak: ${JSON.stringify(kept)}`);
+  assert.ok((kept.allocate ?? 0) < 0.02, `and not the churn: ${JSON.stringify(kept)}`);
+});
+
 test('flush during a busy block: the profile is written and bye arrives before the block ends', async () => {
   const { c } = await startWith(['server.cjs']);
   const listen = await c.waitForListen();
@@ -200,6 +269,7 @@ test('flush during a busy block: the profile is written and bye arrives before t
   assert.equal(blockEnded, false, 'bye came while the main thread was still blocked');
   assert.equal(bye.type === 'bye' && bye.reason, 'flush');
   assert.ok(c.of('profile').some((p) => p.kind === 'cpu' && c.messages.indexOf(p) < c.messages.indexOf(bye)));
+  assert.ok(!c.messages.some((m) => isSample(m) && m.postLoadGc !== undefined), 'no post-load GC while the main thread is stuck');
   await blocked;
 });
 

@@ -49,6 +49,8 @@ test('listener added per request: count grows with the requests, at the adding l
   assert.equal(entry.count, 40);
   assert.equal(entry.added, 39); // additions that left two or more: the first one left one
   assert.equal(entry.current, 40, 'the server still holds them all');
+  assert.equal(entry.maxListeners, null, 'the default, lifted to Infinity');
+  assert.equal(entry.maxListenersOwn, false);
 
   assertSite(entry.site, 'growth.cjs', 'listener');
   assert.equal(entry.site!.function, 'attachAfterEvent');
@@ -239,6 +241,30 @@ test("Koa's app.use after listen: count, middleware stack size and the registeri
   assert.equal(use.stackSize, 4);
   assertSite(use.site, 'koa-routes.cjs', 'use');
   assert.equal(use.site!.function, 'addAuditMiddleware');
+});
+
+test('each leaking emitter carries its own limit: the default, lifted on it (with the site), lifted through the static form; a framework lifting another emitter\'s limit is not theirs', async () => {
+  const { c, port } = await startWith(['max-listeners.cjs']);
+  for (const path of ['/db', '/bus', '/chan']) await getMany(port, path, 15);
+  const g = await c.waitFor(growthWhere((m) => ['reconnect', 'change', 'message'].every((e) => (m.listeners.find((l) => l.event === e)?.count ?? 0) >= 15)), 10_000, 'three leaks');
+  const row = (event: string) => g.listeners.find((l) => l.event === event)!;
+  const db = row('reconnect');
+  assert.equal(db.emitter, 'DbClient');
+  assert.equal(db.maxListeners, 10);
+  assert.equal(db.maxListenersOwn, false);
+  assert.equal(db.maxListenersSite, undefined);
+  const bus = row('change');
+  assert.equal(bus.emitter, 'Bus');
+  assert.equal(bus.maxListeners, null, 'Infinity, which JSON cannot carry');
+  assert.equal(bus.maxListenersOwn, true);
+  assertSite(bus.maxListenersSite, 'max-listeners.cjs', 'bus-lift');
+  const chan = row('message');
+  assert.equal(chan.maxListeners, 0);
+  assert.equal(chan.maxListenersOwn, true);
+  assertSite(chan.maxListenersSite, 'max-listeners.cjs', 'static-lift');
+  // The framework's own lift is still reported as a silencing, for its class.
+  const bootLift = g.maxListenersDisabled.find((d) => d.what === 'Boot.setMaxListeners');
+  assertSite(bootLift?.site, 'max-listeners.cjs', 'boot-lift');
 });
 
 test('defaultMaxListeners = Infinity set through an ESM import is still reported (without a site)', async () => {

@@ -12,7 +12,7 @@ for (const noise of NOISE_LEVELS) {
       const run = syntheticRun({
         seed, noise, rps: 300,
         latencyMs: (p) => 2 + 60 * p,
-        listenerGrowth: [{ emitter: 'Server', event: 'after', perRequest: 1, site }],
+        listenerGrowth: [{ emitter: 'Server', event: 'after', perRequest: 1, site, limit: { maxListeners: null, own: false } }],
         maxListenersDisabled: [{ what: 'events.defaultMaxListeners', value: Infinity, site: { ...site, line: 3, function: '' } }],
       });
       const [f] = listenerLeak(run);
@@ -22,6 +22,7 @@ for (const noise of NOISE_LEVELS) {
       assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['attachAfterEvent', 'util.js', 12]);
       assert.ok(Math.abs((f.evidence.perRequest as number) - 1) < 0.05);
       assert.deepEqual(f.evidence.maxListenersDisabled, [{ what: 'events.defaultMaxListeners', value: Infinity, at: 'util.js:3' }]);
+      assert.match(f.summary, /The MaxListenersExceededWarning was silenced \(events\.defaultMaxListeners at util\.js:3\)/);
       assert.ok(f.impact > 0.5, `impact ${f.impact}`);
     }
   });
@@ -72,4 +73,64 @@ test('listener leak: a count that only piled up while requests were in flight, a
   const [f] = listenerLeak(kept);
   assert.ok(f, 'all of it still attached: a leak');
   assert.equal(f.evidence.listenersAtEnd, end.count);
+});
+
+// Probe p3-fastify-listener: avvio lifts the limit of fastify's own Boot emitter; the app's
+// DbClient kept the default of 10 and its warning was printed, yet the finding said "silenced".
+const avvio = { what: 'Boot.setMaxListeners', value: 0, site: { function: 'Boot', file: '/srv/app/node_modules/avvio/index.js', line: 64, column: 8 } };
+const dbSite = { function: 'findUser', file: '/srv/app/lib/users-repo.js', line: 8, column: 6 };
+
+test('listener leak: another emitter\'s lifted limit is not claimed for the leaking one (its limit is the default 10)', () => {
+  const run = syntheticRun({
+    rps: 300,
+    listenerGrowth: [{ emitter: 'DbClient', event: 'reconnect', perRequest: 1, site: dbSite, limit: { maxListeners: 10, own: false } }],
+    maxListenersDisabled: [avvio],
+  });
+  const [f] = listenerLeak(run);
+  assert.ok(f);
+  assert.doesNotMatch(f.summary, /silenced/);
+  assert.equal(f.evidence.maxListenersDisabled, undefined);
+  assert.equal(f.evidence.maxListeners, 10);
+  assert.doesNotMatch(f.recommendation, /Restore the MaxListenersExceededWarning/);
+});
+
+test('listener leak: a limit lifted on the leaking emitter itself is named with the site the agent saw for that emitter', () => {
+  const own = { function: 'constructor', file: '/srv/app/lib/db.js', line: 11, column: 10 };
+  const run = syntheticRun({
+    rps: 300,
+    listenerGrowth: [{ emitter: 'DbClient', event: 'reconnect', perRequest: 1, site: dbSite, limit: { maxListeners: 0, own: true, site: own } }],
+    maxListenersDisabled: [avvio, { what: 'DbClient.setMaxListeners', value: 0, site: own }],
+  });
+  const [f] = listenerLeak(run);
+  assert.deepEqual(f.evidence.maxListenersDisabled, [{ what: 'DbClient.setMaxListeners', value: 0, at: 'lib/db.js:11' }]);
+  assert.match(f.summary, /was silenced \(DbClient\.setMaxListeners at lib\/db\.js:11\)/);
+  assert.match(f.recommendation, /Restore the MaxListenersExceededWarning/);
+});
+
+test('listener leak: an own limit lifted where the hook saw no site falls back to the calls on emitters of its class', () => {
+  const own = { function: 'constructor', file: '/srv/app/lib/db.js', line: 11, column: 10 };
+  const run = syntheticRun({
+    rps: 300,
+    listenerGrowth: [{ emitter: 'DbClient', event: 'reconnect', perRequest: 1, site: dbSite, limit: { maxListeners: null, own: true } }],
+    maxListenersDisabled: [avvio, { what: 'events.defaultMaxListeners', value: null }, { what: 'DbClient.setMaxListeners', value: null, site: own }],
+  });
+  const [f] = listenerLeak(run);
+  assert.deepEqual(f.evidence.maxListenersDisabled, [{ what: 'DbClient.setMaxListeners', value: null, at: 'lib/db.js:11' }]);
+});
+
+test('listener leak: without the agent\'s reading of the limit (an older run), only the default and calls on its class may apply, said as a maybe', () => {
+  const run = syntheticRun({
+    rps: 300,
+    listenerGrowth: [{ emitter: 'DbClient', event: 'reconnect', perRequest: 1, site: dbSite }],
+    maxListenersDisabled: [avvio],
+  });
+  const [f] = listenerLeak(run);
+  assert.doesNotMatch(f.summary, /silenced/, 'Boot is another class');
+  const withDefault = syntheticRun({
+    rps: 300,
+    listenerGrowth: [{ emitter: 'DbClient', event: 'reconnect', perRequest: 1, site: dbSite }],
+    maxListenersDisabled: [avvio, { what: 'events.defaultMaxListeners', value: null, site: { ...dbSite, line: 2 } }],
+  });
+  const [g] = listenerLeak(withDefault);
+  assert.match(g.summary, /may have been silenced \(events\.defaultMaxListeners at lib\/users-repo\.js:2\)/);
 });

@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memoryLeak } from '../../src/analyze/memory-leak.js';
 import { SYNTHETIC_START, syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { syntheticCpuProfile, syntheticHeapProfile, type SyntheticAllocation } from '../fixtures/telemetry/synthetic-profile.js';
+import type { ProfileRef } from '../../src/run-dir/run-data.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
 
 for (const noise of NOISE_LEVELS) {
@@ -101,4 +103,131 @@ test('memory leak: a heap that rose with the requests in flight and fell once th
   };
   assert.deepEqual(memoryLeak(afterLoad(45)), [], 'released: 45 MB against a 40 MB baseline');
   assert.equal(memoryLeak(afterLoad(98))[0]?.code, 'HOTPATH_MEMORY_LEAK', 'still held after the load');
+});
+
+/** Probe p6-http-tiny-writes: 20 requests in flight, each ~8 MB of queued writes; the heap after full GCs rose 150 MB. */
+function withPostLoadGc(heapAfterMB: number | undefined, heapUsedAfterMB?: number) {
+  const run = syntheticRun({ heapMB: (p) => 40 + 150 * p, heapSawMB: 10, majorGcPerS: 1 });
+  const thread = run.threads[0];
+  const last = thread.samples[thread.samples.length - 1];
+  // The cool-down saw no GC: the samples after the window still read the heap of the load.
+  thread.samples.push({ ...last, t: run.load!.end + 200, mem: { ...last.mem, heapUsed: (heapUsedAfterMB ?? 200) * 1024 * 1024 } });
+  if (heapAfterMB !== undefined) {
+    thread.samples.push({ ...last, t: run.load!.end + 900, mem: { ...last.mem, heapUsed: (heapAfterMB + 2) * 1024 * 1024 }, postLoadGc: { gcMs: 35, heapAfter: heapAfterMB * 1024 * 1024 } });
+  }
+  return run;
+}
+
+test('memory leak: requests in flight held the growth: the full GC the agent forced after the load found the heap back at its baseline', () => {
+  assert.equal(memoryLeak(withPostLoadGc(undefined))[0]?.code, 'HOTPATH_MEMORY_LEAK', 'without that reading the growth stands (the probe\'s false critical)');
+  assert.deepEqual(memoryLeak(withPostLoadGc(44)), [], 'released: 44 MB after the GC against a 40 MB baseline');
+});
+
+test('memory leak: a real leak keeps its bytes through the post-load GC, and the finding says so', () => {
+  const [f] = memoryLeak(withPostLoadGc(185));
+  assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK');
+  assert.equal(f.evidence.heapAfterLoadGcBytes, 185 * 1024 * 1024);
+  assert.match(f.summary, /Once the load was over, a full GC left 185 MB: the app still holds it\./);
+});
+
+test('memory leak: the post-load GC reading outweighs a lower heap reading after the window', () => {
+  // A sample in the cool-down read low (young garbage freed, say) but the forced GC found the growth held.
+  const [f] = memoryLeak(withPostLoadGc(185, 60));
+  assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK');
+});
+
+test('memory leak: too few full GCs: a post-load GC back at the start drops the note; one still high is said', () => {
+  const run = (afterMB: number) => {
+    const r = syntheticRun({ heapMB: (p) => 5 + 30 * p, majorGcPerS: 0.1 });
+    const thread = r.threads[0];
+    const last = thread.samples[thread.samples.length - 1];
+    thread.samples.push({ ...last, t: r.load!.end + 500, postLoadGc: { gcMs: 10, heapAfter: afterMB * 1024 * 1024 } });
+    return r;
+  };
+  assert.deepEqual(memoryLeak(run(6)), []);
+  const [f] = memoryLeak(run(33));
+  assert.equal(f?.code, 'HOTPATH_HEAP_GROWTH_UNCONFIRMED');
+  assert.equal(f.evidence.heapAfterLoadGcBytes, 33 * 1024 * 1024);
+  assert.match(f.summary, /a full GC once the load was over left 33 MB/);
+});
+
+// Probe p1-express-reqlog: a middleware calls recordRequest(req), which pushes { url, headers,
+// body } into a module array. All allocations, garbage included, point at the POST handler's
+// response churn (23.5 % of the sampled bytes, recordRequest 0.2 %); what stayed alive after the
+// load was the bodies body-parser parsed (no app frame on the stack) and the records.
+const cwd = '/srv/app';
+const leakingRun = (profiles: ProfileRef[]) =>
+  syntheticRun({ cwd, heapMB: (p) => 40 + 60 * p, heapSawMB: 10, majorGcPerS: 1, profiles });
+const allocations = syntheticHeapProfile([
+  { name: 'postEvents', file: 'server.js', line: 9, bytes: 50e6, callees: [{ name: 'json', file: 'node_modules/express/lib/response.js', line: 250, bytes: 30e6 }] },
+  { name: '(anonymous)', file: 'server.js', line: 7, bytes: 1e6 },
+  { name: 'read', file: 'node_modules/body-parser/lib/read.js', line: 134, bytes: 20e6 },
+], { cwd });
+const bodyParser = (keeper: SyntheticAllocation[]): SyntheticAllocation => ({
+  name: 'processTicksAndRejections', file: 'node:internal/process/task_queues', line: 67, bytes: 0, callees: [
+    { name: '(anonymous in read)', file: 'node_modules/body-parser/lib/read.js', line: 134, bytes: 18e6, callees: keeper },
+  ],
+});
+const middleware: SyntheticAllocation = { name: '(anonymous)', file: 'server.js', line: 7, bytes: 1.2e6 };
+const retained = syntheticHeapProfile([bodyParser([middleware]), { name: '(V8 API)', file: '', line: 0, bytes: 0.8e6 }], { cwd, kind: 'heap-retained' });
+
+test('memory leak: the culprit is what stayed alive after the load, not the top allocator of all sampled bytes', () => {
+  const [before] = memoryLeak(leakingRun([allocations]));
+  assert.equal(before.culprit?.function, 'postEvents', 'the allocation view alone names the churn');
+  assert.match(before.summary, /all allocations, garbage included/);
+
+  const [f] = memoryLeak(leakingRun([allocations, retained]));
+  assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['(anonymous)', 'server.js', 7]);
+  assert.match(f.summary, /from 5 s into the load on and still alive/);
+  assert.match(f.summary, /are most likely kept by `\(anonymous\)` \(server\.js:7\): 90 % were made with no app code on the stack, by `\(anonymous in read\)` \(body-parser\/lib\/read\.js:134\),/);
+  assert.equal(f.evidence.retainedWithoutAppShare, 0.94);
+  const [top] = f.evidence.topRetainers as { function: string; share: number; storedShare: number }[];
+  assert.equal(top.function, '(anonymous)');
+  assert.equal(top.storedShare, 0.9);
+  assert.equal(f.evidence.topAllocators, undefined);
+});
+
+test('memory leak: the one app function the retainer calls in the CPU profile is named (V8 inlined it), its caller said', () => {
+  const cpu = syntheticCpuProfile([
+    { name: '(anonymous)', file: 'server.js', line: 7, share: 0.05 },
+    { name: 'recordRequest', file: 'lib/request-log.js', line: 6, share: 0.1, calledBy: '(anonymous)' },
+  ], { cwd });
+  const [f] = memoryLeak(leakingRun([allocations, retained, cpu]));
+  assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['recordRequest', 'lib/request-log.js', 6]);
+  assert.match(f.summary, /kept by `recordRequest` \(lib\/request-log\.js:6\) \(V8 inlined it into its caller `\(anonymous\)` \(server\.js:7\), which the heap profile shows instead\)/);
+  assert.equal(f.evidence.inlinedInto, '(anonymous) server.js:7');
+  // Two app callees: the retainer itself is named, they are listed.
+  const two = syntheticCpuProfile([
+    { name: '(anonymous)', file: 'server.js', line: 7, share: 0.05 },
+    { name: 'recordRequest', file: 'lib/request-log.js', line: 6, share: 0.1, calledBy: '(anonymous)' },
+    { name: 'audit', file: 'lib/audit.js', line: 2, share: 0.05, calledBy: '(anonymous)' },
+  ], { cwd });
+  const [g] = memoryLeak(leakingRun([allocations, retained, two]));
+  assert.equal(g.culprit?.function, '(anonymous)');
+  assert.match(g.summary, /`\(anonymous\)` \(server\.js:7\) calls `recordRequest` \(lib\/request-log\.js:6\), `audit` \(lib\/audit\.js:2\): what V8 inlined into it shows as its own\./);
+});
+
+test('memory leak: when nothing app-side can be credited with what stayed alive, the finding says who keeps it cannot be known', () => {
+  const orphan = syntheticHeapProfile([
+    { name: 'processTicksAndRejections', file: 'node:internal/process/task_queues', line: 67, bytes: 0, callees: [
+      { name: 'onHeaders', file: 'node_modules/some-lib/index.js', line: 10, bytes: 12e6 },
+      { name: 'cacheTiny', file: 'lib/cache.js', line: 3, bytes: 0.5e6 },
+    ] },
+    { name: '(V8 API)', file: '', line: 0, bytes: 6e6 },
+  ], { cwd, kind: 'heap-retained' });
+  const [f] = memoryLeak(leakingRun([allocations, orphan]));
+  assert.equal(f.code, 'HOTPATH_MEMORY_LEAK');
+  assert.equal(f.culprit, undefined, 'cacheTiny holds 3 %');
+  assert.match(f.summary, /no app function holds 10 %\. 97 % were made with no app code on the stack \(by `onHeaders` \(some-lib\/index\.js:10\), V8's `\(V8 API\)`\) and no app code that keeps objects ran with them: who keeps those cannot be known from the profile\./);
+});
+
+test('memory leak: the top-level code of a module loaded again during the load is charged to the code that loads it', () => {
+  const reload = syntheticHeapProfile([{ name: 'loadTemplates', file: 'lib/view.js', line: 3, bytes: 1e6, callees: [
+    { name: 'Module._load', file: 'node:internal/modules/cjs/loader', line: 1003, bytes: 0, callees: [
+      { name: '(anonymous)', file: 'lib/templates.js', line: 1, bytes: 30e6 },
+    ] },
+  ] }], { cwd, kind: 'heap-retained' });
+  const [f] = memoryLeak(leakingRun([allocations, reload]));
+  assert.deepEqual([f.culprit?.function, f.culprit?.file], ['loadTemplates', 'lib/view.js']);
+  assert.match(f.summary, /100 % were allocated by the top-level code of lib\/templates\.js, loaded again and again during the load \(a module required per request, or deleted from require\.cache\) by `loadTemplates` \(lib\/view\.js:3\)\./);
 });

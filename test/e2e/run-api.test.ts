@@ -5,6 +5,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { run } from '../../src/index.js';
+import { readRunDir } from '../../src/run-dir/read-run-dir.js';
 import { apps, survivors, tempOut } from '../run/helpers/run-cli.js';
 
 test('run() resolves with the run directory, meta, load and report', async () => {
@@ -22,6 +23,13 @@ test('run() resolves with the run directory, meta, load and report', async () =>
   assert.equal(result.report?.runDir, result.runDir);
   assert.ok(statuses.some((m) => m.startsWith('load:')));
   assert.deepEqual(survivors(result.meta), []);
+  // After the load, one reading of the target's heap after a full GC the agent forced.
+  const data = await readRunDir(result.runDir);
+  const target = data.threads.find((t) => t.listens.length > 0)!;
+  const post = target.samples.filter((s) => s.postLoadGc !== undefined);
+  assert.equal(post.length, 1, 'one post-load GC sample');
+  assert.ok(post[0].t > data.loadWindow!.end, 'after the load window');
+  assert.ok(post[0].postLoadGc!.heapAfter > 0 && post[0].postLoadGc!.heapAfter <= post[0].mem.heapUsed);
 });
 
 test('aborting the signal stops the run and still writes it', async () => {

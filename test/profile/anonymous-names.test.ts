@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { runInThisContext } from 'node:vm';
 import { functionKey, nameAnonymousFrames } from '../../src/profile/anonymous-names.js';
 import { parseRunCpuProfile } from '../../src/profile/run-cpu-profile.js';
-import type { FunctionRanges } from '../../src/profile/script-functions.js';
+import { parseRunHeapProfile } from '../../src/profile/run-heap-profile.js';
+import { scriptKey, type FunctionRanges } from '../../src/profile/script-functions.js';
 import type { CpuCallFrame } from '../../src/profile/cpu-profile.js';
 import { captureScripts } from '../../src/agent/profiling/script-capture.js';
 import { connect, profileLoop } from '../agent/helpers/inspector-session.js';
@@ -42,6 +43,31 @@ test('an anonymous function is named by the nearest named function it lies in, h
     '', // at the top level of the module: nothing names it
     '', // a script without ranges
   ]);
+});
+
+test('a CommonJS file: the heap profile names it by its path, the ranges by its file:// URL, and the frame is named all the same', () => {
+  // V8 gives a CommonJS script's heap-profile frames a plain path, its CPU-profile frames and
+  // coverage a file:// URL (probe: "(anonymous) lib/report.js:10" in gc-pressure beside
+  // "(anonymous in buildRegionReport) lib/report.js:10" in event-loop-blocking).
+  const node = (id: number, cf: CpuCallFrame, selfSize: number, children: unknown[] = []) => ({ id, callFrame: cf, selfSize, children });
+  const heap = { head: node(1, frame('(root)', -1, -1, ''), 0, [
+    node(2, frame('', 3, 22, '/srv/app.js'), 4096, [node(3, frame('', 5, 20, '/srv/app.js'), 1024)]),
+    node(4, frame('', 1, 0, '/srv/other.js'), 512),
+  ]) };
+  const parsed = parseRunHeapProfile({ functionRanges: ranges as Record<string, FunctionRangeRow[]> }, JSON.stringify(heap), { path: 'heap.heapprofile' });
+  const [executor, other] = parsed.head.children;
+  assert.equal(executor.callFrame.functionName, '(anonymous in computeInWorker)');
+  assert.equal(executor.children[0].callFrame.functionName, '(anonymous in computeInWorker)');
+  assert.equal(other.callFrame.functionName, '', 'a script without ranges stays anonymous');
+  assert.equal(executor.callFrame.url, '/srv/app.js', 'the frame keeps its own URL');
+});
+
+test('scriptKey: a file:// URL and its path are one script; other URLs stay as they are', () => {
+  assert.equal(scriptKey('file:///srv/app.js'), scriptKey('/srv/app.js'));
+  assert.equal(scriptKey('file:///srv/a%20b.js'), scriptKey('/srv/a b.js'));
+  assert.notEqual(scriptKey('file:///srv/app.js'), scriptKey('file:///srv/other.js'));
+  assert.equal(scriptKey('node:_http_server'), 'node:_http_server');
+  assert.equal(scriptKey(''), '');
 });
 
 test('without ranges nothing changes', () => {

@@ -74,7 +74,7 @@ const YOUNG_SPACES = new Set(['new_space', 'new_large_object_space']);
  * since, which under a server's load is tens of MB (big strings land in the young large-object
  * space) and made heap-after readings swing by that much.
  */
-function oldGenerationUsed(): number {
+export function oldGenerationUsed(): number {
   let bytes = 0;
   for (const s of v8.getHeapSpaceStatistics()) if (!YOUNG_SPACES.has(s.space_name)) bytes += s.space_used_size;
   return bytes;

@@ -9,5 +9,6 @@ import { OutgoingCalls } from './outgoing-calls.js';
 import { ConnectionCloseSites } from './connection-close.js';
 
 export function createGrowthHooks(): GrowthHooks {
-  return new GrowthHooks([new MaxListeners(), new ListenerGrowth(), new SyncApiCalls(), new TimerGrowth(), new RouteGrowth(), new OutgoingCalls(), new ConnectionCloseSites()]);
+  const maxListeners = new MaxListeners();
+  return new GrowthHooks([maxListeners, new ListenerGrowth(maxListeners), new SyncApiCalls(), new TimerGrowth(), new RouteGrowth(), new OutgoingCalls(), new ConnectionCloseSites()]);
 }

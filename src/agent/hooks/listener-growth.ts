@@ -5,7 +5,8 @@
 // (first SAMPLE_FIRST, then 1 in SAMPLE_EVERY): a listener added per request shows as a count
 // that grows with the requests, with the site that adds it (STORIES.md story 1). Each report
 // also says how many listeners the emitter of the maximum still holds (a weak reference):
-// a leak keeps them, a pile-up under concurrency does not.
+// a leak keeps them, a pile-up under concurrency does not; and the limit that emitter has for
+// the MaxListenersExceededWarning (its own or the default), with the site that lifted its own.
 import { EventEmitter } from 'node:events';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import type { CallSite } from '../protocol.js';
@@ -27,6 +28,11 @@ interface Entry {
   key?: string | symbol;
 }
 
+/** Where an emitter's own limit was lifted (max-listeners.ts). */
+export interface LiftedLimits {
+  liftedAt(emitter: object): CallSite | null | undefined;
+}
+
 type AddFn = (this: EventEmitter, event: string | symbol, listener: (...args: unknown[]) => void) => EventEmitter;
 
 export class ListenerGrowth implements GrowthHook {
@@ -41,6 +47,8 @@ export class ListenerGrowth implements GrowthHook {
    */
   private perRequestA: Function | undefined;
   private perRequestB: Function | undefined;
+
+  constructor(private readonly limits?: LiftedLimits) {}
 
   install(): void {
     const proto = EventEmitter.prototype as unknown as Record<string, AddFn>;
@@ -60,8 +68,27 @@ export class ListenerGrowth implements GrowthHook {
     for (const e of this.entries.values()) {
       const row: GrowthBody['listeners'][number] = { emitter: e.emitter, event: e.event, count: e.count, added: e.added };
       const holder = e.holder?.deref();
-      if (holder !== undefined && e.key !== undefined) row.current = listenersNow(holder, e.key);
+      if (holder !== undefined && e.key !== undefined) {
+        row.current = listenersNow(holder, e.key);
+        this.addLimit(row, holder);
+      }
       into.listeners.push(withSite(row, e));
+    }
+  }
+
+  /** The holder's limit now: its own (setMaxListeners) or the default; where its own was lifted. */
+  private addLimit(row: GrowthBody['listeners'][number], holder: EventEmitter): void {
+    try {
+      if (typeof holder.getMaxListeners !== 'function') return;
+      const limit = holder.getMaxListeners();
+      if (typeof limit !== 'number') return;
+      const own = (holder as unknown as { _maxListeners?: unknown })._maxListeners !== undefined;
+      row.maxListeners = limit;
+      row.maxListenersOwn = own;
+      const site = own && (limit === 0 || limit === Infinity) ? this.limits?.liftedAt(holder) : undefined;
+      if (site) row.maxListenersSite = site;
+    } catch {
+      // An emitter with an unusual getMaxListeners: no limit reported.
     }
   }
 

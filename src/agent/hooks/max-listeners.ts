@@ -3,7 +3,10 @@
 // events module handed to CommonJS require, since the property is not configurable),
 // `EventEmitter.setMaxListeners(0|Infinity)` and `emitter.setMaxListeners(0|Infinity)`, each
 // with its call site. A change made where the Proxy cannot see it (ESM import of
-// node:events) is still noticed by polling, without a site.
+// node:events) is still noticed by polling, without a site. The emitters whose own limit was
+// lifted are remembered weakly with the site (`liftedAt`), so the listener hook can say whether
+// the emitter that leaks is one of them (a framework lifting its own emitter's limit silences
+// nothing on the app's).
 import { EventEmitter } from 'node:events';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import type { CallSite } from '../protocol.js';
@@ -20,6 +23,8 @@ function disables(n: unknown): n is number {
 export class MaxListeners implements GrowthHook {
   private readonly entries = new Map<string, Entry>();
   private readonly initialDefault = EventEmitter.defaultMaxListeners;
+  /** Emitters whose own limit was lifted, with where (null: no site). Weak: emitters come and go. */
+  private readonly lifted = new WeakMap<object, CallSite | null>();
   private defaultSeen = false;
 
   install(): void {
@@ -39,6 +44,17 @@ export class MaxListeners implements GrowthHook {
       }
       into.maxListenersDisabled.push(row);
     }
+  }
+
+  /** Where setMaxListeners(0|Infinity) was last called on this emitter (undefined: not seen, or raised again since). */
+  liftedAt(emitter: object): CallSite | null | undefined {
+    return this.lifted.get(emitter);
+  }
+
+  private remember(emitter: unknown, n: unknown, stack: CallSite[] | undefined): void {
+    if (typeof emitter !== 'object' || emitter === null) return;
+    if (disables(n)) this.lifted.set(emitter, stack?.[0] ?? null);
+    else this.lifted.delete(emitter);
   }
 
   private add(what: string, value: number, stack: CallSite[]): void {
@@ -61,12 +77,15 @@ export class MaxListeners implements GrowthHook {
       const result = original.call(this, n);
       // Node lifts the limit for a moment itself (a Worker's stdio piped into process.stdout)
       // and restores it: not a warning anyone silenced.
-      if (disables(n) && !calledByNode(wrapper)) {
-        try {
-          self.add(`${(this.constructor as { name?: string } | undefined)?.name || 'EventEmitter'}.setMaxListeners`, n, captureStack(wrapper));
-        } catch {
-          // Never break setMaxListeners.
+      try {
+        if (!disables(n)) self.remember(this, n, undefined);
+        else if (!calledByNode(wrapper)) {
+          const stack = captureStack(wrapper);
+          self.remember(this, n, stack);
+          self.add(`${(this.constructor as { name?: string } | undefined)?.name || 'EventEmitter'}.setMaxListeners`, n, stack);
         }
+      } catch {
+        // Never break setMaxListeners.
       }
       return result;
     };
@@ -83,7 +102,9 @@ export class MaxListeners implements GrowthHook {
       original.call(this, n, ...targets);
       if (disables(n) && !calledByNode(wrapper)) {
         try {
-          self.add(targets.length === 0 ? 'events.defaultMaxListeners' : 'EventEmitter.setMaxListeners', n, captureStack(wrapper));
+          const stack = captureStack(wrapper);
+          for (const t of targets) self.remember(t, n, stack);
+          self.add(targets.length === 0 ? 'events.defaultMaxListeners' : 'EventEmitter.setMaxListeners', n, stack);
         } catch {
           // Never break setMaxListeners.
         }

@@ -2,6 +2,13 @@
 // agent worker with connectToMainThread() (answers while the main thread is blocked), or
 // in-thread with connect() for worker-thread targets. Writes cpu-<pid>-<tid>.cpuprofile and
 // heap-<pid>-<tid>.heapprofile into the run directory and reports each with a `profile` message.
+// With a `retainedFrom` time, the heap sampler is restarted then without keeping collected
+// objects, and left running past profile-stop until the post-load GC: that second profile,
+// heap-retained-<pid>-<tid>.heapprofile, holds what was allocated in the last part of the window
+// and is still alive once the load is over (a leak's growth, without the garbage).
+//
+//   profile-start ──── allocations (collected kept) ──── switch ──── retained ──── profile-stop ── flush: GC ── stop
+//                      heap-<pid>-<tid>.heapprofile ◀────┘                                                     └─▶ heap-retained-...
 // The session is connected only while a profile runs: a connected session costs the target
 // (V8 keeps inspector state for it) and, left connected at exit, makes Node print "Waiting for
 // the debugger to disconnect..." into the target's stderr.
@@ -28,6 +35,12 @@ export interface ProfilerOptions {
   onStopping?: (stopping: boolean) => void;
   /** URL prefix of the agent's own scripts (its bundle's directory), never asked for function ranges. */
   ownScriptsUrl?: string;
+  /**
+   * The mid-load heap switch held the main thread at most from `start` to `end` (epoch ms): V8
+   * built the allocation profile there, while the load ran. Reported whatever its length, so the
+   * analysis can leave those intervals out of the loop-delay figures.
+   */
+  onPause?: (start: number, end: number) => void;
 }
 
 interface CpuProfile {
@@ -36,13 +49,45 @@ interface CpuProfile {
   samples?: number[];
   nodes?: { callFrame: { scriptId: string; url: string }; hitCount?: number; positionTicks?: unknown[] }[];
 }
-interface HeapProfile { samples?: unknown[] }
+interface HeapProfileNode { callFrame: { scriptId: string; url: string; functionName?: string }; children?: HeapProfileNode[] }
+interface HeapProfile { head?: HeapProfileNode; samples?: unknown[] }
+
+/** One profiling window: its session, and what its heap sampler samples now. */
+interface Running {
+  session: Session;
+  /** Epoch ms the current heap sampler started (the window's start, or the switch to retained). */
+  heapStart: number;
+  /** The heap sampler: allocations (collected objects kept), or what stays alive (after the switch). */
+  heap?: 'allocations' | 'retained';
+  suffix: string;
+  switchTimer?: NodeJS.Timeout;
+}
+
+/**
+ * Objects collected are kept: allocation pressure, who allocates, garbage included (gc-pressure).
+ * Without these flags V8 drops a sample when its object is collected (a weak handle per sample),
+ * so a profile stopped after a full GC holds only what is still alive.
+ */
+const ALLOCATION_FLAGS = { includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+/**
+ * Mean bytes between allocation samples. V8 builds the profile on the main thread when it is
+ * stopped, about 1.2 µs per sample, and with collected objects kept every sample stays: at
+ * CDP's default of 32 KiB an allocation-heavy server (3 GB in 2.5 s) had 99,000 samples and its
+ * loop held 270 ms by the stop in the middle of the load. 64 KiB halves that and still gives
+ * thousands of samples to rank allocators by.
+ */
+export const ALLOCATION_SAMPLING_BYTES = 64 * 1024;
+/** The retained sampler keeps only live objects (cheap to stop): V8's default density, for a leak's few MB. */
+export const RETAINED_SAMPLING_BYTES = 32 * 1024;
 
 export class InspectorProfiler {
-  private running: { startEpoch: number; session: Session } | undefined;
-  /** Callbacks waiting for a stop in progress: a flush right after profile-stop must wait for
-   *  the files (a large heap profile takes a while to serialize), or the target is stopped first. */
-  private stopping: (() => void)[] | undefined;
+  private running: Running | undefined;
+  /** The retained heap sampler left running after profile-stop, until stopRetained() (after the post-load GC). */
+  private retained: Running | undefined;
+  /** Writes and stops in progress, and who waits for them: a flush right after profile-stop must
+   *  wait for the files (a large heap profile takes a while to serialize), or the target is stopped first. */
+  private pending = 0;
+  private waiting: (() => void)[] = [];
   private windows = 0;
   /** Script ids with sampled lines in the profiles written so far (their function ranges are asked at the end). */
   readonly profiledScripts = new Set<string>();
@@ -54,7 +99,12 @@ export class InspectorProfiler {
     return this.running !== undefined;
   }
 
-  start(): void {
+  /**
+   * Starts the CPU profile and, with `heap`, the allocation sampler. `retainedFrom` (epoch ms):
+   * when to restart the heap sampler without keeping collected objects, so the rest of the
+   * window is sampled for what stays alive (written by stopRetained as heap-retained-*).
+   */
+  start(retainedFrom?: number): void {
     if (this.running !== undefined) return;
     let s: Session;
     try {
@@ -62,66 +112,162 @@ export class InspectorProfiler {
     } catch (err) {
       return this.opts.onError('inspector', err);
     }
-    this.running = { startEpoch: epochNow(), session: s };
+    // A new window ends the retained sampler of the last one (one heap sampler per isolate).
+    this.dropRetained();
+    const suffix = this.windows++ === 0 ? '' : `-${this.windows}`;
+    const running: Running = { session: s, heapStart: epochNow(), suffix };
+    this.running = running;
     this.opts.onBusy?.(true);
-    const fail = (what: string) => (err: Error | null): void => { if (err) this.opts.onError(what, err); };
-    s.post('Profiler.enable', fail('profiler-enable'));
-    s.post('Profiler.setSamplingInterval', { interval: this.opts.samplingIntervalUs }, fail('profiler-interval'));
-    s.post('Profiler.start', fail('profiler-start'));
+    s.post('Profiler.enable', this.fail('profiler-enable'));
+    s.post('Profiler.setSamplingInterval', { interval: this.opts.samplingIntervalUs }, this.fail('profiler-interval'));
+    s.post('Profiler.start', this.fail('profiler-start'));
     if (!this.opts.heap) return;
-    s.post('HeapProfiler.enable', fail('heap-enable'));
-    s.post('HeapProfiler.startSampling', {
-      // Objects already collected are kept: allocation pressure, not only what is still alive.
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
-    } as object, fail('heap-start'));
+    running.heap = 'allocations';
+    s.post('HeapProfiler.enable', this.fail('heap-enable'));
+    s.post('HeapProfiler.startSampling', { samplingInterval: ALLOCATION_SAMPLING_BYTES, ...ALLOCATION_FLAGS } as object, this.fail('heap-start'));
+    const delay = retainedFrom === undefined ? -1 : retainedFrom - epochNow();
+    if (delay > 0) running.switchTimer = setTimeout(() => this.toRetained(running), delay);
   }
 
-  /** Stops, writes and reports the running profiles; `done` runs after the files are written (or failed). */
+  /**
+   * Mid-window: stops the allocation sampler (its file covers the window so far) and starts one
+   * that drops collected objects. V8 handles the two in order, so nothing is sampled twice.
+   */
+  private toRetained(running: Running): void {
+    if (this.running !== running || running.heap !== 'allocations') return;
+    const s = running.session;
+    const start = running.heapStart;
+    running.heap = 'retained';
+    running.heapStart = epochNow();
+    this.track();
+    this.opts.onStopping?.(true);
+    const paused = epochNow();
+    s.post('HeapProfiler.stopSampling', (err, result) => {
+      this.opts.onStopping?.(false);
+      this.opts.onPause?.(paused, epochNow());
+      if (err || !result?.profile) {
+        this.opts.onError('heap-stop', err ?? new Error('no heap profile'));
+        return this.untrack();
+      }
+      this.writeHeap('heap', result.profile as unknown as HeapProfile, start, running.suffix, () => this.untrack());
+    });
+    s.post('HeapProfiler.startSampling', { samplingInterval: RETAINED_SAMPLING_BYTES } as object, this.fail('heap-retained-start'));
+  }
+
+  /**
+   * Stops and writes the CPU profile and the allocation sampler; `done` runs after the files are
+   * written (or failed). A retained sampler keeps running: stopRetained() ends it after the
+   * post-load GC, when only what the app keeps is left.
+   */
   stop(done: () => void): void {
     const running = this.running;
-    if (running === undefined) {
-      if (this.stopping) this.stopping.push(done);
-      else done();
-      return;
-    }
+    if (running === undefined) return this.whenIdle(done);
     this.running = undefined;
-    const waiting = [done];
-    this.stopping = waiting;
-    const suffix = this.windows++ === 0 ? '' : `-${this.windows}`;
-    let pending = this.opts.heap ? 2 : 1;
-    const finish = (): void => {
-      if (--pending > 0) return;
-      this.stopping = undefined;
-      this.opts.onBusy?.(this.running !== undefined);
-      for (const cb of waiting) cb();
-    };
+    if (running.switchTimer !== undefined) clearTimeout(running.switchTimer);
     const session = running.session;
+    const heap = running.heap === 'allocations';
+    if (running.heap === 'retained') this.retained = running;
     // Disconnect as soon as V8 has answered every stop: the files are written without it.
-    let answers = this.opts.heap ? 2 : 1;
+    let answers = heap ? 2 : 1;
     const answered = (): void => {
       if (--answers > 0) return;
-      disconnect(session);
+      if (this.retained !== running) disconnect(session);
       this.opts.onStopping?.(false);
     };
     this.opts.onStopping?.(true);
+    this.track();
     session.post('Profiler.stop', (err, result) => {
       answered();
       if (err || !result?.profile) {
         this.opts.onError('profiler-stop', err ?? new Error('no profile'));
-        return finish();
+        return this.untrack();
       }
-      this.writeCpu(result.profile as unknown as CpuProfile, suffix, finish);
+      this.writeCpu(result.profile as unknown as CpuProfile, running.suffix, () => this.untrack());
     });
-    if (!this.opts.heap) return;
-    session.post('HeapProfiler.stopSampling', (err, result) => {
-      answered();
-      if (err || !result?.profile) {
-        this.opts.onError('heap-stop', err ?? new Error('no heap profile'));
-        return finish();
-      }
-      this.writeHeap(result.profile as unknown as HeapProfile, running.startEpoch, suffix, finish);
-    });
+    if (heap) {
+      this.track();
+      session.post('HeapProfiler.stopSampling', (err, result) => {
+        answered();
+        if (err || !result?.profile) {
+          this.opts.onError('heap-stop', err ?? new Error('no heap profile'));
+          return this.untrack();
+        }
+        this.writeHeap('heap', result.profile as unknown as HeapProfile, running.heapStart, running.suffix, () => this.untrack());
+      });
+    }
+    this.whenIdle(done);
+  }
+
+  /**
+   * Ends the retained sampler. `keep`: the main thread has just had a full GC with the load over
+   * (post-load-gc.ts), so the profile holds only what the app keeps: it is written as
+   * heap-retained-<pid>-<tid>.heapprofile. Otherwise (no GC: uncollected garbage would still be
+   * in it; an exit) it is dropped. `done` after the file is written, or at once.
+   */
+  stopRetained(keep: boolean, done: () => void): void {
+    const r = this.retained;
+    if (r === undefined) return this.whenIdle(done);
+    this.retained = undefined;
+    if (!keep) {
+      disconnect(r.session);
+      this.whenIdle(done);
+      return;
+    }
+    this.track();
+    this.opts.onStopping?.(true);
+    try {
+      r.session.post('HeapProfiler.stopSampling', (err, result) => {
+        disconnect(r.session);
+        this.opts.onStopping?.(false);
+        if (err || !result?.profile) {
+          this.opts.onError('heap-retained-stop', err ?? new Error('no heap profile'));
+          return this.untrack();
+        }
+        this.writeHeap('heap-retained', result.profile as unknown as HeapProfile, r.heapStart, r.suffix, () => this.untrack());
+      });
+    } catch (err) {
+      this.opts.onStopping?.(false);
+      this.opts.onError('heap-retained-stop', err);
+      this.untrack();
+    }
+    this.whenIdle(done);
+  }
+
+  /** Stops everything (the process is exiting): the retained sampler is dropped, not written. */
+  stopAll(done: () => void): void {
+    this.stop(() => this.stopRetained(false, done));
+  }
+
+  private dropRetained(): void {
+    const r = this.retained;
+    this.retained = undefined;
+    if (r !== undefined) disconnect(r.session);
+  }
+
+  private fail(what: string): (err: Error | null) => void {
+    return (err) => { if (err) this.opts.onError(what, err); };
+  }
+
+  private track(): void {
+    this.pending++;
+  }
+
+  private untrack(): void {
+    if (--this.pending > 0) return;
+    this.opts.onBusy?.(this.running !== undefined || this.retained !== undefined);
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const cb of waiting) cb();
+  }
+
+  /** `done` once no stop or write is in progress. */
+  private whenIdle(done: () => void): void {
+    if (this.pending === 0) {
+      this.opts.onBusy?.(this.running !== undefined || this.retained !== undefined);
+      done();
+    } else {
+      this.waiting.push(done);
+    }
   }
 
   private writeCpu(profile: CpuProfile, suffix: string, done: () => void): void {
@@ -139,10 +285,12 @@ export class InspectorProfiler {
     });
   }
 
-  private writeHeap(profile: HeapProfile, start: number, suffix: string, done: () => void): void {
+  private writeHeap(kind: 'heap' | 'heap-retained', profile: HeapProfile, start: number, suffix: string, done: () => void): void {
     const { pid, threadId } = this.opts;
-    const file = `heap-${pid}-${threadId}${suffix}.heapprofile`;
-    this.write(file, profile, done, { type: 'profile', kind: 'heap', file, start, end: epochNow(), samples: profile.samples?.length ?? 0 });
+    const file = `${kind}-${pid}-${threadId}${suffix}.heapprofile`;
+    // Anonymous allocation sites get function ranges too (named by the function they lie in).
+    profiledScripts(heapNodes(profile.head), this.profiledScripts, this.opts.ownScriptsUrl);
+    this.write(file, profile, done, { type: 'profile', kind, file, start, end: epochNow(), samples: profile.samples?.length ?? 0 });
   }
 
   private write(file: string, data: unknown, done: () => void, message: ProfileBody): void {
@@ -159,6 +307,17 @@ export class InspectorProfiler {
       done();
     });
   }
+}
+
+/** The nodes of a heap profile's tree, iteratively (deep trees must not overflow the stack). */
+function heapNodes(head: HeapProfileNode | undefined): HeapProfileNode[] {
+  const out: HeapProfileNode[] = [];
+  const stack = head === undefined ? [] : [head];
+  for (let n = stack.pop(); n !== undefined; n = stack.pop()) {
+    out.push(n);
+    for (const c of n.children ?? []) stack.push(c);
+  }
+  return out;
 }
 
 /** Disconnecting stops whatever still runs in that session; it must never throw into the caller. */

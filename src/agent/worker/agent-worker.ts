@@ -17,6 +17,7 @@ import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
 import { isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
+import { collectGarbage, POST_LOAD_GC_TIMEOUT_MS, POST_LOAD_SAMPLE_WAIT_MS, POST_LOAD_SAMPLED, POST_LOAD_STUCK_MS, type PostLoadGc } from '../profiling/post-load-gc.js';
 
 /** How long a flush waits for the main thread's last sample before saying bye anyway. */
 export const MAIN_FLUSH_WAIT_MS = 500;
@@ -45,6 +46,7 @@ function run(data: AgentWorkerData): void {
     samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
     send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy('profile', busy),
     onStopping: (stopping) => watchdog.agentWork(stopping),
+    onPause: (start, end) => conn.send({ type: 'stall', start, durationMs: Math.round((end - start) * 10) / 10, ongoing: false, byAgent: 'profile-stop' }),
     ownScriptsUrl,
   });
   // Scripts a stall's profile sampled get function ranges too (a run without a CPU profile).
@@ -54,12 +56,12 @@ function run(data: AgentWorkerData): void {
   watchdog.start();
   const flusher = new Flusher(conn, profiler, (done) => captureScripts(mainSession, {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId, profiledScripts: profiler.profiledScripts,
-  }, done));
+  }, done), (done) => postLoadGc(watchdog, profiler, flusher, done));
   let exiting = false;
   // Commands come twice (own connection, forwarded by the main thread): act on the first copy.
   const onControl = oncePerSeq((msg: ControlMessage): void => {
     if (exiting) return;
-    if (msg.cmd === 'profile-start') profiler.start();
+    if (msg.cmd === 'profile-start') profiler.start(msg.heapRetainedFrom);
     else if (msg.cmd === 'profile-stop') profiler.stop(() => {});
     else if (msg.cmd === 'flush') flusher.flush();
   });
@@ -73,10 +75,11 @@ function run(data: AgentWorkerData): void {
       if (--pending === 0) conn.afterWrites(() => rescue.markDone());
     };
     watchdog.stopAtExit(finished);
-    profiler.stop(finished);
+    profiler.stopAll(finished);
   };
   parentPort?.on('message', (m: unknown) => {
     if (m === MAIN_FLUSHED) flusher.mainFlushed();
+    else if (m === POST_LOAD_SAMPLED) flusher.postLoadSampled();
     else if (m === RESCUE_PROFILES) onExitRescue();
     else if (isForwardedControl(m)) onControl(m.hotpathForward);
   });
@@ -84,31 +87,75 @@ function run(data: AgentWorkerData): void {
 }
 
 /**
+ * The post-load GC (post-load-gc.ts), unless the main thread is stuck (no heartbeat for
+ * POST_LOAD_STUCK_MS: it could not send its reading in time); once V8 answered, the main thread
+ * is asked for its sample; `done` when that sample left the process or the step's time ran out.
+ * A thread only busy (the last requests, a late timer) gets the GC when its loop comes round
+ * (V8 runs it as a task there) and sends its reading right after. The retained heap sampler is
+ * stopped right after the GC (and dropped without one: it would hold uncollected garbage).
+ */
+function postLoadGc(watchdog: StallWatchdog, profiler: InspectorProfiler, flusher: Flusher, done: () => void): void {
+  const age = watchdog.heartbeatAgeMs();
+  if (age === undefined || age >= POST_LOAD_STUCK_MS) return profiler.stopRetained(false, done);
+  watchdog.agentWork(true, 'post-load-gc');
+  collectGarbage(mainSession, POST_LOAD_GC_TIMEOUT_MS, (gcMs) => {
+    watchdog.agentWork(false);
+    // Right after the GC the retained sampler holds only what the app keeps (dropped without it).
+    if (gcMs === undefined) return profiler.stopRetained(false, done);
+    let pending = 2;
+    const finished = (): void => { if (--pending === 0) done(); };
+    const ask: PostLoadGc = { hotpathPostLoadGc: { gcMs } };
+    parentPort?.postMessage(ask);
+    flusher.waitPostLoadSample(Date.now() + POST_LOAD_SAMPLE_WAIT_MS, finished);
+    profiler.stopRetained(true, finished);
+  });
+}
+
+/**
  * One `bye` per flush, after the profiles are written, the scripts' source maps and function
- * ranges captured (the first flush only) and the main thread's last sample went out (or timed out).
+ * ranges captured (the first flush only), the post-load GC and its sample done (or given up)
+ * and the main thread's last sample went out (or timed out).
  */
 class Flusher {
   private mainDone = false;
+  private postLoadDone = false;
   private flushing = false;
   private scriptsCaptured = false;
 
   constructor(private readonly conn: AgentConnection, private readonly profiler: InspectorProfiler,
-    private readonly captureScripts: (done: () => void) => void) {}
+    private readonly captureScripts: (done: () => void) => void,
+    private readonly postLoadGc: (done: () => void) => void) {}
 
   mainFlushed(): void {
     this.mainDone = true;
+  }
+
+  postLoadSampled(): void {
+    this.postLoadDone = true;
+  }
+
+  /** Calls `done` once the main thread's post-load sample went out, or at `deadline`. */
+  waitPostLoadSample(deadline: number, done: () => void): void {
+    this.postLoadDone = false;
+    const check = (): void => {
+      if (!this.postLoadDone && Date.now() < deadline) return void setTimeout(check, 10);
+      done();
+    };
+    check();
   }
 
   flush(): void {
     if (this.flushing) return;
     this.flushing = true;
     const deadline = Date.now() + MAIN_FLUSH_WAIT_MS;
-    const afterProfiles = (): void => {
-      if (!this.mainDone && Date.now() < deadline) return void setTimeout(afterProfiles, 10);
+    const bye = (): void => {
+      if (!this.mainDone && Date.now() < deadline) return void setTimeout(bye, 10);
       this.conn.send({ type: 'bye', reason: 'flush' });
       this.mainDone = false;
       this.flushing = false;
     };
+    // The GC after the scripts' capture: a full GC can drop functions the coverage would report.
+    const afterProfiles = (): void => this.postLoadGc(bye);
     this.profiler.stop(() => {
       if (this.scriptsCaptured) return afterProfiles();
       this.scriptsCaptured = true;

@@ -21,15 +21,16 @@ const AGENT_SLACK_MS = HEARTBEAT_MS + 50;
 const CHECK_MS = 100;
 
 type StallBody = Omit<StallMessage, 'v' | 'pid' | 'threadId' | 't'>;
+type AgentWork = NonNullable<StallMessage['byAgent']>;
 
 export class StallWatchdog {
   private readonly beat: Float64Array;
   private stall: { start: number; lastSent: number; agent?: boolean } | undefined;
   private timer: NodeJS.Timeout | undefined;
-  /** Since when the agent has had V8 working on the main thread, if it has now. */
-  private agentSince: number | undefined;
+  /** Since when the agent has had V8 working on the main thread, if it has now, and on what. */
+  private agentSince: { from: number; why: AgentWork } | undefined;
   /** The latest finished stretches of such work, epoch ms. */
-  private agentDone: { from: number; to: number }[] = [];
+  private agentDone: { from: number; to: number; why: AgentWork }[] = [];
 
   constructor(heartbeat: SharedArrayBuffer, private readonly send: (body: StallBody) => void, private readonly cause?: StallCause) {
     this.beat = new Float64Array(heartbeat);
@@ -55,15 +56,15 @@ export class StallWatchdog {
     this.finish(stall.start, epochNow(), !stall.agent, done);
   }
 
-  /** The agent starts (true) or ends (false) work that blocks the main thread (stopping profiles). */
-  agentWork(active: boolean): void {
+  /** The agent starts (true) or ends (false) work that blocks the main thread (stopping profiles, the post-load GC). */
+  agentWork(active: boolean, why: AgentWork = 'profile-stop'): void {
     const now = epochNow();
     if (active) {
-      this.agentSince ??= now;
+      this.agentSince ??= { from: now, why };
       return;
     }
     if (this.agentSince === undefined) return;
-    this.agentDone.push({ from: this.agentSince, to: now });
+    this.agentDone.push({ from: this.agentSince.from, to: now, why: this.agentSince.why });
     if (this.agentDone.length > 4) this.agentDone.shift();
     this.agentSince = undefined;
   }
@@ -73,14 +74,21 @@ export class StallWatchdog {
    * begun by then and was still going, or ended at most AGENT_SLACK_MS before the heartbeat
    * came back (a main thread freed by the agent beats again within one heartbeat period).
    */
-  private byAgent(start: number, end: number): boolean {
-    if (this.agentSince !== undefined && this.agentSince < end) return true;
-    return this.agentDone.some((w) => w.from < end && w.to > start && w.to >= end - AGENT_SLACK_MS);
+  private byAgent(start: number, end: number): AgentWork | undefined {
+    if (this.agentSince !== undefined && this.agentSince.from < end) return this.agentSince.why;
+    return this.agentDone.find((w) => w.from < end && w.to > start && w.to >= end - AGENT_SLACK_MS)?.why;
   }
 
   private mark(body: StallBody, end: number): StallBody {
-    if (this.byAgent(body.start, end)) body.byAgent = 'profile-stop';
+    const why = this.byAgent(body.start, end);
+    if (why !== undefined) body.byAgent = why;
     return body;
+  }
+
+  /** How long ago the main thread last beat, ms (undefined before its first heartbeat). */
+  heartbeatAgeMs(): number | undefined {
+    const last = this.beat[0];
+    return last === 0 ? undefined : epochNow() - last;
   }
 
   private check(): void {

@@ -58,7 +58,7 @@ function heapPaths(run: RunData): string[] {
   const listed = run.profiles.filter((p) => p.kind === 'heap').map((p) => p.path);
   if (listed.length > 0) return listed;
   try {
-    return readdirSync(run.dir).filter((f) => /^heap-.*\.heapprofile$/.test(f)).map((f) => join(run.dir, f));
+    return readdirSync(run.dir).filter((f) => /^heap-\d.*\.heapprofile$/.test(f)).map((f) => join(run.dir, f));
   } catch {
     return [];
   }

@@ -2,7 +2,7 @@
 // serialization and healthy analyzers so they judge the same numbers.
 
 import type { RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
-import { loadWindow, targetThreads, windowSamples, windowStalls, type Window } from './load-window.js';
+import { loadWindow, loopDelaySamples, targetThreads, windowSamples, windowStalls, type Window } from './load-window.js';
 import { max, percentile, sum, weightedMean, weightedPercentile } from './stats.js';
 import { latencyWeight } from './latency-weight.js';
 import { cpuViewOf, threadActiveTime } from './cpu-profile.js';
@@ -63,6 +63,8 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   const perThreadSamples = threads.map((t) => windowSamples(t, w));
   const samples = perThreadSamples.flat();
   if (samples.length === 0) return undefined;
+  // Loop delay without the pauses the agent caused (the --heap switch mid-load).
+  const delay = threads.flatMap((t) => loopDelaySamples(t, w));
   const durationMs = w?.durationMs ?? sum(samples.map((s) => s.intervalMs));
   const stalls = threads.flatMap((t) => windowStalls(t, w));
   const http = samples.map((s) => s.http).filter((h) => h !== undefined);
@@ -89,9 +91,9 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
     coresMean,
     cpuPerActive: eluMean > 0 ? coresMean / eluMean : 1,
     eluMean,
-    eldP50Ms: percentile(samples.map((s) => s.eld.p50), 50),
-    eldP99Ms: percentile(samples.map((s) => s.eld.p99), 99),
-    eldMaxMs: max(samples.map((s) => s.eld.max)),
+    eldP50Ms: percentile(delay.map((s) => s.eld.p50), 50),
+    eldP99Ms: percentile(delay.map((s) => s.eld.p99), 99),
+    eldMaxMs: max(delay.map((s) => s.eld.max)),
     stallMaxMs: max(stalls.map((s) => s.durationMs)),
     stallCount: stalls.length,
     requests,

@@ -79,11 +79,12 @@ function served(t: ThreadTelemetry): number {
   return n;
 }
 
-/** CPU profiles first, of the threads that served the most requests first; then allocations. */
+/** CPU profiles first, of the threads that served the most requests first; then allocations, then what was retained. */
 function order(run: RunData): ProfileRef[] {
   const requests = new Map(run.threads.map((t) => [`${t.pid}:${t.threadId}`, served(t)]));
   const load = (p: ProfileRef): number => requests.get(`${p.pid}:${p.threadId}`) ?? 0;
-  return [...run.profiles].sort((a, b) => Number(a.kind === 'heap') - Number(b.kind === 'heap') ||
+  const rank = (p: ProfileRef): number => (p.kind === 'cpu' ? 0 : p.kind === 'heap' ? 1 : 2);
+  return [...run.profiles].sort((a, b) => rank(a) - rank(b) ||
     load(b) - load(a) || a.pid - b.pid || a.threadId - b.threadId);
 }
 
@@ -97,7 +98,7 @@ async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfil
     try {
       out.push(ref.kind === 'cpu'
         ? cpuProfilePayload(await readRunCpuProfile(run, ref), { ...who, label: `CPU · ${where}` }, ctx)
-        : heapProfilePayload(await readRunHeapProfile(run, ref), { ...who, label: `Allocations · ${where}` }, ctx));
+        : heapProfilePayload(await readRunHeapProfile(run, ref), { ...who, label: `${ref.kind === 'heap' ? 'Allocations' : 'Retained after the load'} · ${where}` }, ctx));
     } catch (err) {
       warnings.push(`${ref.kind} profile ${ref.path} left out: ${(err as Error).message}`);
     }

@@ -79,6 +79,19 @@ test('with --heap both the CPU and the allocation profile are kept', async () =>
   for (const p of c.messages.filter(isProfile)) assert.ok(existsSync(join(c.dir, p.file)));
 });
 
+test('a crash after the mid-load heap switch keeps the CPU and allocation profiles, drops the retained one and leaves stderr clean', async () => {
+  const { c, t, port } = await start(process.execPath, { heap: true });
+  c.send({ cmd: 'profile-start', seq: 1, heapRetainedFrom: Date.now() + 200 });
+  await getMany(port, '/block?ms=20', 20);
+  await c.waitFor((m) => isProfile(m) && m.kind === 'heap', 5000, 'the switch');
+  crash(port, 'throw');
+  await within(t.exited, 10_000, 'the crash');
+  await c.waitFor((m) => m.type === 'bye', 3000, 'bye');
+  const kinds = c.messages.filter(isProfile).map((p) => p.kind).sort();
+  assert.deepEqual(kinds, ['cpu', 'heap'], 'the retained view needs the post-load GC: none at a crash');
+  assert.doesNotMatch(t.stderr(), /Waiting for the debugger/);
+});
+
 for (const node of NODES) {
   test(`${node.name}: a crash right after a long block ends the stall with its cause and leaves stderr clean`, async () => {
     const { c, t, port, pid } = await start(node.bin);
