@@ -278,9 +278,11 @@ export interface GrowthMessage extends Envelope {
    * MaxListenersExceededWarning now (null = Infinity; 0 or null: no warning), `maxListenersOwn`,
    * whether it is the emitter's own (setMaxListeners) rather than `events.defaultMaxListeners`,
    * and `maxListenersSite`, where its own limit was lifted when the max-listeners hook saw it.
+   * Added (agent): `once`, the listener added at the latest new maximum came through once()
+   * (events.once or emitter.once): it waits for an event that has not come.
    */
   listeners: {
-    emitter: string; event: string; count: number; added: number; current?: number; site?: CallSite; stack?: CallStack;
+    emitter: string; event: string; count: number; added: number; current?: number; site?: CallSite; stack?: CallStack; once?: boolean;
     maxListeners?: number | null; maxListenersOwn?: boolean; maxListenersSite?: CallSite;
   }[];
   /**

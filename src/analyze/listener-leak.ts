@@ -10,7 +10,7 @@ import { targetThreads } from './signals/load-window.js';
 import { growthStats, lastGrowth, type GrowthStats } from './signals/growth-series.js';
 import { isAppSite, relativeFile, siteCulprit } from './signals/culprit.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
-import { listenerLeakAdvice, maxListenersAdvice } from './listener-leak.advice.js';
+import { listenerLeakAdvice, maxListenersAdvice, onceLeakAdvice } from './listener-leak.advice.js';
 import { round } from './signals/stats.js';
 import { loopStats } from './signals/loop-stats.js';
 
@@ -111,7 +111,7 @@ function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: Gro
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: listenerLeakAdvice(entry.emitter, entry.event) + (silenced.length > 0 ? `\n\n${maxListenersAdvice}` : ''),
+    recommendation: (entry.once === true ? onceLeakAdvice : listenerLeakAdvice)(entry.emitter, entry.event) + (silenced.length > 0 ? `\n\n${maxListenersAdvice}` : ''),
     impact: Math.max(creepShare(trend), LISTENER_LEAK_BASE_IMPACT),
   };
 }

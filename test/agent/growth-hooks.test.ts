@@ -62,6 +62,20 @@ test('listener added per request: count grows with the requests, at the adding l
   assert.ok(g.listeners.filter((l) => l.event !== 'after').every((l) => l.count < 10), JSON.stringify(g.listeners));
 });
 
+test('listeners added with once() for an event that never comes are told as once listeners', async () => {
+  const { c, port } = await startWith(['growth.cjs']);
+  await getMany(port, '/once', 30);
+  const g = await c.waitFor(growthWhere((m) => m.listeners.some((l) => l.event === 'shutdown' && l.count >= 30)), 10_000, 'shutdown listeners');
+  const entry = g.listeners.find((l) => l.event === 'shutdown')!;
+  assert.equal(entry.once, true);
+  assert.equal(entry.current, 30);
+  assertSite(entry.site, 'growth.cjs', 'once');
+  // The per-request 'after' listeners of /leak are plain on() listeners.
+  await getMany(port, '/leak', 5);
+  const h = await c.waitFor(growthWhere((m) => m.listeners.some((l) => l.event === 'after' && l.count >= 5)), 10_000, 'after listeners');
+  assert.equal(h.listeners.find((l) => l.event === 'after')!.once, undefined);
+});
+
 test('listeners that pile up while requests are in flight are gone at the end; node lifting the limit for a Worker\'s stdio is no silenced warning', async () => {
   const { c, port } = await startWith(['growth.cjs']);
   await Promise.all(Array.from({ length: 30 }, () => get(port, '/wait', false)));

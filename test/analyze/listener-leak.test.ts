@@ -134,3 +134,13 @@ test('listener leak: without the agent\'s reading of the limit (an older run), o
   const [g] = listenerLeak(withDefault);
   assert.match(g.summary, /may have been silenced \(events\.defaultMaxListeners at lib\/users-repo\.js:2\)/);
 });
+
+test('listener leak: once() listeners waiting for an event that never comes get removal advice, not "use once()"', () => {
+  const run = syntheticRun({ rps: 300, listenerGrowth: [{ emitter: 'EventEmitter', event: 'shutdown', perRequest: 1, site, once: true, limit: { maxListeners: 0, own: true } }] });
+  const [f] = listenerLeak(run);
+  assert.match(f.recommendation, /added with `once\(\)`/);
+  assert.match(f.recommendation, /signal/);
+  assert.doesNotMatch(f.recommendation, /use `emitter\.once\(\)`/);
+  const plain = syntheticRun({ rps: 300, listenerGrowth: [{ emitter: 'EventEmitter', event: 'shutdown', perRequest: 1, site, limit: { maxListeners: 0, own: true } }] });
+  assert.match(listenerLeak(plain)[0].recommendation, /use `emitter\.once\(\)`/);
+});

@@ -26,6 +26,8 @@ interface Entry {
   /** The emitter that holds the maximum, and its event key (a symbol stays a symbol here). */
   holder?: WeakRef<EventEmitter>;
   key?: string | symbol;
+  /** The listener added at the last new maximum came through once() (events.once, emitter.once). */
+  once?: boolean;
 }
 
 /** Where an emitter's own limit was lifted (max-listeners.ts). */
@@ -66,7 +68,7 @@ export class ListenerGrowth implements GrowthHook {
 
   contribute(into: GrowthBody): void {
     for (const e of this.entries.values()) {
-      const row: GrowthBody['listeners'][number] = { emitter: e.emitter, event: e.event, count: e.count, added: e.added };
+      const row: GrowthBody['listeners'][number] = { emitter: e.emitter, event: e.event, count: e.count, added: e.added, ...(e.once === true ? { once: true } : {}) };
       const holder = e.holder?.deref();
       if (holder !== undefined && e.key !== undefined) {
         row.current = listenersNow(holder, e.key);
@@ -128,7 +130,7 @@ export class ListenerGrowth implements GrowthHook {
       const n = listenersNow(this, event);
       if (n < 2) return result;
       const ctor = this.constructor;
-      if (ctor !== self.perRequestA && ctor !== self.perRequestB) self.record(this, event, wrapper, n);
+      if (ctor !== self.perRequestA && ctor !== self.perRequestB) self.record(this, event, listener, wrapper, n);
       return result;
     };
     defineLike(wrapper, original);
@@ -140,7 +142,7 @@ export class ListenerGrowth implements GrowthHook {
    * by the constructor and the event, no string building. Classes that share a
    * name share their entries, as the protocol reports them by name.
    */
-  private record(emitter: EventEmitter, event: string | symbol, skip: Function, n: number): void {
+  private record(emitter: EventEmitter, event: string | symbol, listener: unknown, skip: Function, n: number): void {
     try {
       const ctor = emitter.constructor as Function | undefined;
       let events = this.byClass.get(ctor);
@@ -154,6 +156,8 @@ export class ListenerGrowth implements GrowthHook {
       e.count = n;
       if (e.holder?.deref() !== emitter) e.holder = new WeakRef(emitter);
       e.key = event;
+      // once() adds a wrapper that holds the real listener as `.listener`.
+      e.once = typeof (listener as { listener?: unknown } | undefined)?.listener === 'function';
       if (e.maxima++ < SAMPLE_FIRST || e.maxima % SAMPLE_EVERY === 0) {
         const stack = captureStack(skip);
         if (stack.length > 0) {
