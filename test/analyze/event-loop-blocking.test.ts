@@ -106,14 +106,14 @@ test('blocking: 0.5 ms per request is reported when one function (a backtracking
 
 test('blocking: a function and the callbacks written inside it count together for the focus rule', () => {
   const profile = (second: string) => syntheticCpuProfile([
-    { name: 'compileTemplate', file: 'lib/render.js', line: 6, share: 0.34 },
-    { name: second, file: 'lib/render.js', line: 9, share: 0.23 },
-    { name: 'route', file: 'server.js', line: 4, share: 0.3 },
+    { name: 'compileTemplate', file: 'lib/render.js', line: 6, share: 0.2 },
+    { name: second, file: 'lib/render.js', line: 9, share: 0.17 },
+    { name: 'route', file: 'server.js', line: 4, share: 0.22 },
   ], { cwd });
   const run = (second: string) => syntheticRun({ cwd, rps: 1600, elu: 0.97, cores: 0.95, eldP99Ms: 11, latencyMs: 10, profiles: [profile(second)] });
   const [f] = eventLoopBlocking(run('(anonymous in compileTemplate)'));
-  assert.equal(f?.culprit?.function, 'compileTemplate', 'its replace callback is its work: 57 % together');
-  // Two unrelated functions of 34 % and 23 %: no single place to fix at 0.6 ms per request.
+  assert.equal(f?.culprit?.function, 'compileTemplate', 'its replace callback is its work: 37 % together');
+  // Three unrelated functions of 20 %, 17 % and 22 %: no single place to fix at 0.6 ms per request.
   assert.deepEqual(eventLoopBlocking(run('escapeHtml')), []);
 });
 
