@@ -79,14 +79,22 @@ export const sequentialCallsAdvice = 'Each request makes these calls one after a
   'other, start them together and await them at once (`await Promise.all(items.map(fetchItem))`), so a request waits for ' +
   'the slowest, not for the sum; better still, fetch the items in one batch request.';
 
+/**
+ * Kinds of work whose fix is to do less of it in place (an algorithm, a formatter made once, fewer
+ * writes), not to move it: the generic "cache it or move it to a worker" paragraph would mislead.
+ */
+const FIX_IN_PLACE: ReadonlySet<string> = new Set(['intl', 'errors', 'search', 'copy', 'net', 'stream']);
+
 export function blockingAdvice(work: string | undefined, label?: string, entry?: EntryKind, sequentialCalls = false): string {
   const general = 'Move the heavy part off the request path: cache its result, do it once at startup, or run it in a ' +
     'worker thread pool (piscina) so the event loop keeps serving other requests. Long synchronous loops can ' +
-    'yield with `setImmediate` between chunks.';
+    'yield with `setImmediate` between chunks of a few milliseconds of work, not between items: each turn of the ' +
+    'loop costs more than a small item, and a request that yields per item waits for thousands of turns.';
   const specific = (label !== undefined ? byLabel[label] : undefined) ?? (work !== undefined ? byWork[work] : undefined);
   const scheduled = entry !== undefined ? byEntry[entry] : undefined;
   // A nextTick chain or a timer job is already off the request path, or ought to be rescheduled.
   // Calls to another service are no work to move to a worker: the fix is fewer calls, or calls made together.
   if (work === 'http-client') return [sequentialCalls ? sequentialCallsAdvice : undefined, scheduled, specific].filter((t) => t !== undefined).join('\n\n');
-  return [scheduled, specific, scheduled ? undefined : general].filter((t) => t !== undefined).join('\n\n');
+  const inPlace = work !== undefined && FIX_IN_PLACE.has(work) && specific !== undefined;
+  return [scheduled, specific, scheduled || inPlace ? undefined : general].filter((t) => t !== undefined).join('\n\n');
 }

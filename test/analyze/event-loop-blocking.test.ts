@@ -252,3 +252,14 @@ test('blocking: a culprit busy in the HTTP client, calling it several times per 
   assert.doesNotMatch(g.recommendation, /Promise\.all/);
   assert.match(g.recommendation, /make fewer calls/);
 });
+
+test('blocking advice: work fixed in place (an O(n^2) lookup, Errors as control flow, per-call formatters, many writes) gets no "move it to a worker" paragraph', async () => {
+  const { blockingAdvice } = await import('../../src/analyze/event-loop-blocking.advice.js');
+  for (const work of ['search', 'errors', 'intl', 'copy', 'net']) {
+    const advice = blockingAdvice(work);
+    assert.doesNotMatch(advice, /piscina/, work);
+  }
+  // Work that can be cached or moved keeps it, and never advises yielding per item.
+  assert.match(blockingAdvice('crypto'), /piscina/);
+  assert.match(blockingAdvice(undefined), /not between items/);
+});
