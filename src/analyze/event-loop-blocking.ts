@@ -13,7 +13,7 @@ import { describeCulprit, frameCulprit, siteCulprit } from './signals/culprit.js
 import { stallCulprits, type StallCulprit } from './signals/stall-causes.js';
 import { functionKey } from '../profile/anonymous-names.js';
 import { entryShares } from '../profile/entry-points.js';
-import { attributedSelf } from '../profile/attribution.js';
+import { attributedSelf, firstAppAncestor } from '../profile/attribution.js';
 import { hotLine } from '../profile/hot-line.js';
 import type { Frame } from '../profile/call-tree.js';
 import { describeWork, workSummary } from './signals/culprit-work.js';
@@ -285,6 +285,33 @@ function clientCalls(run: RunData, s: LoopStats, culprit: Culprit) {
   return { perRequest, perCallMs, sequential, text };
 }
 
+/** A callee carrying this share of the CPU beside its caller, the culprit, is named with it. */
+export const BLOCKING_CALLEE_MIN_SHARE = 0.2;
+
+/**
+ * The app function the culprit calls (its first app frame below the culprit's nodes) that carries
+ * the most attributed time, when that is at least BLOCKING_CALLEE_MIN_SHARE of the CPU: a price
+ * list built by a loop and the formatter it calls per row, 49 % and 47 %.
+ */
+function mainCallee(view: CpuView, top: FunctionCost): { fn: FunctionCost; share: number } | undefined {
+  const tree = view.tree;
+  const group = new Set(ownGroup(view, top).map((f) => f.frameIndex));
+  group.add(top.frameIndex);
+  const byFrame = new Map<number, number>();
+  const attributed = attributedSelf(tree);
+  for (let i = 1; i < tree.frame.length; i++) {
+    const f = tree.frame[i];
+    if (tree.frames[f].kind !== 'app' || group.has(f)) continue;
+    const caller = tree.parent[i] > 0 ? firstAppAncestor(tree, tree.parent[i]) : -1;
+    if (caller < 0 || !group.has(tree.frame[caller])) continue;
+    byFrame.set(f, (byFrame.get(f) ?? 0) + attributed[i]);
+  }
+  const [frame, us] = [...byFrame].sort((a, b) => b[1] - a[1])[0] ?? [];
+  if (frame === undefined || us === undefined || view.activeUs <= 0 || us / view.activeUs < BLOCKING_CALLEE_MIN_SHARE) return undefined;
+  const fn = view.functions.find((c) => c.frameIndex === frame);
+  return fn ? { fn, share: us / view.activeUs } : undefined;
+}
+
 function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Finding {
   const held = longHolder(run, s, view, heavy);
   const top = held ? held.cost : culpritOf(view, focus);
@@ -302,8 +329,14 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const hotText = hot && culprit && hot.share >= BLOCKING_HOT_LINE_SHARE && hot.line !== culprit.line
     ? ` Its hottest line is ${culprit.file}:${hot.line} (${round(hot.share * 100, 0)} % of its own samples).` : '';
   const calls = work.dominant === 'http-client' && culprit ? clientCalls(run, s, culprit) : undefined;
+  // The helper the culprit hands much of its work to, when that is where the kind of work shows.
+  const callee = top && view && !held && work.dominant === undefined ? mainCallee(view, top) : undefined;
+  const calleeWork = callee && view ? workSummary(view.workOf(callee.fn.frameIndex)) : undefined;
+  const calleeText = callee && view
+    ? ` It calls ${describeCulprit(frameCulprit(callee.fn.frame, run.cwd))}, which carries ${round(callee.share * 100, 0)} % more${describeWork(view.workOf(callee.fn.frameIndex)) ? `, spent on ${describeWork(view.workOf(callee.fn.frameIndex))}` : ''}.` : '';
+  const advised = calleeWork?.dominant !== undefined ? calleeWork : work;
   const who = culprit && held && view ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + scheduledText
-    : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${hotText}${calls?.text ?? ''}${scheduledText}`
+    : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${hotText}${calleeText}${calls?.text ?? ''}${scheduledText}`
     : culprit && stalledBy ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.` : '';
   const spread = !culprit && view ? ` No single function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
@@ -330,7 +363,7 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
       ...(scheduled ? { scheduledBy: scheduled.kind, scheduledShare: round(scheduled.share, 3), ...(scheduled.callback ? { scheduledCallback: scheduled.callback.name } : {}) } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: blockingAdvice(work.dominant, work.label, scheduled?.kind, calls?.sequential),
+    recommendation: blockingAdvice(advised.dominant, advised.label, scheduled?.kind, calls?.sequential),
     impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) *
       (held && view ? held.stretches.totalUs / view.totalUs : top ? share : stalledBy ? stalledBy.share : spreadShare(view))),
   };

@@ -263,3 +263,17 @@ test('blocking advice: work fixed in place (an O(n^2) lookup, Errors as control 
   assert.match(blockingAdvice('crypto'), /piscina/);
   assert.match(blockingAdvice(undefined), /not between items/);
 });
+
+test('blocking: the helper the culprit calls, carrying much of the CPU beside it, is named with it', () => {
+  const cpu = syntheticCpuProfile([
+    { name: 'renderPriceList', file: 'lib/pricelist.js', line: 6, share: 0.5, callee: { name: 'formatPrice', file: 'lib/pricelist.js', share: 0.4 } },
+  ], { cwd });
+  const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 5, elu: 1, cores: 1, eldP99Ms: 900, latencyMs: 200, profiles: [cpu] }));
+  assert.equal(f.culprit?.function, 'renderPriceList');
+  assert.match(f.summary, /It calls formatPrice \(lib\/pricelist\.js:1\), which carries 4\d % more/);
+  // A small helper is not worth naming.
+  const small = syntheticCpuProfile([
+    { name: 'renderPriceList', file: 'lib/pricelist.js', line: 6, share: 0.8, callee: { name: 'formatPrice', file: 'lib/pricelist.js', share: 0.1 } },
+  ], { cwd });
+  assert.doesNotMatch(eventLoopBlocking(syntheticRun({ cwd, rps: 5, elu: 1, cores: 1, eldP99Ms: 900, latencyMs: 200, profiles: [small] }))[0].summary, /It calls/);
+});
