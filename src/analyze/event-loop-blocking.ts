@@ -351,7 +351,8 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const who = culprit && held && view ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + scheduledText
     : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${hotText}${calls?.text ?? ''}${scheduledText}`
     : culprit && stalledBy ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.` : '';
-  const spread = !framed && view && !unowned?.culprit ? ` No single function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
+  // With dominant work, its own sentence says where the CPU went (a dependency may carry more than 25 %).
+  const spread = !framed && view && !dominant ? ` No ${appFunctions(view).length > 0 ? 'app' : 'single'} function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
   const starved = cpuShortfall(s);
   return {

@@ -152,8 +152,16 @@ export interface WorkPlace {
 const bump = (m: Map<number, number>, k: number, us: number) => m.set(k, (m.get(k) ?? 0) + us);
 const ranked = (m: Map<number, number>) => [...m].map(([frame, us]) => ({ frame, us })).sort((a, b) => b.us - a.us);
 
-/** Every work label of the tree with where it ran, largest first. */
+const places = new WeakMap<CallTree, WorkPlace[]>();
+
+/** Every work label of the tree with where it ran, largest first (computed once per tree). */
 export function workPlaces(tree: CallTree): WorkPlace[] {
+  let out = places.get(tree);
+  if (!out) places.set(tree, out = computePlaces(tree));
+  return out;
+}
+
+function computePlaces(tree: CallTree): WorkPlace[] {
   const { to, work, inline } = treeWork(tree);
   const n = tree.frame.length;
   // The nearest node at or above each with a source file (eval'd code and natives have none).
