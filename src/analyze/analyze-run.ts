@@ -92,8 +92,13 @@ export function heapHeldByGrowth(findings: Finding[]): Finding[] {
   });
 }
 
-/** A function and the anonymous ones written inside it ("(anonymous in f)") are one place to fix; a top-level anonymous function is its own, by line. */
-const culpritKey = (f: Finding) => (f.culprit ? functionKey({ name: f.culprit.function, file: f.culprit.file, line: f.culprit.line }) : undefined);
+/**
+ * A function and the anonymous ones written inside it ("(anonymous in f)") are one place to fix; a
+ * top-level anonymous function is its own, by line. Findings without a culprit about work no app
+ * function ran (a body parser's JSON.parse: blocking and serialization) are one by where it ran.
+ */
+const culpritKey = (f: Finding) => (f.culprit ? functionKey({ name: f.culprit.function, file: f.culprit.file, line: f.culprit.line })
+  : f.evidence.noAppCode === true && typeof f.evidence.workSource === 'string' ? `work ${f.evidence.workSource}` : undefined);
 
 /**
  * Keeps one finding per culprit function (with the anonymous functions written inside it): the most specific category among the actionable

@@ -2,7 +2,7 @@
 
 import { BUFFER_COPIES, JSON_DEEP_COPY } from '../profile/work-kind.js';
 import type { EntryKind } from '../profile/entry-points.js';
-import { deepCopyAdvice, parseAdvice } from './serialization.advice.js';
+import { bodyParseAdvice, deepCopyAdvice, parseAdvice } from './serialization.advice.js';
 
 const byWork: Record<string, string> = {
   crypto: 'Hashing and key derivation are CPU work: use the async crypto APIs (they run on the libuv thread pool), ' +
@@ -48,6 +48,18 @@ const byWork: Record<string, string> = {
     'item of another list, each one scans the list again, so the work grows with the product of the two sizes ' +
     '(quadratic when it is the same list). Index the items once in a `Map` or `Set` (by id, sku, name) and look them ' +
     'up in constant time.',
+  'child-process': 'Starting child processes dominates: each `spawn`, `exec` or `execFile` forks the server\'s process, ' +
+    'opens pipes for the child\'s stdio and waits until the child has started, milliseconds of the event loop in the ' +
+    'parent before the child does any work, and the child then takes a core of its own. Do not spawn per request: run ' +
+    'the command once at startup (a commit hash, a version, a hostname) and keep its output, cache results by their ' +
+    'input, or keep one long-lived child (a worker process) and send it requests over stdin or IPC; where a library ' +
+    'does the job in process, call it instead of a command-line tool.',
+  compile: 'Compiling code at run time dominates: `new Function(...)`, `eval(...)` and `vm` scripts are parsed and ' +
+    'compiled on every call, and V8 reuses compiled code only for the exact same source text, so source that carries ' +
+    'the request\'s data (values written into it with a template) is compiled anew each time. Compile once and cache ' +
+    'the function by its source (a `Map` from the rule\'s text), pass per-request data as arguments (`new ' +
+    'Function(\'cart\', \'user\', body)`) instead of writing it into the code, and compile rules when they are saved, ' +
+    'not when they are used.',
   copy: 'Spread copies dominate (`{ ...acc, [k]: v }`, `[...list, x]`): spreading a growing accumulator on every step ' +
     'of a `reduce` or loop copies everything gathered so far each time, which is quadratic. Mutate the accumulator ' +
     'inside the reducer (`(acc[k] ??= []).push(x)`) or build with a plain loop, and copy once at the end if the result ' +
@@ -85,12 +97,27 @@ export const sequentialCallsAdvice = 'Each request makes these calls one after a
  */
 const FIX_IN_PLACE: ReadonlySet<string> = new Set(['intl', 'errors', 'search', 'copy', 'net', 'stream']);
 
-export function blockingAdvice(work: string | undefined, label?: string, entry?: EntryKind, sequentialCalls = false): string {
+/** What the finding knows beside the work: where it found it, and what it ran on. */
+export interface AdviceContext {
+  /** JSON.parse run by a dependency with no app code on the stack while the requests carried large bodies. */
+  requestBodies?: boolean;
+  /** The source of the hot regexp, quoted ahead of the regex advice. */
+  pattern?: string;
+}
+
+/** Markdown inline code for any text (a pattern may hold backticks). */
+function code(text: string): string {
+  return text.includes('`') ? `\`\` ${text} \`\`` : `\`${text}\``;
+}
+
+export function blockingAdvice(work: string | undefined, label?: string, entry?: EntryKind, sequentialCalls = false, context: AdviceContext = {}): string {
   const general = 'Move the heavy part off the request path: cache its result, do it once at startup, or run it in a ' +
     'worker thread pool (piscina) so the event loop keeps serving other requests. Long synchronous loops can ' +
     'yield with `setImmediate` between chunks of a few milliseconds of work, not between items: each turn of the ' +
     'loop costs more than a small item, and a request that yields per item waits for thousands of turns.';
-  const specific = (label !== undefined ? byLabel[label] : undefined) ?? (work !== undefined ? byWork[work] : undefined);
+  const byContext = work === 'json' && label === 'JSON.parse' && context.requestBodies ? bodyParseAdvice
+    : work === 'regex' && context.pattern !== undefined ? `The hot pattern is ${code(context.pattern)}. ${byWork.regex}` : undefined;
+  const specific = byContext ?? (label !== undefined ? byLabel[label] : undefined) ?? (work !== undefined ? byWork[work] : undefined);
   const scheduled = entry !== undefined ? byEntry[entry] : undefined;
   // A nextTick chain or a timer job is already off the request path, or ought to be rescheduled.
   // Calls to another service are no work to move to a worker: the fix is fewer calls, or calls made together.

@@ -2,7 +2,9 @@
 // long synchronous stretch. Signals over the load window: utilization, delay, stalls and CPU
 // per request. Culprit: the app function carrying the most attributed self time in the CPU
 // profile, with the kind of work (regex, crypto, zlib, JSON...) it was doing; without one (no
-// profile, or the cost spread), the app function the stalls' own samples blame.
+// profile, or the cost spread), the app function the stalls' own samples blame; without any,
+// the kind of work that dominates the CPU and where it ran (a body parser's JSON.parse, a schema's
+// regexp, tied to the place the app's source writes its pattern), with that kind's advice.
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
@@ -21,6 +23,7 @@ import { round } from './signals/stats.js';
 import { blockingAdvice } from './event-loop-blocking.advice.js';
 import { callsFrom } from './signals/outgoing-waits.js';
 import { waitsInSequence } from './io-wait.js';
+import { describeBytes, describeDominantWork, dominantWork, parsesRequestBodies, shortFile, type DominantWork } from './signals/dominant-work.js';
 
 /** The loop must be busy at least half the time: delay on an idle loop is scheduling noise. */
 export const BLOCKING_MIN_ELU = 0.5;
@@ -52,6 +55,12 @@ export const BLOCKING_CRITICAL_CPU_PER_REQUEST_MS = 10;
  * per request is trusted. A loop blocked by its own work runs at ~1.
  */
 export const BLOCKING_STARVED_CPU_PER_ACTIVE = 0.6;
+/**
+ * Child processes the target started during the load and kept running, on average, from which
+ * the CPU it missed is its own doing (the children took the cores, each spawn held the loop until
+ * its child started): the delays then measure the app, not the machine.
+ */
+export const BLOCKING_OWN_CHILDREN_MIN = 0.5;
 export const BLOCKING_CRITICAL_ELD_P99_MS = 100;
 export const BLOCKING_CRITICAL_STALL_MS = 1000;
 
@@ -156,8 +165,25 @@ function describeScheduled(s: Scheduled, cwd: string): string {
     : ` ${pct} % of it runs in timer callbacks${where}, not in request handlers: a background job holds the loop while requests wait.`;
 }
 
+/** The target got too little CPU for its loop's activity, and not because of child processes of its own. */
 export function isStarved(s: LoopStats): boolean {
-  return s.cpuPerActive < BLOCKING_STARVED_CPU_PER_ACTIVE;
+  return s.cpuPerActive < BLOCKING_STARVED_CPU_PER_ACTIVE && !ownChildren(s);
+}
+
+/** The target ran child processes of its own during the load (see BLOCKING_OWN_CHILDREN_MIN). */
+export function ownChildren(s: LoopStats): boolean {
+  return s.childProcessesMean >= BLOCKING_OWN_CHILDREN_MIN;
+}
+
+/** Why the loop's active time got less CPU than it asked for, when it did. */
+function cpuShortfall(s: LoopStats): string {
+  const pct = round(s.cpuPerActive * 100, 0);
+  if (s.cpuPerActive >= BLOCKING_STARVED_CPU_PER_ACTIVE) return '';
+  if (ownChildren(s)) {
+    return ` The target had the CPU ${pct} % of its loop's active time while ${round(s.childProcessesMean, 1)} child processes of its own ran on average: ` +
+      'they share the cores with it and each spawn holds the loop until its child has started, so the delays are its own doing, not other processes\'.';
+  }
+  return ` The machine was busy (the target had the CPU ${pct} % of its loop's active time), so delays are inflated; CPU per request is the reliable figure.`;
 }
 
 function isCritical(s: LoopStats): boolean {
@@ -312,11 +338,31 @@ function mainCallee(view: CpuView, top: FunctionCost): { fn: FunctionCost; share
   return fn ? { fn, share: us / view.activeUs } : undefined;
 }
 
+/**
+ * Without an app function to blame, the work that dominates the CPU (a body parser's JSON.parse,
+ * a schema's regexp), where it ran and what it costs per request; a hot regexp the app's source
+ * writes in exactly one place makes that place the culprit.
+ */
+function unownedWork(run: RunData, s: LoopStats, d: DominantWork): { text: string; culprit?: Culprit } {
+  const perRequest = s.requests > 0 ? `, ${round(s.cpuPerRequestMs * d.share, 1)} ms per request` : '';
+  const noApp = d.unowned ? ', with no app function on the stack' : '';
+  let text = ` ${round(d.share * 100, 0)} % of the CPU is ${describeDominantWork(d, run.cwd)}${noApp}${perRequest}.`;
+  const sites = d.patternSites;
+  if (sites.length === 1) text += ` The app writes that pattern at ${sites[0].file}:${sites[0].line}.`;
+  else if (sites.length > 1) text += ` The app writes that pattern in several places: ${sites.map((c) => `${c.file}:${c.line}`).join(', ')}.`;
+  else if (d.pattern !== undefined && d.unowned) text += ' The app\'s own files do not write it: a dependency does, or it is built at run time.';
+  if (parsesRequestBodies(d)) text += ` The requests sent carried ${describeBytes(d.requestBytes!)} each: this is the body parser's work.`;
+  return { text, ...(sites.length === 1 ? { culprit: sites[0] } : {}) };
+}
+
 function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Finding {
   const held = longHolder(run, s, view, heavy);
   const top = held ? held.cost : culpritOf(view, focus);
   const stalledBy = top || held ? undefined : stallCulprit(run, s);
-  const culprit = held ? frameCulprit(held.cost?.frame ?? held.stretches.frame, run.cwd) : top ? frameCulprit(top.frame, run.cwd) : stalledBy ? siteCulprit(stalledBy.site, run.cwd) : undefined;
+  const framed = held ? frameCulprit(held.cost?.frame ?? held.stretches.frame, run.cwd) : top ? frameCulprit(top.frame, run.cwd) : stalledBy ? siteCulprit(stalledBy.site, run.cwd) : undefined;
+  const dominant = !framed && view ? dominantWork(run, view) : undefined;
+  const unowned = dominant ? unownedWork(run, s, dominant) : undefined;
+  const culprit = framed ?? unowned?.culprit;
   const share = top && view ? top.selfUs / view.activeUs : 0;
   const items = top && view ? view.workOf(top.frameIndex) : [];
   const work = workSummary(items);
@@ -338,33 +384,56 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const who = culprit && held && view ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + scheduledText
     : culprit && top ? ` ${describeCulprit(culprit)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${hotText}${calleeText}${calls?.text ?? ''}${scheduledText}`
     : culprit && stalledBy ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.` : '';
-  const spread = !culprit && view ? ` No single function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
+  // With dominant work, its own sentence says where the CPU went (a dependency may carry more than 25 %).
+  const spread = !framed && view && !dominant ? ` No ${appFunctions(view).length > 0 ? 'app' : 'single'} function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
-  const starved = isStarved(s) ? ` The machine was busy (the target had the CPU ${round(s.cpuPerActive * 100, 0)} % of its loop's active time), so delays are inflated; CPU per request is the reliable figure.` : '';
+  const starved = cpuShortfall(s);
   return {
     code: 'HOTPATH_EVENT_LOOP_BLOCKING',
     category: 'event-loop-blocking',
     severity: isCritical(s) ? 'critical' : 'warning',
-    title: culprit ? `${culprit.function} blocks the event loop${work.label ? ` (${work.label})` : ''}` : 'Synchronous work blocks the event loop',
-    summary: `The event loop was busy ${round(s.eluMean * 100, 0)} % of the time with a delay p99 of ${round(s.eldP99Ms, 1)} ms.${perRequest}${who}${spread}${stall}${starved}`,
+    title: title(culprit, work.label, dominant),
+    summary: `The event loop was busy ${round(s.eluMean * 100, 0)} % of the time with a delay p99 of ${round(s.eldP99Ms, 1)} ms.${perRequest}${who}${spread}${unowned?.text ?? ''}${stall}${starved}`,
     evidence: {
       eluMean: round(s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), eldMaxMs: round(s.eldMaxMs, 1),
       cpuPerRequestMs: round(s.cpuPerRequestMs, 3), requestsPerSecond: round(s.requestsPerSecond, 1),
       cpuPerActive: round(s.cpuPerActive, 2),
+      ...(s.childProcessesMean > 0 ? { childProcesses: round(s.childProcessesMean, 1) } : {}),
       ...(s.stallCount > 0 ? { stalls: s.stallCount, stallMaxMs: round(s.stallMaxMs, 0) } : {}),
       ...(top ? { culpritSelfShare: round(share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
       ...(hot ? { hotLine: hot.line, hotLineShare: round(hot.share, 3) } : {}),
       ...(held ? { culpritStretches: held.stretches.count, culpritStretchMaxMs: round(held.stretches.maxUs / 1000, 1), culpritStretchMs: round(held.stretches.totalUs / 1000, 0) } : {}),
       ...(stalledBy ? { culpritStalledMs: round(stalledBy.blockedMs, 0), culpritStalledShare: round(stalledBy.share, 3) } : {}),
       ...(work.dominant ? { work: work.dominant, workLabel: work.label } : {}),
+      ...(dominant ? dominantEvidence(dominant, run.cwd) : {}),
       ...(items.length > 0 ? { workBreakdown: work.breakdown } : {}),
       ...(view ? { topFunctions: topFunctions(view) } : {}),
       ...(calls ? { callsPerRequest: round(calls.perRequest, 2), perCallMs: round(calls.perCallMs, 2), ...(calls.sequential ? { sequential: true } : {}) } : {}),
       ...(scheduled ? { scheduledBy: scheduled.kind, scheduledShare: round(scheduled.share, 3), ...(scheduled.callback ? { scheduledCallback: scheduled.callback.name } : {}) } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: blockingAdvice(advised.dominant, advised.label, scheduled?.kind, calls?.sequential),
+    recommendation: dominant
+      ? blockingAdvice(dominant.work, dominant.label, undefined, false, { requestBodies: parsesRequestBodies(dominant), ...(dominant.pattern !== undefined ? { pattern: dominant.pattern } : {}) })
+      : blockingAdvice(advised.dominant, advised.label, scheduled?.kind, calls?.sequential),
     impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) *
-      (held && view ? held.stretches.totalUs / view.totalUs : top ? share : stalledBy ? stalledBy.share : spreadShare(view))),
+      (held && view ? held.stretches.totalUs / view.totalUs : top ? share : stalledBy ? stalledBy.share : dominant ? dominant.share : spreadShare(view))),
+  };
+}
+
+function title(culprit: Culprit | undefined, label: string | undefined, dominant: DominantWork | undefined): string {
+  if (culprit) return `${culprit.function} blocks the event loop${label ?? dominant?.label ? ` (${label ?? dominant?.label})` : ''}`;
+  if (!dominant) return 'Synchronous work blocks the event loop';
+  const what = dominant.pattern !== undefined ? 'A regular expression' : dominant.label.charAt(0).toUpperCase() + dominant.label.slice(1);
+  return `${what}${dominant.source?.package ? ` in ${dominant.source.package}` : ''} blocks the event loop`;
+}
+
+/** The evidence of work no app function was blamed for (see signals/dominant-work.ts). */
+function dominantEvidence(d: DominantWork, cwd: string): Record<string, unknown> {
+  return {
+    work: d.work, workLabel: d.label, workShare: round(d.share, 3), noAppCode: d.unowned,
+    ...(d.source ? { workSource: `${shortFile(d.source.frame.file, cwd)}:${d.source.line}`, workFunction: d.source.frame.name } : {}),
+    ...(d.source?.package ? { workPackage: d.source.package } : {}),
+    ...(d.pattern !== undefined ? { pattern: d.pattern, patternSites: d.patternSites.map((c) => `${c.file}:${c.line}`) } : {}),
+    ...(d.requestBytes !== undefined ? { requestBytes: Math.round(d.requestBytes) } : {}),
   };
 }

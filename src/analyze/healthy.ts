@@ -9,7 +9,7 @@ import { loopStats } from './signals/loop-stats.js';
 import { loadWindow, targetThreads } from './signals/load-window.js';
 import { gcActivity } from './signals/gc-activity.js';
 import { round } from './signals/stats.js';
-import { BLOCKING_STARVED_CPU_PER_ACTIVE } from './event-loop-blocking.js';
+import { BLOCKING_STARVED_CPU_PER_ACTIVE, ownChildren } from './event-loop-blocking.js';
 import { cpuViewOf, topAppFunction } from './signals/cpu-profile.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import type { Culprit } from './finding.js';
@@ -35,9 +35,10 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
   const loop = s
     ? ` The event loop was busy ${round(s.eluMean * 100, 0)} % (delay p99 ${round(s.eldP99Ms, 1)} ms), each request cost ${round(s.cpuPerRequestMs * 1000, 0)} µs of CPU, GC took ${round(gcShare * 100, 1)} %.`
     : '';
-  const starved = s && s.cpuPerActive < BLOCKING_STARVED_CPU_PER_ACTIVE
-    ? ` Other processes competed for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time): throughput and delays understate this server.`
-    : '';
+  const starved = !s || s.cpuPerActive >= BLOCKING_STARVED_CPU_PER_ACTIVE ? ''
+    : ownChildren(s)
+      ? ` Its own child processes (${round(s.childProcessesMean, 1)} running on average) competed with it for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time).`
+      : ` Other processes competed for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time): throughput and delays understate this server.`;
   const headroom = s && s.eluMean < HEALTHY_SATURATED_ELU && capacity ? ` At this cost per request one event loop could serve about ${round(capacity, -2)} req/s.` : '';
   const top = s && s.eluMean >= HEALTHY_SATURATED_ELU ? dominantFunction(run) : undefined;
   const lever = top ? ` ${round(top.share * 100, 0)} % of the CPU goes to ${describeCulprit(top.culprit)}: the place to start if this route must serve more.` : '';

@@ -21,3 +21,16 @@ export const parseAdvice = [
   'whole work each time: parse once and pass the object along. Bound request body sizes, and cache parsed data',
   'that does not change.',
 ].join(' ');
+
+/**
+ * When the JSON.parse runs with no app code on the stack while the requests carry large bodies: a
+ * body parser (express.json, body-parser, fastify's or koa's) parsing them before any handler.
+ */
+export const bodyParseAdvice = [
+  'The time goes to parsing request bodies before any handler runs (express.json / body-parser, fastify\'s or',
+  'koa\'s body parser): JSON.parse costs by the size of the body, and a body of megabytes holds the loop for tens',
+  'of milliseconds. Lower the parser\'s size limit to what the route needs (`express.json({ limit: \'100kb\' })`,',
+  'fastify\'s `bodyLimit`), so oversized bodies are refused with a 413 before any parsing; have clients send smaller',
+  'batches (split uploads, paginate them); mount the JSON parser only on the routes that take JSON. A route that must',
+  'take large documents can accept NDJSON and parse it record by record as a stream, or parse in a worker thread.',
+].join(' ');

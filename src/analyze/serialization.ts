@@ -1,5 +1,6 @@
 // Serialization: JSON.stringify / JSON.parse as a share of the CPU while the loop is busy,
-// with the app function that asked for it (attributed through the profile model).
+// with the app function that asked for it (attributed through the profile model), or, when most
+// of it ran with no app code on the stack (a body parser), the dependency that ran it.
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
@@ -7,7 +8,8 @@ import { appFunctions, cpuViewOf, type CpuView } from './signals/cpu-profile.js'
 import { loopStats } from './signals/loop-stats.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import { round } from './signals/stats.js';
-import { deepCopyAdvice, parseAdvice, serializationAdvice } from './serialization.advice.js';
+import { bodyParseAdvice, deepCopyAdvice, parseAdvice, serializationAdvice } from './serialization.advice.js';
+import { describeBytes, describeDominantWork, parsesRequestBodies, shortFile, workPlace } from './signals/dominant-work.js';
 import { JSON_DEEP_COPY } from '../profile/work-kind.js';
 
 /** JSON work as a share of non-idle CPU worth reporting: a fifth of the server's time. */
@@ -28,25 +30,34 @@ export function serialization(run: RunData): Finding[] {
   const jsonUs = view.work.get('json') ?? 0;
   const share = jsonUs / view.activeUs;
   if (share < SERIALIZATION_MIN_SHARE) return [];
-  const caller = topJsonCaller(view);
+  // JSON work mostly run with no app frame on the stack (a body parser's JSON.parse) has no app caller to name.
+  const place = workPlace(run, view, 'json');
+  const unowned = place?.unowned === true ? place : undefined;
+  const caller = unowned ? undefined : topJsonCaller(view);
   const culprit = caller ? frameCulprit(caller.frame, run.cwd) : undefined;
   const copying = caller !== undefined && caller.copyUs >= SERIALIZATION_ADVICE_SHARE * caller.jsonUs;
-  const parsing = !copying && caller !== undefined && caller.parseUs >= SERIALIZATION_ADVICE_SHARE * caller.jsonUs;
+  const parsing = !copying && (caller !== undefined ? caller.parseUs >= SERIALIZATION_ADVICE_SHARE * caller.jsonUs : unowned?.label === 'JSON.parse');
+  const bodies = unowned !== undefined && parsesRequestBodies(unowned);
   return [{
     code: 'HOTPATH_SERIALIZATION',
     category: 'serialization',
     severity: share >= SERIALIZATION_CRITICAL_SHARE ? 'critical' : 'warning',
-    title: 'JSON serialization takes a large share of the CPU',
+    title: unowned && parsing ? `JSON parsing${unowned.source?.package ? ` in ${unowned.source.package}` : ''} takes a large share of the CPU` : 'JSON serialization takes a large share of the CPU',
     summary: `JSON.stringify/parse took ${round(share * 100, 0)} % of the CPU time while the loop was busy ${round(s.eluMean * 100, 0)} %.` +
-      (culprit && caller ? ` Most of it is asked for by ${describeCulprit(culprit)} (${round((caller.jsonUs / jsonUs) * 100, 0)} % of the JSON time)${copying ? ', to deep-copy objects with JSON.parse(JSON.stringify())' : ''}.` : ''),
+      (culprit && caller ? ` Most of it is asked for by ${describeCulprit(culprit)} (${round((caller.jsonUs / jsonUs) * 100, 0)} % of the JSON time)${copying ? ', to deep-copy objects with JSON.parse(JSON.stringify())' : ''}.` : '') +
+      (unowned ? ` Most of it is ${describeDominantWork(unowned, run.cwd)}, with no app function on the stack${s.requests > 0 ? `: ${round((s.cpuPerRequestMs * unowned.us) / view.activeUs, 1)} ms per request` : ''}.` : '') +
+      (bodies ? ` The requests sent carried ${describeBytes(unowned!.requestBytes!)} each: this is the body parser's work.` : ''),
     evidence: {
       jsonShare: round(share, 3), jsonMs: round(jsonUs / 1000, 1), eluMean: round(s.eluMean, 3),
       ...(caller ? { callerJsonShare: round(caller.jsonUs / jsonUs, 3) } : {}),
       ...(copying ? { deepCopy: true } : {}),
       ...(parsing ? { mostlyParse: true } : {}),
+      ...(unowned ? { noAppCode: true, ...(unowned.source ? { workSource: `${shortFile(unowned.source.frame.file, run.cwd)}:${unowned.source.line}`, workFunction: unowned.source.frame.name } : {}) } : {}),
+      ...(unowned?.source?.package ? { workPackage: unowned.source.package } : {}),
+      ...(bodies ? { requestBytes: Math.round(unowned!.requestBytes!) } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: copying ? deepCopyAdvice : parsing ? parseAdvice : serializationAdvice,
+    recommendation: bodies ? bodyParseAdvice : copying ? deepCopyAdvice : parsing ? parseAdvice : serializationAdvice,
     impact: Math.min(1, share * s.eluMean),
   }];
 }

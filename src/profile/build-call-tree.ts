@@ -31,9 +31,17 @@ export interface BuildCallTreeOptions {
 }
 
 /**
- * Share of a raw app node's self ticks that sit on lines calling frameless builtins (JSON).
- * A line that also calls one of the node's callees is left out: its ticks may be the
- * callee's, inlined (see line-calls.ts).
+ * Lines longer than this hold no line-level work: a minified file (a dependency's dist bundle,
+ * often one line) puts a whole module on one line, and the first `JSON.parse` in it says nothing
+ * about where the ticks fell. Hand-written and formatted code stays far below it.
+ */
+export const INLINE_WORK_MAX_LINE_CHARS = 600;
+
+/**
+ * Share of a raw app or dependency node's self ticks that sit on lines calling frameless
+ * builtins (JSON). A line that also calls one of the node's callees is left out: its ticks may
+ * be the callee's, inlined (see line-calls.ts). Only nodes with ticks have positionTicks, so a
+ * dependency's file is read only when one of its functions ran on the CPU.
  */
 function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, rawFrame: Int32Array, resolver: SourceMapResolver | undefined) {
   const out = new Map<number, { work: WorkKind; label: string; share: number }[]>();
@@ -47,7 +55,7 @@ function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, ra
     for (const { line, ticks } of n.positionTicks) {
       all += ticks;
       const text = resolver.sourceLine(gen.path, line);
-      const w = text === undefined ? undefined : lineWork(text, line === n.callFrame.lineNumber + 1 ? n.callFrame.columnNumber : -1, n.callFrame.functionName);
+      const w = text === undefined || text.length > INLINE_WORK_MAX_LINE_CHARS ? undefined : lineWork(text, line === n.callFrame.lineNumber + 1 ? n.callFrame.columnNumber : -1, n.callFrame.functionName);
       if (!w) continue;
       callees ??= new Set(raw.children[i].map((c) => frames.frames[rawFrame[c]].name.split('.').pop()!));
       if (otherCallsOnLine(text!, w.at).some((name) => callees!.has(name))) continue;
@@ -61,8 +69,9 @@ function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, ra
 }
 
 /**
- * Ticks per (frame, original line) of app frames. A generated line maps through the source map
- * at its first non-blank column; a frame without a map keeps its lines.
+ * Ticks per (frame, original line) of app and dependency frames. An app frame's generated line
+ * maps through the source map at its first non-blank column; a frame without a map, and a
+ * dependency's (whose frame keeps its file's lines), keeps its lines.
  */
 function lineTicksOf(profile: CpuProfile, frames: FrameTable, rawFrame: Int32Array, resolver: SourceMapResolver | undefined): NonNullable<CallTree['lineTicks']> {
   const byKey = new Map<string, { frame: number; line: number; ticks: number }>();
@@ -70,7 +79,7 @@ function lineTicksOf(profile: CpuProfile, frames: FrameTable, rawFrame: Int32Arr
     const frame = rawFrame[i];
     const gen = frames.generated[frame];
     if (!gen || !n.positionTicks?.length) return;
-    const mapped = resolver?.hasMap(gen.path) === true;
+    const mapped = gen.dependency !== true && resolver?.hasMap(gen.path) === true;
     for (const { line, ticks } of n.positionTicks) {
       let original = line;
       if (mapped) {

@@ -26,6 +26,7 @@ export interface Frame {
 export type WorkKind =
   | 'json' | 'crypto' | 'regex' | 'zlib' | 'fs' | 'buffer' | 'gc' | 'http' | 'http-client' | 'net' | 'stream'
   | 'events' | 'timers' | 'module-loading' | 'inspect' | 'vm' | 'intl' | 'errors' | 'search' | 'copy'
+  | 'child-process' | 'compile'
   | 'idle' | 'program' | 'app' | 'deps' | 'node-core' | 'native';
 
 /**
@@ -54,15 +55,16 @@ export interface CallTree {
   /** Samples counted into the tree (after any window). */
   sampleCount?: number;
   /**
-   * Self time of app nodes spent on source lines that call a builtin V8 runs without a frame
-   * of its own (JSON.stringify/parse show no frame: their time is the caller's self time).
-   * Found from the profile's positionTicks and the generated source's text.
+   * Self time of app and dependency nodes spent on source lines that call a builtin V8 runs
+   * without a frame of its own (JSON.stringify/parse show no frame: their time is the caller's
+   * self time). Found from the profile's positionTicks and the generated source's text.
    */
   inlineWork?: { node: number; work: WorkKind; label: string; us: number }[];
   /** Samples left out because they named no node or fell outside the window. */
   dropped?: number;
   /**
-   * Per app frame, the samples on each of its source lines (original lines after source maps),
+   * Per app and dependency frame, the samples on each of its source lines (original lines after
+   * source maps for app frames; a dependency's lines as in its file),
    * from the profile's positionTicks over the whole profile: where in a function its own time
    * went ("the hottest line").
    */

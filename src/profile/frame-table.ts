@@ -24,6 +24,11 @@ export interface FrameTableOptions extends ClassifyContext {
 /** Where a frame's generated code lives, kept to look up source lines later. */
 export interface GeneratedLocation {
   path: string;
+  /**
+   * A dependency's file: the frame keeps the file's own lines (source maps are applied to app
+   * frames only), so its line ticks are not mapped either.
+   */
+  dependency?: boolean;
 }
 
 const transpiledExtensions = /\.(ts|mts|cts|tsx|jsx)$/;
@@ -34,7 +39,7 @@ const toPosix = (p: string) => (sep === '/' ? p : p.split(sep).join('/'));
 
 export class FrameTable {
   readonly frames: Frame[] = [];
-  /** For app frames: the generated file, for line-level hints (inline JSON work). */
+  /** For app frames and dependency files: the generated file, for line-level hints (inline JSON work). */
   readonly generated: (GeneratedLocation | undefined)[] = [];
   readonly #byRaw = new Map<string, number>();
   readonly #byFrame = new Map<string, number>();
@@ -82,7 +87,7 @@ export class FrameTable {
       if (mapped) return this.#mapped(mapped.name ?? name, mapped.path, mapped.line, mapped.column, path);
       if (isTranspiledSource(path)) return this.#transpiled(name, path, line, column, resolver);
     }
-    return this.#add({ name, file: this.#relative(path), line, column, kind }, kind === 'app' ? { path } : undefined);
+    return this.#add({ name, file: this.#relative(path), line, column, kind }, kind === 'app' ? { path } : kind === 'deps' ? { path, dependency: true } : undefined);
   }
 
   /**

@@ -26,6 +26,9 @@ export function pipelineTime(tree: CallTree): Float64Array {
   // Whether a frame of a package that called the node's app owner lies between the owner and the node.
   const viaFramework = new Uint8Array(n);
   const out = new Float64Array(tree.frames.length);
+  // JSON a framework's frame runs on its own lines (Express's stringify in res.json) is the payload's.
+  const inlineJson = new Float64Array(n);
+  for (const e of tree.inlineWork ?? []) if (e.work === 'json') inlineJson[e.node] += e.us;
   for (let i = 1; i < n; i++) {
     const a = owner[i];
     if (a < 0 || a === i) continue;
@@ -35,7 +38,8 @@ export function pipelineTime(tree: CallTree): Float64Array {
     if (to[i] !== a || tree.self[i] <= 0) continue;
     const kind = work[i].work;
     // The payload the framework serializes is the function's choice: its JSON work stays its own.
-    if (ANSWERING.has(kind) || (viaFramework[i] === 1 && kind !== 'json')) out[tree.frame[a]] += tree.self[i];
+    if (ANSWERING.has(kind)) out[tree.frame[a]] += tree.self[i];
+    else if (viaFramework[i] === 1 && kind !== 'json') out[tree.frame[a]] += tree.self[i] - inlineJson[i];
   }
   return out;
 }

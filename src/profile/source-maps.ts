@@ -19,7 +19,9 @@ export interface OriginalPosition {
 
 interface ScriptInfo {
   lines: string[];
-  map: TraceMap | null;
+  /** The map, read on first use (undefined until then): a dependency's text is read for its lines alone. */
+  map?: TraceMap | null;
+  mapUrl?: string;
 }
 
 /** Generated files larger than this are not read (minified megabundles still fit). */
@@ -87,10 +89,17 @@ export class SourceMapResolver {
       const text = readText(path);
       const lines = text === undefined ? null : text.split('\n');
       const url = lines ? findMappingUrl(lines) : undefined;
-      info = lines ? { lines, map: url ? loadMap(path, url) : null } : null;
+      info = lines ? { lines, ...(url ? { mapUrl: url } : { map: null }) } : null;
       this.#scripts.set(path, info);
     }
     return info;
+  }
+
+  /** The script's map, loaded on first use. */
+  #map(path: string, info: ScriptInfo | null = this.#script(path)): TraceMap | null {
+    if (!info) return null;
+    if (info.map === undefined) info.map = info.mapUrl ? loadMap(path, info.mapUrl) : null;
+    return info.map;
   }
 
   /** The text of a generated line (1-based), or undefined when the file cannot be read. */
@@ -148,7 +157,8 @@ export class SourceMapResolver {
    */
   functionNameAt(path: string, line0: number, column0: number): string | undefined {
     const info = this.#script(path);
-    if (!info?.map || line0 < 0) return undefined;
+    const map = this.#map(path, info);
+    if (!info || !map || line0 < 0) return undefined;
     const text = info.lines[line0] ?? '';
     const rest = text.slice(column0);
     const declared = /^(?:async\s+)?function\s*\*?\s*([\w$]+)/.exec(rest);
@@ -161,24 +171,25 @@ export class SourceMapResolver {
       if (binding.length < head.length) nameCol = nameStartBefore(binding, binding.length);
     }
     if (nameCol === undefined) return undefined;
-    return originalPositionFor(info.map, { line: line0 + 1, column: nameCol }).name ?? undefined;
+    return originalPositionFor(map, { line: line0 + 1, column: nameCol }).name ?? undefined;
   }
 
   /** True when the file has a usable source map. */
   hasMap(path: string): boolean {
-    return Boolean(this.#script(path)?.map);
+    return this.#map(path) !== null;
   }
 
   /** Maps a 0-based generated position (V8's callFrame) to the original, or undefined without a map. */
   original(path: string, line0: number, column0: number): OriginalPosition | undefined {
     const info = this.#script(path);
-    if (!info?.map || line0 < 0) return undefined;
-    const pos = originalPositionFor(info.map, { line: line0 + 1, column: Math.max(0, column0) });
+    const map = this.#map(path, info);
+    if (!info || !map || line0 < 0) return undefined;
+    const pos = originalPositionFor(map, { line: line0 + 1, column: Math.max(0, column0) });
     if (pos.source === null) return undefined;
     const out: OriginalPosition = { path: sourceToPath(pos.source, path), line: pos.line, column: pos.column + 1 };
     const nameCol = nameStartBefore(info.lines[line0] ?? '', column0);
     if (nameCol !== undefined) {
-      const named = originalPositionFor(info.map, { line: line0 + 1, column: nameCol });
+      const named = originalPositionFor(map, { line: line0 + 1, column: nameCol });
       if (named.name) out.name = named.name;
     }
     if (!out.name && pos.name) out.name = pos.name;

@@ -2,11 +2,13 @@
 // fs, buffers, dependencies... so a finding can say "75% of this handler's time is SHA-512
 // hashing and JSON serialization". The work of a charged sample is the most specific work
 // found from its leaf up to the app frame it is charged to (leaf first), except that the
-// sockets, streams and parsers an HTTP client frame runs are that client's work.
+// sockets, streams and parsers an HTTP client frame (or a child process's spawn) runs are that
+// client's work, and that a dependency's own code is the dependency's work, not that of the Node
+// core frame that called it (body-parser's parse run from a stream's 'end' event is no 'events').
 
 import type { CallTree, WorkKind } from './call-tree.js';
 import { appOwners, chargedTo } from './attribution.js';
-import { genericWork, HTTP_CLIENT_PLUMBING, specificWork, type WorkLabel } from './work-kind.js';
+import { genericWork, HTTP_CLIENT_PLUMBING, PLUMBING_OWNERS, specificWork, type WorkLabel } from './work-kind.js';
 
 export interface WorkItem {
   work: WorkKind;
@@ -35,11 +37,11 @@ export function nodeWork(tree: CallTree): WorkLabel[] {
   for (let i = 0; i < n; i++) {
     const f = tree.frame[i];
     const p = tree.parent[i];
-    const isApp = tree.frames[f].kind === 'app';
+    const kind = tree.frames[f].kind;
     const inherited = p > 0 && tree.frames[tree.frame[p]].kind !== 'app' ? specific[p] : undefined;
     const own = ofFrame[f];
-    const client = inherited?.work === 'http-client' && (own === undefined || HTTP_CLIENT_PLUMBING.has(own.work));
-    specific[i] = isApp ? undefined : client ? inherited : (own ?? inherited);
+    const plumbing = inherited !== undefined && PLUMBING_OWNERS.has(inherited.work) && (own === undefined || HTTP_CLIENT_PLUMBING.has(own.work));
+    specific[i] = kind === 'app' ? undefined : plumbing ? inherited : kind === 'deps' ? own : (own ?? inherited);
     out[i] = specific[i] ?? generic[f];
   }
   return out;
@@ -79,11 +81,10 @@ export function workBreakdown(tree: CallTree, frameIndex: number): WorkBreakdown
   for (let i = 1; i < tree.frame.length; i++) {
     if (tree.frame[to[i]] !== frameIndex || tree.self[i] <= 0) continue;
     let us = tree.self[i];
-    if (to[i] === i) {
-      for (const e of inline.get(i) ?? []) {
-        add(acc, e, e.us);
-        us -= e.us;
-      }
+    // A dependency's frameless work (JSON.parse on its line) goes with it to the app frame it is charged to.
+    for (const e of inline.get(i) ?? []) {
+      add(acc, e, e.us);
+      us -= e.us;
     }
     add(acc, work[i], us);
   }
@@ -126,10 +127,67 @@ export function callersOfWork(tree: CallTree, kind: WorkKind): WorkCaller[] {
     let own = tree.self[i];
     for (const e of inline.get(i) ?? []) {
       own -= e.us;
-      if (e.work === kind) add(tree.frame[i], e.us);
+      if (e.work === kind) add(tree.frame[to[i]], e.us);
     }
     if (work[i].work === kind) add(tree.frame[to[i]], own);
   }
   const total = [...byFrame.values()].reduce((a, b) => a + b, 0);
   return [...byFrame].map(([frame, us]) => ({ frame, us, share: total > 0 ? us / total : 0 })).sort((a, b) => b.us - a.us);
+}
+
+/** One kind of work over the whole tree, with where it ran: for work no app function asked for. */
+export interface WorkPlace {
+  work: WorkKind;
+  label: string;
+  /** In the tree's unit. */
+  us: number;
+  /** The part of it run with no app frame on the stack (charged to no app function). */
+  unownedUs: number;
+  /** The frames whose self time it was (a `RegExp:` frame; a dependency's function for its inline JSON.parse), largest first. */
+  frames: { frame: number; us: number }[];
+  /** The nearest frame with a source file at or above those (the dependency or app function that ran it), largest first. */
+  sources: { frame: number; us: number }[];
+}
+
+const bump = (m: Map<number, number>, k: number, us: number) => m.set(k, (m.get(k) ?? 0) + us);
+const ranked = (m: Map<number, number>) => [...m].map(([frame, us]) => ({ frame, us })).sort((a, b) => b.us - a.us);
+
+const places = new WeakMap<CallTree, WorkPlace[]>();
+
+/** Every work label of the tree with where it ran, largest first (computed once per tree). */
+export function workPlaces(tree: CallTree): WorkPlace[] {
+  let out = places.get(tree);
+  if (!out) places.set(tree, out = computePlaces(tree));
+  return out;
+}
+
+function computePlaces(tree: CallTree): WorkPlace[] {
+  const { to, work, inline } = treeWork(tree);
+  const n = tree.frame.length;
+  // The nearest node at or above each with a source file (eval'd code and natives have none).
+  const source = new Int32Array(n).fill(-1);
+  for (let i = 1; i < n; i++) {
+    const f = tree.frames[tree.frame[i]];
+    source[i] = (f.kind === 'app' || f.kind === 'deps') && f.file !== '' ? i : source[tree.parent[i]];
+  }
+  const acc = new Map<string, { work: WorkKind; label: string; us: number; unownedUs: number; frames: Map<number, number>; sources: Map<number, number> }>();
+  const add = (i: number, w: WorkLabel, us: number) => {
+    if (us <= 0) return;
+    let e = acc.get(w.label);
+    if (!e) acc.set(w.label, e = { work: w.work, label: w.label, us: 0, unownedUs: 0, frames: new Map(), sources: new Map() });
+    e.us += us;
+    if (tree.frames[tree.frame[to[i]]].kind !== 'app') e.unownedUs += us;
+    bump(e.frames, tree.frame[i], us);
+    if (source[i] >= 0) bump(e.sources, tree.frame[source[i]], us);
+  };
+  for (let i = 1; i < n; i++) {
+    let us = tree.self[i];
+    if (us <= 0) continue;
+    for (const e of inline.get(i) ?? []) {
+      add(i, e, e.us);
+      us -= e.us;
+    }
+    add(i, work[i], us);
+  }
+  return [...acc.values()].map((e) => ({ ...e, frames: ranked(e.frames), sources: ranked(e.sources) })).sort((a, b) => b.us - a.us);
 }

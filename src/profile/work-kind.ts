@@ -34,9 +34,13 @@ function cryptoLabel(name: string, file: string): string {
 /** The label of the outgoing HTTP client's work: fetch (undici, bundled in Node) and node:http requests. */
 export const HTTP_CLIENT = 'HTTP client calls';
 
+/** The label of starting child processes (spawn, exec, execFile, fork and the pipes they open). */
+export const CHILD_PROCESS = 'spawning child processes';
+
 /** Node core modules by file, in order of precedence. */
 const coreWork: [RegExp, WorkKind, string][] = [
   [/^node:internal\/deps\/undici|^node:_http_(client|agent)$/, 'http-client', HTTP_CLIENT],
+  [/^node:(internal\/)?child_process/, 'child-process', CHILD_PROCESS],
   [/^node:internal\/util\/inspect/, 'inspect', 'util.inspect object formatting'],
   [/^node:(internal\/)?vm/, 'vm', 'vm contexts and scripts'],
   [/^node:(internal\/)?zlib/, 'zlib', 'zlib compression'],
@@ -53,8 +57,12 @@ const coreWork: [RegExp, WorkKind, string][] = [
 /**
  * Work an outgoing HTTP client does through Node's plumbing: the sockets, streams, events,
  * timers, parsers and encoding under a fetch or http.request frame are the client's cost per call.
+ * The same holds for a child process: the stdio pipes and streams spawn opens are its cost.
  */
 export const HTTP_CLIENT_PLUMBING: ReadonlySet<WorkKind> = new Set(['net', 'stream', 'events', 'timers', 'http', 'module-loading']);
+
+/** Work kinds whose frames' plumbing (HTTP_CLIENT_PLUMBING) below them is their own cost. */
+export const PLUMBING_OWNERS: ReadonlySet<WorkKind> = new Set(['http-client', 'child-process']);
 
 /** Buffer work that copies bytes or allocates memory (Buffer.concat, alloc), not encoding. */
 export const BUFFER_COPIES = 'buffer copies and allocation';
@@ -126,6 +134,14 @@ const spreadCopy = /[{[]\s*\.\.\.\s*[\w$([]/;
 /** Array lookups that scan until they find (the callback's or the builtin's time is the line's). */
 const linearSearch = /\.(some|find|findIndex|findLast|findLastIndex|includes|indexOf|lastIndexOf)\(/;
 
+/**
+ * Code compiled at run time: `new Function(`/`Function(` (async and generator kinds too), a direct
+ * or indirect `eval(`, and vm's compilers (`new vm.Script(`, `vm.compileFunction(`). A method of
+ * the same name (`redis.eval(`, `x.Function(`) is not.
+ */
+const compileCall = /(?<![\w$.])(?:new\s+)?(?:Async|AsyncGenerator|Generator)?Function\s*\(|(?<![\w$.])eval\s*\(|\bnew\s+vm\.Script\s*\(|\bvm\.compileFunction\s*\(/;
+
+export const COMPILE_LABEL = 'compiling code';
 export const INTL_LABEL = 'Intl locale formatting';
 export const ERRORS_LABEL = 'creating Error objects (stack traces)';
 export const SEARCH_LABEL = 'linear array searches';
@@ -134,7 +150,8 @@ export const COPY_LABEL = 'spread copies';
 /**
  * Work V8 runs without a frame of its own, recognised on the calling source line:
  * JSON.stringify/parse are never framed; a regexp runs in V8's bytecode interpreter (no
- * "RegExp:" frame) until it tiers up to native code; Intl formatters, Error construction (the
+ * "RegExp:" frame) until it tiers up to native code; `new Function`/`eval` compile in V8's
+ * parser and compiler, charged to the calling line; Intl formatters, Error construction (the
  * stack capture), spread copies and array lookups run in builtins that never show a frame.
  * `fn` is the name of the function the line is in: the `super(...)` of an Error subclass's
  * constructor is where its stack trace is captured.
@@ -142,6 +159,9 @@ export const COPY_LABEL = 'spread copies';
 export function inlineWorkOfLine(text: string, fn?: string): LineWork | undefined {
   const copy = jsonDeepCopy.exec(text);
   if (copy) return { work: 'json', label: JSON_DEEP_COPY, at: copy.index };
+  // Compiling the code costs far more than the JSON a template may inline into it.
+  const compile = compileCall.exec(text);
+  if (compile) return { work: 'compile', label: COMPILE_LABEL, at: compile.index };
   for (const label of ['JSON.stringify', 'JSON.parse']) {
     const at = text.indexOf(label);
     if (at >= 0) return { work: 'json', label, at };

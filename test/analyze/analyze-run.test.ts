@@ -80,6 +80,19 @@ test('mergeSameCulprit: the kept finding is the most specific actionable one, at
   assert.equal(mergeSameCulprit([mk('event-loop-blocking', 'warning', { work: 'crypto' }), mk('serialization', 'warning')])[0].category, 'event-loop-blocking');
 });
 
+test('mergeSameCulprit: findings without a culprit about work no app code ran are one by where it ran', () => {
+  const mk = (category: Finding['category'], evidence: Record<string, unknown>): Finding =>
+    ({ code: category, category, severity: 'critical', title: '', summary: '', evidence, recommendation: '', impact: 0.5 });
+  const site = { noAppCode: true, workSource: 'node_modules/body-parser/lib/types/json.js:93' };
+  const [merged, ...rest] = mergeSameCulprit([mk('event-loop-blocking', { ...site, work: 'json' }), mk('serialization', site)]);
+  assert.deepEqual(rest, []);
+  assert.equal(merged.category, 'serialization');
+  assert.equal((merged.evidence.alsoFound as unknown[]).length, 1);
+  // Elsewhere, or without the mark: apart, as findings without a culprit always were.
+  assert.equal(mergeSameCulprit([mk('event-loop-blocking', { ...site, work: 'json' }), mk('serialization', { ...site, workSource: 'x.js:1' })]).length, 2);
+  assert.equal(mergeSameCulprit([mk('event-loop-blocking', { x: 1 }), mk('serialization', { x: 1 })]).length, 2);
+});
+
 test('mergeSameCulprit: latency creep in a function yields to the sync call a hook saw there, not to findings read from the profile', () => {
   const mk = (code: string, category: Finding['category'], severity: Finding['severity']): Finding =>
     ({ code, category, severity, title: '', summary: '', evidence: { x: 1 }, recommendation: '', impact: 0.2, culprit: { function: 'f', file: 'a.js', line: 1 } });

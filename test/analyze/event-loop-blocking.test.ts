@@ -1,5 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { eventLoopBlocking } from '../../src/analyze/event-loop-blocking.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
@@ -276,4 +279,89 @@ test('blocking: the helper the culprit calls, carrying much of the CPU beside it
     { name: 'renderPriceList', file: 'lib/pricelist.js', line: 6, share: 0.8, callee: { name: 'formatPrice', file: 'lib/pricelist.js', share: 0.1 } },
   ], { cwd });
   assert.doesNotMatch(eventLoopBlocking(syntheticRun({ cwd, rps: 5, elu: 1, cores: 1, eldP99Ms: 900, latencyMs: 200, profiles: [small] }))[0].summary, /It calls/);
+});
+
+test('blocking: a target starved by child processes of its own is told so, and its delays count', () => {
+  // ELU 0.97 on 0.52 cores while ~6 children spawned per request ran (probe: execFile('git') per request).
+  const opts = { rps: 145, elu: 0.97, cores: 0.52, eldP99Ms: 150, stalls: [{ atProgress: 0.5, durationMs: 300 }], resourcesAtRest: { PipeWrap: 1 } };
+  const [f] = eventLoopBlocking(syntheticRun({ ...opts, resources: { ProcessWrap: 6, PipeWrap: 30 } }));
+  assert.equal(f.severity, 'critical', 'the delay p99 of 150 ms is its own');
+  assert.match(f.summary, /child processes of its own/);
+  assert.doesNotMatch(f.summary, /machine was busy/);
+  assert.equal(f.evidence.childProcesses, 6);
+  // The same shortfall with no children of its own: other processes, delays discounted.
+  const [g] = eventLoopBlocking(syntheticRun(opts));
+  assert.equal(g.severity, 'warning');
+  assert.match(g.summary, /machine was busy/);
+  // A child kept from startup (a sink the target talks to) is no child of the load.
+  const [h] = eventLoopBlocking(syntheticRun({ ...opts, resources: { ProcessWrap: 1 }, resourcesAtRest: { ProcessWrap: 1 } }));
+  assert.match(h.summary, /machine was busy/);
+});
+
+/** An app directory on disk: the analyzers read dependency lines and search the app's files. */
+function appDir(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-blocking-'));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+const BODY_PARSER = ['\'use strict\'', '', 'function parse (body) {', '  if (body.length === 0) return {}', '  try {', '    return JSON.parse(body, reviver)', '  } catch (e) {', '    throw normalizeJsonSyntaxError(e)', '  }', '}'].join('\n');
+
+test('blocking: with no app code on the stack, the dominant work is named where it ran, with its advice (a body parser on 3 MB bodies)', () => {
+  const dir = appDir({ 'node_modules/body-parser/lib/types/json.js': BODY_PARSER, 'server.js': 'app.use(express.json({ limit: \'10mb\' }))\n' });
+  try {
+    const cpu = syntheticCpuProfile([
+      { name: 'parse', file: 'node_modules/body-parser/lib/types/json.js', line: 3, share: 0.62, hotLine: 6 },
+      { name: 'ingestBatch', file: 'lib/ingest.js', line: 6, share: 0.05 },
+    ], { cwd: dir });
+    const opts = { cwd: dir, rps: 12, elu: 0.95, cores: 1, eldP99Ms: 460, latencyMs: 900, profiles: [cpu] };
+    const [f] = eventLoopBlocking(syntheticRun({ ...opts, requestBytes: 3 * 1024 * 1024 }));
+    assert.equal(f.culprit, undefined, 'no app function did it');
+    assert.equal(f.title, 'JSON.parse in body-parser blocks the event loop');
+    assert.equal(f.evidence.work, 'json');
+    assert.equal(f.evidence.workPackage, 'body-parser');
+    assert.equal(f.evidence.workSource, 'node_modules/body-parser/lib/types/json.js:6');
+    assert.equal(f.evidence.noAppCode, true);
+    assert.match(f.summary, /\d+ % of the CPU is JSON\.parse in the body-parser package \(parse, node_modules\/body-parser\/lib\/types\/json\.js:6\), with no app function on the stack/);
+    assert.match(f.summary, /carried 3 MB each/);
+    assert.match(f.recommendation, /limit/);
+    assert.match(f.recommendation, /413/);
+    // Small requests: the same JSON.parse is no body parsing (a driver decoding replies): the parse advice.
+    const [g] = eventLoopBlocking(syntheticRun(opts));
+    assert.doesNotMatch(g.recommendation, /413/);
+    assert.match(g.recommendation, /Parse less/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('blocking: a hot regexp run by a framework\'s validator is tied to the one place the app writes its pattern', () => {
+  const pattern = '^(\\w+\\s?)*$';
+  const routes = "'use strict';\n\n// Display names: letters/digits, single spaces between words.\nconst DISPLAY_NAME = '^(\\\\w+\\\\s?)*$';\n";
+  const dir = appDir({ 'lib/profile-routes.js': routes, 'node_modules/fastify/lib/validation.js': '// validateParam\n' });
+  try {
+    const cpu = syntheticCpuProfile([
+      { name: 'validateParam', file: 'node_modules/fastify/lib/validation.js', line: 1, share: 0.1, callee: { name: `RegExp: ${pattern}`, file: '', share: 0.84 } },
+    ], { cwd: dir });
+    const [f] = eventLoopBlocking(syntheticRun({ cwd: dir, rps: 33, elu: 1, cores: 1, eldP99Ms: 450, latencyMs: 600, profiles: [cpu] }));
+    assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], [`/${pattern}/`, 'lib/profile-routes.js', 4]);
+    assert.equal(f.evidence.pattern, pattern);
+    assert.deepEqual(f.evidence.patternSites, ['lib/profile-routes.js:4']);
+    assert.match(f.summary, /the regular expression \/\^\(\\w\+\\s\?\)\*\$\/, run from the fastify package/);
+    assert.match(f.recommendation, /The hot pattern is `\^\(\\w\+\\s\?\)\*\$`/);
+    assert.match(f.recommendation, /nested quantifiers/);
+    // Not written in the app (a dependency's own pattern): no culprit, still the regex advice with the pattern.
+    rmSync(join(dir, 'lib'), { recursive: true });
+    const run = syntheticRun({ cwd: dir, rps: 33, elu: 1, cores: 1, eldP99Ms: 450, latencyMs: 600, profiles: [cpu] });
+    const [g] = eventLoopBlocking(run);
+    assert.equal(g.culprit, undefined);
+    assert.equal(g.title, 'A regular expression in fastify blocks the event loop');
+    assert.match(g.summary, /do not write it/);
+    assert.match(g.recommendation, /The hot pattern is/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,5 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { serialization } from '../../src/analyze/serialization.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
@@ -39,4 +42,31 @@ test('serialization: mostly JSON.parse gets the parse-once advice, not the strin
   assert.equal(f.evidence.mostlyParse, true);
   assert.match(f.recommendation, /parse once/);
   assert.doesNotMatch(f.recommendation, /fast-json-stringify/);
+});
+
+test('serialization: JSON.parse run by a body parser with no app code on the stack names the package, not an app function', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-serialization-'));
+  try {
+    mkdirSync(join(dir, 'node_modules', 'body-parser', 'lib', 'types'), { recursive: true });
+    writeFileSync(join(dir, 'node_modules', 'body-parser', 'lib', 'types', 'json.js'), 'function parse (body) {\n  return JSON.parse(body, reviver)\n}\n');
+    writeFileSync(join(dir, 'handler.js'), 'function ingest(req, res) {\n  res.json(JSON.parse(req.query.meta))\n}\n');
+    const cpu = syntheticCpuProfile([
+      { name: 'parse', file: 'node_modules/body-parser/lib/types/json.js', line: 1, share: 0.6, hotLine: 2 },
+      // A little JSON of the app's own: not the culprit of the body parser's.
+      { name: 'ingest', file: 'handler.js', line: 1, share: 0.05, hotLine: 2 },
+    ], { cwd: dir });
+    const [f] = serialization(syntheticRun({ cwd: dir, elu: 0.95, rps: 12, profiles: [cpu], requestBytes: 3 * 1024 * 1024 }));
+    assert.equal(f.culprit, undefined);
+    assert.equal(f.evidence.noAppCode, true);
+    assert.equal(f.evidence.workPackage, 'body-parser');
+    assert.equal(f.evidence.workSource, 'node_modules/body-parser/lib/types/json.js:2');
+    assert.equal(f.evidence.mostlyParse, true);
+    assert.match(f.summary, /JSON\.parse in the body-parser package/);
+    assert.match(f.recommendation, /size limit/);
+    // Small requests: parse advice, without the request-body part.
+    const [g] = serialization(syntheticRun({ cwd: dir, elu: 0.95, rps: 12, profiles: [cpu] }));
+    assert.match(g.recommendation, /Parse less/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -51,6 +51,9 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'flags-lock': { category: 'io-wait' },
   'capped-agent-upstream': { category: 'io-wait', culprit: { function: 'holdSeat', file: 'lib/booking.js' } },
   'limited-lookups': { category: 'io-wait', culprit: { function: 'requestRegion', file: 'lib/geo.js' } },
+  // The regexp runs in the validator fastify compiled (no app frame): the place the app writes its pattern is named.
+  'schema-regex': { category: 'event-loop-blocking', culprit: { function: '/^(\\w+\\s?)*$/', file: 'lib/profile-routes.js' } },
+  'rule-compile': { category: 'event-loop-blocking', culprit: { function: 'evaluateRule', file: 'lib/discounts.js' } },
   'healthy-koa': 'healthy',
   'healthy-express': 'healthy',
 };
@@ -65,6 +68,12 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'koa-middleware-growth': (e) => assert.equal(e.framework, 'koa'),
   'hung-branch': (e) => assert.equal(e.waitingAtEnd, 20),
   'permissions-deep-copy': (e) => assert.equal(e.deepCopy, true),
+  'schema-regex': (e) => {
+    assert.equal(e.work, 'regex');
+    assert.equal(e.pattern, '^(\\w+\\s?)*$');
+    assert.equal(e.workPackage, 'fastify');
+  },
+  'rule-compile': (e) => assert.equal(e.work, 'compile', `work ${String(e.work)}`),
   'serial-lookups': (e) => {
     assert.equal(e.sequential, true);
     assert.equal((e.awaitedIn as { function?: string } | undefined)?.function, 'loadProfile');

@@ -1,15 +1,18 @@
 // The frameless work a function's ticks are charged to, from its source lines, on a real file: on
 // the line a callback starts on only its own text counts, and the predicate of a lookup written
-// just before it is that lookup's linear search.
+// just before it is that lookup's linear search; a dependency's lines are read too (minified ones
+// are not), and its inline work goes to the app function it is charged to.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildCallTree } from '../../src/profile/build-call-tree.js';
 import type { CpuProfile } from '../../src/profile/cpu-profile.js';
+import { hotLine } from '../../src/profile/hot-line.js';
+import { callersOfWork, workBreakdown, workPlaces, workTotals } from '../../src/profile/work-breakdown.js';
 import { node } from './synthetic-profiles.js';
 
 const SOURCE = [
@@ -53,6 +56,73 @@ test('a callback is labelled by its own text on its first line, and a lookup\'s 
     assert.deepEqual(labelsOf('recentActivity', 1), ['copy']);
     // `out.some((o) => ...)`: the predicate's time is the linear search.
     assert.deepEqual(labelsOf('(anonymous)', 5), ['search']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a dependency\'s hot line is read too: body-parser\'s JSON.parse is JSON work, with no app code on the stack', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-inline-deps-'));
+  try {
+    const pkg = join(dir, 'node_modules', 'body-parser', 'lib', 'types');
+    mkdirSync(pkg, { recursive: true });
+    const file = join(pkg, 'json.js');
+    // body-parser 2.x, lib/types/json.js: parse() at line 3, its JSON.parse at line 5.
+    writeFileSync(file, ['\'use strict\'', '', 'function parse (body) {', '  try {', '    return JSON.parse(body, reviver)', '  } catch (e) { throw e }', '}'].join('\n'));
+    // A minified dependency: one long line holding a JSON.parse says nothing about where the ticks fell.
+    const min = join(dir, 'node_modules', 'tiny', 'index.min.js');
+    mkdirSync(join(dir, 'node_modules', 'tiny'));
+    writeFileSync(min, `function a(t){return JSON.parse(t)}${';var x=1'.repeat(100)}`);
+    const parse = node(3, 'parse', pathToFileURL(file).href, [], 2);
+    parse.positionTicks = [{ line: 5, ticks: 9 }, { line: 3, ticks: 1 }];
+    const minified = node(4, 'a', pathToFileURL(min).href, [], 0);
+    minified.positionTicks = [{ line: 1, ticks: 5 }];
+    const profile: CpuProfile = {
+      nodes: [node(1, '(root)', '', [2]), node(2, 'emit', 'node:events', [3, 4], 471), parse, minified],
+      startTime: 0,
+      endTime: 15_000,
+      samples: [...Array(10).fill(3), ...Array(5).fill(4)],
+      timeDeltas: Array.from({ length: 15 }, (_, i) => (i === 0 ? 0 : 1000)),
+    };
+    const tree = buildCallTree(profile, { cwd: dir });
+    const parseFrame = tree.frames.findIndex((f) => f.name === 'parse');
+    assert.deepEqual((tree.inlineWork ?? []).map((e) => [tree.frames[tree.frame[e.node]].name, e.label]), [['parse', 'JSON.parse']]);
+    // Its hot line is the dependency's own line.
+    assert.equal(hotLine(tree, parseFrame)?.line, 5);
+    const json = workPlaces(tree).find((p) => p.work === 'json');
+    assert.ok(json);
+    assert.equal(json.label, 'JSON.parse');
+    assert.equal(json.us, 9000);
+    assert.equal(json.unownedUs, 9000, 'no app frame on the stack');
+    assert.equal(tree.frames[json.sources[0].frame].name, 'parse');
+    assert.equal(workTotals(tree).get('json'), 9000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a dependency\'s inline JSON goes with it to the app function that called it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-inline-deps-'));
+  try {
+    mkdirSync(join(dir, 'node_modules', 'express', 'lib'), { recursive: true });
+    const res = join(dir, 'node_modules', 'express', 'lib', 'response.js');
+    writeFileSync(res, ['function stringify (value, replacer, spaces) {', '  var json = replacer || spaces ? JSON.stringify(value, replacer, spaces) : JSON.stringify(value)', '  return json', '}'].join('\n'));
+    writeFileSync(join(dir, 'app.js'), 'function report(req, res) {\n  res.json(build())\n}\n');
+    const stringify = node(3, 'stringify', pathToFileURL(res).href, [], 0);
+    stringify.positionTicks = [{ line: 2, ticks: 8 }];
+    const profile: CpuProfile = {
+      nodes: [node(1, '(root)', '', [2]), node(2, 'report', pathToFileURL(join(dir, 'app.js')).href, [3], 0), stringify],
+      startTime: 0,
+      endTime: 10_000,
+      samples: [...Array(8).fill(3), 2, 2],
+      timeDeltas: Array.from({ length: 10 }, (_, i) => (i === 0 ? 0 : 1000)),
+    };
+    const tree = buildCallTree(profile, { cwd: dir });
+    const report = tree.frames.findIndex((f) => f.name === 'report');
+    const items = workBreakdown(tree, report).items;
+    assert.equal(items.find((i) => i.label === 'JSON.stringify')?.share, 0.8);
+    assert.deepEqual(callersOfWork(tree, 'json').map((c) => tree.frames[c.frame].name), ['report']);
+    assert.equal(workPlaces(tree).find((p) => p.work === 'json')?.unownedUs, 0);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

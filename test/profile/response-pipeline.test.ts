@@ -4,6 +4,10 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { buildCallTree } from '../../src/profile/build-call-tree.js';
 import { pipelineTime } from '../../src/profile/response-pipeline.js';
 import { attributedSelf } from '../../src/profile/attribution.js';
@@ -70,4 +74,38 @@ test('pipelineTime: without a framework above, a dependency the function calls i
   const tree = buildCallTree(p, { cwd, sourceMaps: false });
   const handler = tree.frames.findIndex((f) => f.name === 'handler' && f.kind === 'app');
   assert.equal(pipelineTime(tree)[handler], 2000);
+});
+
+test('pipelineTime: JSON the framework runs on its own lines (Express\'s stringify in res.json) is the payload\'s, not the answer\'s', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-pipeline-'));
+  try {
+    mkdirSync(join(dir, 'node_modules', 'express', 'lib'), { recursive: true });
+    const res = join(dir, 'node_modules', 'express', 'lib', 'response.js');
+    // express 5, lib/response.js: stringify() at line 1, its JSON.stringify at line 2, the rest of json() at line 5.
+    writeFileSync(res, ['function stringify (value, replacer, spaces, escape) {', '  var json = replacer || spaces ? JSON.stringify(value, replacer, spaces) : JSON.stringify(value);', '  return json', '}', 'res.json = function json(obj) { this.set(\'Content-Type\', \'application/json\') }'].join('\n'));
+    const url = pathToFileURL(res).href;
+    const stringify = node(5, 'stringify', url, [], 0);
+    stringify.positionTicks = [{ line: 2, ticks: 3 }];
+    const json = node(4, 'json', url, [5], 4);
+    json.positionTicks = [{ line: 5, ticks: 1 }];
+    const profile: CpuProfile = {
+      nodes: [
+        node(1, '(root)', '', [2]),
+        node(2, 'handle', pathToFileURL(join(dir, 'node_modules', 'express', 'lib', 'router.js')).href, [3], 20),
+        node(3, 'handler', pathToFileURL(join(dir, 'server.js')).href, [4], 6),
+        json,
+        stringify,
+      ],
+      startTime: 0,
+      endTime: 5_000,
+      samples: [5, 5, 5, 4, 3],
+      timeDeltas: [0, 1000, 1000, 1000, 1000],
+    };
+    const tree = buildCallTree(profile, { cwd: dir });
+    const handler = tree.frames.findIndex((f) => f.name === 'handler');
+    // The framework's json() (1 sample) answers; its stringify's JSON.stringify (3) is the payload's.
+    assert.equal(pipelineTime(tree)[handler], 1000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,12 +1,14 @@
 // specificWork: what a frame's name and file say it does, measured names on Node 20/22/24;
-// workBreakdown: the work under an HTTP client frame is the client's.
+// workBreakdown: the work under an HTTP client frame (or a child process's spawn) is the client's,
+// and a dependency's own code is the dependency's, whatever core frame called it;
+// inlineWorkOfLine: code compiled at run time is recognised on its line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUFFER_COPIES, HTTP_CLIENT, specificWork } from '../../src/profile/work-kind.js';
+import { BUFFER_COPIES, CHILD_PROCESS, COMPILE_LABEL, HTTP_CLIENT, inlineWorkOfLine, specificWork } from '../../src/profile/work-kind.js';
 import type { Frame } from '../../src/profile/call-tree.js';
 import type { CpuProfile } from '../../src/profile/cpu-profile.js';
 import { buildCallTree } from '../../src/profile/build-call-tree.js';
-import { workBreakdown } from '../../src/profile/work-breakdown.js';
+import { workBreakdown, workTotals } from '../../src/profile/work-breakdown.js';
 import { node } from './synthetic-profiles.js';
 
 const frame = (name: string, file: string, kind: Frame['kind']): Frame => ({ name, file, line: 1, column: 1, kind });
@@ -67,4 +69,67 @@ test('fetch, undici and node:http client frames are HTTP client work, with the s
   assert.equal(share(HTTP_CLIENT), 0.6);
   assert.equal(share('zlib compression'), 0.1);
   assert.equal(share('sockets'), 0.2, 'a socket write outside the client stays a socket write');
+});
+
+test('child_process frames are child-process work, with the native spawn and the stdio pipes under them', () => {
+  assert.equal(specificWork(frame('execFile', 'node:child_process', 'node-core'))?.work, 'child-process');
+  assert.equal(specificWork(frame('ChildProcess.spawn', 'node:internal/child_process', 'node-core'))?.label, CHILD_PROCESS);
+
+  // Measured on Node 20 (probe: execFile('git') per request): 58 % in the native spawn, 2 % creating the stdio sockets.
+  const cwd = '/srv/app';
+  const app = `file://${cwd}/lib/version.js`;
+  const profile: CpuProfile = {
+    nodes: [
+      node(1, '(root)', '', [2]),
+      node(2, 'currentVersion', app, [3], 5),
+      node(3, 'execFile', 'node:child_process', [4], 328),
+      node(4, 'ChildProcess.spawn', 'node:internal/child_process', [5, 6], 354),
+      node(5, 'spawn', '', [], 0),
+      node(6, 'Socket', 'node:net', [], 359),
+    ],
+    startTime: 0,
+    endTime: 10_000,
+    samples: [5, 5, 5, 5, 5, 5, 6, 6, 4, 2],
+    timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000],
+  };
+  const tree = buildCallTree(profile, { cwd });
+  const items = workBreakdown(tree, tree.frames.findIndex((f) => f.name === 'currentVersion')).items;
+  assert.equal(items.find((i) => i.label === CHILD_PROCESS)?.share, 0.9);
+  assert.equal(items.find((i) => i.label === 'native/V8'), undefined, 'the native spawn is the child process\'s');
+});
+
+test('a dependency run from a Node core event is the dependency\'s work, not the event\'s', () => {
+  const cwd = '/srv/app';
+  const bodyParser = `file://${cwd}/node_modules/body-parser/lib/types/json.js`;
+  const profile: CpuProfile = {
+    nodes: [
+      node(1, '(root)', '', [2]),
+      node(2, 'emit', 'node:events', [3], 471),
+      node(3, 'parse', bodyParser, [4], 76),
+      node(4, 'writeUtf8String', '', [], 0),
+    ],
+    startTime: 0,
+    endTime: 4_000,
+    samples: [3, 3, 3, 4],
+    timeDeltas: [0, 1000, 1000, 1000],
+  };
+  const tree = buildCallTree(profile, { cwd, sourceMaps: false });
+  // No app frame: each node charges itself; the parse is body-parser's, the native under it no event's either.
+  assert.deepEqual([...workTotals(tree)].sort(), [['deps', 3000], ['native', 1000]]);
+});
+
+test('code compiled at run time is recognised on its line, not a method of the same name', () => {
+  for (const line of [
+    'const fn = new Function(`"use strict"; return (${rule.expr});`);',
+    "return Function('a', 'b', body)(x, y);",
+    'const value = eval(expression);',
+    'const script = new vm.Script(source, { filename });',
+    'const f = vm.compileFunction(code, params);',
+    'const fn = new AsyncFunction("ctx", body);',
+  ]) assert.equal(inlineWorkOfLine(line)?.label, COMPILE_LABEL, line);
+  for (const line of ['await redis.eval(script, 1, key);', 'const f = makeFunction(x);', 'function build(x) {', 'typeof x === "function"']) {
+    assert.notEqual(inlineWorkOfLine(line)?.work, 'compile', line);
+  }
+  // The compile, not the JSON a template writes into the code.
+  assert.equal(inlineWorkOfLine('const fn = new Function(`return ${JSON.stringify(data)}`);')?.work, 'compile');
 });

@@ -146,11 +146,9 @@ function allBreakdowns(tree: CallTree): Map<number, WorkItem[]> {
     if (tree.self[i] <= 0) continue;
     const frame = tree.frame[to[i]];
     let us = tree.self[i];
-    if (to[i] === i) {
-      for (const e of inline.get(i) ?? []) {
-        add(frame, e, e.us);
-        us -= e.us;
-      }
+    for (const e of inline.get(i) ?? []) {
+      add(frame, e, e.us);
+      us -= e.us;
     }
     add(frame, work[i], us);
   }

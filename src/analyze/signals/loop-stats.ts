@@ -39,6 +39,13 @@ export interface LoopStats {
    * before any request (a child's stdio and IPC pipes, its intervals) is its own plumbing.
    */
   resourcesAtRest: Record<string, number>;
+  /**
+   * Child processes the target started during the load and kept running, on average over the
+   * window: its ProcessWrap handles (one per live ChildProcess) beyond those it held at rest. A
+   * child takes a core of its own on the same machine, and spawning one holds the loop until the
+   * child has started.
+   */
+  childProcessesMean: number;
   /** CPU used, in cores (the serving thread when measured, else the process). */
   coresMean: number;
   /**
@@ -85,6 +92,7 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   });
   const eluMean = weightedMean(perThread.map((t) => t.utilization), perThread.map((t) => t.ms));
   const coresMean = durationMs > 0 ? cpuUs / 1000 / (durationMs * threads.length) : 0;
+  const rest = atRest(threads, w);
   return {
     durationMs,
     samples: samples.length,
@@ -105,7 +113,8 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
     resources,
     resourceBands,
     openConnectionsMean: http.length > 0 ? sum(http.map((h) => h.openConnections)) / http.length : 0,
-    resourcesAtRest: atRest(threads, w),
+    resourcesAtRest: rest,
+    childProcessesMean: Math.max(0, (resources.ProcessWrap ?? 0) - (rest.ProcessWrap ?? 0) / Math.max(1, threads.length)),
   };
 }
 

@@ -1,0 +1,118 @@
+// The kind of work that dominates a profile when no app function is to blame for it: a body
+// parser's JSON.parse run from the request stream, a schema validator's regexp run by the
+// framework, with no app frame on the stack. Its kind still says what to do, and where it ran
+// says where: the dependency's function and hot line, the package, the regexp's pattern and the
+// place the app's own source writes it (profile/pattern-sites.ts), and, for JSON.parse, how big
+// the requests the load sent were.
+
+import type { RunData } from '../../run-dir/run-data.js';
+import type { Frame, WorkKind } from '../../profile/call-tree.js';
+import type { Culprit } from '../finding.js';
+import type { CpuView } from './cpu-profile.js';
+import { workPlaces } from '../../profile/work-breakdown.js';
+import { dependencyName } from '../../profile/work-kind.js';
+import { hotLine } from '../../profile/hot-line.js';
+import { runPatternSites } from '../../profile/pattern-sites.js';
+import { isSpecificWork } from './culprit-work.js';
+import { relativeFile } from './culprit.js';
+import { round } from './stats.js';
+
+/** One kind of work must hold this share of the active CPU to be said to dominate it. */
+export const DOMINANT_WORK_MIN_SHARE = 0.3;
+/** Its hottest line names where in the function that ran it when it holds this share of the function's samples. */
+export const DOMINANT_WORK_LINE_SHARE = 0.25;
+/**
+ * Requests the load sent at least this large on average (headers and body) carry bodies worth
+ * parsing: JSON.parse run with no app code on the stack is then the body parser's.
+ */
+export const LARGE_REQUEST_BYTES = 16 * 1024;
+/** A pattern this short can be written in the app for other reasons: it names no culprit. */
+export const PATTERN_SITE_MIN_CHARS = 6;
+
+export interface DominantWork {
+  work: WorkKind;
+  label: string;
+  /** Of the active CPU, 0..1. */
+  share: number;
+  us: number;
+  /** Most of it ran with no app frame on the stack. */
+  unowned: boolean;
+  /** The function with a source file that ran most of it (a dependency's, or the app's), with its hot line. */
+  source?: { frame: Frame; line: number; package?: string };
+  /** A regexp's source, from its `RegExp:` frame. */
+  pattern?: string;
+  /** Where the app's own source writes that pattern (at most 3). */
+  patternSites: Culprit[];
+  /** Mean bytes of a request the load sent, when large (LARGE_REQUEST_BYTES). */
+  requestBytes?: number;
+}
+
+/** Mean size of the requests the load sent, headers included, or undefined without a load result. */
+function requestBytes(run: RunData): number | undefined {
+  const sent = run.load?.requests.sent ?? 0;
+  return sent > 0 && run.load ? run.load.throughput.bytesWritten / sent : undefined;
+}
+
+/** The specific kind of work holding the most of the CPU, when it holds DOMINANT_WORK_MIN_SHARE. */
+export function dominantWork(run: RunData, view: CpuView): DominantWork | undefined {
+  const [kind, us] = [...view.work].filter(([k]) => isSpecificWork(k)).sort((a, b) => b[1] - a[1])[0] ?? [];
+  if (kind === undefined || us === undefined || view.activeUs <= 0 || us / view.activeUs < DOMINANT_WORK_MIN_SHARE) return undefined;
+  return workPlace(run, view, kind as WorkKind);
+}
+
+/** Where one kind of work ran (its largest label): the function, the pattern, the requests' size. */
+export function workPlace(run: RunData, view: CpuView, kind: WorkKind): DominantWork | undefined {
+  const us = view.work.get(kind) ?? 0;
+  const place = workPlaces(view.tree).find((p) => p.work === kind);
+  if (!place || view.activeUs <= 0) return undefined;
+  const tree = view.tree;
+  const sourceFrame = place.sources[0] !== undefined ? place.sources[0].frame : undefined;
+  const source = sourceFrame === undefined ? undefined : sourceOf(tree.frames[sourceFrame], hotLine(tree, sourceFrame));
+  const regexFrame = kind === 'regex' ? place.frames.map((f) => tree.frames[f.frame]).find((f) => f.name.startsWith('RegExp: ')) : undefined;
+  const pattern = regexFrame?.name.slice('RegExp: '.length);
+  const sites = pattern !== undefined && pattern.length >= PATTERN_SITE_MIN_CHARS ? runPatternSites(run, pattern) : [];
+  const bytes = requestBytes(run);
+  return {
+    work: kind,
+    label: place.label,
+    share: us / view.activeUs,
+    us,
+    unowned: place.unownedUs >= place.us / 2,
+    ...(source ? { source } : {}),
+    ...(pattern !== undefined ? { pattern } : {}),
+    patternSites: sites.slice(0, 3).map((s) => ({ function: `/${pattern}/`, file: relativeFile(s.path, run.cwd), line: s.line, column: s.column })),
+    ...(bytes !== undefined && bytes >= LARGE_REQUEST_BYTES ? { requestBytes: bytes } : {}),
+  };
+}
+
+function sourceOf(frame: Frame, hot: ReturnType<typeof hotLine>) {
+  const line = hot && hot.share >= DOMINANT_WORK_LINE_SHARE ? hot.line : frame.line;
+  return { frame, line, ...(frame.kind === 'deps' ? { package: dependencyName(frame.file) } : {}) };
+}
+
+/** A dependency's file from its node_modules directory on (absolute paths outside the app are long); the app's relative to cwd. */
+export function shortFile(file: string, cwd: string): string {
+  const i = file.indexOf('node_modules/');
+  return i >= 0 ? file.slice(i) : relativeFile(file, cwd);
+}
+
+/** `1.2 MB`, `640 KB`: a request's size for a summary. */
+export function describeBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${round(bytes / 1024 / 1024, 1)} MB` : `${round(bytes / 1024, 0)} KB`;
+}
+
+/** Whether the work is a body parser's JSON.parse: no app code on the stack, in a dependency, on large requests. */
+export function parsesRequestBodies(d: DominantWork): boolean {
+  return d.label === 'JSON.parse' && d.unowned && d.source?.frame.kind === 'deps' && d.requestBytes !== undefined;
+}
+
+/**
+ * "JSON.parse in the body-parser package (parse, node_modules/body-parser/lib/types/json.js:93)",
+ * "the regular expression /^(\w+\s?)*$/, run from the fastify package (validateParam, …)".
+ */
+export function describeDominantWork(d: DominantWork, cwd: string): string {
+  const at = d.source ? `${shortFile(d.source.frame.file, cwd)}:${d.source.line}` : '';
+  const where = !d.source ? '' : d.source.package ? `the ${d.source.package} package (${d.source.frame.name}, ${at})` : `${d.source.frame.name} (${at})`;
+  if (d.pattern !== undefined) return `the regular expression /${d.pattern}/${where ? `, run from ${where}` : ''}`;
+  return `${d.label}${where ? ` in ${where}` : ''}`;
+}
