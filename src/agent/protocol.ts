@@ -53,6 +53,7 @@
 //   - control `target`; SampleMessage.http.drivenOnly and SampleMessage.httpOther. An agent
 //     that does not know `target` ignores it and counts every server, as a CLI that never
 //     sends it leaves every server counted: readers tell the two apart by `drivenOnly`.
+//   - GrowthMessage.handles; GrowthMessage.timers[].promise and .awaited.
 
 export const PROTOCOL_VERSION = 1;
 
@@ -305,7 +306,17 @@ export interface GrowthMessage extends Envelope {
    * counts are scaled). `delayMs`: the delays the created timers asked for, summed (ms; node's
    * 1 ms for none or less), so `delayMs / created` is their mean delay.
    */
-  timers: { site?: CallSite; stack?: CallStack; created: number; cleared: number; fired: number; pending: number; kind: 'timeout' | 'interval'; delayMs?: number }[];
+  /**
+   * Added (agent): `promise`, timers made through `timers/promises` (`setTimeout`, `setInterval`;
+   * a timeout counts as fired once its delay has run out, as cleared when its signal aborted; an
+   * interval is pending until its iterator returns or its signal aborts); `awaited`, timers whose
+   * callback is a promise's resolve function (`new Promise((r) => setTimeout(r, ms))`): a sleep,
+   * awaited by the code that called the function creating it.
+   */
+  timers: {
+    site?: CallSite; stack?: CallStack; created: number; cleared: number; fired: number; pending: number; kind: 'timeout' | 'interval'; delayMs?: number;
+    promise?: boolean; awaited?: boolean;
+  }[];
   /** Synchronous APIs called while a request was in flight, e.g. api 'crypto.pbkdf2Sync'. */
   syncCalls: { api: string; count: number; totalMs: number; site?: CallSite; stack?: CallStack }[];
   /**
@@ -332,6 +343,17 @@ export interface GrowthMessage extends Envelope {
    * such responses. Cumulative counts of the calls seen while sampling, per site.
    */
   closeHeaderSites?: { count: number; site: CallSite; stack?: CallStack }[];
+  /**
+   * Added (agent): handles the app opened after listen, by API and call site: `api` is
+   * 'fs.watch', 'net.connect' (also net.createConnection), 'tls.connect', 'dgram.createSocket'
+   * or 'child_process.spawn' (fork, exec, execFile); `resource`, the type
+   * process.getActiveResourcesInfo() lists them as (FSEventWrap, TCPSocketWrap, PipeWrap,
+   * UDPWrap, ProcessWrap). `created` since listen; `open`, those still open at this report;
+   * `unref`, the open ones that are unref'd (`persistent: false`, `.unref()`): they keep no loop
+   * alive and the active resources do not list them; `untracked`, created but not followed (the
+   * tracked set was full, or an object whose state cannot be read: a recursive fs.watch).
+   */
+  handles?: { api: string; resource: string; created: number; open: number; unref?: number; untracked?: number; site?: CallSite; stack?: CallStack }[];
 }
 
 export interface StallMessage extends Envelope {

@@ -60,6 +60,9 @@ export const HEAP_PER_REGISTRATION_BYTES = 8 * 1024;
 /** A growth finding explains heap growth from this many registrations per request. */
 const HOLDING_MIN_PER_REQUEST = 0.1;
 const HOLDERS: ReadonlySet<Category> = new Set(['listener-leak', 'timer-leak', 'handler-growth']);
+/** Handles left open (memory-leak by category) hold their objects and listeners too. */
+const HANDLE_LEAK = 'HOTPATH_HANDLE_LEAK';
+const isHolder = (f: Finding) => HOLDERS.has(f.category) || f.code === HANDLE_LEAK;
 
 /**
  * Heap growth that a leak of listeners, timers or handlers accounts for is its symptom: each
@@ -70,12 +73,12 @@ const HOLDERS: ReadonlySet<Category> = new Set(['listener-leak', 'timer-leak', '
  * argument: it ranks what was allocated, garbage included, not what stayed.
  */
 export function heapHeldByGrowth(findings: Finding[]): Finding[] {
-  const heap = findings.find((f) => f.category === 'memory-leak' && f.severity !== 'info');
+  const heap = findings.find((f) => f.category === 'memory-leak' && f.code !== HANDLE_LEAK && f.severity !== 'info');
   if (!heap) return findings;
   const bytesPerRequest = Number(heap.evidence.bytesPerRequest ?? 0);
   const rate = (f: Finding) => Math.max(Number(f.evidence.perRequest ?? 0), Number(f.evidence.perRequestAllSockets ?? 0));
   const holder = findings
-    .filter((f) => HOLDERS.has(f.category) && f.severity !== 'info' && rate(f) >= HOLDING_MIN_PER_REQUEST)
+    .filter((f) => isHolder(f) && f.severity !== 'info' && rate(f) >= HOLDING_MIN_PER_REQUEST)
     .filter((f) => bytesPerRequest > 0 && bytesPerRequest <= rate(f) * HEAP_PER_REGISTRATION_BYTES)
     .sort((a, b) => rate(b) - rate(a))[0];
   if (!holder) return findings;
@@ -86,11 +89,14 @@ export function heapHeldByGrowth(findings: Finding[]): Finding[] {
     return {
       ...f,
       severity: 'warning',
-      summary: `${f.summary} Most likely what holds it: ${holder.title.charAt(0).toLowerCase()}${holder.title.slice(1)} (${holder.category}), each one keeping its closure alive.`,
+      summary: `${f.summary} Most likely what holds it: ${lowerFirst(holder.title)} (${holder.code === HANDLE_LEAK ? 'a handle leak' : holder.category}), each one keeping its closure alive.`,
       evidence: { ...f.evidence, heldBy: holder.code },
     };
   });
 }
+
+/** "TCP sockets pile up..." → "tCP" must not happen: an acronym or an API name stays as written. */
+const lowerFirst = (s: string) => (/^[A-Z][A-Z]|^\w+\.\w/.test(s) ? s : s.charAt(0).toLowerCase() + s.slice(1));
 
 /**
  * A function and the anonymous ones written inside it ("(anonymous in f)") are one place to fix; a
@@ -147,6 +153,8 @@ function specificity(f: Finding, group: Finding[]): number {
   const jsonBlocking = group.some((g) => g.category === 'event-loop-blocking' && g.evidence.work === 'json');
   if (f.category === 'serialization' && jsonBlocking) return SPECIFICITY.indexOf('event-loop-blocking') - 0.5;
   if (f.code === 'HOTPATH_LATENCY_CREEP') return SPECIFICITY.indexOf('sync-io') + 0.5;
+  // A handle leak names what the heap growth is made of: before a memory leak in the same function.
+  if (f.code === HANDLE_LEAK) return SPECIFICITY.indexOf('memory-leak') - 0.5;
   return SPECIFICITY.indexOf(f.category);
 }
 

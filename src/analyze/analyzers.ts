@@ -16,8 +16,9 @@ import { unansweredRequests } from './unanswered-requests.js';
 import { latencyCreep } from './latency-creep.js';
 import { loadGeneratorBound } from './load-generator-bound.js';
 import { offLoopCpu } from './off-loop-cpu.js';
+import { handleLeak } from './handle-leak.js';
 
 export const analyzers: readonly Analyzer[] = [
-  eventLoopBlocking, syncIo, gcPressure, memoryLeak, listenerLeak, handlerGrowth, timerLeak,
+  eventLoopBlocking, syncIo, gcPressure, memoryLeak, handleLeak, listenerLeak, handlerGrowth, timerLeak,
   ioWait, serialization, connectionChurn, outgoingChurn, unansweredRequests, offLoopCpu, latencyCreep, loadGeneratorBound,
 ];

@@ -1,12 +1,15 @@
 // Timer leak: timers created on the request path and never cleared, so pending timers (and
-// the closures they hold) pile up with the traffic. Culprit: the creation site.
+// the closures they hold) pile up with the traffic; or loops that re-arm a timer each time it
+// fires (`await sleep()` in a loop or a recursion, started per request), whose pending count
+// climbs while most timers fire. Culprit: the creation site; for a sleep (a timer that resolves
+// a promise) the app function that awaits it.
 
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { GrowthMessage } from '../agent/protocol.js';
-import type { Finding } from './finding.js';
-import { targetThreads } from './signals/load-window.js';
-import { growthStats, lastGrowth } from './signals/growth-series.js';
-import { isAppSite, siteCulprit } from './signals/culprit.js';
+import type { Culprit, Finding } from './finding.js';
+import { inFlightPeak, loadWindow, targetThreads } from './signals/load-window.js';
+import { growthStats, lastGrowth, lateGrowthShare } from './signals/growth-series.js';
+import { appCallers, isAppSite, siteCulprit } from './signals/culprit.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
 import { timerLeakAdvice } from './timer-leak.advice.js';
 import { round } from './signals/stats.js';
@@ -24,6 +27,15 @@ export const TIMER_LEAK_BASE_IMPACT = 0.05;
 export const TIMER_LEAK_CRITICAL_PENDING = 10_000;
 /** Timeouts asking for this long (mean, ms) expire entries later (a session TTL), not the request: a sweep is the fix. */
 export const TIMER_LEAK_EXPIRY_MS = 60_000;
+/**
+ * A loop that re-arms its timer keeps one pending and fires the rest (a per-request poller had
+ * 22 % of its timers pending): below TIMER_LEAK_MIN_PENDING_SHARE, the pending count must still
+ * climb in the second half of the window by this share of its rise (timeouts that fire reach
+ * rate × delay and stay there)...
+ */
+export const TIMER_LEAK_MIN_LATE_SHARE = 0.25;
+/** ...and end at this many times the most requests in flight (a timer per request in flight is a wait, not a leak). */
+export const TIMER_LEAK_MIN_IN_FLIGHT_RATIO = 2;
 
 type TimerEntry = GrowthMessage['timers'][number];
 
@@ -34,7 +46,10 @@ export function timerLeak(run: RunData): Finding[] {
   return targetThreads(run).flatMap((thread) => {
     const last = lastGrowth(thread);
     if (!last) return [];
-    return last.timers.filter((t) => isLeak(thread, t)).map((t) => finding(run, thread, t, trend));
+    return last.timers
+      .map((t) => ({ t, leak: leakKind(run, thread, t) }))
+      .filter((x): x is { t: TimerEntry; leak: 'pending' | 'rearm' } => x.leak !== undefined)
+      .map(({ t, leak }) => finding(run, thread, t, trend, leak === 'rearm'));
   });
 }
 
@@ -43,18 +58,48 @@ function pendingStats(thread: ThreadTelemetry, t: TimerEntry) {
   return growthStats(thread, (m) => m.timers.find((x) => siteKey(x) === key)?.pending);
 }
 
-function isLeak(thread: ThreadTelemetry, t: TimerEntry): boolean {
+/**
+ * 'pending': most timers from the site are still pending and their count grows; 'rearm': fewer
+ * are (each fires and a new one replaces it), but the pending count keeps climbing well past the
+ * requests in flight.
+ */
+function leakKind(run: RunData, thread: ThreadTelemetry, t: TimerEntry): 'pending' | 'rearm' | undefined {
   const min = t.kind === 'interval' ? TIMER_LEAK_MIN_PENDING_INTERVALS : TIMER_LEAK_MIN_PENDING;
-  if (t.pending < min || t.created === 0 || t.pending / t.created < TIMER_LEAK_MIN_PENDING_SHARE) return false;
+  if (t.pending < min || t.created === 0) return undefined;
   const s = pendingStats(thread, t);
-  return s !== undefined && s.delta > 0 && Math.max(s.requestCorrelation, s.timeCorrelation) >= TIMER_LEAK_MIN_CORRELATION;
+  if (s === undefined || s.delta <= 0 || Math.max(s.requestCorrelation, s.timeCorrelation) < TIMER_LEAK_MIN_CORRELATION) return undefined;
+  if (t.pending / t.created >= TIMER_LEAK_MIN_PENDING_SHARE) return 'pending';
+  const w = loadWindow(run);
+  const key = siteKey(t);
+  const late = lateGrowthShare(thread, (m) => m.timers.find((x) => siteKey(x) === key)?.pending, w);
+  const rearms = s.delta >= min && late >= TIMER_LEAK_MIN_LATE_SHARE && t.pending >= TIMER_LEAK_MIN_IN_FLIGHT_RATIO * inFlightPeak(thread, w);
+  return rearms ? 'rearm' : undefined;
 }
 
-function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: ReturnType<typeof latencyTrend>): Finding {
+/**
+ * The creation site when it is the app's. A timer that is awaited is the awaiting code's: for a
+ * sleep the app wrote (`new Promise((r) => setTimeout(r, ms))` in a helper), the app function
+ * that called the helper, where the loop or the wait is; for a library's sleep or a
+ * timers/promises timer made in a library, the first app function above it.
+ */
+function culpritOf(t: TimerEntry, cwd: string): { culprit?: Culprit; helper?: Culprit } {
+  const awaited = t.awaited === true || t.promise === true;
+  if (!isAppSite(t.site)) {
+    const app = awaited ? appCallers(t)[0] : undefined;
+    return app ? { culprit: siteCulprit(app, cwd) } : {};
+  }
+  const callers = appCallers(t);
+  if (t.awaited === true && callers.length > 1) return { culprit: siteCulprit(callers[1], cwd), helper: siteCulprit(callers[0], cwd) };
+  return { culprit: siteCulprit(t.site, cwd) };
+}
+
+function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: ReturnType<typeof latencyTrend>, rearm: boolean): Finding {
   const s = pendingStats(thread, t);
-  const culprit = isAppSite(t.site) ? siteCulprit(t.site, run.cwd) : undefined;
-  const fn = t.kind === 'interval' ? 'setInterval' : 'setTimeout';
-  const where = culprit ? ` Created by \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : '';
+  const { culprit, helper } = culpritOf(t, run.cwd);
+  const fn = `${t.promise ? 'timers/promises ' : ''}${t.kind === 'interval' ? 'setInterval' : 'setTimeout'}`;
+  const through = helper ? ` through \`${helper.function}\` (${helper.file}:${helper.line})` : '';
+  const where = culprit ? ` ${helper ? 'Awaited by' : 'Created by'} \`${culprit.function}\` at ${culprit.file}:${culprit.line}${through}.` : '';
+  const loop = rearm ? ' Each one that fires is replaced by a new one: a loop that re-arms its timer, started again and again, and never stopped.' : '';
   const meanDelayMs = t.delayMs !== undefined && t.created > 0 ? t.delayMs / t.created : undefined;
   const expiry = t.kind === 'timeout' && meanDelayMs !== undefined && meanDelayMs >= TIMER_LEAK_EXPIRY_MS;
   const delayText = meanDelayMs !== undefined && t.kind === 'timeout' ? ` Each asks for ${describeDelay(meanDelayMs)}.` : '';
@@ -62,16 +107,18 @@ function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: Re
     code: 'HOTPATH_TIMER_LEAK',
     category: 'timer-leak',
     severity: t.kind === 'interval' || trend?.creeping || t.pending >= TIMER_LEAK_CRITICAL_PENDING ? 'critical' : 'warning',
-    title: `${fn} timers pile up without being cleared`,
-    summary: `${t.pending} ${fn} timers from one site are pending (${t.created} created, ${t.cleared} cleared, ${t.fired} fired)${s && s.perRequest > 0 ? `, ${round(s.perRequest, 2)} more per request` : ''}.${delayText}${where}`,
+    title: rearm ? `${fn} loops that re-arm their timer pile up` : `${fn} timers pile up without being cleared`,
+    summary: `${t.pending} ${fn} timers from one site are pending (${t.created} created, ${t.cleared} cleared, ${t.fired} fired)${s && s.perRequest > 0 ? `, ${round(s.perRequest, 2)} more per request` : ''}.${delayText}${loop}${where}`,
     evidence: {
       kind: t.kind, pending: t.pending, created: t.created, cleared: t.cleared, fired: t.fired,
+      ...(rearm ? { rearmed: true } : {}), ...(t.promise ? { promise: true } : {}),
+      ...(helper ? { through: helper } : {}),
       ...(meanDelayMs !== undefined ? { meanDelayMs: round(meanDelayMs, 0) } : {}),
       ...(s ? { perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation } : {}),
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: timerLeakAdvice(expiry ? 'expiry' : t.kind),
+    recommendation: timerLeakAdvice(rearm ? 'rearm' : expiry ? 'expiry' : t.kind),
     impact: Math.max(creepShare(trend), TIMER_LEAK_BASE_IMPACT),
   };
 }

@@ -328,3 +328,80 @@ test('Connection: close set by the app: responses counted, and the setHeader and
   assert.equal(samples.reduce((a, s) => a + (s.http?.closeHeader ?? 0), 0), 12);
   assert.equal(samples.reduce((a, s) => a + (s.http?.closing ?? 0), 0), 12, 'the keep-alive requests to / closed nothing');
 });
+
+type HandleRow = NonNullable<GrowthMessage['handles']>[number];
+const handlesAt = (m: GrowthMessage, fixture: string, name: string): HandleRow | undefined =>
+  m.handles?.find((h) => h.site?.file.endsWith(`/fixtures/agent/${fixture}`) && h.site.line === markerLine(fixture, name));
+
+test('handles opened per request: fs.watch watchers, TCP and UDP sockets counted open at their line; closed ones and exited children are not', async () => {
+  const { c, port } = await startWith(['handles.cjs']);
+  await getMany(port, '/watch', 12);
+  await getMany(port, '/watch-closed', 7);
+  await getMany(port, '/connect', 9);
+  await getMany(port, '/udp', 6);
+  await getMany(port, '/spawn', 3, 1);
+  const ready = (m: GrowthMessage) => (handlesAt(m, 'handles.cjs', 'watch')?.created ?? 0) >= 19 &&
+    (handlesAt(m, 'handles.cjs', 'connect')?.created ?? 0) >= 9 && (handlesAt(m, 'handles.cjs', 'udp')?.created ?? 0) >= 6 &&
+    handlesAt(m, 'handles.cjs', 'spawn')?.created === 3 && handlesAt(m, 'handles.cjs', 'spawn')?.open === 0;
+  const g = await c.waitFor(growthWhere(ready), 15_000, 'handles');
+  const watch = handlesAt(g, 'handles.cjs', 'watch')!;
+  assert.deepEqual([watch.api, watch.resource, watch.created, watch.open, watch.unref], ['fs.watch', 'FSEventWrap', 19, 12, undefined]);
+  assert.equal(watch.site!.function, 'watchConfig');
+  const connect = handlesAt(g, 'handles.cjs', 'connect')!;
+  assert.deepEqual([connect.api, connect.resource, connect.created, connect.open], ['net.connect', 'TCPSocketWrap', 9, 9]);
+  assert.equal(connect.site!.function, 'sendMetric');
+  const udp = handlesAt(g, 'handles.cjs', 'udp')!;
+  assert.deepEqual([udp.api, udp.resource, udp.open], ['dgram.createSocket', 'UDPWrap', 6]);
+  const child = handlesAt(g, 'handles.cjs', 'spawn')!;
+  assert.deepEqual([child.api, child.resource], ['child_process.spawn', 'ProcessWrap']);
+  assertSite(child.site, 'handles.cjs', 'spawn');
+});
+
+test('unref\'d fs.watch watchers, which the active resources do not list, are counted open and unref\'d', async () => {
+  const { c, port } = await startWith(['handles.cjs']);
+  await getMany(port, '/watch-unref', 15);
+  const g = await c.waitFor(growthWhere((m) => (handlesAt(m, 'handles.cjs', 'watch-unref')?.open ?? 0) >= 15), 10_000, 'unref\'d watchers');
+  const row = handlesAt(g, 'handles.cjs', 'watch-unref')!;
+  assert.deepEqual([row.created, row.open, row.unref], [15, 15, 15]);
+  const sample = c.of('sample').at(-1)!;
+  assert.ok((sample.resources.FSEventWrap ?? 0) < 15, `active resources: ${JSON.stringify(sample.resources)}`);
+});
+
+test('timers/promises timeouts: pending at the awaiting line until their delay runs out', async () => {
+  const { c, port } = await startWith(['handles.cjs']);
+  await getMany(port, '/sleep', 10);
+  await getMany(port, '/nap', 8);
+  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.promise && t.pending >= 10) && m.timers.some((t) => t.promise && t.fired >= 8)), 10_000, 'promise timers');
+  const long = g.timers.find((t) => t.site?.line === markerLine('handles.cjs', 'sleep'))!;
+  assert.deepEqual([long.kind, long.promise, long.created, long.pending, long.delayMs], ['timeout', true, 10, 10, 600_000]);
+  assert.equal(long.site!.function, 'remindLater');
+  const short = g.timers.find((t) => t.site?.line === markerLine('handles.cjs', 'nap'))!;
+  assert.deepEqual([short.created, short.fired, short.pending], [8, 8, 0]);
+});
+
+test('timers/promises imported by name in ESM are seen too', async () => {
+  const { c, port } = await startWith(['timers-promises.mjs']);
+  await getMany(port, '/', 6);
+  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.promise && t.pending >= 6)), 10_000, 'ESM promise timers');
+  assertSite(g.timers.find((t) => t.promise)!.site, 'timers-promises.mjs', 'sleep');
+});
+
+test('a sleep helper awaited in a loop: its timers are marked awaited, and the stack kept is the loop\'s own', async () => {
+  const { c, port } = await startWith(['handles.cjs']);
+  await getMany(port, '/poll', 4);
+  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.awaited && t.created >= 24)), 10_000, 'awaited timers');
+  const t = g.timers.find((x) => x.awaited)!;
+  assertSite(t.site, 'handles.cjs', 'pause');
+  // Re-armed from the resumed pollStatus (V8 adds the awaiting pollStatus as an async frame): not the route that started it.
+  assert.deepEqual([...new Set(t.stack!.map((f) => f.function))], ['(anonymous)', 'pause', 'pollStatus']);
+});
+
+test('a burst of timers past the capture budget is sampled, and its count scaled to about the real one', async () => {
+  const { c, port } = await startWith(['handles.cjs']);
+  await getMany(port, '/burst', 5, 1);
+  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.awaited && t.created >= 3_000)), 10_000, 'sampled timers');
+  const t = g.timers.find((x) => x.awaited)!;
+  // 5,000 timers: all recorded up to the budget, then about 1 in 16 with weight 16.
+  assert.ok(t.created > 3_750 && t.created < 6_250, `created ${t.created}`);
+  assert.ok(t.pending > 3_750 && t.pending < 6_250, `pending ${t.pending}`);
+});

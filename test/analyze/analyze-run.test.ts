@@ -183,3 +183,25 @@ test('mergeSameCulprit: of two equally specific findings on one function, the co
   assert.equal(merged.code, 'statSync');
   assert.deepEqual((merged.evidence.alsoFound as { title: string }[]).map((x) => x.title), ['readdirSync']);
 });
+
+test('heapHeldByGrowth: heap growth next to handles left open is their symptom; the handle leak is no heap growth itself', () => {
+  const heap: Finding = { code: 'HOTPATH_MEMORY_LEAK', category: 'memory-leak', severity: 'warning', title: 'The heap keeps growing after garbage collection', summary: 'Heap grew.', evidence: { bytesPerRequest: 1300 }, recommendation: 'r', impact: 0.05 };
+  const sockets: Finding = { code: 'HOTPATH_HANDLE_LEAK', category: 'memory-leak', severity: 'critical', title: 'TCP sockets pile up without being closed', summary: 's', evidence: { perRequest: 0.95 }, recommendation: 'r', impact: 0.05, culprit: { function: 'sendMetric', file: 'lib/metrics.js', line: 10 } };
+  // The handle leak first: it must not be taken for the heap growth.
+  const [first, second] = heapHeldByGrowth([sockets, heap]);
+  assert.deepEqual([first.code, first.severity], ['HOTPATH_HANDLE_LEAK', 'critical']);
+  assert.equal(second.evidence.heldBy, 'HOTPATH_HANDLE_LEAK');
+  assert.match(second.summary, /Most likely what holds it: TCP sockets pile up without being closed \(a handle leak\)/);
+});
+
+test('mergeSameCulprit: a handle leak and heap growth blamed on one function keep the handle leak, which says what the heap holds', () => {
+  const culprit = { function: 'getConfig', file: 'lib/config.js', line: 11 };
+  const heap: Finding = { code: 'HOTPATH_MEMORY_LEAK', category: 'memory-leak', severity: 'critical', title: 'heap', summary: '', evidence: { x: 1 }, recommendation: '', impact: 0.4, culprit };
+  const watchers: Finding = { code: 'HOTPATH_HANDLE_LEAK', category: 'memory-leak', severity: 'critical', title: 'watchers', summary: '', evidence: { x: 1 }, recommendation: '', impact: 0.05, culprit };
+  for (const order of [[heap, watchers], [watchers, heap]]) {
+    const [merged, ...rest] = mergeSameCulprit(order);
+    assert.deepEqual(rest, []);
+    assert.equal(merged.code, 'HOTPATH_HANDLE_LEAK');
+    assert.deepEqual((merged.evidence.alsoFound as { code: string }[]).map((x) => x.code), ['HOTPATH_MEMORY_LEAK']);
+  }
+});

@@ -51,3 +51,65 @@ for (const noise of NOISE_LEVELS) {
     }
   });
 }
+
+const executor = { function: '(anonymous)', file: '/srv/app/lib/jobs.js', line: 3, column: 43 };
+const sleep = { function: 'sleep', file: '/srv/app/lib/jobs.js', line: 3, column: 23 };
+const pollStatus = { function: 'pollStatus', file: '/srv/app/lib/jobs.js', line: 17, column: 9 };
+const createJob = { function: 'createJob', file: '/srv/app/lib/jobs.js', line: 10, column: 3 };
+
+for (const noise of NOISE_LEVELS) {
+  test(`timer leak: a loop re-arming a 1 s sleep, started per request, is found though most of its timers fire; the awaiting function is named (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      // One loop per request, each re-arming once a second: a fifth or less of the timers pending.
+      const run = syntheticRun({
+        seed, noise, rps: 500,
+        timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, delayMs: 1000, awaited: true, site: executor, stack: [executor, sleep, pollStatus] }],
+      });
+      const [f, ...rest] = timerLeak(run);
+      assert.ok(f, `seed ${seed}`);
+      assert.deepEqual(rest, []);
+      assert.ok(Number(f.evidence.pending) / Number(f.evidence.created) < 0.5, `${String(f.evidence.pending)} of ${String(f.evidence.created)}`);
+      assert.equal(f.evidence.rearmed, true);
+      assert.equal(f.severity, 'warning');
+      assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['pollStatus', 'lib/jobs.js', 17]);
+      assert.deepEqual((f.evidence.through as { function: string }).function, 'sleep');
+      assert.match(f.summary, /Awaited by `pollStatus` at lib\/jobs\.js:17 through `sleep`/);
+      assert.match(f.recommendation, /exit/);
+      // 10,000 loops: as many closures held.
+      const [big] = timerLeak(syntheticRun({ seed, noise, rps: 2000, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, site: pollStatus, promise: true }] }));
+      assert.equal(big?.severity, 'critical');
+      assert.equal(big.culprit?.function, 'pollStatus');
+      assert.match(big.title, /^timers\/promises setTimeout loops/);
+    }
+  });
+
+  test(`timer leak: per-request timeouts that fire after a few seconds, never cleared, level off and stay quiet (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      // 2,000 req/s, each with a 4.5 s timeout that runs out: about 9,000 pending from 4.5 s on, under half of those
+      // created by the end, the count rising steadily (r > 0.8) until it levels off.
+      const run = syntheticRun({ seed, noise, rps: 2000, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firesAfterMs: 4500, delayMs: 4500, site }] });
+      assert.deepEqual(timerLeak(run), []);
+    }
+  });
+
+  test(`timer leak: a loop re-arming per request in flight only (a wait per request) stays quiet (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      // 500 loops pending at most while 300 requests are in flight: the requests' own waits.
+      const run = syntheticRun({
+        seed, noise, rps: 50, inFlight: 300,
+        timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 5, awaited: true, site: executor, stack: [executor, sleep, pollStatus] }],
+      });
+      assert.deepEqual(timerLeak(run), []);
+    }
+  });
+}
+
+test('timer leak: an awaited sleep from a library is the app caller\'s; a library\'s own timers name nobody', () => {
+  const lib = { function: 'delay', file: '/srv/app/node_modules/delay/index.js', line: 5, column: 3 };
+  const awaited = syntheticRun({ rps: 1000, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, awaited: true, site: lib, stack: [lib, pollStatus, createJob] }] });
+  assert.equal(timerLeak(awaited)[0]?.culprit?.function, 'pollStatus');
+  const own = syntheticRun({ rps: 1000, timerGrowth: [{ kind: 'interval', perRequest: 1, clearedShare: 0, site: lib, stack: [lib, pollStatus] }] });
+  const [f] = timerLeak(own);
+  assert.ok(f);
+  assert.equal(f.culprit, undefined);
+});

@@ -54,6 +54,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   // The regexp runs in the validator fastify compiled (no app frame): the place the app writes its pattern is named.
   'schema-regex': { category: 'event-loop-blocking', culprit: { function: '/^(\\w+\\s?)*$/', file: 'lib/profile-routes.js' } },
   'rule-compile': { category: 'event-loop-blocking', culprit: { function: 'evaluateRule', file: 'lib/discounts.js' } },
+  'udp-stats-leak': { category: 'memory-leak', culprit: { function: 'flush', file: 'lib/stats.js' } },
+  'delivery-retry-loop': { category: 'timer-leak', culprit: { function: 'retryDelivery', file: 'lib/outbox.js' } },
   'healthy-koa': 'healthy',
   'healthy-express': 'healthy',
 };
@@ -93,6 +95,12 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     const behind = e.queuedBehind as number;
     assert.ok(behind >= 1.5 && behind <= 2.5, `queued behind ${behind}`);
   },
+  'udp-stats-leak': (e) => {
+    assert.equal(e.resource, 'UDPWrap');
+    assert.equal(e.api, 'dgram.createSocket');
+  },
+  // Fewer than half of its timers are pending: each fires and is replaced.
+  'delivery-retry-loop': (e) => assert.equal(e.rearmed, true),
   'threadpool-login': (e) => {
     assert.ok((e.offLoopCores as number) > 1, `offLoopCores ${String(e.offLoopCores)}`);
     if (e.api !== undefined) assert.equal(e.api, 'crypto.pbkdf2');

@@ -34,11 +34,11 @@ export class GrowthHooks {
 
   /** The totals, or undefined when nothing changed since the last call. */
   snapshot(): GrowthBody | undefined {
-    const body: GrowthBody = { type: 'growth', listeners: [], maxListenersDisabled: [], routes: [], timers: [], syncCalls: [], outgoing: [] };
+    const body: GrowthBody = { type: 'growth', listeners: [], maxListenersDisabled: [], routes: [], timers: [], syncCalls: [], outgoing: [], handles: [] };
     for (const h of this.hooks) h.contribute(body);
     const json = JSON.stringify(body);
     if (json === this.lastJson) return undefined;
-    const empty = body.listeners.length + body.maxListenersDisabled.length + body.routes.length + body.timers.length + body.syncCalls.length + (body.outgoing?.length ?? 0) + (body.closeHeaderSites?.length ?? 0) === 0;
+    const empty = body.listeners.length + body.maxListenersDisabled.length + body.routes.length + body.timers.length + body.syncCalls.length + (body.outgoing?.length ?? 0) + (body.closeHeaderSites?.length ?? 0) + (body.handles?.length ?? 0) === 0;
     this.lastJson = json;
     return empty ? undefined : body;
   }

@@ -7,8 +7,9 @@ import { TimerGrowth } from './timer-growth.js';
 import { RouteGrowth } from './route-growth.js';
 import { OutgoingCalls } from './outgoing-calls.js';
 import { ConnectionCloseSites } from './connection-close.js';
+import { HandleGrowth } from './handle-growth.js';
 
 export function createGrowthHooks(): GrowthHooks {
   const maxListeners = new MaxListeners();
-  return new GrowthHooks([maxListeners, new ListenerGrowth(maxListeners), new SyncApiCalls(), new TimerGrowth(), new RouteGrowth(), new OutgoingCalls(), new ConnectionCloseSites()]);
+  return new GrowthHooks([maxListeners, new ListenerGrowth(maxListeners), new SyncApiCalls(), new TimerGrowth(), new RouteGrowth(), new OutgoingCalls(), new ConnectionCloseSites(), new HandleGrowth()]);
 }

@@ -63,3 +63,24 @@ export function windowGrowth(thread: ThreadTelemetry, w: Window | null): { befor
   const end = (w ? msgs.findLast((m) => m.t <= w.end + 1000) : undefined) ?? msgs[msgs.length - 1];
   return before ? { before, end } : { end };
 }
+
+/**
+ * The share of a hooked quantity's rise over the load window that came in the window's second
+ * half (reports up to a second after it ends count, as growth goes out once a second): a pool
+ * that filled up early, or timers that reached rate × delay and stay there, are flat by then; a
+ * leak still climbs. 0 when it did not rise.
+ */
+export function lateGrowthShare(thread: ThreadTelemetry, value: (m: GrowthMessage) => number | undefined, w: Window | null): number {
+  const pts = thread.growth
+    .filter((m) => !w || (m.t >= w.start && m.t <= w.end + 1000))
+    .map((m) => ({ t: m.t, v: value(m) }))
+    .filter((p): p is { t: number; v: number } => p.v !== undefined);
+  if (pts.length < 2) return 0;
+  const first = pts[0];
+  const last = pts[pts.length - 1];
+  const rise = last.v - first.v;
+  if (rise <= 0) return 0;
+  const midT = (first.t + last.t) / 2;
+  const mid = pts.find((p) => p.t >= midT) ?? last;
+  return (last.v - mid.v) / rise;
+}

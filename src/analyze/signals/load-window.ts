@@ -44,6 +44,13 @@ export function windowSamples(thread: ThreadTelemetry, w: Window | null): Sample
   return thread.samples.filter((s) => inWindow(s, w));
 }
 
+/** The most requests the thread had in flight at one sample of the window (0 without HTTP figures). */
+export function inFlightPeak(thread: ThreadTelemetry, w: Window | null): number {
+  let peak = 0;
+  for (const s of windowSamples(thread, w)) peak = Math.max(peak, s.http?.active ?? 0);
+  return peak;
+}
+
 /** Slack after an agent pause: the sampler's own tick, late by the pause, takes the next sample. */
 const AGENT_PAUSE_SLACK_MS = 50;
 
