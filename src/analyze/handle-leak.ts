@@ -6,12 +6,12 @@
 import type { GrowthMessage, SampleMessage } from '../agent/protocol.js';
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
-import { loadWindow, targetThreads, windowSamples, type Window } from './signals/load-window.js';
-import { growthStats, type GrowthStats } from './signals/growth-series.js';
+import { inFlightPeak, loadWindow, targetThreads, windowSamples, type Window } from './signals/load-window.js';
+import { growthStats, lateShare, windowGrowth, type GrowthStats } from './signals/growth-series.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { appCallers, siteCulprit } from './signals/culprit.js';
 import { creepShare, latencyTrend, trendEvidence, type LatencyTrend } from './signals/latency-trend.js';
-import { correlation, max, round } from './signals/stats.js';
+import { correlation, round } from './signals/stats.js';
 import { handleKind, handleLeakAdvice } from './handle-leak.advice.js';
 
 /** Handles added over the load window before it counts: a pool or a few lazily opened connections hold tens. */
@@ -72,7 +72,7 @@ export function handleLeak(run: RunData): Finding[] {
     if (samples.length < HANDLE_LEAK_MIN_POINTS) return [];
     const ctx: Context = {
       run, thread, w, trend,
-      inFlightPeak: max(samples.map((s) => s.http?.active ?? 0)),
+      inFlightPeak: inFlightPeak(thread, w),
     };
     const handles = lastHandles(thread, w);
     const out: Finding[] = [];
@@ -138,8 +138,6 @@ function trendOf(ctx: Context, times: number[], reqs: number[], values: number[]
   const first = values[0];
   const last = values[values.length - 1];
   const growth = last - first;
-  const midT = (times[0] + times[times.length - 1]) / 2;
-  const mid = values[Math.max(0, times.findIndex((t) => t >= midT))];
   const spanMs = times[times.length - 1] - times[0];
   const dReq = reqs[reqs.length - 1] - reqs[0];
   return {
@@ -148,7 +146,7 @@ function trendOf(ctx: Context, times: number[], reqs: number[], values: number[]
     perSecond: spanMs > 0 ? round((growth * 1000) / spanMs, 2) : 0,
     requestCorrelation: round(correlation(reqs, values), 3),
     timeCorrelation: round(correlation(times, values), 3),
-    lateShare: growth > 0 ? (last - mid) / growth : 0,
+    lateShare: lateShare(times.map((t, i) => ({ t, v: values[i] }))),
   };
 }
 
@@ -166,14 +164,12 @@ function isLeak(t: Trend, ctx: Context): boolean {
  * (hooks off, a library's own timer API).
  */
 function timerHookOwns(thread: ThreadTelemetry, w: Window | null, t: Trend): boolean {
-  const last = w ? thread.growth.findLast((m) => m.t <= w.end + 1000) : thread.growth[thread.growth.length - 1];
-  const pending = (last?.timers ?? []).reduce((a, x) => a + x.pending, 0);
+  const pending = (windowGrowth(thread, w)?.end.timers ?? []).reduce((a, x) => a + x.pending, 0);
   return pending >= HANDLE_LEAK_TIMER_HOOK_SHARE * t.growth;
 }
 
 function lastHandles(thread: ThreadTelemetry, w: Window | null): HandleEntry[] {
-  const last = w ? thread.growth.findLast((m) => m.t <= w.end + 1000) : thread.growth[thread.growth.length - 1];
-  return last?.handles ?? [];
+  return windowGrowth(thread, w)?.end.handles ?? [];
 }
 
 const entryKey = (e: HandleEntry) => `${e.api}\0${e.site ? `${e.site.file}:${e.site.line}:${e.site.column}` : '?'}`;

@@ -65,16 +65,12 @@ export function windowGrowth(thread: ThreadTelemetry, w: Window | null): { befor
 }
 
 /**
- * The share of a hooked quantity's rise over the load window that came in the window's second
- * half (reports up to a second after it ends count, as growth goes out once a second): a pool
- * that filled up early, or timers that reached rate × delay and stay there, are flat by then; a
- * leak still climbs. 0 when it did not rise.
+ * The share of a quantity's rise from its first point to its last that came after the midpoint in
+ * time: a pool that filled up early, or timers that reached rate × delay and stay there, are flat
+ * by then (near 0); a leak still climbs (near 0.5); a step late in the window is near 1. 0 when it
+ * did not rise. Points in time order.
  */
-export function lateGrowthShare(thread: ThreadTelemetry, value: (m: GrowthMessage) => number | undefined, w: Window | null): number {
-  const pts = thread.growth
-    .filter((m) => !w || (m.t >= w.start && m.t <= w.end + 1000))
-    .map((m) => ({ t: m.t, v: value(m) }))
-    .filter((p): p is { t: number; v: number } => p.v !== undefined);
+export function lateShare(pts: readonly { t: number; v: number }[]): number {
   if (pts.length < 2) return 0;
   const first = pts[0];
   const last = pts[pts.length - 1];
@@ -83,4 +79,15 @@ export function lateGrowthShare(thread: ThreadTelemetry, value: (m: GrowthMessag
   const midT = (first.t + last.t) / 2;
   const mid = pts.find((p) => p.t >= midT) ?? last;
   return (last.v - mid.v) / rise;
+}
+
+/**
+ * lateShare of a hooked quantity over the load window (reports up to a second after it ends
+ * count, as growth goes out once a second).
+ */
+export function lateGrowthShare(thread: ThreadTelemetry, value: (m: GrowthMessage) => number | undefined, w: Window | null): number {
+  return lateShare(thread.growth
+    .filter((m) => !w || (m.t >= w.start && m.t <= w.end + 1000))
+    .map((m) => ({ t: m.t, v: value(m) }))
+    .filter((p): p is { t: number; v: number } => p.v !== undefined));
 }
