@@ -1,6 +1,6 @@
 // Advice for event-loop-blocking findings, by the kind of work that blocks (Markdown).
 
-import { BUFFER_COPIES, JSON_DEEP_COPY } from '../profile/work-kind.js';
+import { BUFFER_COPIES, FILE_READS, JSON_DEEP_COPY } from '../profile/work-kind.js';
 import type { EntryKind } from '../profile/entry-points.js';
 import { bodyParseAdvice, deepCopyAdvice, parseAdvice } from './serialization.advice.js';
 
@@ -25,7 +25,9 @@ const byWork: Record<string, string> = {
     'run it in one context made at startup, or turn the rule into a plain function once.',
   zlib: 'Compression runs synchronously here: use the async zlib API or streams, lower the level, or compress ' +
     'once and cache static responses.',
-  fs: 'File-system calls block the loop: read at startup and cache, or use fs.promises.',
+  fs: 'File-system work runs on the loop: a `*Sync` call (`readFileSync`, `statSync`, `existsSync`) waits for the disk ' +
+    'there, and every call pays a pass through Node\'s fs layer. Read at startup and cache, use the fs.promises API ' +
+    'instead of the `*Sync` calls, and make fewer calls.',
   buffer: 'Buffer/string conversions dominate: avoid converting large payloads back and forth per request.',
   net: 'The time goes to socket writes. Many small `res.write()` calls each cost a syscall and a stream pass: build ' +
     'the body in memory and send it with one `res.end(body)`, or wrap the writes in `res.socket.cork()` / ' +
@@ -71,6 +73,12 @@ const byLabel: Record<string, string> = {
   [BUFFER_COPIES]: 'Copying bytes dominates. `Buffer.concat` (or `Buffer.from`/`copy` into a bigger buffer) in a loop ' +
     'copies everything gathered so far on each pass, which is quadratic: collect the chunks in an array and concat ' +
     'once at the end, or write them out as a stream. Reuse buffers instead of allocating one per item.',
+  [FILE_READS]: 'Whole files are read into memory per request. `fs.promises.readFile` is asynchronous, but Node ' +
+    'reads the file chunk by chunk from the event loop into one buffer the size of the file, and a large buffer per ' +
+    'request fills the heap (garbage collection climbs with it). Read the file once at startup and keep it (read it ' +
+    'again when it changes), read only the bytes you need (`const fh = await fs.promises.open(path)`, then ' +
+    '`fh.read(buffer, 0, length, position)`), or stream it to the response (`stream.pipeline(fs.createReadStream(path), ' +
+    'res)`) instead of buffering it.',
   'JSON.parse': parseAdvice,
   [JSON_DEEP_COPY]: deepCopyAdvice,
 };
@@ -96,6 +104,8 @@ export const sequentialCallsAdvice = 'Each request makes these calls one after a
  * writes), not to move it: the generic "cache it or move it to a worker" paragraph would mislead.
  */
 const FIX_IN_PLACE: ReadonlySet<string> = new Set(['intl', 'errors', 'search', 'copy', 'net', 'stream']);
+/** Labels of work fixed in place although their kind is not (file reads: read less, or once). */
+const FIX_IN_PLACE_LABELS: ReadonlySet<string> = new Set([FILE_READS]);
 
 /** What the finding knows beside the work: where it found it, and what it ran on. */
 export interface AdviceContext {
@@ -122,6 +132,6 @@ export function blockingAdvice(work: string | undefined, label?: string, entry?:
   // A nextTick chain or a timer job is already off the request path, or ought to be rescheduled.
   // Calls to another service are no work to move to a worker: the fix is fewer calls, or calls made together.
   if (work === 'http-client') return [sequentialCalls ? sequentialCallsAdvice : undefined, scheduled, specific].filter((t) => t !== undefined).join('\n\n');
-  const inPlace = work !== undefined && FIX_IN_PLACE.has(work) && specific !== undefined;
+  const inPlace = specific !== undefined && ((work !== undefined && FIX_IN_PLACE.has(work)) || (label !== undefined && FIX_IN_PLACE_LABELS.has(label)));
   return [scheduled, specific, scheduled || inPlace ? undefined : general].filter((t) => t !== undefined).join('\n\n');
 }

@@ -424,7 +424,18 @@ function title(culprit: Culprit | undefined, label: string | undefined, dominant
   if (culprit) return `${culprit.function} blocks the event loop${label ?? dominant?.label ? ` (${label ?? dominant?.label})` : ''}`;
   if (!dominant) return 'Synchronous work blocks the event loop';
   const what = dominant.pattern !== undefined ? 'A regular expression' : dominant.label.charAt(0).toUpperCase() + dominant.label.slice(1);
-  return `${what}${dominant.source?.package ? ` in ${dominant.source.package}` : ''} blocks the event loop`;
+  return `${what}${dominant.source?.package ? ` in ${dominant.source.package}` : ''} ${isPlural(what) ? 'block' : 'blocks'} the event loop`;
+}
+
+/**
+ * Whether a work label reads as a plural subject: "Regular expressions", "Whole-file reads
+ * (fs.promises.readFile)", "Buffer copies and allocation"; not "File system", "Hashing",
+ * "Spawning child processes" (a gerund phrase is one activity).
+ */
+function isPlural(label: string): boolean {
+  const head = label.replace(/\s*\(.*\)\s*$/, '');
+  if (/^\w+ing\b/.test(head)) return false;
+  return / and /.test(head) || /[^s]s$/.test(head);
 }
 
 /** The evidence of work no app function was blamed for (see signals/dominant-work.ts). */

@@ -64,6 +64,15 @@ export const HTTP_CLIENT_PLUMBING: ReadonlySet<WorkKind> = new Set(['net', 'stre
 /** Work kinds whose frames' plumbing (HTTP_CLIENT_PLUMBING) below them is their own cost. */
 export const PLUMBING_OWNERS: ReadonlySet<WorkKind> = new Set(['http-client', 'child-process']);
 
+/**
+ * Whole files read into memory through `fs.promises.readFile` (and FileHandle.readFile): Node
+ * reads them in chunks from the event loop (the native `read` under readFileHandle) into one
+ * buffer the size of the file. The callback `fs.readFile` reads on the thread pool and shows
+ * almost nothing on the loop; the *Sync calls are plain 'file system'.
+ */
+export const FILE_READS = 'whole-file reads (fs.promises.readFile)';
+const fileReads = (name: string, file: string) => file === 'node:internal/fs/promises' && /^readFile/.test(name);
+
 /** Buffer work that copies bytes or allocates memory (Buffer.concat, alloc), not encoding. */
 export const BUFFER_COPIES = 'buffer copies and allocation';
 const bufferCopy = /^(concat|_copy|_copyActual|copy|alloc|allocUnsafe|allocUnsafeSlow|allocate|createUnsafeBuffer|createPool|FastBuffer)$/;
@@ -85,6 +94,7 @@ export function specificWork(frame: Frame): WorkLabel | undefined {
     if ((name === 'fetch' && file.startsWith('node:internal/bootstrap')) || (/^node:https?$/.test(file) && /^(request|get)$/.test(name))) {
       return { work: 'http-client', label: HTTP_CLIENT };
     }
+    if (fileReads(name, file)) return { work: 'fs', label: FILE_READS };
     for (const [re, work, label] of coreWork) if (re.test(file)) return { work, label };
   }
   if (kind === 'native' && /^(copy|fill)$/.test(name)) return { work: 'buffer', label: BUFFER_COPIES };

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FILE_READS } from '../../src/profile/work-kind.js';
 import { eventLoopBlocking } from '../../src/analyze/event-loop-blocking.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
@@ -262,6 +263,13 @@ test('blocking advice: work fixed in place (an O(n^2) lookup, Errors as control 
     const advice = blockingAdvice(work);
     assert.doesNotMatch(advice, /piscina/, work);
   }
+  // Whole files read per request through fs.promises: read less or once, not "use fs.promises" again.
+  const { FILE_READS } = await import('../../src/profile/work-kind.js');
+  const reads = blockingAdvice('fs', FILE_READS);
+  assert.doesNotMatch(reads, /piscina|use the fs\.promises API/);
+  assert.match(reads, /fh\.read\(buffer/);
+  assert.match(reads, /createReadStream/);
+  assert.match(blockingAdvice('fs', 'file system'), /instead of the `\*Sync` calls/);
   // Work that can be cached or moved keeps it, and never advises yielding per item.
   assert.match(blockingAdvice('crypto'), /piscina/);
   assert.match(blockingAdvice(undefined), /not between items/);
@@ -336,6 +344,20 @@ test('blocking: with no app code on the stack, the dominant work is named where 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('blocking: whole files read per request through fs.promises are named as such, with a plural title and the read-less advice', () => {
+  const cpu = syntheticCpuProfile([
+    { name: 'readFileHandle', file: 'node:internal/fs/promises', line: 508, share: 0.1, callee: { name: 'read', file: '', share: 0.35 } },
+    { name: 'getFirmwareInfo', file: 'lib/firmware.js', line: 9, share: 0.03 },
+  ], { cwd });
+  const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 120, elu: 0.8, cores: 1, eldP99Ms: 20, latencyMs: 75, profiles: [cpu] }));
+  assert.equal(f.culprit, undefined, 'no app function did it');
+  assert.deepEqual([f.evidence.work, f.evidence.workLabel, f.evidence.noAppCode], ['fs', FILE_READS, true]);
+  assert.match(f.summary, /\d+ % of the CPU is whole-file reads \(fs\.promises\.readFile\), with no app function on the stack/);
+  assert.equal(f.title, 'Whole-file reads (fs.promises.readFile) block the event loop');
+  assert.match(f.recommendation, /read only the bytes you need/);
+  assert.doesNotMatch(f.recommendation, /piscina/);
 });
 
 test('blocking: a hot regexp run by a framework\'s validator is tied to the one place the app writes its pattern', () => {

@@ -4,7 +4,7 @@
 // inlineWorkOfLine: code compiled at run time is recognised on its line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUFFER_COPIES, CHILD_PROCESS, COMPILE_LABEL, HTTP_CLIENT, inlineWorkOfLine, specificWork } from '../../src/profile/work-kind.js';
+import { BUFFER_COPIES, CHILD_PROCESS, COMPILE_LABEL, FILE_READS, HTTP_CLIENT, inlineWorkOfLine, specificWork } from '../../src/profile/work-kind.js';
 import type { Frame } from '../../src/profile/call-tree.js';
 import type { CpuProfile } from '../../src/profile/cpu-profile.js';
 import { buildCallTree } from '../../src/profile/build-call-tree.js';
@@ -27,6 +27,15 @@ test('JSON, crypto and regex frames keep their labels', () => {
   assert.equal(specificWork(frame('JSON.parse', '', 'native'))?.label, 'JSON.parse');
   assert.equal(specificWork(frame('pbkdf2Sync', 'node:internal/crypto/pbkdf2', 'node-core'))?.label, 'PBKDF2 key derivation');
   assert.equal(specificWork(frame('RegExp: ^a+$', '', 'native'))?.work, 'regex');
+});
+
+test('whole-file reads through fs.promises are told apart from other file-system work', () => {
+  // Node 20 and 24 both read fs.promises.readFile's chunks in readFileHandle, from the loop.
+  assert.deepEqual(specificWork(frame('readFileHandle', 'node:internal/fs/promises', 'node-core')), { work: 'fs', label: FILE_READS });
+  assert.equal(specificWork(frame('readFile', 'node:internal/fs/promises', 'node-core'))?.label, FILE_READS);
+  assert.equal(specificWork(frame('writeFile', 'node:internal/fs/promises', 'node-core'))?.label, 'file system');
+  assert.equal(specificWork(frame('readFileSync', 'node:fs', 'node-core'))?.label, 'file system');
+  assert.equal(specificWork(frame('openSync', 'node:fs', 'node-core'))?.work, 'fs');
 });
 
 test('util.inspect and vm frames are named for what they do', () => {
