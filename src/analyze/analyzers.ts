@@ -17,8 +17,9 @@ import { latencyCreep } from './latency-creep.js';
 import { loadGeneratorBound } from './load-generator-bound.js';
 import { offLoopCpu } from './off-loop-cpu.js';
 import { handleLeak } from './handle-leak.js';
+import { loopYields } from './loop-yields.js';
 
 export const analyzers: readonly Analyzer[] = [
-  eventLoopBlocking, syncIo, gcPressure, memoryLeak, handleLeak, listenerLeak, handlerGrowth, timerLeak,
+  eventLoopBlocking, loopYields, syncIo, gcPressure, memoryLeak, handleLeak, listenerLeak, handlerGrowth, timerLeak,
   ioWait, serialization, connectionChurn, outgoingChurn, unansweredRequests, offLoopCpu, latencyCreep, loadGeneratorBound,
 ];

@@ -8,6 +8,7 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
+import { immediateYields } from './signals/immediate-yields.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
 import { appFunctions, cpuViewOf, samplesOf, type CpuView, type FunctionCost } from './signals/cpu-profile.js';
 import { longestHolder, longStretches, type LongStretches } from '../profile/long-stretches.js';
@@ -76,6 +77,8 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
   if (!((busy && (heavy || delayed)) || stalled)) return [];
+  // Requests yielding per item keep the loop turning (loop-yields): what ran most between two yields is no culprit.
+  if (!stalled && immediateYields(run)) return [];
   return [finding(run, s, view, heavy, focus)];
 }
 

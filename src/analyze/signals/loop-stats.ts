@@ -6,9 +6,7 @@ import { loadWindow, loopDelaySamples, targetThreads, windowSamples, windowStall
 import { max, percentile, sum, weightedMean, weightedPercentile } from './stats.js';
 import { latencyWeight } from './latency-weight.js';
 import { cpuViewOf, threadActiveTime } from './cpu-profile.js';
-
-/** ELU this high agrees with a profile that holds no idle samples (a saturated loop). */
-const SATURATED_ELU = 0.95;
+import { loopNeverSlept, SATURATED_ELU } from './immediate-yields.js';
 
 export interface LoopStats {
   durationMs: number;
@@ -88,7 +86,9 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   const perThread = threads.map((t, i) => {
     const own = perThreadSamples[i];
     const sampledElu = weightedMean(own.map((s) => s.elu), own.map((s) => s.intervalMs));
-    return { utilization: profiledUtilization(run, t, w, sampledElu) ?? sampledElu, ms: sum(own.map((s) => s.intervalMs)) };
+    // A loop that never slept: its profile's (idle) samples are polls that returned at once, not waits.
+    const profiled = loopNeverSlept(own, sampledElu) ? undefined : profiledUtilization(run, t, w, sampledElu);
+    return { utilization: profiled ?? sampledElu, ms: sum(own.map((s) => s.intervalMs)) };
   });
   const eluMean = weightedMean(perThread.map((t) => t.utilization), perThread.map((t) => t.ms));
   const coresMean = durationMs > 0 ? cpuUs / 1000 / (durationMs * threads.length) : 0;
