@@ -47,8 +47,15 @@ export interface ImmediateYields {
   share: number;
 }
 
+const cache = new WeakMap<RunData, ImmediateYields | undefined>();
+
 /** The requests' immediates, when the loop of the profiled thread never slept for them; else undefined. */
 export function immediateYields(run: RunData): ImmediateYields | undefined {
+  if (!cache.has(run)) cache.set(run, computeImmediateYields(run));
+  return cache.get(run);
+}
+
+function computeImmediateYields(run: RunData): ImmediateYields | undefined {
   const view = cpuViewOf(run);
   if (!view || view.activeUs <= 0) return undefined;
   const w = loadWindow(run);
