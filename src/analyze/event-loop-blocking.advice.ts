@@ -62,6 +62,12 @@ const byWork: Record<string, string> = {
     'the function by its source (a `Map` from the rule\'s text), pass per-request data as arguments (`new ' +
     'Function(\'cart\', \'user\', body)`) instead of writing it into the code, and compile rules when they are saved, ' +
     'not when they are used.',
+  clone: 'Messages to and from worker threads are copied: `postMessage` serializes the whole object graph with the ' +
+    'structured clone algorithm on the sending thread and the receiver rebuilds it, both on their event loops, so a ' +
+    'large payload per request costs the main thread more than the work the worker does with it. Send the worker ' +
+    'only what it needs (ids, a query, the few fields it reads) and keep large data in the worker (load it there once), ' +
+    'send back only the result (totals, not the enriched input), and move bytes as transferable `ArrayBuffer`s ' +
+    '(`postMessage(msg, [buf])`) or through a `SharedArrayBuffer` instead of cloning objects.',
   copy: 'Spread copies dominate (`{ ...acc, [k]: v }`, `[...list, x]`): spreading a growing accumulator on every step ' +
     'of a `reduce` or loop copies everything gathered so far each time, which is quadratic. Mutate the accumulator ' +
     'inside the reducer (`(acc[k] ??= []).push(x)`) or build with a plain loop, and copy once at the end if the result ' +
@@ -103,7 +109,7 @@ export const sequentialCallsAdvice = 'Each request makes these calls one after a
  * Kinds of work whose fix is to do less of it in place (an algorithm, a formatter made once, fewer
  * writes), not to move it: the generic "cache it or move it to a worker" paragraph would mislead.
  */
-const FIX_IN_PLACE: ReadonlySet<string> = new Set(['intl', 'errors', 'search', 'copy', 'net', 'stream']);
+const FIX_IN_PLACE: ReadonlySet<string> = new Set(['intl', 'errors', 'search', 'copy', 'net', 'stream', 'clone']);
 /** Labels of work fixed in place although their kind is not (file reads: read less, or once). */
 const FIX_IN_PLACE_LABELS: ReadonlySet<string> = new Set([FILE_READS]);
 

@@ -37,10 +37,16 @@ export const HTTP_CLIENT = 'HTTP client calls';
 /** The label of starting child processes (spawn, exec, execFile, fork and the pipes they open). */
 export const CHILD_PROCESS = 'spawning child processes';
 
+/** The label of structured-clone work: messages to and from worker threads (see cloneCall). */
+export const CLONE_LABEL = 'structured clone of worker messages';
+
 /** Node core modules by file, in order of precedence. */
 const coreWork: [RegExp, WorkKind, string][] = [
   [/^node:internal\/deps\/undici|^node:_http_(client|agent)$/, 'http-client', HTTP_CLIENT],
   [/^node:(internal\/)?child_process/, 'child-process', CHILD_PROCESS],
+  // Worker#postMessage serializes its message in node:internal/worker; a message arriving from a
+  // worker thread or a MessagePort is deserialized under node:internal/per_context/messageport.
+  [/^node:internal\/per_context\/messageport$/, 'clone', CLONE_LABEL],
   [/^node:internal\/util\/inspect/, 'inspect', 'util.inspect object formatting'],
   [/^node:(internal\/)?vm/, 'vm', 'vm contexts and scripts'],
   [/^node:(internal\/)?zlib/, 'zlib', 'zlib compression'],
@@ -95,6 +101,7 @@ export function specificWork(frame: Frame): WorkLabel | undefined {
       return { work: 'http-client', label: HTTP_CLIENT };
     }
     if (fileReads(name, file)) return { work: 'fs', label: FILE_READS };
+    if (name === 'postMessage' && file === 'node:internal/worker') return { work: 'clone', label: CLONE_LABEL };
     for (const [re, work, label] of coreWork) if (re.test(file)) return { work, label };
   }
   if (kind === 'native' && /^(copy|fill)$/.test(name)) return { work: 'buffer', label: BUFFER_COPIES };
@@ -152,6 +159,14 @@ const linearSearch = /\.(some|find|findIndex|findLast|findLastIndex|includes|ind
 const compileCall = /(?<![\w$.])(?:new\s+)?(?:Async|AsyncGenerator|Generator)?Function\s*\(|(?<![\w$.])eval\s*\(|\bnew\s+vm\.Script\s*\(|\bvm\.compileFunction\s*\(/;
 
 export const COMPILE_LABEL = 'compiling code';
+
+/**
+ * Messages copied with the structured clone algorithm: `postMessage(` to a worker thread or a
+ * MessagePort, `structuredClone(`, `v8.serialize(`/`deserialize(`. V8 serializes the whole graph
+ * in native code, charged to the calling line; the receiving side deserializes it under
+ * node:internal/per_context/messageport.
+ */
+const cloneCall = /\.postMessage\s*\(|(?<![\w$.])structuredClone\s*\(|\bv8\.(?:de)?serialize\s*\(/;
 export const INTL_LABEL = 'Intl locale formatting';
 export const ERRORS_LABEL = 'creating Error objects (stack traces)';
 export const SEARCH_LABEL = 'linear array searches';
@@ -176,6 +191,8 @@ export function inlineWorkOfLine(text: string, fn?: string): LineWork | undefine
     const at = text.indexOf(label);
     if (at >= 0) return { work: 'json', label, at };
   }
+  const clone = cloneCall.exec(text);
+  if (clone) return { work: 'clone', label: CLONE_LABEL, at: clone.index };
   // `.test(`/`.exec(` are regexp calls; `.match(`, `.replace(`... only when the line holds a regexp.
   const call = regexCall.exec(text);
   if (call) return { work: 'regex', label: 'regular expressions', at: call.index };

@@ -259,7 +259,7 @@ test('blocking: a culprit busy in the HTTP client, calling it several times per 
 
 test('blocking advice: work fixed in place (an O(n^2) lookup, Errors as control flow, per-call formatters, many writes) gets no "move it to a worker" paragraph', async () => {
   const { blockingAdvice } = await import('../../src/analyze/event-loop-blocking.advice.js');
-  for (const work of ['search', 'errors', 'intl', 'copy', 'net']) {
+  for (const work of ['search', 'errors', 'intl', 'copy', 'net', 'clone']) {
     const advice = blockingAdvice(work);
     assert.doesNotMatch(advice, /piscina/, work);
   }

@@ -57,6 +57,7 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'udp-stats-leak': { category: 'memory-leak', culprit: { function: 'flush', file: 'lib/stats.js' } },
   'delivery-retry-loop': { category: 'timer-leak', culprit: { function: 'retryDelivery', file: 'lib/outbox.js' } },
   'yield-per-item': { category: 'event-loop-blocking', culprit: { function: 'rankProducts', file: 'lib/rank.js' } },
+  'worker-clone-quote': { category: 'event-loop-blocking', culprit: { function: 'sendJob', file: 'lib/quotes.js' } },
   'healthy-koa': 'healthy',
   'healthy-express': 'healthy',
 };
@@ -100,6 +101,7 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.resource, 'UDPWrap');
     assert.equal(e.api, 'dgram.createSocket');
   },
+  'worker-clone-quote': (e) => assert.equal(e.work, 'clone'),
   'yield-per-item': (e) => assert.ok((e.immediatesQueuedShare as number) >= 0.8, `immediates queued at ${String(e.immediatesQueuedShare)} of the samples`),
   // Fewer than half of its timers are pending: each fires and is replaced.
   'delivery-retry-loop': (e) => assert.equal(e.rearmed, true),

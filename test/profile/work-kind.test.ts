@@ -4,7 +4,7 @@
 // inlineWorkOfLine: code compiled at run time is recognised on its line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUFFER_COPIES, CHILD_PROCESS, COMPILE_LABEL, FILE_READS, HTTP_CLIENT, inlineWorkOfLine, specificWork } from '../../src/profile/work-kind.js';
+import { BUFFER_COPIES, CHILD_PROCESS, CLONE_LABEL, COMPILE_LABEL, FILE_READS, HTTP_CLIENT, inlineWorkOfLine, specificWork } from '../../src/profile/work-kind.js';
 import type { Frame } from '../../src/profile/call-tree.js';
 import type { CpuProfile } from '../../src/profile/cpu-profile.js';
 import { buildCallTree } from '../../src/profile/build-call-tree.js';
@@ -36,6 +36,18 @@ test('whole-file reads through fs.promises are told apart from other file-system
   assert.equal(specificWork(frame('writeFile', 'node:internal/fs/promises', 'node-core'))?.label, 'file system');
   assert.equal(specificWork(frame('readFileSync', 'node:fs', 'node-core'))?.label, 'file system');
   assert.equal(specificWork(frame('openSync', 'node:fs', 'node-core'))?.work, 'fs');
+});
+
+test('messages to and from worker threads are structured-clone work, framed or on the calling line', () => {
+  // Measured on Node 20: Worker#postMessage's frame holds the serialization; a message received runs under messageport.
+  assert.deepEqual(specificWork(frame('postMessage', 'node:internal/worker', 'node-core')), { work: 'clone', label: CLONE_LABEL });
+  assert.equal(specificWork(frame('', 'node:internal/per_context/messageport', 'node-core'))?.work, 'clone');
+  assert.equal(specificWork(frame('terminate', 'node:internal/worker', 'node-core'))?.work, undefined);
+  for (const line of ['port.postMessage({ id, task });', 'const copy = structuredClone(order);', 'const buf = v8.serialize(state);']) {
+    assert.equal(inlineWorkOfLine(line)?.work, 'clone', line);
+  }
+  assert.equal(inlineWorkOfLine('worker.postMessage(JSON.stringify(task));')?.label, 'JSON.stringify');
+  assert.equal(inlineWorkOfLine('redis.serialize(value);'), undefined);
 });
 
 test('util.inspect and vm frames are named for what they do', () => {
