@@ -65,6 +65,14 @@ const HANDLE_LEAK = 'HOTPATH_HANDLE_LEAK';
 const isHolder = (f: Finding) => HOLDERS.has(f.category) || f.code === HANDLE_LEAK;
 
 /**
+ * A module reloaded per request (sync-io's `reloadsModule`: require() of a module deleted from
+ * require.cache) keeps every copy: Node pushes each new Module into its parent's `children`. It
+ * holds the module's whole exports (a parsed config file), so no per-registration bound applies.
+ */
+const reloadsModules = (f: Finding) => f.code === 'HOTPATH_SYNC_IO' && f.evidence.reloadsModule === true &&
+  f.severity !== 'info' && Number(f.evidence.callsPerRequest ?? 0) >= HOLDING_MIN_PER_REQUEST;
+
+/**
  * Heap growth that a leak of listeners, timers or handlers accounts for is its symptom: each
  * pending timer or listener holds its closure. The growth finding leads (with the heap's
  * severity when that was higher) and the memory leak says what most likely holds its memory.
@@ -80,7 +88,7 @@ export function heapHeldByGrowth(findings: Finding[]): Finding[] {
   const holder = findings
     .filter((f) => isHolder(f) && f.severity !== 'info' && rate(f) >= HOLDING_MIN_PER_REQUEST)
     .filter((f) => bytesPerRequest > 0 && bytesPerRequest <= rate(f) * HEAP_PER_REGISTRATION_BYTES)
-    .sort((a, b) => rate(b) - rate(a))[0];
+    .sort((a, b) => rate(b) - rate(a))[0] ?? findings.find(reloadsModules);
   if (!holder) return findings;
   const top = Math.min(severityRank[holder.severity], severityRank[heap.severity]);
   return findings.map((f) => {
@@ -89,7 +97,9 @@ export function heapHeldByGrowth(findings: Finding[]): Finding[] {
     return {
       ...f,
       severity: 'warning',
-      summary: `${f.summary} Most likely what holds it: ${lowerFirst(holder.title)} (${holder.code === HANDLE_LEAK ? 'a handle leak' : holder.category}), each one keeping its closure alive.`,
+      summary: reloadsModules(holder)
+        ? `${f.summary} Most likely what holds it: ${lowerFirst(holder.title)} (${holder.category}); each reload leaves a new Module with its exports in its parent's children.`
+        : `${f.summary} Most likely what holds it: ${lowerFirst(holder.title)} (${holder.code === HANDLE_LEAK ? 'a handle leak' : holder.category}), each one keeping its closure alive.`,
       evidence: { ...f.evidence, heldBy: holder.code },
     };
   });

@@ -24,6 +24,13 @@ const loggerWriteAdvice = (via: string) => `The writes are made by ${via}, a log
   'fields you need, not whole objects.';
 const write = /^fs\.(writeSync|writevSync|appendFileSync)/;
 
+/** A module loaded again per request (deleted from require.cache): the loader's synchronous reads, and the Module kept each time. */
+export const moduleReloadAdvice = 'Load modules once, at startup. `require()` is synchronous, and a module deleted from ' +
+  '`require.cache` to pick up changes is read, parsed and compiled again on every call; each reload also leaves a new ' +
+  '`Module` with its exports in its parent\'s `children` list, so memory grows with every request. Keep the data in ' +
+  'memory and reload it when it changes: `fs.watch` (or a TTL) plus `fs.promises.readFile` and `JSON.parse`, swapping ' +
+  'the object the requests read.';
+
 export function syncIoAdvice(api: string, via?: string): string {
   if (stdioStream(api) !== undefined) return stdioAdvice;
   if (via !== undefined && write.test(api)) return loggerWriteAdvice(via);

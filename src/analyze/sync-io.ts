@@ -10,8 +10,11 @@ import { isAppSite, siteCulprit } from './signals/culprit.js';
 import { dependencyName } from '../profile/work-kind.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { round } from './signals/stats.js';
-import { stdioStream, syncIoAdvice } from './sync-io.advice.js';
+import { moduleReloadAdvice, stdioStream, syncIoAdvice } from './sync-io.advice.js';
 import { windowGrowth } from './signals/growth-series.js';
+import { fileURLToPath } from 'node:url';
+import type { CallSite } from '../agent/protocol.js';
+import { runResolver } from '../profile/run-source-maps.js';
 
 /** Share of the load window the loop spent inside one sync API for it to be reported. */
 export const SYNC_IO_WARN_SHARE = 0.02;
@@ -68,20 +71,33 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
   const culprit = appSite ? siteCulprit(appSite, run.cwd) : undefined;
   const critical = share >= SYNC_IO_CRITICAL_SHARE || perCallMs >= SYNC_IO_CRITICAL_CALL_MS;
   const stream = stdioStream(x.entry.api);
+  const reload = appSite !== undefined && x.entry.api.startsWith('fs.') && callsRequire(run, appSite);
   const where = culprit ? `, called from \`${culprit.function}\` at ${culprit.file}:${culprit.line}${via ? ` through ${via}` : ''}` : via ? `, called by ${via}` : '';
+  const inRequire = reload ? ' The reads are `require()`\'s: the module is read, parsed and compiled again on every call, which happens only to a module deleted from `require.cache`.' : '';
   return {
     code: 'HOTPATH_SYNC_IO',
     category: 'sync-io',
     severity: critical ? 'critical' : 'warning',
-    title: `${stream ? `Synchronous writes to ${stream} block` : `${x.entry.api} blocks`} the event loop on the request path`,
-    summary: `${x.entry.api} ran ${x.count} times while requests were in flight${where}, ${perCall(perCallMs)} per call: ${round(share * 100, 1)} % of the load window with the event loop blocked.`,
+    title: reload ? 'require() reloads a module on the request path, blocking the event loop'
+      : `${stream ? `Synchronous writes to ${stream} block` : `${x.entry.api} blocks`} the event loop on the request path`,
+    summary: `${x.entry.api} ran ${x.count} times while requests were in flight${where}, ${perCall(perCallMs)} per call: ${round(share * 100, 1)} % of the load window with the event loop blocked.${inRequire}`,
     evidence: {
       api: x.entry.api, calls: x.count, totalMs: round(x.totalMs, 1), perCallMs: round(perCallMs, 3),
       shareOfWindow: round(share, 4), ...(requests > 0 ? { callsPerRequest: round(x.count / requests, 3) } : {}),
-      ...(via ? { via } : {}),
+      ...(via ? { via } : {}), ...(reload ? { reloadsModule: true } : {}),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: syncIoAdvice(x.entry.api, via),
+    recommendation: reload ? moduleReloadAdvice : syncIoAdvice(x.entry.api, via),
     impact: share,
   };
+}
+
+/** Whether the app line that made the call is a `require(`: Node's module loader read the file. */
+function callsRequire(run: RunData, site: CallSite): boolean {
+  try {
+    const path = site.file.startsWith('file://') ? fileURLToPath(site.file) : site.file;
+    return /(?<![\w$.])require\s*\(/.test(runResolver(run).sourceLine(path, site.line) ?? '');
+  } catch {
+    return false;
+  }
 }

@@ -176,6 +176,17 @@ test('heapHeldByGrowth: heap growth a timer or listener leak can hold is its sym
   assert.deepEqual(heapHeldByGrowth([heap(100), { ...timers, evidence: { perRequest: 0.02 } }]).map((f) => f.severity), ['critical', 'warning']);
 });
 
+test('heapHeldByGrowth: heap growth next to a module reloaded per request is its symptom, whatever its size', () => {
+  const heap: Finding = { code: 'HOTPATH_MEMORY_LEAK', category: 'memory-leak', severity: 'critical', title: 'The heap keeps growing after garbage collection', summary: 'Heap grew.', evidence: { bytesPerRequest: 91_000 }, recommendation: 'r', impact: 0.05 };
+  const reload: Finding = { code: 'HOTPATH_SYNC_IO', category: 'sync-io', severity: 'critical', title: 'require() reloads a module on the request path, blocking the event loop', summary: 's', evidence: { reloadsModule: true, callsPerRequest: 1 }, recommendation: 'r', impact: 0.3, culprit: { function: 'loadPlans', file: 'lib/plans.js', line: 8 } };
+  const [first, second] = heapHeldByGrowth([heap, reload]);
+  assert.deepEqual([first.severity, first.evidence.heldBy], ['warning', 'HOTPATH_SYNC_IO']);
+  assert.match(first.summary, /Most likely what holds it: require\(\) reloads a module .*each reload leaves a new Module/);
+  assert.equal(second.severity, 'critical');
+  // A plain synchronous read holds nothing.
+  assert.equal(heapHeldByGrowth([heap, { ...reload, evidence: { callsPerRequest: 1 } }])[0].severity, 'critical');
+});
+
 test('mergeSameCulprit: of two equally specific findings on one function, the costlier leads', () => {
   const mk = (code: string, impact: number): Finding =>
     ({ code, category: 'sync-io', severity: 'critical', title: code, summary: '', evidence: { x: 1 }, recommendation: '', impact, culprit: { function: 'latestUpload', file: 'lib/uploads.js', line: 20 } });

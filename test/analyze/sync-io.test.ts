@@ -60,3 +60,30 @@ test('sync-io: writes a logger library makes synchronously name the app function
   assert.match(f.recommendation, /logger writing synchronously/);
   assert.doesNotMatch(f.recommendation, /fs\.promises/);
 });
+
+test('sync-io: file reads made by require() on an app line are a module reloaded per request, with its advice; a plain read is not', async () => {
+  const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-sync-require-'));
+  try {
+    mkdirSync(join(dir, 'lib'));
+    writeFileSync(join(dir, 'lib', 'plans.js'), [
+      "'use strict';", 'function loadPlans() {', '  delete require.cache[require.resolve(PLANS)];', '  return require(PLANS);', '}',
+      'function readPrices() {', "  return JSON.parse(fs.readFileSync(PRICES, 'utf8'));", '}',
+    ].join('\n'));
+    const reloadSite = { function: 'loadPlans', file: join(dir, 'lib', 'plans.js'), line: 4, column: 10 };
+    const [f] = syncIo(syntheticRun({ cwd: dir, rps: 900, elu: 0.99, syncCalls: [{ api: 'fs.readFileSync', perRequest: 1, msEach: 0.3, site: reloadSite }] }));
+    assert.equal(f.evidence.reloadsModule, true);
+    assert.equal(f.title, 'require() reloads a module on the request path, blocking the event loop');
+    assert.match(f.summary, /The reads are `require\(\)`'s/);
+    assert.match(f.recommendation, /require\.cache/);
+    assert.doesNotMatch(f.recommendation, /Use `fs\.promises`/);
+    const readSite = { ...reloadSite, function: 'readPrices', line: 7 };
+    const [g] = syncIo(syntheticRun({ cwd: dir, rps: 900, elu: 0.99, syncCalls: [{ api: 'fs.readFileSync', perRequest: 1, msEach: 0.3, site: readSite }] }));
+    assert.equal(g.evidence.reloadsModule, undefined);
+    assert.match(g.recommendation, /fs\.promises/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
