@@ -131,7 +131,7 @@ export function blockingAdvice(work: string | undefined, label?: string, entry?:
     'worker thread pool (piscina) so the event loop keeps serving other requests. Long synchronous loops can ' +
     'yield with `setImmediate` between chunks of a few milliseconds of work, not between items: each turn of the ' +
     'loop costs more than a small item, and a request that yields per item waits for thousands of turns.';
-  const byContext = work === 'json' && label === 'JSON.parse' && context.requestBodies ? bodyParseAdvice
+  const byContext = context.requestBodies ? bodyParseAdvice
     : work === 'regex' && context.pattern !== undefined ? `The hot pattern is ${code(context.pattern)}. ${byWork.regex}` : undefined;
   const specific = byContext ?? (label !== undefined ? byLabel[label] : undefined) ?? (work !== undefined ? byWork[work] : undefined);
   const scheduled = entry !== undefined ? byEntry[entry] : undefined;

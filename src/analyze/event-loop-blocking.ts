@@ -426,6 +426,7 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
 function title(culprit: Culprit | undefined, label: string | undefined, dominant: DominantWork | undefined): string {
   if (culprit) return `${culprit.function} blocks the event loop${label ?? dominant?.label ? ` (${label ?? dominant?.label})` : ''}`;
   if (!dominant) return 'Synchronous work blocks the event loop';
+  if (dominant.work === 'deps') return `The ${dominant.label} package blocks the event loop`;
   const what = dominant.pattern !== undefined ? 'A regular expression' : dominant.label.charAt(0).toUpperCase() + dominant.label.slice(1);
   return `${what}${dominant.source?.package ? ` in ${dominant.source.package}` : ''} ${isPlural(what) ? 'block' : 'blocks'} the event loop`;
 }

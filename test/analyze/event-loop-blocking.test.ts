@@ -360,6 +360,31 @@ test('blocking: whole files read per request through fs.promises are named as su
   assert.doesNotMatch(f.recommendation, /piscina/);
 });
 
+test('blocking: a dependency\'s own code holding the CPU with no app code on the stack is named by its package; a body parser\'s on large requests gets the body advice', () => {
+  const dir = appDir({ 'node_modules/qs/lib/utils.js': '// merge\n', 'server.js': 'app.use(express.urlencoded({ extended: true }))\n' });
+  try {
+    const cpu = syntheticCpuProfile([
+      { name: 'merge', file: 'node_modules/qs/lib/utils.js', line: 1, share: 0.5 },
+      { name: 'countElements', file: 'node_modules/qs/lib/utils.js', line: 1, share: 0.3 },
+      { name: 'bulkUpdate', file: 'lib/stock.js', line: 4, share: 0.02 },
+    ], { cwd: dir });
+    const opts = { cwd: dir, rps: 8, elu: 1, cores: 1, eldP99Ms: 700, latencyMs: 900, profiles: [cpu] };
+    const [f] = eventLoopBlocking(syntheticRun({ ...opts, requestBytes: 110 * 1024 }));
+    assert.equal(f.culprit, undefined);
+    assert.equal(f.title, 'The qs package blocks the event loop');
+    assert.deepEqual([f.evidence.work, f.evidence.workPackage, f.evidence.noAppCode], ['deps', 'qs', true]);
+    assert.match(f.summary, /\d+ % of the CPU is the qs package's own code \(merge, node_modules\/qs\/lib\/utils\.js:1\), with no app function on the stack/);
+    assert.match(f.summary, /carried 110 KB each: this is the body parser's work/);
+    assert.match(f.recommendation, /parameterLimit/);
+    // Small requests: the package is still named, without the body-parsing advice.
+    const [g] = eventLoopBlocking(syntheticRun(opts));
+    assert.equal(g.title, 'The qs package blocks the event loop');
+    assert.doesNotMatch(g.recommendation, /parameterLimit/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('blocking: a hot regexp run by a framework\'s validator is tied to the one place the app writes its pattern', () => {
   const pattern = '^(\\w+\\s?)*$';
   const routes = "'use strict';\n\n// Display names: letters/digits, single spaces between words.\nconst DISPLAY_NAME = '^(\\\\w+\\\\s?)*$';\n";

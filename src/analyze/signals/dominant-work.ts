@@ -9,7 +9,7 @@ import type { RunData } from '../../run-dir/run-data.js';
 import type { Frame, WorkKind } from '../../profile/call-tree.js';
 import type { Culprit } from '../finding.js';
 import type { CpuView } from './cpu-profile.js';
-import { workPlaces } from '../../profile/work-breakdown.js';
+import { workPlaces, type WorkPlace } from '../../profile/work-breakdown.js';
 import { dependencyName } from '../../profile/work-kind.js';
 import { hotLine } from '../../profile/hot-line.js';
 import { runPatternSites } from '../../profile/pattern-sites.js';
@@ -53,18 +53,35 @@ function requestBytes(run: RunData): number | undefined {
   return sent > 0 && run.load ? run.load.throughput.bytesWritten / sent : undefined;
 }
 
-/** The specific kind of work holding the most of the CPU, when it holds DOMINANT_WORK_MIN_SHARE. */
+/**
+ * Packages that parse request bodies (JSON, urlencoded forms, multipart): their own code holding
+ * the CPU with no app code on the stack, on large requests, is body parsing.
+ */
+const BODY_PARSERS = /^(body-parser|qs|co-body|koa-body|koa-bodyparser|@koa\/bodyparser|@fastify\/formbody|fast-querystring|secure-json-parse|formidable|busboy|@fastify\/busboy|multer)$/;
+
+/**
+ * The specific kind of work holding the most of the CPU, when it holds DOMINANT_WORK_MIN_SHARE;
+ * without one, a single dependency's own code (no specific kind: a body parser's qs, a
+ * validator) holding that share with no app code on the stack.
+ */
 export function dominantWork(run: RunData, view: CpuView): DominantWork | undefined {
+  if (view.activeUs <= 0) return undefined;
   const [kind, us] = [...view.work].filter(([k]) => isSpecificWork(k)).sort((a, b) => b[1] - a[1])[0] ?? [];
-  if (kind === undefined || us === undefined || view.activeUs <= 0 || us / view.activeUs < DOMINANT_WORK_MIN_SHARE) return undefined;
-  return workPlace(run, view, kind as WorkKind);
+  if (kind !== undefined && us !== undefined && us / view.activeUs >= DOMINANT_WORK_MIN_SHARE) return workPlace(run, view, kind as WorkKind);
+  const pkg = workPlaces(view.tree).find((p) => p.work === 'deps');
+  if (!pkg || pkg.us / view.activeUs < DOMINANT_WORK_MIN_SHARE || pkg.unownedUs < pkg.us / 2) return undefined;
+  return placeDetails(run, view, pkg, pkg.us);
 }
 
 /** Where one kind of work ran (its largest label): the function, the pattern, the requests' size. */
 export function workPlace(run: RunData, view: CpuView, kind: WorkKind): DominantWork | undefined {
-  const us = view.work.get(kind) ?? 0;
   const place = workPlaces(view.tree).find((p) => p.work === kind);
-  if (!place || view.activeUs <= 0) return undefined;
+  return place ? placeDetails(run, view, place, view.work.get(kind) ?? 0) : undefined;
+}
+
+function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number): DominantWork | undefined {
+  if (view.activeUs <= 0) return undefined;
+  const kind = place.work;
   const tree = view.tree;
   const sourceFrame = place.sources[0] !== undefined ? place.sources[0].frame : undefined;
   const source = sourceFrame === undefined ? undefined : sourceOf(tree.frames[sourceFrame], hotLine(tree, sourceFrame));
@@ -101,9 +118,13 @@ export function describeBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${round(bytes / 1024 / 1024, 1)} MB` : `${round(bytes / 1024, 0)} KB`;
 }
 
-/** Whether the work is a body parser's JSON.parse: no app code on the stack, in a dependency, on large requests. */
+/**
+ * Whether the work is a body parser's: JSON.parse in a dependency, or a body-parsing package's own
+ * code (qs for urlencoded forms), with no app code on the stack, on large requests.
+ */
 export function parsesRequestBodies(d: DominantWork): boolean {
-  return d.label === 'JSON.parse' && d.unowned && d.source?.frame.kind === 'deps' && d.requestBytes !== undefined;
+  if (!d.unowned || d.source?.frame.kind !== 'deps' || d.requestBytes === undefined) return false;
+  return d.label === 'JSON.parse' || (d.work === 'deps' && BODY_PARSERS.test(d.label));
 }
 
 /**
@@ -114,5 +135,6 @@ export function describeDominantWork(d: DominantWork, cwd: string): string {
   const at = d.source ? `${shortFile(d.source.frame.file, cwd)}:${d.source.line}` : '';
   const where = !d.source ? '' : d.source.package ? `the ${d.source.package} package (${d.source.frame.name}, ${at})` : `${d.source.frame.name} (${at})`;
   if (d.pattern !== undefined) return `the regular expression /${d.pattern}/${where ? `, run from ${where}` : ''}`;
+  if (d.work === 'deps') return `the ${d.label} package's own code${d.source ? ` (${d.source.frame.name}, ${at})` : ''}`;
   return `${d.label}${where ? ` in ${where}` : ''}`;
 }
