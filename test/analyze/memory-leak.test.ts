@@ -145,10 +145,17 @@ test('memory leak: too few full GCs: a post-load GC back at the start drops the 
     return r;
   };
   assert.deepEqual(memoryLeak(run(6)), []);
+  // Kept 13 MB over a ~5 MB start: a note.
+  const [note] = memoryLeak(run(18));
+  assert.deepEqual([note?.code, note?.severity], ['HOTPATH_HEAP_GROWTH_UNCONFIRMED', 'info']);
+  assert.match(note.summary, /most of the growth is still held/);
+  // Kept 28 MB, several times the start: a warning, with leak advice.
   const [f] = memoryLeak(run(33));
-  assert.equal(f?.code, 'HOTPATH_HEAP_GROWTH_UNCONFIRMED');
+  assert.deepEqual([f?.code, f?.severity], ['HOTPATH_HEAP_GROWTH_UNCONFIRMED', 'warning']);
   assert.equal(f.evidence.heapAfterLoadGcBytes, 33 * 1024 * 1024);
-  assert.match(f.summary, /a full GC once the load was over left 33 MB/);
+  assert.match(f.title, /^The heap kept 2\d(\.\d)? MB after the load, with too few full GCs to see its trend$/);
+  assert.match(f.summary, /a full GC once the load was over left 33 MB: [\d.]+ times the heap the load began with is still held/);
+  assert.match(f.recommendation, /queues filled faster than they drain/);
 });
 
 // Probe p1-express-reqlog: a middleware calls recordRequest(req), which pushes { url, headers,
