@@ -31,7 +31,9 @@ const byWork: Record<string, string> = {
   buffer: 'Buffer/string conversions dominate: avoid converting large payloads back and forth per request.',
   net: 'The time goes to socket writes. Many small `res.write()` calls each cost a syscall and a stream pass: build ' +
     'the body in memory and send it with one `res.end(body)`, or wrap the writes in `res.socket.cork()` / ' +
-    '`uncork()`. Large bodies cost by their size: send less, compress once and cache.',
+    '`uncork()`. Large bodies cost by their size: send less, compress once and cache. When a response is streamed in ' +
+    'parts, respect back-pressure: `res.write()` returning `false` means the client is behind, so wait for `\'drain\'` ' +
+    '(or `stream.pipeline()` a Readable into `res`); writing on regardless queues the whole body in memory per request.',
   'http-client': 'The time goes to the HTTP client\'s own work (fetch/undici, http.request): building each request, ' +
     'parsing its response, and the socket and stream machinery of every call. It is paid per call: make fewer calls (one ' +
     'batch request for many items, answers cached across requests), and keep connections alive (the global fetch does; ' +
