@@ -9,8 +9,9 @@
 // random sample of the timers (1 in `every`, counts scaled) sized from the last window's rate
 // to about SAMPLES_PER_WINDOW more. A callback function passed again and again (a library's
 // timeout handler: undici sets one per fetch) has its stack captured for its first
-// SAMPLE_FIRST timers, then 1 in SAMPLE_EVERY; the others count at one of the sites its latest
-// captures found, drawn at random. A closure made per timer (a promise's resolve function) is a new function each time.
+// SAMPLE_FIRST timers, then 1 in SAMPLE_EVERY, the others counted at the site its captures found;
+// one passed from several sites is captured every time. A closure made per timer (a promise's
+// resolve function) is a new function each time.
 import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import type { CallSite } from '../protocol.js';
@@ -29,14 +30,6 @@ export const FULL_CAPTURES_PER_WINDOW = 100;
 export const HEAVY_WEIGHT = 16;
 /** ...or in more, so that the last window's rate gives about this many sampled timers a window. */
 export const SAMPLES_PER_WINDOW = 100;
-/**
- * Entries the latest captures of one callback function went to. A timer set with it and not
- * captured is counted at one of them, drawn at random: a callback passed from two sites (a retry
- * scheduled once by the request, then by itself) keeps each site's share. Counting them all at
- * the last capture's site moved every timer between the two in blocks of 64, and neither site's
- * pending count grew steadily any more.
- */
-export const CALLBACK_RECENT_SITES = 16;
 /** Node's longest delay; longer ones fire after 1 ms. */
 const TIMEOUT_MAX = 2 ** 31 - 1;
 /** Timers tracked at once; beyond this, new timers are counted as created only. */
@@ -51,15 +44,21 @@ interface TimerLike { _destroyed?: boolean }
 /** A timers/promises timer: a timeout is due at `due` (performance.now()); an interval ends when its iterator returns. */
 interface PromiseTimer { entry: Entry; weight: number; due: number; signal?: { aborted?: boolean }; ended?: boolean }
 type SetFn = (this: unknown, ...args: unknown[]) => unknown;
-/** Per callback function: timers set with it, and the entries its latest captures went to (a ring). */
-interface CallbackSites { hits: number; recent: Entry[]; next: number }
+/**
+ * Per callback function: timers set with it, the entry its captures went to, and whether they went
+ * to more than one. A callback passed from two sites (a retry scheduled once by the request, then
+ * by itself) has every sampled timer captured: counting the uncaptured ones at the last capture's
+ * site moved them between the two in blocks of 64, and drawing one of the latest sites at random
+ * left each site's pending count too noisy to trend. The timers sampled per window bound those
+ * captures.
+ */
+interface CallbackSites { hits: number; entry: Entry; multiSite: boolean }
 
 export class TimerGrowth implements GrowthHook {
   private readonly entries = new Map<string, Entry>();
   private readonly tracked = new Map<TimerLike, { entry: Entry; weight: number }>();
   private readonly promised = new Map<object, PromiseTimer>();
   private readonly cleared = new WeakSet<object>();
-  /** Per callback function: timers set with it, and the entry its last captured stack went to. */
   private readonly byCallback = new WeakMap<Function, CallbackSites>();
   private windowCaptures = 0;
   private windowCalls = 0;
@@ -180,21 +179,20 @@ export class TimerGrowth implements GrowthHook {
       const fn = typeof callback === 'function' ? callback : undefined;
       const seen = fn !== undefined ? this.byCallback.get(fn) : undefined;
       let e: Entry | undefined;
-      if (seen !== undefined && seen.hits >= SAMPLE_FIRST && seen.hits % SAMPLE_EVERY !== 0) {
-        e = seen.recent.length === 1 ? seen.recent[0] : seen.recent[this.draw() % seen.recent.length];
-        if (e.kind !== kind) e = undefined;
-        else seen.hits++;
-      }
-      if (e === undefined) {
+      if (seen !== undefined && !seen.multiSite && seen.entry.kind === kind && seen.hits >= SAMPLE_FIRST && seen.hits % SAMPLE_EVERY !== 0) {
+        seen.hits++;
+        e = seen.entry;
+      } else {
         e = this.capture(kind, skip);
         if (e === undefined) return;
         if (seen !== undefined) {
           seen.hits++;
-          seen.recent[seen.next++ % CALLBACK_RECENT_SITES] = e;
+          if (e !== seen.entry) seen.multiSite = true;
+          seen.entry = e;
         } else if (fn !== undefined) {
           if (isResolveFunction(fn)) e.awaited = true;
           // A resolve function is made for this one timer: caching it would only cost a WeakMap entry.
-          else this.byCallback.set(fn, { hits: 1, recent: [e], next: 1 });
+          else this.byCallback.set(fn, { hits: 1, entry: e, multiSite: false });
         }
       }
       e.created += weight;

@@ -19,6 +19,7 @@ import { busiestThread, loadWindow, type Window } from './load-window.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import { cpuStackSamples, type StackSamples } from '../../profile/stack-samples.js';
 import type { ProfileWindow } from '../../profile/profile-window.js';
+import { perRun } from './per-run.js';
 
 /** Functions kept per view (the long tail carries no finding). */
 export const CPU_VIEW_FUNCTIONS = 200;
@@ -51,13 +52,8 @@ export interface CpuView {
   window?: ProfileWindow;
 }
 
-const cache = new WeakMap<RunData, CpuView | null>();
-
 /** The CPU view of the run's busiest profiled target thread, or undefined without a profile. */
-export function cpuViewOf(run: RunData): CpuView | undefined {
-  if (!cache.has(run)) cache.set(run, loadView(run));
-  return cache.get(run) ?? undefined;
-}
+export const cpuViewOf: (run: RunData) => CpuView | undefined = perRun((run) => loadView(run) ?? undefined);
 
 /** The profile of the busiest target thread; else the largest CPU profile of the run. */
 function chooseProfile(run: RunData, w: Window | null): ProfileRef | undefined {

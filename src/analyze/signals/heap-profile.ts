@@ -10,6 +10,7 @@ import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
 import { buildHeapTree, topAllocators } from '../../profile/build-heap-tree.js';
 import { cpuViewOf } from './cpu-profile.js';
 import { runResolver } from '../../profile/run-source-maps.js';
+import { perRun } from './per-run.js';
 
 export interface AllocationSite {
   frame: Frame;
@@ -43,12 +44,7 @@ export const INLINED_CALLEE_MIN_RATIO = 0.2;
 export const INLINED_CALLEE_MIN_CPU_RATIO = 0.5;
 export const INLINED_CALLEE_MIN_RATIO_NO_CPU = 0.5;
 
-const cache = new WeakMap<RunData, AllocationView | null>();
-
-export function allocationsOf(run: RunData): AllocationView | undefined {
-  if (!cache.has(run)) cache.set(run, load(run));
-  return cache.get(run) ?? undefined;
-}
+export const allocationsOf: (run: RunData) => AllocationView | undefined = perRun((run) => load(run) ?? undefined);
 
 /**
  * Heap profiles listed for the run; else any heap-*.heapprofile file in the run directory

@@ -12,6 +12,7 @@ import { ownerOf } from '../../profile/anonymous-names.js';
 import { cpuViewOf } from './cpu-profile.js';
 import { loadWindow, targetThreads, windowSamples } from './load-window.js';
 import { weightedMean } from './stats.js';
+import { perRun } from './per-run.js';
 
 /** Sampled ELU from which the loop counts as saturated (it agrees with a profile that holds no idle samples). */
 export const SATURATED_ELU = 0.95;
@@ -47,13 +48,8 @@ export interface ImmediateYields {
   share: number;
 }
 
-const cache = new WeakMap<RunData, ImmediateYields | undefined>();
-
 /** The requests' immediates, when the loop of the profiled thread never slept for them; else undefined. */
-export function immediateYields(run: RunData): ImmediateYields | undefined {
-  if (!cache.has(run)) cache.set(run, computeImmediateYields(run));
-  return cache.get(run);
-}
+export const immediateYields: (run: RunData) => ImmediateYields | undefined = perRun(computeImmediateYields);
 
 function computeImmediateYields(run: RunData): ImmediateYields | undefined {
   const view = cpuViewOf(run);

@@ -6,6 +6,7 @@ import type { RunData } from '../../run-dir/run-data.js';
 import { busiestThread, loadWindow, windowSamples } from './load-window.js';
 import { linearFit, mean, round, weightedMean } from './stats.js';
 import { latencyWeight } from './latency-weight.js';
+import { perRun } from './per-run.js';
 
 /** Late latency must be at least this multiple of early latency (a 50 % rise is not noise). */
 export const CREEP_MIN_RATIO = 1.5;
@@ -38,13 +39,7 @@ export interface LatencyTrend {
  * Server timing alone misses work done after the response (an 'after' listener, a 'finish'
  * hook) and time spent queued behind a busy loop.
  */
-export function latencyTrend(run: RunData): LatencyTrend | undefined {
-  if (!trendCache.has(run)) trendCache.set(run, computeTrend(run));
-  return trendCache.get(run);
-}
-
-/** Several analyzers ask for the same trend: computed once per run. */
-const trendCache = new WeakMap<RunData, LatencyTrend | undefined>();
+export const latencyTrend: (run: RunData) => LatencyTrend | undefined = perRun(computeTrend);
 
 function computeTrend(run: RunData): LatencyTrend | undefined {
   const w = loadWindow(run);

@@ -7,6 +7,7 @@ import { max, percentile, sum, weightedMean, weightedPercentile } from './stats.
 import { latencyWeight } from './latency-weight.js';
 import { cpuViewOf, threadActiveTime } from './cpu-profile.js';
 import { loopNeverSlept, SATURATED_ELU } from './immediate-yields.js';
+import { perRun } from './per-run.js';
 
 export interface LoopStats {
   durationMs: number;
@@ -54,13 +55,7 @@ export interface LoopStats {
   cpuPerActive: number;
 }
 
-/** Several analyzers read the same figures: computed once per run. */
-const cache = new WeakMap<RunData, LoopStats | undefined>();
-
-export function loopStats(run: RunData): LoopStats | undefined {
-  if (!cache.has(run)) cache.set(run, computeLoopStats(run));
-  return cache.get(run);
-}
+export const loopStats: (run: RunData) => LoopStats | undefined = perRun(computeLoopStats);
 
 function computeLoopStats(run: RunData): LoopStats | undefined {
   const w = loadWindow(run);

@@ -15,6 +15,7 @@ import { retainedOwners, type RetainedOwner } from '../../profile/retained-owner
 import { runResolver } from '../../profile/run-source-maps.js';
 import { busiestThread, loadWindow } from './load-window.js';
 import { cpuViewOf } from './cpu-profile.js';
+import { perRun } from './per-run.js';
 
 export interface RetainedSite {
   frame: Frame;
@@ -55,13 +56,8 @@ export interface RetainedView {
 /** A function must be credited with this share of the retained bytes to be named. */
 export const RETAINED_CULPRIT_MIN_SHARE = 0.1;
 
-const cache = new WeakMap<RunData, RetainedView | null>();
-
 /** The retained view of the busiest target thread (else the largest), or undefined when the run has none. */
-export function retainedOf(run: RunData): RetainedView | undefined {
-  if (!cache.has(run)) cache.set(run, load(run));
-  return cache.get(run) ?? undefined;
-}
+export const retainedOf: (run: RunData) => RetainedView | undefined = perRun((run) => load(run) ?? undefined);
 
 function chooseProfile(run: RunData): ProfileRef | undefined {
   const refs = run.profiles.filter((p) => p.kind === 'heap-retained');
