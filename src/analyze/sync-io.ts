@@ -12,9 +12,8 @@ import { requestSeries, requestsAt } from './signals/request-series.js';
 import { round } from './signals/stats.js';
 import { moduleReloadAdvice, stdioStream, syncIoAdvice } from './sync-io.advice.js';
 import { windowGrowth } from './signals/growth-series.js';
-import { fileURLToPath } from 'node:url';
 import type { CallSite } from '../agent/protocol.js';
-import { runResolver } from '../profile/run-source-maps.js';
+import { runSourceLine } from '../profile/run-source-maps.js';
 
 /** Share of the load window the loop spent inside one sync API for it to be reported. */
 export const SYNC_IO_WARN_SHARE = 0.02;
@@ -94,10 +93,5 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
 
 /** Whether the app line that made the call is a `require(`: Node's module loader read the file. */
 function callsRequire(run: RunData, site: CallSite): boolean {
-  try {
-    const path = site.file.startsWith('file://') ? fileURLToPath(site.file) : site.file;
-    return /(?<![\w$.])require\s*\(/.test(runResolver(run).sourceLine(path, site.line) ?? '');
-  } catch {
-    return false;
-  }
+  return /(?<![\w$.])require\s*\(/.test(runSourceLine(run, site.file, site.line) ?? '');
 }

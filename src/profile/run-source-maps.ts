@@ -27,7 +27,6 @@ export function runResolver(run: Pick<RunData, 'sourceMaps'>): SourceMapResolver
   return resolver;
 }
 
-/** A call site at its original position (file as a path), or unchanged without a map. */
 /**
  * An anonymous call site's function named by the named function it was written in ("(anonymous
  * in getConfig)"), as the profiles name it, through the run's function ranges of its script.
@@ -41,6 +40,13 @@ export function nameAnonymousSite(site: CallSite, ranges: FunctionRanges | undef
   return name === undefined ? site : { ...site, function: name };
 }
 
+/** The text of a line (1-based) of a script, by its URL or path, as the run's resolver reads it (undefined when unreadable). */
+export function runSourceLine(run: Pick<RunData, 'sourceMaps'>, url: string, line: number): string | undefined {
+  const path = urlToPath(url);
+  return path === undefined ? undefined : runResolver(run).sourceLine(path, line);
+}
+
+/** A call site at its original position (file as a path), or unchanged without a map. */
 export function mapCallSite(site: CallSite, resolver: SourceMapResolver): CallSite {
   const path = urlToPath(site.file);
   if (path === undefined || site.line < 1) return site;

@@ -6,7 +6,6 @@
 // the profile's window missed. As in the CPU profile, the run's function ranges give a function
 // V8 inlined into the leaf its time back, and name anonymous functions.
 
-import { fileURLToPath } from 'node:url';
 import type { CallSite } from '../../agent/protocol.js';
 import type { RunData } from '../../run-dir/run-data.js';
 import { loadWindow, targetThreads, windowStalls } from './load-window.js';
@@ -14,7 +13,7 @@ import { isAppSite } from './culprit.js';
 import { contains, scriptFunctions, type ScriptFunctions } from '../../profile/script-functions.js';
 import { anonymousNameAt } from '../../profile/anonymous-names.js';
 import { callsOnLine } from '../../profile/line-calls.js';
-import { runResolver } from '../../profile/run-source-maps.js';
+import { runSourceLine } from '../../profile/run-source-maps.js';
 
 export interface StallCulprit {
   site: CallSite;
@@ -34,11 +33,7 @@ export function stallCulprits(run: RunData): StallCulprit[] {
   if (totalMs <= 0) return [];
   const bySite = new Map<string, StallCulprit>();
   const functions = (url: string): ScriptFunctions | undefined => scriptFunctions(run.functionRanges, url);
-  const resolver = runResolver(run);
-  const lineText = (url: string, line: number): string | undefined => {
-    const path = url.startsWith('file://') ? fileURLToPath(url) : url;
-    return resolver.sourceLine(path, line);
-  };
+  const lineText = (url: string, line: number): string | undefined => runSourceLine(run, url, line);
   for (const s of stalls) {
     const seen = new Set<string>();
     for (const c of s.cause ?? []) {
