@@ -7,11 +7,10 @@ import type { GrowthMessage, SampleMessage } from '../agent/protocol.js';
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
 import { inFlightPeak, loadWindow, targetThreads, windowSamples, type Window } from './signals/load-window.js';
-import { growthStats, lateShare, windowGrowth, type GrowthStats } from './signals/growth-series.js';
-import { requestSeries, requestsAt } from './signals/request-series.js';
+import { growthStats, lateShare, pointStats, windowGrowth, type GrowthStats } from './signals/growth-series.js';
 import { appCallers, siteCulprit } from './signals/culprit.js';
 import { creepShare, latencyTrend, trendEvidence, type LatencyTrend } from './signals/latency-trend.js';
-import { correlation, round } from './signals/stats.js';
+import { round } from './signals/stats.js';
 import { handleKind, handleLeakAdvice } from './handle-leak.advice.js';
 
 /** Handles added over the load window before it counts: a pool or a few lazily opened connections hold tens. */
@@ -112,14 +111,10 @@ function inbound(thread: ThreadTelemetry, s: SampleMessage, type: string): numbe
 
 function resourceTrend(ctx: Context, samples: SampleMessage[], type: string): Trend | undefined {
   const value = (s: SampleMessage) => Math.max(0, (s.resources[type] ?? 0) - inbound(ctx.thread, s, type));
-  const values = samples.map(value);
-  const series = requestSeries(ctx.thread);
-  const reqs = samples.map((s) => requestsAt(series, s.t));
-  const times = samples.map((s) => s.t);
-  const last = values[values.length - 1];
+  const pts = samples.map((s) => ({ t: s.t, v: value(s) }));
   // The latest reading, after the load when the agent sampled then: a leak keeps its handles.
   const after = ctx.w ? ctx.thread.samples.findLast((s) => s.t > ctx.w!.end) : undefined;
-  return trendOf(ctx, times, reqs, values, after ? value(after) : last);
+  return trendOf(ctx, pts, after ? value(after) : pts[pts.length - 1]?.v ?? 0);
 }
 
 /** The same judgement on one hooked call site's open handles (growth reports, about once a second). */
@@ -128,25 +123,18 @@ function hookTrend(ctx: Context, e: HandleEntry): Trend | undefined {
   const pts = ctx.thread.growth
     .map((m) => ({ t: m.t, v: m.handles?.find((x) => entryKey(x) === key)?.open }))
     .filter((p): p is { t: number; v: number } => p.v !== undefined && (!ctx.w || (p.t >= ctx.w.start && p.t <= ctx.w.end + 1000)));
-  if (pts.length < 3) return undefined;
-  const series = requestSeries(ctx.thread);
-  return trendOf(ctx, pts.map((p) => p.t), pts.map((p) => requestsAt(series, p.t)), pts.map((p) => p.v), pts[pts.length - 1].v);
+  return trendOf(ctx, pts, pts[pts.length - 1]?.v ?? 0);
 }
 
-function trendOf(ctx: Context, times: number[], reqs: number[], values: number[], end: number): Trend | undefined {
-  if (values.length < 3) return undefined;
-  const first = values[0];
-  const last = values[values.length - 1];
-  const growth = last - first;
-  const spanMs = times[times.length - 1] - times[0];
-  const dReq = reqs[reqs.length - 1] - reqs[0];
+/** The thread's growth stats over the readings (pointStats), with the reading at the end and the late share of the rise. */
+function trendOf(ctx: Context, pts: { t: number; v: number }[], end: number): Trend | undefined {
+  if (pts.length < 3) return undefined;
+  const s = pointStats(ctx.thread, pts)!;
   return {
-    first, last, end, growth,
-    perRequest: dReq > 0 ? round(growth / dReq, 4) : 0,
-    perSecond: spanMs > 0 ? round((growth * 1000) / spanMs, 2) : 0,
-    requestCorrelation: round(correlation(reqs, values), 3),
-    timeCorrelation: round(correlation(times, values), 3),
-    lateShare: lateShare(times.map((t, i) => ({ t, v: values[i] }))),
+    first: s.first, last: s.last, end, growth: s.delta,
+    perRequest: s.perRequest, perSecond: round(s.perSecond, 2),
+    requestCorrelation: s.requestCorrelation, timeCorrelation: s.timeCorrelation,
+    lateShare: lateShare(pts),
   };
 }
 

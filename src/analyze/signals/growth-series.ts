@@ -24,7 +24,11 @@ export interface GrowthStats {
 
 /** Stats of `value(message)` over a thread's growth reports; undefined when never present. */
 export function growthStats(thread: ThreadTelemetry, value: (m: GrowthMessage) => number | undefined): GrowthStats | undefined {
-  const pts = thread.growth.map((m) => ({ t: m.t, v: value(m) })).filter((p): p is { t: number; v: number } => p.v !== undefined);
+  return pointStats(thread, thread.growth.map((m) => ({ t: m.t, v: value(m) })).filter((p): p is { t: number; v: number } => p.v !== undefined));
+}
+
+/** The same stats over any readings of the thread in time order (active resources per sample); undefined without any. */
+export function pointStats(thread: ThreadTelemetry, pts: readonly { t: number; v: number }[]): GrowthStats | undefined {
   if (pts.length === 0) return undefined;
   const series = requestSeries(thread);
   const reqs = pts.map((p) => requestsAt(series, p.t));
