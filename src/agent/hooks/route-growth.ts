@@ -6,14 +6,23 @@
 // Express apps handed to http.createServer are also found from the server's 'request'
 // listener. Fastify refuses routes after listen, so it needs nothing. Registrations before
 // listen pass straight through.
+// Probing never runs framework code: properties are read from data descriptors only
+// (own-data.ts), so a getter (Express 4's `app.router`, which throws a deprecation; Express 5's
+// lazy one) reads as absent, and methods are replaced by redefining their data property.
 import type * as net from 'node:net';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import { threadState } from '../thread-state.js';
 import { SiteCounter, withSite } from './site-counter.js';
 import { defineLike } from './wrap.js';
+import { dataFunction, dataValue, replaceData } from './own-data.js';
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 interface Stacked { stack?: unknown[] }
+/** The length of `obj[key]` when it is a plain data array (a router's stack, Koa's middleware). */
+const lengthOf = (obj: unknown, key: string): number | undefined => {
+  const v = dataValue(obj, key);
+  return Array.isArray(v) ? v.length : undefined;
+};
 interface RouteData { framework: string; method: string; path: string; stackSize?: number }
 
 const EXPRESS5_ROUTER = /[\\/]node_modules[\\/]router[\\/]index\.js$/;
@@ -54,10 +63,11 @@ export class RouteGrowth implements GrowthHook {
 
   private scanRequireCache(): void {
     const cache = (require as NodeJS.Require).cache;
-    for (const [file, mod] of Object.entries(cache)) {
-      const exp = mod?.exports as Record<string, unknown> | undefined;
-      if (exp === undefined || exp === null) continue;
-      if (EXPRESS5_ROUTER.test(file)) this.patchExpressRouterProto(ownerOf((exp as { prototype?: object }).prototype, 'route'));
+    for (const file of Object.keys(cache)) {
+      if (!FRAMEWORK_FILE.test(file)) continue;
+      const exp = dataValue(cache[file], 'exports') as Record<string, unknown> | undefined;
+      if ((typeof exp !== 'object' && typeof exp !== 'function') || exp === null) continue;
+      if (EXPRESS5_ROUTER.test(file)) this.patchExpressRouterProto(ownerOf(dataValue(exp, 'prototype'), 'route'));
       else if (EXPRESS4_ROUTER.test(file)) this.patchExpressRouterProto(ownerOf(exp, 'route'));
       else if (KOA_ROUTER.test(file)) this.patchKoaRouter(exp);
       else if (KOA_APP.test(file)) this.patchKoaApp(exp);
@@ -65,12 +75,17 @@ export class RouteGrowth implements GrowthHook {
     }
   }
 
+  /**
+   * An Express app as a server's request listener: its router is Express 4's `_router` (plain
+   * data once a route exists). Express 4's `router` is a getter that throws a deprecation and
+   * Express 5's builds the router lazily: neither is read (Express 5's router package is found
+   * in require.cache instead).
+   */
   private patchExpressApp(fn: unknown): void {
     if (typeof fn !== 'function') return;
-    const app = fn as unknown as Record<string, unknown>;
-    if (typeof app.handle !== 'function' || typeof app.set !== 'function') return;
-    const router = (app.router ?? app._router) as object | undefined;
-    if (router !== undefined) this.patchExpressRouterProto(ownerOf(router, 'route'));
+    if (dataFunction(fn, 'handle') === undefined || dataFunction(fn, 'set') === undefined) return;
+    const router = dataValue(fn, '_router') ?? dataValue(fn, 'router');
+    if (typeof router === 'function' || (typeof router === 'object' && router !== null)) this.patchExpressRouterProto(ownerOf(router, 'route'));
   }
 
   private patchExpressRouterProto(proto: Record<string, unknown> | undefined): void {
@@ -78,20 +93,24 @@ export class RouteGrowth implements GrowthHook {
     this.patched.add(proto);
     const self = this;
     this.wrapMethod(proto, 'use', function (this: Stacked, args, wrapper) {
-      self.record({ framework: 'express', method: 'USE', path: pathOf(args[0]), stackSize: this.stack?.length }, wrapper);
+      self.record({ framework: 'express', method: 'USE', path: pathOf(args[0]), stackSize: lengthOf(this, 'stack') }, wrapper);
     });
-    const route = proto.route as Fn | undefined;
-    if (typeof route !== 'function') return;
+    const route = dataFunction(proto, 'route') as Fn | undefined;
+    if (route === undefined) return;
     const wrapped = function (this: Stacked, ...args: unknown[]): unknown {
       const r = route.apply(this, args);
       if (typeof r === 'object' && r !== null) {
-        self.routeRouter.set(r, this);
-        self.patchExpressRoute(ownerOf(r, 'dispatch'));
+        try {
+          self.routeRouter.set(r, this);
+          self.patchExpressRoute(ownerOf(r, 'dispatch'));
+        } catch {
+          // Never break a registration.
+        }
       }
       return r;
     };
     defineLike(wrapped, route);
-    proto.route = wrapped;
+    replaceData(proto, 'route', wrapped);
   }
 
   /** Route.prototype.get/post/...: the registration a user's app.get(path, fn) ends in. */
@@ -100,48 +119,49 @@ export class RouteGrowth implements GrowthHook {
     this.patched.add(proto);
     const self = this;
     for (const name of Object.keys(proto)) {
-      if (name.startsWith('_') || name === 'dispatch' || typeof proto[name] !== 'function') continue;
-      this.wrapMethod(proto, name, function (this: { path?: string }, _args, wrapper) {
+      if (name.startsWith('_') || name === 'dispatch' || dataFunction(proto, name) === undefined) continue;
+      this.wrapMethod(proto, name, function (this: object, _args, wrapper) {
         const router = self.routeRouter.get(this);
-        self.record({ framework: 'express', method: name.toUpperCase(), path: String(this.path ?? ''), stackSize: router?.stack?.length }, wrapper);
+        const path = dataValue(this, 'path');
+        self.record({ framework: 'express', method: name.toUpperCase(), path: typeof path === 'string' ? path : '', stackSize: lengthOf(router, 'stack') }, wrapper);
       });
     }
   }
 
   private patchKoaRouter(exp: Record<string, unknown>): void {
-    const Ctor = (typeof exp === 'function' ? exp : exp.default ?? exp.Router) as { prototype?: Record<string, unknown> } | undefined;
-    const proto = Ctor?.prototype;
-    if (proto === undefined || typeof proto.register !== 'function' || this.patched.has(proto)) return;
+    const Ctor = typeof exp === 'function' ? exp : dataValue(exp, 'default') ?? dataValue(exp, 'Router');
+    const proto = typeof Ctor === 'function' ? dataValue(Ctor, 'prototype') as Record<string, unknown> | undefined : undefined;
+    if (typeof proto !== 'object' || proto === null || dataFunction(proto, 'register') === undefined || this.patched.has(proto)) return;
     this.patched.add(proto);
     const self = this;
     this.wrapMethod(proto, 'register', function (this: Stacked, args, wrapper) {
-      const methods = Array.isArray(args[1]) ? (args[1] as string[]) : [];
-      const method = methods.length === 0 ? 'USE' : methods.map((m) => String(m).toUpperCase()).join(',');
-      self.record({ framework: 'koa-router', method, path: pathOf(args[0]), stackSize: this.stack?.length }, wrapper);
+      const methods = Array.isArray(args[1]) ? (args[1] as unknown[]) : [];
+      const method = methods.length === 0 ? 'USE' : methods.map((m) => (typeof m === 'string' ? m.toUpperCase() : '?')).join(',');
+      self.record({ framework: 'koa-router', method, path: pathOf(args[0]), stackSize: lengthOf(this, 'stack') }, wrapper);
     });
   }
 
   /** Koa's Application.prototype.use: middleware for every path, kept in `app.middleware`. */
   private patchKoaApp(exp: Record<string, unknown>): void {
-    const proto = (exp as { prototype?: Record<string, unknown> }).prototype;
+    const proto = prototypeOf(exp);
     if (proto === undefined || this.patched.has(proto)) return;
     this.patched.add(proto);
     const self = this;
-    this.wrapMethod(proto, 'use', function (this: { middleware?: unknown[] }, _args, wrapper) {
-      self.record({ framework: 'koa', method: 'USE', path: '/', stackSize: this.middleware?.length }, wrapper);
+    this.wrapMethod(proto, 'use', function (this: object, _args, wrapper) {
+      self.record({ framework: 'koa', method: 'USE', path: '/', stackSize: lengthOf(this, 'middleware') }, wrapper);
     });
   }
 
   private patchRestify(exp: Record<string, unknown>): void {
-    const proto = (exp as { prototype?: Record<string, unknown> }).prototype;
+    const proto = prototypeOf(exp);
     if (proto === undefined || this.patched.has(proto)) return;
     this.patched.add(proto);
     const self = this;
     for (const name of RESTIFY_METHODS) {
-      if (typeof proto[name] !== 'function') continue;
+      if (dataFunction(proto, name) === undefined) continue;
       this.wrapMethod(proto, name, function (_args, wrapper) {
-        const opts = _args[0] as { path?: unknown } | string | undefined;
-        const path = typeof opts === 'object' && opts !== null ? pathOf(opts.path) : pathOf(opts);
+        const opts = _args[0];
+        const path = typeof opts === 'object' && opts !== null && !(opts instanceof RegExp) && !Array.isArray(opts) ? pathOf(dataValue(opts, 'path')) : pathOf(opts);
         const method = name === 'del' ? 'DELETE' : name === 'opts' ? 'OPTIONS' : name.toUpperCase();
         self.record({ framework: 'restify', method, path }, wrapper);
       });
@@ -150,8 +170,10 @@ export class RouteGrowth implements GrowthHook {
 
   /** Replaces proto[name] with a wrapper that calls the original, then `after` when listening. */
   private wrapMethod(proto: Record<string, unknown>, name: string, after: (this: never, args: unknown[], wrapper: Function) => void): void {
-    const original = proto[name] as Fn;
-    if (typeof original !== 'function') return;
+    // Only a method the prototype itself holds as data: an inherited one is wrapped where it lives.
+    if (!Object.prototype.hasOwnProperty.call(proto, name)) return;
+    const original = dataFunction(proto, name) as Fn | undefined;
+    if (original === undefined) return;
     const wrapper = function (this: unknown, ...args: unknown[]): unknown {
       const result = original.apply(this, args);
       if (threadState.listening) {
@@ -164,7 +186,7 @@ export class RouteGrowth implements GrowthHook {
       return result;
     };
     defineLike(wrapper, original);
-    proto[name] = wrapper;
+    replaceData(proto, name, wrapper);
   }
 
   private record(data: RouteData, skip: Function): void {
@@ -175,6 +197,13 @@ export class RouteGrowth implements GrowthHook {
     e.data.path = data.path;
     if (data.stackSize !== undefined) e.data.stackSize = data.stackSize;
   }
+}
+
+/** A constructor's `prototype` (a data property of every function that has one). */
+function prototypeOf(exp: unknown): Record<string, unknown> | undefined {
+  if (typeof exp !== 'function') return undefined;
+  const proto = dataValue(exp, 'prototype');
+  return typeof proto === 'object' && proto !== null ? proto as Record<string, unknown> : undefined;
 }
 
 /** The object in `obj`'s prototype chain (itself included) that owns `key`. */
