@@ -32,13 +32,17 @@ const KOA_APP = /[\\/]node_modules[\\/]koa[\\/]lib[\\/]application\.js$/;
 const RESTIFY_SERVER = /[\\/]node_modules[\\/]restify[\\/]lib[\\/]server\.js$/;
 /** The frameworks' own files: a registration's site is the first frame outside them. */
 const FRAMEWORK_FILE = /[\\/]node_modules[\\/](express|router|@koa[\\/]router|koa-router|koa-compose|koa|restify|find-my-way)[\\/]/;
-const isFrameworkFile = (file: string): boolean => FRAMEWORK_FILE.test(file);
+/** The package directory (`…/node_modules/<name>/`, scoped names included) a module file belongs to. */
+const PACKAGE_ROOT = /^(.*[\\/]node_modules[\\/](?:@[^\\/]+[\\/])?[^\\/]+[\\/])/;
 const RESTIFY_METHODS = ['get', 'post', 'put', 'del', 'patch', 'head', 'opts', 'use', 'pre'];
 
 export class RouteGrowth implements GrowthHook {
   private readonly sites = new SiteCounter<RouteData>(() => ({ framework: '', method: '', path: '' }));
   private readonly patched = new WeakSet<object>();
   private readonly routeRouter = new WeakMap<object, Stacked>();
+  /** Package directories of frameworks found under another name (an npm alias such as `express4`). */
+  private readonly aliasRoots: string[] = [];
+  private readonly isFrameworkFile = (file: string): boolean => FRAMEWORK_FILE.test(file) || this.aliasRoots.some((r) => file.startsWith(r));
   private scanned = false;
 
   install(): void {
@@ -85,7 +89,27 @@ export class RouteGrowth implements GrowthHook {
     if (typeof fn !== 'function') return;
     if (dataFunction(fn, 'handle') === undefined || dataFunction(fn, 'set') === undefined) return;
     const router = dataValue(fn, '_router') ?? dataValue(fn, 'router');
-    if (typeof router === 'function' || (typeof router === 'object' && router !== null)) this.patchExpressRouterProto(ownerOf(router, 'route'));
+    if (typeof router !== 'function' && (typeof router !== 'object' || router === null)) return;
+    const proto = ownerOf(router, 'route');
+    if (proto === undefined || this.patched.has(proto)) return;
+    this.noteAliasRoot(proto);
+    this.patchExpressRouterProto(proto);
+  }
+
+  /**
+   * Express found through a request listener, not by its path: installed under another name.
+   * Its package directory (that of the module exporting the router) joins the framework files,
+   * so a registration's site is still the user's call, not express's own application.js.
+   */
+  private noteAliasRoot(proto: object): void {
+    const cache = (require as NodeJS.Require).cache;
+    for (const file of Object.keys(cache)) {
+      const exp = dataValue(cache[file], 'exports');
+      if (exp !== proto && (typeof exp !== 'function' || dataValue(exp, 'prototype') !== proto)) continue;
+      const root = PACKAGE_ROOT.exec(file)?.[1];
+      if (root !== undefined && !FRAMEWORK_FILE.test(file) && !this.aliasRoots.includes(root)) this.aliasRoots.push(root);
+      return;
+    }
   }
 
   private patchExpressRouterProto(proto: Record<string, unknown> | undefined): void {
@@ -190,7 +214,7 @@ export class RouteGrowth implements GrowthHook {
   }
 
   private record(data: RouteData, skip: Function): void {
-    const e = this.sites.hit(`${data.framework}\0${data.method}\0${data.path}`, skip, isFrameworkFile);
+    const e = this.sites.hit(`${data.framework}\0${data.method}\0${data.path}`, skip, this.isFrameworkFile);
     if (e === undefined) return;
     e.data.framework = data.framework;
     e.data.method = data.method;
