@@ -52,7 +52,7 @@ export function diagnosisGaps(run: RunData): DiagnosisGaps {
   const missing: string[] = [];
   if (coverage < MIN_TELEMETRY_COVERAGE) missing.push(samplesInWindow === 0 ? 'the target\'s telemetry (no sample during the load)' : `most of the target's telemetry (its samples cover ${round(coverage * 100, 0)} % of the load)`);
   if (cpuProfileMissing) missing.push('the target\'s CPU profile');
-  for (const f of failed) missing.push(`the agent's ${f.what}, which failed`);
+  for (const f of failed) missing.push(f.what.startsWith('hook:') ? `the ${f.what.slice('hook:'.length)} hook (it failed)` : `the agent's ${f.what} (it failed)`);
   return { telemetryCoverage: coverage, samplesInWindow, cpuProfileMissing, failed, missing };
 }
 
