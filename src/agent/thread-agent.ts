@@ -101,10 +101,18 @@ export class ThreadAgent {
   private onListen(server: net.Server): void {
     this.conn.send(describeListen(server));
     if (!isTargetListen(server)) return;
-    this.driven.onListen(server);
     if (!this.started) this.startCollecting();
+    safely('driven-server', () => this.driven.onListen(server));
     // Optional hooks last, each guarded on its own (growth-hooks.ts): none can cost the data above.
-    this.opts.growth?.onListen(server);
+    // Marked busy: what they do (a require, a patch) is the agent's, not the app's growth.
+    const growth = this.opts.growth;
+    if (growth === undefined) return;
+    threadState.agentBusy++;
+    try {
+      growth.onListen(server);
+    } finally {
+      threadState.agentBusy--;
+    }
   }
 
   /** Samples, GCs, HTTP counts and the profiler (agent worker): what every diagnosis needs. */

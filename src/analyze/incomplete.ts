@@ -4,7 +4,7 @@
 // process (a hook, a collector, the profiler) leaves a hole as well. Without them, "no problem
 // found" would be a guess: HOTPATH_INCOMPLETE (warning) takes its place, and `hotpath run`
 // exits with EXIT_INCOMPLETE. A run driven with --url has no agent by design (the outside
-// view, docs/run.md): nothing is missing there.
+// view, docs/run.md): nothing is missing there; nor in a run no agent reported to at all.
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
@@ -35,7 +35,11 @@ export interface DiagnosisGaps {
   missing: string[];
 }
 
-const outsideView = (run: RunData) => typeof run.meta.options?.url === 'string';
+/**
+ * --url, or a run with no agent at all (a command run completes only once an agent reported its
+ * listen, so that is the outside view too).
+ */
+const outsideView = (run: RunData) => typeof run.meta.options?.url === 'string' || run.threads.length === 0;
 /** `hotpath run` records its resolved options: `profile` is true unless --no-profile. */
 const profileWanted = (run: RunData) => run.meta.options?.profile === true;
 
