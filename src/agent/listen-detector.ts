@@ -1,5 +1,8 @@
 // Detects the servers this thread starts listening on (`tracing:net.server.listen:asyncEnd`,
-// Node 20+), which is what makes a thread a target, and describes them for `listen`.
+// Node 20+), which is what makes a thread a target, and describes them for `listen`. Not every
+// listen does: a launcher's IPC pipe (tsx opens a plain `net` server on a Unix socket to talk to
+// its child) and a cluster primary's round-robin handle (it accepts, the workers serve) are
+// reported, but the thread is no target for them (isTargetListen).
 import * as dc from 'node:diagnostics_channel';
 import { isMainThread } from 'node:worker_threads';
 import type * as net from 'node:net';
@@ -20,6 +23,17 @@ export function onServerListening(cb: (server: net.Server) => void): () => void 
   };
   dc.subscribe(LISTEN_CHANNEL, handler);
   return () => dc.unsubscribe(LISTEN_CHANNEL, handler);
+}
+
+/**
+ * Whether this listen can be the server load is driven at, and so makes the thread worth
+ * measuring: any HTTP server, and a plain TCP server (it may hand its connections to an HTTP
+ * server); not a plain server on a Unix socket or pipe (an IPC channel: the CLI drives a socket
+ * only when it serves HTTP), nor a cluster primary's shared handle (a plain server too).
+ */
+export function isTargetListen(server: net.Server): boolean {
+  if (typeof (server as HttpishServer).keepAliveTimeout === 'number') return true;
+  return typeof server.address() !== 'string' && !isClusterPrimaryHandle();
 }
 
 interface HttpishServer extends net.Server {

@@ -10,7 +10,6 @@ import { readAgentConfig } from './agent-config.js';
 import { ThreadAgent } from './thread-agent.js';
 import { addAgentFile } from './hooks/call-site.js';
 import { createGrowthHooks } from './hooks/index.js';
-import { reportError } from './safe.js';
 
 const started = Symbol.for('hotpath.agent.started');
 
@@ -46,7 +45,7 @@ export function startAgent(listening?: net.Server): void {
       socket, runDir: process.env[ENV.runDir] ?? process.cwd(), config, cluster: clusterInfo(), growth, agentDir: __dirname,
     });
     agent.start(problem, listening);
-    growth?.install(reportError);
+    growth?.install();
   } catch {
     // The agent must never break the program it is loaded into.
   }

@@ -3,6 +3,11 @@
 // second and answers control messages. On a target's main thread it starts the agent worker
 // (stalls and profiles, see worker/agent-worker.ts); a worker-thread target profiles its own
 // isolate in-thread. Everything here runs under `safely`: nothing throws into user code.
+// Each collector, the profiler and each growth hook is a part of its own (`guardPart`, safe.ts):
+// one that fails is disabled and reported once by name, the others keep running; and the data
+// every diagnosis needs (samples, GCs, the profiler) starts before any optional hook runs.
+// A listen that does not make the thread a target (a launcher's IPC pipe, a cluster primary's
+// shared handle) is reported but starts nothing: the wrapper is not measured as if it were the app.
 //
 //   main thread ── conn A: hello, listen, sample, gc, growth, agent-error ──▶ CLI
 //        │ heartbeat (SharedArrayBuffer)                                       │
@@ -16,8 +21,8 @@ import type { AgentConfig, ControlMessage, SampleMessage } from './protocol.js';
 import { AgentConnection } from './connection.js';
 import { buildHello } from './hello.js';
 import { watchClusterFork } from './cluster-primary.js';
-import { onServerListening, describeListen } from './listen-detector.js';
-import { safely, reportError, setErrorSink } from './safe.js';
+import { onServerListening, describeListen, isTargetListen } from './listen-detector.js';
+import { safely, reportError, setErrorSink, guardPart, partFailed } from './safe.js';
 import { threadState } from './thread-state.js';
 import { HttpCollector } from './collectors/http-collector.js';
 import { DrivenServer } from './driven-server.js';
@@ -35,6 +40,19 @@ import type { GrowthHooks } from './hooks/growth-hooks.js';
 
 /** Growth totals go out at most this often (and only when they changed). */
 export const GROWTH_EVERY_MS = 1000;
+
+/** The agent's parts, as `agent-error` names them (`what`); hooks are `hook:<name>`. */
+export const PART = {
+  http: 'collector:http',
+  gc: 'collector:gc',
+  sampler: 'sampler',
+  /** The agent worker of a main thread: its profiler and stall watchdog. */
+  worker: 'profiler',
+  /** A worker-thread target's agent worker: its stall watchdog only. */
+  watchdog: 'stall-watchdog',
+  /** A worker-thread target's own in-thread profiler. */
+  profiler: 'profiler:in-thread',
+} as const;
 
 export interface ThreadAgentOptions {
   socket: string;
@@ -82,30 +100,47 @@ export class ThreadAgent {
 
   private onListen(server: net.Server): void {
     this.conn.send(describeListen(server));
-    this.driven.onListen(server);
-    this.opts.growth?.onListen(server);
-    if (this.started) return;
+    if (!isTargetListen(server)) return;
+    if (!this.started) this.startCollecting();
+    safely('driven-server', () => this.driven.onListen(server));
+    // Optional hooks last, each guarded on its own (growth-hooks.ts): none can cost the data above.
+    // Marked busy: what they do (a require, a patch) is the agent's, not the app's growth.
+    const growth = this.opts.growth;
+    if (growth === undefined) return;
+    threadState.agentBusy++;
+    try {
+      growth.onListen(server);
+    } finally {
+      threadState.agentBusy--;
+    }
+  }
+
+  /** Samples, GCs, HTTP counts and the profiler (agent worker): what every diagnosis needs. */
+  private startCollecting(): void {
     this.started = true;
     threadState.listening = true;
-    this.http.start();
-    this.gc.start();
-    this.sampler.start();
+    guardPart(PART.http, () => this.http.start());
+    guardPart(PART.gc, () => this.gc.start());
+    guardPart(PART.sampler, () => this.sampler.start());
     this.timers.push(unrefInterval(() => safely('sample', () => this.sendSample()), this.opts.config.intervalMs));
     this.timers.push(unrefInterval(() => safely('growth', () => this.sendGrowth()), GROWTH_EVERY_MS));
     if (isMainThread) {
-      this.worker = this.startWorker(false);
+      this.worker = guardPart(PART.worker, () => this.startWorker(false));
     } else {
-      this.startInThreadProfiler();
-      this.startWorker(true);
+      guardPart(PART.profiler, () => this.startInThreadProfiler());
+      guardPart(PART.watchdog, () => this.startWorker(true));
     }
   }
 
   private sendSample(postLoadGc?: SampleMessage['postLoadGc']): void {
     if (this.beat !== undefined) this.beat[0] = epochNow();
-    const events = this.gc.take();
+    const gcOk = !partFailed(PART.gc);
+    const events = gcOk ? guardPart(PART.gc, () => this.gc.take()) ?? [] : [];
     if (events.length > 0) this.conn.send({ type: 'gc', events });
-    const sample = this.sampler.take(this.conn.dropped + this.gc.dropped);
-    sample.gc = this.gc.takeInterval();
+    const sample = guardPart(PART.sampler, () => this.sampler.take(this.conn.dropped + (gcOk ? this.gc.dropped : 0)));
+    if (sample === undefined) return;
+    const gc = gcOk ? guardPart(PART.gc, () => this.gc.takeInterval()) : undefined;
+    if (gc !== undefined) sample.gc = gc;
     if (postLoadGc !== undefined) sample.postLoadGc = postLoadGc;
     this.conn.send(sample);
   }

@@ -1,13 +1,15 @@
 // Runs every analyzer over a run and orders the findings by impact, so findings[0] is the
 // main problem. Two findings blaming the same function are merged into the more specific one
 // (a sync crypto call is more precise than "the loop is blocked"). An analyzer that throws is
-// reported as an info finding, never fatal: one bad detector must not cost the rest.
+// reported as an info finding, never fatal: one bad detector must not cost the rest. A run that
+// lacks the evidence a verdict needs gets HOTPATH_INCOMPLETE instead of "healthy" (incomplete.ts).
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Category, Finding, Severity } from './finding.js';
 import type { Analyzer } from './analyzer.js';
 import { analyzers } from './analyzers.js';
 import { healthyFinding } from './healthy.js';
+import { diagnosisGaps, incompleteFinding } from './incomplete.js';
 import { jsonSafe, type AlsoFound } from './evidence.js';
 import { functionKey } from '../profile/anonymous-names.js';
 
@@ -16,7 +18,7 @@ const severityRank: Record<Severity, number> = { critical: 0, warning: 1, info: 
 /** Most specific first: when two findings name the same culprit, the earlier category wins. */
 export const SPECIFICITY: readonly Category[] = [
   'listener-leak', 'handler-growth', 'timer-leak', 'sync-io', 'memory-leak', 'gc-pressure',
-  'connection-churn', 'unanswered-requests', 'off-loop-cpu', 'io-wait', 'event-loop-blocking', 'serialization', 'load-generator-bound', 'healthy',
+  'connection-churn', 'unanswered-requests', 'off-loop-cpu', 'io-wait', 'event-loop-blocking', 'serialization', 'load-generator-bound', 'healthy', 'incomplete',
 ];
 
 export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers): Finding[] {
@@ -29,6 +31,10 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
     }
   }
   const merged = heapHeldByGrowth(mergeSameCulprit(findings));
+  // No verdict without evidence (incomplete.ts): what is missing is said, never called healthy.
+  const gaps = diagnosisGaps(run);
+  const incomplete = incompleteFinding(run, gaps);
+  if (incomplete) return orderFindings([...merged, withSafeEvidence(incomplete)]);
   const healthy = healthyFinding(run, merged);
   return orderFindings(healthy ? [...merged, withSafeEvidence(healthy)] : merged);
 }

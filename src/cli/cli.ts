@@ -14,7 +14,7 @@ export function packageVersion(): string {
   return pkg.version;
 }
 
-/** Exit codes: 0 success, 1 a failed run, 2 bad input (usage errors). */
+/** Exit codes: 0 success, 1 a failed run, 2 bad input (usage errors); `run` adds 3 (incomplete diagnosis) and 130 (interrupted). */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;

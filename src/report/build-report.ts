@@ -6,6 +6,7 @@ import { REPORT_VERSION, type Hotspot, type Report } from './report-schema.js';
 import { summarizeTelemetry } from './telemetry-summary.js';
 import { analyzeRun } from '../analyze/analyze-run.js';
 import { hotspotsOf } from '../analyze/signals/cpu-profile.js';
+import { agentErrorsOf } from '../analyze/signals/agent-errors.js';
 
 /** How many hotspots report.json keeps (the UI has the full profile). */
 export const REPORT_HOTSPOTS = 25;
@@ -27,6 +28,7 @@ export function buildReport(run: RunData): Report {
     hotspots: reportHotspots(run),
     findings: analyzeRun(run),
     runDir: run.dir,
+    agentErrors: agentErrorsOf(run),
   };
 }
 

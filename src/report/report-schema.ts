@@ -4,6 +4,7 @@
 import type { Finding } from '../analyze/finding.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { RunMeta } from '../run-dir/schema.js';
+import type { AgentErrorRow } from '../analyze/signals/agent-errors.js';
 
 export const REPORT_VERSION = 1;
 
@@ -54,4 +55,10 @@ export interface Report {
   findings: Finding[];
   /** The run directory this report describes. */
   runDir: string;
+  /**
+   * What the in-process agents failed to do (a hook that threw, a collector or the profiler that
+   * could not start), target processes first; `target`: in a process that served the load. Empty
+   * when nothing failed; absent in reports written before it was added.
+   */
+  agentErrors?: AgentErrorRow[];
 }

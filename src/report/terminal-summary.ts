@@ -32,6 +32,7 @@ export function formatDiagnosis(report: Report, s: TerminalStyler, options: Term
   const width = options.width ?? 100;
   const out: string[] = [];
   const findings = report.findings;
+  out.push(...agentErrorBlock(report, s, width));
   const full = findings.slice(0, options.findings ?? 3);
   if (findings.length > 0) out.push(s.bold('Diagnosis'));
   for (const f of full) out.push(...findingBlock(f, s, width), '');
@@ -42,6 +43,24 @@ export function formatDiagnosis(report: Report, s: TerminalStyler, options: Term
   const table = hotspotTable(report.hotspots, options.hotspots ?? 8, s);
   if (table.length > 0) out.push(s.bold('Hotspots') + s.dim(' (self time after attribution: native, core and dependency work charged to the app caller)'), ...table, '');
   return out.join('\n');
+}
+
+/** Agents shown in full; the rest are counted. */
+const AGENT_ERRORS_SHOWN = 5;
+
+/** What the in-process agents failed to do, target processes first (each costs the diagnosis data). */
+function agentErrorBlock(report: Report, s: TerminalStyler, width: number): string[] {
+  const errors = report.agentErrors ?? [];
+  if (errors.length === 0) return [];
+  const out = [s.bold('Agent errors') + s.dim(' (parts of hotpath\'s in-process agent that failed; the rest kept running)')];
+  for (const e of errors.slice(0, AGENT_ERRORS_SHOWN)) {
+    const where = `pid ${e.pid}${e.threadId > 0 ? ` thread ${e.threadId}` : ''}${e.target ? '' : ', not a target'}`;
+    const text = wrap(`${e.what} (${where}): ${e.message}`, width - 4);
+    out.push(...text.map((l, i) => `  ${i === 0 ? (e.target ? s.red('✖') : s.dim('·')) : ' '} ${l}`));
+  }
+  if (errors.length > AGENT_ERRORS_SHOWN) out.push(s.dim(`    and ${errors.length - AGENT_ERRORS_SHOWN} more in report.json (agentErrors)`));
+  out.push('');
+  return out;
 }
 
 function badge(f: Finding, s: TerminalStyler): string {
@@ -99,7 +118,7 @@ function wrap(text: string, width: number): string[] {
 /** App functions first (the code the user can change), then the rest, each by self time. */
 export function orderHotspots(hotspots: readonly Hotspot[], limit: number): Hotspot[] {
   const app = hotspots.filter((h) => h.kind === 'app');
-  const other = hotspots.filter((h) => h.kind !== 'app' && h.kind !== 'idle');
+  const other = hotspots.filter((h) => h.kind !== 'app' && h.kind !== 'idle' && h.kind !== 'agent');
   const appRows = app.slice(0, Math.max(1, Math.ceil(limit * 0.6)));
   return [...appRows, ...other.slice(0, limit - appRows.length)].slice(0, limit);
 }

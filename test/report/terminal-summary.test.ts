@@ -49,3 +49,19 @@ test('terminal: an infinite figure shows as ∞, and findings folded into this o
   assert.match(text, /also\s+event-loop-blocking: login blocks the event loop/);
   assert.doesNotMatch(text, /"code"|\{/);
 });
+
+test('terminal: what the agent failed to do comes first, target processes marked, and agent frames are never hotspots', () => {
+  const withErrors = {
+    ...report,
+    agentErrors: [
+      { pid: 12, threadId: 0, what: 'hook:route-growth', message: "'app.router' is deprecated!", target: true },
+      { pid: 11, threadId: 0, what: 'listen', message: 'boom', target: false },
+    ],
+    hotspots: [...report.hotspots, hot('captureStack', 'agent', 0.4)],
+  } as Report;
+  const text = formatDiagnosis(withErrors, styler({ color: false }));
+  assert.match(text, /^Agent errors .*\n  ✖ hook:route-growth \(pid 12\): 'app\.router' is deprecated!\n  · listen \(pid 11, not a target\): boom\n/);
+  assert.ok(text.indexOf('Agent errors') < text.indexOf('Diagnosis'));
+  assert.doesNotMatch(text, /captureStack/);
+  assert.doesNotMatch(formatDiagnosis(report, styler({ color: false })), /Agent errors/);
+});

@@ -1,4 +1,4 @@
-// The list of growth hooks the agent installs.
+// The list of growth hooks the agent installs, each under the name its failures are reported with.
 import { GrowthHooks } from './growth-hooks.js';
 import { ListenerGrowth } from './listener-growth.js';
 import { MaxListeners } from './max-listeners.js';
@@ -11,5 +11,14 @@ import { HandleGrowth } from './handle-growth.js';
 
 export function createGrowthHooks(): GrowthHooks {
   const maxListeners = new MaxListeners();
-  return new GrowthHooks([maxListeners, new ListenerGrowth(maxListeners), new SyncApiCalls(), new TimerGrowth(), new RouteGrowth(), new OutgoingCalls(), new ConnectionCloseSites(), new HandleGrowth()]);
+  return new GrowthHooks([
+    { name: 'max-listeners', hook: maxListeners },
+    { name: 'listener-growth', hook: new ListenerGrowth(maxListeners) },
+    { name: 'sync-api-calls', hook: new SyncApiCalls() },
+    { name: 'timer-growth', hook: new TimerGrowth() },
+    { name: 'route-growth', hook: new RouteGrowth() },
+    { name: 'outgoing-calls', hook: new OutgoingCalls() },
+    { name: 'connection-close', hook: new ConnectionCloseSites() },
+    { name: 'handle-growth', hook: new HandleGrowth() },
+  ]);
 }

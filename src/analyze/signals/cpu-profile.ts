@@ -15,7 +15,7 @@ import { hotspots } from '../../profile/hotspots.js';
 import { nodeWork, workTotals, type WorkItem } from '../../profile/work-breakdown.js';
 import { appOwners, chargedTo } from '../../profile/attribution.js';
 import { pipelineTime } from '../../profile/response-pipeline.js';
-import { busiestThread, loadWindow, type Window } from './load-window.js';
+import { busiestThread, loadWindow, targetThreads, type Window } from './load-window.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import { cpuStackSamples, type StackSamples } from '../../profile/stack-samples.js';
 import type { ProfileWindow } from '../../profile/profile-window.js';
@@ -55,9 +55,15 @@ export interface CpuView {
 /** The CPU view of the run's busiest profiled target thread, or undefined without a profile. */
 export const cpuViewOf: (run: RunData) => CpuView | undefined = perRun((run) => loadView(run) ?? undefined);
 
-/** The profile of the busiest target thread; else the largest CPU profile of the run. */
+/**
+ * The profile of the busiest target thread; else the largest CPU profile of a target thread (of
+ * any thread when the run has no telemetry to tell). Never a launcher's or a cluster primary's:
+ * a wrapper's profile is not the app's, and guessing from it would name the wrong code.
+ */
 function chooseProfile(run: RunData, w: Window | null): ProfileRef | undefined {
-  const cpu = run.profiles.filter((p) => p.kind === 'cpu');
+  const targets = targetThreads(run);
+  const isTarget = (p: ProfileRef) => run.threads.length === 0 || targets.some((t) => t.pid === p.pid && t.threadId === p.threadId);
+  const cpu = run.profiles.filter((p) => p.kind === 'cpu' && isTarget(p));
   const busiest = busiestThread(run, w);
   return cpu.find((p) => busiest && p.pid === busiest.pid && p.threadId === busiest.threadId) ??
     [...cpu].sort((a, b) => b.end - b.start - (a.end - a.start))[0];
@@ -189,7 +195,8 @@ export function topAppFunction(view: CpuView | undefined): { top: FunctionCost; 
 export function hotspotsOf(run: RunData): Hotspot[] {
   const view = cpuViewOf(run);
   if (!view || view.activeUs === 0) return [];
-  const rows = view.functions.filter((f) => f.frame.kind !== 'program' || f.selfUs > 0).map((f) => ({
+  // hotpath's own agent code is its overhead, never a hotspot of the app.
+  const rows = view.functions.filter((f) => f.frame.kind !== 'agent' && (f.frame.kind !== 'program' || f.selfUs > 0)).map((f) => ({
     function: f.frame.name,
     file: f.frame.file,
     line: f.frame.line,

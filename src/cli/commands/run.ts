@@ -1,6 +1,6 @@
 // `hotpath run [options] -- <command...>`: start the server under the agent, drive load,
 // collect, diagnose. Ctrl-C once stops load and still writes everything (exit 130); twice
-// kills the target at once. The run directory's path is always printed on stderr.
+// kills the target at once. A completed run whose diagnosis lacks evidence exits 3. The run directory's path is always printed on stderr.
 
 import type { Command } from '../command.js';
 import type { CliIO } from '../io.js';
@@ -8,11 +8,14 @@ import { styler } from '../io.js';
 import type { ParsedArgs } from '../option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { noResponsesReason } from '../../load/no-responses.js';
+import { INCOMPLETE_CODE } from '../../analyze/incomplete.js';
 import { run, type RunResult } from '../../run/run.js';
 import { runOptionSpecs, type RunOptions } from '../../run/run-options.js';
 import { displayPath, formatRunSummary, outcomeLine } from '../../run/run-summary.js';
 
 export const EXIT_INTERRUPTED = 130;
+/** The run completed but the diagnosis lacks evidence (HOTPATH_INCOMPLETE): no verdict. */
+export const EXIT_INCOMPLETE = 3;
 
 const details = `The command after \`--\` is started as given (node app.js, npm start, npx tsx app.ts,
 node --import ./x.mjs app.mjs, a cluster primary...) with hotpath's agent preloaded
@@ -50,7 +53,7 @@ function interruptHandling(io: CliIO) {
 
 export function exitCodeOf(result: RunResult): number {
   switch (result.meta.outcome.status) {
-    case 'completed': return 0;
+    case 'completed': return result.report?.findings.some((f) => f.code === INCOMPLETE_CODE) ? EXIT_INCOMPLETE : 0;
     case 'interrupted': return EXIT_INTERRUPTED;
     default: return 1;
   }

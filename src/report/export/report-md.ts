@@ -47,7 +47,9 @@ function findingSection(f: Finding, i: number): string[] {
 }
 
 function verdict(report: Report): string {
-  const serious = report.findings.filter((f) => f.severity !== 'info' && f.category !== 'healthy');
+  const incomplete = report.findings.find((f) => f.category === 'incomplete');
+  const serious = report.findings.filter((f) => f.severity !== 'info' && f.category !== 'healthy' && f.category !== 'incomplete');
+  if (incomplete && serious.length === 0) return `**Verdict:** no verdict: ${mdText(lowerFirst(incomplete.title))}.`;
   if (report.target.outcome.status !== 'completed' && report.target.outcome.reason) {
     if (serious.length === 0) return `**Verdict:** the run did not complete (${mdText(report.target.outcome.status)}: ${mdText(report.target.outcome.reason)}).`;
   }
@@ -55,7 +57,19 @@ function verdict(report: Report): string {
   if (serious.length === 0) return '**Verdict:** healthy: no warning or critical finding.';
   const main = serious[0];
   const where = main.culprit ? ` in ${mdCode(main.culprit.function)} (${mdCode(`${main.culprit.file}:${main.culprit.line}`)})` : '';
-  return `**Verdict:** ${serious.length} problem${serious.length > 1 ? 's' : ''} found. Main: ${mdText(main.title)}${where}.`;
+  const partial = incomplete ? ' The diagnosis is incomplete: see its finding below.' : '';
+  return `**Verdict:** ${serious.length} problem${serious.length > 1 ? 's' : ''} found. Main: ${mdText(main.title)}${where}.${partial}`;
+}
+
+const lowerFirst = (t: string) => t.charAt(0).toLowerCase() + t.slice(1);
+
+/** What the in-process agents failed to do: each one is data the diagnosis lacks. */
+function agentErrorSection(report: Report): string[] {
+  const errors = report.agentErrors ?? [];
+  if (errors.length === 0) return [];
+  const rows = errors.map((e) => `| ${mdCode(e.what)} | ${e.pid}${e.threadId > 0 ? ` (thread ${e.threadId})` : ''} | ${e.target ? 'yes' : 'no'} | ${mdText(e.message)} |`);
+  return ['## Agent errors', '', 'Parts of hotpath\'s in-process agent that failed (each was disabled; the rest kept running).', '',
+    '| part | pid | target | error |', '|---|---:|---|---|', ...rows, ''];
 }
 
 function loadSection(report: Report): string[] {
@@ -84,6 +98,7 @@ export function renderReportMarkdown(report: Report, options: { hotspots?: numbe
     '# hotpath report', '',
     `${mdCode(cmd || report.target.url || 'target')}${report.target.nodeVersion ? ` on Node ${mdText(report.target.nodeVersion)}` : ''}`, '',
     verdict(report), '',
+    ...agentErrorSection(report),
   ];
   const shown = report.findings.filter((f) => f.category !== 'healthy' || report.findings.length === 1);
   if (shown.length > 0) {

@@ -54,6 +54,7 @@ export async function buildPayload(run: RunData, report: Report, options: BuildP
     threads: threads.map((t) => threadPayload(t, meta, runStart)),
     profiles: options.profiles === false ? [] : await profiles(run, warnings),
     warnings,
+    agentErrors: report.agentErrors ?? [],
   };
 }
 

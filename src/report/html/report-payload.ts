@@ -129,4 +129,16 @@ export interface ReportPayload {
   profiles: PayloadProfile[];
   /** Problems met while reading the run or building the report. */
   warnings: string[];
+  /** What the in-process agents failed to do (report.json's agentErrors); absent in older payloads. */
+  agentErrors?: PayloadAgentError[];
+}
+
+/** One part of an agent that failed: report.json's agentErrors row. */
+export interface PayloadAgentError {
+  pid: number;
+  threadId: number;
+  what: string;
+  message: string;
+  /** In a process that served the load. */
+  target: boolean;
 }

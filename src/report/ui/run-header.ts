@@ -1,4 +1,5 @@
-// The page header: what was run, how it ended, the key figures, and the table of contents.
+// The page header: what was run, how it ended, the key figures, what the agent failed to do,
+// and the table of contents.
 
 import { h } from './dom.js';
 import { ms, num, pct } from './format.js';
@@ -24,7 +25,19 @@ export function runHeader(p: ReportPayload, sections: [string, string][]): HTMLE
     h('h1', null, h('code', null, r.command.join(' ') || r.url || r.dir)),
     headline, outcome,
     h('p', { class: 'muted' }, facts.join(' · ')),
+    agentErrors(p),
     h('nav', null, ...sections.map(([id, title]) => h('a', { attrs: { href: `#${id}` } }, title))),
     p.warnings.length ? h('details', { class: 'warnings' }, h('summary', null, `${p.warnings.length} warning(s) while reading the run`),
       h('ul', null, ...p.warnings.map((w) => h('li', null, w)))) : null);
+}
+
+/** What the in-process agents failed to do: shown open, as each one is data the diagnosis lacks. */
+function agentErrors(p: ReportPayload): HTMLElement | null {
+  const errors = p.agentErrors ?? [];
+  if (errors.length === 0) return null;
+  return h('div', { class: 'agent-errors warn' },
+    h('p', null, h('strong', null, `The agent failed in ${errors.length} place${errors.length > 1 ? 's' : ''}`),
+      ' (each part was disabled; the rest kept running):'),
+    h('ul', null, ...errors.map((e) => h('li', null,
+      h('code', null, e.what), ` in pid ${e.pid}${e.threadId > 0 ? ` thread ${e.threadId}` : ''}${e.target ? '' : ' (not a target)'}: ${e.message}`))));
 }

@@ -80,4 +80,14 @@ describe('renderReportMarkdown', () => {
     assert.match(md, /\*\*Verdict:\*\* healthy/);
     assert.match(md, /Headroom 60%/);
   });
+
+  it('gives no verdict when the diagnosis is incomplete, and lists what the agent failed to do', () => {
+    const r = report();
+    r.findings = [{ code: 'HOTPATH_INCOMPLETE', category: 'incomplete', severity: 'warning', title: 'The diagnosis is incomplete: missing the target\'s CPU profile', summary: 'hotpath cannot vouch for this run.', evidence: { cpuProfile: false }, recommendation: 'Run again.', impact: 0 }];
+    r.agentErrors = [{ pid: 42, threadId: 0, what: 'profiler', message: 'inspector | closed', target: true }];
+    const md = renderReportMarkdown(r);
+    assert.match(md, /\*\*Verdict:\*\* no verdict: the diagnosis is incomplete/);
+    assert.doesNotMatch(md, /healthy/);
+    assert.match(md, /## Agent errors[\s\S]*\| `profiler` \| 42 \| yes \| inspector \\\| closed \|/);
+  });
 });
