@@ -1,7 +1,8 @@
 // Watches the main thread's heartbeat (a Float64 in a SharedArrayBuffer the main thread
 // rewrites every HEARTBEAT_MS) from the agent worker. When heartbeats stop for
 // STALL_THRESHOLD_MS it sends `stall` (ongoing) itself, repeats every ONGOING_EVERY_MS, and
-// sends the final duration (with the hottest stacks) once the main thread beats again.
+// sends the final duration (with the hottest stacks) once the main thread beats again. A
+// stall still under way when the run ends is sent with its stacks so far (reportUnderWay).
 // A stall that overlaps the agent's own work on the main thread (V8 building the profiles
 // just stopped) is marked `byAgent` and not sampled for a cause.
 //
@@ -25,7 +26,8 @@ type AgentWork = NonNullable<StallMessage['byAgent']>;
 
 export class StallWatchdog {
   private readonly beat: Float64Array;
-  private stall: { start: number; lastSent: number; agent?: boolean } | undefined;
+  /** The stall under way: `detected`, when the watchdog first saw it (epoch ms). */
+  private stall: { start: number; detected: number; lastSent: number; agent?: boolean } | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Since when the agent has had V8 working on the main thread, if it has now, and on what. */
   private agentSince: { from: number; why: AgentWork } | undefined;
@@ -53,7 +55,40 @@ export class StallWatchdog {
     this.stop();
     const stall = this.stall;
     if (stall === undefined) return done();
-    this.finish(stall.start, epochNow(), !stall.agent, done);
+    this.finish(stall, epochNow(), done);
+  }
+
+  /**
+   * The run is ending (flush) while the main thread is still stalled: it may never come back (an
+   * endless loop) and be stopped blocked, so the final message would never be sent. Sends the
+   * stall so far with the stacks sampled until now (still `ongoing`) and samples on for the final
+   * one; `done` once sent, or after `maxWaitMs` if the blocked thread cannot answer the inspector
+   * (blocked in native code: the interrupt waits for it to return to JavaScript).
+   */
+  reportUnderWay(maxWaitMs: number, done: () => void): void {
+    const stall = this.stall;
+    const cause = this.cause;
+    if (stall === undefined || stall.agent || cause === undefined) return done();
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      done();
+    };
+    const timer = setTimeout(finish, maxWaitMs);
+    const now = epochNow();
+    cause.stop((stacks) => {
+      if (this.stall === stall) {
+        const body = this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now, stall.detected);
+        if (stacks !== undefined) body.cause = stacks;
+        this.send(body);
+        stall.lastSent = epochNow();
+        // Still stalled: the final message (should the loop come back) gets its cause too.
+        cause.start();
+      }
+      finish();
+    });
   }
 
   /** The agent starts (true) or ends (false) work that blocks the main thread (stopping profiles, the post-load GC). */
@@ -73,14 +108,16 @@ export class StallWatchdog {
    * Whether a block from `start` (the last heartbeat) to `end` was the agent's: its work had
    * begun by then and was still going, or ended at most AGENT_SLACK_MS before the heartbeat
    * came back (a main thread freed by the agent beats again within one heartbeat period).
+   * Work that began after the stall was `detected` did not cause it: the thread was blocked
+   * already (an endless loop that outlasts the load, with the profiles stopped meanwhile).
    */
-  private byAgent(start: number, end: number): AgentWork | undefined {
-    if (this.agentSince !== undefined && this.agentSince.from < end) return this.agentSince.why;
-    return this.agentDone.find((w) => w.from < end && w.to > start && w.to >= end - AGENT_SLACK_MS)?.why;
+  private byAgent(start: number, end: number, detected: number): AgentWork | undefined {
+    if (this.agentSince !== undefined && this.agentSince.from < end && this.agentSince.from <= detected) return this.agentSince.why;
+    return this.agentDone.find((w) => w.from < end && w.from <= detected && w.to > start && w.to >= end - AGENT_SLACK_MS)?.why;
   }
 
-  private mark(body: StallBody, end: number): StallBody {
-    const why = this.byAgent(body.start, end);
+  private mark(body: StallBody, end: number, detected = end): StallBody {
+    const why = this.byAgent(body.start, end, detected);
     if (why !== undefined) body.byAgent = why;
     return body;
   }
@@ -98,23 +135,25 @@ export class StallWatchdog {
     const stall = this.stall;
     if (stall === undefined) {
       if (now - last < STALL_THRESHOLD_MS) return;
-      this.stall = { start: last, lastSent: now };
+      this.stall = { start: last, detected: now, lastSent: now };
       const body = this.mark({ type: 'stall', start: last, durationMs: round(now - last), ongoing: true }, now);
       this.send(body);
       if (body.byAgent === undefined) this.cause?.start();
       else this.stall.agent = true;
       return;
     }
-    if (last > stall.start) return this.finish(stall.start, last, !stall.agent);
+    if (last > stall.start) return this.finish(stall, last);
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {
       stall.lastSent = now;
-      this.send(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now));
+      this.send(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now, stall.detected));
     }
   }
 
-  private finish(start: number, resumed: number, sampled: boolean, sent: () => void = () => {}): void {
+  private finish(stall: NonNullable<StallWatchdog['stall']>, resumed: number, sent: () => void = () => {}): void {
     this.stall = undefined;
-    const body = this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed);
+    const { start } = stall;
+    const sampled = !stall.agent;
+    const body = this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed, stall.detected);
     if (this.cause === undefined || !sampled) {
       this.send(body);
       return sent();
