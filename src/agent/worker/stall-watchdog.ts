@@ -27,7 +27,8 @@ type AgentWork = NonNullable<StallMessage['byAgent']>;
 export class StallWatchdog {
   private readonly beat: Float64Array;
   /** The stall under way: `detected`, when the watchdog first saw it (epoch ms). */
-  private stall: { start: number; detected: number; lastSent: number; agent?: boolean } | undefined;
+  /** `cause`: the stacks sent with it at a flush (reportUnderWay), repeated on its later reports. */
+  private stall: { start: number; detected: number; lastSent: number; agent?: boolean; cause?: StallBody['cause'] } | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Since when the agent has had V8 working on the main thread, if it has now, and on what. */
   private agentSince: { from: number; why: AgentWork } | undefined;
@@ -81,7 +82,7 @@ export class StallWatchdog {
     cause.stop((stacks) => {
       if (this.stall === stall) {
         const body = this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now, stall.detected);
-        if (stacks !== undefined) body.cause = stacks;
+        if (stacks !== undefined) body.cause = stall.cause = stacks;
         this.send(body);
         stall.lastSent = epochNow();
         // Still stalled: the final message (should the loop come back) gets its cause too.
@@ -145,7 +146,8 @@ export class StallWatchdog {
     if (last > stall.start) return this.finish(stall, last);
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {
       stall.lastSent = now;
-      this.send(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now, stall.detected));
+      // Each report replaces the last one of the same stall (read-telemetry.ts): the stacks so far go with it.
+      this.send(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true, ...(stall.cause ? { cause: stall.cause } : {}) }, now, stall.detected));
     }
   }
 
@@ -159,7 +161,7 @@ export class StallWatchdog {
       return sent();
     }
     this.cause.stop((cause) => {
-      if (cause !== undefined) body.cause = cause;
+      if (cause !== undefined || stall.cause !== undefined) body.cause = cause ?? stall.cause;
       this.send(body);
       sent();
     });

@@ -111,7 +111,11 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
       return 1;
     }
     const nothing = result.report?.load ? noResponsesReason(result.report.load) : undefined;
-    if (nothing !== undefined && result.meta.outcome.status === 'completed') throw hotpathError('HOTPATH_ERR_NO_RESPONSES', nothing);
+    if (nothing !== undefined && result.meta.outcome.status === 'completed') {
+      // A loop that never came back is why: the finding above names what holds it.
+      const stuck = result.report?.findings.find((f) => f.code === 'HOTPATH_EVENT_LOOP_STUCK');
+      throw hotpathError('HOTPATH_ERR_NO_RESPONSES', stuck ? `${nothing} ${stuck.title} (see the critical finding above).` : nothing);
+    }
     return exitCodeOf(result);
   } catch (err) {
     clearProgress();
