@@ -18,6 +18,12 @@ export const STALL_THRESHOLD_MS = 250;
 export const ONGOING_EVERY_MS = 500;
 /** How long after the agent's work ends a block may still be counted as the agent's. */
 const AGENT_SLACK_MS = HEARTBEAT_MS + 50;
+/**
+ * Agent work that begins when the main thread has already been blocked this long (ms) is not
+ * what blocks it: a late heartbeat on a busy loop followed by the profiles' stop is the agent's
+ * pause, a loop blocked for a second before it is the app's (and stays so while the agent works).
+ */
+export const BLOCKED_BEFORE_AGENT_MS = 1000;
 /** Every wakeup costs CPU (≈ 0.1 ms each on a busy VM): the check runs at the heartbeat's pace. */
 const CHECK_MS = 100;
 
@@ -26,9 +32,8 @@ type AgentWork = NonNullable<StallMessage['byAgent']>;
 
 export class StallWatchdog {
   private readonly beat: Float64Array;
-  /** The stall under way: `detected`, when the watchdog first saw it (epoch ms). */
-  /** `cause`: the stacks sent with it at a flush (reportUnderWay), repeated on its later reports. */
-  private stall: { start: number; detected: number; lastSent: number; agent?: boolean; cause?: StallBody['cause'] } | undefined;
+  /** The stall under way; `cause`: the stacks sent with it at a flush (reportUnderWay), repeated on its later reports. */
+  private stall: { start: number; lastSent: number; agent?: boolean; cause?: StallBody['cause'] } | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Since when the agent has had V8 working on the main thread, if it has now, and on what. */
   private agentSince: { from: number; why: AgentWork } | undefined;
@@ -81,7 +86,7 @@ export class StallWatchdog {
     const now = epochNow();
     cause.stop((stacks) => {
       if (this.stall === stall) {
-        const body = this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now, stall.detected);
+        const body = this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now);
         if (stacks !== undefined) body.cause = stall.cause = stacks;
         this.send(body);
         stall.lastSent = epochNow();
@@ -109,16 +114,17 @@ export class StallWatchdog {
    * Whether a block from `start` (the last heartbeat) to `end` was the agent's: its work had
    * begun by then and was still going, or ended at most AGENT_SLACK_MS before the heartbeat
    * came back (a main thread freed by the agent beats again within one heartbeat period).
-   * Work that began after the stall was `detected` did not cause it: the thread was blocked
-   * already (an endless loop that outlasts the load, with the profiles stopped meanwhile).
+   * Work that began once the thread had been blocked for BLOCKED_BEFORE_AGENT_MS did not cause
+   * it (an endless loop that outlasts the load, with the profiles stopped meanwhile).
    */
-  private byAgent(start: number, end: number, detected: number): AgentWork | undefined {
-    if (this.agentSince !== undefined && this.agentSince.from < end && this.agentSince.from <= detected) return this.agentSince.why;
-    return this.agentDone.find((w) => w.from < end && w.from <= detected && w.to > start && w.to >= end - AGENT_SLACK_MS)?.why;
+  private byAgent(start: number, end: number): AgentWork | undefined {
+    const couldCause = (from: number): boolean => from < end && from - start < BLOCKED_BEFORE_AGENT_MS;
+    if (this.agentSince !== undefined && couldCause(this.agentSince.from)) return this.agentSince.why;
+    return this.agentDone.find((w) => couldCause(w.from) && w.to > start && w.to >= end - AGENT_SLACK_MS)?.why;
   }
 
-  private mark(body: StallBody, end: number, detected = end): StallBody {
-    const why = this.byAgent(body.start, end, detected);
+  private mark(body: StallBody, end: number): StallBody {
+    const why = this.byAgent(body.start, end);
     if (why !== undefined) body.byAgent = why;
     return body;
   }
@@ -136,7 +142,7 @@ export class StallWatchdog {
     const stall = this.stall;
     if (stall === undefined) {
       if (now - last < STALL_THRESHOLD_MS) return;
-      this.stall = { start: last, detected: now, lastSent: now };
+      this.stall = { start: last, lastSent: now };
       const body = this.mark({ type: 'stall', start: last, durationMs: round(now - last), ongoing: true }, now);
       this.send(body);
       if (body.byAgent === undefined) this.cause?.start();
@@ -147,7 +153,7 @@ export class StallWatchdog {
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {
       stall.lastSent = now;
       // Each report replaces the last one of the same stall (read-telemetry.ts): the stacks so far go with it.
-      this.send(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true, ...(stall.cause ? { cause: stall.cause } : {}) }, now, stall.detected));
+      this.send(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true, ...(stall.cause ? { cause: stall.cause } : {}) }, now));
     }
   }
 
@@ -155,7 +161,7 @@ export class StallWatchdog {
     this.stall = undefined;
     const { start } = stall;
     const sampled = !stall.agent;
-    const body = this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed, stall.detected);
+    const body = this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed);
     if (this.cause === undefined || !sampled) {
       this.send(body);
       return sent();

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Session } from 'node:inspector';
-import { StallWatchdog } from '../../../src/agent/worker/stall-watchdog.js';
+import { BLOCKED_BEFORE_AGENT_MS, StallWatchdog } from '../../../src/agent/worker/stall-watchdog.js';
 import { StallCause } from '../../../src/agent/worker/stall-cause.js';
 import { epochNow } from '../../../src/agent/clock.js';
 import type { StallMessage } from '../../../src/agent/protocol.js';
@@ -63,13 +63,14 @@ test('agent work that ended before the block began does not mark it', async () =
   assert.equal(final.byAgent, undefined);
 });
 
-test('agent work that begins long after the stall was detected does not mark it (the loop was blocked already)', async () => {
-  const sent = await missBeats(1600, (dog) => {
-    // Detected ≈ 250-350 ms into the block; the agent's work (stopping the profiles at the end of the load) comes at 1,000 ms.
+test('agent work that begins once the loop has been blocked for a second does not mark it (the loop was blocked already)', async () => {
+  assert.equal(BLOCKED_BEFORE_AGENT_MS, 1000);
+  const sent = await missBeats(2000, (dog) => {
+    // The agent's work (stopping the profiles at the end of the load) comes 1.35 s into the block.
     setTimeout(() => {
       dog.agentWork(true);
       setTimeout(() => dog.agentWork(false), 300);
-    }, 1000);
+    }, 1300);
   });
   assert.ok(sent.some((b) => !b.ongoing), JSON.stringify(sent));
   assert.ok(sent.every((b) => b.byAgent === undefined), JSON.stringify(sent));
