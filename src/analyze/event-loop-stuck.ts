@@ -48,7 +48,7 @@ function finding(run: RunData, s: StuckStall, loadStart: number | undefined): Fi
       ? `The event loop never came back: ${culprit.function} never returned`
       : 'The event loop never came back',
     summary: `The event loop of ${who} stopped ${when}${after}, and was still blocked ${seconds(stall.durationMs)} later when the run ended: ` +
-      `no request could be answered and nothing else was measured.${blame}`,
+      `from then on no request could be answered and nothing else was measured.${blame}`,
     evidence: {
       pid: thread.pid,
       threadId: thread.threadId,
