@@ -31,6 +31,8 @@ export const errorCodes = {
   HOTPATH_ERR_REPORT_UI: 'The prebuilt report UI is missing from the installation',
   // Overload protection (hotpath/protect)
   HOTPATH_ERR_PROTECT_OPTION: 'Invalid option for protect()',
+  // Demo (`hotpath demo`)
+  HOTPATH_ERR_DEMO_SETUP: 'The packages a bundled example needs cannot be installed',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -365,7 +365,9 @@ export interface StallMessage extends Envelope {
   ongoing: boolean;
   /**
    * Added (agent): on the final message, when the agent worker could sample the blocked
-   * thread: the hottest stacks during the stall (leaf first, up to 3, by sample share).
+   * thread: the hottest stacks during the stall (leaf first, up to 3, by sample share). Also
+   * on the `ongoing` message sent at a flush while the thread is still blocked (the stacks so
+   * far): a loop that never comes back gets no final message.
    * `line`: the leaf's line with the most samples (1-based), where V8 ran it: inside a function
    * that V8 inlined into the leaf, that function's line.
    */

@@ -14,7 +14,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  PROTOCOL_VERSION, type AgentMessage, type ByeMessage, type ControlMessage, type HelloMessage,
+  PROTOCOL_VERSION, type AgentMessage, type ByeMessage, type ControlMessage, type HelloMessage, type StallMessage,
   type ListenMessage, type ProfileMessage,
 } from '../agent/protocol.js';
 
@@ -26,6 +26,8 @@ export interface AgentPeer {
   listens: ListenMessage[];
   profiles: ProfileMessage[];
   bye?: ByeMessage;
+  /** The latest stall report (a stall under way is re-sent until it ends). */
+  stall?: StallMessage;
   /** The connection closed (the process exited, or the agent shut down). */
   closed: boolean;
 }
@@ -149,6 +151,7 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
       case 'listen': peer.listens.push(msg); this.emit('listen', msg, peer); break;
       case 'profile': peer.profiles.push(msg); this.emit('profile', msg, peer); break;
       case 'bye': peer.bye = msg; this.emit('bye', msg, peer); break;
+      case 'stall': peer.stall = msg; break;
       default: break;
     }
   }

@@ -31,6 +31,34 @@ export function groupMembers(pgid: number): number[] {
   return out;
 }
 
+/** A live process's parent, process group and session ids (Linux: /proc). */
+export interface ProcessIds {
+  ppid: number;
+  pgrp: number;
+  session: number;
+}
+
+/**
+ * The ids of a live (non-zombie) process, from /proc on Linux; undefined when it is gone or a
+ * zombie. Elsewhere `{}` for a live process (its ids unknown), undefined when it is gone.
+ */
+export function processIds(pid: number): ProcessIds | Record<string, never> | undefined {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
+  }
+  if (process.platform !== 'linux') return {};
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, ppid, pgrp, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (state === 'Z' || state === 'X') return undefined;
+    return { ppid: Number(ppid), pgrp: Number(pgrp), session: Number(session) };
+  } catch {
+    return undefined;
+  }
+}
+
 export function groupAlive(pgid: number): boolean {
   if (!signalGroup(pgid, 0)) return false;
   return process.platform !== 'linux' || groupMembers(pgid).length > 0;

@@ -26,6 +26,7 @@ import { agentWarnings, otherPorts, otherPortsWarning, processesSeen, profilesWr
 import { resolveRunOptions, type ResolvedRunOptions } from './resolve-run-options.js';
 import type { RunOptions } from './run-options.js';
 import { startRunDir } from './start-run-dir.js';
+import { strayProcesses, strayWarning, stopStrays } from './stray-processes.js';
 import { TargetProcess } from './target-process.js';
 import { targetAddress } from './target-address.js';
 import { waitForListen } from './wait-for-listen.js';
@@ -116,6 +117,12 @@ class RunSession {
     if (!k) return;
     k.addEventListener('abort', () => {
       this.target?.killNow();
+      // Processes of the target's session outside its group (stray-processes.ts) go with it.
+      if (this.agents && this.target) {
+        for (const s of strayProcesses(this.agents.peers, this.target.pid).filter((x) => x.inSession)) {
+          try { process.kill(s.pid, 'SIGKILL'); } catch { /* gone */ }
+        }
+      }
       if (this.agents) rmSync(this.agents.path, { force: true });
       // Once the final meta.json is written (reports were being built), it already tells the truth.
       if (!this.metaWritten) {
@@ -264,9 +271,27 @@ class RunSession {
       this.phases.enter('stopping');
       const how = await this.target.stop(this.o.grace * 1000);
       if (how === 'killed') this.warnings.push(`the target did not exit within --grace ${this.o.grace} s of SIGTERM and was killed (SIGKILL)`);
+      if (agents) await this.stopStrays(agents, this.target.pid);
     }
     this.phases.close();
     await agents?.close();
+  }
+
+  /**
+   * Processes whose agent said hello and that outlived the target's group: stopped when they are
+   * in the target's session, else left running; each is named in meta.json's warnings.
+   */
+  private async stopStrays(agents: AgentServer, targetPid: number): Promise<void> {
+    const strays = strayProcesses(agents.peers, targetPid);
+    if (strays.length === 0) return;
+    const own = strays.filter((s) => s.inSession);
+    const stopped = own.length > 0 ? await stopStrays(own, this.o.grace * 1000) : new Map<number, 'terminated' | 'killed'>();
+    for (const s of strays) {
+      this.warnings.push(strayWarning(s, stopped.get(s.pid)));
+      this.status(s.inSession
+        ? `stopped pid ${s.pid} (\`${s.command}\`): it loaded the agent and outlived the target's process group`
+        : `pid ${s.pid} (\`${s.command}\`) loaded the agent and is still running: it detached from the target, hotpath leaves it running`);
+    }
   }
 
   private finishMeta(outcome: RunMeta['outcome']): void {

@@ -53,8 +53,10 @@ function timeoutError(server: AgentServer, target: TargetProcess, o: WaitForList
   if (o.port !== undefined && ports.length > 0) why = `it listened on ${ports.join(', ')} but not on --port ${o.port}`;
   else if (server.peers.length === 0) why = 'no process loaded the hotpath agent (is it a Node.js program? does it drop NODE_OPTIONS from its environment?)';
   else why = `${server.peers.length} process(es) or thread(s) loaded the agent, none listened`;
+  const stuck = stuckLoop(server);
+  const advice = stuck ?? 'Raise --ready-timeout if it starts slowly.';
   return hotpathError('HOTPATH_ERR_READY_TIMEOUT',
-    withOutput(`The target did not start listening within ${seconds} s: ${why}. Raise --ready-timeout if it starts slowly.`, target),
+    withOutput(`The target did not start listening within ${seconds} s: ${why}. ${advice}`, target),
     { details: { readyTimeoutS: seconds, portsSeen: ports, agents: server.peers.length, output: target.outputTail(20) } });
 }
 
@@ -91,3 +93,22 @@ export function waitForListen(server: AgentServer, target: TargetProcess, o: Wai
     });
   });
 }
+
+/** A stall under way this long when the wait times out means a loop that never came back. */
+export const READY_STUCK_STALL_MS = 1000;
+
+/**
+ * When a thread's event loop has been blocked without a break (its agent's watchdog keeps
+ * reporting the stall), the target cannot listen, or cannot say it did: waiting longer will
+ * not help. Says since when and for how long.
+ */
+function stuckLoop(server: AgentServer): string | undefined {
+  const stalled = server.peers.filter((p) => p.stall?.ongoing === true && p.stall.durationMs >= READY_STUCK_STALL_MS && p.stall.byAgent === undefined);
+  if (stalled.length === 0) return undefined;
+  const p = stalled[0];
+  const stall = p.stall as NonNullable<typeof p.stall>;
+  return `The event loop of pid ${p.pid}${p.threadId !== 0 ? ` (thread ${p.threadId})` : ''} has been blocked for ${(stall.durationMs / 1000).toFixed(1)} s without a break ` +
+    '(an endless loop or a long synchronous job at start-up?): a blocked loop can neither listen nor report that it did, so a longer --ready-timeout will not help. ' +
+    'Its stack is in telemetry.ndjson (`"type":"stall"`).';
+}
+

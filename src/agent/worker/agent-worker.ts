@@ -21,6 +21,8 @@ import { collectGarbage, POST_LOAD_GC_TIMEOUT_MS, POST_LOAD_SAMPLE_WAIT_MS, POST
 
 /** How long a flush waits for the main thread's last sample before saying bye anyway. */
 export const MAIN_FLUSH_WAIT_MS = 500;
+/** How long a flush waits for the stacks of a stall still under way (StallWatchdog.reportUnderWay). */
+export const STALL_REPORT_WAIT_MS = 1000;
 
 function mainSession(): Session {
   const inspector = require('node:inspector') as typeof import('node:inspector');
@@ -54,7 +56,7 @@ function run(data: AgentWorkerData): void {
     (nodes) => profiledScripts(nodes, profiler.profiledScripts, ownScriptsUrl));
   const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
   watchdog.start();
-  const flusher = new Flusher(conn, profiler, (done) => captureScripts(mainSession, {
+  const flusher = new Flusher(conn, profiler, (done) => watchdog.reportUnderWay(STALL_REPORT_WAIT_MS, done), (done) => captureScripts(mainSession, {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId, profiledScripts: profiler.profiledScripts,
   }, done), (done) => postLoadGc(watchdog, profiler, flusher, done));
   let exiting = false;
@@ -112,7 +114,7 @@ function postLoadGc(watchdog: StallWatchdog, profiler: InspectorProfiler, flushe
 }
 
 /**
- * One `bye` per flush, after the profiles are written, the scripts' source maps and function
+ * One `bye` per flush, after a stall still under way was reported with its stacks so far, the profiles are written, the scripts' source maps and function
  * ranges captured (the first flush only), the post-load GC and its sample done (or given up)
  * and the main thread's last sample went out (or timed out).
  */
@@ -123,6 +125,7 @@ class Flusher {
   private scriptsCaptured = false;
 
   constructor(private readonly conn: AgentConnection, private readonly profiler: InspectorProfiler,
+    private readonly reportStall: (done: () => void) => void,
     private readonly captureScripts: (done: () => void) => void,
     private readonly postLoadGc: (done: () => void) => void) {}
 
@@ -156,11 +159,12 @@ class Flusher {
     };
     // The GC after the scripts' capture: a full GC can drop functions the coverage would report.
     const afterProfiles = (): void => this.postLoadGc(bye);
-    this.profiler.stop(() => {
+    // A stall still under way first: the scripts its stacks sampled get function ranges with the others.
+    this.reportStall(() => this.profiler.stop(() => {
       if (this.scriptsCaptured) return afterProfiles();
       this.scriptsCaptured = true;
       this.captureScripts(afterProfiles);
-    });
+    }));
   }
 }
 

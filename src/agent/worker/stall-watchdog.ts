@@ -1,7 +1,8 @@
 // Watches the main thread's heartbeat (a Float64 in a SharedArrayBuffer the main thread
 // rewrites every HEARTBEAT_MS) from the agent worker. When heartbeats stop for
 // STALL_THRESHOLD_MS it sends `stall` (ongoing) itself, repeats every ONGOING_EVERY_MS, and
-// sends the final duration (with the hottest stacks) once the main thread beats again.
+// sends the final duration (with the hottest stacks) once the main thread beats again. A
+// stall still under way when the run ends is sent with its stacks so far (reportUnderWay).
 // A stall that overlaps the agent's own work on the main thread (V8 building the profiles
 // just stopped) is marked `byAgent` and not sampled for a cause.
 //
@@ -17,6 +18,12 @@ export const STALL_THRESHOLD_MS = 250;
 export const ONGOING_EVERY_MS = 500;
 /** How long after the agent's work ends a block may still be counted as the agent's. */
 const AGENT_SLACK_MS = HEARTBEAT_MS + 50;
+/**
+ * Agent work that begins when the main thread has already been blocked this long (ms) is not
+ * what blocks it: a late heartbeat on a busy loop followed by the profiles' stop is the agent's
+ * pause, a loop blocked for a second before it is the app's (and stays so while the agent works).
+ */
+export const BLOCKED_BEFORE_AGENT_MS = 1000;
 /** Every wakeup costs CPU (≈ 0.1 ms each on a busy VM): the check runs at the heartbeat's pace. */
 const CHECK_MS = 100;
 
@@ -25,7 +32,8 @@ type AgentWork = NonNullable<StallMessage['byAgent']>;
 
 export class StallWatchdog {
   private readonly beat: Float64Array;
-  private stall: { start: number; lastSent: number; agent?: boolean } | undefined;
+  /** The stall under way; `cause`: the stacks sent with it at a flush (reportUnderWay), repeated on its later reports. */
+  private stall: { start: number; lastSent: number; agent?: boolean; cause?: StallBody['cause'] } | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Since when the agent has had V8 working on the main thread, if it has now, and on what. */
   private agentSince: { from: number; why: AgentWork } | undefined;
@@ -53,7 +61,40 @@ export class StallWatchdog {
     this.stop();
     const stall = this.stall;
     if (stall === undefined) return done();
-    this.finish(stall.start, epochNow(), !stall.agent, done);
+    this.finish(stall, epochNow(), done);
+  }
+
+  /**
+   * The run is ending (flush) while the main thread is still stalled: it may never come back (an
+   * endless loop) and be stopped blocked, so the final message would never be sent. Sends the
+   * stall so far with the stacks sampled until now (still `ongoing`) and samples on for the final
+   * one; `done` once sent, or after `maxWaitMs` if the blocked thread cannot answer the inspector
+   * (blocked in native code: the interrupt waits for it to return to JavaScript).
+   */
+  reportUnderWay(maxWaitMs: number, done: () => void): void {
+    const stall = this.stall;
+    const cause = this.cause;
+    if (stall === undefined || stall.agent || cause === undefined) return done();
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      done();
+    };
+    const timer = setTimeout(finish, maxWaitMs);
+    const now = epochNow();
+    cause.stop((stacks) => {
+      if (this.stall === stall) {
+        const body = this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now);
+        if (stacks !== undefined) body.cause = stall.cause = stacks;
+        this.send(body);
+        stall.lastSent = epochNow();
+        // Still stalled: the final message (should the loop come back) gets its cause too.
+        cause.start();
+      }
+      finish();
+    });
   }
 
   /** The agent starts (true) or ends (false) work that blocks the main thread (stopping profiles, the post-load GC). */
@@ -73,10 +114,13 @@ export class StallWatchdog {
    * Whether a block from `start` (the last heartbeat) to `end` was the agent's: its work had
    * begun by then and was still going, or ended at most AGENT_SLACK_MS before the heartbeat
    * came back (a main thread freed by the agent beats again within one heartbeat period).
+   * Work that began once the thread had been blocked for BLOCKED_BEFORE_AGENT_MS did not cause
+   * it (an endless loop that outlasts the load, with the profiles stopped meanwhile).
    */
   private byAgent(start: number, end: number): AgentWork | undefined {
-    if (this.agentSince !== undefined && this.agentSince.from < end) return this.agentSince.why;
-    return this.agentDone.find((w) => w.from < end && w.to > start && w.to >= end - AGENT_SLACK_MS)?.why;
+    const couldCause = (from: number): boolean => from < end && from - start < BLOCKED_BEFORE_AGENT_MS;
+    if (this.agentSince !== undefined && couldCause(this.agentSince.from)) return this.agentSince.why;
+    return this.agentDone.find((w) => couldCause(w.from) && w.to > start && w.to >= end - AGENT_SLACK_MS)?.why;
   }
 
   private mark(body: StallBody, end: number): StallBody {
@@ -105,22 +149,25 @@ export class StallWatchdog {
       else this.stall.agent = true;
       return;
     }
-    if (last > stall.start) return this.finish(stall.start, last, !stall.agent);
+    if (last > stall.start) return this.finish(stall, last);
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {
       stall.lastSent = now;
-      this.send(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now));
+      // Each report replaces the last one of the same stall (read-telemetry.ts): the stacks so far go with it.
+      this.send(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true, ...(stall.cause ? { cause: stall.cause } : {}) }, now));
     }
   }
 
-  private finish(start: number, resumed: number, sampled: boolean, sent: () => void = () => {}): void {
+  private finish(stall: NonNullable<StallWatchdog['stall']>, resumed: number, sent: () => void = () => {}): void {
     this.stall = undefined;
+    const { start } = stall;
+    const sampled = !stall.agent;
     const body = this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed);
     if (this.cause === undefined || !sampled) {
       this.send(body);
       return sent();
     }
     this.cause.stop((cause) => {
-      if (cause !== undefined) body.cause = cause;
+      if (cause !== undefined || stall.cause !== undefined) body.cause = cause ?? stall.cause;
       this.send(body);
       sent();
     });

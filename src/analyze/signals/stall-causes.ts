@@ -6,8 +6,8 @@
 // the profile's window missed. As in the CPU profile, the run's function ranges give a function
 // V8 inlined into the leaf its time back, and name anonymous functions.
 
-import type { CallSite } from '../../agent/protocol.js';
-import type { RunData } from '../../run-dir/run-data.js';
+import type { CallSite, StallMessage } from '../../agent/protocol.js';
+import type { RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
 import { loadWindow, targetThreads, windowStalls } from './load-window.js';
 import { isAppSite } from './culprit.js';
 import { contains, scriptFunctions, type ScriptFunctions } from '../../profile/script-functions.js';
@@ -37,9 +37,8 @@ export function stallCulprits(run: RunData): StallCulprit[] {
   for (const s of stalls) {
     const seen = new Set<string>();
     for (const c of s.cause ?? []) {
-      const at = c.stack.findIndex(isAppSite);
-      if (at < 0) continue;
-      const site = siteOf(c.stack[at], at === 0 ? c.line : undefined, functions, lineText);
+      const site = causeSite(c, functions, lineText);
+      if (site === undefined) continue;
       // Without the column: V8 starts a function at its parameters in a profile, at its keyword in its ranges.
       const key = `${site.function}\u0000${site.file}:${site.line}`;
       const entry = bySite.get(key) ?? { site, blockedMs: 0, share: 0, stalls: 0 };
@@ -52,6 +51,77 @@ export function stallCulprits(run: RunData): StallCulprit[] {
   return [...bySite.values()]
     .map((e) => ({ ...e, share: e.blockedMs / totalMs }))
     .sort((a, b) => b.blockedMs - a.blockedMs);
+}
+
+type Cause = NonNullable<StallMessage['cause']>[number];
+
+/** The app function a cause's stack charges (its first app frame, see siteOf); none without app code. */
+function causeSite(c: Cause, functions: (url: string) => ScriptFunctions | undefined, lineText: (url: string, line: number) => string | undefined): CallSite | undefined {
+  const at = c.stack.findIndex(isAppSite);
+  return at < 0 ? undefined : siteOf(c.stack[at], at === 0 ? c.line : undefined, functions, lineText);
+}
+
+/** A stall still under way at the end of the run counts as never ended from this long (ms). */
+export const STUCK_STALL_MIN_MS = 1000;
+/**
+ * Its last report may come this long before the load window ends (ms) and still cover the end:
+ * the watchdog repeats an ongoing stall every 500 ms, and reports it with its stacks at the flush.
+ */
+export const STUCK_STALL_END_SLACK_MS = 1000;
+
+export interface StuckStall {
+  thread: ThreadTelemetry;
+  /** Its latest report (ongoing: the loop never came back). */
+  stall: StallMessage;
+  /** The app function the blocking stack charges, and that stack's share of the samples. */
+  site?: CallSite;
+  share?: number;
+  /** The line of `site` where the thread was sampled most (its hottest line), when it is not the function's first. */
+  hotLine?: number;
+  /** The hottest blocking stack, leaf first. */
+  stack?: CallSite[];
+}
+
+/**
+ * Stalls of the target threads that never ended: no final report (the loop never came back to
+ * send it), still under way at the end of the load window, at least STUCK_STALL_MIN_MS long.
+ * With the stacks the watchdog sampled when the run ended (or the latest report that has them).
+ */
+export function stuckStalls(run: RunData): StuckStall[] {
+  const w = loadWindow(run);
+  const functions = (url: string): ScriptFunctions | undefined => scriptFunctions(run.functionRanges, url);
+  const lineText = (url: string, line: number): string | undefined => runSourceLine(run, url, line);
+  const out: StuckStall[] = [];
+  for (const thread of targetThreads(run)) {
+    const byStart = new Map<number, StallMessage[]>();
+    for (const s of thread.stalls) byStart.set(s.start, [...(byStart.get(s.start) ?? []), s]);
+    for (const reports of byStart.values()) {
+      if (reports.some((r) => !r.ongoing)) continue;
+      let latest = reports[0];
+      for (const r of reports) if (r.durationMs > latest.durationMs) latest = r;
+      if (latest.byAgent !== undefined) continue;
+      const end = latest.start + latest.durationMs;
+      if (latest.durationMs < STUCK_STALL_MIN_MS || (w !== null && end < w.end - STUCK_STALL_END_SLACK_MS)) continue;
+      let sampled: StallMessage | undefined;
+      for (const r of reports) if (r.cause !== undefined && (sampled === undefined || r.durationMs > sampled.durationMs)) sampled = r;
+      const causes = [...(sampled?.cause ?? [])].sort((a, b) => b.share - a.share);
+      const withApp = causes.find((c) => causeSite(c, functions, lineText) !== undefined);
+      const top = withApp ?? causes[0];
+      const site = withApp ? causeSite(withApp, functions, lineText) : undefined;
+      const at = top ? top.stack.findIndex(isAppSite) : -1;
+      // The stack as the culprit reads: its app frame is the function it stands for (an inlined callee, a named anonymous one).
+      const stack = top?.stack.map((f, i) => (i === at && site ? site : f));
+      // The leaf's hottest line is the culprit's own only when the culprit is the leaf as sampled (not a callee inlined into it).
+      const leaf = top?.stack[0];
+      const own = at === 0 && site !== undefined && leaf !== undefined && site.function === leaf.function && site.line === leaf.line;
+      const hotLine = own && top?.line !== undefined && top.line !== site.line ? top.line : undefined;
+      out.push({
+        thread, stall: latest, ...(site ? { site } : {}), ...(hotLine !== undefined ? { hotLine } : {}),
+        ...(top ? { share: top.share, stack } : {}),
+      });
+    }
+  }
+  return out.sort((a, b) => a.stall.start - b.stall.start);
 }
 
 /**

@@ -1,6 +1,8 @@
 // `hotpath demo`: the diagnosis on a known-bad server, with nothing to set up. Runs one of
 // the bundled examples (default: the restify ETag listener leak) with its own load flags from
-// examples/<name>/hotpath.json, exactly as `hotpath run ... -- node server.js` would.
+// examples/<name>/hotpath.json, exactly as `hotpath run ... -- node server.js` would. An
+// example that needs a framework hotpath does not ship (restify, express, fastify) gets it
+// installed once into a cache directory when run from an installed hotpath (example-deps.ts).
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -10,6 +12,7 @@ import type { CliIO } from '../io.js';
 import { styler } from '../io.js';
 import { parseArgv, type OptionSpec, type ParsedArgs } from '../option-spec.js';
 import { hotpathError } from '../../errors.js';
+import { exampleRunDir } from '../example-deps.js';
 import { runCommand } from './run.js';
 
 /** examples/ at the package root (dist/src/cli/commands → four levels up). */
@@ -67,7 +70,7 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
       { showUsage: true, details: { option: 'example', value: name } });
   }
   const s = styler(io);
-  const dir = join(examplesDir, name);
+  const dir = await exampleRunDir(name, join(examplesDir, name), io);
   io.stderr.write(`${s.bold('hotpath demo')}: ${name} (${dir})\n${s.dim(readme(dir))}\n\n`);
   const extra = ['--out', resolve(io.cwd, String(args.values.out)), ...(args.values.json === true ? ['--json'] : [])];
   const parsed = parseArgv(runCommand.options, exampleRunArgv(name, extra));

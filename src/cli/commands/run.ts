@@ -29,14 +29,26 @@ Examples:
 
 Results go to .hotpath/<timestamp>-<name>/ (see docs/run-directory.md).`;
 
+/**
+ * A signal that arrives within this long of the first one is a repeat of it, not a second
+ * Ctrl-C: `timeout`, a process manager or a shell's job control often signal hotpath and then
+ * its whole process group (two SIGINTs a few ms apart), and that must not cost the run its
+ * load results and report. A person's second Ctrl-C comes later than this.
+ */
+export const REPEAT_SIGNAL_WINDOW_MS = 500;
+
 /** Ctrl-C (and SIGTERM/SIGHUP) handling for the duration of one run. */
 function interruptHandling(io: CliIO) {
   const graceful = new AbortController();
   const kill = new AbortController();
+  let firstAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     if (!graceful.signal.aborted) {
+      firstAt = performance.now();
       io.stderr.write(`\nhotpath: ${signal}: stopping, collecting what was measured (Ctrl-C again to kill the target at once)\n`);
       graceful.abort(new Error(`interrupted by ${signal}`));
+    } else if (performance.now() - firstAt < REPEAT_SIGNAL_WINDOW_MS) {
+      io.stderr.write(`hotpath: ${signal} again within ${REPEAT_SIGNAL_WINDOW_MS} ms: taken as a repeat of the first (the same signal sent to hotpath and its group), not a second Ctrl-C\n`);
     } else if (!kill.signal.aborted) {
       io.stderr.write('hotpath: killing the target now\n');
       kill.abort(new Error('killed'));
@@ -102,7 +114,11 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
       return 1;
     }
     const nothing = result.report?.load ? noResponsesReason(result.report.load) : undefined;
-    if (nothing !== undefined && result.meta.outcome.status === 'completed') throw hotpathError('HOTPATH_ERR_NO_RESPONSES', nothing);
+    if (nothing !== undefined && result.meta.outcome.status === 'completed') {
+      // A loop that never came back is why: the finding above names what holds it.
+      const stuck = result.report?.findings.find((f) => f.code === 'HOTPATH_EVENT_LOOP_STUCK');
+      throw hotpathError('HOTPATH_ERR_NO_RESPONSES', stuck ? `${nothing} ${stuck.title} (see the critical finding above).` : nothing);
+    }
     return exitCodeOf(result);
   } catch (err) {
     clearProgress();

@@ -4,7 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StallWatchdog } from '../../../src/agent/worker/stall-watchdog.js';
+import { Session } from 'node:inspector';
+import { BLOCKED_BEFORE_AGENT_MS, StallWatchdog } from '../../../src/agent/worker/stall-watchdog.js';
+import { StallCause } from '../../../src/agent/worker/stall-cause.js';
 import { epochNow } from '../../../src/agent/clock.js';
 import type { StallMessage } from '../../../src/agent/protocol.js';
 
@@ -59,4 +61,69 @@ test('agent work that ended before the block began does not mark it', async () =
   const final = sent.find((b) => !b.ongoing);
   assert.ok(final, JSON.stringify(sent));
   assert.equal(final.byAgent, undefined);
+});
+
+test('agent work that begins once the loop has been blocked for a second does not mark it (the loop was blocked already)', async () => {
+  assert.equal(BLOCKED_BEFORE_AGENT_MS, 1000);
+  const sent = await missBeats(2000, (dog) => {
+    // The agent's work (stopping the profiles at the end of the load) comes 1.35 s into the block.
+    setTimeout(() => {
+      dog.agentWork(true);
+      setTimeout(() => dog.agentWork(false), 300);
+    }, 1300);
+  });
+  assert.ok(sent.some((b) => !b.ongoing), JSON.stringify(sent));
+  assert.ok(sent.every((b) => b.byAgent === undefined), JSON.stringify(sent));
+});
+
+function spinStuck(ms: number): number {
+  let x = 0;
+  for (const end = Date.now() + ms; Date.now() < end;) x += Math.sqrt(x + 1);
+  return x;
+}
+
+test('a stall still under way at the flush is sent with its stacks so far; sampling goes on for the final report', async () => {
+  const heartbeat = new SharedArrayBuffer(8);
+  const beat = new Float64Array(heartbeat);
+  const sent: Body[] = [];
+  // Samples this very thread: what it runs while the heartbeat is silent is the stall's cause.
+  const cause = new StallCause(() => {
+    const session = new Session();
+    session.connect();
+    return session;
+  });
+  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), cause);
+  dog.start();
+  try {
+    beat[0] = epochNow();
+    for (const end = Date.now() + 5000; Date.now() < end && sent.length === 0;) await sleep(20);
+    assert.ok(sent[0]?.ongoing, 'the stall was seen');
+    spinStuck(400);
+    await new Promise<void>((resolve) => dog.reportUnderWay(2000, resolve));
+    const underWay = sent.find((b) => b.cause !== undefined);
+    assert.ok(underWay, JSON.stringify(sent));
+    assert.equal(underWay.ongoing, true, 'still under way');
+    assert.equal(underWay.byAgent, undefined);
+    assert.ok(underWay.cause?.some((c) => c.stack[0]?.function === 'spinStuck'), JSON.stringify(underWay.cause));
+    // Each later report replaces the last (read-telemetry.ts): it repeats the stacks so far.
+    const before = sent.length;
+    for (const end = Date.now() + 3000; Date.now() < end && sent.length === before;) await sleep(20);
+    const later = sent.at(-1);
+    assert.ok(later && later !== underWay && later.ongoing && later.cause !== undefined, JSON.stringify(sent));
+    // The loop comes back after all: the final report has a cause too (sampling went on).
+    spinStuck(200);
+    beat[0] = epochNow();
+    for (const end = Date.now() + 3000; Date.now() < end && !sent.some((b) => !b.ongoing);) await sleep(10);
+    const final = sent.find((b) => !b.ongoing);
+    assert.ok(final && final.durationMs >= underWay.durationMs, JSON.stringify(sent));
+    // spinStuck, or the test's function it is now inlined into (V8 optimised it by then).
+    assert.ok(final.cause?.some((c) => c.stack[0]?.file.includes('stall-watchdog.test')), JSON.stringify(final.cause));
+  } finally {
+    dog.stop();
+  }
+});
+
+test('with no stall under way, the flush report is nothing', async () => {
+  const dog = new StallWatchdog(new SharedArrayBuffer(8), () => assert.fail('nothing to send'));
+  await new Promise<void>((resolve) => dog.reportUnderWay(1000, resolve));
 });
