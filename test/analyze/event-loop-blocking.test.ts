@@ -412,3 +412,33 @@ test('blocking: a hot regexp run by a framework\'s validator is tied to the one 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+for (const noise of NOISE_LEVELS) {
+  // Beside a CPU hog the generator delivers fewer requests and the loop waits for them: the cost
+  // per request and the focused share still say where the CPU goes.
+  const compiling = () => syntheticCpuProfile([
+    { name: 'evaluateRule', file: 'lib/rules.js', line: 12, share: 0.2, via: expressRouter, callee: { name: 'CompileFunction', file: '', share: 0.05 } },
+    { name: '(anonymous)', file: 'server.js', line: 6, share: 0.01, via: expressRouter, callee: { ...resJson, share: 0.1 } },
+  ], { cwd, idleShare: 0.6 });
+  test(`blocking: a focused cost on a loop idle for want of requests (a busy machine) still counts (noise ${noise})`, () => {
+    const cpu = compiling();
+    for (const seed of SEEDS) {
+      // 800 req/s at 0.45 ms each; the server answers in 0.3 ms, the loop is 40 % busy.
+      const run = syntheticRun({ seed, noise, cwd, rps: 800, elu: 0.4, eldP50Ms: 3, eldP99Ms: 40, cores: 0.36, latencyMs: 0.3, profiles: [cpu] });
+      const [f] = eventLoopBlocking(run);
+      assert.equal(f?.culprit?.function, 'evaluateRule', `seed ${seed}`);
+    }
+  });
+
+  test(`blocking: the same cost where requests wait in the server (I/O) or on a nearly idle loop is not blocking (noise ${noise})`, () => {
+    const cpu = compiling();
+    for (const seed of SEEDS) {
+      const waiting = syntheticRun({ seed, noise, cwd, rps: 800, elu: 0.4, eldP50Ms: 3, eldP99Ms: 40, cores: 0.36, latencyMs: 40, profiles: [cpu] });
+      assert.deepEqual(eventLoopBlocking(waiting), [], `seed ${seed}`);
+      const idle = syntheticRun({ seed, noise, cwd, rps: 200, elu: 0.1, eldP50Ms: 3, eldP99Ms: 40, cores: 0.09, latencyMs: 0.3, profiles: [syntheticCpuProfile([
+        { name: 'evaluateRule', file: 'lib/rules.js', line: 12, share: 0.05, via: expressRouter, callee: { name: 'CompileFunction', file: '', share: 0.02 } },
+      ], { cwd, idleShare: 0.9 })] });
+      assert.deepEqual(eventLoopBlocking(idle), [], `seed ${seed}`);
+    }
+  });
+}

@@ -11,12 +11,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runReport } from '../run/helpers/run-cli.js';
 import { checkDiagnosis, findingsSummary } from './helpers/diagnosis.js';
+import { busyMachine, startCpuHog } from './helpers/cpu-hog.js';
 import type { Report } from '../../src/report/report-schema.js';
 
 /** The scenarios are sources, not build output: test/fixtures/scenarios at the repository root. */
 const scenariosDir = fileURLToPath(new URL('../../../test/fixtures/scenarios/', import.meta.url));
 const out = mkdtempSync(join(tmpdir(), 'hotpath-scenarios-'));
 after(() => rmSync(out, { recursive: true, force: true }));
+// HOTPATH_BUSY=1: every scenario runs beside one spinning process per core (a busy laptop, a
+// shared CI runner), and must be diagnosed the same. A slow run of its own, not part of every CI run.
+const hog = busyMachine ? startCpuHog() : undefined;
+if (hog) console.log(`# busy machine: ${hog.processes} spinning processes beside every scenario`);
+after(() => hog?.stop());
 
 interface Expectation {
   category: string;
