@@ -24,6 +24,7 @@ import { round } from './signals/stats.js';
 import { blockingAdvice } from './event-loop-blocking.advice.js';
 import { callsFrom } from './signals/outgoing-waits.js';
 import { IO_WAIT_MIN_LATENCY_MS, waitsInSequence } from './io-wait.js';
+import { loopCaller } from './signals/loop-cause.js';
 import { describeBytes, describeDominantWork, dominantWork, parsesRequestBodies, shortFile, type DominantWork } from './signals/dominant-work.js';
 
 /** The loop must be busy at least half the time: delay on an idle loop is scheduling noise. */
@@ -81,7 +82,7 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   const busy = s.eluMean >= BLOCKING_MIN_ELU;
   const waitingForRequests = s.eluMean >= BLOCKING_FED_MIN_ELU && s.latencyP50Ms < IO_WAIT_MIN_LATENCY_MS;
   const view = cpuViewOf(run);
-  const focus = focusedWork(view);
+  const focus = focusedWork(view, isStarved(s));
   const heavy = s.requests > 0 && (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS ||
     (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (focus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE));
   const trusted = !isStarved(s);
@@ -120,14 +121,29 @@ const FOCUS_CANDIDATES = 10;
  */
 interface Focus { fn: FunctionCost; share: number }
 
-function focusedWork(view: CpuView | undefined): Focus | undefined {
+function focusedWork(view: CpuView | undefined, starved = false): Focus | undefined {
   if (!view || view.activeUs <= 0) return undefined;
+  const base = view.activeUs - (starved ? unownedNativeUs(view) : 0);
+  if (base <= 0) return undefined;
   let best: Focus | undefined;
   for (const fn of appFunctions(view).slice(0, FOCUS_CANDIDATES)) {
-    const share = ownGroup(view, fn).reduce((a, f) => a + f.selfUs - view.pipelineOf(f.frameIndex), 0) / view.activeUs;
+    const share = ownGroup(view, fn).reduce((a, f) => a + f.selfUs - view.pipelineOf(f.frameIndex), 0) / base;
     if (best === undefined || share > best.share) best = { fn, share };
   }
   return best;
+}
+
+/**
+ * Profile samples are wall-clock: a thread that other processes keep off the cores is sampled
+ * while it waits for one, and the wait lands in whatever it was running, often a system call
+ * with no app code on the stack (a socket's `writev` held 35 % of the samples of a rule-compiling
+ * handler beside a CPU hog, on a target that got 18 % of the CPU its loop asked for), or the
+ * collector and V8's own unattributed work. On a starved target that time, charged to no app
+ * function, is left out of the focused share's base: the work the app chose is then a share of
+ * the work its functions ran (the function compiling rules: 18 % of all samples, 31 % of those).
+ */
+function unownedNativeUs(view: CpuView): number {
+  return view.functions.filter((f) => ['native', 'gc', 'program'].includes(f.frame.kind)).reduce((a, f) => a + f.selfUs, 0);
 }
 
 /** A function with the functions written inside it and the one it was written in (see focusedWork). */
@@ -377,6 +393,7 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const dominant = !framed && view ? dominantWork(run, view) : undefined;
   const unowned = dominant ? unownedWork(run, s, dominant) : undefined;
   const culprit = framed ?? unowned?.culprit;
+  const loop = top && view && !held ? loopCaller(run, view, top) : undefined;
   const share = top && view ? top.selfUs / view.activeUs : 0;
   const items = top && view ? view.workOf(top.frameIndex) : [];
   const work = workSummary(items);

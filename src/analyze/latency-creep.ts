@@ -41,6 +41,19 @@ export function latencyCreep(run: RunData): Finding[] {
   return [finding(trend, cpuGrows, growers)];
 }
 
+/**
+ * A function absent from the first third is new work only when it is the app's or a dependency's
+ * code and holds at least this share of the last third's CPU per request: Node's or V8's internals
+ * showing up late carry no choice of the app's (beside a CPU hog, async_hooks' pushAsyncContext
+ * "grew" from nothing in a route handing its work to the thread pool), and a sliver is noise.
+ */
+export const CREEP_NEW_WORK_MIN_SHARE = 0.1;
+
+function newWork(all: ProfileWindows, top: Grower): boolean {
+  return (top.kind === 'app' || top.kind === 'deps') && all.lateMsPerRequest > 0 &&
+    top.lateMsPerRequest >= CREEP_NEW_WORK_MIN_SHARE * all.lateMsPerRequest;
+}
+
 /** Attributed CPU per request in the first and last third of the load, from the same profile. */
 export interface ProfileWindows {
   earlyMsPerRequest: number;
@@ -58,7 +71,7 @@ export interface ProfileWindows {
  * function holds every sample), nothing calibrates the machine's speed, and nothing is blamed.
  */
 export function uniformSlowdown(all: ProfileWindows, top: Grower): boolean {
-  if (top.earlyMsPerRequest <= 0) return false;
+  if (top.earlyMsPerRequest <= 0) return !newWork(all, top);
   const restEarly = all.earlyMsPerRequest - top.earlyMsPerRequest;
   const restLate = all.lateMsPerRequest - top.lateMsPerRequest;
   if (restEarly <= 0 || restLate <= 0) return true;

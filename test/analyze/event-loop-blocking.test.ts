@@ -442,3 +442,24 @@ for (const noise of NOISE_LEVELS) {
     }
   });
 }
+
+for (const noise of NOISE_LEVELS) {
+  // A starved thread is sampled while it waits for a core: the wait lands in the system call it
+  // was in (a socket's writev, no app code on the stack) and in V8's own unattributed time.
+  const starvedProfile = () => syntheticCpuProfile([
+    { name: 'evaluateRule', file: 'lib/rules.js', line: 12, share: 0.14, via: expressRouter, callee: { name: 'CompileFunction', file: '', share: 0.05 } },
+    { name: '(anonymous)', file: 'server.js', line: 6, share: 0.01, via: expressRouter, callee: { ...resJson, share: 0.15 } },
+    { name: 'writev', file: '', line: 0, share: 0.35 },
+  ], { cwd });
+  test(`blocking: on a starved target the focused share is of the work the app's functions ran, not of the waits (noise ${noise})`, () => {
+    const cpu = starvedProfile();
+    for (const seed of SEEDS) {
+      // The loop asked for 0.9 of a core and got 0.3: 0.6 ms per request at 500 req/s.
+      const starved = syntheticRun({ seed, noise, cwd, rps: 500, elu: 0.9, eldP50Ms: 20, eldP99Ms: 150, cores: 0.3, latencyMs: 1, profiles: [cpu] });
+      assert.equal(eventLoopBlocking(starved)[0]?.culprit?.function, 'evaluateRule', `seed ${seed}`);
+      // The same profile on a target that got its CPU: 19 % of the samples is not focused enough.
+      const fed = syntheticRun({ seed, noise, cwd, rps: 1500, elu: 0.9, eldP50Ms: 2, eldP99Ms: 30, cores: 0.9, latencyMs: 1, profiles: [cpu] });
+      assert.deepEqual(eventLoopBlocking(fed), [], `seed ${seed}`);
+    }
+  });
+}
