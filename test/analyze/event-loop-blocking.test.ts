@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FILE_READS } from '../../src/profile/work-kind.js';
 import { eventLoopBlocking } from '../../src/analyze/event-loop-blocking.js';
+import { loopAround } from '../../src/analyze/signals/loop-cause.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
@@ -463,3 +464,43 @@ for (const noise of NOISE_LEVELS) {
     }
   });
 }
+
+test('blocking: a cheap helper called per item by a loop is paid there and caused by the loop, both named with the path', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-loop-'));
+  mkdirSync(join(dir, 'lib'));
+  writeFileSync(join(dir, 'lib', 'rank.js'), [
+    'function normalize(s) {',
+    "  return s.toLowerCase().replace(/[^a-z0-9 ]/g, '');",
+    '}',
+    'function rankListings(items, q) {',
+    '  const out = [];',
+    '  for (const it of items) {',
+    '    const score = normalize(it.city) === q ? 2 : 0;',
+    '    out.push({ id: it.id, score });',
+    '  }',
+    '  return out;',
+    '}',
+  ].join('\n'));
+  const profile = (loopOwn: number) => syntheticCpuProfile([
+    { name: 'handler', file: 'server.js', line: 3, share: 0.02 },
+    { name: 'rankListings', file: 'lib/rank.js', line: 4, share: loopOwn, calledBy: 'handler' },
+    { name: 'normalize', file: 'lib/rank.js', line: 1, share: 0.1, calledBy: 'rankListings', callee: { name: 'RegExp: [^a-z0-9 ]', file: '', share: 0.35 } },
+  ], { cwd: dir });
+  const many = eventLoopBlocking(syntheticRun({ cwd: dir, rps: 400, elu: 0.95, cores: 0.95, latencyMs: 20, profiles: [profile(0.06)] }))[0];
+  assert.deepEqual(many.culprit, { function: 'rankListings', file: 'lib/rank.js', line: 6 });
+  assert.deepEqual(many.evidence.paidIn, { function: 'normalize', file: 'lib/rank.js', line: 1, column: 1 });
+  assert.deepEqual((many.evidence.callPath as { function: string }[]).map((c) => c.function), ['handler', 'rankListings', 'normalize']);
+  assert.match(many.summary, /normalize is called for every item by the loop at lib\/rank\.js:6 in rankListings \(the call on line 7\)/);
+  // A loop of a few heavy calls spends next to nothing of its own: the helper stays the culprit, the loop is still told.
+  const few = eventLoopBlocking(syntheticRun({ cwd: dir, rps: 400, elu: 0.95, cores: 0.95, latencyMs: 20, profiles: [profile(0.005)] }))[0];
+  assert.equal(few.culprit?.function, 'normalize');
+  assert.equal((few.evidence.calledInLoop as { line: number }).line, 6);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('blocking: a call inside a loop is told from a call after it', () => {
+  const lines = ['function f(xs) {', '  for (const x of xs) {', '    g(x);', '  }', '  h(xs);', '  xs.map((x) => k(x));', '}'];
+  assert.equal(loopAround(lines, 1, 3), 2);
+  assert.equal(loopAround(lines, 1, 5), undefined);
+  assert.equal(loopAround(lines, 1, 6), 6);
+});
