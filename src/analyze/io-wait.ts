@@ -18,6 +18,7 @@ import { describeCulprit, siteCulprit } from './signals/culprit.js';
 import { ioWaitAdvice } from './io-wait.advice.js';
 import { offLoopCores } from './off-loop-cpu.js';
 import { slotWait, type SlotWait } from './signals/slot-wait.js';
+import { loopAtSite } from './signals/loop-cause.js';
 
 /** The loop must be mostly idle: above this utilization, CPU explains latency. */
 export const IO_WAIT_MAX_ELU = 0.5;
@@ -87,16 +88,20 @@ export function ioWait(run: RunData): Finding[] {
   const queued = source?.queue;
   // Requests queued for a slot wait where they await it, not in the I/O the slot's holder does.
   const ioCulprit = source?.site ? siteCulprit(source.site, run.cwd) : undefined;
-  const culprit = queued?.waitsAt ? siteCulprit(queued.waitsAt.site, run.cwd) : ioCulprit;
+  const slotCulprit = queued?.waitsAt ? siteCulprit(queued.waitsAt.site, run.cwd) : ioCulprit;
   const queuedIn = queued && source?.caller ? siteCulprit(source.caller, run.cwd) : undefined;
   // The frames further up name the lock's or the pool's wrapper when the app wrote one.
   const queuedThrough = queuedIn ? (source?.through ?? []).slice(0, 2).map((f) => `, called from ${describeCulprit(siteCulprit(f, run.cwd))}`).join('') : '';
   const sequential = source !== undefined && !source.queue && !source.pool && waitsInSequence(source.perRequest, source.eachMs, s.latencyP50Ms);
   const awaitedIn = sequential && source.caller ? siteCulprit(source.caller, run.cwd) : undefined;
+  // Awaited once per item in a loop: the loop serialises the waits, and is what to change.
+  const loopLine = sequential && source.caller ? loopAtSite(run, source.caller) : undefined;
+  const loop = awaitedIn && loopLine !== undefined ? { function: awaitedIn.function, file: awaitedIn.file, line: loopLine } : undefined;
   const inOrder = sequential
     ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms: ` +
-      `each request waits for them one after another${awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
-    : '';
+      `each request waits for them one after another${loop ? `, awaited once per item by the loop at ${loop.file}:${loop.line} in ${loop.function}` : awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
+    : '';  const culprit = loop ?? slotCulprit;
+
   return [{
     code: 'HOTPATH_IO_WAIT',
     category: 'io-wait',
@@ -107,7 +112,7 @@ export function ioWait(run: RunData): Finding[] {
       (top ? ` Most in-flight resources are ${top.type} (${round(top.mean, 0)} on average).` : '') +
       (source ? ` ${source.sentence(ioCulprit ? describeCulprit(ioCulprit) : undefined)}` : '') + inOrder +
       (queuedIn && !queued?.waitsAt ? ` They are made from ${describeCulprit(queuedIn)}${queuedThrough}: the limit is on the way there.` : '') +
-      (queued?.waitsAt && culprit ? ` Requests wait for a slot at \`await ${queued.waitsAt.awaited}\` in ${describeCulprit(culprit)}: ` +
+      (queued?.waitsAt && slotCulprit ? ` Requests wait for a slot at \`await ${queued.waitsAt.awaited}\` in ${describeCulprit(slotCulprit)}: ` +
         `about ${round(Math.max(0, s.inFlightMean - queued.slots), 1)} waiting on average for ${queued.slots} slot${queued.slots === 1 ? '' : 's'}.` : ''),
     evidence: {
       latencyP50Ms: round(s.latencyP50Ms, 2), latencyP99Ms: round(s.latencyP99Ms, 2), eluMean: round(s.eluMean, 3), coresMean: round(s.coresMean, 3),
@@ -120,7 +125,7 @@ export function ioWait(run: RunData): Finding[] {
         ...(queued.waitsAt ? { waitsAt: { ...siteCulprit(queued.waitsAt.site, run.cwd), awaited: queued.waitsAt.awaited }, slotHeldBy: ioCulprit } : {}),
       } : {}),
       ...(source?.pool ? { queuedBehind: source.pool.maxSockets ?? round(source.pool.onSocket, 1), maxSockets: source.pool.maxSockets } : {}),
-      ...(sequential ? { waitsPerRequest: round(source.perRequest, 2), sequential: true, ...(awaitedIn ? { awaitedIn } : {}) } : {}),
+      ...(sequential ? { waitsPerRequest: round(source.perRequest, 2), sequential: true, ...(awaitedIn ? { awaitedIn } : {}), ...(loop ? { serialisedBy: loop, waitsIn: ioCulprit } : {}) } : {}),
     },
     ...(culprit ? { culprit } : {}),
     recommendation: ioWaitAdvice(source?.resource ?? top?.type, sequential, queued !== undefined, source?.pool !== undefined),

@@ -503,4 +503,7 @@ test('blocking: a call inside a loop is told from a call after it', () => {
   assert.equal(loopAround(lines, 1, 3), 2);
   assert.equal(loopAround(lines, 1, 5), undefined);
   assert.equal(loopAround(lines, 1, 6), 6);
+  // A brace-less for holds the next line; a finished map (no semicolons) holds nothing.
+  assert.equal(loopAround(['function f(xs) {', '  for (const x of xs)', '    g(x)', '}'], 1, 3), 2);
+  assert.equal(loopAround(['function f(xs) {', '  const ids = xs.map((x) => x.id)', '  g(ids)', '}'], 1, 3), undefined);
 });

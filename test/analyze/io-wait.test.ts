@@ -250,3 +250,27 @@ test('io-wait: the awaited expression of a line', () => {
   assert.equal(awaitedOn('  const x = compute(); // no await here'), undefined);
   assert.equal(awaitedOn(undefined), undefined);
 });
+
+test('io-wait: waits awaited once per item in a loop name the loop that serialises them', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-serial-'));
+  writeFileSync(join(dir, 'cart.js'), [
+    'async function cartTotal(skus) {',
+    '  let total = 0;',
+    '  for (const sku of skus) {',
+    '    total += await priceOf(sku);',
+    '  }',
+    '  return total;',
+    '}',
+  ].join('\n'));
+  const priceOf = { function: 'priceOf', file: join(dir, 'cart.js'), line: 20, column: 5 };
+  const cartTotal = { function: 'cartTotal', file: join(dir, 'cart.js'), line: 4, column: 20, functionLine: 1, functionColumn: 1 };
+  // Six 5 ms timers per request, one after another: 30 ms end to end, the latency p50.
+  const run = syntheticRun({ rps: 300, elu: 0.05, cores: 0.05, latencyMs: 30, inFlight: 9, resources: { Timeout: 9 }, cwd: dir,
+    timerGrowth: [{ kind: 'timeout', perRequest: 6, clearedShare: 0, firedShare: 1, delayMs: 5, site: priceOf, stack: [priceOf, cartTotal] }] });
+  const [f] = ioWait(run);
+  assert.equal(f.evidence.sequential, true);
+  assert.deepEqual(f.culprit, { function: 'cartTotal', file: 'cart.js', line: 3 });
+  assert.equal((f.evidence.waitsIn as { function: string }).function, 'priceOf');
+  assert.match(f.summary, /awaited once per item by the loop at cart\.js:3 in cartTotal/);
+  rmSync(dir, { recursive: true, force: true });
+});

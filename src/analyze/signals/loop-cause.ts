@@ -8,6 +8,7 @@
 import { isAbsolute, join } from 'node:path';
 import type { RunData } from '../../run-dir/run-data.js';
 import type { Frame } from '../../profile/call-tree.js';
+import type { CallSite } from '../../agent/protocol.js';
 import type { CpuView, FunctionCost } from './cpu-profile.js';
 import { appCallersOf } from '../../profile/attribution.js';
 import { runSourceLine } from '../../profile/run-source-maps.js';
@@ -45,7 +46,7 @@ export function loopAround(lines: readonly string[], start: number, call: number
     for (const ch of t.slice(m.index)) depth += ch === '{' || ch === '(' ? 1 : ch === '}' || ch === ')' ? -1 : 0;
     for (let j = k + 1; j < call; j++) for (const ch of text(j)) depth += ch === '{' || ch === '(' ? 1 : ch === '}' || ch === ')' ? -1 : 0;
     // A loop without braces holds the next line only.
-    if (depth > 0 || (k === call - 1 && depth === 0 && !/[;}]\s*$/.test(t))) return k;
+    if (depth > 0 || (k === call - 1 && depth === 0 && /^\s*(?:for|while)\b/.test(t) && !/[;}]\s*$/.test(t))) return k;
   }
   return undefined;
 }
@@ -73,7 +74,8 @@ export function loopCaller(run: RunData, view: CpuView, fn: FunctionCost): LoopC
     if (t === undefined) break;
     lines.push(t);
   }
-  const call = new RegExp(`(?<![\\w$])${escapeRe(name)}\\s*\\(`);
+  // A call, or the function handed to an array method as its callback (`words.map(escape)`).
+  const call = new RegExp(`(?<![\\w$])${escapeRe(name)}\\s*\\(|\\.(?:map|forEach|filter|reduce|flatMap|some|every|find|sort)\\(\\s*${escapeRe(name)}\\s*[,)]`);
   for (let i = 0; i < lines.length; i++) {
     if (i === 0 && new RegExp(`function\\s+${escapeRe(name)}\\b`).test(lines[i])) continue;
     if (!call.test(lines[i].replace(/\/\/.*$/, ''))) continue;
@@ -100,4 +102,19 @@ export function callPath(view: CpuView, frameIndex: number): Frame[] {
     at = up.frame;
   }
   return path;
+}
+
+/**
+ * The loop a call site sits in, within its own function (from where V8 says the function starts):
+ * a handler awaiting an I/O call once per item serialises the waits there. Its line, or undefined.
+ */
+export function loopAtSite(run: RunData, site: CallSite): number | undefined {
+  if (site.functionLine === undefined || site.functionLine > site.line || site.line - site.functionLine > LOOP_CALLER_MAX_LINES) return undefined;
+  const lines: string[] = [];
+  for (let n = site.functionLine; n <= site.line; n++) {
+    const t = runSourceLine(run, site.file, n);
+    if (t === undefined) return undefined;
+    lines.push(t);
+  }
+  return loopAround(lines, site.functionLine, site.line);
 }
