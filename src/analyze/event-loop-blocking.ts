@@ -74,24 +74,35 @@ export const BLOCKING_CRITICAL_ELD_P99_MS = 100;
  * measures the offered load.
  */
 export const BLOCKING_FED_MIN_ELU = 0.25;
+
+/** A loop busy at least BLOCKING_FED_MIN_ELU whose requests did not wait in the server: its idle time was a wait for requests. */
+export function idleForWantOfRequests(s: LoopStats): boolean {
+  return s.eluMean >= BLOCKING_FED_MIN_ELU && s.latencyP50Ms < IO_WAIT_MIN_LATENCY_MS;
+}
 export const BLOCKING_CRITICAL_STALL_MS = 1000;
 
 export function eventLoopBlocking(run: RunData): Finding[] {
   const s = loopStats(run);
   if (!s) return [];
   const busy = s.eluMean >= BLOCKING_MIN_ELU;
-  const waitingForRequests = s.eluMean >= BLOCKING_FED_MIN_ELU && s.latencyP50Ms < IO_WAIT_MIN_LATENCY_MS;
+  const waitingForRequests = idleForWantOfRequests(s);
   const view = cpuViewOf(run);
-  const focus = focusedWork(view, isStarved(s));
+  const focus = focusedWork(view);
+  // On a starved target the gate weighs the app's work against what its functions ran (see
+  // unownedNativeUs); the culprit's share stays that of all the samples.
+  const gateFocus = isStarved(s) ? focusedWork(view, true) : focus;
   const heavy = s.requests > 0 && (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS ||
-    (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (focus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE));
+    (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (gateFocus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE));
   const trusted = !isStarved(s);
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
   if (!((busy && (heavy || delayed)) || (waitingForRequests && heavy) || stalled)) return [];
   // Requests yielding per item keep the loop turning (loop-yields): what ran most between two yields is no culprit.
   if (!stalled && immediateYields(run)) return [];
-  return [finding(run, s, view, heavy, focus)];
+  // The starved weighing names a culprit only in code the app wrote (a file of its own): a function
+  // V8 compiled at run time for a library (a schema validator) is judged on all the samples, as before.
+  const culpritFocus = gateFocus && gateFocus !== focus && gateFocus.fn.frame.file !== '' ? gateFocus : focus;
+  return [finding(run, s, view, heavy, culpritFocus)];
 }
 
 /** The culprit's hottest line is told when it holds at least this share of its own samples. */
