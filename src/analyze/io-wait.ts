@@ -17,6 +17,8 @@ import type { CallSite } from '../agent/protocol.js';
 import { describeCulprit, siteCulprit } from './signals/culprit.js';
 import { ioWaitAdvice } from './io-wait.advice.js';
 import { offLoopCores } from './off-loop-cpu.js';
+import { slotWait, type SlotWait } from './signals/slot-wait.js';
+import { loopAtSite } from './signals/loop-cause.js';
 
 /** The loop must be mostly idle: above this utilization, CPU explains latency. */
 export const IO_WAIT_MAX_ELU = 0.5;
@@ -83,17 +85,23 @@ export function ioWait(run: RunData): Finding[] {
   const awaited = awaitedResources(s);
   const top = awaited[0];
   const source = waitSource(run, s);
-  const culprit = source?.site ? siteCulprit(source.site, run.cwd) : undefined;
   const queued = source?.queue;
+  // Requests queued for a slot wait where they await it, not in the I/O the slot's holder does.
+  const ioCulprit = source?.site ? siteCulprit(source.site, run.cwd) : undefined;
+  const slotCulprit = queued?.waitsAt ? siteCulprit(queued.waitsAt.site, run.cwd) : ioCulprit;
   const queuedIn = queued && source?.caller ? siteCulprit(source.caller, run.cwd) : undefined;
   // The frames further up name the lock's or the pool's wrapper when the app wrote one.
   const queuedThrough = queuedIn ? (source?.through ?? []).slice(0, 2).map((f) => `, called from ${describeCulprit(siteCulprit(f, run.cwd))}`).join('') : '';
   const sequential = source !== undefined && !source.queue && !source.pool && waitsInSequence(source.perRequest, source.eachMs, s.latencyP50Ms);
   const awaitedIn = sequential && source.caller ? siteCulprit(source.caller, run.cwd) : undefined;
+  // Awaited once per item in a loop: the loop serialises the waits, and is what to change.
+  const loopLine = sequential && source.caller ? loopAtSite(run, source.caller) : undefined;
+  const loop = awaitedIn && loopLine !== undefined ? { function: awaitedIn.function, file: awaitedIn.file, line: loopLine } : undefined;
   const inOrder = sequential
     ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms: ` +
-      `each request waits for them one after another${awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
-    : '';
+      `each request waits for them one after another${loop ? `, awaited once per item by the loop at ${loop.file}:${loop.line} in ${loop.function}` : awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
+    : '';  const culprit = loop ?? slotCulprit;
+
   return [{
     code: 'HOTPATH_IO_WAIT',
     category: 'io-wait',
@@ -102,16 +110,22 @@ export function ioWait(run: RunData): Finding[] {
     summary: `Server latency p50 was ${round(s.latencyP50Ms, 1)} ms while the event loop was busy only ${round(busy * 100, 0)} % ` +
       `and each request used ${round(s.cpuPerRequestMs, 2)} ms of CPU: ${round(waitShare * 100, 0)} % of request time is waiting.` +
       (top ? ` Most in-flight resources are ${top.type} (${round(top.mean, 0)} on average).` : '') +
-      (source ? ` ${source.sentence(culprit ? describeCulprit(culprit) : undefined)}` : '') + inOrder +
-      (queuedIn ? ` They are made from ${describeCulprit(queuedIn)}${queuedThrough}: the limit is on the way there.` : ''),
+      (source ? ` ${source.sentence(ioCulprit ? describeCulprit(ioCulprit) : undefined)}` : '') + inOrder +
+      (queuedIn && !queued?.waitsAt ? ` They are made from ${describeCulprit(queuedIn)}${queuedThrough}: the limit is on the way there.` : '') +
+      (queued?.waitsAt && slotCulprit ? ` Requests wait for a slot at \`await ${queued.waitsAt.awaited}\` in ${describeCulprit(slotCulprit)}: ` +
+        `about ${round(Math.max(0, s.inFlightMean - queued.slots), 1)} waiting on average for ${queued.slots} slot${queued.slots === 1 ? '' : 's'}.` : ''),
     evidence: {
       latencyP50Ms: round(s.latencyP50Ms, 2), latencyP99Ms: round(s.latencyP99Ms, 2), eluMean: round(s.eluMean, 3), coresMean: round(s.coresMean, 3),
       cpuPerRequestMs: round(s.cpuPerRequestMs, 3), waitShare: round(waitShare, 3), inFlightMean: round(s.inFlightMean, 1),
       ...(awaited.length > 0 ? { awaiting: awaited.map((a) => ({ type: a.type, mean: round(a.mean, 1) })) } : {}),
       ...source?.evidence,
-      ...(queued ? { queuedBehind: round(queued.inFlight, 1), queueRatio: round(s.inFlightMean / queued.inFlight, 1) } : {}),
+      ...(queued ? {
+        queuedBehind: round(queued.inFlight, 1), queueRatio: round(s.inFlightMean / queued.inFlight, 1),
+        poolSize: queued.slots, waitingForSlot: round(Math.max(0, s.inFlightMean - queued.slots), 1),
+        ...(queued.waitsAt ? { waitsAt: { ...siteCulprit(queued.waitsAt.site, run.cwd), awaited: queued.waitsAt.awaited }, slotHeldBy: ioCulprit } : {}),
+      } : {}),
       ...(source?.pool ? { queuedBehind: source.pool.maxSockets ?? round(source.pool.onSocket, 1), maxSockets: source.pool.maxSockets } : {}),
-      ...(sequential ? { waitsPerRequest: round(source.perRequest, 2), sequential: true, ...(awaitedIn ? { awaitedIn } : {}) } : {}),
+      ...(sequential ? { waitsPerRequest: round(source.perRequest, 2), sequential: true, ...(awaitedIn ? { awaitedIn } : {}), ...(loop ? { serialisedBy: loop, waitsIn: ioCulprit } : {}) } : {}),
     },
     ...(culprit ? { culprit } : {}),
     recommendation: ioWaitAdvice(source?.resource ?? top?.type, sequential, queued !== undefined, source?.pool !== undefined),
@@ -138,8 +152,12 @@ interface WaitSource {
   eachMs: number;
   /** The active-resource type these waits hold. */
   resource: string;
-  /** Set when the requests queue for these waits rather than spend their time in them: the waits in flight. */
-  queue?: { inFlight: number };
+  /**
+   * Set when the requests queue for these waits rather than spend their time in them: the waits in
+   * flight, the slots that implies (the steady count), and where the requests await a slot when the
+   * source shows it.
+   */
+  queue?: { inFlight: number; slots: number; waitsAt?: SlotWait };
   /** Set when node:http calls queue for the sockets of their http.Agent: its limit and the calls on a socket at a time. */
   pool?: { maxSockets?: number; onSocket: number };
   /** Whether the waits held a steady few slots over the window (see pinned and siteSteady). */
@@ -158,11 +176,12 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   if (!thread) return undefined;
   const call = outgoingWaits(thread, w)[0];
   const timer = timerWaits(thread, w)[0];
-  const candidates: { waitedMs: number; make: (share: number) => WaitSource }[] = [];
-  if (call) candidates.push({ waitedMs: call.totalMs, make: (share) => upstreamSource(call, share, s) });
+  const candidates: { waitedMs: number; make: (share: number) => WaitSource; slots: () => number | undefined }[] = [];
+  if (call) candidates.push({ waitedMs: call.totalMs, make: (share) => upstreamSource(call, share, s), slots: () => concurrencyBand(call.concurrencyMs)?.p90 });
   if (timer) {
     candidates.push({
       waitedMs: timer.waitedMs,
+      slots: () => pinnedCount(s, 'Timeout'),
       make: (share) => ({
         title: 'Requests spend their time waiting for timers', site: timer.site, caller: timer.caller, ...(timer.through ? { through: timer.through } : {}),
         perRequest: timer.created / s.requests, eachMs: timer.meanDelayMs, resource: 'Timeout', steady: pinned(s, 'Timeout'),
@@ -180,7 +199,7 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
     const inFlight = s.durationMs > 0 ? c.waitedMs / s.durationMs : 0;
     if (source.perRequest < IO_WAIT_QUEUE_MIN_PER_REQUEST || inFlight <= 0 || s.inFlightMean < IO_WAIT_QUEUE_RATIO * inFlight ||
       s.latencyP50Ms < IO_WAIT_QUEUE_RATIO * source.eachMs || !source.steady) continue;
-    return queuedFor(source, inFlight, s);
+    return queuedFor(source, inFlight, s, c.slots(), slotWait(run, [source.site, source.caller, ...(source.through ?? [])]));
   }
   return undefined;
 }
@@ -241,15 +260,27 @@ function pinned(s: LoopStats, type: string): boolean {
   return band !== undefined && band.p10 >= 1 && band.p90 - band.p10 <= IO_WAIT_QUEUE_MAX_SPREAD;
 }
 
-/** The same waits told as the few slots the requests queue for. */
-function queuedFor(source: WaitSource, inFlight: number, s: LoopStats): WaitSource {
+/** The steady count of a pinned resource beyond what the process held at rest (its 90th percentile). */
+function pinnedCount(s: LoopStats, type: string): number | undefined {
+  const band = s.resourceBands[type];
+  return band ? band.p90 - (s.resourcesAtRest[type] ?? 0) : undefined;
+}
+
+/**
+ * The same waits told as the few slots the requests queue for: as many slots as the waits' steady
+ * count (their 90th percentile; the mean in flight reads low, as a slot stays held a little longer
+ * than the timed wait), else the mean in flight.
+ */
+function queuedFor(source: WaitSource, inFlight: number, s: LoopStats, steadyCount: number | undefined, waitsAt: SlotWait | undefined): WaitSource {
+  const slots = Math.max(1, steadyCount !== undefined && steadyCount >= 1 && steadyCount < s.inFlightMean ? Math.round(steadyCount) : Math.round(inFlight));
   return {
     ...source,
-    title: 'Requests queue for a limited resource (a pool, a lock or a concurrency limit)',
-    queue: { inFlight },
+    title: waitsAt ? `Requests queue for a slot of a limited resource (${slots === 1 ? 'one at a time' : `about ${slots} at a time`}), not for the I/O`
+      : 'Requests queue for a limited resource (a pool, a lock or a concurrency limit)',
+    queue: { inFlight, slots, ...(waitsAt ? { waitsAt } : {}) },
     sentence: (c) => `${source.sentence(c)} Only ${round(inFlight, 1)} of them were in flight at a time on average, while ` +
       `${round(s.inFlightMean, 1)} requests were: most requests wait for a turn before they get to them, ` +
-      (Math.round(inFlight) <= 1 ? 'one at a time, as behind a lock or a single connection.' : `as behind a pool or a lock of about ${Math.round(inFlight)}.`),
+      (slots <= 1 ? 'one at a time, as behind a lock or a single connection.' : `as behind a pool or a lock of about ${slots}.`),
   };
 }
 

@@ -35,21 +35,46 @@ export function latencyCreep(run: RunData): Finding[] {
   // not that requests wait longer on I/O: nothing to blame in the application.
   const elu = loopStats(run)?.eluMean ?? 0;
   if (!cpuGrows && elu > IO_WAIT_MAX_ELU) return [];
-  const growers = cpuGrows ? growingFunctions(run) : [];
-  if (cpuGrows && growers[0] && uniformSlowdown(trend, growers[0])) return [];
+  const profile = cpuGrows ? growingFunctions(run) : undefined;
+  const growers = profile?.growers ?? [];
+  if (profile && growers[0] && uniformSlowdown(profile, growers[0])) return [];
   return [finding(trend, cpuGrows, growers)];
 }
 
 /**
- * Work that grows per request grows in the code that does it, not everywhere: when the function
- * that grew most grew by less than CREEP_CPU_GROWTH_RATIO times the rest of the CPU per request,
- * everything slowed alike (a throttled or shared core: profile samples are wall-clock), and no
- * function is to blame.
+ * A function absent from the first third is new work only when it is the app's or a dependency's
+ * code and holds at least this share of the last third's CPU per request: Node's or V8's internals
+ * showing up late carry no choice of the app's (beside a CPU hog, async_hooks' pushAsyncContext
+ * "grew" from nothing in a route handing its work to the thread pool), and a sliver is noise.
  */
-export function uniformSlowdown(trend: LatencyTrend, top: Grower): boolean {
-  const restEarly = trend.cpuPerRequestEarlyMs - top.earlyMsPerRequest;
-  const restLate = trend.cpuPerRequestLateMs - top.lateMsPerRequest;
-  if (top.earlyMsPerRequest <= 0 || restEarly <= 0 || restLate <= 0) return false;
+export const CREEP_NEW_WORK_MIN_SHARE = 0.1;
+
+function newWork(all: ProfileWindows, top: Grower): boolean {
+  return (top.kind === 'app' || top.kind === 'deps') && all.lateMsPerRequest > 0 &&
+    top.lateMsPerRequest >= CREEP_NEW_WORK_MIN_SHARE * all.lateMsPerRequest;
+}
+
+/** Attributed CPU per request in the first and last third of the load, from the same profile. */
+export interface ProfileWindows {
+  earlyMsPerRequest: number;
+  lateMsPerRequest: number;
+}
+
+/**
+ * Work that grows per request grows in the code that does it, not everywhere: when the function
+ * that grew most grew by less than CREEP_CPU_GROWTH_RATIO times the rest of the profile's CPU per
+ * request, everything slowed alike (a throttled or shared core) and no function is to blame. Both
+ * sides come from the same profile's samples, so the comparison is of sample shares, which the
+ * machine's speed does not change: the agent's CPU time is process time while profile samples are
+ * wall-clock (a starved thread is sampled while it waits for a core), and subtracting one from the
+ * other blamed a CPU-bound handler for a machine slowing down. With no rest to compare with (the
+ * function holds every sample), nothing calibrates the machine's speed, and nothing is blamed.
+ */
+export function uniformSlowdown(all: ProfileWindows, top: Grower): boolean {
+  if (top.earlyMsPerRequest <= 0) return !newWork(all, top);
+  const restEarly = all.earlyMsPerRequest - top.earlyMsPerRequest;
+  const restLate = all.lateMsPerRequest - top.lateMsPerRequest;
+  if (restEarly <= 0 || restLate <= 0) return true;
   return top.lateMsPerRequest / top.earlyMsPerRequest < CREEP_CPU_GROWTH_RATIO * (restLate / restEarly);
 }
 
@@ -68,22 +93,25 @@ export interface Grower {
 /** An app function must account for this share of the CPU-per-request growth to be blamed. */
 export const CREEP_CULPRIT_MIN_SHARE = 0.3;
 
-/** Functions (attributed self time) whose CPU per request grew from the first to the last third, most first. */
-function growingFunctions(run: RunData): Grower[] {
+/** Functions (attributed self time) whose CPU per request grew from the first to the last third, most first, and the windows' totals. */
+function growingFunctions(run: RunData): ProfileWindows & { growers: Grower[] } | undefined {
   const view = cpuViewOf(run);
   const w = loadWindow(run);
   const thread = busiestThread(run, w);
-  if (!view || !w || !thread) return [];
+  if (!view || !w || !thread) return undefined;
   const third = w.durationMs / 3;
   const series = requestSeries(thread);
   const perRequest = (a: number, b: number) => {
     const requests = Math.max(1, requestsAt(series, b) - requestsAt(series, a));
     const tree = treeOf(run, view.profile, view.ref, a, b);
-    const rows = hotspots(tree, { limit: 200, kinds: ['app', 'deps', 'node-core', 'native', 'v8-builtin'] });
-    return new Map(rows.map((h) => [`${h.file}:${h.line}:${h.function}`, { h, ms: h.selfMs / requests, frame: tree.frames[h.frame] }]));
+    const rows = hotspots(tree, { limit: Infinity, kinds: CREEP_KINDS });
+    const totalMs = rows.reduce((a, h) => a + h.selfMs, 0) / requests;
+    return { totalMs, rows: new Map(rows.slice(0, 200).map((h) => [`${h.file}:${h.line}:${h.function}`, { h, ms: h.selfMs / requests, frame: tree.frames[h.frame] }])) };
   };
-  const early = perRequest(w.start, w.start + third);
-  const late = perRequest(w.end - third, w.end);
+  const earlyWindow = perRequest(w.start, w.start + third);
+  const lateWindow = perRequest(w.end - third, w.end);
+  const early = earlyWindow.rows;
+  const late = lateWindow.rows;
   const growth: Grower[] = [];
   for (const [key, l] of late) {
     const e = early.get(key)?.ms ?? 0;
@@ -96,8 +124,14 @@ function growingFunctions(run: RunData): Grower[] {
   }
   const total = growth.reduce((a, g) => a + g.lateMsPerRequest - g.earlyMsPerRequest, 0);
   for (const g of growth) g.shareOfGrowth = total > 0 ? (g.lateMsPerRequest - g.earlyMsPerRequest) / total : 0;
-  return growth.sort((a, b) => b.shareOfGrowth - a.shareOfGrowth).slice(0, 5);
+  return {
+    earlyMsPerRequest: earlyWindow.totalMs, lateMsPerRequest: lateWindow.totalMs,
+    growers: growth.sort((a, b) => b.shareOfGrowth - a.shareOfGrowth).slice(0, 5),
+  };
 }
+
+/** The work a request pays for: every kind but idle, the program and GC. */
+const CREEP_KINDS = ['app', 'deps', 'node-core', 'native', 'v8-builtin'] as const;
 
 function finding(trend: LatencyTrend, cpuGrows: boolean, growers: Grower[]): Finding {
   const grower = growers.find((g) => g.culprit && g.shareOfGrowth >= CREEP_CULPRIT_MIN_SHARE && g === growers[0]);

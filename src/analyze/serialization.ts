@@ -11,6 +11,7 @@ import { round } from './signals/stats.js';
 import { bodyParseAdvice, deepCopyAdvice, parseAdvice, serializationAdvice } from './serialization.advice.js';
 import { describeBytes, describeDominantWork, parsesRequestBodies, shortFile, workPlace } from './signals/dominant-work.js';
 import { JSON_DEEP_COPY } from '../profile/work-kind.js';
+import { idleForWantOfRequests } from './event-loop-blocking.js';
 
 /** JSON work as a share of non-idle CPU worth reporting: a fifth of the server's time. */
 export const SERIALIZATION_MIN_SHARE = 0.2;
@@ -26,7 +27,8 @@ const CANDIDATES = 30;
 export function serialization(run: RunData): Finding[] {
   const view = cpuViewOf(run);
   const s = loopStats(run);
-  if (!view || !s || s.eluMean < SERIALIZATION_MIN_ELU) return [];
+  // A loop idle for want of requests (a busy machine's generator, a light load) still pays its share (event-loop-blocking).
+  if (!view || !s || (s.eluMean < SERIALIZATION_MIN_ELU && !idleForWantOfRequests(s))) return [];
   const jsonUs = view.work.get('json') ?? 0;
   const share = jsonUs / view.activeUs;
   if (share < SERIALIZATION_MIN_SHARE) return [];

@@ -1,6 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ioWait } from '../../src/analyze/io-wait.js';
+import { awaitedOn } from '../../src/analyze/signals/slot-wait.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
 
@@ -207,4 +211,66 @@ test('io-wait: pipes and timers the process held before the load are not named a
   // Without a reading at rest they are all there is to name.
   const unknown = syntheticRun({ rps: 600, elu: 0.15, cores: 0.15, latencyMs: 80, resources: { PipeWrap: 3, Timeout: 2 } });
   assert.equal((ioWait(unknown)[0].evidence.awaiting as { type: string }[])[0].type, 'PipeWrap');
+});
+
+test('io-wait: requests queued for a pool name where they await a slot, how many wait and the pool size, with the I/O that holds the slot', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-slot-'));
+  mkdirSync(join(dir, 'lib'));
+  writeFileSync(join(dir, 'lib', 'db.js'), [
+    "'use strict';",
+    'async function query(pool, sql) {',
+    '  const conn = await pool.acquire(); // a slot of the pool',
+    '  try {',
+    '    return await runSql(conn, sql);',
+    '  } finally { pool.release(conn); }',
+    '}',
+    'function runSql(conn, sql) {',
+    '  return new Promise((resolve) => setTimeout(resolve, 7, sql));',
+    '}',
+  ].join('\n'));
+  const timer = { function: 'runSql', file: join(dir, 'lib/db.js'), line: 9, column: 35, functionLine: 8, functionColumn: 1 };
+  const query = { function: 'query', file: join(dir, 'lib/db.js'), line: 5, column: 24, functionLine: 2, functionColumn: 1 };
+  // 50 requests in flight, 390 req/s, one 5 ms timer per request held at 3 at a time.
+  const pool = syntheticRun({ rps: 390, elu: 0.03, cores: 0.03, latencyMs: 128, resources: { Timeout: 3 }, cwd: dir,
+    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 7, site: timer, stack: [timer, query] }] });
+  const [f] = ioWait(pool);
+  assert.match(f.title, /queue for a slot of a limited resource \(about 3 at a time\), not for the I\/O/);
+  assert.deepEqual(f.culprit, { function: 'query', file: 'lib/db.js', line: 3, column: 1 });
+  assert.equal(f.evidence.poolSize, 3);
+  assert.ok(Math.abs((f.evidence.waitingForSlot as number) - 47) <= 1, String(f.evidence.waitingForSlot));
+  assert.equal((f.evidence.waitsAt as { awaited: string }).awaited, 'pool.acquire()');
+  assert.equal((f.evidence.slotHeldBy as { function: string }).function, 'runSql');
+  assert.match(f.summary, /Requests wait for a slot at `await pool\.acquire\(\)` in query \(lib\/db\.js:3\): about 47 waiting on average for 3 slots\./);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('io-wait: the awaited expression of a line', () => {
+  assert.equal(awaitedOn('  const conn = await this.pool.checkout();'), 'this.pool.checkout()');
+  assert.equal(awaitedOn('  await sem.acquire() // wait for a turn'), 'sem.acquire()');
+  assert.equal(awaitedOn('  const x = compute(); // no await here'), undefined);
+  assert.equal(awaitedOn(undefined), undefined);
+});
+
+test('io-wait: waits awaited once per item in a loop name the loop that serialises them', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-serial-'));
+  writeFileSync(join(dir, 'cart.js'), [
+    'async function cartTotal(skus) {',
+    '  let total = 0;',
+    '  for (const sku of skus) {',
+    '    total += await priceOf(sku);',
+    '  }',
+    '  return total;',
+    '}',
+  ].join('\n'));
+  const priceOf = { function: 'priceOf', file: join(dir, 'cart.js'), line: 20, column: 5 };
+  const cartTotal = { function: 'cartTotal', file: join(dir, 'cart.js'), line: 4, column: 20, functionLine: 1, functionColumn: 1 };
+  // Six 5 ms timers per request, one after another: 30 ms end to end, the latency p50.
+  const run = syntheticRun({ rps: 300, elu: 0.05, cores: 0.05, latencyMs: 30, inFlight: 9, resources: { Timeout: 9 }, cwd: dir,
+    timerGrowth: [{ kind: 'timeout', perRequest: 6, clearedShare: 0, firedShare: 1, delayMs: 5, site: priceOf, stack: [priceOf, cartTotal] }] });
+  const [f] = ioWait(run);
+  assert.equal(f.evidence.sequential, true);
+  assert.deepEqual(f.culprit, { function: 'cartTotal', file: 'cart.js', line: 3 });
+  assert.equal((f.evidence.waitsIn as { function: string }).function, 'priceOf');
+  assert.match(f.summary, /awaited once per item by the loop at cart\.js:3 in cartTotal/);
+  rmSync(dir, { recursive: true, force: true });
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { latencyCreep, uniformSlowdown, type Grower } from '../../src/analyze/latency-creep.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
 
 for (const noise of NOISE_LEVELS) {
   test(`latency creep: latency and CPU per request rising with nothing else growing (noise ${noise})`, () => {
@@ -35,7 +36,7 @@ test('latency creep: left to the growth analyzer when listeners explain it', () 
 });
 
 test('latency creep: a slowdown spread over every function is not work growth in one of them', () => {
-  const trend = (early: number, late: number) => ({ cpuPerRequestEarlyMs: early, cpuPerRequestLateMs: late }) as Parameters<typeof uniformSlowdown>[0];
+  const trend = (early: number, late: number) => ({ earlyMsPerRequest: early, lateMsPerRequest: late });
   const grower = (early: number, late: number): Grower => ({ function: 'f', file: 'a.js', line: 1, kind: 'app', earlyMsPerRequest: early, lateMsPerRequest: late, shareOfGrowth: 1 });
   // Measured in CI on a shared machine: JSON work 2.29 -> 3.14 ms while the rest went 1.95 -> 3.19 ms.
   assert.equal(uniformSlowdown(trend(4.24, 6.33), grower(2.29, 3.14)), true);
@@ -43,4 +44,42 @@ test('latency creep: a slowdown spread over every function is not work growth in
   assert.equal(uniformSlowdown(trend(3, 7), grower(2, 6)), false);
   // A function that appears only late is growth too.
   assert.equal(uniformSlowdown(trend(3, 5), grower(0, 2)), false);
+  // ...when it is app code carrying a real share: Node's internals appearing late are not the app's growth.
+  assert.equal(uniformSlowdown(trend(3, 5), { ...grower(0, 2), kind: 'node-core' }), true);
+  assert.equal(uniformSlowdown(trend(3, 30), grower(0, 2)), true);
+  // A function that holds every sample leaves nothing to calibrate the machine's speed against.
+  assert.equal(uniformSlowdown(trend(2, 3), grower(2, 3)), true);
 });
+
+/**
+ * A machine that slows down (a neighbour on the same cores, a throttled vCPU) raises the CPU every
+ * request costs in every function alike; work that grows in one function raises that function's
+ * share of the samples. Latency 3 -> 9 ms in both; the profile's samples per request rise 1.7x.
+ */
+function slowingRun(handlerShareAt: (p: number) => number, restShareAt: (p: number) => number, starved: boolean, noise = 0, seed = 1) {
+  const cwd = '/srv/app';
+  const cpu = syntheticCpuProfile([
+    { name: 'priceQuote', file: 'lib/quote.js', line: 7, share: 0, shareAt: handlerShareAt },
+    { name: 'parserOnHeadersComplete', file: 'node:_http_common', line: 80, share: 0, shareAt: restShareAt, via: { name: 'socketOnData', file: 'node:_http_server' } },
+  ], { cwd });
+  // Starved: the process's CPU time (the agent's) rises less than the profile's wall-clock samples, as a
+  // thread is sampled while it waits for a core. Either way every function's share stays put.
+  return syntheticRun({ seed, noise, cwd, elu: 0.95, cores: starved ? (p) => 0.95 / (1 + 0.25 * p) : 0.95, rps: (p) => 1000 / (1 + (starved ? 0.9 : 0.7) * p), latencyMs: (p) => 3 + 6 * p, profiles: [cpu] });
+}
+
+for (const noise of NOISE_LEVELS) {
+  test(`latency creep: CPU per request rising alike in every function (a slowing machine) is no growth (noise ${noise})`, () => {
+    for (const seed of SEEDS) assert.deepEqual(latencyCreep(slowingRun(() => 0.6, () => 0.35, true, noise, seed)), [], `seed ${seed}`);
+  });
+
+  test(`latency creep: one function's share of the samples growing is growth, and it is named (noise ${noise})`, () => {
+    // priceQuote: 0.5 -> 1.2 ms per request while the HTTP parsing stays at 0.5 ms.
+    const h = (p: number) => 0.5 + 0.7 * p;
+    for (const seed of SEEDS) {
+      const [f] = latencyCreep(slowingRun((p) => (0.95 * h(p)) / (h(p) + 0.5), (p) => (0.95 * 0.5) / (h(p) + 0.5), false, noise, seed));
+      assert.ok(f, `seed ${seed}`);
+      assert.equal(f.category, 'handler-growth');
+      assert.equal(f.culprit?.function, 'priceQuote');
+    }
+  });
+}
