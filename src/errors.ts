@@ -31,6 +31,8 @@ export const errorCodes = {
   HOTPATH_ERR_REPORT_UI: 'The prebuilt report UI is missing from the installation',
   // Overload protection (hotpath/protect)
   HOTPATH_ERR_PROTECT_OPTION: 'Invalid option for protect()',
+  // Run directories (read back by `report` and `export`)
+  HOTPATH_ERR_RUN_DIR_PATH: 'A run directory names a file outside itself',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;

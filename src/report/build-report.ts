@@ -27,6 +27,7 @@ export function buildReport(run: RunData): Report {
     hotspots: reportHotspots(run),
     findings: analyzeRun(run),
     runDir: run.dir,
+    ...(run.readWarnings.length > 0 ? { warnings: [...run.readWarnings] } : {}),
   };
 }
 

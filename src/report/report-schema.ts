@@ -54,4 +54,6 @@ export interface Report {
   findings: Finding[];
   /** The run directory this report describes. */
   runDir: string;
+  /** Problems met reading the run directory (a skipped telemetry line, an unusable profile); absent when none. */
+  warnings?: string[];
 }

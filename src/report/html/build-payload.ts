@@ -92,6 +92,7 @@ async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfil
   const ctx: ProfileContext = { cwd: run.cwd, resolver: runResolver(run), runStart: runStartOf(run) };
   const out: PayloadProfile[] = [];
   for (const ref of order(run)) {
+    if (ref.unusable) continue; // readRunDir warned already
     const thread = run.threads.find((t) => t.pid === ref.pid && t.threadId === ref.threadId);
     const where = thread ? threadLabel(thread, run.meta) : `pid ${ref.pid} thread ${ref.threadId}`;
     const who = { id: `${ref.kind}-${ref.pid}-${ref.threadId}-${out.length}`, pid: ref.pid, threadId: ref.threadId, start: ref.start };
