@@ -4,11 +4,12 @@
 // exclusively, so no link is followed), then all are renamed over their targets.
 
 import { randomBytes } from 'node:crypto';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, rename, rm, writeFile } from 'node:fs/promises';
 
 export interface FileToWrite {
   path: string;
-  data: string | Uint8Array;
+  /** Chunks of text are written one after the other (a large export is never one string). */
+  data: string | Uint8Array | Iterable<string>;
 }
 
 /** Writes every file or, when one cannot be written, none of them (the temporary files are removed). */
@@ -16,6 +17,11 @@ export async function writeFilesAtomically(files: readonly FileToWrite[]): Promi
   const suffix = `.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   const written: string[] = [];
   try {
+    // A rename over a directory would fail half-way through the set: refuse before writing.
+    for (const f of files) {
+      const st = await lstat(f.path).catch(() => undefined);
+      if (st?.isDirectory()) throw Object.assign(new Error(`EISDIR: ${f.path} is a directory`), { code: 'EISDIR' });
+    }
     for (const f of files) {
       await writeFile(f.path + suffix, f.data, { flag: 'wx' });
       written.push(f.path + suffix);

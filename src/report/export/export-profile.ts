@@ -10,7 +10,7 @@ import { parseRunCpuProfile } from '../../profile/run-cpu-profile.js';
 import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
 import { buildHeapTree } from '../../profile/build-heap-tree.js';
 import { cpuStackSamples, treeStackSamples, type StackSamples } from '../../profile/stack-samples.js';
-import { toFolded } from './folded.js';
+import { foldedChunks } from './folded.js';
 import { toPprof } from './pprof.js';
 import { toSpeedscope } from './speedscope.js';
 import { runResolver } from '../../profile/run-source-maps.js';
@@ -78,11 +78,11 @@ async function samplesOf(run: RunData, ref: ProfileRef): Promise<{ text: string;
   return { text, samples: cpuStackSamples(parseRunCpuProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) }) };
 }
 
-function render(format: ExportFormat, samples: StackSamples, ref: ProfileRef, exporter: string): string | Buffer {
+function render(format: ExportFormat, samples: StackSamples, ref: ProfileRef, exporter: string): string | Buffer | Iterable<string> {
   const name = `${ref.kind} ${ref.pid}:${ref.threadId}`;
   if (format === 'pprof') return toPprof(samples, { startEpochMs: ref.kind === 'cpu' && ref.start > 0 ? ref.start : undefined, comments: [exporter, name] });
   if (format === 'speedscope') return JSON.stringify(toSpeedscope(samples, { name, exporter }));
-  return toFolded(samples);
+  return foldedChunks(samples);
 }
 
 export async function exportProfile(run: RunData, options: ExportOptions): Promise<ExportResult> {
@@ -100,7 +100,7 @@ export async function exportProfile(run: RunData, options: ExportOptions): Promi
 }
 
 /** Written beside, then renamed over, `out`: a symbolic link planted under that name in a run directory is replaced, not followed. */
-async function write(out: string, data: string | Uint8Array): Promise<void> {
+async function write(out: string, data: string | Uint8Array | Iterable<string>): Promise<void> {
   await writeFilesAtomically([{ path: out, data }]).catch((cause: Error) => {
     throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `Cannot write ${out}: ${cause.message}`, { cause, details: { out } });
   });
