@@ -12,7 +12,7 @@ import { fuzzRunDir } from './helpers/fuzz-run-dir.js';
 const base = tempBase();
 after(() => rmSync(base, { recursive: true, force: true }));
 
-const CASES = Number(process.env.HOTPATH_FUZZ_CASES ?? 200);
+const CASES = Number(process.env.HOTPATH_FUZZ_CASES ?? 300);
 
 test(`issue 23: ${CASES} damaged run directories each end in a report or a coded error`, { timeout: 240_000 }, async () => {
   const source = realRunDir(base);
