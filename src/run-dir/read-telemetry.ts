@@ -3,11 +3,12 @@
 // a run cut short by a crash or SIGKILL usually ends in half a line, and a line that is JSON
 // but lacks fields its type has (telemetry-shape.ts) would fail an analyzer later.
 
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { PROTOCOL_VERSION, type AgentMessage, type ProfileMessage } from '../agent/protocol.js';
 import type { ThreadTelemetry } from './run-data.js';
 import { hasMessageShape } from './telemetry-shape.js';
+import { MERGE_SAMPLES_ABOVE_BYTES, mergeable, mergeSamples } from './merge-samples.js';
 
 export interface TelemetryContents {
   threads: ThreadTelemetry[];
@@ -33,11 +34,17 @@ function emptyThread(pid: number, threadId: number): ThreadTelemetry {
 type StallIndex = WeakMap<ThreadTelemetry, Map<number, number>>;
 
 /** Files one message under its thread. */
-function addMessage(thread: ThreadTelemetry, m: AgentMessage, stallIndex: StallIndex): void {
+function addMessage(thread: ThreadTelemetry, m: AgentMessage, stallIndex: StallIndex, merge: boolean): void {
   switch (m.type) {
     case 'hello': thread.hello = m; break;
     case 'listen': thread.listens.push(m); break;
-    case 'sample': thread.samples.push(m); break;
+    case 'sample': {
+      // A long run's samples are kept as per-second aggregates (merge-samples.ts).
+      const last = thread.samples[thread.samples.length - 1];
+      if (merge && last !== undefined && mergeable(last, m)) thread.samples[thread.samples.length - 1] = mergeSamples(last, m);
+      else thread.samples.push(m);
+      break;
+    }
     // One push per event: a spread of an unbounded array overflows the stack.
     case 'gc': for (const e of m.events) thread.gc.push(e); break;
     case 'growth': thread.growth.push(m); break;
@@ -63,6 +70,7 @@ export async function readTelemetry(file: string): Promise<TelemetryContents> {
   const versions = new Set<unknown>();
   let lineNo = 0;
   let lastBad = false;
+  const merge = statSync(file).size > MERGE_SAMPLES_ABOVE_BYTES;
   const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
   for await (const line of lines) {
     lineNo++;
@@ -78,7 +86,7 @@ export async function readTelemetry(file: string): Promise<TelemetryContents> {
     const key = `${m.pid}:${m.threadId}`;
     let thread = threads.get(key);
     if (!thread) threads.set(key, thread = emptyThread(m.pid, m.threadId));
-    addMessage(thread, m, stallIndex);
+    addMessage(thread, m, stallIndex, merge);
   }
   return { threads: sortThreads([...threads.values()]), profiles, warnings: [...describeDamage(bad, lastBad, versions), ...describeIncomplete(incomplete)] };
 }

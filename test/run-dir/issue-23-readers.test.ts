@@ -13,6 +13,8 @@ import { readRunDir } from '../../src/run-dir/read-run-dir.js';
 import { writeReports } from '../../src/report/write-reports.js';
 import { RUN_DIR_VERSION } from '../../src/run-dir/schema.js';
 import { CLI, copyRun, realRunDir, tempBase } from './helpers/real-run.js';
+import type { RunData } from '../../src/run-dir/run-data.js';
+import type { SampleMessage } from '../../src/agent/protocol.js';
 
 function captureIO(cwd: string): CliIO & { out: () => string; err: () => string } {
   const stdout = new PassThrough();
@@ -117,10 +119,21 @@ describe('issue 23.5: long runs', () => {
     }
     writeFileSync(join(dir, 'telemetry.ndjson'), lines.join('\n') + '\n');
     const run = await readRunDir(dir);
-    assert.equal(run.threads[0].samples.length, 150_000);
+    // Over 32 MB: read as per-second aggregates (merge-samples.ts), 100 samples of 10 ms each.
+    assert.equal(run.threads[0].samples.length, 1500);
+    assert.equal(run.threads[0].samples[0].intervalMs, 1000);
+    assert.equal(run.threads[0].samples[0].http?.started, 500);
     assert.deepEqual(run.loadWindow, { start: T0, end: T0 + 149_999 * 10 });
     const report = await writeReports(dir, { run, html: false });
     assert.ok(report.telemetry !== null);
+    const merged = report.telemetry.http?.requests ?? 0;
+    assert.ok(merged >= 749_990 && merged <= 750_000, `every request in the window counted once: ${merged}`);
+    // The analysis and the reports over 150,000 samples as such (a run under the size limit at
+    // a fine interval): no spread or recursion over them either.
+    const raw = lines.slice(1).map((l) => JSON.parse(l) as SampleMessage);
+    const full: RunData = { ...run, threads: [{ ...run.threads[0], samples: raw }] };
+    const fullReport = await writeReports(dir, { run: full });
+    assert.ok(Math.abs((fullReport.telemetry?.http?.requests ?? 0) - merged) <= 5, 'the aggregates count what the raw samples do');
   });
 });
 
