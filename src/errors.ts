@@ -33,6 +33,9 @@ export const errorCodes = {
   HOTPATH_ERR_PROTECT_OPTION: 'Invalid option for protect()',
   // Demo (`hotpath demo`)
   HOTPATH_ERR_DEMO_SETUP: 'The packages a bundled example needs cannot be installed',
+
+  // Run directories (read back by `report` and `export`)
+  HOTPATH_ERR_RUN_DIR_PATH: 'A run directory names a file outside itself',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -10,7 +10,7 @@ import { growthStats, lastGrowth, type GrowthStats } from './signals/growth-seri
 import { isAppSite, siteCulprit } from './signals/culprit.js';
 import { creepShare, latencyTrend, trendEvidence, type LatencyTrend } from './signals/latency-trend.js';
 import { koaGrowthAdvice, handlerGrowthAdvice } from './handler-growth.advice.js';
-import { round } from './signals/stats.js';
+import { round, extent } from './signals/stats.js';
 
 /** Registrations of the same route after listen before it is growth, not lazy setup. */
 export const HANDLER_GROWTH_MIN_REGISTRATIONS = 3;
@@ -93,7 +93,7 @@ function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: La
   const { top } = g;
   const name = routeName(top);
   const culprit = isAppSite(top.site) ? siteCulprit(top.site, run.cwd) : undefined;
-  const stack = Math.max(0, ...g.entries.map((e) => e.stackSize ?? 0));
+  const stack = Math.max(0, extent(g.entries.map((e) => e.stackSize ?? 0)).max);
   const deep = stack >= HANDLER_GROWTH_CRITICAL_STACK;
   const where = culprit ? ` Registered by \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : '';
   const stackText = stack > 0 ? ` ${stackName(top.framework)} now holds ${stack} ${top.framework === 'koa' ? 'functions' : 'layers'}.` : '';

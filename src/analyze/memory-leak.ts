@@ -10,7 +10,7 @@ import { busiestThread, loadWindow, windowSamples, type Window } from './signals
 import { gcActivity, type GcActivity } from './signals/gc-activity.js';
 import { leakCulprit } from './signals/leak-culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
-import { linearFit, round, type LinearFit } from './signals/stats.js';
+import { linearFit, round, type LinearFit, extent } from './signals/stats.js';
 import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
 import { externalLeakAdvice, memoryLeakAdvice } from './memory-leak.advice.js';
 import { heapProfileHint } from './gc-pressure.advice.js';
@@ -44,7 +44,7 @@ export function memoryLeak(run: RunData): Finding[] {
   // The line's start, but never below the smallest heap a full GC left up to the window's end
   // (startup included): a leaking heap does not shrink, and a line through a late first full GC
   // (or a heap growing faster than linearly) extrapolates to a start no real heap had (0.1 MB).
-  const floor = Math.min(...gcActivity([thread], null).heapAfterFull.filter((p) => p.t <= w.end).map((p) => p.bytes), ...envelope.map((p) => p.bytes));
+  const floor = extent([...gcActivity([thread], null).heapAfterFull.filter((p) => p.t <= w.end).map((p) => p.bytes), ...envelope.map((p) => p.bytes)]).min;
   const baseline = Math.max(1, fit.intercept, floor);
   if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline)) {
     // Just enough full GCs, two of them close together (the --heap switch forces one mid-load), say
@@ -75,7 +75,7 @@ function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs:
   const envelope = lowestPerSegment(samples.map((s) => ({ t: s.t, bytes: s.mem.external })), w);
   if (envelope.length < LEAK_MIN_MAJOR_GCS) return [];
   const { fit, growth } = trend(envelope, w);
-  const baseline = Math.max(1, Math.min(...envelope.map((p) => p.bytes)));
+  const baseline = Math.max(1, extent(envelope.map((p) => p.bytes)).min);
   const min = LEAK_EXTERNAL_MIN_GROWTH_BYTES;
   if (!rises(growth, baseline, fit.r2, min) || !keepsGrowing(envelope, w, baseline, min)) return [];
   const series = requestSeries(thread);

@@ -27,6 +27,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 /** Checks the shape of a parsed `.heapprofile`, iteratively (deep trees must not overflow the stack). */
 export function asHeapProfile(value: unknown, source?: string): HeapProfile {
   if (!isObj(value) || !isObj(value.head)) throw malformed('"head" is missing', source);
+  if (value.samples !== undefined && !Array.isArray(value.samples)) throw malformed('"samples" is not an array', source);
   const stack: unknown[] = [value.head];
   while (stack.length > 0) {
     const n = stack.pop();
@@ -34,7 +35,9 @@ export function asHeapProfile(value: unknown, source?: string): HeapProfile {
       throw malformed('a node lacks "callFrame", "selfSize" or "children"', source);
     }
     const cf = n.callFrame;
-    if (typeof cf.functionName !== 'string' || typeof cf.url !== 'string') throw malformed('a node has a malformed callFrame', source);
+    if (typeof cf.functionName !== 'string' || typeof cf.url !== 'string' || typeof cf.lineNumber !== 'number' || typeof cf.columnNumber !== 'number') {
+      throw malformed('a node has a malformed callFrame', source);
+    }
     for (const c of n.children) stack.push(c);
   }
   return value as unknown as HeapProfile;

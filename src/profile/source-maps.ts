@@ -30,7 +30,9 @@ const mappingUrlPattern = /\/\/[#@]\s*sourceMappingURL=(\S+)\s*$/;
 
 function readText(path: string): string | undefined {
   try {
-    if (statSync(path).size > MAX_SCRIPT_BYTES) return undefined;
+    // A regular file only: a frame URL naming a FIFO or a device (a hostile run directory) must not hang the report.
+    const st = statSync(path);
+    if (!st.isFile() || st.size > MAX_SCRIPT_BYTES) return undefined;
     return readFileSync(path, 'utf8');
   } catch {
     return undefined;

@@ -100,8 +100,9 @@ export class Protector {
       return;
     }
     try {
-      const p = handler(req, res, reason);
-      if (p !== undefined && typeof p.then === 'function') p.then(undefined, (err: unknown) => this.fallback(req, res, reason, err));
+      // A handler typed to return void may return anything (res.end()'s res, null): only a thenable is awaited.
+      const p: unknown = handler(req, res, reason);
+      if (isThenable(p)) p.then(undefined, (err: unknown) => this.fallback(req, res, reason, err));
     } catch (err) {
       this.fallback(req, res, reason, err);
     }
@@ -116,6 +117,10 @@ export class Protector {
     if (!res.headersSent) writeShedResponse(res, this.shedResponse(req, reason));
     else res.destroy();
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /** Creates the overload guard. Throws HOTPATH_ERR_PROTECT_OPTION on a bad option. */

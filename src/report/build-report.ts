@@ -29,6 +29,8 @@ export function buildReport(run: RunData): Report {
     findings: analyzeRun(run),
     runDir: run.dir,
     agentErrors: agentErrorsOf(run),
+
+    ...(run.readWarnings.length > 0 ? { warnings: [...run.readWarnings] } : {}),
   };
 }
 

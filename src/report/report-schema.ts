@@ -61,4 +61,7 @@ export interface Report {
    * when nothing failed; absent in reports written before it was added.
    */
   agentErrors?: AgentErrorRow[];
+
+  /** Problems met reading the run directory (a skipped telemetry line, an unusable profile); absent when none. */
+  warnings?: string[];
 }

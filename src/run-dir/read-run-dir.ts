@@ -1,10 +1,11 @@
 // readRunDir: a run directory read back into RunData, the input of every analyzer and of
 // `hotpath report`. Tolerant: a missing load.json, a missing profile or a truncated
-// telemetry line becomes a readWarning; only a directory that holds no run is an error.
+// telemetry line becomes a readWarning; only a directory that holds no run is an error, and a
+// file name that leads out of the directory (run-dir-path.ts).
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { hotpathError } from '../errors.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { ProfileMessage } from '../agent/protocol.js';
@@ -13,6 +14,10 @@ import type { ProfileRef, RunData, ThreadTelemetry } from './run-data.js';
 import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
 import { RUN_DIR_VERSION, RUN_FILES, type RunMeta } from './schema.js';
 import { mapRunCallSites } from '../profile/run-source-maps.js';
+import { runDirPath, runFilePath } from './run-dir-path.js';
+import { isLoadResult } from './load-shape.js';
+import { readCpuProfile, readHeapProfile } from '../profile/read-profile.js';
+import { arrayOf, bool, num, opt, shape, str, type Check } from './shape.js';
 
 function notARunDir(dir: string, why: string): Error {
   return hotpathError('HOTPATH_ERR_RUN_DIR', `${dir} is not a hotpath run directory: ${why}`, { details: { dir } });
@@ -36,28 +41,57 @@ function normalizeMeta(raw: unknown, dir: string, warnings: string[]): RunMeta {
   if (m.version !== undefined && m.version !== RUN_DIR_VERSION) {
     warnings.push(`meta.json: run directory version ${String(m.version)}; this hotpath reads version ${RUN_DIR_VERSION}`);
   }
-  const outcome = isObject(m.outcome) ? (m.outcome as RunMeta['outcome']) : { status: 'failed' as const, reason: 'meta.json has no outcome' };
-  return {
+  const outcome = isShape(m.outcome, outcomeShape) ? (m.outcome as RunMeta['outcome']) : { status: 'failed' as const, reason: 'meta.json has no outcome' };
+  const meta: RunMeta = {
     ...(m as Partial<RunMeta>),
     version: RUN_DIR_VERSION,
     hotpathVersion: typeof m.hotpathVersion === 'string' ? m.hotpathVersion : 'unknown',
     command: Array.isArray(m.command) ? m.command.map(String) : [],
     cwd: typeof m.cwd === 'string' ? m.cwd : dir,
     startedAt: typeof m.startedAt === 'number' ? m.startedAt : 0,
-    phases: Array.isArray(m.phases) ? (m.phases as RunMeta['phases']) : [],
-    processes: Array.isArray(m.processes) ? (m.processes as RunMeta['processes']) : [],
+    phases: entries(m.phases, phaseShape, 'phases', warnings) as RunMeta['phases'],
+    processes: entries(m.processes, processShape, 'processes', warnings) as RunMeta['processes'],
     outcome,
     options: isObject(m.options) ? m.options : {},
     profiles: Array.isArray(m.profiles) ? (m.profiles as RunMeta['profiles']) : [],
   };
+  // Optional fields of the wrong type are dropped: readers trust the types of RunMeta.
+  for (const [key, check] of Object.entries(optionalMetaFields)) {
+    if ((meta as unknown as Record<string, unknown>)[key] !== undefined && !check((meta as unknown as Record<string, unknown>)[key])) {
+      delete (meta as unknown as Record<string, unknown>)[key];
+      warnings.push(`meta.json: "${key}" is malformed and was ignored`);
+    }
+  }
+  return meta;
+}
+
+const isShape = (v: unknown, check: Check): boolean => check(v);
+const outcomeShape = shape({ status: str, exitCode: opt((v) => v === null || num(v)), signal: opt((v) => v === null || str(v)), reason: opt(str), code: opt(str), stderrTail: opt(arrayOf(str)) });
+const phaseShape = shape({ phase: str, start: num, end: opt(num) });
+const processShape = shape({ pid: num, threadId: num, isTarget: bool, ppid: opt(num), argv: opt(arrayOf(str)), clusterWorkerId: opt(num), isClusterPrimary: opt(bool) });
+const optionalMetaFields: Record<string, Check> = {
+  nodeVersion: str, endedAt: num, target: shape({ url: str, pid: opt(num), port: opt(num) }), warnings: arrayOf(str), spawnedPid: num, otherPorts: arrayOf(num),
+};
+
+/** The entries of an array field that have their shape; others are dropped with one warning. */
+function entries(value: unknown, check: Check, field: string, warnings: string[]): unknown[] {
+  if (!Array.isArray(value)) return [];
+  const ok = value.filter(check);
+  if (ok.length < value.length) warnings.push(`meta.json: ${value.length - ok.length} malformed "${field}" entr${value.length - ok.length === 1 ? 'y was' : 'ies were'} ignored`);
+  return ok;
 }
 
 /** Profiles named in meta.json and announced in telemetry, deduplicated, that exist on disk. */
 function collectProfiles(dir: string, meta: RunMeta, announced: ProfileMessage[], warnings: string[]): ProfileRef[] {
   const byFile = new Map<string, ProfileRef>();
-  for (const p of [...meta.profiles, ...announced]) {
-    if (typeof p.file !== 'string' || byFile.has(p.file)) continue;
-    byFile.set(p.file, { kind: p.kind, pid: p.pid, threadId: p.threadId, path: join(dir, p.file), start: p.start, end: p.end });
+  const listed: { p: unknown; from: string }[] = [...meta.profiles.map((p) => ({ p, from: RUN_FILES.meta })), ...announced.map((p) => ({ p, from: RUN_FILES.telemetry }))];
+  for (const { p, from } of listed) {
+    if (!isObject(p) || typeof p.file !== 'string' || byFile.has(p.file)) continue;
+    if (!isProfileEntry(p)) {
+      warnings.push(`${from}: the profile entry for ${JSON.stringify(p.file)} lacks its kind, thread or window and was left out`);
+      continue;
+    }
+    byFile.set(p.file, { kind: p.kind, pid: p.pid, threadId: p.threadId, path: runDirPath(dir, p.file, from), start: p.start, end: p.end });
   }
   return [...byFile.values()].filter((p) => {
     if (existsSync(p.path)) return true;
@@ -66,10 +100,23 @@ function collectProfiles(dir: string, meta: RunMeta, announced: ProfileMessage[]
   });
 }
 
+const PROFILE_KINDS: ReadonlySet<unknown> = new Set(['cpu', 'heap', 'heap-retained']);
+
+function isProfileEntry(p: Record<string, unknown>): p is RunMeta['profiles'][number] {
+  return PROFILE_KINDS.has(p.kind) && [p.pid, p.threadId, p.start, p.end].every((x) => typeof x === 'number' && Number.isFinite(x));
+}
+
+/** The latest sample time over all threads, 0 without samples (a loop: a spread of 150k samples overflows the stack). */
+function lastSampleTime(threads: ThreadTelemetry[]): number {
+  let last = 0;
+  for (const t of threads) for (const s of t.samples) if (s.t > last) last = s.t;
+  return last;
+}
+
 function loadWindowOf(meta: RunMeta, load: LoadResult | undefined, threads: ThreadTelemetry[]): RunData['loadWindow'] {
   const phase = meta.phases.find((p) => p.phase === 'load');
   if (phase) {
-    const lastSample = Math.max(0, ...threads.flatMap((t) => t.samples.map((s) => s.t)));
+    const lastSample = lastSampleTime(threads);
     const end = phase.end ?? load?.end ?? meta.endedAt ?? (lastSample || undefined);
     if (end !== undefined && end >= phase.start) return { start: phase.start, end };
   }
@@ -97,8 +144,8 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
   const dir = resolve(dirArg);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw notARunDir(dir, 'no such directory');
   const warnings: string[] = [];
-  const metaFile = await readJson(join(dir, RUN_FILES.meta));
-  const telemetryPath = join(dir, RUN_FILES.telemetry);
+  const metaFile = await readJson(runFilePath(dir, RUN_FILES.meta));
+  const telemetryPath = runFilePath(dir, RUN_FILES.telemetry);
   const hasTelemetry = existsSync(telemetryPath);
   if (metaFile.error && !hasTelemetry) throw notARunDir(dir, `no ${RUN_FILES.meta} and no ${RUN_FILES.telemetry}`);
   if (metaFile.error) warnings.push(`meta.json is ${metaFile.error === 'missing' ? 'missing' : `unreadable (${metaFile.error})`}; the run's outline is incomplete`);
@@ -114,7 +161,7 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
     meta,
     load,
     threads: telemetry.threads,
-    profiles: collectProfiles(dir, meta, telemetry.profiles, warnings),
+    profiles: await checkProfiles(collectProfiles(dir, meta, telemetry.profiles, warnings), warnings),
     loadWindow: loadWindowOf(meta, load, telemetry.threads),
     cwd: targetCwd(meta, telemetry.threads),
     readWarnings: warnings,
@@ -123,6 +170,23 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
   };
   mapRunCallSites(run, run.threads);
   return run;
+}
+
+/**
+ * Each profile parsed once to know it can be used: an empty, truncated or malformed one is
+ * marked `unusable` with a warning (the analysis leaves it out and does not call the run healthy).
+ */
+async function checkProfiles(refs: ProfileRef[], warnings: string[]): Promise<ProfileRef[]> {
+  for (const ref of refs) {
+    try {
+      if (ref.kind === 'cpu') await readCpuProfile(ref.path);
+      else await readHeapProfile(ref.path);
+    } catch (err) {
+      ref.unusable = (err as Error).message;
+      warnings.push(`${ref.kind} profile ${basename(ref.path)} cannot be used and is left out of the diagnosis: ${ref.unusable}`);
+    }
+  }
+  return refs;
 }
 
 const SOURCE_MAPS_FILE = /^sourcemaps-\d+-\d+\.json$/;
@@ -138,7 +202,7 @@ async function readScriptsFiles<T>(dir: string, name: RegExp, what: string, vali
   if (files.length === 0) return undefined;
   const out: Record<string, T> = {};
   for (const f of files) {
-    const { value, error } = await readJson(join(dir, f));
+    const { value, error } = await readJson(runFilePath(dir, f));
     const scripts = isObject(value) && isObject(value.scripts) ? value.scripts : undefined;
     if (!scripts) {
       warnings.push(`${f} is unreadable${error ? ` (${error})` : ''}; its ${what} are left out`);
@@ -150,13 +214,13 @@ async function readScriptsFiles<T>(dir: string, name: RegExp, what: string, vali
 }
 
 async function readLoad(dir: string, meta: RunMeta, warnings: string[]): Promise<LoadResult | undefined> {
-  const { value, error } = await readJson(join(dir, RUN_FILES.load));
+  const { value, error } = await readJson(runFilePath(dir, RUN_FILES.load));
   if (error === 'missing') {
     if (meta.phases.some((p) => p.phase === 'load')) warnings.push('load.json is missing: the load phase did not finish');
     return undefined;
   }
-  if (error || !isObject(value) || !isObject(value.requests) || !isObject(value.latency)) {
-    warnings.push(`load.json is unreadable${error ? ` (${error})` : ''}; load results are left out`);
+  if (error || !isLoadResult(value)) {
+    warnings.push(`load.json is ${error ? `unreadable (${error})` : 'not a load result (fields missing or of the wrong type)'}; load results are left out`);
     return undefined;
   }
   return value as unknown as LoadResult;

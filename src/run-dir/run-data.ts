@@ -31,6 +31,8 @@ export interface ProfileRef {
   path: string;
   start: number;
   end: number;
+  /** Why the file cannot be used (empty, truncated, not a profile, not a tree), when it cannot: views leave it out. */
+  unusable?: string;
 }
 
 export interface RunData {

@@ -53,3 +53,65 @@ test('an onPressure handler that throws gets the default 503 sent instead, and o
   assert.match(reply.body, /heap used/);
   assert.match((await warning).message, /onPressure threw: boom/);
 });
+
+async function overloadedServer(t: import('node:test').TestContext, options: Parameters<typeof protect>[0]) {
+  const { createServer } = await import('node:http');
+  const guard = protect({ maxHeapUsedBytes: 1, sampleInterval: 20, ...options });
+  const server = createServer(guard.http((_req, res) => { res.end('served'); }));
+  t.after(() => { guard.close(); server.close(); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  while (!guard.isUnderPressure()) await new Promise((r) => setTimeout(r, 20));
+  return { guard, port: (server.address() as { port: number }).port };
+}
+
+async function getReply(port: number, path = '/'): Promise<{ status: number; body: string }> {
+  const { get } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    // A server whose handler threw never answers: fail, do not hang.
+    get({ host: '127.0.0.1', port, path, agent: false, timeout: 5000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject).on('timeout', () => reject(new Error('no answer in 5 s')));
+  });
+}
+
+test('issue 23.8: an exempt function that throws does not crash the server: not exempt, one warning', async (t) => {
+  let calls = 0;
+  const { guard, port } = await overloadedServer(t, { exempt: () => { calls++; throw new Error('exempt boom'); } });
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => { if (w.name === 'HotpathProtectWarning') warnings.push(w); };
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  const first = await getReply(port);
+  const second = await getReply(port);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual([first.status, second.status], [503, 503], 'treated as not exempt: shed');
+  assert.equal(calls, 2);
+  assert.equal(warnings.length, 1, 'warned once');
+  assert.match(warnings[0].message, /exempt function threw: exempt boom/);
+  assert.equal(guard.status().shed, 2);
+});
+
+test('issue 23.8: an exempt function that returns a truthy value exempts; a /g pattern matches every time', async (t) => {
+  const pred = protect({ maxHeapUsedBytes: 1, sampleInterval: 20, exempt: (req) => req.headers['x-probe'] as unknown as boolean });
+  const global = protect({ maxHeapUsedBytes: 1, sampleInterval: 20, exempt: [/^\/health/g] });
+  t.after(() => { pred.close(); global.close(); });
+  while (!pred.isUnderPressure() || !global.isUnderPressure()) await new Promise((r) => setTimeout(r, 20));
+  const probe = { url: '/x', headers: { 'x-probe': 'yes' } } as unknown as IncomingMessage;
+  assert.equal(pred.shouldShed(probe), null);
+  for (let i = 0; i < 4; i++) assert.equal(global.shouldShed(fakeReq('/health')), null, `call ${i}`);
+});
+
+test('issue 23.8: an onPressure handler that answers and returns null (not a promise) keeps its answer', async (t) => {
+  const { port } = await overloadedServer(t, {
+    onPressure: ((_req: IncomingMessage, res: import('node:http').ServerResponse) => { res.statusCode = 429; res.end('slow down'); return null; }) as never,
+  });
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => { if (w.name === 'HotpathProtectWarning') warnings.push(w); };
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  const reply = await getReply(port);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(reply, { status: 429, body: 'slow down' });
+  assert.deepEqual(warnings.map((w) => w.message), [], 'a handler that answered did not fail');
+});

@@ -63,7 +63,7 @@ export const cpuViewOf: (run: RunData) => CpuView | undefined = perRun((run) => 
 function chooseProfile(run: RunData, w: Window | null): ProfileRef | undefined {
   const targets = targetThreads(run);
   const isTarget = (p: ProfileRef) => run.threads.length === 0 || targets.some((t) => t.pid === p.pid && t.threadId === p.threadId);
-  const cpu = run.profiles.filter((p) => p.kind === 'cpu' && isTarget(p));
+  const cpu = run.profiles.filter((p) => p.kind === 'cpu' && !p.unusable && isTarget(p));
   const busiest = busiestThread(run, w);
   return cpu.find((p) => busiest && p.pid === busiest.pid && p.threadId === busiest.threadId) ??
     [...cpu].sort((a, b) => b.end - b.start - (a.end - a.start))[0];
@@ -171,7 +171,7 @@ function allBreakdowns(tree: CallTree): Map<number, WorkItem[]> {
  */
 export function threadActiveTime(run: RunData, thread: { pid: number; threadId: number }, w: Window | null): { totalUs: number; activeUs: number } | undefined {
   const ref = run.profiles
-    .filter((p) => p.kind === 'cpu' && p.pid === thread.pid && p.threadId === thread.threadId)
+    .filter((p) => p.kind === 'cpu' && !p.unusable && p.pid === thread.pid && p.threadId === thread.threadId)
     .sort((a, b) => (b.end - b.start) - (a.end - a.start))[0];
   if (!ref) return undefined;
   // Idle time needs no inlined frames expanded: the plain profile.

@@ -48,7 +48,7 @@ export function gcActivity(threads: readonly ThreadTelemetry[], w: Window | null
   for (const thread of threads) {
     const samples = windowSamples(thread, w);
     const own = windowGc(thread, w);
-    events.push(...own);
+    for (const e of own) events.push(e); // a long run has more GCs than a call has arguments
     const withGc = samples.filter((s): s is SampleMessage & { gc: NonNullable<SampleMessage['gc']> } => s.gc !== undefined);
     for (const s of samples) sampledMs += s.intervalMs;
     if (withGc.length > 0) {

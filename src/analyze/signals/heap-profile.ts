@@ -3,7 +3,7 @@
 // app frame above them (src/profile/build-heap-tree.ts), so the site named is the user's code.
 
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { runFilePath } from '../../run-dir/run-dir-path.js';
 import type { RunData } from '../../run-dir/run-data.js';
 import type { CallTree, Frame } from '../../profile/call-tree.js';
 import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
@@ -51,10 +51,17 @@ export const allocationsOf: (run: RunData) => AllocationView | undefined = perRu
  * (the agent may finish writing it after the run stopped listening for its announcement).
  */
 function heapPaths(run: RunData): string[] {
-  const listed = run.profiles.filter((p) => p.kind === 'heap').map((p) => p.path);
+  const listed = run.profiles.filter((p) => p.kind === 'heap' && !p.unusable).map((p) => p.path);
   if (listed.length > 0) return listed;
   try {
-    return readdirSync(run.dir).filter((f) => /^heap-\d.*\.heapprofile$/.test(f)).map((f) => join(run.dir, f));
+    // Only files that stay inside the directory (a link out of it is no profile of this run).
+    return readdirSync(run.dir).filter((f) => /^heap-\d.*\.heapprofile$/.test(f)).flatMap((f) => {
+      try {
+        return [runFilePath(run.dir, f)];
+      } catch {
+        return [];
+      }
+    });
   } catch {
     return [];
   }

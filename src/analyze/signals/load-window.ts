@@ -3,6 +3,7 @@
 
 import type { GcEvent, SampleMessage, StallMessage } from '../../agent/protocol.js';
 import type { RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
+import { extent } from './stats.js';
 
 export interface Window {
   start: number;
@@ -16,8 +17,7 @@ export function loadWindow(run: RunData): Window | null {
   if (w && w.end > w.start) return { start: w.start, end: w.end, durationMs: w.end - w.start };
   const ts = targetThreads(run).flatMap((t) => t.samples.map((s) => s.t));
   if (ts.length < 2) return null;
-  const start = Math.min(...ts);
-  const end = Math.max(...ts);
+  const { min: start, max: end } = extent(ts);
   return { start, end, durationMs: end - start };
 }
 

@@ -60,7 +60,7 @@ export const RETAINED_CULPRIT_MIN_SHARE = 0.1;
 export const retainedOf: (run: RunData) => RetainedView | undefined = perRun((run) => load(run) ?? undefined);
 
 function chooseProfile(run: RunData): ProfileRef | undefined {
-  const refs = run.profiles.filter((p) => p.kind === 'heap-retained');
+  const refs = run.profiles.filter((p) => p.kind === 'heap-retained' && !p.unusable);
   const busiest = busiestThread(run, loadWindow(run));
   return refs.find((p) => busiest && p.pid === busiest.pid && p.threadId === busiest.threadId) ?? refs[0];
 }

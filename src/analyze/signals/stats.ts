@@ -37,6 +37,19 @@ export function max(xs: readonly number[]): number {
   return m;
 }
 
+/**
+ * The smallest and largest of `xs` (Infinity / -Infinity when empty), in a loop: Math.min(...xs)
+ * passes every value as an argument and overflows the stack past ~125,000 of them (a long run).
+ */
+export function extent(xs: Iterable<number>): { min: number; max: number } {
+  let min = Infinity, max = -Infinity;
+  for (const x of xs) {
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  return { min, max };
+}
+
 export interface LinearFit {
   /** Change of y per unit of x. */
   slope: number;

@@ -2,7 +2,7 @@
 // V8 file: picks the profile (the target thread's, or --thread pid:tid), converts it with
 // frames classified and source-mapped, and writes the file (by default next to the profile).
 
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { hotpathError } from '../../errors.js';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
@@ -10,10 +10,11 @@ import { parseRunCpuProfile } from '../../profile/run-cpu-profile.js';
 import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
 import { buildHeapTree } from '../../profile/build-heap-tree.js';
 import { cpuStackSamples, treeStackSamples, type StackSamples } from '../../profile/stack-samples.js';
-import { toFolded } from './folded.js';
+import { foldedChunks } from './folded.js';
 import { toPprof } from './pprof.js';
 import { toSpeedscope } from './speedscope.js';
 import { runResolver } from '../../profile/run-source-maps.js';
+import { writeFilesAtomically } from '../write-atomic.js';
 
 export const EXPORT_FORMATS = ['pprof', 'speedscope', 'folded', 'cpuprofile'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -69,19 +70,19 @@ export function chooseProfile(run: RunData, kind: 'cpu' | 'heap', thread?: strin
   return { chosen, others: all.filter((p) => p !== chosen) };
 }
 
-async function samplesOf(run: RunData, ref: ProfileRef): Promise<StackSamples> {
+async function samplesOf(run: RunData, ref: ProfileRef): Promise<{ text: string; samples: StackSamples }> {
   const text = await readFile(ref.path, 'utf8').catch((cause: Error) => {
     throw hotpathError('HOTPATH_ERR_PROFILE', `Cannot read the profile ${ref.path}: ${cause.message}`, { cause });
   });
-  if (ref.kind === 'heap') return treeStackSamples(buildHeapTree(parseRunHeapProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) }));
-  return cpuStackSamples(parseRunCpuProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) });
+  if (ref.kind === 'heap') return { text, samples: treeStackSamples(buildHeapTree(parseRunHeapProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) })) };
+  return { text, samples: cpuStackSamples(parseRunCpuProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) }) };
 }
 
-function render(format: ExportFormat, samples: StackSamples, ref: ProfileRef, exporter: string): string | Buffer {
+function render(format: ExportFormat, samples: StackSamples, ref: ProfileRef, exporter: string): string | Buffer | Iterable<string> {
   const name = `${ref.kind} ${ref.pid}:${ref.threadId}`;
   if (format === 'pprof') return toPprof(samples, { startEpochMs: ref.kind === 'cpu' && ref.start > 0 ? ref.start : undefined, comments: [exporter, name] });
   if (format === 'speedscope') return JSON.stringify(toSpeedscope(samples, { name, exporter }));
-  return toFolded(samples);
+  return foldedChunks(samples);
 }
 
 export async function exportProfile(run: RunData, options: ExportOptions): Promise<ExportResult> {
@@ -89,14 +90,18 @@ export async function exportProfile(run: RunData, options: ExportOptions): Promi
   const base = chosen.path.replace(/\.(cpuprofile|heapprofile)$/, '');
   const out = options.out ? resolve(options.out) : `${base}${extensions[options.format]}`;
   await mkdir(dirname(out), { recursive: true });
+  const { text, samples } = await samplesOf(run, chosen); // validates the file before handing it out
   if (options.format === 'cpuprofile') {
-    const samples = await samplesOf(run, chosen); // validates the file before handing it out
-    if (out !== resolve(chosen.path)) await copyFile(chosen.path, out);
+    if (out !== resolve(chosen.path)) await write(out, text);
     return { path: out, profile: chosen, others, total: samples.total };
   }
-  const samples = await samplesOf(run, chosen);
-  await writeFile(out, render(options.format, samples, chosen, options.exporter ?? 'hotpath')).catch((cause: Error) => {
+  await write(out, render(options.format, samples, chosen, options.exporter ?? 'hotpath'));
+  return { path: out, profile: chosen, others, total: samples.total };
+}
+
+/** Written beside, then renamed over, `out`: a symbolic link planted under that name in a run directory is replaced, not followed. */
+async function write(out: string, data: string | Uint8Array | Iterable<string>): Promise<void> {
+  await writeFilesAtomically([{ path: out, data }]).catch((cause: Error) => {
     throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `Cannot write ${out}: ${cause.message}`, { cause, details: { out } });
   });
-  return { path: out, profile: chosen, others, total: samples.total };
 }

@@ -13,12 +13,21 @@ export function escapeFoldedFrame(label: string): string {
 
 /** Renders the stacks; integer weights are kept exact, fractional ones rounded. */
 export function toFolded(samples: StackSamples): string {
+  return [...foldedChunks(samples)].join('');
+}
+
+/** The same text in chunks of lines, so a large profile is written without one string of it all. */
+export function* foldedChunks(samples: StackSamples, linesPerChunk = 1000): Generator<string> {
   const labels = samples.frames.map((f) => escapeFoldedFrame(frameLabel(f)));
-  const lines: string[] = [];
+  let lines: string[] = [];
   for (let s = 0; s < samples.stacks.length; s++) {
     const w = Math.round(samples.weight[s]);
     if (w <= 0) continue;
-    lines.push(`${samples.stacks[s].map((f) => labels[f]).join(';')} ${w}`);
+    lines.push(`${samples.stacks[s].map((f) => labels[f]).join(';')} ${w}\n`);
+    if (lines.length >= linesPerChunk) {
+      yield lines.join('');
+      lines = [];
+    }
   }
-  return lines.length > 0 ? `${lines.join('\n')}\n` : '';
+  if (lines.length > 0) yield lines.join('');
 }

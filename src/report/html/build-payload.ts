@@ -12,6 +12,7 @@ import { cpuProfilePayload, heapProfilePayload, type ProfileContext } from './pr
 import { PAYLOAD_VERSION, type PayloadPhase, type PayloadProfile, type ReportPayload } from './report-payload.js';
 import { readExcerpt } from './source-excerpt.js';
 import { threadLabel, threadPayload } from './thread-payload.js';
+import { extent } from '../../analyze/signals/stats.js';
 
 export interface BuildPayloadOptions {
   /** Leave profiles out (a smaller report). */
@@ -24,7 +25,7 @@ export async function buildPayload(run: RunData, report: Report, options: BuildP
   const { meta } = run;
   const warnings = [...run.readWarnings];
   const runStart = runStartOf(run);
-  const end = meta.endedAt ?? Math.max(runStart, ...meta.phases.map((p) => p.end ?? p.start));
+  const end = meta.endedAt ?? Math.max(runStart, extent(meta.phases.map((p) => p.end ?? p.start)).max);
   const sec = (ms: number): number => Math.round(ms - runStart) / 1000;
   const findings = await Promise.all(report.findings.map(async (f) => {
     const excerpt = f.culprit ? await readExcerpt(run.cwd, f.culprit.file, f.culprit.line) : undefined;
@@ -65,7 +66,7 @@ function runStartOf(run: RunData): number {
     ...run.threads.flatMap((t) => (t.hello ? [t.hello.t] : t.samples.length ? [t.samples[0].t - t.samples[0].intervalMs] : [])),
     ...(run.load ? [run.load.start] : []), ...run.profiles.map((p) => p.start),
   ].filter((t) => t > 0);
-  return firsts.length ? Math.min(...firsts) : 0;
+  return firsts.length ? extent(firsts).min : 0;
 }
 
 function phases(run: RunData, end: number, sec: (ms: number) => number): PayloadPhase[] {
@@ -93,6 +94,7 @@ async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfil
   const ctx: ProfileContext = { cwd: run.cwd, resolver: runResolver(run), runStart: runStartOf(run) };
   const out: PayloadProfile[] = [];
   for (const ref of order(run)) {
+    if (ref.unusable) continue; // readRunDir warned already
     const thread = run.threads.find((t) => t.pid === ref.pid && t.threadId === ref.threadId);
     const where = thread ? threadLabel(thread, run.meta) : `pid ${ref.pid} thread ${ref.threadId}`;
     const who = { id: `${ref.kind}-${ref.pid}-${ref.threadId}-${out.length}`, pid: ref.pid, threadId: ref.threadId, start: ref.start };

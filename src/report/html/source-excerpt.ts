@@ -17,7 +17,9 @@ export async function readExcerpt(cwd: string, file: string, line: number): Prom
   if (!file || line < 1 || file.startsWith('node:')) return undefined;
   const path = isAbsolute(file) ? file : join(cwd, file);
   try {
-    if ((await stat(path)).size > EXCERPT_MAX_FILE_BYTES) return undefined;
+    // A regular file only: a culprit path naming a FIFO or a device must not hang the report.
+    const st = await stat(path);
+    if (!st.isFile() || st.size > EXCERPT_MAX_FILE_BYTES) return undefined;
     const lines = (await readFile(path, 'utf8')).split(/\r?\n/);
     if (line > lines.length) return undefined;
     const first = Math.max(1, line - EXCERPT_CONTEXT);

@@ -1,12 +1,12 @@
 // Writes report.html into a run directory: the run and its diagnosis gathered into the
 // embedded payload, inlined with the prebuilt UI into one offline file.
 
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunData } from '../../run-dir/run-data.js';
 import type { Report } from '../report-schema.js';
 import { buildPayload, type BuildPayloadOptions } from './build-payload.js';
 import { renderReportHtml } from './render-report-html.js';
+import { writeFilesAtomically } from '../write-atomic.js';
 
 export { renderReportHtml } from './render-report-html.js';
 export { buildPayload } from './build-payload.js';
@@ -20,6 +20,6 @@ export interface WriteReportHtmlOptions extends BuildPayloadOptions {
 export async function writeReportHtml(run: RunData, report: Report, options: WriteReportHtmlOptions = {}): Promise<string> {
   const path = options.path ?? join(run.dir, 'report.html');
   const html = renderReportHtml(await buildPayload(run, report, options));
-  await writeFile(path, html);
+  await writeFilesAtomically([{ path, data: html }]);
   return path;
 }
