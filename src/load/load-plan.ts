@@ -7,7 +7,9 @@ import { availableParallelism } from 'node:os';
 import { resolveOptions } from '../cli/option-spec.js';
 import { hotpathError } from '../errors.js';
 import { DEFAULT_DURATION_S, loadOptionSpecs, type LoadFlags } from './load-options.js';
-import { buildTemplate, isToken, parseHeaderLines, type RequestTemplate, type ScenarioRequest } from './request-template.js';
+import {
+  buildTemplate, connectionCloseAsked, isToken, overriddenHeaderWarnings, parseHeaderLines, type RequestTemplate, type ScenarioRequest,
+} from './request-template.js';
 import { readScenario, validateScenario } from './scenario.js';
 
 export interface LoadOptions extends LoadFlags {
@@ -45,6 +47,8 @@ export interface LoadPlan {
   flags: ResolvedFlags;
   templates: RequestTemplate[];
   setup: RequestTemplate[];
+  /** Things about the requests worth saying (headers the engine overrides); go to the result's warnings. */
+  warnings: string[];
 }
 
 const PROGRAMMATIC_KEYS = new Set(['url', 'requests', 'setup', 'signal']);
@@ -77,7 +81,8 @@ export function buildPlan(options: LoadOptions): LoadPlan {
     rate: v.rate as number | undefined,
     method,
     headers: parsed.headers,
-    keepalive: v.keepalive as boolean,
+    // `-H "Connection: close"` means what --no-keepalive means: one connection per request.
+    keepalive: (v.keepalive as boolean) && !connectionCloseAsked(parsed.headers),
     timeout: v.timeout as number,
     socket: v.socket as string | undefined,
     insecure: v.insecure as boolean,
@@ -93,11 +98,16 @@ export function buildPlan(options: LoadOptions): LoadPlan {
   const withGlobal = (r: ScenarioRequest): ScenarioRequest => ({ ...r, headers: { ...flags.headers, ...r.headers } });
   const requests = scenario ?? [{ method, path: url.pathname + url.search, body }];
   const setup = options.setup === undefined ? [] : validateScenario(options.setup, 'setup');
+  const warnings = [
+    ...overriddenHeaderWarnings({ headers: flags.headers, body }, flags.keepalive),
+    ...(scenario ?? []).flatMap((r, i) => overriddenHeaderWarnings({ ...r }, flags.keepalive, ` (scenario request ${i + 1})`)),
+  ];
   return {
     url,
     flags,
     templates: requests.map((r) => buildTemplate(withGlobal(r), ctx)),
     setup: setup.map((r) => buildTemplate(withGlobal(r), { host: url.host, keepalive: true })),
+    warnings,
   };
 }
 
@@ -122,9 +132,10 @@ function parseUrl(raw: unknown): URL {
   return url;
 }
 
-function readBody(path: string): string {
+/** The file's bytes, unchanged (a binary upload, a gzip body): never decoded as text. */
+function readBody(path: string): Buffer {
   try {
-    return readFileSync(path, 'utf8');
+    return readFileSync(path);
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code ?? 'EIO';
     throw hotpathError('HOTPATH_ERR_BODY_FILE', `Cannot read the body file ${path} (${code})`, { cause, details: { path } });
@@ -137,7 +148,7 @@ function crossCheck(f: ResolvedFlags): void {
     throw invalid('rate', `--rate ${f.rate} for ${f.duration} s plans no request at all; raise --rate or --duration`);
   }
   if (!f.keepalive && f.pipelining > 1) {
-    throw invalid('pipelining', '--pipelining needs keep-alive: with --no-keepalive each connection carries one request');
+    throw invalid('pipelining', '--pipelining needs keep-alive: with --no-keepalive (or -H "Connection: close") each connection carries one request');
   }
   if (f.connections * f.pipelining > 1_000_000) {
     throw invalid('pipelining', `--connections × --pipelining is ${f.connections * f.pipelining}; at most 1000000 requests can be in flight`);

@@ -74,7 +74,7 @@ export function buildResult(plan: LoadPlan, out: EngineOutput, setup: SetupOutco
     ...(out.stoppedEarly !== undefined ? { stoppedEarly: { reason: out.stoppedEarly } } : {}),
     ...(setup.length > 0 ? { setup } : {}),
   };
-  result.generator.warnings = warnings(result);
+  result.generator.warnings = [...plan.warnings, ...warnings(result)];
   return result;
 }
 
