@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolveOptions } from '../cli/option-spec.js';
 import { hotpathError } from '../errors.js';
+import { redactUrl } from '../redact.js';
 import { DEFAULT_DURATION_S, loadOptionSpecs, type LoadFlags } from './load-options.js';
 import {
   buildTemplate, connectionCloseAsked, isToken, overriddenHeaderWarnings, parseHeaderLines, type RequestTemplate, type ScenarioRequest,
@@ -123,12 +124,12 @@ function parseUrl(raw: unknown): URL {
   try {
     url = new URL(raw);
   } catch (cause) {
-    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(raw)} is not a URL; write it like http://127.0.0.1:3000/path`, { cause, showUsage: true });
+    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(redactUrl(raw))} is not a URL; write it like http://127.0.0.1:3000/path`, { cause, showUsage: true });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(raw)}: only http: and https: URLs can be loaded (use --socket for a Unix socket)`, { showUsage: true });
+    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(redactUrl(raw))}: only http: and https: URLs can be loaded (use --socket for a Unix socket)`, { showUsage: true });
   }
-  if (url.hostname === '') throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(raw)} has no host`, { showUsage: true });
+  if (url.hostname === '') throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(redactUrl(raw))} has no host`, { showUsage: true });
   return url;
 }
 

@@ -26,6 +26,7 @@ import { agentWarnings, otherPorts, otherPortsWarning, processesSeen, profilesWr
 import { resolveRunOptions, type ResolvedRunOptions } from './resolve-run-options.js';
 import type { RunOptions } from './run-options.js';
 import { startRunDir } from './start-run-dir.js';
+import { redactUrl } from '../redact.js';
 import { TargetProcess } from './target-process.js';
 import { targetAddress } from './target-address.js';
 import { waitForListen } from './wait-for-listen.js';
@@ -181,7 +182,7 @@ class RunSession {
   }
 
   private async driveUrl(): Promise<RunMeta['outcome']> {
-    this.meta.target = { url: this.o.url as string };
+    this.meta.target = { url: redactUrl(this.o.url as string) };
     this.meta.nodeVersion = process.version;
     await this.drive(this.o.url as string, this.o.socket);
     return { status: 'completed' };
