@@ -23,7 +23,7 @@ export interface WriteReportsOptions {
 export async function writeReports(runDir: string, options: WriteReportsOptions = {}): Promise<Report> {
   const run = options.run ?? (await readRunDir(runDir));
   const report = buildReport(run);
-  await writeFile(join(runDir, 'report.json'), JSON.stringify(report, null, 2) + '\n');
+  await writeFile(join(runDir, 'report.json'), JSON.stringify(report, null, 2) + '\n', { mode: 0o600 });
   // Cheapest and most certain first: a failing HTML build must not cost the other two.
   if (options.markdown !== false) await writeMarkdown(runDir, report);
   if (options.html !== false) await writeReportHtml(run, report);
@@ -31,5 +31,5 @@ export async function writeReports(runDir: string, options: WriteReportsOptions 
 }
 
 async function writeMarkdown(runDir: string, report: Report): Promise<void> {
-  await writeFile(join(runDir, 'report.md'), renderReportMarkdown(report));
+  await writeFile(join(runDir, 'report.md'), renderReportMarkdown(report), { mode: 0o600 });
 }

@@ -40,7 +40,8 @@ export async function createRunDir(outDir: string, command: readonly string[], n
   for (let i = 1; ; i++) {
     const dir = resolve(root, i === 1 ? stem : `${stem}-${i}`);
     try {
-      await mkdir(dir);
+      // 0700: target.log holds the app's output, the profiles its code (docs/run-directory.md, Secrets).
+      await mkdir(dir, { mode: 0o700 });
       return dir;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || i > 1000) throw err;

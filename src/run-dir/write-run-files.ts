@@ -7,9 +7,13 @@ import { join } from 'node:path';
 import type { LoadResult } from '../load/load-result.js';
 import { RUN_FILES, type RunMeta } from './schema.js';
 
+/** Run directories hold the app's output and what it answered: the owner's alone (0700 / 0600). */
+export const DIR_MODE = 0o700;
+export const FILE_MODE = 0o600;
+
 async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(value, null, 2) + '\n');
+  await writeFile(tmp, JSON.stringify(value, null, 2) + '\n', { mode: FILE_MODE });
   await rename(tmp, file);
 }
 
@@ -21,7 +25,7 @@ export function writeMeta(dir: string, meta: RunMeta): Promise<void> {
 export function writeMetaSync(dir: string, meta: RunMeta): void {
   const file = join(dir, RUN_FILES.meta);
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(meta, null, 2) + '\n');
+  writeFileSync(tmp, JSON.stringify(meta, null, 2) + '\n', { mode: FILE_MODE });
   renameSync(tmp, file);
 }
 

@@ -20,6 +20,6 @@ export interface WriteReportHtmlOptions extends BuildPayloadOptions {
 export async function writeReportHtml(run: RunData, report: Report, options: WriteReportHtmlOptions = {}): Promise<string> {
   const path = options.path ?? join(run.dir, 'report.html');
   const html = renderReportHtml(await buildPayload(run, report, options));
-  await writeFile(path, html);
+  await writeFile(path, html, { mode: 0o600 });
   return path;
 }
