@@ -2,7 +2,7 @@
 // checked through the shared OptionSpec declaration plus cross-checks, the URL parsed, the
 // body and scenario files read, every request prebuilt. All failures are coded errors.
 
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolveOptions } from '../cli/option-spec.js';
 import { hotpathError } from '../errors.js';
@@ -54,7 +54,16 @@ export interface LoadPlan {
 
 const PROGRAMMATIC_KEYS = new Set(['url', 'requests', 'setup', 'signal']);
 
-export function buildPlan(options: LoadOptions): LoadPlan {
+/**
+ * Every check buildPlan makes, without reading the body file's bytes (only that it can be
+ * read): `hotpath run` calls it before it starts anything, with a stand-in URL until the
+ * target says where it listens.
+ */
+export function checkLoadOptions(options: LoadOptions): void {
+  buildPlan(options, false);
+}
+
+export function buildPlan(options: LoadOptions, readBodyBytes = true): LoadPlan {
   const raw: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(options)) if (!PROGRAMMATIC_KEYS.has(k)) raw[k] = v;
   if (raw.headers !== undefined && !Array.isArray(raw.headers) && typeof raw.headers === 'object') {
@@ -69,7 +78,7 @@ export function buildPlan(options: LoadOptions): LoadPlan {
   if (!isToken(method)) throw invalid('method', `--method must be an HTTP method token; got ${JSON.stringify(v.method)}`);
   const parsed = parseHeaderLines((v.headers as string[] | undefined) ?? []);
   if ('bad' in parsed) throw invalid('header', `--header must look like "Name: value"; got ${JSON.stringify(parsed.bad)}`);
-  const body = v.bodyFile !== undefined ? readBody(String(v.bodyFile)) : (v.body as string | undefined);
+  const body = v.bodyFile !== undefined ? readBody(String(v.bodyFile), readBodyBytes) : (v.body as string | undefined);
   const scenario = options.requests !== undefined ? validateScenario(options.requests, 'requests')
     : v.scenario !== undefined ? readScenario(String(v.scenario)) : undefined;
   const flags: ResolvedFlags = {
@@ -134,8 +143,18 @@ function parseUrl(raw: unknown): URL {
 }
 
 /** The file's bytes, unchanged (a binary upload, a gzip body): never decoded as text. */
-function readBody(path: string): Buffer {
+function readBody(path: string, bytes: boolean): Buffer {
   try {
+    if (!bytes) {
+      // Opening it proves it can be read; a directory opens but does not read.
+      const fd = openSync(path, 'r');
+      try {
+        if (fstatSync(fd).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+      } finally {
+        closeSync(fd);
+      }
+      return Buffer.alloc(0);
+    }
     return readFileSync(path);
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code ?? 'EIO';

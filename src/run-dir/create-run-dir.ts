@@ -44,7 +44,10 @@ export async function createRunDir(outDir: string, command: readonly string[], n
       await mkdir(dir, { mode: 0o700 });
       return dir;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || i > 1000) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || i > 1000) {
+        throw hotpathError('HOTPATH_ERR_OUT_DIR', `Cannot create a run directory in ${root}: ${(err as Error).message}`,
+          { cause: err, details: { out: root } });
+      }
     }
   }
 }

@@ -4,7 +4,7 @@
 import { hotpathVersion } from './hotpath-version.js';
 import { createRunDir } from '../run-dir/create-run-dir.js';
 import { RUN_DIR_VERSION, type RunMeta } from '../run-dir/schema.js';
-import { writeMeta } from '../run-dir/write-run-files.js';
+import { runDirWriteError, writeMeta } from '../run-dir/write-run-files.js';
 import type { ResolvedRunOptions } from './resolve-run-options.js';
 import { redactBody, redactHeaders, redactUrl } from '../redact.js';
 
@@ -25,7 +25,7 @@ export async function startRunDir(o: ResolvedRunOptions): Promise<{ dir: string;
     options: recordedOptions(options),
     profiles: [],
   };
-  await writeMeta(dir, meta);
+  await writeMeta(dir, meta).catch((err: unknown) => { throw runDirWriteError(dir, err); });
   return { dir, meta };
 }
 
