@@ -16,6 +16,7 @@ export const CATEGORIES = [
   'off-loop-cpu',
   'load-generator-bound',
   'healthy',
+  'setup-failed',
 ] as const;
 
 export type Category = (typeof CATEGORIES)[number];

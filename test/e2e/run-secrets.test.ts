@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../run/helpers/run-cli.js';
+import { htmlWithPayload } from './helpers/html-payload.js';
 
 const out = mkdtempSync(join(tmpdir(), 'hotpath-secrets-'));
 after(() => rmSync(out, { recursive: true, force: true }));
@@ -35,6 +36,10 @@ test('issue 23.1: run --url with userinfo: no file of the run directory, no outp
     const files = readdirSync(join(out, dir));
     for (const f of ['meta.json', 'load.json', 'report.json', 'report.md', 'report.html']) assert.ok(files.includes(f), `${f} written`);
     for (const f of files) assert.ok(!readFileSync(join(out, dir, f), 'latin1').includes(SECRET), `${f} holds the password`);
+    // The page's run data is embedded compressed: decoded, it names the URL, redacted.
+    const page = htmlWithPayload(readFileSync(join(out, dir, 'report.html'), 'utf8'));
+    assert.ok(!page.includes(SECRET), 'report.html\'s embedded data holds the password');
+    assert.match(page, /http:\/\/<redacted>@127\.0\.0\.1/);
     assert.match(readFileSync(join(out, dir, 'load.json'), 'utf8'), /"url": "http:\/\/<redacted>@127\.0\.0\.1:/);
   } finally {
     await s.close();
