@@ -26,7 +26,7 @@ export const errorCodes = {
   HOTPATH_ERR_TARGET_EXITED: 'The target exited before it started listening',
   HOTPATH_ERR_READY_TIMEOUT: 'The target did not start listening in time',
   HOTPATH_ERR_OUT_DIR: 'The output directory cannot be created',
-  HOTPATH_ERR_RUN_DIR: 'Not a hotpath run directory',
+  HOTPATH_ERR_RUN_DIR: 'Not a hotpath run directory, or it cannot be written',
   // Report
   HOTPATH_ERR_REPORT_UI: 'The prebuilt report UI is missing from the installation',
   // Overload protection (hotpath/protect)

@@ -6,6 +6,9 @@ export const DEFAULT_CONFIG: AgentConfig = { intervalMs: 100, cpuSamplingInterva
 /** Below this the V8 sampler's own cost dominates (research: 20-35 % at < 100 µs). */
 export const MIN_SAMPLING_INTERVAL_US = 100;
 
+/** The run's secret as the CLI makes it (hex); anything else is ignored (the CLI will then drop the connection). */
+const SECRET = /^[0-9a-f]{16,128}$/;
+
 export function readAgentConfig(env: NodeJS.ProcessEnv): { config: AgentConfig; problem?: string } {
   const raw = env[ENV.config];
   if (!raw) return { config: { ...DEFAULT_CONFIG } };
@@ -30,5 +33,6 @@ function normalize(value: unknown): { config: AgentConfig; problem?: string } {
   }
   if (typeof v.heap === 'boolean') config.heap = v.heap;
   if (typeof v.hooks === 'boolean') config.hooks = v.hooks;
+  if (typeof v.secret === 'string' && SECRET.test(v.secret)) config.secret = v.secret;
   return problem === undefined ? { config } : { config, problem };
 }

@@ -2,7 +2,7 @@
 // a bounded write buffer (messages are dropped and counted when the CLI reads too slowly),
 // and control messages parsed line by line. Never throws; a dead socket drops silently.
 import * as net from 'node:net';
-import { PROTOCOL_VERSION, type AgentMessage, type ControlMessage } from './protocol.js';
+import { PROTOCOL_VERSION, type AgentMessage, type AuthMessage, type ControlMessage } from './protocol.js';
 import { epochNow } from './clock.js';
 import { listen } from './originals.js';
 
@@ -10,6 +10,17 @@ import { listen } from './originals.js';
 export const MAX_PENDING_BYTES = 4 * 1024 * 1024;
 /** A control line longer than this is garbage; the buffer is discarded. */
 const MAX_LINE = 64 * 1024;
+
+let connectionSecret: string | undefined;
+
+/**
+ * This thread's copy of the run's secret (AgentConfig.secret): every connection opened from
+ * now on sends it first (the CLI drops a connection that does not). Set once per thread, by
+ * start-agent in an agent'd thread and by the agent worker from its workerData.
+ */
+export function useConnectionSecret(secret: string | undefined): void {
+  connectionSecret = secret;
+}
 
 type Body<M> = M extends AgentMessage ? Omit<M, 'v' | 'pid' | 'threadId' | 't'> : never;
 export type OutgoingMessage = Body<AgentMessage>;
@@ -25,6 +36,11 @@ export class AgentConnection {
   constructor(path: string, private readonly threadId: number, ref = false, onConnect?: () => void) {
     try {
       this.socket = net.createConnection(path);
+      if (connectionSecret !== undefined) {
+        const auth: AuthMessage = { v: PROTOCOL_VERSION, type: 'auth', pid: process.pid, threadId, secret: connectionSecret };
+        // Queued before the connection opens: the first bytes the CLI reads.
+        this.socket.write(JSON.stringify(auth) + '\n');
+      }
       if (onConnect !== undefined) listen(this.socket, 'connect', onConnect);
       if (!ref) this.socket.unref();
       this.socket.setEncoding('utf8');

@@ -54,6 +54,7 @@
 //     that does not know `target` ignores it and counts every server, as a CLI that never
 //     sends it leaves every server counted: readers tell the two apart by `drivenOnly`.
 //   - GrowthMessage.handles; GrowthMessage.timers[].promise and .awaited.
+//   - AgentConfig.secret and AuthMessage: a connection opens with the run's secret (issue 23.2).
 
 export const PROTOCOL_VERSION = 1;
 
@@ -76,6 +77,20 @@ export interface AgentConfig {
   heap: boolean;
   /** Growth hooks: listeners, routes, timers, sync APIs. */
   hooks: boolean;
+  /**
+   * This run's secret: every connection opens with an AuthMessage carrying it, or the CLI
+   * drops it (another local process posing as an agent). Never sent in any other message.
+   */
+  secret?: string;
+}
+
+/** The first line of every connection when the config has a secret (not an AgentMessage: never recorded). */
+export interface AuthMessage {
+  v: number;
+  type: 'auth';
+  pid: number;
+  threadId: number;
+  secret: string;
 }
 
 interface Envelope {

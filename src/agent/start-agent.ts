@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type * as net from 'node:net';
 import { ENV } from './protocol.js';
 import { readAgentConfig } from './agent-config.js';
+import { useConnectionSecret } from './connection.js';
 import { ThreadAgent } from './thread-agent.js';
 import { addAgentFile } from './hooks/call-site.js';
 import { createGrowthHooks } from './hooks/index.js';
@@ -40,6 +41,7 @@ export function startAgent(listening?: net.Server): void {
     g[started] = true;
     for (const file of [__filename, join(__dirname, 'hotpath-agent.cjs'), join(__dirname, 'agent-worker.cjs')]) addAgentFile(file);
     const { config, problem } = readAgentConfig(process.env);
+    useConnectionSecret(config.secret);
     const growth = config.hooks ? createGrowthHooks() : undefined;
     const agent = new ThreadAgent({
       socket, runDir: process.env[ENV.runDir] ?? process.cwd(), config, cluster: clusterInfo(), growth, agentDir: __dirname,

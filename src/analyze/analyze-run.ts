@@ -19,6 +19,7 @@ const severityRank: Record<Severity, number> = { critical: 0, warning: 1, info: 
 export const SPECIFICITY: readonly Category[] = [
   'listener-leak', 'handler-growth', 'timer-leak', 'sync-io', 'memory-leak', 'gc-pressure',
   'connection-churn', 'unanswered-requests', 'off-loop-cpu', 'io-wait', 'event-loop-blocking', 'serialization', 'load-generator-bound', 'healthy', 'incomplete',
+  'setup-failed',
 ];
 
 export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers): Finding[] {

@@ -17,6 +17,7 @@ export const CATEGORIES = [
   'load-generator-bound',
   'healthy',
   'incomplete',
+  'setup-failed',
 ] as const;
 
 export type Category = (typeof CATEGORIES)[number];

@@ -3,10 +3,30 @@
 // Open-model runs log the service time too, as intervals tagged `service`. Intervals are
 // appended as they are merged, so a long run never holds its histograms in memory.
 
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { accessSync, appendFileSync, constants, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import * as hdr from 'hdr-histogram-js';
 import { hotpathError } from '../errors.js';
 import type { IntervalPoint } from './engine.js';
+
+/**
+ * Whether the log can be written at `path`, without creating or truncating it (for `hotpath
+ * run`, which checks before it starts anything): HOTPATH_ERR_HDR_LOG when it cannot.
+ */
+export function checkHdrLogPath(path: string): void {
+  let problem: string | undefined;
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st?.isDirectory()) problem = 'EISDIR';
+    else accessSync(st === undefined ? dirname(path) : path, constants.W_OK);
+    if (st === undefined && !statSync(dirname(path)).isDirectory()) problem = 'ENOTDIR';
+  } catch (err) {
+    problem = (err as NodeJS.ErrnoException).code ?? 'EIO';
+  }
+  if (problem !== undefined) {
+    throw hotpathError('HOTPATH_ERR_HDR_LOG', `Cannot write the HdrHistogram log ${path} (${problem})`, { details: { path } });
+  }
+}
 
 export class HdrLog {
   private failure: unknown;

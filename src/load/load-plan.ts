@@ -2,12 +2,15 @@
 // checked through the shared OptionSpec declaration plus cross-checks, the URL parsed, the
 // body and scenario files read, every request prebuilt. All failures are coded errors.
 
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolveOptions } from '../cli/option-spec.js';
 import { hotpathError } from '../errors.js';
+import { redactUrl } from '../redact.js';
 import { DEFAULT_DURATION_S, loadOptionSpecs, type LoadFlags } from './load-options.js';
-import { buildTemplate, isToken, parseHeaderLines, type RequestTemplate, type ScenarioRequest } from './request-template.js';
+import {
+  buildTemplate, connectionCloseAsked, isToken, overriddenHeaderWarnings, parseHeaderLines, type RequestTemplate, type ScenarioRequest,
+} from './request-template.js';
 import { readScenario, validateScenario } from './scenario.js';
 
 export interface LoadOptions extends LoadFlags {
@@ -45,11 +48,22 @@ export interface LoadPlan {
   flags: ResolvedFlags;
   templates: RequestTemplate[];
   setup: RequestTemplate[];
+  /** Things about the requests worth saying (headers the engine overrides); go to the result's warnings. */
+  warnings: string[];
 }
 
 const PROGRAMMATIC_KEYS = new Set(['url', 'requests', 'setup', 'signal']);
 
-export function buildPlan(options: LoadOptions): LoadPlan {
+/**
+ * Every check buildPlan makes, without reading the body file's bytes (only that it can be
+ * read): `hotpath run` calls it before it starts anything, with a stand-in URL until the
+ * target says where it listens.
+ */
+export function checkLoadOptions(options: LoadOptions): void {
+  buildPlan(options, false);
+}
+
+export function buildPlan(options: LoadOptions, readBodyBytes = true): LoadPlan {
   const raw: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(options)) if (!PROGRAMMATIC_KEYS.has(k)) raw[k] = v;
   if (raw.headers !== undefined && !Array.isArray(raw.headers) && typeof raw.headers === 'object') {
@@ -64,7 +78,7 @@ export function buildPlan(options: LoadOptions): LoadPlan {
   if (!isToken(method)) throw invalid('method', `--method must be an HTTP method token; got ${JSON.stringify(v.method)}`);
   const parsed = parseHeaderLines((v.headers as string[] | undefined) ?? []);
   if ('bad' in parsed) throw invalid('header', `--header must look like "Name: value"; got ${JSON.stringify(parsed.bad)}`);
-  const body = v.bodyFile !== undefined ? readBody(String(v.bodyFile)) : (v.body as string | undefined);
+  const body = v.bodyFile !== undefined ? readBody(String(v.bodyFile), readBodyBytes) : (v.body as string | undefined);
   const scenario = options.requests !== undefined ? validateScenario(options.requests, 'requests')
     : v.scenario !== undefined ? readScenario(String(v.scenario)) : undefined;
   const flags: ResolvedFlags = {
@@ -77,7 +91,8 @@ export function buildPlan(options: LoadOptions): LoadPlan {
     rate: v.rate as number | undefined,
     method,
     headers: parsed.headers,
-    keepalive: v.keepalive as boolean,
+    // `-H "Connection: close"` means what --no-keepalive means: one connection per request.
+    keepalive: (v.keepalive as boolean) && !connectionCloseAsked(parsed.headers),
     timeout: v.timeout as number,
     socket: v.socket as string | undefined,
     insecure: v.insecure as boolean,
@@ -93,11 +108,16 @@ export function buildPlan(options: LoadOptions): LoadPlan {
   const withGlobal = (r: ScenarioRequest): ScenarioRequest => ({ ...r, headers: { ...flags.headers, ...r.headers } });
   const requests = scenario ?? [{ method, path: url.pathname + url.search, body }];
   const setup = options.setup === undefined ? [] : validateScenario(options.setup, 'setup');
+  const warnings = [
+    ...overriddenHeaderWarnings({ headers: flags.headers, body }, flags.keepalive),
+    ...(scenario ?? []).flatMap((r, i) => overriddenHeaderWarnings({ ...r }, flags.keepalive, ` (scenario request ${i + 1})`)),
+  ];
   return {
     url,
     flags,
     templates: requests.map((r) => buildTemplate(withGlobal(r), ctx)),
     setup: setup.map((r) => buildTemplate(withGlobal(r), { host: url.host, keepalive: true })),
+    warnings,
   };
 }
 
@@ -113,18 +133,29 @@ function parseUrl(raw: unknown): URL {
   try {
     url = new URL(raw);
   } catch (cause) {
-    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(raw)} is not a URL; write it like http://127.0.0.1:3000/path`, { cause, showUsage: true });
+    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(redactUrl(raw))} is not a URL; write it like http://127.0.0.1:3000/path`, { cause, showUsage: true });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(raw)}: only http: and https: URLs can be loaded (use --socket for a Unix socket)`, { showUsage: true });
+    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(redactUrl(raw))}: only http: and https: URLs can be loaded (use --socket for a Unix socket)`, { showUsage: true });
   }
-  if (url.hostname === '') throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(raw)} has no host`, { showUsage: true });
+  if (url.hostname === '') throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(redactUrl(raw))} has no host`, { showUsage: true });
   return url;
 }
 
-function readBody(path: string): string {
+/** The file's bytes, unchanged (a binary upload, a gzip body): never decoded as text. */
+function readBody(path: string, bytes: boolean): Buffer {
   try {
-    return readFileSync(path, 'utf8');
+    if (!bytes) {
+      // Opening it proves it can be read; a directory opens but does not read.
+      const fd = openSync(path, 'r');
+      try {
+        if (fstatSync(fd).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+      } finally {
+        closeSync(fd);
+      }
+      return Buffer.alloc(0);
+    }
+    return readFileSync(path);
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code ?? 'EIO';
     throw hotpathError('HOTPATH_ERR_BODY_FILE', `Cannot read the body file ${path} (${code})`, { cause, details: { path } });
@@ -137,7 +168,7 @@ function crossCheck(f: ResolvedFlags): void {
     throw invalid('rate', `--rate ${f.rate} for ${f.duration} s plans no request at all; raise --rate or --duration`);
   }
   if (!f.keepalive && f.pipelining > 1) {
-    throw invalid('pipelining', '--pipelining needs keep-alive: with --no-keepalive each connection carries one request');
+    throw invalid('pipelining', '--pipelining needs keep-alive: with --no-keepalive (or -H "Connection: close") each connection carries one request');
   }
   if (f.connections * f.pipelining > 1_000_000) {
     throw invalid('pipelining', `--connections × --pipelining is ${f.connections * f.pipelining}; at most 1000000 requests can be in flight`);

@@ -2,6 +2,7 @@
 // whether the generator itself was the bottleneck (a named, documented threshold).
 
 import { latencyStats } from './histogram.js';
+import { redactUrl } from '../redact.js';
 import { LOAD_RESULT_VERSION, type LoadResult, type SetupOutcome } from './load-result.js';
 import type { EngineOutput } from './engine.js';
 import type { LoadPlan } from './load-plan.js';
@@ -27,7 +28,7 @@ export function buildResult(plan: LoadPlan, out: EngineOutput, setup: SetupOutco
   const saturated = maxElu >= GENERATOR_SATURATION_ELU;
   const result: LoadResult = {
     version: LOAD_RESULT_VERSION,
-    url: f.socket !== undefined ? `unix:${f.socket}:${plan.url.pathname}${plan.url.search}` : plan.url.href,
+    url: f.socket !== undefined ? `unix:${f.socket}:${plan.url.pathname}${plan.url.search}` : redactUrl(plan.url.href),
     model: open ? 'open' : 'closed',
     options: {
       connections: f.connections,
@@ -74,7 +75,7 @@ export function buildResult(plan: LoadPlan, out: EngineOutput, setup: SetupOutco
     ...(out.stoppedEarly !== undefined ? { stoppedEarly: { reason: out.stoppedEarly } } : {}),
     ...(setup.length > 0 ? { setup } : {}),
   };
-  result.generator.warnings = warnings(result);
+  result.generator.warnings = [...plan.warnings, ...warnings(result)];
   return result;
 }
 

@@ -1,7 +1,8 @@
 // Writes files so that readers never see half of one, a set of files is replaced together, and
 // a symbolic link planted under a file's name (in a shared run directory) is replaced rather
 // than written through: each file goes to a fresh temporary name beside it (created
-// exclusively, so no link is followed), then all are renamed over their targets.
+// exclusively, so no link is followed, and readable by its owner only, 0600, like everything
+// in a run directory), then all are renamed over their targets.
 
 import { randomBytes } from 'node:crypto';
 import { lstat, rename, rm, writeFile } from 'node:fs/promises';
@@ -23,7 +24,7 @@ export async function writeFilesAtomically(files: readonly FileToWrite[]): Promi
       if (st?.isDirectory()) throw Object.assign(new Error(`EISDIR: ${f.path} is a directory`), { code: 'EISDIR' });
     }
     for (const f of files) {
-      await writeFile(f.path + suffix, f.data, { flag: 'wx' });
+      await writeFile(f.path + suffix, f.data, { flag: 'wx', mode: 0o600 });
       written.push(f.path + suffix);
     }
   } catch (err) {

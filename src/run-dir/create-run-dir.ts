@@ -40,10 +40,14 @@ export async function createRunDir(outDir: string, command: readonly string[], n
   for (let i = 1; ; i++) {
     const dir = resolve(root, i === 1 ? stem : `${stem}-${i}`);
     try {
-      await mkdir(dir);
+      // 0700: target.log holds the app's output, the profiles its code (docs/run-directory.md, Secrets).
+      await mkdir(dir, { mode: 0o700 });
       return dir;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || i > 1000) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || i > 1000) {
+        throw hotpathError('HOTPATH_ERR_OUT_DIR', `Cannot create a run directory in ${root}: ${(err as Error).message}`,
+          { cause: err, details: { out: root } });
+      }
     }
   }
 }

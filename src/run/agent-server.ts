@@ -5,14 +5,20 @@
 // Control messages go the other way, to every connected agent; the driven server (`target`)
 // is also sent to every agent that connects later (a cluster worker, a worker-thread server).
 //
+// Only this run's agents are heard: the socket is 0600 inside a fresh 0700 directory
+// (private-socket.ts), and with a secret every connection must open with an `auth` line
+// carrying it (the agents get it in HOTPATH_AGENT_CONFIG). A connection that does not is
+// dropped before any of its lines is recorded or any control reaches it, and counted
+// (`rejected`, a warning in meta.json). The auth line itself is never written to disk.
+//
 //   agent (pid, thread) ──NDJSON──▶ AgentServer ──append──▶ telemetry.ndjson
 //                      ◀─control──  (broadcast)   ──events──▶ run orchestration
 
+import { timingSafeEqual } from 'node:crypto';
 import { EventEmitter, once } from 'node:events';
-import { createWriteStream, rmSync, type WriteStream } from 'node:fs';
+import { chmodSync, createWriteStream, type WriteStream } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createPrivateSocketPath, removePrivateSocket } from './private-socket.js';
 import {
   PROTOCOL_VERSION, type AgentMessage, type ByeMessage, type ControlMessage, type HelloMessage, type StallMessage,
   type ListenMessage, type ProfileMessage,
@@ -40,15 +46,8 @@ export interface AgentServerEvents {
   disconnect: [AgentPeer];
 }
 
-/** sun_path holds ~107 bytes on Linux and 104 on macOS: stay well below. */
-const MAX_SOCKET_PATH = 100;
-
-/** A short, unique socket path; falls back to /tmp when TMPDIR is long (macOS). */
-export function socketPath(): string {
-  const name = `hotpath-${process.pid}-${Math.random().toString(36).slice(2, 8)}.sock`;
-  const preferred = join(tmpdir(), name);
-  return preferred.length <= MAX_SOCKET_PATH ? preferred : join('/tmp', name);
-}
+/** A fresh socket path in a new private directory (see private-socket.ts). */
+export const socketPath = createPrivateSocketPath;
 
 export class AgentServer extends EventEmitter<AgentServerEvents> {
   readonly path: string;
@@ -57,7 +56,12 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
   malformed = 0;
   readonly versions = new Set<unknown>();
   private readonly server: Server;
+  /** Connections that opened without this run's secret, and were dropped. */
+  rejected = 0;
   private readonly sockets = new Map<Socket, AgentPeer | undefined>();
+  /** Connections that presented the secret (all of them when there is none). */
+  private readonly trusted = new WeakSet<Socket>();
+  private readonly onExit = () => removePrivateSocket(this.path);
   private readonly out: WriteStream;
   private readonly paused = new Set<Socket>();
   private closed = false;
@@ -65,25 +69,37 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
   /** The `target` line, once sent: replayed to connections that open later. */
   private targetLine: string | undefined;
 
-  private constructor(telemetryFile: string, path: string) {
+  private constructor(telemetryFile: string, path: string, private readonly secret: string | undefined) {
     super();
     this.path = path;
-    this.out = createWriteStream(telemetryFile, { flags: 'a' });
+    this.out = createWriteStream(telemetryFile, { flags: 'a', mode: 0o600 });
     this.out.on('error', () => { /* disk full or dir removed: the run goes on; readers see a short file */ });
     this.server = createServer((socket) => this.accept(socket));
   }
 
-  /** Starts listening on a fresh socket path; telemetry is appended to `telemetryFile`. */
-  static async start(telemetryFile: string, path = socketPath()): Promise<AgentServer> {
-    const s = new AgentServer(telemetryFile, path);
+  /**
+   * Starts listening on a fresh private socket path; telemetry is appended to `telemetryFile`.
+   * With `secret`, only connections that open with `{"type":"auth","secret":...}` are heard.
+   * The socket (and its directory) is removed on close, and at exit should hotpath die first.
+   */
+  static async start(telemetryFile: string, path = socketPath(), secret?: string): Promise<AgentServer> {
+    const s = new AgentServer(telemetryFile, path, secret);
     s.server.listen(path);
     await once(s.server, 'listening');
+    // The directory is 0700 already; the socket's own mode would follow the umask.
+    chmodSync(path, 0o600);
+    process.on('exit', s.onExit);
     return s;
+  }
+
+  /** Removes the socket and its private directory now (synchronous: for paths that cannot wait). */
+  removeSocket(): void {
+    removePrivateSocket(this.path);
   }
 
   private accept(socket: Socket): void {
     this.sockets.set(socket, undefined);
-    if (this.targetLine !== undefined) socket.write(this.targetLine);
+    if (this.secret === undefined) this.trust(socket);
     socket.on('error', () => { /* the process died mid-write: its close follows */ });
     let pending = '';
     socket.setEncoding('utf8');
@@ -103,8 +119,32 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
     });
   }
 
+  private trust(socket: Socket): void {
+    this.trusted.add(socket);
+    if (this.targetLine !== undefined) socket.write(this.targetLine);
+  }
+
+  /** The first line of a connection, when a secret is required: the auth line, or the connection is dropped. */
+  private authenticate(socket: Socket, line: string): void {
+    let secret: unknown;
+    try {
+      const msg = JSON.parse(line) as { type?: unknown; secret?: unknown };
+      if (msg.type === 'auth') secret = msg.secret;
+    } catch { /* not even JSON: rejected below */ }
+    const expected = Buffer.from(this.secret as string);
+    const given = Buffer.from(typeof secret === 'string' ? secret : '');
+    if (given.length === expected.length && timingSafeEqual(given, expected)) {
+      this.trust(socket);
+      return;
+    }
+    this.rejected++;
+    this.sockets.delete(socket);
+    socket.destroy();
+  }
+
   private onLine(socket: Socket, line: string): void {
-    if (line.trim() === '') return;
+    if (line.trim() === '' || !this.sockets.has(socket)) return;
+    if (!this.trusted.has(socket)) return this.authenticate(socket, line);
     let msg: AgentMessage;
     try {
       msg = JSON.parse(line) as AgentMessage;
@@ -112,6 +152,8 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
       this.malformed++;
       return;
     }
+    // An agent given a secret opens with it; a server without one has nothing to check.
+    if ((msg as { type?: unknown }).type === 'auth') return;
     if (typeof msg !== 'object' || msg === null || typeof msg.type !== 'string' || typeof msg.pid !== 'number') {
       this.malformed++;
       return;
@@ -174,7 +216,7 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
 
   private send(line: string): void {
     for (const socket of this.sockets.keys()) {
-      if (!socket.destroyed && socket.writable) socket.write(line);
+      if (!socket.destroyed && socket.writable && this.trusted.has(socket)) socket.write(line);
     }
   }
 
@@ -192,7 +234,8 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
     this.closed = true;
     for (const socket of this.sockets.keys()) socket.destroy();
     await new Promise<void>((done) => this.server.close(() => done()));
-    rmSync(this.path, { force: true });
+    removePrivateSocket(this.path);
+    process.off('exit', this.onExit);
     await new Promise<void>((done) => this.out.end(() => done()));
   }
 }

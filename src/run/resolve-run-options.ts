@@ -1,11 +1,14 @@
 // Validates and completes the options of one run (from the CLI or the programmatic API)
 // before anything is spawned: declared flags through their OptionSpec list, then what
-// specs cannot say (a command or --url, not both; files that must be readable).
+// specs cannot say (a command or --url, not both), and every check the load makes (headers,
+// method, body file, scenario, --hdr-log...), so that bad input never starts the target.
 
-import { accessSync, constants } from 'node:fs';
 import { resolve } from 'node:path';
 import { resolveOptions } from '../cli/option-spec.js';
 import { hotpathError } from '../errors.js';
+import { checkHdrLogPath } from '../load/hdr-log.js';
+import { loadOptionSpecs } from '../load/load-options.js';
+import { checkLoadOptions } from '../load/load-plan.js';
 import { readScenario } from '../load/scenario.js';
 import type { ScenarioRequest } from '../load/request-template.js';
 import { runOptionSpecs, type RunOptions } from './run-options.js';
@@ -29,14 +32,13 @@ export interface ResolvedRunOptions extends RunOptions {
   setupRequests?: ScenarioRequest[];
 }
 
-function checkReadable(file: string | undefined, cwd: string, code: 'HOTPATH_ERR_BODY_FILE' | 'HOTPATH_ERR_SCENARIO', flag: string): void {
-  if (file === undefined) return;
-  try {
-    accessSync(resolve(cwd, file), constants.R_OK);
-  } catch (err) {
-    throw hotpathError(code, `${flag} ${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-      { cause: err, details: { file } });
-  }
+/** The load flags of a run, checked as `hotpath load` would check them, with a stand-in URL until the target listens. */
+function checkLoad(o: Omit<ResolvedRunOptions, 'command' | 'cwd'>): void {
+  const flags: Record<string, unknown> = {};
+  for (const spec of loadOptionSpecs) if (o[spec.key as keyof typeof o] !== undefined) flags[spec.key] = o[spec.key as keyof typeof o];
+  const url = o.url ?? `http://127.0.0.1/${o.path.replace(/^\//, '')}`;
+  checkLoadOptions({ ...flags, url, setup: o.setupRequests });
+  if (o.hdrLog !== undefined) checkHdrLogPath(o.hdrLog);
 }
 
 export function resolveRunOptions(input: RunOptions, cwd: string): ResolvedRunOptions {
@@ -51,12 +53,13 @@ export function resolveRunOptions(input: RunOptions, cwd: string): ResolvedRunOp
     throw hotpathError('HOTPATH_ERR_INVALID_OPTION', '--url drives a server that is already running: give either --url or a command after `--`, not both',
       { showUsage: true, details: { option: 'url' } });
   }
-  checkReadable(values.bodyFile, cwd, 'HOTPATH_ERR_BODY_FILE', '--body-file');
-  checkReadable(values.scenario, cwd, 'HOTPATH_ERR_SCENARIO', '--scenario');
   const setupRequests = values.setup === undefined ? undefined : readScenario(resolve(cwd, values.setup));
   const abs = (f: string | undefined) => (f === undefined ? undefined : resolve(cwd, f));
-  return {
-    ...values, command: [...command], cwd, out: resolve(cwd, values.out), setupRequests,
+  const resolved = {
+    ...values, out: resolve(cwd, values.out), setupRequests,
     bodyFile: abs(values.bodyFile), scenario: abs(values.scenario), hdrLog: abs(values.hdrLog),
   };
+  // Everything the load will check, checked now: bad input never starts the target (docs/run.md).
+  checkLoad(resolved);
+  return { ...resolved, command: [...command], cwd };
 }

@@ -75,6 +75,10 @@ export function agentWarnings(server: AgentServer, drivenPort?: number): string[
   const out: string[] = [];
   if (server.versions.size > 0) out.push(`agents spoke protocol version ${[...server.versions].join(', ')}; this hotpath expects another`);
   if (server.malformed > 0) out.push(`${server.malformed} malformed line(s) from agents were skipped`);
+  if (server.rejected > 0) {
+    out.push(`${server.rejected} connection(s) to the agent socket did not present this run's secret and were dropped: ` +
+      'another process tried to report as an agent; nothing it sent was recorded');
+  }
   for (const [key, group] of groupPeers(server.peers)) {
     if (isTargetGroup(group, drivenPort) && !group.some((p) => p.bye)) {
       const [pid, tid] = key.split(':');

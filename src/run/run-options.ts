@@ -32,6 +32,8 @@ export const runOwnSpecs: readonly OptionSpec[] = [
     description: 'Drive an already running server at this URL instead of starting one (no agent: outside view only)' },
   { key: 'json', flag: 'json', type: 'boolean', default: false,
     description: 'Print report.json on stdout' },
+  { key: 'redact', flag: 'redact', type: 'strings', valueName: '<header>',
+    description: 'Record this header\'s value as <redacted> in meta.json (repeatable; credentials are redacted anyway)' },
 ];
 
 export const runOptionSpecs: readonly OptionSpec[] = [...loadOptionSpecs, ...runOwnSpecs];
@@ -53,4 +55,6 @@ export interface RunOptions extends LoadFlags {
   grace?: number;
   url?: string;
   json?: boolean;
+  /** Headers whose values meta.json records as `<redacted>`, besides the ones src/redact.ts takes for credentials. */
+  redact?: string[];
 }

@@ -7,7 +7,7 @@
 // Every path out, including errors and Ctrl-C, stops the target's whole process group and
 // leaves a run directory that says how the run ended.
 
-import { rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
@@ -27,6 +27,7 @@ import { resolveRunOptions, type ResolvedRunOptions } from './resolve-run-option
 import type { RunOptions } from './run-options.js';
 import { startRunDir } from './start-run-dir.js';
 import { strayProcesses, strayWarning, stopStrays } from './stray-processes.js';
+import { redactUrl } from '../redact.js';
 import { TargetProcess } from './target-process.js';
 import { targetAddress } from './target-address.js';
 import { waitForListen } from './wait-for-listen.js';
@@ -123,7 +124,7 @@ class RunSession {
           try { process.kill(s.pid, 'SIGKILL'); } catch { /* gone */ }
         }
       }
-      if (this.agents) rmSync(this.agents.path, { force: true });
+      this.agents?.removeSocket();
       // Once the final meta.json is written (reports were being built), it already tells the truth.
       if (!this.metaWritten) {
         this.finishMeta({ status: 'interrupted', reason: 'Killed at once by a second Ctrl-C' });
@@ -163,12 +164,14 @@ class RunSession {
   }
 
   private async driveTarget(agentPath: string): Promise<RunMeta['outcome']> {
-    this.agents = await AgentServer.start(join(this.dir, RUN_FILES.telemetry));
+    // Only this run's agents may report: the secret reaches them in HOTPATH_AGENT_CONFIG, never a file.
+    const secret = randomBytes(32).toString('hex');
+    this.agents = await AgentServer.start(join(this.dir, RUN_FILES.telemetry), undefined, secret);
     this.phases.enter('starting');
     this.target = await TargetProcess.start({
       command: this.o.command, cwd: this.o.cwd, env: this.hooks.env ?? process.env, agentPath,
       socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log), graceMs: this.o.grace * 1000,
-      agentConfig: { intervalMs: this.o.interval, cpuSamplingIntervalUs: this.o.cpuInterval, heap: this.o.heap, hooks: this.o.hooks },
+      agentConfig: { intervalMs: this.o.interval, cpuSamplingIntervalUs: this.o.cpuInterval, heap: this.o.heap, hooks: this.o.hooks, secret },
     });
     this.meta.spawnedPid = this.target.pid;
     this.status(`started \`${this.o.command.join(' ')}\` (pid ${this.target.pid}); waiting for it to listen`);
@@ -188,7 +191,7 @@ class RunSession {
   }
 
   private async driveUrl(): Promise<RunMeta['outcome']> {
-    this.meta.target = { url: this.o.url as string };
+    this.meta.target = { url: redactUrl(this.o.url as string) };
     this.meta.nodeVersion = process.version;
     await this.drive(this.o.url as string, this.o.socket);
     return { status: 'completed' };

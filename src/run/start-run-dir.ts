@@ -4,28 +4,12 @@
 import { hotpathVersion } from './hotpath-version.js';
 import { createRunDir } from '../run-dir/create-run-dir.js';
 import { RUN_DIR_VERSION, type RunMeta } from '../run-dir/schema.js';
-import { writeMeta } from '../run-dir/write-run-files.js';
+import { runDirWriteError, writeMeta } from '../run-dir/write-run-files.js';
 import type { ResolvedRunOptions } from './resolve-run-options.js';
-
-/** Run directories get shared and attached to tickets: credentials in headers stay out. */
-const SECRET_HEADERS = /^(authorization|proxy-authorization|cookie|x-api-key|x-auth-token)$/i;
-
-export function redactHeaders(headers: RunOptionsHeaders): RunOptionsHeaders {
-  if (headers === undefined) return undefined;
-  const redact = (name: string, value: string) => (SECRET_HEADERS.test(name.trim()) ? '<redacted>' : value);
-  if (Array.isArray(headers)) {
-    return headers.map((h) => {
-      const i = h.indexOf(':');
-      return i === -1 ? h : `${h.slice(0, i)}: ${redact(h.slice(0, i), h.slice(i + 1).trim())}`;
-    });
-  }
-  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, redact(k, v)]));
-}
-
-type RunOptionsHeaders = ResolvedRunOptions['headers'];
+import { redactBody, redactHeaders, redactUrl } from '../redact.js';
 
 export async function startRunDir(o: ResolvedRunOptions): Promise<{ dir: string; meta: RunMeta }> {
-  const command = o.url ? [o.url] : o.command;
+  const command = o.url ? [redactUrl(o.url)] : o.command;
   const dir = await createRunDir(o.out, command);
   const { command: _command, cwd: _cwd, setupRequests: _setup, ...options } = o;
   const meta: RunMeta = {
@@ -38,9 +22,19 @@ export async function startRunDir(o: ResolvedRunOptions): Promise<{ dir: string;
     processes: [],
     // Overwritten when the run ends; stays only if hotpath never got that far.
     outcome: { status: 'failed', reason: 'The run did not finish: hotpath stopped before writing its results' },
-    options: { ...options, headers: redactHeaders(options.headers) },
+    options: recordedOptions(options),
     profiles: [],
   };
-  await writeMeta(dir, meta);
+  await writeMeta(dir, meta).catch((err: unknown) => { throw runDirWriteError(dir, err); });
   return { dir, meta };
+}
+
+/** The options as meta.json records them: credentials out (src/redact.ts has the rule). */
+export function recordedOptions<O extends Pick<ResolvedRunOptions, 'url' | 'headers' | 'body' | 'redact'>>(o: O): O {
+  return {
+    ...o,
+    ...(o.url !== undefined ? { url: redactUrl(o.url) } : {}),
+    ...(o.headers !== undefined ? { headers: redactHeaders(o.headers, o.redact) } : {}),
+    ...(o.body !== undefined ? { body: redactBody(o.body) } : {}),
+  };
 }

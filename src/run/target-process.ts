@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, createWriteStream, openSync, readSync, fstatSync } from 'node:fs';
 import { ENV, type AgentConfig } from '../agent/protocol.js';
 import { hotpathError } from '../errors.js';
+import { FILE_MODE } from '../run-dir/write-run-files.js';
 import { targetNodeOptions } from './node-options.js';
 import { OutputTail, tailLines } from './output-tail.js';
 import { OrphanGuard } from './orphan-guard.js';
@@ -57,7 +58,7 @@ export class TargetProcess {
   private constructor(child: ChildProcess, logFile: string, private readonly guard: OrphanGuard | undefined) {
     this.pid = child.pid as number;
     this.logFile = logFile;
-    const log = createWriteStream(logFile, { flags: 'a' });
+    const log = createWriteStream(logFile, { flags: 'a', mode: FILE_MODE });
     log.on('error', () => { /* the log is best effort */ });
     child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
     child.stderr?.pipe(log);
@@ -74,7 +75,7 @@ export class TargetProcess {
   /** Spawns the command; rejects with HOTPATH_ERR_SPAWN when it cannot be started at all. */
   static async start(o: TargetOptions): Promise<TargetProcess> {
     const [file, ...args] = o.command;
-    const logFd = openSync(o.logFile, 'a');
+    const logFd = openSync(o.logFile, 'a', FILE_MODE);
     try {
       const child = spawn(file, args, {
         cwd: o.cwd, env: targetEnv(o), detached: true, stdio: ['ignore', logFd, 'pipe'],

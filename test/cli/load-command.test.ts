@@ -53,15 +53,15 @@ test('bad input yields its code and exit 2 (usage errors)', async () => {
   expectError(await cli('http://127.0.0.1:1/', '-d', '1', '-a', '10'), 'HOTPATH_ERR_INVALID_OPTION', 2);
 });
 
-test('unreadable files yield their codes and exit 1', async () => {
-  expectError(await cli('http://127.0.0.1:1/', '--body-file', join(dir, 'missing.txt')), 'HOTPATH_ERR_BODY_FILE', 1);
-  expectError(await cli('http://127.0.0.1:1/', '--scenario', join(dir, 'missing.json')), 'HOTPATH_ERR_SCENARIO', 1);
+test('bad input files yield their codes and exit 2, like bad flags (issue 23.10); an unwritable --hdr-log exits 1', async () => {
+  expectError(await cli('http://127.0.0.1:1/', '--body-file', join(dir, 'missing.txt')), 'HOTPATH_ERR_BODY_FILE', 2);
+  expectError(await cli('http://127.0.0.1:1/', '--scenario', join(dir, 'missing.json')), 'HOTPATH_ERR_SCENARIO', 2);
   const notJson = join(dir, 'bad.json');
   writeFileSync(notJson, '[{ nope');
-  expectError(await cli('http://127.0.0.1:1/', '--scenario', notJson), 'HOTPATH_ERR_SCENARIO', 1);
+  expectError(await cli('http://127.0.0.1:1/', '--scenario', notJson), 'HOTPATH_ERR_SCENARIO', 2);
   const wrongShape = join(dir, 'shape.json');
   writeFileSync(wrongShape, JSON.stringify([{ path: 'no-slash' }]));
-  expectError(await cli('http://127.0.0.1:1/', '--scenario', wrongShape), 'HOTPATH_ERR_SCENARIO', 1);
+  expectError(await cli('http://127.0.0.1:1/', '--scenario', wrongShape), 'HOTPATH_ERR_SCENARIO', 2);
   expectError(await cli('http://127.0.0.1:1/', '--hdr-log', join(dir, 'no', 'such', 'dir.hlog')), 'HOTPATH_ERR_HDR_LOG', 1);
 });
 

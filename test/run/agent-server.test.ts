@@ -4,10 +4,10 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, existsSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { AgentServer, socketPath } from '../../src/run/agent-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hotpath-agent-server-'));
@@ -96,4 +96,57 @@ test('the driven server is sent to every agent connected, and again to each one 
   } finally {
     await server.close();
   }
+});
+
+test('issue 23.2: the socket is 0600 in a 0700 directory of its own, whatever the umask; both are removed on close', async () => {
+  const old = process.umask(0o002);
+  let server: AgentServer;
+  try {
+    server = await AgentServer.start(join(dir, 'telemetry-mode.ndjson'));
+  } finally {
+    process.umask(old);
+  }
+  assert.equal(statSync(server.path).mode & 0o777, 0o600);
+  assert.equal(statSync(dirname(server.path)).mode & 0o777, 0o700);
+  assert.equal(statSync(join(dir, 'telemetry-mode.ndjson')).mode & 0o777, 0o600);
+  await server.close();
+  assert.ok(!existsSync(dirname(server.path)), 'the socket directory is removed');
+});
+
+test('issue 23.2: with a secret, a connection that does not open with it is dropped unheard; the auth line is never recorded', async () => {
+  const file = join(dir, 'telemetry-auth.ndjson');
+  const secret = 'ab'.repeat(32);
+  const server = await AgentServer.start(file, undefined, secret);
+  try {
+    server.setTarget({ port: 3000 });
+    const auth = (s: string) => JSON.stringify({ v: 1, type: 'auth', pid: 42, threadId: 0, secret: s });
+    const good = await client(server.path);
+    const targetSeen = once(good, 'data');
+    good.write(auth(secret) + '\n' + msg('hello') + '\n');
+    assert.match(String((await targetSeen)[0]), /"cmd":"target"/, 'the trusted agent gets the target');
+
+    const intruders = [msg('hello', {}, 66) + '\n' + msg('listen', { address: '127.0.0.1', port: 6666 }, 66) + '\n', auth('cd'.repeat(32)) + '\n' + msg('hello', {}, 67) + '\n'];
+    for (const lines of intruders) {
+      const bad = await client(server.path);
+      let got = '';
+      bad.on('data', (c) => { got += String(c); });
+      bad.on('error', () => {});
+      const closed = once(bad, 'close');
+      bad.write(lines);
+      // A bound on a server that never drops it (not a timing assertion): fail, do not hang.
+      const dropped = await Promise.race([closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 10_000).unref())]);
+      bad.destroy();
+      assert.ok(dropped, 'the connection without the secret was not dropped');
+      assert.equal(got, '', 'no control reaches an intruder');
+    }
+    assert.equal(server.rejected, 2);
+    const listened = once(server, 'listen');
+    good.write(msg('listen', { address: '127.0.0.1', port: 3000 }) + '\n');
+    await listened;
+  } finally {
+    await server.close();
+  }
+  const text = readFileSync(file, 'utf8');
+  assert.ok(!text.includes(secret) && !text.includes('"auth"'), 'the secret is not in telemetry.ndjson');
+  assert.deepEqual(text.trim().split('\n').map((l) => (JSON.parse(l) as { pid: number }).pid), [42, 42]);
 });

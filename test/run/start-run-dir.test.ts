@@ -7,7 +7,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveRunOptions } from '../../src/run/resolve-run-options.js';
-import { redactHeaders, startRunDir } from '../../src/run/start-run-dir.js';
+import { startRunDir } from '../../src/run/start-run-dir.js';
+import { redactHeaders } from '../../src/redact.js';
 import type { RunMeta } from '../../src/run-dir/schema.js';
 
 const base = mkdtempSync(join(tmpdir(), 'hotpath-start-run-dir-'));
@@ -29,4 +30,20 @@ test('the first meta.json says the run did not finish, until the run overwrites 
   assert.deepEqual(meta.command, ['node', 'app.js']);
   assert.deepEqual(meta.options.headers, ['authorization: <redacted>']);
   assert.ok(!JSON.stringify(meta).includes('secret'));
+});
+
+test('issue 23.1: meta.json keeps URL userinfo, token-like and --redact headers and -b bodies out', async () => {
+  const o = resolveRunOptions({
+    url: 'http://admin:pw-URL-SECRET@127.0.0.1:9/x', out: base, duration: 1, body: '{"password":"BODY-SECRET"}',
+    headers: ['X-Session: SESSION-SECRET', 'X-Api-Key: KEY-SECRET', 'X-Tenant: TENANT-SECRET', 'accept: application/json'],
+    redact: ['x-tenant'],
+  }, base);
+  const { dir } = await startRunDir(o);
+  const text = readFileSync(join(dir, 'meta.json'), 'utf8');
+  assert.doesNotMatch(text, /SECRET/);
+  const meta = JSON.parse(text) as RunMeta;
+  assert.deepEqual(meta.command, ['http://<redacted>@127.0.0.1:9/x']);
+  assert.equal(meta.options.url, 'http://<redacted>@127.0.0.1:9/x');
+  assert.deepEqual(meta.options.headers, ['X-Session: <redacted>', 'X-Api-Key: <redacted>', 'X-Tenant: <redacted>', 'accept: application/json']);
+  assert.equal(meta.options.body, '<redacted> (26 bytes)');
 });

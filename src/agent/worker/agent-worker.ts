@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Session } from 'node:inspector';
 import { pathToFileURL } from 'node:url';
 import type { ControlMessage } from '../protocol.js';
-import { AgentConnection } from '../connection.js';
+import { AgentConnection, useConnectionSecret } from '../connection.js';
 import { InspectorProfiler } from '../profiling/inspector-profiler.js';
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { StallWatchdog } from './stall-watchdog.js';
@@ -32,6 +32,7 @@ function mainSession(): Session {
 }
 
 function run(data: AgentWorkerData): void {
+  useConnectionSecret(data.config.secret);
   const conn = new AgentConnection(data.socket, data.threadId, true);
   if (data.watchdogOnly) {
     new StallWatchdog(data.heartbeat, (body) => conn.send(body)).start();

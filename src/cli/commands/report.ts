@@ -9,6 +9,7 @@ import type { OptionSpec, ParsedArgs } from '../option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { writeReports } from '../../report/write-reports.js';
 import { readRunDir } from '../../run-dir/read-run-dir.js';
+import { runDirWriteError } from '../../run-dir/write-run-files.js';
 import { formatRunSummary } from '../../run/run-summary.js';
 import { resolve } from 'node:path';
 
@@ -27,7 +28,7 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   const dir = resolve(io.cwd, dirArg);
   const data = await readRunDir(dir);
   const s = styler(io);
-  const report = await writeReports(dir, { run: data });
+  const report = await writeReports(dir, { run: data }).catch((err: unknown) => { throw runDirWriteError(dir, err); });
   io.stderr.write(formatRunSummary(report, io.cwd, s, [...(data.meta.warnings ?? []), ...data.readWarnings]));
   if (args.values.json === true) io.stdout.write(JSON.stringify(report, null, 2) + '\n');
   return 0;
