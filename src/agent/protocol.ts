@@ -76,6 +76,11 @@ export interface AgentConfig {
   heap: boolean;
   /** Growth hooks: listeners, routes, timers, sync APIs. */
   hooks: boolean;
+  /**
+   * Without `heap`, sample the heap anyway with each profile, sparsely (LIGHT_HEAP_SAMPLING in
+   * inspector-profiler.ts): enough to name who allocates and who keeps memory (default true).
+   */
+  heapSample: boolean;
 }
 
 interface Envelope {

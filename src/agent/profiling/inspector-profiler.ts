@@ -27,6 +27,8 @@ export interface ProfilerOptions {
   threadId: number;
   samplingIntervalUs: number;
   heap: boolean;
+  /** Mean bytes between heap samples, allocations then retained: DENSE_HEAP_SAMPLING (--heap) unless given. */
+  heapSampling?: HeapSampling;
   send: (body: ProfileBody) => void;
   onError: (what: string, err: unknown) => void;
   /** Called when a profile starts (true) and once its files are written with none running (false). */
@@ -80,6 +82,19 @@ export const ALLOCATION_SAMPLING_BYTES = 64 * 1024;
 /** The retained sampler keeps only live objects (cheap to stop): V8's default density, for a leak's few MB. */
 export const RETAINED_SAMPLING_BYTES = 32 * 1024;
 
+/** Mean bytes between samples of the allocation sampler, then of the retained one. */
+export interface HeapSampling { allocationBytes: number; retainedBytes: number }
+/** `--heap`: dense sampling, for a detailed allocation view. */
+export const DENSE_HEAP_SAMPLING: HeapSampling = { allocationBytes: ALLOCATION_SAMPLING_BYTES, retainedBytes: RETAINED_SAMPLING_BYTES };
+/**
+ * Every default run (no --heap): 8 times sparser, so the sampler costs the target little (a
+ * stack capture per 512 KiB allocated: 2,300 a second on a server allocating 1.2 GB/s) and
+ * the mid-load switch holds its loop 8 times less, while a leak of 8 MiB in the second half of a
+ * load still leaves about 32 retained samples and an allocation-heavy route thousands (enough to
+ * rank the first few functions by share). See docs/agent.md, The retained view.
+ */
+export const LIGHT_HEAP_SAMPLING: HeapSampling = { allocationBytes: 512 * 1024, retainedBytes: 256 * 1024 };
+
 export class InspectorProfiler {
   private running: Running | undefined;
   /** The retained heap sampler left running after profile-stop, until stopRetained() (after the post-load GC). */
@@ -94,6 +109,10 @@ export class InspectorProfiler {
 
   /** `connect` opens a new connected session (connectToMainThread() or connect()). */
   constructor(private readonly connect: () => Session, private readonly opts: ProfilerOptions) {}
+
+  private get sampling(): HeapSampling {
+    return this.opts.heapSampling ?? DENSE_HEAP_SAMPLING;
+  }
 
   get isRunning(): boolean {
     return this.running !== undefined;
@@ -124,7 +143,7 @@ export class InspectorProfiler {
     if (!this.opts.heap) return;
     running.heap = 'allocations';
     s.post('HeapProfiler.enable', this.fail('heap-enable'));
-    s.post('HeapProfiler.startSampling', { samplingInterval: ALLOCATION_SAMPLING_BYTES, ...ALLOCATION_FLAGS } as object, this.fail('heap-start'));
+    s.post('HeapProfiler.startSampling', { samplingInterval: this.sampling.allocationBytes, ...ALLOCATION_FLAGS } as object, this.fail('heap-start'));
     const delay = retainedFrom === undefined ? -1 : retainedFrom - epochNow();
     if (delay > 0) running.switchTimer = setTimeout(() => this.toRetained(running), delay);
   }
@@ -151,7 +170,7 @@ export class InspectorProfiler {
       }
       this.writeHeap('heap', result.profile as unknown as HeapProfile, start, running.suffix, () => this.untrack());
     });
-    s.post('HeapProfiler.startSampling', { samplingInterval: RETAINED_SAMPLING_BYTES } as object, this.fail('heap-retained-start'));
+    s.post('HeapProfiler.startSampling', { samplingInterval: this.sampling.retainedBytes } as object, this.fail('heap-retained-start'));
   }
 
   /**

@@ -10,7 +10,7 @@ import type { Session } from 'node:inspector';
 import { pathToFileURL } from 'node:url';
 import type { ControlMessage } from '../protocol.js';
 import { AgentConnection } from '../connection.js';
-import { InspectorProfiler } from '../profiling/inspector-profiler.js';
+import { DENSE_HEAP_SAMPLING, LIGHT_HEAP_SAMPLING, InspectorProfiler } from '../profiling/inspector-profiler.js';
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { StallWatchdog } from './stall-watchdog.js';
 import { StallCause } from './stall-cause.js';
@@ -43,7 +43,10 @@ function run(data: AgentWorkerData): void {
   // Sessions are connected only while they are used (a profile, a stall): see InspectorProfiler.
   const profiler = new InspectorProfiler(mainSession, {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId,
-    samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
+    samplingIntervalUs: data.config.cpuSamplingIntervalUs,
+    // The heap is sampled with every profile: densely with --heap, else sparsely (heapSample).
+    heap: data.config.heap || data.config.heapSample !== false,
+    heapSampling: data.config.heap ? DENSE_HEAP_SAMPLING : LIGHT_HEAP_SAMPLING,
     send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy('profile', busy),
     onStopping: (stopping) => watchdog.agentWork(stopping),
     onPause: (start, end) => conn.send({ type: 'stall', start, durationMs: Math.round((end - start) * 10) / 10, ongoing: false, byAgent: 'profile-stop' }),
