@@ -190,6 +190,7 @@ export class ThreadAgent {
   /** Last sample and growth; then the worker (if any) says bye after the profiles, else we do. */
   private flush(): void {
     if (this.started) {
+      this.http.noteStillWaiting();
       this.sendSample();
       this.sendGrowth();
     }
