@@ -28,7 +28,8 @@ import { epochNow } from './clock.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
 import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-rescue.js';
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
-import { MAIN_FLUSHED, type AgentWorkerData } from './worker/worker-data.js';
+import { HEAP_WANTED, MAIN_FLUSHED, type AgentWorkerData } from './worker/worker-data.js';
+import { HeapTrigger } from './profiling/heap-trigger.js';
 import { isPostLoadGc, POST_LOAD_SAMPLED } from './profiling/post-load-gc.js';
 import { oldGenerationUsed } from './collectors/full-gc-canary.js';
 import type { GrowthHooks } from './hooks/growth-hooks.js';
@@ -55,6 +56,8 @@ export class ThreadAgent {
   private timers: NodeJS.Timeout[] = [];
   private worker: Worker | undefined;
   private inThreadProfiler: InspectorProfiler | undefined;
+  /** When a default run starts sampling the heap (profiling/heap-trigger.ts). */
+  private readonly heapTrigger = new HeapTrigger();
   private started = false;
   /** The heartbeat the sampler writes (when it ticks at least every HEARTBEAT_MS). */
   private beat: Float64Array | undefined;
@@ -106,6 +109,9 @@ export class ThreadAgent {
     if (events.length > 0) this.conn.send({ type: 'gc', events });
     const sample = this.sampler.take(this.conn.dropped + this.gc.dropped);
     sample.gc = this.gc.takeInterval();
+    // GC pressure or heap growth while a profile runs: the worker starts sampling the heap.
+    const worker = this.worker;
+    if (worker !== undefined && this.heapTrigger.observe(epochNow(), events, sample.gc.observedMs)) safely('heap-trigger', () => worker.postMessage(HEAP_WANTED));
     if (postLoadGc !== undefined) sample.postLoadGc = postLoadGc;
     this.conn.send(sample);
   }
@@ -181,6 +187,8 @@ export class ThreadAgent {
     // The worker's own connection may miss a command sent while it opened: pass every one on
     // (the worker acts once per seq).
     if (this.worker !== undefined && msg.cmd !== 'phase') this.worker.postMessage({ hotpathForward: msg });
+    if (msg.cmd === 'profile-start' && !this.opts.config.heap && this.opts.config.heapSample) this.heapTrigger.arm(epochNow());
+    else if (msg.cmd === 'profile-stop') this.heapTrigger.disarm();
     const p = this.inThreadProfiler;
     if (msg.cmd === 'profile-start') p?.start();
     else if (msg.cmd === 'profile-stop') p?.stop(() => {});

@@ -29,6 +29,11 @@ export interface ProfilerOptions {
   heap: boolean;
   /** Mean bytes between heap samples, allocations then retained: DENSE_HEAP_SAMPLING (--heap) unless given. */
   heapSampling?: HeapSampling;
+  /**
+   * Without `heap`: the heap sampler starts only when startHeap() is called during a window
+   * (heap-trigger.ts: the target shows GC pressure or heap growth).
+   */
+  heapOnDemand?: boolean;
   send: (body: ProfileBody) => void;
   onError: (what: string, err: unknown) => void;
   /** Called when a profile starts (true) and once its files are written with none running (false). */
@@ -63,6 +68,8 @@ interface Running {
   heap?: 'allocations' | 'retained';
   suffix: string;
   switchTimer?: NodeJS.Timeout;
+  /** Epoch ms of the switch to the retained view (profile-start's heapRetainedFrom). */
+  retainedFrom?: number;
 }
 
 /**
@@ -134,18 +141,38 @@ export class InspectorProfiler {
     // A new window ends the retained sampler of the last one (one heap sampler per isolate).
     this.dropRetained();
     const suffix = this.windows++ === 0 ? '' : `-${this.windows}`;
-    const running: Running = { session: s, heapStart: epochNow(), suffix };
+    const running: Running = { session: s, heapStart: epochNow(), suffix, ...(retainedFrom !== undefined ? { retainedFrom } : {}) };
     this.running = running;
     this.opts.onBusy?.(true);
     s.post('Profiler.enable', this.fail('profiler-enable'));
     s.post('Profiler.setSamplingInterval', { interval: this.opts.samplingIntervalUs }, this.fail('profiler-interval'));
     s.post('Profiler.start', this.fail('profiler-start'));
-    if (!this.opts.heap) return;
-    running.heap = 'allocations';
+    if (this.opts.heap) this.startSampling(running);
+  }
+
+  /**
+   * The heap sampler of the running window, started late (heapOnDemand): the allocation view
+   * until the switch to the retained view, or the retained view at once when that time is past.
+   */
+  startHeap(): void {
+    const running = this.running;
+    if (running === undefined || running.heap !== undefined || !(this.opts.heap || this.opts.heapOnDemand)) return;
+    this.startSampling(running);
+  }
+
+  private startSampling(running: Running): void {
+    const s = running.session;
+    const now = epochNow();
+    running.heapStart = now;
     s.post('HeapProfiler.enable', this.fail('heap-enable'));
+    if (running.retainedFrom !== undefined && running.retainedFrom <= now) {
+      running.heap = 'retained';
+      s.post('HeapProfiler.startSampling', { samplingInterval: this.sampling.retainedBytes } as object, this.fail('heap-retained-start'));
+      return;
+    }
+    running.heap = 'allocations';
     s.post('HeapProfiler.startSampling', { samplingInterval: this.sampling.allocationBytes, ...ALLOCATION_FLAGS } as object, this.fail('heap-start'));
-    const delay = retainedFrom === undefined ? -1 : retainedFrom - epochNow();
-    if (delay > 0) running.switchTimer = setTimeout(() => this.toRetained(running), delay);
+    if (running.retainedFrom !== undefined) running.switchTimer = setTimeout(() => this.toRetained(running), running.retainedFrom - now);
   }
 
   /**

@@ -22,6 +22,8 @@ export interface AgentWorkerData {
   watchdogOnly?: boolean;
 }
 
+/** Main thread -> worker: the target shows GC pressure or heap growth: start sampling the heap (profiling/heap-trigger.ts). */
+export const HEAP_WANTED = 'hotpath:heap-wanted';
 /** Main thread -> worker: the main thread sent its last sample after a flush. */
 export const MAIN_FLUSHED = 'hotpath:main-flushed';
 /**
