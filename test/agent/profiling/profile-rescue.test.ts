@@ -113,12 +113,10 @@ test('no profile running: nothing is waited for and nothing is written', async (
   c.send({ cmd: 'profile-start', seq: 1 });
   await getMany(port, '/block?ms=5', 5);
   c.send({ cmd: 'profile-stop', seq: 2 });
-  // The window's CPU profile and its sparse heap sample (every profile samples the heap).
-  await c.waitFor((m) => isProfile(m) && m.kind === 'cpu', 5000, 'the CPU profile of the window');
-  await c.waitFor((m) => isProfile(m) && m.kind === 'heap', 5000, 'the heap profile of the window');
+  await c.waitFor(isProfile, 5000, 'the profile of the window');
   crash(port, 'exit');
   assert.deepEqual(await within(t.exited, 10_000, 'the crash'), { code: 3, signal: null });
   await c.waitFor((m) => m.type === 'bye', 3000, 'bye');
-  assert.deepEqual(c.messages.filter(isProfile).map((p) => p.kind).sort(), ['cpu', 'heap'], 'only the window profiles');
+  assert.equal(c.messages.filter(isProfile).length, 1, 'only the window profile');
   assert.ok(exitDelay(t) < 500, `exit delayed ${exitDelay(t)} ms`);
 });
