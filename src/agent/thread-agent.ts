@@ -28,7 +28,7 @@ import { epochNow } from './clock.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
 import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-rescue.js';
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
-import { HEAP_WANTED, MAIN_FLUSHED, type AgentWorkerData } from './worker/worker-data.js';
+import { MAIN_FLUSHED, type AgentWorkerData, type HeapWantedMessage } from './worker/worker-data.js';
 import { HeapTrigger } from './profiling/heap-trigger.js';
 import { isPostLoadGc, POST_LOAD_SAMPLED } from './profiling/post-load-gc.js';
 import { oldGenerationUsed } from './collectors/full-gc-canary.js';
@@ -110,8 +110,8 @@ export class ThreadAgent {
     const sample = this.sampler.take(this.conn.dropped + this.gc.dropped);
     sample.gc = this.gc.takeInterval();
     // GC pressure or heap growth while a profile runs: the worker starts sampling the heap.
-    const worker = this.worker;
-    if (worker !== undefined && this.heapTrigger.observe(epochNow(), events, sample.gc.observedMs)) safely('heap-trigger', () => worker.postMessage(HEAP_WANTED));
+    const wanted = this.worker !== undefined ? this.heapTrigger.observe(epochNow(), events, sample.gc.observedMs) : undefined;
+    if (wanted !== undefined) safely('heap-trigger', () => this.worker?.postMessage({ hotpathHeapWanted: wanted } satisfies HeapWantedMessage));
     if (postLoadGc !== undefined) sample.postLoadGc = postLoadGc;
     this.conn.send(sample);
   }

@@ -10,7 +10,8 @@
 //   lowest reading since the profile started (a leak, or garbage promoted by a busy server,
 //   which the GC share then usually shows too).
 // The worker then starts the sparse sampler (inspector-profiler.ts startHeap): an allocation view
-// until the middle of the load, what stays alive after it.
+// until the middle of the load, what stays alive after it; past the middle, the view the reason
+// asks for (GC pressure: who allocates; growth: what stays alive).
 import type { GcEvent } from '../protocol.js';
 import { oldGenerationUsed } from '../collectors/full-gc-canary.js';
 
@@ -20,13 +21,21 @@ export const TRIGGER_GC_SHARE = 0.05;
 export const TRIGGER_GROWTH_BYTES = 4 * 1024 * 1024;
 /** How often the condition is judged (and the old generation read). */
 export const TRIGGER_EVERY_MS = 500;
-/** The GC share is judged over at least this much observed time. */
-const MIN_OBSERVED_MS = 1000;
+/**
+ * The GC share is judged over at least this much observed time and this many GCs (the agent
+ * observes GCs for a slice of each second, about 10 GCs' worth: docs/agent.md).
+ */
+const MIN_OBSERVED_MS = 300;
+const MIN_OBSERVED_GCS = 3;
+
+/** Why the heap should be sampled: GC pressure (who allocates) or growth (what stays alive). */
+export type HeapWanted = 'gc' | 'growth';
 
 export class HeapTrigger {
   private armed = false;
   private fired = false;
   private gcMs = 0;
+  private gcs = 0;
   private observedMs = 0;
   private lowest = Infinity;
   private lastCheck = 0;
@@ -37,7 +46,7 @@ export class HeapTrigger {
   arm(now: number): void {
     this.armed = true;
     this.fired = false;
-    this.gcMs = this.observedMs = 0;
+    this.gcMs = this.observedMs = this.gcs = 0;
     this.lowest = this.safeRead();
     this.lastCheck = now;
   }
@@ -48,21 +57,22 @@ export class HeapTrigger {
 
   /**
    * One telemetry interval: the GC events it delivered and how long GCs were observed in it.
-   * True once, when the heap should be sampled.
+   * Once, when the heap should be sampled: why (growth first: a leak's retained view matters most).
    */
-  observe(now: number, events: readonly GcEvent[], observedMs: number): boolean {
-    if (!this.armed || this.fired) return false;
+  observe(now: number, events: readonly GcEvent[], observedMs: number): HeapWanted | undefined {
+    if (!this.armed || this.fired) return undefined;
     for (const e of events) this.gcMs += e.durationMs;
+    this.gcs += events.length;
     this.observedMs += observedMs;
-    if (now - this.lastCheck < TRIGGER_EVERY_MS) return false;
+    if (now - this.lastCheck < TRIGGER_EVERY_MS) return undefined;
     this.lastCheck = now;
     const old = this.safeRead();
     this.lowest = Math.min(this.lowest, old);
-    const pressure = this.observedMs >= MIN_OBSERVED_MS && this.gcMs / this.observedMs >= TRIGGER_GC_SHARE;
+    const pressure = this.observedMs >= MIN_OBSERVED_MS && this.gcs >= MIN_OBSERVED_GCS && this.gcMs / this.observedMs >= TRIGGER_GC_SHARE;
     const growth = Number.isFinite(this.lowest) && old - this.lowest >= TRIGGER_GROWTH_BYTES;
-    if (!pressure && !growth) return false;
+    if (!pressure && !growth) return undefined;
     this.fired = true;
-    return true;
+    return growth ? 'growth' : 'gc';
   }
 
   private safeRead(): number {

@@ -152,20 +152,27 @@ export class InspectorProfiler {
 
   /**
    * The heap sampler of the running window, started late (heapOnDemand): the allocation view
-   * until the switch to the retained view, or the retained view at once when that time is past.
+   * until the switch to the retained view; once that time is past, the view `late` asks for
+   * (the allocations to the end of the window, or what stays alive).
    */
-  startHeap(): void {
+  startHeap(late: 'allocations' | 'retained' = 'retained'): void {
     const running = this.running;
     if (running === undefined || running.heap !== undefined || !(this.opts.heap || this.opts.heapOnDemand)) return;
-    this.startSampling(running);
+    this.startSampling(running, late);
   }
 
-  private startSampling(running: Running): void {
+  private startSampling(running: Running, late: 'allocations' | 'retained' = 'retained'): void {
     const s = running.session;
     const now = epochNow();
     running.heapStart = now;
     s.post('HeapProfiler.enable', this.fail('heap-enable'));
-    if (running.retainedFrom !== undefined && running.retainedFrom <= now) {
+    const past = running.retainedFrom !== undefined && running.retainedFrom <= now;
+    if (past && late === 'allocations') {
+      running.heap = 'allocations';
+      s.post('HeapProfiler.startSampling', { samplingInterval: this.sampling.allocationBytes, ...ALLOCATION_FLAGS } as object, this.fail('heap-start'));
+      return;
+    }
+    if (past) {
       running.heap = 'retained';
       s.post('HeapProfiler.startSampling', { samplingInterval: this.sampling.retainedBytes } as object, this.fail('heap-retained-start'));
       return;

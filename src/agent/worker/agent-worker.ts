@@ -16,7 +16,7 @@ import { StallWatchdog } from './stall-watchdog.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
-import { HEAP_WANTED, isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
+import { isHeapWanted, isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
 import { collectGarbage, POST_LOAD_GC_TIMEOUT_MS, POST_LOAD_SAMPLE_WAIT_MS, POST_LOAD_SAMPLED, POST_LOAD_STUCK_MS, type PostLoadGc } from '../profiling/post-load-gc.js';
 
 /** How long a flush waits for the main thread's last sample before saying bye anyway. */
@@ -45,7 +45,7 @@ function run(data: AgentWorkerData): void {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId,
     samplingIntervalUs: data.config.cpuSamplingIntervalUs,
     // The heap is sampled densely from the start with --heap; else sparsely, once the main
-    // thread sees GC pressure or heap growth (heap-trigger.ts, HEAP_WANTED).
+    // thread sees GC pressure or heap growth (heap-trigger.ts, HeapWantedMessage).
     heap: data.config.heap, heapOnDemand: !data.config.heap && data.config.heapSample !== false,
     heapSampling: data.config.heap ? DENSE_HEAP_SAMPLING : LIGHT_HEAP_SAMPLING,
     send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy('profile', busy),
@@ -83,7 +83,7 @@ function run(data: AgentWorkerData): void {
   };
   parentPort?.on('message', (m: unknown) => {
     if (m === MAIN_FLUSHED) flusher.mainFlushed();
-    else if (m === HEAP_WANTED) profiler.startHeap();
+    else if (isHeapWanted(m)) profiler.startHeap(m.hotpathHeapWanted === 'gc' ? 'allocations' : 'retained');
     else if (m === POST_LOAD_SAMPLED) flusher.postLoadSampled();
     else if (m === RESCUE_PROFILES) onExitRescue();
     else if (isForwardedControl(m)) onControl(m.hotpathForward);

@@ -6,21 +6,29 @@ import type { GcEvent } from '../../../src/agent/protocol.js';
 const MB = 1024 * 1024;
 const gc = (durationMs: number): GcEvent => ({ kind: 'minor', start: 0, durationMs, flags: 0 });
 
-/** Feeds `seconds` of 100 ms intervals, each with `gcMs` of observed GC, the old generation at `old(t)`; the time it fired, if it did. */
+let reason: string | undefined;
+
+/** Feeds `seconds` of 100 ms intervals, each with `gcMs` of observed GC, the old generation at `old(t)`; the time it fired (and `reason`), if it did. */
 function feed(trigger: HeapTrigger, seconds: number, gcMs: number, oldAt: (t: number) => number, heap: { old: number }): number | undefined {
   for (let t = 100; t <= seconds * 1000; t += 100) {
     heap.old = oldAt(t);
-    if (trigger.observe(t, gcMs > 0 ? [gc(gcMs)] : [], 100)) return t;
+    reason = trigger.observe(t, gcMs > 0 ? [gc(gcMs)] : [], 100);
+    if (reason !== undefined) return t;
   }
   return undefined;
 }
 
-test('heap trigger: GC taking 8 % of the observed time starts the sampler once a second of GCs was seen', () => {
+test('heap trigger: GC taking 8 % of the observed time starts the sampler at the first check with a few GCs seen', () => {
   const heap = { old: 20 * MB };
   const t = new HeapTrigger(() => heap.old);
   t.arm(0);
   const at = feed(t, 5, 8, () => 20 * MB, heap);
-  assert.ok(at !== undefined && at >= 1000 && at <= 1000 + TRIGGER_EVERY_MS, `fired at ${at}`);
+  assert.equal(at, TRIGGER_EVERY_MS);
+  assert.equal(reason, 'gc');
+  // 4 % is below the share: never.
+  const light = new HeapTrigger(() => heap.old);
+  light.arm(0);
+  assert.equal(feed(light, 5, 4, () => 20 * MB, heap), undefined);
   assert.equal(feed(t, 5, 8, () => 20 * MB, heap), undefined, 'once per profile');
 });
 
@@ -31,6 +39,7 @@ test('heap trigger: a growing old generation starts it; a flat heap with light G
   // 2 MiB a second with 1 % GC: the growth decides, after about 2 s.
   const at = feed(growing, 5, 1, (ms) => 20 * MB + (ms / 1000) * 2 * MB, heap);
   assert.ok(at !== undefined && at >= (TRIGGER_GROWTH_BYTES / (2 * MB)) * 1000, `fired at ${at}`);
+  assert.equal(reason, 'growth');
   const flat = new HeapTrigger(() => heap.old);
   flat.arm(0);
   // Up and down by 3 MiB (young objects promoted, then collected): below the growth threshold.
