@@ -159,7 +159,7 @@ export function describeHolder(h: LeakHolder, culprit: Culprit): string {
   const at = h.declaredLine !== undefined ? ` (${culprit.file}:${h.declaredLine})` : '';
   const where = h.scope === 'module' ? `${what} declared at the module's top level${at}, which lives as long as the process`
     : h.scope === 'closure' ? `${what} declared${h.enclosing ? ` in \`${h.enclosing}\`` : ' in an enclosing function'}${at} and kept alive by the closure \`${culprit.function}\` that uses it`
-      : `a property of the object \`${culprit.function}\` runs on`;
+      : `a property of the object that \`${culprit.function}\` runs on`;
   const how = h.via === '[]=' ? 'assigns into it' : h.kind === 'EventEmitter' ? `adds listeners to it (\`${h.via}\`)` : `adds to it (\`${h.via}\`)`;
   return ` They are most likely kept in \`${h.name}\`, ${where}; \`${culprit.function}\` ${how} at ${culprit.file}:${h.storeLine}.`;
 }
