@@ -72,3 +72,15 @@ test('gc: 6 % of the time in GC is mentioned as info, not a warning', () => {
   const [f] = gcPressure(syntheticRun({ noise: 0, minorGcPerS: 40, minorGcMs: 1.5 }));
   assert.equal(f.severity, 'info');
 });
+
+test('gc: on a target starved of CPU (busy machine), only the part of the GC wall time it ran counts', () => {
+  // 60 scavenges a second of 2.5 ms: 15 % of wall time, a warning on a loop that had the CPU.
+  const quiet = gcPressure(syntheticRun({ seed: 1, cwd, elu: 0.9, cores: 0.9, minorGcPerS: 60, minorGcMs: 2.5 }))[0];
+  assert.equal(quiet?.severity, 'warning');
+  assert.equal(quiet?.evidence.gcWallShare, undefined);
+  // The same GC while the loop got the CPU 40 % of its active time: ~6 % counted, a note.
+  const busy = gcPressure(syntheticRun({ seed: 1, cwd, elu: 0.9, cores: 0.36, minorGcPerS: 60, minorGcMs: 2.5 }))[0];
+  assert.equal(busy?.severity, 'info');
+  assert.ok(Math.abs((busy.evidence.gcShare as number) - (busy.evidence.gcWallShare as number) * 0.4) < 0.005, JSON.stringify(busy.evidence));
+  assert.match(busy.summary, /The machine was busy \(the target had the CPU 40 % of its loop's active time\)/);
+});
