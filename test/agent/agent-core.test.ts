@@ -355,7 +355,7 @@ test('default config: the heap is sampled only once the target shows GC pressure
   const allocations = c.of('profile').find((p) => p.kind === 'heap')!;
   const retained = c.of('profile').find((p) => p.kind === 'heap-retained')!;
   assert.ok(allocations.start > switchAt - 1500, 'started after the profile, on demand');
-  assert.ok(Math.abs(retained.start - switchAt) < 300, `switched at ${retained.start}, asked for ${switchAt}`);
+  assert.ok(retained.start >= switchAt - 50 && retained.start - switchAt < 1000, `switched at ${retained.start}, asked for ${switchAt}`);
   const tree = buildHeapTree(parseHeapProfile(readFileSync(join(c.dir, retained.file), 'utf8')), { cwd: FIXTURES, sourceMaps: false });
   const kept = Object.fromEntries(topAllocators(tree, { limit: 10 }).map((a) => [a.function, a.share]));
   assert.ok((kept.arrays ?? 0) > 0.8, `what stayed alive is the leak: ${JSON.stringify(kept)}`);
