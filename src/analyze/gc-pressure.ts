@@ -44,11 +44,14 @@ export function gcPressure(run: RunData): Finding[] {
   const wallShare = gc.estimatedMs / gc.sampledMs;
   // GC durations are wall time. On a target that got less CPU than its loop asked for (other
   // processes on the cores), they include the wait for the CPU, and V8's parallel scavenger waits
-  // for its helper threads too: count the part the target ran (busy-machine runs of two
-  // scenarios read 14-15 % against ~5 % on a quiet one).
+  // for its helper threads too (busy-machine runs of two scenarios read 14-15 %). The share is
+  // the one a machine with free cores would show: GC and the loop's other work shrink to the part
+  // the target ran (× cpuPerActive), the idle time stays. A saturated loop (ELU 1) keeps its share
+  // (it would do more work in the window, with the same GC per request); an idle one scales fully.
   const s = loopStats(run);
   const starved = s !== undefined && isStarved(s) ? s.cpuPerActive : undefined;
-  const share = starved !== undefined ? wallShare * starved : wallShare;
+  const busy = Math.min(1, Math.max(0, s?.eluMean ?? 0));
+  const share = starved !== undefined ? (wallShare * starved) / (1 - busy + busy * starved) : wallShare;
   if (share < GC_INFO_SHARE) return [];
   return [finding(run, gc, share, starved !== undefined ? { wallShare, cpuPerActive: starved } : undefined)];
 }
@@ -76,7 +79,7 @@ function finding(run: RunData, gc: GcActivity, share: number, starved?: { wallSh
     summary: `GC took about ${round(totalMs, 0)} ms, ${round(share * 100, 1)} % of the load window` +
       ` (${round(minorShare * 100, 0)} % of it in scavenges, ${round(scavengesPerS, 1)} per second)` +
       `${gc.coverage < 0.99 ? `, estimated from the ${gc.events.length} GCs seen while GCs were observed (${round(gc.coverage * 100, 0)} % of the time)` : ''}.` +
-      (starved ? ` The machine was busy (the target had the CPU ${round(starved.cpuPerActive * 100, 0)} % of its loop's active time): GC took ${round(starved.wallShare * 100, 1)} % of the wall time, waiting for the CPU included; the share above is the part it ran.` : '') +
+      (starved ? ` The machine was busy (the target had the CPU ${round(starved.cpuPerActive * 100, 0)} % of its loop's active time): GC took ${round(starved.wallShare * 100, 1)} % of the wall time, waiting for the CPU included; the share above is what free cores would show.` : '') +
       (culprit ? ` The most allocating function is ${describeCulprit(culprit)} with ${round((top?.share ?? 0) * 100, 0)} % of sampled bytes.` : ''),
     evidence: {
       gcShare: round(share, 4), gcMs: round(totalMs, 1), gcCount: gc.estimatedCount, byKind: roundKinds(kinds),
