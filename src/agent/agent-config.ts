@@ -1,7 +1,7 @@
 // Reads the agent's configuration (HOTPATH_AGENT_CONFIG, JSON) and fills in defaults; never throws.
 import { ENV, type AgentConfig } from './protocol.js';
 
-export const DEFAULT_CONFIG: AgentConfig = { intervalMs: 100, cpuSamplingIntervalUs: 1000, heap: false, hooks: true };
+export const DEFAULT_CONFIG: AgentConfig = { intervalMs: 100, cpuSamplingIntervalUs: 1000, heap: false, hooks: true, heapSample: true };
 
 /** Below this the V8 sampler's own cost dominates (research: 20-35 % at < 100 µs). */
 export const MIN_SAMPLING_INTERVAL_US = 100;
@@ -34,5 +34,6 @@ function normalize(value: unknown): { config: AgentConfig; problem?: string } {
   if (typeof v.heap === 'boolean') config.heap = v.heap;
   if (typeof v.hooks === 'boolean') config.hooks = v.hooks;
   if (typeof v.secret === 'string' && SECRET.test(v.secret)) config.secret = v.secret;
+  if (typeof v.heapSample === 'boolean') config.heapSample = v.heapSample;
   return problem === undefined ? { config } : { config, problem };
 }

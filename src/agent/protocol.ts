@@ -55,6 +55,7 @@
 //     sends it leaves every server counted: readers tell the two apart by `drivenOnly`.
 //   - GrowthMessage.handles; GrowthMessage.timers[].promise and .awaited.
 //   - AgentConfig.secret and AuthMessage: a connection opens with the run's secret (issue 23.2).
+//   - SampleMessage.unanswered (requests never answered, by route, with their handler).
 
 export const PROTOCOL_VERSION = 1;
 
@@ -77,6 +78,11 @@ export interface AgentConfig {
   heap: boolean;
   /** Growth hooks: listeners, routes, timers, sync APIs. */
   hooks: boolean;
+  /**
+   * Without `heap`, sample the heap anyway with each profile, sparsely (LIGHT_HEAP_SAMPLING in
+   * inspector-profiler.ts): enough to name who allocates and who keeps memory (default true).
+   */
+  heapSample: boolean;
   /**
    * This run's secret: every connection opens with an AuthMessage carrying it, or the CLI
    * drops it (another local process posing as an agent). Never sent in any other message.
@@ -181,6 +187,12 @@ export interface SampleMessage extends Envelope {
    * main thread was stuck or the GC did not answer within 1 s.
    */
   postLoadGc?: { gcMs: number; heapAfter: number };
+  /**
+   * Added (agent): requests of the driven server that never got a response, seen when their
+   * connection closed with them still waiting or still waiting at the flush, by route
+   * (cumulative; sent when it changed). See collectors/unanswered-routes.ts.
+   */
+  unanswered?: UnansweredRoute[];
   /** Server-side HTTP over the interval (absent before the thread serves HTTP). */
   http?: {
     started: number;
@@ -256,6 +268,26 @@ export interface GcMessage extends Envelope {
 }
 
 /** A call site: the first frame outside node internals and the agent. */
+/** Requests that never got a response, for one method and route. */
+export interface UnansweredRoute {
+  method: string;
+  /** The framework's route pattern when one matched (Express `req.route.path`, with its mount path), else the URL path without its query. */
+  route: string;
+  /** True when `route` is a framework's pattern. */
+  pattern?: boolean;
+  count: number;
+  /** Age of the oldest such request when it was seen (ms), when its start was timed. */
+  oldestMs?: number;
+  /**
+   * The last app function known to have handled them: the matched route's last handler, else
+   * the server's 'request' listener; where V8 says it is defined (1-based line and column; the
+   * script id is the isolate's, a CPU profile of the same thread gives its URL).
+   */
+  handler?: { name: string; scriptId: string; line: number; column: number };
+  /** The handler is the server's 'request' listener (no framework route matched). */
+  listener?: boolean;
+}
+
 export interface CallSite {
   function: string;
   /** Absolute path or URL as V8 reports it. */

@@ -33,7 +33,8 @@ import { epochNow } from './clock.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
 import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-rescue.js';
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
-import { MAIN_FLUSHED, type AgentWorkerData } from './worker/worker-data.js';
+import { MAIN_FLUSHED, type AgentWorkerData, type HeapWantedMessage } from './worker/worker-data.js';
+import { HeapTrigger } from './profiling/heap-trigger.js';
 import { isPostLoadGc, POST_LOAD_SAMPLED } from './profiling/post-load-gc.js';
 import { oldGenerationUsed } from './collectors/full-gc-canary.js';
 import type { GrowthHooks } from './hooks/growth-hooks.js';
@@ -73,6 +74,8 @@ export class ThreadAgent {
   private timers: NodeJS.Timeout[] = [];
   private worker: Worker | undefined;
   private inThreadProfiler: InspectorProfiler | undefined;
+  /** When a default run starts sampling the heap (profiling/heap-trigger.ts). */
+  private readonly heapTrigger = new HeapTrigger();
   private started = false;
   /** The heartbeat the sampler writes (when it ticks at least every HEARTBEAT_MS). */
   private beat: Float64Array | undefined;
@@ -140,7 +143,17 @@ export class ThreadAgent {
     const sample = guardPart(PART.sampler, () => this.sampler.take(this.conn.dropped + (gcOk ? this.gc.dropped : 0)));
     if (sample === undefined) return;
     const gc = gcOk ? guardPart(PART.gc, () => this.gc.takeInterval()) : undefined;
-    if (gc !== undefined) sample.gc = gc;
+    if (gc !== undefined) {
+      sample.gc = gc;
+      // GC pressure or heap growth while a profile runs: the worker starts sampling the heap.
+      const worker = this.worker;
+      if (worker !== undefined) {
+        safely('heap-trigger', () => {
+          const wanted = this.heapTrigger.observe(epochNow(), events, gc.observedMs);
+          if (wanted !== undefined) worker.postMessage({ hotpathHeapWanted: wanted } satisfies HeapWantedMessage);
+        });
+      }
+    }
     if (postLoadGc !== undefined) sample.postLoadGc = postLoadGc;
     this.conn.send(sample);
   }
@@ -216,6 +229,8 @@ export class ThreadAgent {
     // The worker's own connection may miss a command sent while it opened: pass every one on
     // (the worker acts once per seq).
     if (this.worker !== undefined && msg.cmd !== 'phase') this.worker.postMessage({ hotpathForward: msg });
+    if (msg.cmd === 'profile-start' && !this.opts.config.heap && this.opts.config.heapSample) this.heapTrigger.arm(epochNow());
+    else if (msg.cmd === 'profile-stop') this.heapTrigger.disarm();
     const p = this.inThreadProfiler;
     if (msg.cmd === 'profile-start') p?.start();
     else if (msg.cmd === 'profile-stop') p?.stop(() => {});
@@ -225,6 +240,7 @@ export class ThreadAgent {
   /** Last sample and growth; then the worker (if any) says bye after the profiles, else we do. */
   private flush(): void {
     if (this.started) {
+      this.http.noteStillWaiting();
       this.sendSample();
       this.sendGrowth();
     }

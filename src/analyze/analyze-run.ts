@@ -172,6 +172,8 @@ function specificity(f: Finding, group: Finding[]): number {
   if (f.code === 'HOTPATH_LATENCY_CREEP') return SPECIFICITY.indexOf('sync-io') + 0.5;
   // A handle leak names what the heap growth is made of: before a memory leak in the same function.
   if (f.code === HANDLE_LEAK) return SPECIFICITY.indexOf('memory-leak') - 0.5;
+  // Yielding per item allocates a promise and an immediate per turn: GC pressure in the same function is its symptom.
+  if (f.code === 'HOTPATH_LOOP_YIELDS') return SPECIFICITY.indexOf('gc-pressure') - 0.5;
   return SPECIFICITY.indexOf(f.category);
 }
 

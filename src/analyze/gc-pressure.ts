@@ -13,6 +13,8 @@ import { frameCulprit, describeCulprit } from './signals/culprit.js';
 import { cpuViewOf } from './signals/cpu-profile.js';
 import { round } from './signals/stats.js';
 import { allocationAdvice, heapProfileHint, semiSpaceAdvice } from './gc-pressure.advice.js';
+import { loopStats } from './signals/loop-stats.js';
+import { isStarved } from './event-loop-blocking.js';
 
 /**
  * GC share of wall time worth mentioning (info): the GC story's 6 % is where tuning starts to
@@ -39,12 +41,22 @@ export function gcPressure(run: RunData): Finding[] {
   if (!w || threads.length === 0) return [];
   const gc = gcActivity(threads, w);
   if (gc.events.length === 0 || gc.sampledMs <= 0) return [];
-  const share = gc.estimatedMs / gc.sampledMs;
+  const wallShare = gc.estimatedMs / gc.sampledMs;
+  // GC durations are wall time. On a target that got less CPU than its loop asked for (other
+  // processes on the cores), they include the wait for the CPU, and V8's parallel scavenger waits
+  // for its helper threads too (busy-machine runs of two scenarios read 14-15 %). The share is
+  // the one a machine with free cores would show: GC and the loop's other work shrink to the part
+  // the target ran (× cpuPerActive), the idle time stays. A saturated loop (ELU 1) keeps its share
+  // (it would do more work in the window, with the same GC per request); an idle one scales fully.
+  const s = loopStats(run);
+  const starved = s !== undefined && isStarved(s) ? s.cpuPerActive : undefined;
+  const busy = Math.min(1, Math.max(0, s?.eluMean ?? 0));
+  const share = starved !== undefined ? (wallShare * starved) / (1 - busy + busy * starved) : wallShare;
   if (share < GC_INFO_SHARE) return [];
-  return [finding(run, gc, share)];
+  return [finding(run, gc, share, starved !== undefined ? { wallShare, cpuPerActive: starved } : undefined)];
 }
 
-function finding(run: RunData, gc: GcActivity, share: number): Finding {
+function finding(run: RunData, gc: GcActivity, share: number, starved?: { wallShare: number; cpuPerActive: number }): Finding {
   const kinds = gc.estimated;
   const totalMs = gc.estimatedMs;
   const minor = kinds.minor ?? { count: 0, totalMs: 0 };
@@ -67,12 +79,14 @@ function finding(run: RunData, gc: GcActivity, share: number): Finding {
     summary: `GC took about ${round(totalMs, 0)} ms, ${round(share * 100, 1)} % of the load window` +
       ` (${round(minorShare * 100, 0)} % of it in scavenges, ${round(scavengesPerS, 1)} per second)` +
       `${gc.coverage < 0.99 ? `, estimated from the ${gc.events.length} GCs seen while GCs were observed (${round(gc.coverage * 100, 0)} % of the time)` : ''}.` +
+      (starved ? ` The machine was busy (the target had the CPU ${round(starved.cpuPerActive * 100, 0)} % of its loop's active time): GC took ${round(starved.wallShare * 100, 1)} % of the wall time, waiting for the CPU included; the share above is what free cores would show.` : '') +
       (culprit ? ` The most allocating function is ${describeCulprit(culprit)} with ${round((top?.share ?? 0) * 100, 0)} % of sampled bytes.` : ''),
     evidence: {
       gcShare: round(share, 4), gcMs: round(totalMs, 1), gcCount: gc.estimatedCount, byKind: roundKinds(kinds),
       observedGcs: gc.events.length, observedShareOfTime: round(gc.coverage, 3),
       scavengesPerSecond: round(scavengesPerS, 2), minorShareOfGc: round(minorShare, 3),
       meanScavengeMs: observedMinor.count > 0 ? round(observedMinor.totalMs / observedMinor.count, 3) : 0,
+      ...(starved ? { gcWallShare: round(starved.wallShare, 4), cpuPerActive: round(starved.cpuPerActive, 3) } : {}),
       ...(alloc ? { topAllocators: alloc.sites.slice(0, 5).map((s) => ({ function: s.frame.name, file: s.frame.file, line: s.frame.line, share: round(s.share, 3) })) } : {}),
       ...(semiSpace ? { suggestedSemiSpaceMiB: SEMI_SPACE_SUGGESTED_MIB } : {}),
     },

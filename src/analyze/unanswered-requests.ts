@@ -13,6 +13,7 @@ import { hungCallAdvice, socketsHeldAdvice, unansweredAdvice } from './unanswere
 import { lastGrowth } from './signals/growth-series.js';
 import { appCallers, describeCulprit, siteCulprit } from './signals/culprit.js';
 import type { GrowthMessage } from '../agent/protocol.js';
+import { unansweredRoute } from './signals/unanswered-route.js';
 
 /** Timed-out requests worth a finding, and their share of what was sent. */
 export const UNANSWERED_MIN_REQUESTS = 3;
@@ -65,7 +66,11 @@ function unanswered(run: RunData, hung: number, severity: Finding['severity'], i
   const calls = pendingCalls(run);
   const waitsOn = calls && calls.pending >= Math.max(UNANSWERED_MIN_REQUESTS, hung * UNANSWERED_CALLS_MIN_SHARE) ? calls : undefined;
   const site = waitsOn ? appCallers(waitsOn.entry)[0] : undefined;
-  const culprit = site ? siteCulprit(site, run.cwd) : undefined;
+  // Where the hung requests went: the route and the last app function that took them (the agent
+  // noted them as their connections closed), when no outgoing call explains the wait.
+  const route = unansweredRoute(run);
+  const culprit = site ? siteCulprit(site, run.cwd) : route?.culprit;
+  const routeText = route && !waitsOn ? routeSentence(route) : '';
   const queued = waitsOn?.entry.queued !== undefined && waitsOn.entry.queued >= waitsOn.pending * UNANSWERED_CALLS_MIN_SHARE;
   const callsText = waitsOn
     ? ` ${waitsOn.pending} outgoing ${waitsOn.entry.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${waitsOn.entry.origin}${culprit ? ` made by ${describeCulprit(culprit)}` : ''} ` +
@@ -77,15 +82,34 @@ function unanswered(run: RunData, hung: number, severity: Finding['severity'], i
     category: 'unanswered-requests',
     severity,
     title: waitsOn ? 'Some requests never get a response: they wait on outgoing calls that never end' : 'Some requests never get a response',
-    summary: `${summary}${callsText}${request !== undefined ? ` Every request was \`${request}\`.` : ''}`,
+    summary: `${summary}${callsText}${routeText}${request !== undefined ? ` Every request was \`${request}\`.` : ''}`,
     evidence: {
       ...evidence, ...(request !== undefined ? { request } : {}),
+      ...(route ? {
+        unansweredRoute: `${route.entry.method} ${route.entry.route}`, routeUnanswered: route.entry.count, unansweredSeen: route.total,
+        ...(route.entry.oldestMs !== undefined ? { oldestWaitMs: route.entry.oldestMs } : {}),
+        ...(route.entry.handler ? { handler: route.entry.handler.name || '(anonymous)' } : {}),
+        ...(route.via ? { calledFrom: `${route.via.function} (${route.via.file}:${route.via.line})` } : {}),
+      } : {}),
       ...(waitsOn ? { pendingCalls: waitsOn.pending, callsOrigin: waitsOn.entry.origin, ...(queued ? { queuedCalls: waitsOn.entry.queued, ...(waitsOn.entry.maxSockets !== undefined ? { maxSockets: waitsOn.entry.maxSockets } : {}) } : {}) } : {}),
     },
     ...(culprit ? { culprit } : {}),
     recommendation: waitsOn ? `${queued ? socketsHeldAdvice : hungCallAdvice}\n\n${unansweredAdvice}` : unansweredAdvice,
     impact,
   };
+}
+
+/** " 10 of them were `GET /profile` (an Express route), last handled by loadProfile (server.js:5), which ..." */
+function routeSentence(route: NonNullable<ReturnType<typeof unansweredRoute>>): string {
+  const e = route.entry;
+  const what = `\`${e.method} ${e.route}\`${e.pattern ? ' (a route of the app\'s router)' : ''}`;
+  const who = route.culprit
+    ? route.via
+      ? `, taken by the server's request listener ${describeCulprit(route.via)} and handed to ${describeCulprit(route.culprit)}`
+      : `, last handled by ${e.listener ? 'the server\'s request listener ' : 'its handler '}${describeCulprit(route.culprit)}`
+    : e.handler && e.handler.name !== '' ? `, last handled by \`${e.handler.name}\`` : '';
+  const share = route.total > e.count ? `${e.count} of the ${route.total} requests the server left waiting` : `The ${e.count} requests the server left waiting`;
+  return ` ${share} were ${what}${who}: a path through it neither responds nor passes the request on.`;
 }
 
 type OutgoingEntry = NonNullable<GrowthMessage['outgoing']>[number];

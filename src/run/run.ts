@@ -171,7 +171,7 @@ class RunSession {
     this.target = await TargetProcess.start({
       command: this.o.command, cwd: this.o.cwd, env: this.hooks.env ?? process.env, agentPath,
       socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log), graceMs: this.o.grace * 1000,
-      agentConfig: { intervalMs: this.o.interval, cpuSamplingIntervalUs: this.o.cpuInterval, heap: this.o.heap, hooks: this.o.hooks, secret },
+      agentConfig: { intervalMs: this.o.interval, cpuSamplingIntervalUs: this.o.cpuInterval, heap: this.o.heap, hooks: this.o.hooks, heapSample: true, secret },
     });
     this.meta.spawnedPid = this.target.pid;
     this.status(`started \`${this.o.command.join(' ')}\` (pid ${this.target.pid}); waiting for it to listen`);
@@ -239,11 +239,12 @@ class RunSession {
   }
 
   /**
-   * With --heap and a load of known duration, when the agents restart their heap sampler for the
-   * retained view (HEAP_RETAINED_FROM of the window in); undefined with --amount (no known end).
+   * With a load of known duration, when the agents restart their heap sampler for the retained
+   * view (HEAP_RETAINED_FROM of the window in; densely with --heap, sparsely otherwise: docs/agent.md);
+   * undefined with --amount (no known end).
    */
   private heapRetainedFrom(loadStart: number): number | undefined {
-    if (!this.o.heap || this.o.amount) return undefined;
+    if (this.o.amount) return undefined;
     return loadStart + (this.o.duration ?? DEFAULT_DURATION_S) * 1000 * HEAP_RETAINED_FROM;
   }
 

@@ -318,3 +318,48 @@ test('the CLI going away mid-run does not disturb the target', async () => {
   assert.equal(t.child.exitCode, null, 'still running');
   assert.equal(t.stderr(), '');
 });
+
+test('default config: the heap is sampled only once the target shows GC pressure or heap growth, sparsely, with the switch to the retained view', async () => {
+  // A target that allocates little: a CPU profile, no heap profile.
+  const quiet = await startWith(['server.cjs'], {});
+  const q = await quiet.c.waitForListen();
+  await quiet.c.waitFor((m) => m.type === 'sample', 5000, 'first sample');
+  quiet.c.send({ cmd: 'profile-start', heapRetainedFrom: Date.now() + 600 });
+  const quietEnd = Date.now() + 1500;
+  while (Date.now() < quietEnd) await getMany(q.port!, '/', 4);
+  quiet.c.send({ cmd: 'profile-stop' });
+  await quiet.c.waitFor((m) => m.type === 'profile' && m.kind === 'cpu', 10_000, 'the CPU profile');
+  quiet.c.send({ cmd: 'flush' });
+  await quiet.c.waitFor((m) => m.type === 'bye' && m.pid === q.pid, 10_000, 'bye');
+  assert.deepEqual(quiet.c.of('profile').map((p) => p.kind), ['cpu'], 'no heap sampled');
+
+  // The same server leaking 1 MB a request: the growth starts the sampler, the switch happens at heapRetainedFrom.
+  const { c } = await startWith(['server.cjs'], {});
+  const listen = await c.waitForListen();
+  await c.waitFor((m) => m.type === 'sample', 5000, 'first sample');
+  // Time for the growth to show and be judged (every 500 ms) before the switch, on a busy machine too.
+  const switchAt = Date.now() + 3000;
+  c.send({ cmd: 'profile-start', heapRetainedFrom: switchAt });
+  const end = switchAt + 1200;
+  let retainedMb = 0;
+  while (Date.now() < end) {
+    await getMany(listen.port!, '/alloc', 4);
+    await get(listen.port!, '/retain?mb=1');
+    if (Date.now() > switchAt) retainedMb++;
+  }
+  c.send({ cmd: 'profile-stop' });
+  await c.waitFor((m) => m.type === 'profile' && m.kind === 'cpu', 10_000, 'the CPU profile');
+  c.send({ cmd: 'flush' });
+  await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 10_000, 'bye');
+  const kinds = c.of('profile').map((p) => p.kind).sort();
+  assert.deepEqual(kinds, ['cpu', 'heap', 'heap-retained'], JSON.stringify(kinds));
+  const allocations = c.of('profile').find((p) => p.kind === 'heap')!;
+  const retained = c.of('profile').find((p) => p.kind === 'heap-retained')!;
+  assert.ok(allocations.start > switchAt - 3000, 'started after the profile, on demand');
+  assert.ok(retained.start >= switchAt - 50 && retained.start - switchAt < 1000, `switched at ${retained.start}, asked for ${switchAt}`);
+  const tree = buildHeapTree(parseHeapProfile(readFileSync(join(c.dir, retained.file), 'utf8')), { cwd: FIXTURES, sourceMaps: false });
+  const kept = Object.fromEntries(topAllocators(tree, { limit: 10 }).map((a) => [a.function, a.share]));
+  assert.ok((kept.arrays ?? 0) > 0.8, `what stayed alive is the leak: ${JSON.stringify(kept)}`);
+  // Sparse: one sample per 256 KiB on average is ~4 per MB kept (--heap's 32 KiB: ~32).
+  assert.ok((retained.samples ?? 0) < Math.max(8, retainedMb * 12), `${retained.samples} samples for ${retainedMb} MB kept`);
+});

@@ -59,6 +59,16 @@ test('mergeSameCulprit: keeps distinct culprits apart', () => {
   assert.equal(mergeSameCulprit([mk('a', 'serialization'), mk('b', 'event-loop-blocking')]).length, 2);
 });
 
+test('mergeSameCulprit: loop yields in a function lead the GC pressure their promises and immediates cause there', () => {
+  const mk = (code: string, category: Finding['category'], impact: number): Finding =>
+    ({ code, category, severity: 'warning', title: '', summary: '', evidence: { x: 1 }, recommendation: '', impact, culprit: { function: 'rankProducts', file: 'lib/rank.js', line: 12 } });
+  const [kept] = mergeSameCulprit([mk('HOTPATH_GC_PRESSURE', 'gc-pressure', 0.4), mk('HOTPATH_LOOP_YIELDS', 'event-loop-blocking', 0.2)]);
+  assert.equal(kept.code, 'HOTPATH_LOOP_YIELDS');
+  assert.deepEqual((kept.evidence.alsoFound as { code: string }[]).map((x) => x.code), ['HOTPATH_GC_PRESSURE']);
+  // Blocking work (not yields) in an allocating function stays behind the GC pressure that explains it.
+  assert.equal(mergeSameCulprit([mk('HOTPATH_GC_PRESSURE', 'gc-pressure', 0.4), mk('HOTPATH_EVENT_LOOP_BLOCKING', 'event-loop-blocking', 0.6)])[0].code, 'HOTPATH_GC_PRESSURE');
+});
+
 test('mergeSameCulprit: a function and the anonymous functions written inside it are one culprit', () => {
   const mk = (fn: string, category: Finding['category'], file = 'a.js'): Finding =>
     ({ code: category, category, severity: 'warning', title: '', summary: '', evidence: { x: 1 }, recommendation: '', impact: 0.1, culprit: { function: fn, file, line: 1 } });

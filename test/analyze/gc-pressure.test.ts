@@ -72,3 +72,21 @@ test('gc: 6 % of the time in GC is mentioned as info, not a warning', () => {
   const [f] = gcPressure(syntheticRun({ noise: 0, minorGcPerS: 40, minorGcMs: 1.5 }));
   assert.equal(f.severity, 'info');
 });
+
+test('gc: on a target starved of CPU (busy machine), the share is what free cores would show', () => {
+  // 60 scavenges a second of 2.5 ms: 15 % of wall time, a warning on a loop that had the CPU.
+  const quiet = gcPressure(syntheticRun({ seed: 1, cwd, elu: 0.5, cores: 0.5, minorGcPerS: 60, minorGcMs: 2.5 }))[0];
+  assert.equal(quiet?.severity, 'warning');
+  assert.equal(quiet?.evidence.gcWallShare, undefined);
+  // The same GC on a half-busy loop that got the CPU 40 % of its active time: GC and the loop's
+  // work shrink to 40 %, the idle half stays: 15 % x 0.4 / (0.5 + 0.5 x 0.4) ~ 8.6 %, a note.
+  const busy = gcPressure(syntheticRun({ seed: 1, cwd, elu: 0.5, cores: 0.2, minorGcPerS: 60, minorGcMs: 2.5 }))[0];
+  assert.equal(busy?.severity, 'info');
+  const wall = busy.evidence.gcWallShare as number;
+  assert.ok(Math.abs((busy.evidence.gcShare as number) - (wall * 0.4) / 0.7) < 0.005, JSON.stringify(busy.evidence));
+  assert.match(busy.summary, /The machine was busy \(the target had the CPU 40 % of its loop's active time\)/);
+  // A saturated loop keeps its share: it would only do more work in the window.
+  const saturated = gcPressure(syntheticRun({ seed: 1, cwd, elu: 1, cores: 0.4, minorGcPerS: 60, minorGcMs: 2.5 }))[0];
+  assert.equal(saturated?.severity, 'warning');
+  assert.ok(Math.abs((saturated.evidence.gcShare as number) - (saturated.evidence.gcWallShare as number)) < 0.005);
+});

@@ -47,7 +47,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'stdout-logging': { category: 'sync-io', culprit: { function: 'logRequest', file: 'lib/log.js' } },
   'keepalive-off-upstream': { category: 'connection-churn', culprit: { function: 'fetchStock', file: 'lib/inventory.js' } },
   'koa-middleware-growth': { category: 'handler-growth', culprit: { function: 'ensureMetrics', file: 'lib/metrics.js' } },
-  'hung-branch': { category: 'unanswered-requests' },
+  // The last app function the hung requests went through is the listener (allow() returned false to it).
+  'hung-branch': { category: 'unanswered-requests', culprit: { function: 'search', file: 'server.js' } },
   // The hand-over to the pool takes tens of µs per call: the profile may not catch it (then no culprit).
   'threadpool-login': { category: 'off-loop-cpu' },
   'inlined-etag': { category: 'event-loop-blocking', culprit: { function: 'checksum', file: 'lib/etag.js' } },
@@ -74,6 +75,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
       accepts: { function: 'slugify', file: 'lib/slug.js' },
     },
   },
+  'audit-closure-leak': { category: 'memory-leak', culprit: { function: 'recordAccess', file: 'lib/audit.js' } },
+  'express-hung-route': { category: 'unanswered-requests', culprit: { function: 'showInvoice', file: 'lib/invoices.js' } },
   'healthy-koa': 'healthy',
   'healthy-express': 'healthy',
 };
@@ -86,7 +89,16 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'stdout-logging': (e) => assert.equal(e.api, 'fs.writeSync (stdout)'),
   'keepalive-off-upstream': (e) => assert.equal(e.newConnectionShare, 1),
   'koa-middleware-growth': (e) => assert.equal(e.framework, 'koa'),
-  'hung-branch': (e) => assert.equal(e.waitingAtEnd, 20),
+  'hung-branch': (e) => {
+    assert.equal(e.waitingAtEnd, 20);
+    assert.equal(e.unansweredRoute, 'GET /');
+  },
+  // A default run (no --heap): what holds the entries is named too.
+  'audit-closure-leak': (e) => {
+    const held = e.heldIn as { name?: string; scope?: string; enclosing?: string } | undefined;
+    assert.deepEqual([held?.name, held?.scope, held?.enclosing], ['entries', 'closure', 'createAuditTrail'], JSON.stringify(held));
+  },
+  'express-hung-route': (e) => assert.equal(e.unansweredRoute, 'GET /invoices/:id'),
   'permissions-deep-copy': (e) => assert.equal(e.deepCopy, true),
   'schema-regex': (e) => {
     assert.equal(e.work, 'regex');

@@ -24,7 +24,7 @@ async function timeoutMessage(stallMs: number | undefined): Promise<string> {
   const target = await TargetProcess.start({
     command: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: dir, env: process.env, agentPath: agentBundlePath(),
     socketPath: server.path, runDir: dir, logFile: join(dir, `target-${stallMs}.log`), graceMs: 1000,
-    agentConfig: { intervalMs: 100, cpuSamplingIntervalUs: 1000, heap: false, hooks: false },
+    agentConfig: { intervalMs: 100, cpuSamplingIntervalUs: 1000, heap: false, hooks: false, heapSample: false },
   });
   try {
     const client = connect(server.path);

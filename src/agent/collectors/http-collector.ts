@@ -22,6 +22,7 @@ import { LogHistogram } from './log-histogram.js';
 import type { EventEmitter } from 'node:events';
 import { armCloseSites } from '../hooks/connection-close.js';
 import { OTHER_SERVER, type MarkedServer } from '../driven-server.js';
+import { UnansweredRoutes, type ConnectionLike } from './unanswered-routes.js';
 
 const START = 'http.server.request.start';
 const FINISH = 'http.server.response.finish';
@@ -34,7 +35,7 @@ interface ChannelMessage { request?: Request; response?: Response; socket?: Even
 interface SocketRecord { served: number; starts: number[] }
 /** Where a socket's record lives: a property lookup, cheaper per request than a WeakMap's. */
 const RECORD = Symbol('hotpath.http.connection');
-type Tracked = EventEmitter & { [RECORD]?: SocketRecord };
+type Tracked = EventEmitter & ConnectionLike & { [RECORD]?: SocketRecord };
 /** Status codes below this are counted in an array; others (never sent by node) in a Map. */
 const CODES = 1000;
 /** Requests timed per second and thread at most: above that rate a random sample of them is. */
@@ -73,6 +74,10 @@ export class HttpCollector {
   private readonly onStart = (m: unknown): void => { try { this.requestStarted(m as ChannelMessage); } catch { /* counted nowhere */ } };
   private readonly onFinish = (m: unknown): void => { try { this.responseFinished(m as ChannelMessage); } catch { /* counted nowhere */ } };
   private readonly onSocketClose: (this: Tracked) => void;
+  /** Connections of the driven server(s) open now (one Set entry per connection, not per request). */
+  private readonly open = new Set<Tracked>();
+  /** Requests that never got a response, by route (looked at only when their connection closes or at the flush). */
+  readonly unanswered = new UnansweredRoutes();
 
   constructor() {
     const self = this;
@@ -81,8 +86,10 @@ export class HttpCollector {
       const rec = this[RECORD];
       self.closed++;
       self.openConnections--;
+      self.open.delete(this);
       if (rec === undefined) return;
       self.closedRequests += rec.served;
+      if (rec.starts.length > 0) self.noteUnanswered(this, rec);
       threadState.activeRequests -= rec.starts.length;
       rec.starts.length = 0;
     };
@@ -133,6 +140,23 @@ export class HttpCollector {
     return n;
   }
 
+  /** At the flush: the requests still waiting for a response on open connections are noted as unanswered. */
+  noteStillWaiting(): void {
+    for (const socket of this.open) {
+      const rec = socket[RECORD];
+      if (rec !== undefined && rec.starts.length > 0) this.noteUnanswered(socket, rec);
+    }
+  }
+
+  private noteUnanswered(socket: Tracked, rec: SocketRecord): void {
+    try {
+      const t0 = rec.starts[0];
+      this.unanswered.note(socket, rec.starts.length, t0 === UNTIMED ? undefined : performance.now() - t0);
+    } catch {
+      // Never into the target.
+    }
+  }
+
   /** Whether to time this request (always, below LATENCY_SAMPLES_PER_SECOND). */
   private timed(): boolean {
     if (this.timeBelow === ALL) return true;
@@ -177,6 +201,7 @@ export class HttpCollector {
       this.openConnections++;
       listen(socket, 'close', this.onSocketClose);
       socket[RECORD] = { served: 1, starts: [now] };
+      this.open.add(socket);
     } else {
       this.reused++;
       rec.served++;

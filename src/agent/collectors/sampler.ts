@@ -53,6 +53,8 @@ export class Sampler {
     if (http !== undefined) sample.http = http;
     const other = this.http.takeOther();
     if (other > 0) sample.httpOther = other;
+    const unanswered = this.http.unanswered.take();
+    if (unanswered !== undefined) sample.unanswered = unanswered;
     if (droppedMessages > 0) sample.dropped = droppedMessages;
     this.last = now;
     this.elu = eluNow;

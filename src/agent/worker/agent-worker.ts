@@ -10,13 +10,13 @@ import type { Session } from 'node:inspector';
 import { pathToFileURL } from 'node:url';
 import type { ControlMessage } from '../protocol.js';
 import { AgentConnection, useConnectionSecret } from '../connection.js';
-import { InspectorProfiler } from '../profiling/inspector-profiler.js';
+import { DENSE_HEAP_SAMPLING, LIGHT_HEAP_SAMPLING, InspectorProfiler } from '../profiling/inspector-profiler.js';
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { StallWatchdog } from './stall-watchdog.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
-import { isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
+import { isHeapWanted, isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
 import { collectGarbage, POST_LOAD_GC_TIMEOUT_MS, POST_LOAD_SAMPLE_WAIT_MS, POST_LOAD_SAMPLED, POST_LOAD_STUCK_MS, type PostLoadGc } from '../profiling/post-load-gc.js';
 
 /** How long a flush waits for the main thread's last sample before saying bye anyway. */
@@ -46,7 +46,11 @@ function run(data: AgentWorkerData): void {
   // Sessions are connected only while they are used (a profile, a stall): see InspectorProfiler.
   const profiler = new InspectorProfiler(mainSession, {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId,
-    samplingIntervalUs: data.config.cpuSamplingIntervalUs, heap: data.config.heap,
+    samplingIntervalUs: data.config.cpuSamplingIntervalUs,
+    // The heap is sampled densely from the start with --heap; else sparsely, once the main
+    // thread sees GC pressure or heap growth (heap-trigger.ts, HeapWantedMessage).
+    heap: data.config.heap, heapOnDemand: !data.config.heap && data.config.heapSample !== false,
+    heapSampling: data.config.heap ? DENSE_HEAP_SAMPLING : LIGHT_HEAP_SAMPLING,
     send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy('profile', busy),
     onStopping: (stopping) => watchdog.agentWork(stopping),
     onPause: (start, end) => conn.send({ type: 'stall', start, durationMs: Math.round((end - start) * 10) / 10, ongoing: false, byAgent: 'profile-stop' }),
@@ -82,6 +86,7 @@ function run(data: AgentWorkerData): void {
   };
   parentPort?.on('message', (m: unknown) => {
     if (m === MAIN_FLUSHED) flusher.mainFlushed();
+    else if (isHeapWanted(m)) profiler.startHeap(m.hotpathHeapWanted === 'gc' ? 'allocations' : 'retained');
     else if (m === POST_LOAD_SAMPLED) flusher.postLoadSampled();
     else if (m === RESCUE_PROFILES) onExitRescue();
     else if (isForwardedControl(m)) onControl(m.hotpathForward);

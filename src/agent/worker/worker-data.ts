@@ -22,6 +22,13 @@ export interface AgentWorkerData {
   watchdogOnly?: boolean;
 }
 
+/** Main thread -> worker: the target shows GC pressure or heap growth: start sampling the heap (profiling/heap-trigger.ts). */
+export interface HeapWantedMessage { hotpathHeapWanted: 'gc' | 'growth' }
+
+export function isHeapWanted(v: unknown): v is HeapWantedMessage {
+  const w = (v as { hotpathHeapWanted?: unknown } | null)?.hotpathHeapWanted;
+  return w === 'gc' || w === 'growth';
+}
 /** Main thread -> worker: the main thread sent its last sample after a flush. */
 export const MAIN_FLUSHED = 'hotpath:main-flushed';
 /**

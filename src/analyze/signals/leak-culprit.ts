@@ -12,6 +12,7 @@ import { retainedOf, RETAINED_CULPRIT_MIN_SHARE, type RetainedSite, type Retaine
 import type { Window } from './load-window.js';
 import { frameCulprit, relativeFile } from './culprit.js';
 import { round } from './stats.js';
+import { describeHolder, leakHolder } from './leak-holder.js';
 
 /** An allocation site (allocation view) must hold this share of sampled bytes to be named. */
 export const LEAK_CULPRIT_MIN_SHARE = 0.1;
@@ -28,6 +29,25 @@ export interface LeakCulprit {
 }
 
 export function leakCulprit(run: RunData, w?: Window): LeakCulprit {
+  const found = leakCulpritFromProfiles(run, w);
+  // What the culprit stores into, from its source: a module-level collection or a closure's.
+  const holder = found.culprit ? leakHolder(run.cwd, found.culprit) : undefined;
+  if (!holder || !found.culprit) return found;
+  return {
+    ...found,
+    text: found.text + describeHolder(holder, found.culprit),
+    evidence: {
+      ...found.evidence,
+      heldIn: {
+        name: holder.name, kind: holder.kind, scope: holder.scope, storeLine: holder.storeLine,
+        ...(holder.declaredLine !== undefined ? { declaredLine: holder.declaredLine } : {}),
+        ...(holder.enclosing ? { enclosing: holder.enclosing } : {}),
+      },
+    },
+  };
+}
+
+function leakCulpritFromProfiles(run: RunData, w?: Window): LeakCulprit {
   const retained = retainedOf(run);
   if (retained) return fromRetained(run, retained, w);
   const alloc = allocationsOf(run);

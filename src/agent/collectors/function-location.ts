@@ -1,0 +1,45 @@
+// Where V8 says a function is defined: its `[[FunctionLocation]]` internal property, read
+// through an in-thread inspector session (Runtime.evaluate on a symbol-keyed global, then
+// Runtime.getProperties). An in-thread session answers synchronously. Used rarely and off the
+// request path (a request left unanswered, seen once its connection closes), once per function.
+import type { Session } from 'node:inspector';
+
+export interface FunctionLocation { scriptId: string; line: number; column: number }
+
+const KEY = 'hotpath.function-location';
+const cache = new WeakMap<object, FunctionLocation | null>();
+
+/** 1-based line and column, or undefined when V8 cannot tell (a native or bound function, no inspector). */
+export function functionLocation(fn: (...args: never[]) => unknown): FunctionLocation | undefined {
+  const known = cache.get(fn);
+  if (known !== undefined) return known ?? undefined;
+  let found: FunctionLocation | null = null;
+  let session: Session | undefined;
+  const g = globalThis as Record<symbol, unknown>;
+  const key = Symbol.for(KEY);
+  try {
+    const inspector = require('node:inspector') as typeof import('node:inspector');
+    session = new inspector.Session();
+    session.connect();
+    const s = session;
+    g[key] = fn;
+    s.post('Runtime.evaluate', { expression: `globalThis[Symbol.for(${JSON.stringify(KEY)})]` }, (err, res) => {
+      const objectId = res?.result?.objectId;
+      if (err || objectId === undefined) return;
+      s.post('Runtime.getProperties', { objectId, ownProperties: true }, (err2, props) => {
+        const loc = props?.internalProperties?.find((p) => p.name === '[[FunctionLocation]]')?.value?.value as
+          { scriptId?: string; lineNumber?: number; columnNumber?: number } | undefined;
+        if (err2 || loc?.scriptId === undefined || loc.lineNumber === undefined) return;
+        found = { scriptId: String(loc.scriptId), line: loc.lineNumber + 1, column: (loc.columnNumber ?? 0) + 1 };
+      });
+      s.post('Runtime.releaseObject', { objectId }, () => {});
+    });
+  } catch {
+    // No inspector (built without it) or a session refused: no location.
+  } finally {
+    delete g[key];
+    try { session?.disconnect(); } catch { /* already */ }
+  }
+  cache.set(fn, found);
+  return found ?? undefined;
+}

@@ -1,0 +1,94 @@
+// Requests of the driven server that never got a response, by method and route, with the last
+// app function known to have handled them. Nothing runs per request: a request is looked at
+// only when its connection closes while it still waits (a client that timed out, the load's
+// end) or when it still waits at the flush. The response on the connection (`socket._httpMessage`)
+// leads to its request; Express leaves the matched route on it (`req.route`, whose last handler
+// is the app function that took it last), else the server's own 'request' listener is the app
+// function that took it (plain node:http). Kept for at most MAX_UNANSWERED_ROUTES routes.
+import type { UnansweredRoute } from '../protocol.js';
+import { functionLocation } from './function-location.js';
+
+/** Distinct method + route entries kept (a server hung on every URL would fill any map). */
+export const MAX_UNANSWERED_ROUTES = 20;
+
+type Fn = (...args: never[]) => unknown;
+interface Layer { handle?: unknown; name?: string }
+interface Req { method?: string; url?: string; originalUrl?: string; baseUrl?: string; route?: { path?: unknown; stack?: Layer[] } }
+interface Res { req?: Req; writableEnded?: boolean; finished?: boolean }
+interface ServerLike { listeners?: (event: string) => unknown[] }
+/** An accepted connection as node leaves it: its current response and its server. */
+export interface ConnectionLike { _httpMessage?: unknown; server?: unknown }
+
+const NOTED = Symbol('hotpath.unanswered');
+
+export class UnansweredRoutes {
+  private readonly routes = new Map<string, UnansweredRoute>();
+  private readonly fns = new Map<string, Fn>();
+  private changed = false;
+
+  /**
+   * `pending` requests of `socket` never got a response; `oldestMs`: how long the first has
+   * waited, when known. Only the response node attached to the connection can be looked at (the
+   * first in line; the others of a pipelined connection are counted with it).
+   */
+  note(socket: ConnectionLike, pending: number, oldestMs: number | undefined): void {
+    const res = socket._httpMessage as (Res & { [NOTED]?: number }) | undefined;
+    const req = res?.req;
+    if (res === undefined || req === undefined || res.writableEnded === true) return;
+    // Seen at the flush and again when its connection closes: counted once.
+    const already = res[NOTED] ?? 0;
+    if (pending <= already) return;
+    res[NOTED] = pending;
+    const { route, pattern, handler, listener } = routeOf(req, socket.server as ServerLike | undefined);
+    const method = req.method ?? '?';
+    const key = `${method} ${route}`;
+    let entry = this.routes.get(key);
+    if (entry === undefined) {
+      if (this.routes.size >= MAX_UNANSWERED_ROUTES) return;
+      entry = { method, route, count: 0, ...(pattern ? { pattern } : {}) };
+      this.routes.set(key, entry);
+      if (handler !== undefined) {
+        this.fns.set(key, handler);
+        if (listener) entry.listener = true;
+      }
+    }
+    entry.count += pending - already;
+    if (oldestMs !== undefined && oldestMs >= 0) entry.oldestMs = Math.max(entry.oldestMs ?? 0, Math.round(oldestMs));
+    this.changed = true;
+  }
+
+  /** Every route so far when something changed since the last call, else undefined. Handlers are located here (once each). */
+  take(): UnansweredRoute[] | undefined {
+    if (!this.changed) return undefined;
+    this.changed = false;
+    for (const [key, fn] of this.fns) {
+      const entry = this.routes.get(key);
+      this.fns.delete(key);
+      const loc = functionLocation(fn);
+      if (entry !== undefined && loc !== undefined) entry.handler = { name: fn.name, ...loc };
+    }
+    return [...this.routes.values()].map((e) => ({ ...e }));
+  }
+}
+
+/** The route a request took and the last app function known to have handled it. */
+function routeOf(req: Req, server: ServerLike | undefined): { route: string; pattern: boolean; handler?: Fn; listener?: boolean } {
+  const r = req.route;
+  if (r !== undefined && r !== null && typeof r.path === 'string') {
+    const stack = Array.isArray(r.stack) ? r.stack : [];
+    const last = stack[stack.length - 1]?.handle;
+    return { route: `${req.baseUrl ?? ''}${r.path}`, pattern: true, ...(typeof last === 'function' ? { handler: last as Fn } : {}) };
+  }
+  const url = req.originalUrl ?? req.url ?? '';
+  const q = url.indexOf('?');
+  const route = q < 0 ? url : url.slice(0, q);
+  const listeners = typeof server?.listeners === 'function' ? server.listeners('request') : [];
+  const first = listeners.find((l): l is Fn => typeof l === 'function' && !isFrameworkApp(l));
+  return { route, pattern: false, ...(first !== undefined ? { handler: first, listener: true } : {}) };
+}
+
+/** An Express (or connect-style) app used as the listener: the framework's function, not the app's. */
+function isFrameworkApp(fn: unknown): boolean {
+  const f = fn as Record<string, unknown>;
+  return typeof f.handle === 'function' && (typeof f.set === 'function' || typeof f.use === 'function');
+}

@@ -1,0 +1,85 @@
+// When a default run (no --heap) starts sampling the heap: only once the target shows something
+// the heap profile would explain, because a running sampler costs every allocation-heavy target
+// a fixed share of its CPU whatever its interval (probe, CPU per iteration of a loop building
+// 10,000 objects: +6.5 % at one sample per 2 MiB, +9 % per 512 KiB, +21 % per 64 KiB): a server
+// that allocates little never pays it. Judged on the main thread, from what the agent reads
+// anyway, at most once per TRIGGER_EVERY_MS while a profile runs:
+// - GC pressure: the GCs observed took ≥ TRIGGER_GC_SHARE of the time they were observed (the
+//   gc-pressure finding's info level), over at least a second;
+// - heap growth: the heap outside the young generation rose ≥ TRIGGER_GROWTH_BYTES above its
+//   lowest reading since the profile started (a leak, or garbage promoted by a busy server,
+//   which the GC share then usually shows too).
+// The worker then starts the sparse sampler (inspector-profiler.ts startHeap): an allocation view
+// until the middle of the load, what stays alive after it; past the middle, the view the reason
+// asks for (GC pressure: who allocates; growth: what stays alive).
+import type { GcEvent } from '../protocol.js';
+import { oldGenerationUsed } from '../collectors/full-gc-canary.js';
+
+/** GC share of the observed time that starts the heap sampler (gc-pressure reports from 5 %). */
+export const TRIGGER_GC_SHARE = 0.05;
+/** Growth of the heap outside the young generation that starts it (half the leak finding's 8 MiB). */
+export const TRIGGER_GROWTH_BYTES = 4 * 1024 * 1024;
+/** How often the condition is judged (and the old generation read). */
+export const TRIGGER_EVERY_MS = 500;
+/**
+ * The GC share is judged over at least this much observed time and this many GCs (the agent
+ * observes GCs for a slice of each second, about 10 GCs' worth: docs/agent.md).
+ */
+const MIN_OBSERVED_MS = 300;
+const MIN_OBSERVED_GCS = 3;
+
+/** Why the heap should be sampled: GC pressure (who allocates) or growth (what stays alive). */
+export type HeapWanted = 'gc' | 'growth';
+
+export class HeapTrigger {
+  private armed = false;
+  private fired = false;
+  private gcMs = 0;
+  private gcs = 0;
+  private observedMs = 0;
+  private lowest = Infinity;
+  private lastCheck = 0;
+
+  constructor(private readonly readOld: () => number = oldGenerationUsed) {}
+
+  /** A profile starts: judge from now on (once per profile). */
+  arm(now: number): void {
+    this.armed = true;
+    this.fired = false;
+    this.gcMs = this.observedMs = this.gcs = 0;
+    this.lowest = this.safeRead();
+    this.lastCheck = now;
+  }
+
+  disarm(): void {
+    this.armed = false;
+  }
+
+  /**
+   * One telemetry interval: the GC events it delivered and how long GCs were observed in it.
+   * Once, when the heap should be sampled: why (growth first: a leak's retained view matters most).
+   */
+  observe(now: number, events: readonly GcEvent[], observedMs: number): HeapWanted | undefined {
+    if (!this.armed || this.fired) return undefined;
+    for (const e of events) this.gcMs += e.durationMs;
+    this.gcs += events.length;
+    this.observedMs += observedMs;
+    if (now - this.lastCheck < TRIGGER_EVERY_MS) return undefined;
+    this.lastCheck = now;
+    const old = this.safeRead();
+    this.lowest = Math.min(this.lowest, old);
+    const pressure = this.observedMs >= MIN_OBSERVED_MS && this.gcs >= MIN_OBSERVED_GCS && this.gcMs / this.observedMs >= TRIGGER_GC_SHARE;
+    const growth = Number.isFinite(this.lowest) && old - this.lowest >= TRIGGER_GROWTH_BYTES;
+    if (!pressure && !growth) return undefined;
+    this.fired = true;
+    return growth ? 'growth' : 'gc';
+  }
+
+  private safeRead(): number {
+    try {
+      return this.readOld();
+    } catch {
+      return Infinity;
+    }
+  }
+}

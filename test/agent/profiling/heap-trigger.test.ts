@@ -1,0 +1,59 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HeapTrigger, TRIGGER_EVERY_MS, TRIGGER_GROWTH_BYTES } from '../../../src/agent/profiling/heap-trigger.js';
+import type { GcEvent } from '../../../src/agent/protocol.js';
+
+const MB = 1024 * 1024;
+const gc = (durationMs: number): GcEvent => ({ kind: 'minor', start: 0, durationMs, flags: 0 });
+
+let reason: string | undefined;
+
+/** Feeds `seconds` of 100 ms intervals, each with `gcMs` of observed GC, the old generation at `old(t)`; the time it fired (and `reason`), if it did. */
+function feed(trigger: HeapTrigger, seconds: number, gcMs: number, oldAt: (t: number) => number, heap: { old: number }): number | undefined {
+  for (let t = 100; t <= seconds * 1000; t += 100) {
+    heap.old = oldAt(t);
+    reason = trigger.observe(t, gcMs > 0 ? [gc(gcMs)] : [], 100);
+    if (reason !== undefined) return t;
+  }
+  return undefined;
+}
+
+test('heap trigger: GC taking 8 % of the observed time starts the sampler at the first check with a few GCs seen', () => {
+  const heap = { old: 20 * MB };
+  const t = new HeapTrigger(() => heap.old);
+  t.arm(0);
+  const at = feed(t, 5, 8, () => 20 * MB, heap);
+  assert.equal(at, TRIGGER_EVERY_MS);
+  assert.equal(reason, 'gc');
+  // 4 % is below the share: never.
+  const light = new HeapTrigger(() => heap.old);
+  light.arm(0);
+  assert.equal(feed(light, 5, 4, () => 20 * MB, heap), undefined);
+  assert.equal(feed(t, 5, 8, () => 20 * MB, heap), undefined, 'once per profile');
+});
+
+test('heap trigger: a growing old generation starts it; a flat heap with light GC never does', () => {
+  const heap = { old: 20 * MB };
+  const growing = new HeapTrigger(() => heap.old);
+  growing.arm(0);
+  // 2 MiB a second with 1 % GC: the growth decides, after about 2 s.
+  const at = feed(growing, 5, 1, (ms) => 20 * MB + (ms / 1000) * 2 * MB, heap);
+  assert.ok(at !== undefined && at >= (TRIGGER_GROWTH_BYTES / (2 * MB)) * 1000, `fired at ${at}`);
+  assert.equal(reason, 'growth');
+  const flat = new HeapTrigger(() => heap.old);
+  flat.arm(0);
+  // Up and down by 3 MiB (young objects promoted, then collected): below the growth threshold.
+  assert.equal(feed(flat, 10, 2, (ms) => 20 * MB + (Math.floor(ms / 700) % 2) * 3 * MB, heap), undefined);
+});
+
+test('heap trigger: nothing before arm() or after disarm(), and a throwing heap reading is no growth', () => {
+  const heap = { old: 20 * MB };
+  const t = new HeapTrigger(() => heap.old);
+  assert.equal(feed(t, 3, 50, () => 20 * MB, heap), undefined, 'not armed');
+  t.arm(0);
+  t.disarm();
+  assert.equal(feed(t, 3, 50, () => 20 * MB, heap), undefined, 'disarmed');
+  const broken = new HeapTrigger(() => { throw new Error('no statistics'); });
+  broken.arm(0);
+  assert.equal(feed(broken, 3, 0, () => 0, heap), undefined);
+});
