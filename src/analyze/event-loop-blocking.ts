@@ -264,12 +264,14 @@ function topFunctions(view: CpuView) {
 
 /**
  * Without a culprit from the CPU profile, the function the stalls' own samples charge with at
- * least this share of the stalled time names the block (see signals/stall-causes.ts).
+ * least this share of the stalled time names the block (see signals/stall-causes.ts). A busy
+ * machine does not void it: it stretches a stall, but the samples still show the code that held
+ * the loop, and a stall that is only the machine's spreads its samples under that share.
  */
 export const BLOCKING_STALL_CULPRIT_MIN_SHARE = 0.5;
 
 function stallCulprit(run: RunData, s: LoopStats): StallCulprit | undefined {
-  if (isStarved(s) || s.stallMaxMs < BLOCKING_STALL_MS) return undefined;
+  if (s.stallMaxMs < BLOCKING_STALL_MS) return undefined;
   const top = stallCulprits(run)[0];
   return top && top.share >= BLOCKING_STALL_CULPRIT_MIN_SHARE ? top : undefined;
 }

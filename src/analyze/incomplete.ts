@@ -48,7 +48,7 @@ export function diagnosisGaps(run: RunData): DiagnosisGaps {
   if (outsideView(run)) return { telemetryCoverage: 0, samplesInWindow: 0, cpuProfileMissing: false, failed: [], missing: [] };
   const w = loadWindow(run);
   const targets = targetThreads(run);
-  const coverage = Math.max(0, ...targets.map((t) => coverageOf(t.samples, w)));
+  const coverage = Math.max(0, ...targets.map((t) => coverageOf(measuredSpans(t), w)));
   const samplesInWindow = targets.reduce((n, t) => n + t.samples.filter((s) => !w || (s.t >= w.start && s.t - s.intervalMs <= w.end)).length, 0);
   const profiled = run.profiles.some((p) => p.kind === 'cpu' && targets.some((t) => t.pid === p.pid && t.threadId === p.threadId));
   const cpuProfileMissing = profileWanted(run) && !profiled;
@@ -60,12 +60,26 @@ export function diagnosisGaps(run: RunData): DiagnosisGaps {
   return { telemetryCoverage: coverage, samplesInWindow, cpuProfileMissing, failed, missing };
 }
 
-/** The share of the window covered by the samples' intervals (each covers [t - intervalMs, t]). */
-function coverageOf(samples: readonly { t: number; intervalMs: number }[], w: Window | null): number {
-  if (samples.length === 0) return 0;
+type Span = readonly [from: number, to: number];
+
+/**
+ * The time a thread's telemetry speaks for: each sample covers [t - intervalMs, t], and each
+ * stall the watchdog reported covers its block (a loop that never came back sends no sample,
+ * yet what it did is known: HOTPATH_EVENT_LOOP_STUCK says it).
+ */
+function measuredSpans(thread: { samples: readonly { t: number; intervalMs: number }[]; stalls: readonly { start: number; durationMs: number }[] }): Span[] {
+  const spans: Span[] = [];
+  for (const s of thread.samples) spans.push([s.t - s.intervalMs, s.t]);
+  for (const s of thread.stalls) spans.push([s.start, s.start + s.durationMs]);
+  return spans;
+}
+
+/** The share of the window covered by the spans. */
+function coverageOf(measured: readonly Span[], w: Window | null): number {
+  if (measured.length === 0) return 0;
   if (!w) return 1;
-  const spans = samples
-    .map((s) => [Math.max(w.start, s.t - s.intervalMs), Math.min(w.end, s.t)] as const)
+  const spans = measured
+    .map(([a, b]) => [Math.max(w.start, a), Math.min(w.end, b)] as const)
     .filter(([a, b]) => b > a)
     .sort((x, y) => x[0] - y[0]);
   let covered = 0;

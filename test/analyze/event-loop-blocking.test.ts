@@ -84,6 +84,16 @@ test('blocking: without a profile, the stalls\' own samples name the function th
   assert.equal(eventLoopBlocking(spread)[0].culprit, undefined);
 });
 
+test('blocking: on a busy machine, heavy requests without a profile are still named from the stalls\' samples', () => {
+  const site = (fn: string, file: string, line: number) => ({ function: fn, file, line, column: 3 });
+  const cause = [{ share: 0.95, stack: [site('spinFor', 'file:///srv/app/block-loop.cjs', 9), site('(anonymous)', 'file:///srv/app/block-loop.cjs', 17)] }];
+  // Requests that spin on a target given the CPU 41 % of its loop's active time (a 700 ms spin per request, seen with load average 5 on 2 cores).
+  const run = syntheticRun({ cwd: '/srv/app', rps: 5, elu: 0.98, cores: 0.41, eldP99Ms: 700, stalls: [{ atProgress: 0.3, durationMs: 760, cause }, { atProgress: 0.7, durationMs: 740, cause }] });
+  const [f] = eventLoopBlocking(run);
+  assert.deepEqual([f.culprit?.function, f.culprit?.file], ['spinFor', 'block-loop.cjs']);
+  assert.match(f.summary, /machine was busy/);
+});
+
 test('blocking: a CPU-starved target (busy machine) is not blamed for the delay it suffers', () => {
   for (const seed of SEEDS) {
     // ELU 0.8 but only 0.25 cores: the loop waited for the CPU, it did not work. Seen with load average 18 on 2 cores.
