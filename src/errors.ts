@@ -31,6 +31,10 @@ export const errorCodes = {
   HOTPATH_ERR_REPORT_UI: 'The prebuilt report UI is missing from the installation',
   // Overload protection (hotpath/protect)
   HOTPATH_ERR_PROTECT_OPTION: 'Invalid option for protect()',
+  // Native profiles (`hotpath prof`, `hotpath import`)
+  HOTPATH_ERR_TICK_LOG: 'The file is not a V8 tick log (node --prof), or it cannot be read',
+  HOTPATH_ERR_TICK_LOG_VERSION: 'The tick log was written by a V8 too old for hotpath to read',
+  HOTPATH_ERR_PERF_SCRIPT: 'The file is not `perf script` output, or it cannot be read',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;
