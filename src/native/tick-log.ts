@@ -123,7 +123,8 @@ export function parseTickLog(text: string, file: string): TickLog {
   let lineNo = 0;
   let pos = 0;
   const n = text.length;
-  const end = text.endsWith('\n') ? n : (log.truncated = true, n);
+  // A last line without its newline was cut mid-write: only the complete lines are read.
+  const end = text.endsWith('\n') ? n : (log.truncated = true, text.lastIndexOf('\n') + 1);
   const newCode = (type: string, name: string, state: string, isFunction: boolean, sfi: number): DynamicCode => {
     const c: DynamicCode = { id: log.codes.length, type, name, state, isFunction, sfi };
     log.codes.push(c);
@@ -201,13 +202,14 @@ export function parseTickLog(text: string, file: string): TickLog {
         continue;
       }
       const sfi = hex(f[f.length - 2]);
-      const state = f[f.length - 1];
+      // V8 13 marks some tiers with a trailing quote (`*'`, `+'`); the tier is the first mark.
+      const state = f[f.length - 1].replace(/'$/, '');
       let func = funcs.get(sfi);
       if (!func) funcs.set(sfi, (func = { name, codes: new Set() }));
       else if (func.name !== name) {
         // The SharedFunctionInfo's memory now holds another function: rename its live code.
         func.name = name;
-        for (const id of func.codes) {
+        for (const id of [...func.codes]) {
           const old = log.codes[id];
           const at = startOf.get(id);
           startOf.delete(id);
