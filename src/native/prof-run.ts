@@ -18,18 +18,20 @@ import { hotpathVersion } from '../run/hotpath-version.js';
 import { analyzeTickLog, type TickLogAnalysis } from './analyze-tick-log.js';
 import { formatProfStatistics } from './prof-statistics.js';
 import { urlToPath } from '../profile/classify-frame.js';
+import type { CpuProfile } from '../profile/cpu-profile.js';
 
 export interface ProfRunOptions {
   /** Where run directories are created (default `.hotpath`). */
   out?: string;
   /** The working directory: app frames are the files under it. */
   cwd: string;
-  /** Skip report.html/report.md/exports (tests of the text alone). */
+  /** false: compute and return the figures only, write no run directory. */
   reports?: boolean;
 }
 
 export interface ProfRunResult {
-  dir: string;
+  /** The run directory (none with `reports: false`). */
+  dir?: string;
   analyses: TickLogAnalysis[];
   /** The `--prof-process` text of every log, one after another. */
   text: string;
@@ -57,16 +59,16 @@ export async function analyzeTickLogs(files: readonly string[]): Promise<TickLog
  * The app's directory: the working directory when the log ran files under it, else the
  * directory of the first script the log ran (the main module).
  */
-export function appDirectory(analyses: readonly TickLogAnalysis[], cwd: string): string {
+export function appDirectory(profiles: readonly CpuProfile[], cwd: string): string {
   const paths: string[] = [];
-  for (const a of analyses) {
-    for (const n of a.profile.nodes) {
+  for (const p of profiles) {
+    for (const n of p.nodes) {
       const p = n.callFrame.url ? urlToPath(n.callFrame.url) : undefined;
       if (p && !p.includes('/node_modules/')) paths.push(p);
     }
   }
   if (paths.length === 0 || paths.some((p) => p.startsWith(cwd.endsWith('/') ? cwd : cwd + '/'))) return cwd;
-  const main = analyses.flatMap((a) => a.profile.nodes).find((n) => n.callFrame.url.startsWith('file:') && n.callFrame.lineNumber === 0 && n.callFrame.columnNumber === 0);
+  const main = profiles.flatMap((p) => p.nodes).find((n) => n.callFrame.url.startsWith('file:') && n.callFrame.lineNumber === 0 && n.callFrame.columnNumber === 0);
   const mainPath = main ? urlToPath(main.callFrame.url) : undefined;
   return mainPath ? dirname(mainPath) : dirname(paths[0]);
 }
@@ -76,7 +78,6 @@ const EXPORTS: ExportFormat[] = ['pprof', 'speedscope', 'folded'];
 export async function profRun(files: readonly string[], options: ProfRunOptions): Promise<ProfRunResult> {
   const abs = files.map((f) => resolve(options.cwd, f));
   const analyses = await analyzeTickLogs(abs);
-  const dir = await createRunDir(resolve(options.cwd, options.out ?? '.hotpath'), ['prof', ...abs.map((f) => basename(f))]);
   const warnings = analyses.flatMap((a) => a.statistics.warnings);
   for (const a of analyses) {
     if (a.statistics.unaccounted > 0) {
@@ -84,57 +85,92 @@ export async function profRun(files: readonly string[], options: ProfRunOptions)
       warnings.push(`${basename(a.file)}: ${a.statistics.unaccounted} of ${a.statistics.ticks} ticks (${((a.statistics.unaccounted * 100) / a.statistics.ticks).toFixed(1)} %) could not be named: ${why}`);
     }
   }
-  // Isolates of one process (worker threads) get thread ids in the order given.
-  const perPid = new Map<number, number>();
-  const threads = analyses.map((a) => {
-    const tid = perPid.get(a.pid) ?? 0;
-    perPid.set(a.pid, tid + 1);
-    return tid;
-  });
-  const profiles: RunMeta['profiles'] = [];
-  let startedAt = Infinity;
-  let endedAt = 0;
-  for (const [i, a] of analyses.entries()) {
-    const mtime = statSync(a.file).mtimeMs;
-    // The log is written to the end of the process: its mtime is about the last tick.
-    const start = mtime - (a.lastTickUs - a.firstTickUs) / 1000;
-    startedAt = Math.min(startedAt, start - a.firstTickUs / 1000);
-    endedAt = Math.max(endedAt, mtime);
-    const file = profileFileName('cpu', a.pid, threads[i]);
-    await writeFile(join(dir, file), JSON.stringify(a.profile));
-    profiles.push({ kind: 'cpu', pid: a.pid, threadId: threads[i], file, start, end: mtime });
-  }
   const texts = analyses.map((a) => formatProfStatistics(a.statistics, basename(a.file)));
   const text = texts.join('\n');
+  if (options.reports === false) return { analyses, text, exports: [], warnings };
+  const result = await writeProfileRunDir({
+    out: resolve(options.cwd, options.out ?? '.hotpath'),
+    name: ['prof', ...abs.map((f) => basename(f))],
+    command: ['hotpath', 'prof', ...abs],
+    cwd: appDirectory(analyses.map((a) => a.profile), options.cwd),
+    ...(analyses[0].statistics.v8Version ? { nodeVersion: `V8 ${analyses[0].statistics.v8Version}` } : {}),
+    options: { prof: abs },
+    warnings,
+    profiles: analyses.map((a) => {
+      // The log is written to the end of the process: its mtime is about the last tick.
+      const end = statSync(a.file).mtimeMs;
+      return { pid: a.pid, profile: a.profile, start: end - (a.lastTickUs - a.firstTickUs) / 1000, end };
+    }),
+    extraFiles: { 'prof.txt': text, 'prof.json': JSON.stringify(analyses.map((a) => a.statistics), null, 2) + '\n' },
+  });
+  return { ...result, analyses, text, warnings };
+}
+
+export interface NativeProfile {
+  pid: number;
+  profile: CpuProfile;
+  /** Epoch ms of the profile's first and last sample. */
+  start: number;
+  end: number;
+}
+
+export interface ProfileRunDirSpec {
+  out: string;
+  /** Words the run directory is named after. */
+  name: string[];
+  command: string[];
+  cwd: string;
+  nodeVersion?: string;
+  options: Record<string, unknown>;
+  warnings: string[];
+  profiles: NativeProfile[];
+  /** Other files to write into the directory (name → text). */
+  extraFiles?: Record<string, string>;
+}
+
+/**
+ * A run directory made of CPU profiles alone (no agent, no load): meta.json, the profiles,
+ * then report.json/html/md and the pprof, speedscope and folded exports, by the run's code.
+ */
+export async function writeProfileRunDir(spec: ProfileRunDirSpec): Promise<{ dir: string; report: Report; exports: string[] }> {
+  const dir = await createRunDir(spec.out, spec.name);
+  // Profiles of one process (worker threads) get thread ids in order.
+  const perPid = new Map<number, number>();
+  const profiles: RunMeta['profiles'] = [];
+  for (const p of spec.profiles) {
+    const threadId = perPid.get(p.pid) ?? 0;
+    perPid.set(p.pid, threadId + 1);
+    const file = profileFileName('cpu', p.pid, threadId);
+    await writeFile(join(dir, file), JSON.stringify(p.profile));
+    profiles.push({ kind: 'cpu', pid: p.pid, threadId, file, start: p.start, end: p.end });
+  }
   const meta: RunMeta = {
     version: RUN_DIR_VERSION,
     hotpathVersion: hotpathVersion(),
-    command: ['hotpath', 'prof', ...abs],
-    cwd: appDirectory(analyses, options.cwd),
-    ...(analyses[0].statistics.v8Version ? { nodeVersion: `V8 ${analyses[0].statistics.v8Version}` } : {}),
-    startedAt: Number.isFinite(startedAt) ? startedAt : Date.now(),
-    endedAt,
+    command: spec.command,
+    cwd: spec.cwd,
+    ...(spec.nodeVersion ? { nodeVersion: spec.nodeVersion } : {}),
+    startedAt: Math.min(...profiles.map((p) => p.start)),
+    endedAt: Math.max(...profiles.map((p) => p.end)),
     phases: [],
-    processes: analyses.map((a, i) => ({ pid: a.pid, threadId: threads[i], isTarget: true })),
+    processes: profiles.map((p) => ({ pid: p.pid, threadId: p.threadId, isTarget: true })),
     outcome: { status: 'completed' },
-    options: { prof: abs },
+    options: spec.options,
     profiles,
-    ...(warnings.length > 0 ? { warnings } : {}),
+    ...(spec.warnings.length > 0 ? { warnings: spec.warnings } : {}),
   };
   await writeFile(join(dir, RUN_FILES.meta), JSON.stringify(meta, null, 2) + '\n');
-  await writeFile(join(dir, 'prof.txt'), text);
-  await writeFile(join(dir, 'prof.json'), JSON.stringify(analyses.map((a) => a.statistics), null, 2) + '\n');
-  const result: ProfRunResult = { dir, analyses, text, exports: [], warnings };
-  if (options.reports === false) return result;
+  for (const [name, text] of Object.entries(spec.extraFiles ?? {})) await writeFile(join(dir, name), text);
   const run = await readRunDir(dir);
-  result.report = await writeReports(dir, { run });
+  const report = await writeReports(dir, { run });
+  const exports: string[] = [];
   for (const p of profiles) {
     for (const format of EXPORTS) {
-      const e = await exportProfile(run, { format, thread: `${p.pid}:${p.threadId}`, exporter: `hotpath ${meta.hotpathVersion} prof` });
-      result.exports.push(e.path);
+      const e = await exportProfile(run, { format, thread: `${p.pid}:${p.threadId}`, exporter: `hotpath ${meta.hotpathVersion} ${spec.command[1] ?? ''}`.trim() });
+      exports.push(e.path);
     }
   }
-  return result;
+  return { dir, report, exports };
 }
 
 /** Checks the arguments before any work: every log exists and is a file. */

@@ -7,6 +7,7 @@ import { loadCommand } from './load.js';
 import { demoCommand } from './demo.js';
 import { exportCommand } from './export.js';
 import { profCommand } from './prof.js';
+import { importCommand } from './import.js';
 
 export const commands: readonly Command[] = [
   runCommand,
@@ -15,4 +16,5 @@ export const commands: readonly Command[] = [
   demoCommand,
   exportCommand,
   profCommand,
+  importCommand,
 ];

@@ -13,6 +13,7 @@ import { formatRunSummary } from '../../run/run-summary.js';
 const options: readonly OptionSpec[] = [
   { key: 'json', flag: 'json', type: 'boolean', default: false, description: 'Print the figures as JSON on stdout instead of the --prof-process text' },
   { key: 'out', flag: 'out', short: 'o', type: 'string', default: '.hotpath', valueName: '<dir>', description: 'Where the run directory is created' },
+  { key: 'report', flag: 'report', type: 'boolean', default: true, description: 'Write the run directory (report.html, report.md, exports); --no-report prints the figures only' },
 ];
 
 async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
@@ -21,7 +22,7 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
     throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'Which tick log? e.g. hotpath prof isolate-0x5a1c0a0-4242-v8.log (written by node --prof)', { showUsage: true });
   }
   checkTickLogFiles(files, io.cwd);
-  const result = await profRun(files, { cwd: io.cwd, out: typeof args.values.out === 'string' ? args.values.out : '.hotpath' });
+  const result = await profRun(files, { cwd: io.cwd, out: typeof args.values.out === 'string' ? args.values.out : '.hotpath', reports: args.values.report !== false });
   if (args.values.json === true) io.stdout.write(JSON.stringify(result.analyses.map((a) => a.statistics), null, 2) + '\n');
   else io.stdout.write(result.text);
   const s = styler(io);
