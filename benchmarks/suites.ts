@@ -7,6 +7,7 @@ import { reportBench } from './report.bench.js';
 import { analyzeBench } from './analyze.bench.js';
 import { profileBench } from './profile.bench.js';
 import { agentCostBench } from './agent-cost.bench.js';
+import { profBench } from './prof.bench.js';
 
 export const suites: BenchSuite[] = [
   loadBench,
@@ -16,4 +17,5 @@ export const suites: BenchSuite[] = [
   analyzeBench,
   profileBench,
   agentCostBench,
+  profBench,
 ];

@@ -11,19 +11,27 @@ export interface TickLogAnalysis {
   file: string;
   pid: number;
   statistics: ProfStatistics;
+  /** The ticks as a CPU profile (left out when only the figures are asked for). */
   profile: CpuProfile;
   /** µs from the log's start to its first and last tick. */
   firstTickUs: number;
   lastTickUs: number;
 }
 
-export async function analyzeTickLog(file: string, options: SymbolizeOptions = {}): Promise<TickLogAnalysis> {
+export interface AnalyzeOptions extends SymbolizeOptions {
+  /** false: skip the CPU profile (an empty one is returned). */
+  profile?: boolean;
+}
+
+const emptyProfile: CpuProfile = { nodes: [], startTime: 0, endTime: 0, samples: [], timeDeltas: [] };
+
+export async function analyzeTickLog(file: string, options: AnalyzeOptions = {}): Promise<TickLogAnalysis> {
   const resolved = await processTickLog(file, options);
   return {
     file,
     pid: resolved.pid,
     statistics: computeProfStatistics(resolved),
-    profile: ticksToCpuProfile(resolved),
+    profile: options.profile === false ? emptyProfile : ticksToCpuProfile(resolved),
     firstTickUs: resolved.times[0] ?? 0,
     lastTickUs: resolved.times[resolved.times.length - 1] ?? 0,
   };

@@ -41,10 +41,10 @@ export interface ProfRunResult {
 }
 
 /** Analyzes the logs, in worker threads when there are several. */
-export async function analyzeTickLogs(files: readonly string[]): Promise<TickLogAnalysis[]> {
-  if (files.length === 1) return [await analyzeTickLog(files[0])];
+export async function analyzeTickLogs(files: readonly string[], profile = true): Promise<TickLogAnalysis[]> {
+  if (files.length === 1) return [await analyzeTickLog(files[0], { profile })];
   return Promise.all(files.map((file) => new Promise<TickLogAnalysis>((ok, fail) => {
-    const worker = new Worker(new URL('./tick-log-worker.js', import.meta.url), { workerData: { file } });
+    const worker = new Worker(new URL('./tick-log-worker.js', import.meta.url), { workerData: { file, profile } });
     worker.once('message', (m: { result?: TickLogAnalysis; error?: { code?: string; message: string; details?: Record<string, unknown> } }) => {
       if (m.result) ok(m.result);
       else if (m.error?.code?.startsWith('HOTPATH_ERR_')) fail(hotpathError(m.error.code as ErrorCode, m.error.message, { details: m.error.details }));
@@ -77,7 +77,7 @@ const EXPORTS: ExportFormat[] = ['pprof', 'speedscope', 'folded'];
 
 export async function profRun(files: readonly string[], options: ProfRunOptions): Promise<ProfRunResult> {
   const abs = files.map((f) => resolve(options.cwd, f));
-  const analyses = await analyzeTickLogs(abs);
+  const analyses = await analyzeTickLogs(abs, options.reports !== false);
   const warnings = analyses.flatMap((a) => a.statistics.warnings);
   for (const a of analyses) {
     if (a.statistics.unaccounted > 0) {

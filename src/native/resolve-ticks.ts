@@ -7,7 +7,7 @@ import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hotpathError } from '../errors.js';
 import { parseTickLog, type DynamicCode, type TickLog } from './tick-log.js';
-import { findSymbol, symbolizeLibraries, type LibrarySymbols, type SymbolizeOptions } from './symbolize.js';
+import { demangle, findSymbol, symbolizeLibraries, type LibrarySymbols, type SymbolizeOptions } from './symbolize.js';
 
 /** V8's grouping in `--prof-process`: JS-side code, C++ symbols, whole libraries. */
 export type EntryType = 'JS' | 'CODE' | 'CPP' | 'SHARED_LIB';
@@ -83,8 +83,17 @@ export async function processTickLog(file: string, options: SymbolizeOptions = {
   const log = parseTickLog(text, file);
   let mtime: number | undefined;
   try { mtime = statSync(file).mtimeMs; } catch { mtime = undefined; }
-  const libs = await symbolizeLibraries(log.libraries, { ...options, logMtimeMs: options.logMtimeMs ?? mtime, builtins: log.builtins });
-  return resolveTicks(log, libs);
+  // Only the libraries some frame falls in are read (nm costs more than the rest together).
+  const used = log.libraries.filter((l) => {
+    for (const v of log.frames) if (v >= l.start && v < l.end) return true;
+    return false;
+  });
+  const libs = await symbolizeLibraries(used, { ...options, logMtimeMs: options.logMtimeMs ?? mtime, builtins: log.builtins });
+  const resolved = resolveTicks(log, libs);
+  const mangled = resolved.entries.filter((e) => e.type === 'CPP' && e.name.startsWith('_Z'));
+  const names = await demangle(mangled.map((e) => e.name));
+  mangled.forEach((e, i) => { e.name = names[i]; });
+  return resolved;
 }
 
 export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): ResolvedTicks {

@@ -1,6 +1,8 @@
-// C++ symbols of the node binary and the shared libraries a tick log names: `nm -C -n -S`
-// (the symbol table) and `nm -C -n -S -D` (the dynamic one, all a stripped library has), one
-// child process per library, all at once. Function symbols only (t, T, w, W), as V8's own
+// C++ symbols of the node binary and the shared libraries a tick log names: `nm -n -S` (the
+// symbol table; `nm -n -S -D`, the dynamic one, when a library is stripped), one child process
+// per library with ticks, all at once, cached per file (path, size, mtime, inode) under
+// ~/.cache/hotpath/symbols so the next log of the same binary needs no nm. Names stay mangled
+// here; the few that ticks use are demangled at the end with one `c++filt` (demangle()). Function symbols only (t, T, w, W), as V8's own
 // tick processor takes them. An executable (ET_EXEC) holds absolute addresses; a shared
 // object or PIE (ET_DYN) is relocated by its load address from the log.
 //
@@ -8,7 +10,10 @@
 // nm is missing, the file is not the binary that wrote the log), which the output reports.
 
 import { spawn } from 'node:child_process';
-import { openSync, readSync, closeSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { openSync, readSync, closeSync, statSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import type { LibraryRange } from './tick-log.js';
 
 export type LibraryStatus = 'ok' | 'missing' | 'no-symbols' | 'nm-missing' | 'nm-failed' | 'mismatch' | 'pseudo';
@@ -120,44 +125,125 @@ export interface SymbolizeOptions {
   logMtimeMs?: number;
   /** Builtins the log placed, to check that the binary on disk is the one that ran. */
   builtins?: readonly { name: string; start: number }[];
+  /** Directory of the symbol cache; `false` turns it off (default: ~/.cache/hotpath/symbols, HOTPATH_SYMBOL_CACHE). */
+  cacheDir?: string | false;
 }
 
-/** Reads the symbols of every library the log names, concurrently. */
+interface RawTable { raw: RawSymbol[]; error?: 'nm-missing' | 'nm-failed' }
+
+function defaultCacheDir(): string | false {
+  const env = process.env.HOTPATH_SYMBOL_CACHE;
+  if (env === '0' || env === 'off') return false;
+  if (env) return env;
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'hotpath', 'symbols');
+}
+
+const CACHE_VERSION = 1;
+
+function cacheFile(dir: string, path: string, st: { size: number; mtimeMs: number; ino: number }): string {
+  const key = createHash('sha1').update(`${CACHE_VERSION}\0${path}\0${st.size}\0${st.mtimeMs}\0${st.ino}`).digest('hex');
+  return join(dir, `${key}.sym`);
+}
+
+/** Cache file: a JSON header line, then starts and sizes as float64, then the names joined by newlines. */
+function readCache(file: string): RawSymbol[] | undefined {
+  try {
+    const buf = readFileSync(file);
+    const nl = buf.indexOf(10);
+    const head = JSON.parse(buf.subarray(0, nl).toString('utf8')) as { v: number; count: number };
+    if (head.v !== CACHE_VERSION) return undefined;
+    const n = head.count;
+    const numbers = new Float64Array(buf.buffer.slice(buf.byteOffset + nl + 1, buf.byteOffset + nl + 1 + n * 16));
+    const names = buf.subarray(nl + 1 + n * 16).toString('utf8').split('\n');
+    if (names.length !== n) return undefined;
+    const out: RawSymbol[] = new Array(n);
+    for (let i = 0; i < n; i++) out[i] = { start: numbers[i], size: numbers[n + i], name: names[i] };
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeCache(file: string, dir: string, raw: RawSymbol[]): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    const n = raw.length;
+    const numbers = new Float64Array(n * 2);
+    for (let i = 0; i < n; i++) { numbers[i] = raw[i].start; numbers[n + i] = raw[i].size; }
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, Buffer.concat([Buffer.from(JSON.stringify({ v: CACHE_VERSION, count: n }) + '\n'), Buffer.from(numbers.buffer), Buffer.from(raw.map((r) => r.name).join('\n'))]));
+    renameSync(tmp, file);
+  } catch {
+    // A cache that cannot be written only costs the next run an nm.
+  }
+}
+
+async function symbolTable(nm: string, path: string, st: { size: number; mtimeMs: number; ino: number }, cacheDir: string | false): Promise<RawTable> {
+  const file = cacheDir ? cacheFile(cacheDir, path, st) : undefined;
+  const cached = file ? readCache(file) : undefined;
+  if (cached) return { raw: cached };
+  const raw: RawSymbol[] = [];
+  const plain = await runNm(nm, ['-n', '-S', path]);
+  if (plain.error?.code === 'ENOENT') return { raw, error: 'nm-missing' };
+  parseNmOutput(plain.out, raw);
+  if (raw.length === 0) {
+    const dynamic = await runNm(nm, ['-n', '-S', '-D', path]);
+    parseNmOutput(dynamic.out, raw);
+    if (raw.length === 0 && plain.code !== 0 && dynamic.code !== 0) return { raw, error: 'nm-failed' };
+  }
+  if (file && cacheDir) writeCache(file, cacheDir, raw);
+  return { raw };
+}
+
+/** Reads the symbols of the libraries (those given; pass only those with ticks), concurrently. */
 export async function symbolizeLibraries(libs: readonly LibraryRange[], options: SymbolizeOptions = {}): Promise<LibrarySymbols[]> {
   const nm = options.nm ?? 'nm';
+  const cacheDir = options.cacheDir ?? defaultCacheDir();
   return Promise.all(libs.map(async (lib): Promise<LibrarySymbols> => {
     const base = { path: lib.path, start: lib.start, end: lib.end, slide: 0, ...emptyTable };
     if (lib.path.startsWith('[')) return { ...base, status: 'pseudo', reason: `${lib.path} is a kernel-provided page with no file to read symbols from` };
-    let mtimeMs: number;
+    let st: { size: number; mtimeMs: number; ino: number };
     try {
-      mtimeMs = statSync(lib.path).mtimeMs;
+      st = statSync(lib.path);
     } catch {
       return { ...base, status: 'missing', reason: `${lib.path} is gone (deleted, or the log was written on another machine)` };
     }
     const type = elfType(lib.path);
     if (type === undefined) return { ...base, status: 'no-symbols', reason: `${lib.path} is not an ELF file` };
     const slide = (type === 'dyn' ? lib.start : 0) + lib.aslrSlide;
-    const [plain, dynamic] = await Promise.all([runNm(nm, ['-C', '-n', '-S', lib.path]), runNm(nm, ['-C', '-n', '-S', '-D', lib.path])]);
-    if (plain.error?.code === 'ENOENT') return { ...base, slide, status: 'nm-missing', reason: `${nm} is not installed (Debian/Ubuntu: apt-get install binutils), so C++ symbols cannot be read` };
-    const raw: RawSymbol[] = [];
-    parseNmOutput(plain.out, raw);
-    parseNmOutput(dynamic.out, raw);
-    if (raw.length === 0) {
-      return plain.code !== 0 && dynamic.code !== 0
-        ? { ...base, slide, status: 'nm-failed', reason: `${nm} could not read ${lib.path}` }
-        : { ...base, slide, status: 'no-symbols', reason: `${lib.path} is stripped (no symbol table)` };
-    }
-    const t = table(raw, slide, lib.start, lib.end);
+    const { raw, error } = await symbolTable(nm, lib.path, st, cacheDir);
+    if (error === 'nm-missing') return { ...base, slide, status: 'nm-missing', reason: `${nm} is not installed (Debian/Ubuntu: apt-get install binutils), so C++ symbols cannot be read` };
+    if (error === 'nm-failed') return { ...base, slide, status: 'nm-failed', reason: `${nm} could not read ${lib.path}` };
+    if (raw.length === 0) return { ...base, slide, status: 'no-symbols', reason: `${lib.path} is stripped (no symbol table)` };
+    const t = table([...raw], slide, lib.start, lib.end);
     const result: LibrarySymbols = { ...base, slide, status: 'ok', ...t };
     const check = checkBuiltins(result, options.builtins ?? []);
     if (check === 'mismatch') {
       return { ...base, slide, status: 'mismatch', reason: `${lib.path} is not the binary that wrote the log: V8's builtins are at other addresses in it (was node upgraded or rebuilt since?)` };
     }
-    if (options.logMtimeMs !== undefined && mtimeMs > options.logMtimeMs + 1000 && check !== 'match') {
+    if (options.logMtimeMs !== undefined && st.mtimeMs > options.logMtimeMs + 1000 && check !== 'match') {
       result.warning = `${lib.path} changed after the log was written; its C++ names may be wrong`;
     }
     return result;
   }));
+}
+
+/** Demangles C++ names (`_ZN2v88internal…`) with one c++filt; names it cannot read stay as they are. */
+export function demangle(names: readonly string[], cxxfilt = 'c++filt'): Promise<string[]> {
+  if (names.length === 0) return Promise.resolve([]);
+  return new Promise((resolve) => {
+    const child = spawn(cxxfilt, [], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.on('error', () => resolve([...names]));
+    child.on('close', () => {
+      const out = Buffer.concat(chunks).toString('utf8').split('\n');
+      resolve(out.length >= names.length ? names.map((n, i) => out[i] || n) : [...names]);
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(names.join('\n') + '\n');
+  });
 }
 
 /** Compares the log's builtin addresses with the binary's `Builtins_<name>` symbols. */

@@ -4,8 +4,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { analyzeTickLog } from './analyze-tick-log.js';
 
-const { file } = workerData as { file: string };
-analyzeTickLog(file).then(
+const { file, profile } = workerData as { file: string; profile: boolean };
+analyzeTickLog(file, { profile }).then(
   (result) => parentPort?.postMessage({ result }),
   (err: unknown) => {
     const e = err as { code?: string; message?: string; details?: unknown };

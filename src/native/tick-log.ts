@@ -147,13 +147,23 @@ export function parseTickLog(text: string, file: string): TickLog {
       }
     }
     if (kind === 'tick') {
-      const f = line.split(',');
-      const pc = hex(f[1]);
-      const time = Number(f[2]);
-      if (f.length < 6 || Number.isNaN(pc) || Number.isNaN(time)) { log.badLines++; continue; }
-      const external = f[3] === '1';
-      const tos = hex(f[4]);
-      const state = Number(f[5]);
+      // tick,<pc>,<µs>,<is external callback>,<tos or callback>,<vm state>[,<frame>...]: scanned
+      // in place (the hot path: one line per sample).
+      let k = comma;
+      for (let j = 0; j < 4 && k >= 0; j++) k = line.indexOf(',', k + 1);
+      if (k < 0) { log.badLines++; continue; }
+      let p0 = comma + 1;
+      let p1 = line.indexOf(',', p0);
+      const pc = hex(line.slice(p0, p1));
+      p0 = p1 + 1; p1 = line.indexOf(',', p0);
+      const time = Number(line.slice(p0, p1));
+      p0 = p1 + 1; p1 = line.indexOf(',', p0);
+      const external = line.charCodeAt(p0) === 49 /* 1 */;
+      p0 = p1 + 1; p1 = line.indexOf(',', p0);
+      const tos = hex(line.slice(p0, p1));
+      p0 = p1 + 1; p1 = line.indexOf(',', p0);
+      if (Number.isNaN(pc) || Number.isNaN(time)) { log.badLines++; continue; }
+      const state = Number(p1 < 0 ? line.slice(p0) : line.slice(p0, p1));
       const fr = log.frames;
       const push = (addr: number) => {
         if (!(addr > 0)) { fr.push(0); return; }
@@ -170,10 +180,12 @@ export function parseTickLog(text: string, file: string): TickLog {
         }
       }
       let prev = pc;
-      for (let i = 6; i < f.length; i++) {
-        const s = f[i];
-        const c0 = s.charCodeAt(0);
-        if (c0 === 43 /* + */ || c0 === 45 /* - */) { prev += Number(s[0] === '-' ? -Number(s.slice(1)) : Number(s.slice(1))); push(prev); } else if (c0 === 111 /* o: overflow */) break;
+      while (p1 >= 0) {
+        p0 = p1 + 1;
+        p1 = line.indexOf(',', p0);
+        const c0 = line.charCodeAt(p0);
+        const s = p1 < 0 ? line.slice(p0) : line.slice(p0, p1);
+        if (c0 === 43 /* + */) { prev += Number(s.slice(1)); push(prev); } else if (c0 === 45 /* - */) { prev -= Number(s.slice(1)); push(prev); } else if (c0 === 111 /* o: overflow */) break;
         else { prev = hex(s); push(prev); }
       }
       log.times.push(time);
