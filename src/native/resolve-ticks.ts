@@ -84,10 +84,14 @@ export async function processTickLog(file: string, options: SymbolizeOptions = {
   let mtime: number | undefined;
   try { mtime = statSync(file).mtimeMs; } catch { mtime = undefined; }
   // Only the libraries some frame falls in are read (nm costs more than the rest together).
-  const used = log.libraries.filter((l) => {
-    for (const v of log.frames) if (v >= l.start && v < l.end) return true;
-    return false;
-  });
+  const usedSet = new Set<number>();
+  const libsList = log.libraries;
+  for (const v of log.frames) {
+    if (v <= 0) continue;
+    for (let i = 0; i < libsList.length; i++) if (v >= libsList[i].start && v < libsList[i].end) { usedSet.add(i); break; }
+    if (usedSet.size === libsList.length) break;
+  }
+  const used = libsList.filter((_, i) => usedSet.has(i));
   const libs = await symbolizeLibraries(used, { ...options, logMtimeMs: options.logMtimeMs ?? mtime, builtins: log.builtins });
   const resolved = resolveTicks(log, libs);
   const mangled = resolved.entries.filter((e) => e.type === 'CPP' && e.name.startsWith('_Z'));

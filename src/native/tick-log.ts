@@ -96,6 +96,20 @@ export function unescapeField(s: string): string {
 
 const hex = (s: string | undefined): number => (s === undefined || s === '' ? NaN : Number(s));
 
+/** `0x…` (or decimal) between `from` and `to` of `line`, read in place: no substring per frame. */
+function hexAt(line: string, from: number, to: number): number {
+  if (to <= from) return NaN;
+  if (line.charCodeAt(from) !== 48 || line.charCodeAt(from + 1) !== 120) return Number(line.slice(from, to));
+  let v = 0;
+  for (let i = from + 2; i < to; i++) {
+    const c = line.charCodeAt(i);
+    const d = c <= 57 ? c - 48 : (c | 32) - 87;
+    if (d < 0 || d > 15) return NaN;
+    v = v * 16 + d;
+  }
+  return to > from + 2 ? v : NaN;
+}
+
 interface FuncInfo { name: string; codes: Set<number> }
 
 /** How far into a file to look for the marks of a tick log before calling it something else. */
@@ -154,13 +168,13 @@ export function parseTickLog(text: string, file: string): TickLog {
       if (k < 0) { log.badLines++; continue; }
       let p0 = comma + 1;
       let p1 = line.indexOf(',', p0);
-      const pc = hex(line.slice(p0, p1));
+      const pc = hexAt(line, p0, p1);
       p0 = p1 + 1; p1 = line.indexOf(',', p0);
       const time = Number(line.slice(p0, p1));
       p0 = p1 + 1; p1 = line.indexOf(',', p0);
       const external = line.charCodeAt(p0) === 49 /* 1 */;
       p0 = p1 + 1; p1 = line.indexOf(',', p0);
-      const tos = hex(line.slice(p0, p1));
+      const tos = hexAt(line, p0, p1);
       p0 = p1 + 1; p1 = line.indexOf(',', p0);
       if (Number.isNaN(pc) || Number.isNaN(time)) { log.badLines++; continue; }
       const state = Number(p1 < 0 ? line.slice(p0) : line.slice(p0, p1));
@@ -184,9 +198,9 @@ export function parseTickLog(text: string, file: string): TickLog {
         p0 = p1 + 1;
         p1 = line.indexOf(',', p0);
         const c0 = line.charCodeAt(p0);
-        const s = p1 < 0 ? line.slice(p0) : line.slice(p0, p1);
-        if (c0 === 43 /* + */) { prev += Number(s.slice(1)); push(prev); } else if (c0 === 45 /* - */) { prev -= Number(s.slice(1)); push(prev); } else if (c0 === 111 /* o: overflow */) break;
-        else { prev = hex(s); push(prev); }
+        const to = p1 < 0 ? line.length : p1;
+        if (c0 === 43 /* + */) { prev += hexAt(line, p0 + 1, to); push(prev); } else if (c0 === 45 /* - */) { prev -= hexAt(line, p0 + 1, to); push(prev); } else if (c0 === 111 /* o: overflow */) break;
+        else { prev = hexAt(line, p0, to); push(prev); }
       }
       log.times.push(time);
       log.states.push(state);
