@@ -13,7 +13,7 @@ import { formatRunSummary } from '../../run/run-summary.js';
 const options: readonly OptionSpec[] = [
   { key: 'json', flag: 'json', type: 'boolean', default: false, description: 'Print the figures as JSON on stdout instead of the --prof-process text' },
   { key: 'out', flag: 'out', short: 'o', type: 'string', default: '.hotpath', valueName: '<dir>', description: 'Where the run directory is created' },
-  { key: 'report', flag: 'report', type: 'boolean', default: true, description: 'Write the run directory (report.html, report.md, exports); --no-report prints the figures only' },
+  { key: 'report', flag: 'report', type: 'boolean', default: true, description: 'Print the figures only: no run directory, reports or exports' },
 ];
 
 async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
