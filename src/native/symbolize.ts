@@ -1,6 +1,6 @@
-// C++ symbols of the node binary and the shared libraries a tick log names: `nm -n -S` (the
-// symbol table; `nm -n -S -D`, the dynamic one, when a library is stripped), one child process
-// per library with ticks, all at once, cached per file (path, size, mtime, inode) under
+// C++ symbols of the node binary and the shared libraries a tick log names: the ELF symbol
+// table read in process (elf-symbols.ts; the dynamic one when a library is stripped), else
+// `nm -n -S` (`-D` for a stripped library), for the libraries with ticks, all at once, cached per file (path, size, mtime, inode) under
 // ~/.cache/hotpath/symbols so the next log of the same binary needs no nm. Names stay mangled
 // here; the few that ticks use are demangled at the end with one `c++filt` (demangle()). Function symbols only (t, T, w, W), as V8's own
 // tick processor takes them. An executable (ET_EXEC) holds absolute addresses; a shared
@@ -15,6 +15,7 @@ import { openSync, readSync, closeSync, statSync, mkdirSync, readFileSync, write
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { LibraryRange } from './tick-log.js';
+import { readElfFunctionSymbols } from './elf-symbols.js';
 
 export type LibraryStatus = 'ok' | 'missing' | 'no-symbols' | 'nm-missing' | 'nm-failed' | 'mismatch' | 'pseudo';
 
@@ -183,6 +184,12 @@ async function symbolTable(nm: string, path: string, st: { size: number; mtimeMs
   const file = cacheDir ? cacheFile(cacheDir, path, st) : undefined;
   const cached = file ? readCache(file) : undefined;
   if (cached) return { raw: cached };
+  // The symbol table read in process first (no child process); nm for what it cannot read.
+  const elf = readElfFunctionSymbols(path);
+  if (elf && elf.length > 0) {
+    if (file && cacheDir) writeCache(file, cacheDir, elf);
+    return { raw: elf };
+  }
   const raw: RawSymbol[] = [];
   const plain = await runNm(nm, ['-n', '-S', path]);
   if (plain.error?.code === 'ENOENT') return { raw, error: 'nm-missing' };
