@@ -1,7 +1,7 @@
 // `hotpath prof` against `node --prof-process`, side by side on the same tick log: a 60 s
 // `node --prof` recording (10 s in quick mode) of a server with known hot functions under
 // hotpath's load on 127.0.0.1. Wall time of each (median of alternating runs, both as child
-// processes); hotpath with a cold symbol cache (nm runs), a warm one, and the full command
+// processes); hotpath with a cold symbol cache (symbol tables read), a warm one, and the full command
 // (run directory, report.html, report.md and exports). Then accuracy on the same log:
 // unaccounted ticks of each, and the top-10 JS functions of --prof-process against hotpath's.
 
@@ -71,7 +71,7 @@ export const profBench: BenchSuite = {
       '| command | ms | speed-up |',
       '|---|---:|---:|',
       `| node --prof-process | ${Math.round(base)} | 1.0x |`,
-      row('hotpath prof --no-report, cold symbol cache (nm runs)', times.cold),
+      row('hotpath prof --no-report, cold symbol cache (symbol tables read)', times.cold),
       row('hotpath prof --no-report, warm symbol cache', times.warm),
       row('hotpath prof (run dir, report.html/md, 3 exports), warm', times.full),
       '',
