@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
@@ -70,6 +70,7 @@ test('hotpath prof: a real --prof log of a known server matches --prof-process a
   const folded = readFileSync(join(dir, files.find((f) => f.endsWith('.folded'))!), 'utf8');
   assert.match(folded, /fib .*prof-server\.cjs/);
   void report;
+  rmSync(rec.dir, { recursive: true, force: true });
 });
 
 test('hotpath prof: several isolates (a worker thread) are read together, one profile each', { timeout: 60_000 }, async () => {
@@ -93,4 +94,5 @@ test('hotpath prof: several isolates (a worker thread) are read together, one pr
   const meta = JSON.parse(readFileSync(join(dir, 'out', run, 'meta.json'), 'utf8')) as { profiles: { pid: number; threadId: number }[] };
   assert.deepEqual(meta.profiles.map((p) => p.threadId).sort(), [0, 1]);
   assert.equal(new Set(meta.profiles.map((p) => p.pid)).size, 1);
+  rmSync(dir, { recursive: true, force: true });
 });
