@@ -9,6 +9,8 @@ import { profileBench } from './profile.bench.js';
 import { agentCostBench } from './agent-cost.bench.js';
 import { readersBench } from './readers.bench.js';
 
+import { profBench } from './prof.bench.js';
+
 export const suites: BenchSuite[] = [
   loadBench,
   overheadBench,
@@ -18,4 +20,6 @@ export const suites: BenchSuite[] = [
   profileBench,
   agentCostBench,
   readersBench,
+
+  profBench,
 ];

@@ -36,6 +36,11 @@ export const errorCodes = {
 
   // Run directories (read back by `report` and `export`)
   HOTPATH_ERR_RUN_DIR_PATH: 'A run directory names a file outside itself',
+
+  // Native profiles (`hotpath prof`, `hotpath import`)
+  HOTPATH_ERR_TICK_LOG: 'The file is not a V8 tick log (node --prof), or it cannot be read',
+  HOTPATH_ERR_TICK_LOG_VERSION: 'The tick log was written by a V8 too old for hotpath to read',
+  HOTPATH_ERR_PERF_SCRIPT: 'The file is not `perf script` output, or it cannot be read',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;

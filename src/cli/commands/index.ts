@@ -6,6 +6,8 @@ import { reportCommand } from './report.js';
 import { loadCommand } from './load.js';
 import { demoCommand } from './demo.js';
 import { exportCommand } from './export.js';
+import { profCommand } from './prof.js';
+import { importCommand } from './import.js';
 
 export const commands: readonly Command[] = [
   runCommand,
@@ -13,4 +15,6 @@ export const commands: readonly Command[] = [
   loadCommand,
   demoCommand,
   exportCommand,
+  profCommand,
+  importCommand,
 ];

@@ -1,0 +1,71 @@
+// `perf script` output into the profile model: a committed recording of a node server
+// (perf record -g with --perf-basic-prof-only-functions, made on this project's CI image) keeps
+// kernel, libuv, V8 C++ and JS frames in one stack; bad input is a coded error.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Writable } from 'node:stream';
+import { parsePerfScript, perfCallFrame } from '../../src/native/perf-script.js';
+import { runCli } from '../../src/cli/cli.js';
+import type { CliIO } from '../../src/cli/io.js';
+
+const fixture = fileURLToPath(new URL('../../../test/fixtures/perf/node-server.perf', import.meta.url));
+
+test('perf frames: JS from the perf map keeps file and line; kernel and C++ keep their symbol', () => {
+  assert.deepEqual(perfCallFrame('JS:*fib /app/server.js:3:13+0x8', '/tmp/perf-355.map'),
+    { functionName: 'fib', scriptId: '1', url: 'file:///app/server.js', lineNumber: 2, columnNumber: 12 });
+  assert.equal(perfCallFrame('LazyCompile:~emit node:events:471:44', '/tmp/perf-1.map').url, 'node:events');
+  assert.equal(perfCallFrame('do_epoll_wait+0x1a', '[kernel.kallsyms]').functionName, 'do_epoll_wait [kernel]');
+  assert.equal(perfCallFrame('uv__io_poll+0x1ad', '/usr/bin/node').functionName, 'uv__io_poll');
+  assert.equal(perfCallFrame('[unknown]', '/usr/lib/libc.so.6').functionName, '[unknown] (libc.so.6)');
+});
+
+test('perf script: one profile per process, its threads grouped under it, JS under native callers', () => {
+  const r = parsePerfScript(readFileSync(fixture, 'utf8'), 'node-server.perf');
+  assert.equal(r.skippedLines, 0);
+  const [main] = r.processes;
+  assert.equal(main.comm, 'node');
+  const names = main.profile.nodes.map((n) => n.callFrame.functionName);
+  assert.ok(names.includes('fib'), 'JS from the perf map');
+  assert.ok(names.includes('uv__io_poll'), 'libuv');
+  assert.ok(names.some((n) => n.startsWith('v8::')), 'V8 C++');
+  assert.ok(names.some((n) => n.endsWith('[kernel]')), 'kernel');
+  // fib's caller chain reaches libuv: one stack from the event loop down to the JS.
+  const byId = new Map(main.profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of main.profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const fib = main.profile.nodes.find((n) => n.callFrame.functionName === 'fib')!;
+  const chain: string[] = [];
+  for (let id: number | undefined = fib.id; id !== undefined; id = parent.get(id)) chain.push(byId.get(id)!.callFrame.functionName);
+  assert.ok(chain.includes('uv_run'), chain.join(' < '));
+  assert.equal(main.profile.samples.length, main.samples);
+});
+
+test('hotpath import writes a run directory with the report and exports; bad input is a coded error', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-import-'));
+  let err = '';
+  const sink = new Writable({ write(c, _e, cb) { err += String(c); cb(); } });
+  const io: CliIO = { stdout: sink, stderr: sink, env: {}, cwd: dir, color: false, interactive: false };
+  assert.equal(await runCli(['import', fixture, '-o', join(dir, 'out')], io), 0, err);
+  const [run] = readdirSync(join(dir, 'out'));
+  const files = readdirSync(join(dir, 'out', run));
+  for (const f of ['report.html', 'report.md', 'report.json']) assert.ok(files.includes(f), files.join(', '));
+  assert.ok(files.some((f) => f.endsWith('.folded')));
+  const folded = readFileSync(join(dir, 'out', run, files.find((f) => f.endsWith('.folded'))!), 'utf8');
+  assert.match(folded, /uv_run;.*;fib /);
+  for (const [name, text] of [['notes.txt', 'hello world\n'], ['bin.data', 'PERFILE2\u0000\u0001']] as const) {
+    err = '';
+    const file = join(dir, name);
+    writeFileSync(file, text);
+    assert.equal(await runCli(['import', file, '-o', join(dir, 'out')], io), 1, err);
+    assert.match(err, /HOTPATH_ERR_PERF_SCRIPT/);
+    assert.doesNotMatch(err, /\n\s+at /);
+  }
+  err = '';
+  assert.equal(await runCli(['import', join(dir, 'missing.perf')], io), 1);
+  assert.match(err, /HOTPATH_ERR_PERF_SCRIPT/);
+});
