@@ -31,6 +31,10 @@ export const errorCodes = {
   HOTPATH_ERR_REPORT_UI: 'The prebuilt report UI is missing from the installation',
   // Overload protection (hotpath/protect)
   HOTPATH_ERR_PROTECT_OPTION: 'Invalid option for protect()',
+  // Comparing runs (`hotpath compare`, `hotpath run --baseline`)
+  HOTPATH_ERR_COMPARE_NO_LOAD: 'A compared run has no load results',
+  HOTPATH_ERR_COMPARE_MISMATCH: 'The compared runs measured different requests',
+  HOTPATH_ERR_BUDGET: 'A performance budget cannot be read',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;

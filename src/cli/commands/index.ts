@@ -6,6 +6,7 @@ import { reportCommand } from './report.js';
 import { loadCommand } from './load.js';
 import { demoCommand } from './demo.js';
 import { exportCommand } from './export.js';
+import { compareCommand } from './compare.js';
 
 export const commands: readonly Command[] = [
   runCommand,
@@ -13,4 +14,5 @@ export const commands: readonly Command[] = [
   loadCommand,
   demoCommand,
   exportCommand,
+  compareCommand,
 ];
