@@ -5,6 +5,7 @@ import type { Finding } from '../analyze/finding.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { RunMeta } from '../run-dir/schema.js';
 import type { AgentErrorRow } from '../analyze/signals/agent-errors.js';
+import type { BudgetVerdict } from '../budget/budget.js';
 
 export const REPORT_VERSION = 1;
 
@@ -61,4 +62,6 @@ export interface Report {
    * when nothing failed; absent in reports written before it was added.
    */
   agentErrors?: AgentErrorRow[];
+  /** The budgets of `hotpath run --assert/--max-regression` and their verdict; absent without budgets. */
+  budgets?: BudgetVerdict;
 }
