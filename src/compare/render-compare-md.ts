@@ -58,7 +58,7 @@ export function renderCompareMarkdown(c: Comparison, limit = 15): string {
   }
   const { resolved, stillPresent } = c.findings;
   lines.push('### Findings', '');
-  if (resolved.length + c.findings.new.length + stillPresent.length === 0) lines.push('No findings in either run.');
+  if (resolved.length + c.findings.new.length + stillPresent.length === 0) lines.push('No problem found in either run.');
   if (resolved.length) lines.push('**Resolved**', '', ...resolved.map(findingLine), '');
   if (c.findings.new.length) lines.push('**New**', '', ...c.findings.new.map(findingLine), '');
   if (stillPresent.length) lines.push('**Still present**', '', ...stillPresent.map(findingLine), '');

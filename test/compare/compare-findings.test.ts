@@ -20,3 +20,11 @@ test('findings are matched by code and culprit function and file, whatever the l
   assert.equal(c.stillPresent[0].severityAfter, 'info');
   assert.equal(c.stillPresent[0].culprit?.line, 30);
 });
+
+test('a healthy finding is neither resolved, new nor still present', () => {
+  const healthy: Finding = { ...finding('HOTPATH_HEALTHY', undefined, 'info'), category: 'healthy' };
+  const c = compareFindings([healthy], [healthy, finding('HOTPATH_SYNC_IO', 'login', 'critical')]);
+  assert.deepEqual(c.resolved, []);
+  assert.deepEqual(c.stillPresent, []);
+  assert.deepEqual(c.new.map((f) => f.code), ['HOTPATH_SYNC_IO']);
+});
