@@ -1,6 +1,12 @@
 // The relative change of a mean between two samples (after / before - 1) with a bootstrap
 // percentile confidence interval: both samples are resampled with replacement, seeded, and
 // the interval is read from the distribution of the resampled ratios.
+//
+// The samples are a run's per-second values, and seconds of one run are not independent: a
+// busy neighbour on a shared machine stays busy for many seconds and moves the whole run. A
+// run's level is therefore known no better than the spread of its seconds, not that spread
+// over the square root of their count: each resample draws `draws` values (default 1, the
+// conservative bound of an effective sample size of one), not as many as the run holds.
 
 import { seededRandom } from './seeded-random.js';
 
@@ -17,10 +23,13 @@ export const BOOTSTRAP_SEED = 20;
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-function resampledMean(xs: readonly number[], rnd: () => number): number {
+/** Values drawn per run and resample: the runs' effective sample size (see above). */
+export const EFFECTIVE_DRAWS = 1;
+
+function resampledMean(xs: readonly number[], rnd: () => number, draws: number): number {
   let sum = 0;
-  for (let i = 0; i < xs.length; i++) sum += xs[Math.floor(rnd() * xs.length)];
-  return sum / xs.length;
+  for (let i = 0; i < draws; i++) sum += xs[Math.floor(rnd() * xs.length)];
+  return sum / draws;
 }
 
 function quantile(sorted: readonly number[], q: number): number {
@@ -30,7 +39,7 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
-export function bootstrapChange(before: readonly number[], after: readonly number[], seed = BOOTSTRAP_SEED): ChangeInterval {
+export function bootstrapChange(before: readonly number[], after: readonly number[], seed = BOOTSTRAP_SEED, draws = EFFECTIVE_DRAWS): ChangeInterval {
   if (before.length === 0 || after.length === 0) return {};
   const b = mean(before);
   if (!(b > 0)) return {};
@@ -39,8 +48,8 @@ export function bootstrapChange(before: readonly number[], after: readonly numbe
   const rnd = seededRandom(seed);
   const ratios: number[] = [];
   for (let i = 0; i < BOOTSTRAP_RESAMPLES; i++) {
-    const rb = resampledMean(before, rnd);
-    if (rb > 0) ratios.push(resampledMean(after, rnd) / rb - 1);
+    const rb = resampledMean(before, rnd, Math.min(draws, before.length));
+    if (rb > 0) ratios.push(resampledMean(after, rnd, Math.min(draws, after.length)) / rb - 1);
   }
   if (ratios.length === 0) return { change };
   ratios.sort((x, y) => x - y);

@@ -16,7 +16,7 @@ export interface MetricChange {
   after: number;
   /** after / before - 1; absent when before is 0. */
   change?: number;
-  /** 95% bootstrap interval of the change, over the runs' per-second values; absent without them. */
+  /** 95% bootstrap interval of the change, over the runs' per-second values (src/compare/bootstrap-change.ts); absent without them. */
   interval?: { low: number; high: number };
   /** Significant when the whole interval lies beyond ±minEffect; figures without an interval get no verdict. */
   verdict?: Verdict;

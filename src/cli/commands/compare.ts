@@ -38,7 +38,14 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
     minEffect: (args.values.minEffect as number) / 100,
     allowMismatch: args.values.allowMismatch === true,
   });
-  const md = await writeComparison(c);
+  let md: string;
+  try {
+    md = await writeComparison(c);
+  } catch (err) {
+    // A read-only run directory (a downloaded artifact) still gets its comparison printed.
+    md = renderCompareMarkdown(c);
+    io.stderr.write(`hotpath: compare.json and compare.md were not written into ${c.after.runDir}: ${(err as Error).message}\n`);
+  }
   if (args.values.md === true) io.stdout.write(md);
   else io.stderr.write(md);
   if (args.values.json === true) io.stdout.write(JSON.stringify(c, null, 2) + '\n');
