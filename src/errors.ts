@@ -41,6 +41,11 @@ export const errorCodes = {
   HOTPATH_ERR_TICK_LOG: 'The file is not a V8 tick log (node --prof), or it cannot be read',
   HOTPATH_ERR_TICK_LOG_VERSION: 'The tick log was written by a V8 too old for hotpath to read',
   HOTPATH_ERR_PERF_SCRIPT: 'The file is not `perf script` output, or it cannot be read',
+
+  // Comparing runs (`hotpath compare`, `hotpath run --baseline`)
+  HOTPATH_ERR_COMPARE_NO_LOAD: 'A compared run has no load results',
+  HOTPATH_ERR_COMPARE_MISMATCH: 'The compared runs measured different requests',
+  HOTPATH_ERR_BUDGET: 'A performance budget cannot be read',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;

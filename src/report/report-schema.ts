@@ -5,6 +5,7 @@ import type { Finding } from '../analyze/finding.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { RunMeta } from '../run-dir/schema.js';
 import type { AgentErrorRow } from '../analyze/signals/agent-errors.js';
+import type { BudgetVerdict } from '../budget/budget.js';
 
 export const REPORT_VERSION = 1;
 
@@ -64,4 +65,7 @@ export interface Report {
 
   /** Problems met reading the run directory (a skipped telemetry line, an unusable profile); absent when none. */
   warnings?: string[];
+
+  /** The budgets of `hotpath run --assert/--max-regression` and their verdict; absent without budgets. */
+  budgets?: BudgetVerdict;
 }

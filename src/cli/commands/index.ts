@@ -9,6 +9,8 @@ import { exportCommand } from './export.js';
 import { profCommand } from './prof.js';
 import { importCommand } from './import.js';
 
+import { compareCommand } from './compare.js';
+
 export const commands: readonly Command[] = [
   runCommand,
   reportCommand,
@@ -17,4 +19,6 @@ export const commands: readonly Command[] = [
   exportCommand,
   profCommand,
   importCommand,
+
+  compareCommand,
 ];

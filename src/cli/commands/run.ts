@@ -12,10 +12,17 @@ import { INCOMPLETE_CODE } from '../../analyze/incomplete.js';
 import { run, type RunResult } from '../../run/run.js';
 import { runOptionSpecs, type RunOptions } from '../../run/run-options.js';
 import { displayPath, formatRunSummary, outcomeLine } from '../../run/run-summary.js';
+import { resolve } from 'node:path';
+import { readRunDir } from '../../run-dir/read-run-dir.js';
+import { budgetOptionSpecs, BUDGET_KEYS } from '../../budget/budget-options.js';
+import { applyBudgets, readBudgets, type AppliedBudgets, type BudgetFlags } from '../../budget/apply-budgets.js';
+import { formatBudgetLines } from '../../budget/judge-budgets.js';
 
 export const EXIT_INTERRUPTED = 130;
 /** The run completed but the diagnosis lacks evidence (HOTPATH_INCOMPLETE): no verdict. */
 export const EXIT_INCOMPLETE = 3;
+/** A budget (--assert, --max-regression) failed; the verdict lines say which. */
+export const EXIT_BUDGET = 4;
 
 const details = `The command after \`--\` is started as given (node app.js, npm start, npx tsx app.ts,
 node --import ./x.mjs app.mjs, a cluster primary...) with hotpath's agent preloaded
@@ -76,6 +83,11 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
     throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT',
       `Put the command that starts your server after \`--\`: hotpath run [options] -- ${args.positionals.join(' ')}`, { showUsage: true });
   }
+  const budgetFlags = args.values as BudgetFlags;
+  const budgets = readBudgets(budgetFlags);
+  const baseline = budgetFlags.baseline === undefined ? undefined : resolve(io.cwd, budgetFlags.baseline);
+  if (baseline !== undefined) await readRunDir(baseline);
+  const runValues = Object.fromEntries(Object.entries(args.values).filter(([k]) => !BUDGET_KEYS.includes(k)));
   const s = styler(io);
   let progressShown = false;
   const clearProgress = () => { if (progressShown) io.stderr.write('\r\u001b[2K'); progressShown = false; };
@@ -88,7 +100,7 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   const interrupts = interruptHandling(io);
   let runDir: string | undefined;
   try {
-    const result = await run({ ...(args.values as RunOptions), command: args.rest }, {
+    const result = await run({ ...(runValues as RunOptions), command: args.rest }, {
       signal: interrupts.signal,
       killSignal: interrupts.killSignal,
       env: io.env,
@@ -102,9 +114,14 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
       io.stderr.write(`run directory: ${displayPath(result.runDir, io.cwd)}\n`);
       return EXIT_INTERRUPTED;
     }
+    let applied: AppliedBudgets = {};
     if (result.report) {
+      if (budgets.length > 0 || baseline !== undefined) applied = await applyBudgets(result.report, result.runDir, baseline, budgets);
       io.stderr.write(formatRunSummary(result.report, io.cwd, s, result.meta.warnings));
+      if (applied.markdown) io.stderr.write(`\n${applied.markdown}`);
+      if (applied.compareError) io.stderr.write(`${s.red('error')} the comparison with the baseline failed: ${applied.compareError.message}\n`);
       if (args.values.json === true) io.stdout.write(JSON.stringify(result.report, null, 2) + '\n');
+      if (applied.verdict) io.stderr.write(formatBudgetLines(applied.verdict.results));
     } else {
       io.stderr.write(`hotpath ${outcomeLine(result.meta.outcome, s)}\nrun directory: ${displayPath(result.runDir, io.cwd)}\n`);
     }
@@ -119,7 +136,9 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
       const stuck = result.report?.findings.find((f) => f.code === 'HOTPATH_EVENT_LOOP_STUCK');
       throw hotpathError('HOTPATH_ERR_NO_RESPONSES', stuck ? `${nothing} ${stuck.title} (see the critical finding above).` : nothing);
     }
-    return exitCodeOf(result);
+    const code = exitCodeOf(result);
+    if (budgets.length > 0 && !result.report) return code === 0 ? EXIT_BUDGET : code;
+    return applied.verdict && !applied.verdict.passed && (code === 0 || code === EXIT_INCOMPLETE) ? EXIT_BUDGET : code;
   } catch (err) {
     clearProgress();
     if (runDir) io.stderr.write(`run directory: ${displayPath(runDir, io.cwd)} (target.log has the target's output)\n`);
@@ -134,6 +153,6 @@ export const runCommand: Command = {
   summary: 'Start a server under the agent, drive load at it and diagnose it',
   usage: 'hotpath run [options] -- <command...>\n       hotpath run [options] --url <url>',
   details,
-  options: runOptionSpecs,
+  options: [...runOptionSpecs, ...budgetOptionSpecs],
   run: execute,
 };

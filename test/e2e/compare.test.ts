@@ -1,0 +1,141 @@
+// `hotpath compare` on real runs: the same example twice is no significant difference; the
+// pbkdf2Sync login example against its fixed twin (async pbkdf2) shows the culprit's CPU per
+// request gone and its finding resolved; a real 2x fix (a handler doing half the work) is
+// significant; damaged or mismatched run directories get a coded error or a partial comparison.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { root, runCli, tempOut } from '../run/helpers/run-cli.js';
+import type { Comparison } from '../../src/compare/comparison.js';
+
+const { out, cleanup } = tempOut();
+const pbkdf2 = join(root, 'examples', 'express-pbkdf2-login');
+const fixed = join(root, 'test', 'fixtures', 'compare', 'express-pbkdf2-login-fixed');
+const cpuWork = join(root, 'test', 'fixtures', 'compare', 'cpu-work');
+
+/** One short real run of `node server.js` in `cwd`; its run directory. */
+async function runIn(cwd: string, name: string, flags: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const dest = join(out, name);
+  const r = await runCli(['run', '-d', '3', '--out', dest, ...flags, '--', 'node', 'server.js'], { cwd, env: { PORT: '0', ...env }, timeoutMs: 120_000 });
+  assert.ok(existsSync(dest) && readdirSync(dest).length === 1, `hotpath run exited ${r.code}\n${r.stderr}`);
+  return join(dest, readdirSync(dest)[0]);
+}
+
+const login = ['-c', '20', '--scenario', 'login.json', '--setup', 'setup.json'];
+let syncA: string;
+let syncB: string;
+let async_: string;
+
+async function compare(args: string[]): Promise<{ code: number | null; stderr: string; c?: Comparison }> {
+  const r = await runCli(['compare', '--json', ...args], { timeoutMs: 60_000 });
+  let c: Comparison | undefined;
+  try { c = JSON.parse(r.stdout) as Comparison; } catch { /* an error: no JSON */ }
+  return { code: r.code, stderr: r.stderr, ...(c ? { c } : {}) };
+}
+
+before(async () => {
+  syncA = await runIn(pbkdf2, 'sync-a', login);
+  syncB = await runIn(pbkdf2, 'sync-b', login);
+  async_ = await runIn(fixed, 'async', login);
+}, { timeout: 400_000 });
+after(cleanup);
+
+test('two runs of the same example: no significant difference', { timeout: 60_000 }, async () => {
+  const { code, c, stderr } = await compare([syncA, syncB]);
+  assert.equal(code, 0, stderr);
+  assert.ok(c);
+  for (const m of c.load) assert.ok(m.verdict !== 'better' && m.verdict !== 'worse', `${m.name}: ${JSON.stringify(m)}`);
+  const throughput = c.load.find((m) => m.name === 'throughput');
+  assert.equal(throughput?.verdict, 'no significant difference');
+  assert.ok(existsSync(join(syncB, 'compare.md')) && existsSync(join(syncB, 'compare.json')));
+});
+
+test('pbkdf2Sync login against its async twin: the culprit drops per request, the finding is resolved', { timeout: 60_000 }, async () => {
+  const { code, c, stderr } = await compare([syncA, async_]);
+  assert.equal(code, 0, stderr);
+  assert.ok(c?.functions, JSON.stringify(c?.missing));
+  const loginRow = c.functions.find((f) => f.function === 'login' && f.file === 'app.js');
+  assert.ok(loginRow, JSON.stringify(c.functions.slice(0, 5)));
+  assert.equal(c.functions[0].kind, 'app', 'app code first');
+  // pbkdf2Sync's hashing was charged to login; the async twin hashes in the thread pool.
+  assert.ok(loginRow.selfAfterUs < loginRow.selfBeforeUs * 0.3, JSON.stringify(loginRow));
+  assert.ok(loginRow.selfBeforeUs > 1000, 'a pbkdf2 of 10,000 rounds costs milliseconds per request');
+  assert.ok(c.findings.resolved.some((f) => f.code === 'HOTPATH_SYNC_IO' && f.culprit?.function === 'login'), JSON.stringify(c.findings));
+  assert.ok(!c.findings.new.some((f) => f.code === 'HOTPATH_SYNC_IO'));
+  const md = readFileSync(join(async_, 'compare.md'), 'utf8');
+  assert.match(md, /`login` \| app\.js/);
+  assert.match(md, /Resolved/);
+  const elu = c.telemetry.find((m) => m.name === 'event-loop utilization');
+  assert.ok(elu && elu.after < elu.before, JSON.stringify(elu));
+});
+
+test('a real 2x fix (half the work per request) is significant: throughput better, p50 better', { timeout: 200_000 }, async () => {
+  const slow = await runIn(cpuWork, 'work-4', ['-c', '4'], { WORK: '4' });
+  const fast = await runIn(cpuWork, 'work-2', ['-c', '4'], { WORK: '2' });
+  const { code, c, stderr } = await compare([slow, fast]);
+  assert.equal(code, 0, stderr);
+  assert.ok(c);
+  const throughput = c.load.find((m) => m.name === 'throughput')!;
+  assert.equal(throughput.verdict, 'better', JSON.stringify(throughput));
+  assert.ok(throughput.change! > 0.4, JSON.stringify(throughput));
+  assert.equal(c.load.find((m) => m.name === 'latency p50')?.verdict, 'better');
+  const handle = c.functions?.find((f) => f.function === 'render');
+  assert.ok(handle && handle.selfAfterUs < handle.selfBeforeUs * 0.75, JSON.stringify(c.functions?.slice(0, 3)));
+});
+
+/** A copy of a run directory to damage. */
+function copyRun(from: string, name: string): string {
+  const to = join(out, 'damaged', name);
+  cpSync(from, to, { recursive: true });
+  rmSync(join(to, 'compare.json'), { force: true });
+  rmSync(join(to, 'compare.md'), { force: true });
+  return to;
+}
+
+test('a run without its CPU profile: a partial comparison that says what is missing', { timeout: 60_000 }, async () => {
+  const dir = copyRun(async_, 'no-profile');
+  for (const f of readdirSync(dir)) if (f.endsWith('.cpuprofile')) rmSync(join(dir, f));
+  const { code, c, stderr } = await compare([syncA, dir]);
+  assert.equal(code, 0, stderr);
+  assert.ok(c);
+  assert.equal(c.functions, undefined);
+  assert.ok(c.missing.some((m) => /after run has no CPU profile/.test(m)), JSON.stringify(c.missing));
+  assert.ok(c.load.length > 0);
+  assert.match(readFileSync(join(dir, 'compare.md'), 'utf8'), /### Missing/);
+});
+
+test('a run without load results: HOTPATH_ERR_COMPARE_NO_LOAD, exit 1', { timeout: 60_000 }, async () => {
+  const dir = copyRun(syncB, 'no-load');
+  rmSync(join(dir, 'load.json'));
+  const { code, stderr, c } = await compare([dir, syncA]);
+  assert.equal(code, 1);
+  assert.equal(c, undefined);
+  assert.match(stderr, /HOTPATH_ERR_COMPARE_NO_LOAD/);
+  assert.match(stderr, /before run/);
+  assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
+});
+
+test('runs of different requests: HOTPATH_ERR_COMPARE_MISMATCH, or a comparison listing them with --allow-mismatch', { timeout: 60_000 }, async () => {
+  const dir = copyRun(syncB, 'other-path');
+  const load = JSON.parse(readFileSync(join(dir, 'load.json'), 'utf8')) as { url: string; options: { method: string } };
+  load.url = new URL('/other', load.url).href;
+  load.options.method = 'GET';
+  writeFileSync(join(dir, 'load.json'), JSON.stringify(load));
+  const refused = await compare([syncA, dir]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /HOTPATH_ERR_COMPARE_MISMATCH/);
+  assert.match(refused.stderr, /request path/);
+  const allowed = await compare(['--allow-mismatch', syncA, dir]);
+  assert.equal(allowed.code, 0, allowed.stderr);
+  assert.ok(allowed.c?.mismatches.some((m) => m.startsWith('request path')));
+});
+
+test('a path that is no run directory, or one directory only: coded errors', { timeout: 60_000 }, async () => {
+  const none = await compare([join(out, 'nowhere'), syncA]);
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, /HOTPATH_ERR_RUN_DIR/);
+  const one = await compare([syncA]);
+  assert.equal(one.code, 2);
+  assert.match(one.stderr, /HOTPATH_ERR_MISSING_ARGUMENT/);
+});
