@@ -13,6 +13,7 @@ import { AgentConnection } from '../connection.js';
 import { InspectorProfiler } from '../profiling/inspector-profiler.js';
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { StallWatchdog } from './stall-watchdog.js';
+import { OwnCpu } from './own-cpu.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
@@ -31,6 +32,7 @@ function mainSession(): Session {
 
 function run(data: AgentWorkerData): void {
   const conn = new AgentConnection(data.socket, data.threadId, true);
+  if (data.cost !== undefined) new OwnCpu(data.cost, !data.watchdogOnly).start();
   if (data.watchdogOnly) {
     new StallWatchdog(data.heartbeat, (body) => conn.send(body)).start();
     return;
