@@ -42,6 +42,7 @@ function agentCostSummary(run: RunData): Pick<TelemetrySummary, 'agentCost'> {
       shareOfCpu: round(c.shareOfCpu, 4), agentCpuMs: round(c.agentCpuMs, 1), mainThreadMs: round(c.mainThreadMs, 1),
       workerMs: round(c.workerMs, 1), profilerThreadMs: round(c.profilerThreadMs, 1), targetCpuMs: round(c.targetCpuMs, 1),
       loopShare: round(c.loopShare, 4),
+      ...cpuInterval(run),
     },
   };
 }
@@ -114,4 +115,10 @@ function http(samples: SampleMessage[]): TelemetrySummary['http'] {
     latencyP99Ms: round(weightedMean(hs.map((h) => h.latency.p99), counts), 3),
     statusCodes,
   };
+}
+
+/** The CPU profile's sampling interval the run used (its options), when it recorded one. */
+function cpuInterval(run: RunData): { cpuSamplingIntervalUs?: number } {
+  const o = run.meta.options;
+  return o.profile !== false && typeof o.cpuInterval === 'number' ? { cpuSamplingIntervalUs: o.cpuInterval } : {};
 }

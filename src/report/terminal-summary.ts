@@ -54,6 +54,7 @@ export function agentCostLine(report: Report): string | undefined {
   const pctOf = (ms: number) => (c.targetCpuMs > 0 ? `${num(Math.round((ms / c.targetCpuMs) * 1000) / 10)} %` : '0 %');
   const parts = [`callbacks ${pctOf(c.mainThreadMs)}`, `worker ${pctOf(c.workerMs)}`];
   if (c.profilerThreadMs > 0) parts.push(`profiler thread ${pctOf(c.profilerThreadMs)}`);
+  if (c.cpuSamplingIntervalUs) parts.push(`CPU profile at ${num(Math.round(1e6 / c.cpuSamplingIntervalUs))} Hz`);
   return `Agent cost: ${num(Math.round(c.shareOfCpu * 1000) / 10)} % of the target's CPU over the load window (${parts.join(', ')}; `
     + `${num(Math.round(c.loopShare * 1000) / 10)} % of the loop's time), at least: V8's stack sampling on the loop is not counted.`;
 }
