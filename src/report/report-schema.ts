@@ -52,7 +52,7 @@ export interface TelemetrySummary {
   agentCost?: {
     shareOfCpu: number; agentCpuMs: number; mainThreadMs: number; workerMs: number; profilerThreadMs: number;
     targetCpuMs: number; loopShare: number;
-    /** The CPU profile's sampling interval this run used, µs (absent without a CPU profile). */
+    /** The CPU profile's sampling interval this run used (--cpu-interval), µs; absent without a CPU profile. */
     cpuSamplingIntervalUs?: number;
   };
 }

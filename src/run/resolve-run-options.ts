@@ -9,8 +9,6 @@ import { hotpathError } from '../errors.js';
 import { readScenario } from '../load/scenario.js';
 import type { ScenarioRequest } from '../load/request-template.js';
 import { runOptionSpecs, type RunOptions } from './run-options.js';
-import { DEFAULT_DURATION_S } from '../load/load-options.js';
-import { defaultCpuIntervalUs } from './cpu-interval.js';
 
 export interface ResolvedRunOptions extends RunOptions {
   command: string[];
@@ -59,7 +57,6 @@ export function resolveRunOptions(input: RunOptions, cwd: string): ResolvedRunOp
   const abs = (f: string | undefined) => (f === undefined ? undefined : resolve(cwd, f));
   return {
     ...values, command: [...command], cwd, out: resolve(cwd, values.out), setupRequests,
-    cpuInterval: (values.cpuInterval as number | undefined) ?? defaultCpuIntervalUs(values.amount !== undefined ? undefined : values.duration ?? DEFAULT_DURATION_S, values.amount !== undefined),
     bodyFile: abs(values.bodyFile), scenario: abs(values.scenario), hdrLog: abs(values.hdrLog),
   };
 }
