@@ -59,8 +59,8 @@ describe('hotpath run: the agent\'s own cost', () => {
         const { cost } = await costOf(flags);
         assert.ok(cost, 'report.json telemetry.agentCost');
         assert.ok(cost.shareOfCpu > 0 && cost.shareOfCpu < 0.5, `share ${cost.shareOfCpu} (${flags.join(' ') || 'default'})`);
-        if (flags.length === 0) assert.ok(cost.profilerThreadMs >= 0);
-        else assert.equal(cost.profilerThreadMs, 0, 'no profile: no profiler thread');
+        // Without the CPU profile V8's profiler thread runs only while a stall is sampled for its cause.
+        if (flags.length > 0) assert.ok(cost.profilerThreadMs < cost.agentCpuMs, `profiler thread ${cost.profilerThreadMs} ms without a profile`);
         shares.push(cost.shareOfCpu);
         (flags.length === 0 ? full : light).push(cost.shareOfCpu);
       }
