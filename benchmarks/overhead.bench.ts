@@ -13,9 +13,12 @@ import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import type { BenchContext, BenchSuite } from './suite.js';
 import { median } from './median.js';
+
 import { CLK_TCK, processTicks } from './proc-cpu.js';
 
 const CONNECTIONS = 50;
+/** hotpath run's default --cpu-interval, µs. */
+const DEFAULT_CPU_INTERVAL_US = 1000;
 /** The reference every other variant is divided by, in the same round. */
 const PLAIN = 'plain (no tool)';
 /** clinic and 0x write reports of tens of seconds: they run in the first rounds only. */
@@ -91,6 +94,8 @@ function sh(cmd: string, cwd: string, timeoutS: number): Promise<{ stdout: strin
 }
 
 function variants(ctx: BenchContext): Variant[] {
+  // hotpath's default CPU interval (--cpu-interval), and V8's own profiler at it.
+  const defaultUs = DEFAULT_CPU_INTERVAL_US;
   const node = process.execPath;
   const cli = join(ctx.root, 'dist', 'src', 'cli', 'main.js');
   const server = join(ctx.root, 'dist', 'benchmarks', 'servers', 'overhead-server.js');
@@ -116,10 +121,12 @@ function variants(ctx: BenchContext): Variant[] {
     },
   });
 
-  const hotpath = (profile: boolean): Variant => ({
-    name: profile ? 'hotpath run (telemetry + CPU profile)' : 'hotpath run --no-profile (telemetry)',
+  const hotpath = (profile: boolean, cpuIntervalUs?: number): Variant => ({
+    name: !profile ? 'hotpath run --no-profile (telemetry)'
+      : cpuIntervalUs === undefined ? `hotpath run (telemetry + CPU profile at its default, ${defaultUs / 1000} ms here)`
+        : `hotpath run --cpu-interval ${cpuIntervalUs} (telemetry + CPU profile at ${cpuIntervalUs / 1000} ms)`,
     async run(s, marker) {
-      const cmd = `taskset -c 1 ${node} ${cli} run ${loadFlags(s)} ${profile ? '' : '--no-profile'} --json --out ${join(scratch, 'runs')} -- taskset -c 0 ${node} ${server} 0 ${marker} 2>/dev/null`;
+      const cmd = `taskset -c 1 ${node} ${cli} run ${loadFlags(s)} ${profile ? '' : '--no-profile'} ${cpuIntervalUs ? `--cpu-interval ${cpuIntervalUs}` : ''} --json --out ${join(scratch, 'runs')} -- taskset -c 0 ${node} ${server} 0 ${marker} 2>/dev/null`;
       const r = await sh(cmd, scratch, s + 90);
       const report = JSON.parse(r.stdout) as { load: LoadJson };
       return { reqPerSec: report.load.requests.perSecond, requests: report.load.requests.total, window: report.load, toResultsMs: r.endedAt - report.load.end };
@@ -149,12 +156,40 @@ function variants(ctx: BenchContext): Variant[] {
     bare('plain again (the noise floor)', ''),
     hotpath(false),
     hotpath(true),
-    // V8's own profiler at the same interval, without hotpath: the floor of any 1 ms CPU profile.
+    // The 1 ms of earlier defaults, against V8's own profiler at 1 ms without hotpath.
+    defaultUs !== 1000 ? hotpath(true, 1000) : undefined,
     bare('node --cpu-prof at 1 ms (no hotpath)', `--cpu-prof --cpu-prof-interval 1000 --cpu-prof-dir ${join(scratch, 'cpu-prof')}`),
+    // V8's own profiler at hotpath's default interval: the floor of a profile at that rate.
+    defaultUs !== 1000 ? bare(`node --cpu-prof at ${defaultUs / 1000} ms (no hotpath)`, `--cpu-prof --cpu-prof-interval ${defaultUs} --cpu-prof-dir ${join(scratch, 'cpu-prof')}`) : undefined,
     external('clinic doctor', 'clinic', (out, s) => `doctor --no-open ${onPort(out, s)}`),
     external('clinic flame', 'clinic', (out, s) => `flame --no-open ${onPort(out, s)}`),
     external('0x', '0x', (out, s) => `--output-dir ${join(scratch, `0x-${n}`)} ${onPort(out, s)}`),
   ].filter((v): v is Variant => v !== undefined);
+}
+
+/**
+ * Issue 21's targets, relative to the peers measured in the same rounds (medians of the ratios):
+ * --no-profile at most clinic doctor's loss; the default at most the lower of clinic flame's and
+ * 0x's, and at most `node --cpu-prof` at the same interval + 2 points.
+ */
+function relativeTargets(tally: (prefix: string) => Tally | undefined, defaultUs: number): string[] {
+  const loss = (t: Tally | undefined) => (t && t.ratios.length ? 1 - median(t.ratios) : undefined);
+  const pct = (x: number | undefined) => (x === undefined ? 'not measured' : `${fmt(x * 100, 1)} %`);
+  const telemetry = loss(tally('hotpath run --no-profile'));
+  const profiled = loss(tally('hotpath run (telemetry + CPU'));
+  const doctor = loss(tally('clinic doctor'));
+  const flame = loss(tally('clinic flame'));
+  const ox = loss(tally('0x'));
+  const cpuProf = loss(tally(`node --cpu-prof at ${defaultUs / 1000} ms`));
+  const peers = [flame, ox].filter((x): x is number => x !== undefined);
+  const judge = (x: number | undefined, limit: number | undefined) =>
+    x === undefined || limit === undefined ? 'cannot tell' : x <= limit + 1e-9 ? 'met' : 'missed';
+  return [
+    `- relative (issue 21): --no-profile ${pct(telemetry)} against clinic doctor ${pct(doctor)}: ${judge(telemetry, doctor)}; ` +
+      `the default ${pct(profiled)} against the lower of clinic flame and 0x ${pct(peers.length ? Math.min(...peers) : undefined)}: ` +
+      `${judge(profiled, peers.length ? Math.min(...peers) : undefined)}, and against node --cpu-prof at ${defaultUs / 1000} ms + 2 points ` +
+      `${pct(cpuProf === undefined ? undefined : cpuProf + 0.02)}: ${judge(profiled, cpuProf === undefined ? undefined : cpuProf + 0.02)}.`,
+  ];
 }
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -200,8 +235,9 @@ export const overheadBench: BenchSuite = {
   name: 'overhead',
   async run(ctx) {
     const seconds = ctx.quick ? 3 : 5;
-    const rounds = ctx.quick ? 1 : 10;
+    const rounds = ctx.quick ? 1 : Number(process.env.HOTPATH_BENCH_ROUNDS) || 10;
     const list = variants(ctx);
+    const defaultUs = DEFAULT_CPU_INTERVAL_US;
     const server = join(ctx.root, 'dist', 'benchmarks', 'servers', 'overhead-server.js');
     const exclude = [join(ctx.root, 'dist', 'src', 'cli', 'main.js'), '/.bin/', 'clinic/bin', '0x/cmd'];
     const tallies = new Map<string, Tally>(list.map((v) => [v.name, { rates: [], ratios: [], cpuPerReq: [], cpuRatios: [], toResults: [] }]));
@@ -261,7 +297,8 @@ export const overheadBench: BenchSuite = {
       ...list.map((v) => row(v.name, tallies.get(v.name) as Tally)),
       '',
       verdict('hotpath run --no-profile (telemetry)', tally('hotpath run --no-profile'), 0.03),
-      verdict('hotpath run (telemetry + CPU profile at 1 ms)', tally('hotpath run (telemetry + CPU'), 0.08),
+      verdict('hotpath run (telemetry + CPU profile at its default)', tally('hotpath run (telemetry + CPU'), 0.08),
+      ...relativeTargets(tally, defaultUs),
       '',
     ].join('\n');
   },

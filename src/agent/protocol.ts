@@ -193,6 +193,13 @@ export interface SampleMessage extends Envelope {
    * (cumulative; sent when it changed). See collectors/unanswered-routes.ts.
    */
   unanswered?: UnansweredRoute[];
+  /**
+   * Added (agent): the agent's own CPU in the interval, µs (docs/agent.md, Cost): `mainUs`, its
+   * callbacks on this thread (timers timed each time, per-request paths one call in 64);
+   * `workerUs`, its agent worker (thread CPU on node 23.9+, else the worker loop's active time);
+   * `profilerUs`, V8's profiler threads (Linux; main threads only). Absent from older agents.
+   */
+  agent?: { mainUs: number; workerUs?: number; profilerUs?: number };
   /** Server-side HTTP over the interval (absent before the thread serves HTTP). */
   http?: {
     started: number;

@@ -35,6 +35,7 @@ import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-res
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
 import { MAIN_FLUSHED, type AgentWorkerData, type HeapWantedMessage } from './worker/worker-data.js';
 import { HeapTrigger } from './profiling/heap-trigger.js';
+import { newCostBuffer } from './worker/own-cpu.js';
 import { isPostLoadGc, POST_LOAD_SAMPLED } from './profiling/post-load-gc.js';
 import { oldGenerationUsed } from './collectors/full-gc-canary.js';
 import type { GrowthHooks } from './hooks/growth-hooks.js';
@@ -181,9 +182,11 @@ export class ThreadAgent {
     // Every wakeup costs the target CPU: the sampler's tick doubles as the heartbeat when it is frequent enough.
     if (this.opts.config.intervalMs <= HEARTBEAT_MS) this.beat = beat;
     else this.timers.push(unrefInterval(() => { beat[0] = epochNow(); }, HEARTBEAT_MS));
+    const cost = newCostBuffer();
+    this.sampler.cost.attach(cost);
     const data: AgentWorkerData = {
       hotpathAgentWorker: true, socket: this.opts.socket, runDir: this.opts.runDir, config: this.opts.config,
-      pid: process.pid, threadId, heartbeat, watchdogOnly, profileRescue: this.rescue.buffer,
+      pid: process.pid, threadId, heartbeat, watchdogOnly, profileRescue: this.rescue.buffer, cost,
     };
     // No execArgv (no user loaders in our worker) and no HOTPATH_* env: if NODE_OPTIONS preloads
     // the agent into this worker anyway, it finds no socket and stays inert.

@@ -11,6 +11,7 @@ import { loopStats } from './signals/loop-stats.js';
 import { loadWindow, targetThreads } from './signals/load-window.js';
 import { gcActivity } from './signals/gc-activity.js';
 import { round } from './signals/stats.js';
+import { agentCost } from './signals/agent-cost.js';
 import { BLOCKING_STARVED_CPU_PER_ACTIVE, ownChildren } from './event-loop-blocking.js';
 import { cpuViewOf, topAppFunction } from './signals/cpu-profile.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
@@ -35,7 +36,11 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
   const gcShare = gc.sampledMs > 0 ? gc.estimatedMs / gc.sampledMs : 0;
   const rps = load?.requests.perSecond ?? s?.requestsPerSecond ?? 0;
   const p99 = load?.latency.p99 ?? s?.latencyP99Ms ?? 0;
-  const capacity = s && s.eluMean > 0 ? rps / s.eluMean : undefined;
+  // The loop's utilization less the agent's own callbacks (agent-cost.ts): the capacity of the
+  // server without them. V8's profiling is not in it (a lower bound), and the text says so.
+  const cost = agentCost(run);
+  const appElu = s ? Math.max(s.eluMean - (cost?.loopShare ?? 0), s.eluMean / 2) : 0;
+  const capacity = s && appElu > 0 ? rps / appElu : undefined;
   const loop = s
     ? ` The event loop was busy ${round(s.eluMean * 100, 0)} % (delay p99 ${round(s.eldP99Ms, 1)} ms), each request cost ${round(s.cpuPerRequestMs * 1000, 0)} µs of CPU, GC took ${round(gcShare * 100, 1)} %.`
     : '';
@@ -43,7 +48,8 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
     : ownChildren(s)
       ? ` Its own child processes (${round(s.childProcessesMean, 1)} running on average) competed with it for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time).`
       : ` Other processes competed for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time): throughput and delays understate this server.`;
-  const headroom = s && s.eluMean < HEALTHY_SATURATED_ELU && capacity ? ` At this cost per request one event loop could serve about ${round(capacity, -2)} req/s.` : '';
+  const corrected = cost ? ` (without the agent's own ${round(cost.loopShare * 100, 1)} % of the loop; not corrected for the CPU profile's sampling)` : ' (not corrected for the agent\'s own cost)';
+  const headroom = s && s.eluMean < HEALTHY_SATURATED_ELU && capacity ? ` At this cost per request one event loop could serve about ${round(capacity, -2)} req/s${corrected}.` : '';
   const top = s && s.eluMean >= HEALTHY_SATURATED_ELU ? dominantFunction(run) : undefined;
   const lever = top ? ` ${round(top.share * 100, 0)} % of the CPU goes to ${describeCulprit(top.culprit)}: the place to start if this route must serve more.` : '';
   return {
@@ -55,7 +61,8 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
     evidence: {
       requestsPerSecond: round(rps, 1), latencyP99Ms: round(p99, 3),
       ...(s ? { eluMean: round(s.eluMean, 3), loopHeadroom: round(1 - s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 4), gcShare: round(gcShare, 4), cpuPerActive: round(s.cpuPerActive, 2) } : {}),
-      ...(capacity ? { estimatedCapacityRps: round(capacity, 0) } : {}),
+      ...(capacity ? { estimatedCapacityRps: round(capacity, 0), capacityCorrectedForAgent: cost !== undefined } : {}),
+      ...(cost ? { agentCostShare: round(cost.shareOfCpu, 4) } : {}),
       // Not a culprit: nothing is wrong; the function is where more throughput would come from.
       ...(top ? { topFunction: describeCulprit(top.culprit), topFunctionShare: round(top.share, 3) } : {}),
     },

@@ -43,6 +43,19 @@ export interface TelemetrySummary {
   };
   http: { requests: number; connections: number; latencyP50Ms: number; latencyP99Ms: number; statusCodes: Record<string, number> } | null;
   stalls: { count: number; maxMs: number };
+  /**
+   * Added: what the in-process agent cost the target over the window, as it measured itself
+   * (docs/agent.md, Cost): its CPU (callbacks on the target threads, agent workers, V8's
+   * profiler threads) over the target processes' CPU, and its callbacks' part of the loop's
+   * utilization. A lower bound (V8's stack walks on the loop are not counted). Absent when the
+   * agent did not measure it (an older agent).
+   */
+  agentCost?: {
+    shareOfCpu: number; agentCpuMs: number; mainThreadMs: number; workerMs: number; profilerThreadMs: number;
+    targetCpuMs: number; loopShare: number;
+    /** The CPU profile's sampling interval this run used (--cpu-interval), µs; absent without a CPU profile. */
+    cpuSamplingIntervalUs?: number;
+  };
 }
 
 export interface Report {

@@ -10,6 +10,7 @@ import { max, percentile, round, sum, weightedMean, weightedPercentile } from '.
 import { latencyWeight } from '../analyze/signals/latency-weight.js';
 import { loopStats } from '../analyze/signals/loop-stats.js';
 import { onePerProcess, processCpuOf } from '../analyze/signals/process-cpu.js';
+import { agentCost } from '../analyze/signals/agent-cost.js';
 
 export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   const w = loadWindow(run);
@@ -29,6 +30,20 @@ export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
     gc: gcSummary(gc),
     http: http(samples),
     stalls: { count: stalls.length, maxMs: round(max(stalls.map((s) => s.durationMs)), 1) },
+    ...agentCostSummary(run),
+  };
+}
+
+function agentCostSummary(run: RunData): Pick<TelemetrySummary, 'agentCost'> {
+  const c = agentCost(run);
+  if (!c) return {};
+  return {
+    agentCost: {
+      shareOfCpu: round(c.shareOfCpu, 4), agentCpuMs: round(c.agentCpuMs, 1), mainThreadMs: round(c.mainThreadMs, 1),
+      workerMs: round(c.workerMs, 1), profilerThreadMs: round(c.profilerThreadMs, 1), targetCpuMs: round(c.targetCpuMs, 1),
+      loopShare: round(c.loopShare, 4),
+      ...cpuInterval(run),
+    },
   };
 }
 
@@ -100,4 +115,10 @@ function http(samples: SampleMessage[]): TelemetrySummary['http'] {
     latencyP99Ms: round(weightedMean(hs.map((h) => h.latency.p99), counts), 3),
     statusCodes,
   };
+}
+
+/** The CPU profile's sampling interval the run used (its options), when it recorded one. */
+function cpuInterval(run: RunData): { cpuSamplingIntervalUs?: number } {
+  const o = run.meta.options;
+  return o.profile !== false && typeof o.cpuInterval === 'number' ? { cpuSamplingIntervalUs: o.cpuInterval } : {};
 }

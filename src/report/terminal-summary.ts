@@ -42,7 +42,21 @@ export function formatDiagnosis(report: Report, s: TerminalStyler, options: Term
   }
   const table = hotspotTable(report.hotspots, options.hotspots ?? 8, s);
   if (table.length > 0) out.push(s.bold('Hotspots') + s.dim(' (self time after attribution: native, core and dependency work charged to the app caller)'), ...table, '');
+  const cost = agentCostLine(report);
+  if (cost) out.push(...wrap(cost, width).map((l, i) => (i === 0 ? l : `  ${l}`)), '');
   return out.join('\n');
+}
+
+/** What the agent cost the server it measured (report.json telemetry.agentCost), so figures read against that. */
+export function agentCostLine(report: Report): string | undefined {
+  const c = report.telemetry?.agentCost;
+  if (!c) return undefined;
+  const pctOf = (ms: number) => (c.targetCpuMs > 0 ? `${num(Math.round((ms / c.targetCpuMs) * 1000) / 10)} %` : '0 %');
+  const parts = [`callbacks ${pctOf(c.mainThreadMs)}`, `worker ${pctOf(c.workerMs)}`];
+  if (c.profilerThreadMs > 0) parts.push(`profiler thread ${pctOf(c.profilerThreadMs)}`);
+  if (c.cpuSamplingIntervalUs) parts.push(`CPU profile at ${num(Math.round(1e6 / c.cpuSamplingIntervalUs))} Hz`);
+  return `Agent cost: ${num(Math.round(c.shareOfCpu * 1000) / 10)} % of the target's CPU over the load window (${parts.join(', ')}; `
+    + `${num(Math.round(c.loopShare * 1000) / 10)} % of the loop's time), at least: V8's stack sampling on the loop is not counted.`;
 }
 
 /** Agents shown in full; the rest are counted. */

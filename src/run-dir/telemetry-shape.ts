@@ -20,6 +20,11 @@ const messages: Record<string, Check> = {
     resources: record(num), dropped: opt(num), httpOther: opt(num),
     gc: opt(shape({ observedMs: num, full: num, heapAfterFull: opt(arrayOf(shape({ t: num, bytes: num }))) })),
     postLoadGc: opt(shape({ gcMs: num, heapAfter: num })),
+    unanswered: opt(arrayOf(shape({
+      method: str, route: str, count: num, oldestMs: opt(num),
+      handler: opt(shape({ name: str, scriptId: str, line: num, column: num })),
+    }))),
+    agent: opt(shape({ mainUs: num, workerUs: opt(num), profilerUs: opt(num) })),
     http: opt(shape({
       started: num, finished: num, active: num, connections: num, openConnections: num, latency: histogram,
       statusCodes: record(num), reused: num, closed: num, requestsPerClosedConnection: num, closing: opt(num), closeHeader: opt(num),

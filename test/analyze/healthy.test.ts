@@ -46,3 +46,22 @@ test('report.md: a run that measured nothing is not called healthy', () => {
   assert.doesNotMatch(md, /Verdict:\*\* healthy/);
   assert.match(md, /Verdict:\*\* nothing measured: no request got a response/);
 });
+
+test('healthy: the capacity leaves out the agent\'s own share of the loop when the agent measured it, and says so', () => {
+  const plain = healthyFinding(syntheticRun({ seed: 3, elu: 0.5, cores: 0.5 }), []);
+  assert.ok(plain);
+  assert.equal(plain.evidence.capacityCorrectedForAgent, false);
+  assert.match(plain.summary, /not corrected for the agent's own cost/);
+  const run = syntheticRun({ seed: 3, elu: 0.5, cores: 0.5 });
+  // The agent's callbacks took 5 % of each interval on the loop; its worker 1 %.
+  for (const t of run.threads) for (const s of t.samples) s.agent = { mainUs: Math.round(s.intervalMs * 50), workerUs: Math.round(s.intervalMs * 10) };
+  const measured = healthyFinding(run, []);
+  assert.ok(measured);
+  assert.equal(measured.evidence.capacityCorrectedForAgent, true);
+  const ratio = (measured.evidence.estimatedCapacityRps as number) / (plain.evidence.estimatedCapacityRps as number);
+  // ELU 0.5 → 0.45 without the agent's 0.05: about 1/0.9 the capacity.
+  assert.ok(ratio > 1.08 && ratio < 1.14, `capacity ratio ${ratio}`);
+  assert.match(measured.summary, /without the agent's own 5(\.0)? % of the loop; not corrected for the CPU profile's sampling/);
+  const share = measured.evidence.agentCostShare as number;
+  assert.ok(share > 0 && share < 0.5, `agent cost share ${share}`);
+});

@@ -12,6 +12,7 @@
 import { PerformanceObserver, performance, constants, type PerformanceEntry } from 'node:perf_hooks';
 import type { GcEvent, GcKind, SampleGc } from '../protocol.js';
 import { originalClearInterval, originalClearTimeout, originalSetTimeout, unrefInterval } from '../originals.js';
+import { ownTime, timed } from '../own-time.js';
 import { FullGcCanary } from './full-gc-canary.js';
 
 /** More GCs than this in one interval are counted but not listed. */
@@ -42,11 +43,13 @@ export class GcCollector {
     if (this.observer !== undefined) return;
     this.canary.start();
     this.observer = new PerformanceObserver((list) => {
+      const t0 = performance.now();
       try {
         this.onEntries(list.getEntries());
       } catch {
         // An observer callback that throws would reach the target as an uncaught exception.
       }
+      ownTime.ms += performance.now() - t0;
     });
     // The rate is not known yet: the first window is the shortest. (Observing a whole first
     // second of a busy server left a lasting cost of ≈ 1 %: measured, docs/agent.md.)
@@ -96,7 +99,7 @@ export class GcCollector {
   private openFor(ms: number): void {
     this.open();
     if (ms >= GC_WINDOW_PERIOD_MS) return;
-    this.closeTimer = originalSetTimeout(() => this.close(), ms);
+    this.closeTimer = originalSetTimeout(timed(() => this.close()), ms);
     this.closeTimer.unref();
   }
 

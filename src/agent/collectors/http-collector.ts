@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import type { SampleMessage } from '../protocol.js';
 import { threadState } from '../thread-state.js';
 import { listen } from '../originals.js';
+import { ownTimeEnd, ownTimeStart } from '../own-time.js';
 import { summarize } from './histogram-summary.js';
 import { LogHistogram } from './log-histogram.js';
 import type { EventEmitter } from 'node:events';
@@ -71,8 +72,17 @@ export class HttpCollector {
   private rng = 0x9e3779b9;
   private lastTake = performance.now();
   // A subscriber that throws would surface as an uncaught exception in the target: never let it.
-  private readonly onStart = (m: unknown): void => { try { this.requestStarted(m as ChannelMessage); } catch { /* counted nowhere */ } };
-  private readonly onFinish = (m: unknown): void => { try { this.responseFinished(m as ChannelMessage); } catch { /* counted nowhere */ } };
+  // One call in OWN_TIME_EVERY is timed as the agent's own time (own-time.ts).
+  private readonly onStart = (m: unknown): void => {
+    const t0 = ownTimeStart();
+    try { this.requestStarted(m as ChannelMessage); } catch { /* counted nowhere */ }
+    ownTimeEnd(t0);
+  };
+  private readonly onFinish = (m: unknown): void => {
+    const t0 = ownTimeStart();
+    try { this.responseFinished(m as ChannelMessage); } catch { /* counted nowhere */ }
+    ownTimeEnd(t0);
+  };
   private readonly onSocketClose: (this: Tracked) => void;
   /** Connections of the driven server(s) open now (one Set entry per connection, not per request). */
   private readonly open = new Set<Tracked>();

@@ -6,6 +6,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { SampleMessage } from '../protocol.js';
 import type { HttpCollector } from './http-collector.js';
 import { LoopDelay } from './loop-delay.js';
+import { AgentCost } from './agent-cost.js';
 
 type SampleBody = Omit<SampleMessage, 'v' | 'pid' | 'threadId' | 't'>;
 type ThreadCpu = () => NodeJS.CpuUsage;
@@ -16,6 +17,8 @@ export const RESOURCES_SLOW_EVERY = 10;
 
 export class Sampler {
   private readonly eld = new LoopDelay();
+  /** The agent's own CPU, sent with each sample (agent-cost.ts). */
+  readonly cost = new AgentCost();
   private elu: EventLoopUtilization = performance.eventLoopUtilization();
   private cpu: NodeJS.CpuUsage = process.cpuUsage();
   private readonly threadCpuUsage: ThreadCpu | undefined = threadCpuFn();
@@ -49,6 +52,7 @@ export class Sampler {
       resources: this.resources(),
     };
     this.addThreadCpu(sample);
+    sample.agent = this.cost.take();
     const http = this.http.take();
     if (http !== undefined) sample.http = http;
     const other = this.http.takeOther();

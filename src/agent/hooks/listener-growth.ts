@@ -14,6 +14,7 @@ import { threadState } from '../thread-state.js';
 import { captureStack } from './call-site.js';
 import { SAMPLE_FIRST, SAMPLE_EVERY, MAX_ENTRIES, withSite } from './site-counter.js';
 import { defineLike } from './wrap.js';
+import { ownTimeEnd, ownTimeStart } from '../own-time.js';
 
 interface Entry {
   emitter: string;
@@ -125,12 +126,16 @@ export class ListenerGrowth implements GrowthHook {
     const wrapper = function (this: EventEmitter, event: string | symbol, listener: (...args: unknown[]) => void): EventEmitter {
       const result = original.call(this, event, listener);
       if (!threadState.listening || threadState.agentBusy !== 0) return result;
+      // One call in OWN_TIME_EVERY is timed as the agent's own time (own-time.ts).
+      const t0 = ownTimeStart();
       // One listener for the event on this emitter is no leak: most additions stop here, among
       // them the 'close' listener node adds to the socket for every response and then removes.
       const n = listenersNow(this, event);
-      if (n < 2) return result;
-      const ctor = this.constructor;
-      if (ctor !== self.perRequestA && ctor !== self.perRequestB) self.record(this, event, listener, wrapper, n);
+      if (n >= 2) {
+        const ctor = this.constructor;
+        if (ctor !== self.perRequestA && ctor !== self.perRequestB) self.record(this, event, listener, wrapper, n);
+      }
+      ownTimeEnd(t0);
       return result;
     };
     defineLike(wrapper, original);

@@ -13,6 +13,7 @@ import { AgentConnection, useConnectionSecret } from '../connection.js';
 import { DENSE_HEAP_SAMPLING, LIGHT_HEAP_SAMPLING, InspectorProfiler } from '../profiling/inspector-profiler.js';
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { StallWatchdog } from './stall-watchdog.js';
+import { OwnCpu } from './own-cpu.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
@@ -34,6 +35,7 @@ function mainSession(): Session {
 function run(data: AgentWorkerData): void {
   useConnectionSecret(data.config.secret);
   const conn = new AgentConnection(data.socket, data.threadId, true);
+  if (data.cost !== undefined) new OwnCpu(data.cost, !data.watchdogOnly).start();
   if (data.watchdogOnly) {
     new StallWatchdog(data.heartbeat, (body) => conn.send(body)).start();
     return;

@@ -20,6 +20,8 @@ export interface AgentWorkerData {
    * process's main thread, not the watched one, so profiles and control stay in that thread.
    */
   watchdogOnly?: boolean;
+  /** The worker's own CPU and V8's profiler threads', for the run's cost (own-cpu.ts). */
+  cost?: SharedArrayBuffer;
 }
 
 /** Main thread -> worker: the target shows GC pressure or heap growth: start sampling the heap (profiling/heap-trigger.ts). */

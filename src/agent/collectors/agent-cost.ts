@@ -1,0 +1,44 @@
+// The agent's own CPU over each sample's interval, for the cost a run states (docs/agent.md,
+// Cost): its callbacks on this thread (own-time.ts) and, once the agent worker runs, the
+// worker's CPU and V8's profiler threads' (published by worker/own-cpu.ts in a shared buffer).
+import type { SampleMessage } from '../protocol.js';
+import { ownTime } from '../own-time.js';
+import { COST_PROFILER, COST_WORKER } from '../worker/own-cpu.js';
+
+type AgentCpu = NonNullable<SampleMessage['agent']>;
+
+export class AgentCost {
+  private slots: Float64Array | undefined;
+  private lastMain = ownTime.ms;
+  private lastWorker = -1;
+  private lastProfiler = -1;
+
+  /** The agent worker's shared figures (worker/own-cpu.ts). */
+  attach(buffer: SharedArrayBuffer): void {
+    this.slots = new Float64Array(buffer);
+  }
+
+  /** µs since the last call. */
+  take(): AgentCpu {
+    const main = ownTime.ms;
+    const out: AgentCpu = { mainUs: us(main - this.lastMain) };
+    this.lastMain = main;
+    const slots = this.slots;
+    if (slots === undefined) return out;
+    const worker = slots[COST_WORKER];
+    if (worker >= 0) {
+      out.workerUs = this.lastWorker >= 0 ? us(worker - this.lastWorker) : 0;
+      this.lastWorker = worker;
+    }
+    const profiler = slots[COST_PROFILER];
+    if (profiler >= 0) {
+      out.profilerUs = this.lastProfiler >= 0 ? us(profiler - this.lastProfiler) : 0;
+      this.lastProfiler = profiler;
+    }
+    return out;
+  }
+}
+
+function us(ms: number): number {
+  return ms > 0 ? Math.round(ms * 1000) : 0;
+}

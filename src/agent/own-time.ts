@@ -1,0 +1,58 @@
+// The agent's own time on the thread it runs in: what its callbacks take on the target's loop
+// (the sampler, collectors and growth reports on their timers; the per-request subscribers and
+// hooks), so a run can state what the agent cost the server it measured (docs/agent.md, Cost).
+// Timer callbacks are timed every time (a few dozen a second) in CPU time, not wall time (a
+// callback the OS preempts on a busy machine would otherwise count the time other processes
+// ran): this thread's CPU where node reads it (process.threadCpuUsage, 23.9+), else the
+// process's (process.cpuUsage, µs: it also counts other threads' work meanwhile, little over
+// a few dozen short callbacks a second). Per-request paths are timed one call in
+// OWN_TIME_EVERY, counted OWN_TIME_EVERY times (two clock reads per request would cost more
+// than some of the paths they time), on the wall clock as they take well under a microsecond,
+// each timing clipped at OWN_TIME_CLIP_MS (a longer one was preempted: ×64 it would swamp the
+// figure). What node does for the agent outside its functions (building the channel messages,
+// the call into a wrapper) and V8's profiling are not timed here.
+import { performance } from 'node:perf_hooks';
+
+/** One per-request call in this many is timed. */
+export const OWN_TIME_EVERY = 64;
+/** The most one timed per-request call may count, ms. */
+export const OWN_TIME_CLIP_MS = 0.05;
+
+/** Milliseconds of this thread spent in the agent's callbacks so far (per-request paths estimated). */
+export const ownTime = { ms: 0 };
+
+let left = OWN_TIME_EVERY;
+
+/** `fn`, with the CPU time each call takes added to ownTime (for the agent's timer callbacks). */
+export function timed(fn: () => void): () => void {
+  return () => {
+    const t0 = cpuNowMs();
+    try {
+      fn();
+    } finally {
+      ownTime.ms += cpuNowMs() - t0;
+    }
+  };
+}
+
+/** For a per-request path: the start time when this call is one of those timed, else -1. */
+export function ownTimeStart(): number {
+  if (--left !== 0) return -1;
+  left = OWN_TIME_EVERY;
+  return performance.now();
+}
+
+/** Ends a call ownTimeStart picked (t0 >= 0): it stands for OWN_TIME_EVERY such calls. */
+export function ownTimeEnd(t0: number): void {
+  if (t0 < 0) return;
+  const ms = performance.now() - t0;
+  ownTime.ms += (ms < OWN_TIME_CLIP_MS ? ms : OWN_TIME_CLIP_MS) * OWN_TIME_EVERY;
+}
+
+const threadCpuUsage = (process as unknown as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
+
+/** CPU time so far, ms: this thread's where node reads it, else the process's. */
+function cpuNowMs(): number {
+  const c = typeof threadCpuUsage === 'function' ? threadCpuUsage.call(process) : process.cpuUsage();
+  return (c.user + c.system) / 1000;
+}

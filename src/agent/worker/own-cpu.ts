@@ -1,0 +1,133 @@
+// The agent worker's own CPU and that of V8's profiler thread, measured from the agent worker
+// (off the target's loop) and published in a SharedArrayBuffer the main thread's sampler reads
+// with each sample (collectors/agent-cost.ts): the agent's threads in the cost a run states.
+//   - the agent worker: process.threadCpuUsage() where node has it (23.9+), else the active
+//     time of its event loop (its work is all callbacks on that loop);
+//   - V8's profiler thread (`v8:ProfEvntProc`, one per isolate being profiled, the thread that
+//     wakes at each sampling interval to signal the profiled thread): its on-CPU time from
+//     /proc/self/task/<tid>/schedstat (Linux; absent elsewhere). A thread that ended keeps
+//     its last reading. Only the main thread's agent worker reads it (it profiles the main
+//     thread; a user's own `--cpu-prof` would be counted too).
+import { readdirSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+/** Float64 slots of the buffer: this worker's CPU, the profiler threads' CPU (ms; -1: not measurable). */
+export const COST_WORKER = 0;
+export const COST_PROFILER = 1;
+export const COST_SLOTS = 2;
+/** How often the figures are refreshed: the sampler reads at most this stale a figure. */
+export const OWN_CPU_EVERY_MS = 200;
+/** Threads are listed again at most this often (the reading of known ones is every refresh). */
+const RESCAN_EVERY_MS = 1000;
+const PROFILER_THREAD = 'v8:ProfEvntProc';
+const TASKS = '/proc/self/task';
+
+export function newCostBuffer(): SharedArrayBuffer {
+  const buf = new SharedArrayBuffer(COST_SLOTS * 8);
+  new Float64Array(buf).fill(-1);
+  return buf;
+}
+
+export class OwnCpu {
+  private readonly slots: Float64Array;
+  private readonly threadCpu = threadCpuFn();
+  private timer: NodeJS.Timeout | undefined;
+  /** Profiler threads being read: tid -> last on-CPU ms; `ended`: the sum of those gone. */
+  private readonly tids = new Map<string, number>();
+  private ended = 0;
+  private lastScan = -Infinity;
+  private readonly linux = process.platform === 'linux';
+
+  constructor(buffer: SharedArrayBuffer, private readonly profilerThreads: boolean) {
+    this.slots = new Float64Array(buffer);
+  }
+
+  start(): void {
+    this.refresh();
+    this.timer ??= setInterval(() => this.refresh(), OWN_CPU_EVERY_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  refresh(): void {
+    try {
+      this.slots[COST_WORKER] = this.workerMs();
+      if (this.profilerThreads && this.linux) this.slots[COST_PROFILER] = this.profilerMs();
+    } catch {
+      // Never let a reading break the agent worker.
+    }
+  }
+
+  private workerMs(): number {
+    if (this.threadCpu !== undefined) {
+      const c = this.threadCpu();
+      return (c.user + c.system) / 1000;
+    }
+    return performance.eventLoopUtilization().active;
+  }
+
+  private profilerMs(): number {
+    const now = performance.now();
+    if (now - this.lastScan >= RESCAN_EVERY_MS) {
+      this.lastScan = now;
+      this.scan();
+    }
+    let sum = this.ended;
+    for (const [tid, last] of this.tids) {
+      const ms = onCpuMs(tid);
+      if (ms === undefined) {
+        this.ended += last;
+        sum += last;
+        this.tids.delete(tid);
+        continue;
+      }
+      this.tids.set(tid, ms);
+      sum += ms;
+    }
+    return sum;
+  }
+
+  /** Finds profiler threads not known yet. */
+  private scan(): void {
+    for (const tid of readdirSync(TASKS)) {
+      if (this.tids.has(tid)) continue;
+      let comm: string;
+      try {
+        comm = readFileSync(`${TASKS}/${tid}/comm`, 'utf8').trim();
+      } catch {
+        continue;
+      }
+      if (comm === PROFILER_THREAD) this.tids.set(tid, onCpuMs(tid) ?? 0);
+    }
+  }
+}
+
+/**
+ * A thread's time on CPU so far, ms: schedstat's first field (ns), else stat's utime + stime
+ * (clock ticks, 100 a second on Linux); undefined once the thread is gone.
+ */
+function onCpuMs(tid: string): number | undefined {
+  try {
+    const ns = Number(readFileSync(`${TASKS}/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    if (Number.isFinite(ns)) return ns / 1e6;
+  } catch {
+    // No schedstat (a kernel without it) or no thread: try stat.
+  }
+  try {
+    const stat = readFileSync(`${TASKS}/${tid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(f[11]) + Number(f[12]);
+    return Number.isFinite(ticks) ? ticks * 10 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function threadCpuFn(): (() => NodeJS.CpuUsage) | undefined {
+  const fn = (process as unknown as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
+  return typeof fn === 'function' ? () => fn.call(process) : undefined;
+}
