@@ -30,7 +30,9 @@ export function timed(fn: () => void): () => void {
     try {
       fn();
     } finally {
-      ownTime.ms += cpuNowMs() - t0;
+      // NaN when the clock cannot be read: the call is not counted, and nothing throws.
+      const ms = cpuNowMs() - t0;
+      if (ms > 0) ownTime.ms += ms;
     }
   };
 }
@@ -49,10 +51,17 @@ export function ownTimeEnd(t0: number): void {
   ownTime.ms += (ms < OWN_TIME_CLIP_MS ? ms : OWN_TIME_CLIP_MS) * OWN_TIME_EVERY;
 }
 
+// Taken when the agent loads: an app that later replaces process.cpuUsage (or a library that
+// breaks it) must not make the agent's timers throw into the app.
 const threadCpuUsage = (process as unknown as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
+const cpuUsage: () => NodeJS.CpuUsage = typeof threadCpuUsage === 'function' ? threadCpuUsage : process.cpuUsage;
 
-/** CPU time so far, ms: this thread's where node reads it, else the process's. */
+/** CPU time so far, ms: this thread's where node reads it, else the process's; NaN when it cannot be read. */
 function cpuNowMs(): number {
-  const c = typeof threadCpuUsage === 'function' ? threadCpuUsage.call(process) : process.cpuUsage();
-  return (c.user + c.system) / 1000;
+  try {
+    const c = cpuUsage.call(process);
+    return (c.user + c.system) / 1000;
+  } catch {
+    return NaN;
+  }
 }
