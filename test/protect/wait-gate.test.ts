@@ -83,17 +83,29 @@ test('a burst behind slow handlers: served requests wait about one limit, the ba
   assert.fail(`no burst had its first requests served within about one limit:${seen}`);
 });
 
-test('idle time is not waiting: requests to an idle loop pass a limit as short as the timer period', async (t) => {
-  const guard = protect({ maxEventLoopDelay: 20, resolution: 20 });
-  const server = await listen(guard.http((_req, res) => { res.end('ok'); }));
-  t.after(() => { guard.close(); server.close(); });
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  t.after(() => agent.destroy());
-  const statuses: number[] = [];
-  for (let i = 0; i < 20; i++) {
-    statuses.push((await get(agent, server.port, '/')).status);
-    await sleep(25); // the loop sits idle between requests: the reference is two or three 20 ms ticks old
+test('idle time is not waiting: requests to an idle loop pass a limit as short as the timer period', async () => {
+  // Counting idle time as waiting would shed in every trial; a busy machine that really holds the
+  // loop for 20 ms (the limit) can shed in one. Up to three trials, one of which must shed nothing.
+  const trials: string[] = [];
+  for (let trial = 0; trial < 3; trial++) {
+    const guard = protect({ maxEventLoopDelay: 20, resolution: 20 });
+    const server = await listen(guard.http((_req, res) => { res.end('ok'); }));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const statuses: number[] = [];
+    let shed: number;
+    try {
+      for (let i = 0; i < 20; i++) {
+        statuses.push((await get(agent, server.port, '/')).status);
+        await sleep(25); // the loop sits idle between requests: the reference is two or three 20 ms ticks old
+      }
+      shed = guard.status().shed;
+    } finally {
+      agent.destroy();
+      guard.close();
+      server.close();
+    }
+    if (shed === 0 && statuses.every((s) => s === 200)) return;
+    trials.push(`trial ${trial + 1}: ${shed} shed, statuses ${statuses.join(',')}`);
   }
-  assert.deepEqual(statuses, Array(20).fill(200));
-  assert.equal(guard.status().shed, 0);
+  assert.fail(`requests to an idle loop were shed in every trial:\n${trials.join('\n')}`);
 });
