@@ -46,6 +46,7 @@ export const errorCodes = {
   HOTPATH_ERR_COMPARE_NO_LOAD: 'A compared run has no load results',
   HOTPATH_ERR_COMPARE_MISMATCH: 'The compared runs measured different requests',
   HOTPATH_ERR_BUDGET: 'A performance budget cannot be read',
+  HOTPATH_ERR_VARY: 'An experiment (--vary) cannot be read',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -69,7 +69,9 @@ function finding(run: RunData, gc: GcActivity, share: number, starved?: { wallSh
   const top = alloc?.culprit && alloc.culprit.share >= ALLOCATION_CULPRIT_MIN_SHARE ? alloc.culprit : undefined;
   const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
   const advice = [allocationAdvice(culprit ? `\`${culprit.function}\` (${culprit.file}:${culprit.line})` : undefined)];
-  if (semiSpace) advice.push(semiSpaceAdvice(SEMI_SPACE_SUGGESTED_MIB));
+  // A run of a command gets the exact experiment to run; one of --url (no command) the flag.
+  const command = run.meta.target?.pid !== undefined || !/^https?:\/\//i.test(run.meta.command[0] ?? '') ? run.meta.command : undefined;
+  if (semiSpace) advice.push(semiSpaceAdvice(SEMI_SPACE_SUGGESTED_MIB, command));
   if (!alloc) advice.push(heapProfileHint);
   return {
     code: 'HOTPATH_GC_PRESSURE',

@@ -22,4 +22,15 @@ export interface BudgetVerdict {
   results: BudgetResult[];
   /** The baseline run directory, with --baseline. */
   baseline?: string;
+  /** With --repeat N: the runs the budgets were judged on (their distribution), and the baseline's. */
+  repeat?: RepeatRecord;
+}
+
+export interface RepeatRecord {
+  /** The run directories of the N runs, in the order they ran (the last one holds this report). */
+  runs: string[];
+  /** The baseline's re-runs, interleaved with the runs; empty when the baseline was not re-run. */
+  baselineRuns: string[];
+  /** Why the baseline was or was not re-run. */
+  baselineNote?: string;
 }

@@ -5,20 +5,32 @@
 
 import type { Report } from '../report/report-schema.js';
 import type { Comparison, MetricChange } from '../compare/comparison.js';
-import type { Budget, BudgetResult } from './budget.js';
+import type { LoadResult } from '../load/load-result.js';
+import type { Budget, BudgetMetric, BudgetResult } from './budget.js';
 
-const cmp = (a: number, op: string, b: number) => (op === '<' ? a < b : op === '<=' ? a <= b : op === '>' ? a > b : a >= b);
-const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
+
+export const cmp = (a: number, op: string, b: number) => (op === '<' ? a < b : op === '<=' ? a <= b : op === '>' ? a > b : a >= b);
+export const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
+
+/** The figure a limit budget is judged on, from a run's load results. */
+export function limitValue(metric: BudgetMetric, load: LoadResult): number {
+  if (metric === 'rps') return load.requests.perSecond;
+  if (metric === 'errors') return load.errors.total;
+  if (metric === 'errorRate') return load.errors.total / Math.max(1, load.requests.total + load.errors.total);
+  return load.latency[metric];
+}
+
+/** A limit figure in words: `p99 38.20 ms`, `2410.3 req/s`, `3 errors`, `0.50% errors`. */
+export function showLimit(metric: BudgetMetric, value: number): string {
+  return metric === 'rps' ? `${value.toFixed(1)} req/s` : metric === 'errors' ? `${value} errors`
+    : metric === 'errorRate' ? `${(value * 100).toFixed(2)}% errors` : `${metric} ${value.toFixed(2)} ms`;
+}
 
 function limit(b: Extract<Budget, { kind: 'limit' }>, report: Report): BudgetResult {
   const load = report.load;
   if (!load) return { budget: b.text, passed: false, actual: 'no load results' };
-  const errorRate = load.errors.total / Math.max(1, load.requests.total + load.errors.total);
-  const [value, shown] = b.metric === 'rps' ? [load.requests.perSecond, `${load.requests.perSecond.toFixed(1)} req/s`]
-    : b.metric === 'errors' ? [load.errors.total, `${load.errors.total} errors`]
-      : b.metric === 'errorRate' ? [errorRate, `${(errorRate * 100).toFixed(2)}% errors`]
-        : [load.latency[b.metric], `${b.metric} ${load.latency[b.metric].toFixed(2)} ms`];
-  return { budget: b.text, passed: cmp(value, b.op, b.value), actual: shown };
+  const value = limitValue(b.metric, load);
+  return { budget: b.text, passed: cmp(value, b.op, b.value), actual: showLimit(b.metric, value) };
 }
 
 function noFindings(b: Extract<Budget, { kind: 'no-findings' }>, report: Report): BudgetResult {

@@ -17,6 +17,9 @@ import { readRunDir } from '../../run-dir/read-run-dir.js';
 import { budgetOptionSpecs, BUDGET_KEYS } from '../../budget/budget-options.js';
 import { applyBudgets, readBudgets, type AppliedBudgets, type BudgetFlags } from '../../budget/apply-budgets.js';
 import { formatBudgetLines } from '../../budget/judge-budgets.js';
+import { experimentOptionSpecs, EXPERIMENT_KEYS } from '../../experiment/experiment-options.js';
+import { parseVary } from '../../experiment/vary-spec.js';
+import { runRepeated, runVary } from './run-series.js';
 
 export const EXIT_INTERRUPTED = 130;
 /** The run completed but the diagnosis lacks evidence (HOTPATH_INCOMPLETE): no verdict. */
@@ -87,7 +90,12 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   const budgets = readBudgets(budgetFlags);
   const baseline = budgetFlags.baseline === undefined ? undefined : resolve(io.cwd, budgetFlags.baseline);
   if (baseline !== undefined) await readRunDir(baseline);
-  const runValues = Object.fromEntries(Object.entries(args.values).filter(([k]) => !BUDGET_KEYS.includes(k)));
+  const repeat = (args.values.repeat as number | undefined) ?? 1;
+  const vary = typeof args.values.vary === 'string' ? parseVary(args.values.vary) : undefined;
+  if (vary && args.rest.length === 0) {
+    throw hotpathError('HOTPATH_ERR_VARY', '--vary restarts the server once per value: give the command that starts it after `--`', { showUsage: true });
+  }
+  const runValues = Object.fromEntries(Object.entries(args.values).filter(([k]) => !BUDGET_KEYS.includes(k) && !EXPERIMENT_KEYS.includes(k)));
   const s = styler(io);
   let progressShown = false;
   const clearProgress = () => { if (progressShown) io.stderr.write('\r\u001b[2K'); progressShown = false; };
@@ -99,6 +107,18 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   } : undefined;
   const interrupts = interruptHandling(io);
   let runDir: string | undefined;
+  if (vary || repeat > 1) {
+    const ctx = {
+      io, runValues: runValues as RunOptions, command: args.rest, signal: interrupts.signal, killSignal: interrupts.killSignal,
+      say, clearProgress, json: args.values.json === true, ...(onLoadProgress ? { onLoadProgress } : {}),
+    };
+    try {
+      return vary ? await runVary(ctx, vary, repeat) : await runRepeated(ctx, repeat, budgets, baseline);
+    } finally {
+      clearProgress();
+      interrupts.dispose();
+    }
+  }
   try {
     const result = await run({ ...(runValues as RunOptions), command: args.rest }, {
       signal: interrupts.signal,
@@ -153,6 +173,6 @@ export const runCommand: Command = {
   summary: 'Start a server under the agent, drive load at it and diagnose it',
   usage: 'hotpath run [options] -- <command...>\n       hotpath run [options] --url <url>',
   details,
-  options: [...runOptionSpecs, ...budgetOptionSpecs],
+  options: [...runOptionSpecs, ...budgetOptionSpecs, ...experimentOptionSpecs],
   run: execute,
 };
