@@ -24,6 +24,8 @@ export const bundles = [
   { entry: 'src/agent/worker/agent-worker.ts', outfile: 'dist/agent/agent-worker.cjs', platform: 'node', format: 'cjs' },
   // The report UI; its CSS imports (uPlot's and ours) land beside it in report.css.
   { entry: 'src/report/ui/main.ts', outfile: 'dist/report-ui/report.js', platform: 'browser', format: 'iife', minify: true },
+  // compare.html's UI (the differential flame graph), built from the same parts.
+  { entry: 'src/report/ui/compare-main.ts', outfile: 'dist/report-ui/compare.js', platform: 'browser', format: 'iife', minify: true },
 ];
 
 function hasTs(dir) {

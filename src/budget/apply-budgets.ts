@@ -6,10 +6,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hotpathError } from '../errors.js';
 import type { Report } from '../report/report-schema.js';
-import { compareRuns } from '../compare/compare-runs.js';
+import { compareRunDirs } from '../compare/compare-runs.js';
+import { writeComparison } from '../compare/write-comparison.js';
 import type { Comparison } from '../compare/comparison.js';
 import { DEFAULT_MIN_EFFECT } from '../compare/metric-verdict.js';
-import { renderCompareMarkdown } from '../compare/render-compare-md.js';
 import type { Budget, BudgetVerdict } from './budget.js';
 import { parseBudget, parseMaxRegression } from './parse-budget.js';
 import { judgeBudgets } from './judge-budgets.js';
@@ -37,10 +37,9 @@ export async function applyBudgets(report: Report, runDir: string, baseline: str
   if (baseline !== undefined) {
     const reg = budgets.find((b) => b.kind === 'regression');
     try {
-      out.comparison = await compareRuns(baseline, runDir, { minEffect: reg?.kind === 'regression' ? reg.maxShare : DEFAULT_MIN_EFFECT });
-      out.markdown = renderCompareMarkdown(out.comparison);
-      await writeFile(join(runDir, 'compare.json'), JSON.stringify(out.comparison, null, 2) + '\n');
-      await writeFile(join(runDir, 'compare.md'), out.markdown);
+      const { comparison, diff } = await compareRunDirs(baseline, runDir, { minEffect: reg?.kind === 'regression' ? reg.maxShare : DEFAULT_MIN_EFFECT });
+      out.comparison = comparison;
+      out.markdown = await writeComparison(comparison, diff);
     } catch (err) {
       out.compareError = err as Error;
     }

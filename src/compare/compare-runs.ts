@@ -15,6 +15,7 @@ import { compareFindings } from './compare-findings.js';
 import { compareTelemetry } from './compare-telemetry.js';
 import { runMismatches } from './run-mismatches.js';
 import { DEFAULT_MIN_EFFECT } from './metric-verdict.js';
+import { diffTree, type DiffTree } from './diff-tree.js';
 
 export interface CompareOptions {
   /** Noise margin, 0..1 (default 0.1). */
@@ -41,13 +42,21 @@ const outline = (s: Side) => ({
 });
 
 export async function compareRuns(beforeDir: string, afterDir: string, options: CompareOptions = {}): Promise<Comparison> {
+  return (await compareRunDirs(beforeDir, afterDir, options)).comparison;
+}
+
+/** The comparison and, when both runs have a CPU profile, their differential call tree (compare.html). */
+export async function compareRunDirs(beforeDir: string, afterDir: string, options: CompareOptions = {}): Promise<{ comparison: Comparison; diff?: DiffTree }> {
   const read = async (dir: string, label: Side['label']): Promise<Side> => {
     const run = await readRunDir(dir);
     return { run, report: buildReport(run), label };
   };
   const before = await read(beforeDir, 'before');
   const after = await read(afterDir, 'after');
-  return compareRead(before, after, options);
+  const comparison = compareRead(before, after, options);
+  const bv = cpuViewOf(before.run);
+  const av = cpuViewOf(after.run);
+  return { comparison, ...(bv && av ? { diff: diffTree(bv.tree, comparison.before.requests, av.tree, comparison.after.requests) } : {}) };
 }
 
 function compareRead(before: Side, after: Side, options: CompareOptions): Comparison {

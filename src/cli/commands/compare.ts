@@ -1,17 +1,16 @@
 // `hotpath compare <before-run-dir> <after-run-dir>`: did the change make the server faster?
 // Throughput and latency with a confidence interval, CPU per request per function, findings
-// resolved/new, telemetry deltas (docs/compare.md). Writes compare.json and compare.md into the
-// after run directory; `--json` prints the comparison on stdout, `--md` the Markdown.
+// resolved/new, telemetry deltas (docs/compare.md). Writes compare.json, compare.md and
+// compare.html (the differential flame graph) into the after run directory; `--json` prints the comparison on stdout, `--md` the Markdown.
 
-import { writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from '../command.js';
 import type { CliIO } from '../io.js';
 import type { OptionSpec, ParsedArgs } from '../option-spec.js';
 import { hotpathError } from '../../errors.js';
-import { compareRuns } from '../../compare/compare-runs.js';
+import { compareRunDirs } from '../../compare/compare-runs.js';
+import { writeComparison } from '../../compare/write-comparison.js';
 import { renderCompareMarkdown } from '../../compare/render-compare-md.js';
-import type { Comparison } from '../../compare/comparison.js';
 
 export const compareOptionSpecs: readonly OptionSpec[] = [
   { key: 'json', flag: 'json', type: 'boolean', default: false, description: 'Print the comparison as JSON on stdout' },
@@ -20,31 +19,23 @@ export const compareOptionSpecs: readonly OptionSpec[] = [
   { key: 'allowMismatch', flag: 'allow-mismatch', type: 'boolean', default: false, description: 'Compare runs that measured different requests (path, method, scenario) instead of refusing' },
 ];
 
-/** Writes compare.json and compare.md into the after run directory; returns the Markdown. */
-export async function writeComparison(c: Comparison): Promise<string> {
-  const md = renderCompareMarkdown(c);
-  await writeFile(join(c.after.runDir, 'compare.json'), JSON.stringify(c, null, 2) + '\n');
-  await writeFile(join(c.after.runDir, 'compare.md'), md);
-  return md;
-}
-
 async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   if (args.positionals.length !== 2) {
     throw hotpathError(args.positionals.length < 2 ? 'HOTPATH_ERR_MISSING_ARGUMENT' : 'HOTPATH_ERR_INVALID_OPTION',
       `hotpath compare takes two run directories, before and after; got ${args.positionals.length}`, { showUsage: true });
   }
   const [before, after] = args.positionals.map((p) => resolve(io.cwd, p));
-  const c = await compareRuns(before, after, {
+  const { comparison: c, diff } = await compareRunDirs(before, after, {
     minEffect: (args.values.minEffect as number) / 100,
     allowMismatch: args.values.allowMismatch === true,
   });
   let md: string;
   try {
-    md = await writeComparison(c);
+    md = await writeComparison(c, diff);
   } catch (err) {
     // A read-only run directory (a downloaded artifact) still gets its comparison printed.
     md = renderCompareMarkdown(c);
-    io.stderr.write(`hotpath: compare.json and compare.md were not written into ${c.after.runDir}: ${(err as Error).message}\n`);
+    io.stderr.write(`hotpath: compare.json, compare.md and compare.html were not written into ${c.after.runDir}: ${(err as Error).message}\n`);
   }
   if (args.values.md === true) io.stdout.write(md);
   else io.stderr.write(md);

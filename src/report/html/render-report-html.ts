@@ -24,7 +24,7 @@ function inlineSafe(code: string, tag: 'script' | 'style'): string {
 }
 
 /** The payload, compressed: base64's alphabet cannot close the element it sits in. */
-export function encodePayload(payload: ReportPayload): string {
+export function encodePayload(payload: ReportPayload | object): string {
   // zlib's default level: level 9 is a few % smaller and several times slower on big profiles.
   return gzipSync(JSON.stringify(payload)).toString('base64');
 }
@@ -38,9 +38,16 @@ export function contentSecurityPolicy(script: string): string {
 }
 
 export function renderReportHtml(payload: ReportPayload, assets: ReportAssets = loadReportAssets()): string {
+  const title = `hotpath: ${payload.run.command.join(' ') || payload.run.url || payload.run.dir}`;
+  return renderPage(title, encodePayload(payload), assets,
+    'This report needs JavaScript: it draws its charts and flame graphs in the page, offline.');
+}
+
+/** One offline page: a prebuilt UI inlined, its data embedded, everything else forbidden. */
+export function renderPage(rawTitle: string, data: string, assets: ReportAssets, noscript: string): string {
   const script = inlineSafe(assets.script, 'script');
   const style = inlineSafe(assets.style, 'style');
-  const title = `hotpath: ${payload.run.command.join(' ') || payload.run.url || payload.run.dir}`;
+  const title = rawTitle.length > 120 ? `${rawTitle.slice(0, 117)}…` : rawTitle;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -48,12 +55,12 @@ export function renderReportHtml(payload: ReportPayload, assets: ReportAssets = 
 <meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(script))}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title.length > 120 ? `${title.slice(0, 117)}…` : title)}</title>
+<title>${escapeHtml(title)}</title>
 <style>${style}</style>
 </head>
 <body>
-<div id="app"><p>Loading the report…</p><noscript>This report needs JavaScript: it draws its charts and flame graphs in the page, offline.</noscript></div>
-<script type="application/x-hotpath-data+gzip;base64" id="${DATA_ELEMENT_ID}">${encodePayload(payload)}</script>
+<div id="app"><p>Loading the report…</p><noscript>${escapeHtml(noscript)}</noscript></div>
+<script type="application/x-hotpath-data+gzip;base64" id="${DATA_ELEMENT_ID}">${data}</script>
 <script>${script}</script>
 </body>
 </html>

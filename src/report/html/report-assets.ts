@@ -12,17 +12,25 @@ export interface ReportAssets {
 
 // This file runs from dist/src/report/html/; the UI bundle sits in dist/report-ui/.
 const UI_DIR = new URL('../../../report-ui/', import.meta.url);
-let cached: ReportAssets | undefined;
+const cached = new Map<string, ReportAssets>();
 
-export function loadReportAssets(): ReportAssets {
-  if (cached) return cached;
+/** A page's prebuilt UI: `<name>.js` and `<name>.css` in dist/report-ui (report, compare). */
+export function loadUiAssets(name: 'report' | 'compare'): ReportAssets {
+  const hit = cached.get(name);
+  if (hit) return hit;
+  let assets: ReportAssets;
   try {
-    cached = {
-      script: readFileSync(new URL('report.js', UI_DIR), 'utf8'),
-      style: readFileSync(new URL('report.css', UI_DIR), 'utf8'),
+    assets = {
+      script: readFileSync(new URL(`${name}.js`, UI_DIR), 'utf8'),
+      style: readFileSync(new URL(`${name}.css`, UI_DIR), 'utf8'),
     };
   } catch (cause) {
     throw hotpathError('HOTPATH_ERR_REPORT_UI', `The report UI bundle is missing from ${fileURLToPath(UI_DIR)}; build the package (npm run build)`, { cause });
   }
-  return cached;
+  cached.set(name, assets);
+  return assets;
+}
+
+export function loadReportAssets(): ReportAssets {
+  return loadUiAssets('report');
 }

@@ -30,4 +30,32 @@ export interface HotpathHook {
   sections: string[];
   flame: FlameHookState | null;
   timelineCharts: number;
+  /** compare.html's differential flame graph; absent on report.html. */
+  diff?: DiffHookState | null;
+}
+
+/** One frame drawn by the differential flame graph, CSS px relative to its canvas. */
+export interface DiffHookFrame {
+  name: string;
+  file: string;
+  x: number;
+  y: number;
+  w: number;
+  color: string;
+  /** Per completed request, µs. */
+  selfBeforeUs: number;
+  selfAfterUs: number;
+  totalBeforeUs: number;
+  totalAfterUs: number;
+}
+
+export interface DiffHookState {
+  widthBy: string;
+  colorBy: string;
+  treeNodes: number;
+  visibleFrames: number;
+  /** The widest frames drawn (at most 300). */
+  frames: DiffHookFrame[];
+  /** The tooltip's text while it shows, else null. */
+  tooltip: string | null;
 }

@@ -39,6 +39,8 @@ export class FlameCanvas {
   stats: DrawStats = { visibleFrames: 0, drawMs: 0 };
   /** Called after every draw (also the ones scrolling and resizing schedule). */
   onDrawn: (() => void) | null = null;
+  /** Colours frames by another rule than layer and heat (compare.html's gain or loss per request). */
+  colorOf: ((node: number) => string) | null = null;
   private pending = 0;
 
   constructor(ariaLabel: string) {
@@ -136,6 +138,7 @@ export class FlameCanvas {
   }
 
   private color(tree: ViewTree, i: number): string {
+    if (this.colorOf) return this.colorOf(i);
     const f = tree.frame[i];
     if (f < 0) return ROOT_COLOR;
     const kind = this.labels?.kind(f) ?? 0;
@@ -181,6 +184,13 @@ export class FlameCanvas {
     const r = { node: new Int32Array(cap), x: new Float64Array(cap), w: new Float64Array(cap), row: new Int32Array(cap), n: old.n };
     r.node.set(old.node); r.x.set(old.x); r.w.set(old.w); r.row.set(old.row);
     this.rects = r;
+  }
+
+  /** Where a node was drawn last time (CSS px relative to the canvas; row from the top of the tree), or null. */
+  rectOf(node: number): { x: number; w: number; row: number } | null {
+    const r = this.rects;
+    for (let k = 0; k < r.n; k++) if (r.node[k] === node) return { x: r.x[k], w: r.w[k], row: r.row[k] };
+    return null;
   }
 
   /** The node under a point in CSS px relative to the canvas, or -1. */
