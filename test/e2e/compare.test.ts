@@ -8,6 +8,9 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } 
 import { join } from 'node:path';
 import { root, runCli, tempOut } from '../run/helpers/run-cli.js';
 import type { Comparison } from '../../src/compare/comparison.js';
+import { pathToFileURL } from 'node:url';
+import { hook, launch, openReport } from '../report/html/browser.js';
+import { GAIN_COLORS, LOSS_COLORS } from '../../src/report/ui/flame/diff-colors.js';
 
 const { out, cleanup } = tempOut();
 const pbkdf2 = join(root, 'examples', 'express-pbkdf2-login');
@@ -68,6 +71,52 @@ test('pbkdf2Sync login against its async twin: the culprit drops per request, th
   assert.match(md, /Resolved/);
   const elu = c.telemetry.find((m) => m.name === 'event-loop utilization');
   assert.ok(elu && elu.after < elu.before, JSON.stringify(elu));
+});
+
+test('compare.html: a differential flame graph in headless Chromium, the culprit in the gain colours, before and after per request on hover', { timeout: 90_000 }, async () => {
+  const { code, c, stderr } = await compare([syncA, async_]);
+  assert.equal(code, 0, stderr);
+  const loginRow = c?.functions?.find((f) => f.function === 'login' && f.file === 'app.js');
+  assert.ok(loginRow);
+  const file = join(async_, 'compare.html');
+  assert.ok(existsSync(file));
+  const browser = await launch();
+  try {
+    const opened = await openReport(browser, file);
+    const s = await hook(opened.page);
+    assert.deepEqual(s.errors, []);
+    assert.deepEqual(opened.consoleErrors, []);
+    assert.deepEqual(opened.requests, [pathToFileURL(file).href], 'offline: the page requests nothing but itself');
+    assert.ok(s.diff && s.diff.visibleFrames > 10, JSON.stringify(s.diff?.visibleFrames));
+    const isGain = (color: string) => GAIN_COLORS.includes(color);
+    const isLoss = (color: string) => LOSS_COLORS.includes(color);
+    // Per request, the login path's total equals what compare.json says of login (same profiles, same requests).
+    const login = s.diff.frames.find((f) => f.name === 'login' && f.file === 'app.js');
+    assert.ok(login, JSON.stringify(s.diff.frames.slice(0, 20).map((f) => f.name)));
+    assert.ok(Math.abs(login.totalBeforeUs - loginRow.totalBeforeUs) <= 0.05 * loginRow.totalBeforeUs, `${login.totalBeforeUs} vs ${loginRow.totalBeforeUs}`);
+    assert.ok(login.totalAfterUs < login.totalBeforeUs * 0.3, JSON.stringify(login));
+    // Coloured by the change of self time per request: the hashing under login is the widest
+    // gain, and nothing that gained CPU is drawn wider than it.
+    const under = s.diff.frames.filter((f) => f.y > login.y && f.x >= login.x - 1 && f.x + f.w <= login.x + login.w + 1);
+    const hashing = under.filter((f) => isGain(f.color)).sort((a, b) => b.w - a.w)[0];
+    assert.ok(hashing && hashing.selfBeforeUs > 1000 && hashing.selfAfterUs < hashing.selfBeforeUs * 0.3, JSON.stringify(under.slice(0, 8)));
+    const widestLoss = s.diff.frames.filter((f) => isLoss(f.color)).sort((a, b) => b.w - a.w)[0];
+    assert.ok(!widestLoss || widestLoss.w < hashing.w, JSON.stringify(widestLoss));
+    // Hovering login gives its time per request before and after.
+    const box = await opened.page.locator('#diff-flame canvas').boundingBox();
+    assert.ok(box);
+    await opened.page.mouse.move(box.x + login.x + login.w / 2, box.y + login.y);
+    const tip = (await hook(opened.page)).diff?.tooltip ?? '';
+    assert.match(tip, /^login\b/);
+    assert.match(tip, /total per request: before \d+(\.\d)? ms, after \d+(\.\d)? (µs|ms), −/);
+    // Width by the after run only: the vanished hashing is no longer drawn.
+    await opened.page.selectOption('#diff-flame select[aria-label=width]', 'after');
+    const after_ = await hook(opened.page);
+    assert.equal(after_.diff?.widthBy, 'after');
+    assert.ok(!after_.diff?.frames.some((f) => f.name === hashing.name && f.selfAfterUs === 0 && f.y === hashing.y && f.w > 1));
+  } finally {
+    await browser.close();
+  }
 });
 
 test('a real 2x fix (half the work per request) is significant: throughput better, p50 better', { timeout: 200_000 }, async () => {

@@ -12,20 +12,10 @@ import type { DiffTree } from '../../../compare/diff-tree.js';
 import { FlameCanvas, ROW_HEIGHT } from './flame-canvas.js';
 import { KIND_NAMES } from './profile-model.js';
 import { TreeBuilder, type ViewTree } from './tree-builder.js';
+import { DIFF_NEUTRAL, DIFF_STEPS, GAIN_COLORS, LOSS_COLORS, diffColor } from './diff-colors.js';
 
 export type WidthBy = 'both' | 'after' | 'before';
 export type ColorBy = 'self' | 'total';
-
-/** Colour steps each way; the lightness runs from the neutral grey to the strongest shade. */
-const STEPS = 8;
-const NEUTRAL = 'hsl(220 8% 88%)';
-const scale = (hue: number) => Array.from({ length: STEPS }, (_, k) => `hsl(${hue} ${45 + 40 * ((k + 1) / STEPS)}% ${86 - 34 * ((k + 1) / STEPS)}%)`);
-/** More CPU per request after the change. */
-export const LOSS_COLORS = scale(2);
-/** Less CPU per request after the change. */
-export const GAIN_COLORS = scale(212);
-/** Changes below this share of the largest change are drawn neutral. */
-const NEUTRAL_SHARE = 0.02;
 
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${us(Math.abs(x))}`;
 const relative = (b: number, a: number) => (b > 0 ? ` (${a >= b ? '+' : '−'}${(Math.abs(a / b - 1) * 100).toFixed(0)}%)` : a > 0 ? ' (new)' : '');
@@ -60,9 +50,9 @@ export class DiffFlameSection {
       select<ColorBy>('colour', [['self', 'change of self time per request'], ['total', 'change of total time per request']],
         (v) => { this.colorBy = v; this.rebuild(); }),
       h('span', { class: 'diff-legend' },
-        h('span', { class: 'swatch', style: { background: GAIN_COLORS[STEPS - 1] } }), ' less CPU per request after  ',
-        h('span', { class: 'swatch', style: { background: LOSS_COLORS[STEPS - 1] } }), ' more CPU per request after  ',
-        h('span', { class: 'swatch', style: { background: NEUTRAL } }), ' about the same'));
+        h('span', { class: 'swatch', style: { background: GAIN_COLORS[DIFF_STEPS - 1] } }), ' less CPU per request after  ',
+        h('span', { class: 'swatch', style: { background: LOSS_COLORS[DIFF_STEPS - 1] } }), ' more CPU per request after  ',
+        h('span', { class: 'swatch', style: { background: DIFF_NEUTRAL } }), ' about the same'));
     this.canvas.colorOf = (node) => this.colorOf(node);
     this.canvas.onDrawn = () => this.publish();
     this.canvas.canvas.addEventListener('mousemove', (e) => this.hover(e));
@@ -91,11 +81,7 @@ export class DiffFlameSection {
   }
 
   private colorOf(node: number): string {
-    const c = this.changeOf(node);
-    const share = Math.abs(c) / this.maxChange;
-    if (share < NEUTRAL_SHARE) return NEUTRAL;
-    const k = Math.min(STEPS - 1, Math.floor(Math.sqrt(share) * STEPS));
-    return (c > 0 ? LOSS_COLORS : GAIN_COLORS)[k];
+    return diffColor(this.changeOf(node), this.maxChange);
   }
 
   /** Builds the view tree for the chosen width and colour and draws it. */

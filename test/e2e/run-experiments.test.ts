@@ -1,0 +1,98 @@
+// `hotpath run --vary` and `--repeat` on real runs: semi-space sizes on the allocation-churn
+// example are ranked as their GC share says (the size that spends less time in GC serves
+// more), with the table and vary.md/vary.json; an environment variable is varied as well; and
+// --repeat judges budgets on the distribution of the runs, a failing one exiting 4.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { root, runCli, tempOut } from '../run/helpers/run-cli.js';
+import type { VaryResult } from '../../src/experiment/vary-result.js';
+import type { Report } from '../../src/report/report-schema.js';
+import { experimentOptionSpecs } from '../../src/experiment/experiment-options.js';
+
+const { out, cleanup } = tempOut();
+after(cleanup);
+const churn = join(root, 'examples', 'allocation-churn');
+const cpuWork = join(root, 'test', 'fixtures', 'compare', 'cpu-work');
+const dirsOf = (name: string) => readdirSync(join(out, name)).sort().map((d) => join(out, name, d));
+
+test('--vary over semi-space sizes on allocation-churn: ranked as the GC share says, one table, vary.md and vary.json', { timeout: 240_000 }, async () => {
+  const r = await runCli(['run', '-d', '2', '-c', '8', '--out', join(out, 'semi'), '--json', '--vary', '--max-semi-space-size=1,64', '--repeat', '2', '--', 'node', 'server.js'],
+    { cwd: churn, env: { PORT: '0' }, timeoutMs: 200_000 });
+  assert.equal(r.code, 0, r.stderr);
+  const v = JSON.parse(r.stdout) as VaryResult;
+  // Interleaved: 1, 64, then 64, 1 (every other round reversed).
+  assert.deepEqual(v.runs.map((x) => x.value), ['1', '64', '64', '1']);
+  assert.ok(v.runs.every((x) => x.figures), JSON.stringify(v.runs.map((x) => x.failed)));
+  const [small, large] = v.rows;
+  assert.ok(small.gcShare !== undefined && large.gcShare !== undefined);
+  // A 1 MiB young generation scavenges far more often: more of the time goes to GC ...
+  assert.ok(small.gcShare > large.gcShare, `GC ${small.gcShare} at 1 MiB, ${large.gcShare} at 64 MiB`);
+  // ... and the ranking follows: the size with the lower GC share serves more.
+  assert.equal(large.rank, 1);
+  assert.equal(v.best?.value, '64');
+  assert.match(v.best?.evidence ?? '', /req\/s.*p99 .* ms, GC .*% of wall time, RSS \d+ MB/);
+  const dirs = dirsOf('semi');
+  assert.equal(dirs.length, 4, 'one run directory per run');
+  const last = dirs[dirs.length - 1];
+  assert.deepEqual(JSON.parse(readFileSync(join(last, 'vary.json'), 'utf8')), v);
+  const md = readFileSync(join(last, 'vary.md'), 'utf8');
+  assert.match(md, /\| `--max-semi-space-size=64` \| 1 \|/);
+  assert.match(md, /\*\*Best: `--max-semi-space-size=64`\*\*/);
+  assert.match(r.stderr, /## hotpath vary: --max-semi-space-size=1,64/);
+  // The flag reached node: each run's command says so.
+  const commands = dirs.map((d) => (JSON.parse(readFileSync(join(d, 'meta.json'), 'utf8')) as { command: string[] }).command.join(' '));
+  assert.deepEqual(commands.sort(), ['node --max-semi-space-size=1 server.js', 'node --max-semi-space-size=1 server.js',
+    'node --max-semi-space-size=64 server.js', 'node --max-semi-space-size=64 server.js']);
+});
+
+test('--vary over an environment variable (NAME=v1,v2): each value reaches the server', { timeout: 120_000 }, async () => {
+  const r = await runCli(['run', '-d', '1', '-c', '2', '--out', join(out, 'env'), '--json', '--vary', 'WORK=1,4', '--', 'node', 'server.js'],
+    { cwd: cpuWork, env: { PORT: '0' }, timeoutMs: 100_000 });
+  assert.equal(r.code, 0, r.stderr);
+  const v = JSON.parse(r.stdout) as VaryResult;
+  assert.equal(v.vary.kind, 'env');
+  const [one, four] = v.rows;
+  // Four times the work per request: far fewer requests (counted work, not timed).
+  assert.ok(one.rps && four.rps && one.rps.median > four.rps.median * 1.5, `${one.rps?.median} vs ${four.rps?.median}`);
+  assert.equal(v.best?.value, '1');
+});
+
+test('--vary that cannot be read, or with --baseline: exit 2 before any run', { timeout: 60_000 }, async () => {
+  for (const [vary, extra, pattern] of [['--max-semi-space-size=16', [], /HOTPATH_ERR_VARY.*one value only/], ['16,32', [], /HOTPATH_ERR_VARY/],
+    ['A=1,1', [], /given twice/], ['--max-semi-space-size=16,32', ['--baseline', out], /--vary cannot be used with --baseline/]] as const) {
+    const r = await runCli(['run', '--out', join(out, 'bad'), '--vary', vary, ...extra, '--', 'node', 'server.js'], { cwd: cpuWork, env: { PORT: '0' }, timeoutMs: 30_000 });
+    assert.equal(r.code, 2, `${vary}: ${r.stderr}`);
+    assert.match(r.stderr, pattern);
+  }
+  assert.ok(!existsSync(join(out, 'bad')), 'no run was started');
+});
+
+test('--repeat 2: budgets judged on the distribution (medians with intervals), in report.json; a failing one exits 4', { timeout: 240_000 }, async () => {
+  const base = await runCli(['run', '-d', '2', '-c', '4', '--out', join(out, 'base'), '--', 'node', 'server.js'], { cwd: cpuWork, env: { PORT: '0', WORK: '2' }, timeoutMs: 100_000 });
+  assert.equal(base.code, 0, base.stderr);
+  const baseline = dirsOf('base')[0];
+  const r = await runCli(['run', '-d', '2', '-c', '4', '--out', join(out, 'rep'), '--repeat', '2', '--baseline', baseline, '--max-regression', '90%',
+    '--assert', 'rps>1', '--assert', 'p99<0.001ms', '--', 'node', 'server.js'], { cwd: cpuWork, env: { PORT: '0', WORK: '2' }, timeoutMs: 200_000 });
+  assert.equal(r.code, 4, r.stderr);
+  const lines = r.stderr.trimEnd().split('\n').slice(-6);
+  assert.match(lines[0], /^budget pass {2}rps>1: median [\d.]+ req\/s over 2 runs \(95% interval [\d.]+ req\/s … [\d.]+ req\/s\)$/);
+  assert.match(lines[1], /^budget FAIL {2}p99<0\.001ms: median p99 [\d.]+ ms over 2 runs/);
+  // Same command, same directory: the baseline is not re-run (it would measure this build), its recorded run is used.
+  assert.match(lines[2], /^budget pass {2}throughput max regression 90%: .*median of 2 runs vs the recorded baseline run$/);
+  assert.match(lines[5], /^budgets: 1 of 5 failed \(exit 4\)$/);
+  assert.match(r.stderr, /re-running it would measure the new code/);
+  const dirs = dirsOf('rep');
+  assert.equal(dirs.length, 2);
+  const report = JSON.parse(readFileSync(join(dirs[1], 'report.json'), 'utf8')) as Report;
+  assert.equal(report.budgets?.passed, false);
+  assert.deepEqual(report.budgets?.repeat?.runs, dirs);
+  assert.deepEqual(report.budgets?.repeat?.baselineRuns, []);
+  assert.ok(existsSync(join(dirs[1], 'compare.html')), 'the last run is compared with the baseline');
+});
+
+test('docs/run.md documents every experiment flag', () => {
+  const doc = readFileSync(join(root, 'docs', 'run.md'), 'utf8');
+  for (const s of experimentOptionSpecs) assert.ok(doc.includes(`\`--${s.flag}`), `--${s.flag}`);
+});
