@@ -4,7 +4,7 @@
 // --repeat judges budgets on the distribution of the runs, a failing one exiting 4.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { root, runCli, tempOut } from '../run/helpers/run-cli.js';
 import type { VaryResult } from '../../src/experiment/vary-result.js';
@@ -94,6 +94,36 @@ test('--repeat 2: budgets judged on the distribution (medians with intervals), i
   assert.deepEqual(report.budgets?.repeat?.runs, dirs);
   assert.deepEqual(report.budgets?.repeat?.baselineRuns, []);
   assert.ok(existsSync(join(dirs[1], 'compare.html')), 'the last run is compared with the baseline');
+});
+
+test('--repeat 2 with a baseline from another directory: the baseline is re-run in turn, judged on both distributions', { timeout: 240_000 }, async () => {
+  // The old build: the same server doing twice the work per request, in its own directory.
+  const old = join(out, 'old-build');
+  mkdirSync(old, { recursive: true });
+  writeFileSync(join(old, 'server.js'), readFileSync(join(cpuWork, 'server.js'), 'utf8').replace("Number(process.env.WORK ?? 4)", '8'));
+  const b = await runCli(['run', '-d', '2', '-c', '4', '--out', join(out, 'old'), '--', 'node', 'server.js'], { cwd: old, env: { PORT: '0' }, timeoutMs: 100_000 });
+  assert.equal(b.code, 0, b.stderr);
+  const baseline = dirsOf('old')[0];
+  const r = await runCli(['run', '-d', '2', '-c', '4', '--out', join(out, 'turns'), '--repeat', '2', '--baseline', baseline, '--max-regression', '5%', '--json', '--', 'node', 'server.js'],
+    { cwd: cpuWork, env: { PORT: '0', WORK: '4' }, timeoutMs: 200_000 });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /baseline: the baseline's command \(node server\.js in .*old-build\) re-run before each run, in turn/);
+  const report = JSON.parse(r.stdout) as Report;
+  const rep = report.budgets?.repeat;
+  assert.ok(rep);
+  assert.equal(rep.runs.length, 2);
+  assert.equal(rep.baselineRuns.length, 2);
+  // Interleaved: baseline, run, baseline, run (run directories are named by their start time).
+  const all = dirsOf('turns');
+  assert.deepEqual(all, [rep.baselineRuns[0], rep.runs[0], rep.baselineRuns[1], rep.runs[1]]);
+  const cwdOf = (d: string) => (JSON.parse(readFileSync(join(d, 'meta.json'), 'utf8')) as { cwd: string }).cwd;
+  assert.deepEqual(all.map(cwdOf), [old, cpuWork, old, cpuWork]);
+  const throughput = report.budgets?.results.find((x) => x.budget.startsWith('throughput'));
+  assert.ok(throughput?.passed, JSON.stringify(throughput));
+  assert.match(throughput.actual, /median of 2 runs vs 2 baseline runs \(re-run in turn\)$/);
+  assert.ok(existsSync(join(rep.runs[1], 'compare.html')));
+  assert.equal((JSON.parse(readFileSync(join(rep.runs[1], 'compare.json'), 'utf8')) as { before: { runDir: string } }).before.runDir, rep.baselineRuns[1],
+    'the last run is compared with the last baseline re-run');
 });
 
 test('docs/run.md documents every experiment flag', () => {

@@ -25,6 +25,7 @@ import { applyVariant, variantLabel, type VarySpec } from '../../experiment/vary
 import { judgeVary } from '../../experiment/judge-vary.js';
 import type { VaryRun } from '../../experiment/vary-result.js';
 import { renderVaryMarkdown } from '../../experiment/render-vary.js';
+import { EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED } from './run-exit-codes.js';
 
 export interface SeriesContext {
   io: CliIO;
@@ -39,9 +40,6 @@ export interface SeriesContext {
   json: boolean;
 }
 
-export const EXIT_FAILED = 1;
-export const EXIT_INTERRUPTED = 130;
-export const EXIT_BUDGET = 4;
 
 /** File paths of the run flags made absolute, so a run started in another directory reads the same files. */
 function absolutePaths(values: RunOptions, cwd: string): RunOptions {
@@ -111,7 +109,9 @@ export async function runRepeated(ctx: SeriesContext, repeat: number, budgets: r
   const { io } = ctx;
   const s = styler(io);
   const base = baselineDir !== undefined ? await readRunDir(baselineDir) : undefined;
-  const plan = base ? baselineRerun(base, ctx.command, io.cwd) : undefined;
+  const plan = !base ? undefined : ctx.command.length === 0
+    ? { rerun: false, note: 'this run drives a server already running (--url): judged against the recorded baseline run' }
+    : baselineRerun(base, ctx.command, io.cwd);
   if (plan) ctx.say(`baseline: ${plan.note}`);
   const results: RunResult[] = [];
   const baseResults: RunResult[] = [];

@@ -20,12 +20,9 @@ import { formatBudgetLines } from '../../budget/judge-budgets.js';
 import { experimentOptionSpecs, EXPERIMENT_KEYS } from '../../experiment/experiment-options.js';
 import { parseVary } from '../../experiment/vary-spec.js';
 import { runRepeated, runVary } from './run-series.js';
+import { EXIT_BUDGET, EXIT_INCOMPLETE, EXIT_INTERRUPTED } from './run-exit-codes.js';
 
-export const EXIT_INTERRUPTED = 130;
-/** The run completed but the diagnosis lacks evidence (HOTPATH_INCOMPLETE): no verdict. */
-export const EXIT_INCOMPLETE = 3;
-/** A budget (--assert, --max-regression) failed; the verdict lines say which. */
-export const EXIT_BUDGET = 4;
+export { EXIT_BUDGET, EXIT_INCOMPLETE, EXIT_INTERRUPTED };
 
 const details = `The command after \`--\` is started as given (node app.js, npm start, npx tsx app.ts,
 node --import ./x.mjs app.mjs, a cluster primary...) with hotpath's agent preloaded
