@@ -33,6 +33,8 @@ Examples:
   hotpath run -c 50 -d 20s --path /api/users -- npm start
   hotpath run --setup login.json -H "authorization: Bearer x" -- node app.js
   hotpath run --url http://127.0.0.1:3000/   (a server already running: no agent)
+  hotpath run --repeat 5 --assert 'p99<50ms' --baseline base-run/ --max-regression 5% -- node server.js
+  hotpath run --vary '--max-semi-space-size=16,32,64,128' -- node server.js
 
 Results go to .hotpath/<timestamp>-<name>/ (see docs/run-directory.md).`;
 
