@@ -79,7 +79,7 @@ const stopped = (ctx: SeriesContext) => ctx.signal.aborted || ctx.killSignal.abo
  */
 export function baselineRerun(base: RunData, command: readonly string[], cwd: string): { rerun: boolean; note: string } {
   const cmd = base.meta.command;
-  if (cmd.length === 0 || /^https?:\/\//i.test(cmd[0] ?? '') || base.meta.target?.pid === undefined && base.meta.target?.url !== undefined && cmd.length === 1) {
+  if (cmd.length === 0 || /^https?:\/\//i.test(cmd[0] ?? '')) {
     return { rerun: false, note: 'the baseline drove a server already running (--url): it has no command to re-run; judged against its recorded run' };
   }
   if (!existsSync(base.meta.cwd)) {
