@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FILE_READS } from '../../src/profile/work-kind.js';
 import { eventLoopBlocking } from '../../src/analyze/event-loop-blocking.js';
+import { analyzeRun } from '../../src/analyze/analyze-run.js';
 import { loopAround } from '../../src/analyze/signals/loop-cause.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
@@ -55,6 +56,22 @@ test('blocking: one 2 s stall is critical even when the loop is otherwise idle',
   const [f] = eventLoopBlocking(run);
   assert.equal(f.severity, 'critical');
   assert.equal(f.evidence.stallMaxMs, 2000);
+});
+
+test('blocking: a stall during which the main thread barely ran is the machine\'s (preempted), not a block; one it ran through is', () => {
+  // The agent read the thread's CPU over 1,700 ms of a 2 s stall: 40 ms (kept off the cores) against 1,690 ms (its own loop).
+  const preempted = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 40, threadCpuOverMs: 1700 }] });
+  assert.deepEqual(eventLoopBlocking(preempted), []);
+  const [healthy] = analyzeRun(preempted);
+  assert.equal(healthy.category, 'healthy');
+  assert.equal(healthy.evidence.preemptedStallMaxMs, 2000);
+  assert.match(healthy.summary, /kept off the CPU .*starved it; that is not a block/);
+  const blocked = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 1690, threadCpuOverMs: 1700 }] });
+  const [f] = eventLoopBlocking(blocked);
+  assert.deepEqual([f?.severity, f?.evidence.stallMaxMs], ['critical', 2000]);
+  // Figures over too short a stretch to judge (or none: another platform) leave the stall a block.
+  const short = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 0, threadCpuOverMs: 50 }] });
+  assert.equal(eventLoopBlocking(short)[0]?.evidence.stallMaxMs, 2000);
 });
 
 test('blocking: without a profile the finding stands on telemetry and names no culprit', () => {
