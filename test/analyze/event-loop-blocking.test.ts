@@ -136,6 +136,31 @@ test('blocking: 0.5 ms per request is reported when one function (a backtracking
   assert.equal(f.severity, 'warning');
 });
 
+test('blocking: avoidable work on a share of a busy loop is blocking at any core speed (a backtracking regex at 0.18 ms and at 0.55 ms per request)', () => {
+  // The same profile on a fast idle core (5,600 req/s) and on a slow shared one (1,800 req/s): shares do not move, milliseconds do.
+  const regex = syntheticCpuProfile([
+    { name: 'validateEmail', file: 'server.js', line: 2, share: 0.05, callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.3 } },
+    { name: 'handler', file: 'server.js', line: 8, share: 0.05 },
+  ], { cwd });
+  for (const rps of [5600, 1800]) {
+    const [f] = eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [regex] }));
+    assert.equal(f?.culprit?.function, 'validateEmail', `at ${rps} req/s`);
+    assert.equal(f.evidence.work, 'regex');
+    assert.ok((f.evidence.avoidableShare as number) >= 0.29, JSON.stringify(f.evidence.avoidableShare));
+  }
+  // A tenth of the CPU in the pattern is under the share on any core: a cheap request stays healthy.
+  const light = syntheticCpuProfile([
+    { name: 'validateEmail', file: 'server.js', line: 2, share: 0.02, callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.1 } },
+    { name: 'handler', file: 'server.js', line: 8, share: 0.05 },
+  ], { cwd });
+  assert.deepEqual(eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps: 5600, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [light] })), []);
+  // A library's own JavaScript (a dependency doing its job) is not avoidable work by kind: on a cheap request it stays under the ms floor.
+  const library = syntheticCpuProfile([
+    { name: 'issueSession', file: 'lib/session.js', line: 3, share: 0.05, callee: { name: 'deriveToken', file: 'node_modules/slowlib/index.js', share: 0.4 } },
+  ], { cwd });
+  assert.deepEqual(eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps: 5600, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [library] })), []);
+});
+
 test('blocking: a function and the callbacks written inside it count together for the focus rule', () => {
   const profile = (second: string) => syntheticCpuProfile([
     { name: 'compileTemplate', file: 'lib/render.js', line: 6, share: 0.2 },
