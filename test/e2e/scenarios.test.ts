@@ -143,8 +143,9 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal((e.calledInLoop as { function?: string; line?: number } | undefined)?.function, 'search');
     assert.deepEqual((e.callPath as { function: string }[]).slice(-2).map((c) => c.function), ['search', 'slugify']);
   },
+  // Most of the process's CPU ran off the loop (a share: the cores the pool gets depend on the machine's other tenants).
   'threadpool-login': (e) => {
-    assert.ok((e.offLoopCores as number) > 1, `offLoopCores ${String(e.offLoopCores)}`);
+    assert.ok((e.offLoopCores as number) > 0.5 * (e.processCores as number), `offLoopCores ${String(e.offLoopCores)} of ${String(e.processCores)}`);
     if (e.api !== undefined) assert.equal(e.api, 'crypto.pbkdf2');
   },
 };
