@@ -280,7 +280,8 @@ export const BLOCKING_CULPRIT_MIN_SHARE = 0.25;
 function culpritOf(view: CpuView | undefined, focus: Focus | undefined): FunctionCost | undefined {
   if (!view) return undefined;
   if (focus && focus.share >= BLOCKING_CULPRIT_MIN_SHARE) return focus.fn;
-  if (focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE) return focus.avoidable.fn;
+  // Named only in a file the app wrote (as the starved weighing): code compiled at run time is a library's.
+  if (focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE && focus.avoidable.fn.frame.file !== '') return focus.avoidable.fn;
   const top = appFunctions(view)[0] ?? view.functions.find((f) => f.frame.kind === 'deps');
   return top && top.selfUs / view.activeUs >= BLOCKING_CULPRIT_MIN_SHARE ? top : undefined;
 }
