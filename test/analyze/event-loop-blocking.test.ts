@@ -69,6 +69,9 @@ test('blocking: a stall during which the main thread barely ran is the machine\'
   const blocked = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 1690, threadCpuOverMs: 1700 }] });
   const [f] = eventLoopBlocking(blocked);
   assert.deepEqual([f?.severity, f?.evidence.stallMaxMs], ['critical', 2000]);
+  // A block on a starved machine: 26 % of the time on a core, but 520 ms of CPU without a turn of the loop.
+  const starvedBlock = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 442, threadCpuOverMs: 1700 }] });
+  assert.equal(eventLoopBlocking(starvedBlock)[0]?.evidence.stallMaxMs, 2000);
   // Figures over too short a stretch to judge (or none: another platform) leave the stall a block.
   const short = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 0, threadCpuOverMs: 50 }] });
   assert.equal(eventLoopBlocking(short)[0]?.evidence.stallMaxMs, 2000);

@@ -7,8 +7,15 @@
 
 import type { StallMessage } from '../../agent/protocol.js';
 
-/** Below this share of the measured stretch on the CPU, the stalled thread was kept off the cores. */
+/** Below this share of the measured stretch on the CPU, the stalled thread was kept off the cores... */
 export const STALL_PREEMPTED_MAX_CPU_SHARE = 0.5;
+/**
+ * ...unless what it did run over the stall (the share times the stall's length) is at least this
+ * much CPU (ms, the heartbeat's period): code that held the loop that long without a turn is a
+ * block, stretched by a starved machine (a backtracking regex ran 420 ms of CPU in a 1.6 s stall at
+ * load 30, 26 % of the time on a core). A preempted loop turns, and beats, as soon as it runs.
+ */
+export const STALL_PREEMPTED_MAX_CPU_MS = 100;
 /** The measured stretch must be at least this long (ms) to judge: two readings 10 ms apart say nothing. */
 export const STALL_CPU_MIN_MEASURED_MS = 100;
 
@@ -19,10 +26,10 @@ export function stallCpuShare(stall: Pick<StallMessage, 'threadCpuMs' | 'threadC
   return Math.min(1, cpu / over);
 }
 
-/** Whether the thread was mostly kept off the cores during the stall: starvation, not a block. */
-export function isPreemptedStall(stall: Pick<StallMessage, 'threadCpuMs' | 'threadCpuOverMs'>): boolean {
+/** Whether the thread was kept off the cores during the stall and ran next to nothing: starvation, not a block. */
+export function isPreemptedStall(stall: Pick<StallMessage, 'threadCpuMs' | 'threadCpuOverMs' | 'durationMs'>): boolean {
   const share = stallCpuShare(stall);
-  return share !== undefined && share < STALL_PREEMPTED_MAX_CPU_SHARE;
+  return share !== undefined && share < STALL_PREEMPTED_MAX_CPU_SHARE && share * stall.durationMs < STALL_PREEMPTED_MAX_CPU_MS;
 }
 
 /**
@@ -32,6 +39,6 @@ export function isPreemptedStall(stall: Pick<StallMessage, 'threadCpuMs' | 'thre
 export function describePreemptedStall(s: { preemptedStallMaxMs: number; preemptedStalls: number }, minMs: number): string {
   if (s.preemptedStalls === 0 || s.preemptedStallMaxMs < minMs) return '';
   return ` The loop missed its heartbeat for up to ${Math.round(s.preemptedStallMaxMs)} ms while the process was kept off the CPU ` +
-    `(${s.preemptedStalls === 1 ? 'one stall' : `${s.preemptedStalls} stalls`} in which the main thread ran less than ${Math.round(STALL_PREEMPTED_MAX_CPU_SHARE * 100)} % of the time): ` +
+    `(${s.preemptedStalls === 1 ? 'one stall' : `${s.preemptedStalls} stalls`} in which the main thread ran less than ${Math.round(STALL_PREEMPTED_MAX_CPU_SHARE * 100)} % of the time, under ${STALL_PREEMPTED_MAX_CPU_MS} ms of CPU): ` +
     'other processes starved it; that is not a block, and it is not counted as one.';
 }
