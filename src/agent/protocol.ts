@@ -436,6 +436,15 @@ export interface StallMessage extends Envelope {
    * to its answer): the loop-delay figures leave out the samples it overlaps.
    */
   byAgent?: 'profile-stop' | 'post-load-gc';
+  /**
+   * Added (agent, Linux, a process's main thread): the CPU time the blocked thread got
+   * (/proc/self/task/<tid>/schedstat) from the watchdog's check that saw the stall to its last
+   * check that found it still stalled, `threadCpuOverMs` of wall time. A thread blocked by its
+   * own work runs all along (CPU ≈ wall); one the machine kept off the cores gets little
+   * (preempted: starvation, not a block).
+   */
+  threadCpuMs?: number;
+  threadCpuOverMs?: number;
 }
 
 export interface ProfileMessage extends Envelope {

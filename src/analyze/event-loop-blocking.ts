@@ -25,6 +25,7 @@ import { blockingAdvice } from './event-loop-blocking.advice.js';
 import { callsFrom } from './signals/outgoing-waits.js';
 import { IO_WAIT_MIN_LATENCY_MS, waitsInSequence } from './io-wait.js';
 import { loopCaller, type LoopCaller } from './signals/loop-cause.js';
+import { describePreemptedStall } from './signals/preempted-stall.js';
 import { describeBytes, describeDominantWork, dominantWork, parsesRequestBodies, shortFile, type DominantWork } from './signals/dominant-work.js';
 
 /** The loop must be busy at least half the time: delay on an idle loop is scheduling noise. */
@@ -47,6 +48,21 @@ export const BLOCKING_ELD_P99_MS = 100;
  */
 export const BLOCKING_FOCUSED_CPU_PER_REQUEST_MS = 0.3;
 export const BLOCKING_FOCUSED_SHARE = 0.3;
+/**
+ * Work a function has V8 or Node do for it that no response needs done per request: compiling
+ * code (`new Function`, `eval`, `vm`), regular expressions, hashing, compression, buffer copies,
+ * structured clones, linear searches, `util.inspect`, building Errors, Intl formatting. When one
+ * app function's such work is at least BLOCKING_AVOIDABLE_SHARE of a busy loop's CPU, the loop
+ * is blocked by it whatever a request costs in milliseconds: the share is the same on a fast
+ * idle core and on a slow shared one, where the CPU per request is not (a handler compiling
+ * four rules with `new Function` per request cost 0.18 ms on a quiet core and 0.5 ms beside a
+ * CPU hog, 24-38 % of the CPU compiling either way). The share is serialization's (20 %): a
+ * kind of work a fix removes, on a fifth of the loop. JSON has its own finding (serialization);
+ * synchronous file and child-process work theirs (sync-io); the function's own JavaScript and a
+ * dependency's (a library doing its job) stay under the CPU-per-request floor above.
+ */
+export const BLOCKING_AVOIDABLE_SHARE = 0.2;
+export const BLOCKING_AVOIDABLE_WORK: ReadonlySet<string> = new Set(['compile', 'regex', 'crypto', 'zlib', 'buffer', 'clone', 'copy', 'vm', 'inspect', 'errors', 'intl', 'search']);
 /** A single stall this long blocks every connection at once, whatever the utilization (ms). */
 export const BLOCKING_STALL_MS = 500;
 /** Critical above these: 10 ms per request (100 req/s per core), 100 ms delay p99, a 1 s stall. */
@@ -92,7 +108,8 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   // unownedNativeUs); the culprit's share stays that of all the samples.
   const gateFocus = isStarved(s) ? focusedWork(view, true) : focus;
   const heavy = s.requests > 0 && (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS ||
-    (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (gateFocus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE));
+    (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (gateFocus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE) ||
+    (gateFocus?.avoidable?.share ?? 0) >= BLOCKING_AVOIDABLE_SHARE);
   const trusted = !isStarved(s);
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
@@ -130,18 +147,34 @@ const FOCUS_CANDIDATES = 10;
  * pays (Node's HTTP and socket writes, the framework's res.json: see profile/response-pipeline.ts),
  * is left out: a healthy Express route spends most of its handler's time there.
  */
-interface Focus { fn: FunctionCost; share: number }
+interface Focus {
+  fn: FunctionCost;
+  share: number;
+  /** The app function with the most avoidable work (BLOCKING_AVOIDABLE_WORK) of its choosing, and that work's share. */
+  avoidable?: { fn: FunctionCost; share: number };
+}
 
 function focusedWork(view: CpuView | undefined, starved = false): Focus | undefined {
   if (!view || view.activeUs <= 0) return undefined;
   const base = view.activeUs - (starved ? unownedNativeUs(view) : 0);
   if (base <= 0) return undefined;
   let best: Focus | undefined;
+  let avoidable: Focus['avoidable'];
   for (const fn of appFunctions(view).slice(0, FOCUS_CANDIDATES)) {
-    const share = ownGroup(view, fn).reduce((a, f) => a + f.selfUs - view.pipelineOf(f.frameIndex), 0) / base;
+    const group = ownGroup(view, fn);
+    const chosenUs = group.reduce((a, f) => a + f.selfUs - view.pipelineOf(f.frameIndex), 0);
+    const share = chosenUs / base;
     if (best === undefined || share > best.share) best = { fn, share };
+    // Avoidable work answering a request needs (a framework's ETag hash) is no choice: never more than the chosen work.
+    const avoidUs = Math.min(chosenUs, group.reduce((a, f) => a + avoidableUs(view, f), 0));
+    if (avoidable === undefined || avoidUs / base > avoidable.share) avoidable = { fn, share: avoidUs / base };
   }
-  return best;
+  return best && avoidable ? { ...best, avoidable } : best;
+}
+
+/** The part of a function's attributed time spent on avoidable kinds of work (see BLOCKING_AVOIDABLE_WORK), µs. */
+function avoidableUs(view: CpuView, fn: FunctionCost): number {
+  return view.workOf(fn.frameIndex).reduce((a, item) => a + (BLOCKING_AVOIDABLE_WORK.has(item.work) ? item.us : 0), 0);
 }
 
 /**
@@ -247,6 +280,8 @@ export const BLOCKING_CULPRIT_MIN_SHARE = 0.25;
 function culpritOf(view: CpuView | undefined, focus: Focus | undefined): FunctionCost | undefined {
   if (!view) return undefined;
   if (focus && focus.share >= BLOCKING_CULPRIT_MIN_SHARE) return focus.fn;
+  // Named only in a file the app wrote (as the starved weighing): code compiled at run time is a library's.
+  if (focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE && focus.avoidable.fn.frame.file !== '') return focus.avoidable.fn;
   const top = appFunctions(view)[0] ?? view.functions.find((f) => f.frame.kind === 'deps');
   return top && top.selfUs / view.activeUs >= BLOCKING_CULPRIT_MIN_SHARE ? top : undefined;
 }
@@ -435,7 +470,7 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   // With dominant work, its own sentence says where the CPU went (a dependency may carry more than 25 %).
   const spread = !framed && view && !dominant ? ` No ${appFunctions(view).length > 0 ? 'app' : 'single'} function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
-  const starved = cpuShortfall(s);
+  const starved = cpuShortfall(s) + describePreemptedStall(s, BLOCKING_STALL_MS);
   return {
     code: 'HOTPATH_EVENT_LOOP_BLOCKING',
     category: 'event-loop-blocking',
@@ -448,7 +483,9 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
       cpuPerActive: round(s.cpuPerActive, 2),
       ...(s.childProcessesMean > 0 ? { childProcesses: round(s.childProcessesMean, 1) } : {}),
       ...(s.stallCount > 0 ? { stalls: s.stallCount, stallMaxMs: round(s.stallMaxMs, 0) } : {}),
+      ...(s.preemptedStalls > 0 ? { preemptedStalls: s.preemptedStalls, preemptedStallMaxMs: round(s.preemptedStallMaxMs, 0) } : {}),
       ...(top ? { culpritSelfShare: round(share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
+      ...(focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE ? { avoidableShare: round(focus.avoidable.share, 3) } : {}),
       ...(hot ? { hotLine: hot.line, hotLineShare: round(hot.share, 3) } : {}),
       ...(held ? { culpritStretches: held.stretches.count, culpritStretchMaxMs: round(held.stretches.maxUs / 1000, 1), culpritStretchMs: round(held.stretches.totalUs / 1000, 0) } : {}),
       ...(stalledBy ? { culpritStalledMs: round(stalledBy.blockedMs, 0), culpritStalledShare: round(stalledBy.share, 3) } : {}),

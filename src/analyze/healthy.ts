@@ -12,7 +12,8 @@ import { loadWindow, targetThreads } from './signals/load-window.js';
 import { gcActivity } from './signals/gc-activity.js';
 import { round } from './signals/stats.js';
 import { agentCost } from './signals/agent-cost.js';
-import { BLOCKING_STARVED_CPU_PER_ACTIVE, ownChildren } from './event-loop-blocking.js';
+import { BLOCKING_STALL_MS, BLOCKING_STARVED_CPU_PER_ACTIVE, ownChildren } from './event-loop-blocking.js';
+import { describePreemptedStall } from './signals/preempted-stall.js';
 import { cpuViewOf, topAppFunction } from './signals/cpu-profile.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import type { Culprit } from './finding.js';
@@ -57,12 +58,13 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
     category: 'healthy',
     severity: 'info',
     title: 'No performance problem found',
-    summary: `${round(rps, 0)} req/s with latency p99 ${round(p99, 2)} ms.${loop}${headroom}${lever}${starved}`,
+    summary: `${round(rps, 0)} req/s with latency p99 ${round(p99, 2)} ms.${loop}${headroom}${lever}${starved}${s ? describePreemptedStall(s, BLOCKING_STALL_MS) : ''}`,
     evidence: {
       requestsPerSecond: round(rps, 1), latencyP99Ms: round(p99, 3),
       ...(s ? { eluMean: round(s.eluMean, 3), loopHeadroom: round(1 - s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 4), gcShare: round(gcShare, 4), cpuPerActive: round(s.cpuPerActive, 2) } : {}),
       ...(capacity ? { estimatedCapacityRps: round(capacity, 0), capacityCorrectedForAgent: cost !== undefined } : {}),
       ...(cost ? { agentCostShare: round(cost.shareOfCpu, 4) } : {}),
+      ...(s && s.preemptedStalls > 0 ? { preemptedStalls: s.preemptedStalls, preemptedStallMaxMs: round(s.preemptedStallMaxMs, 0) } : {}),
       // Not a culprit: nothing is wrong; the function is where more throughput would come from.
       ...(top ? { topFunction: describeCulprit(top.culprit), topFunctionShare: round(top.share, 3) } : {}),
     },

@@ -1,8 +1,10 @@
 // Latency creep: server latency rising with time under constant load, when no growth
-// analyzer (listeners, routes, timers, heap) explains it. If CPU per request rises too, the
-// work per request is growing (category handler-growth), and the culprit is the function
-// whose CPU per request grew most between the first and last third of the run (two windows
-// of the same CPU profile). Otherwise the wait is growing (category io-wait).
+// analyzer (listeners, routes, timers, heap) explains it. If CPU per request rises too and one
+// function's share of the CPU profile's samples grows with it, the work per request is growing
+// (category handler-growth), and the culprit is the function whose CPU per request grew most
+// between the first and last third of the run (two windows of the same CPU profile); CPU per
+// request rising alike everywhere, or without a profile to tell, is a machine slowing down, not
+// growth. With CPU per request flat the wait is growing (category io-wait).
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
@@ -37,7 +39,11 @@ export function latencyCreep(run: RunData): Finding[] {
   if (!cpuGrows && elu > IO_WAIT_MAX_ELU) return [];
   const profile = cpuGrows ? growingFunctions(run) : undefined;
   const growers = profile?.growers ?? [];
-  if (profile && growers[0] && uniformSlowdown(profile, growers[0])) return [];
+  // CPU milliseconds per request rise as much on a machine that slows down (a neighbour on the
+  // cores, a throttled vCPU, the host's other guests) as with more work per request: only a
+  // function's share of the profile's samples growing tells the two apart. Without a profile, or
+  // with no function growing faster than the rest, there is no growth to report.
+  if (cpuGrows && (!profile || !growers[0] || uniformSlowdown(profile, growers[0]))) return [];
   return [finding(trend, cpuGrows, growers)];
 }
 

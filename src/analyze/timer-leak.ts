@@ -37,6 +37,16 @@ export const TIMER_LEAK_MIN_LATE_SHARE = 0.25;
 /** ...and end at this many times the most requests in flight (a timer per request in flight is a wait, not a leak). */
 export const TIMER_LEAK_MIN_IN_FLIGHT_RATIO = 2;
 
+/**
+ * A site whose pending count, reported once the load was over, fell under this share of its peak
+ * during the load was draining: its timers fire, late. A loop lagging behind its timers (a busy
+ * machine, or another site's leak swamping the timers phase) leaves due timers pending and their
+ * count climbing with the lag: one timeout per request, 500 ms each, read 2,060 pending at the
+ * end of the load and 696 half a second later, while the leaking re-arm loops beside it went on
+ * climbing. Leaked timers never drain.
+ */
+export const TIMER_LEAK_DRAINED_SHARE = 0.5;
+
 type TimerEntry = GrowthMessage['timers'][number];
 
 const siteKey = (t: TimerEntry) => (t.site ? `${t.kind} ${t.site.file}:${t.site.line}:${t.site.column}` : `${t.kind} ?`);
@@ -68,12 +78,22 @@ function leakKind(run: RunData, thread: ThreadTelemetry, t: TimerEntry): 'pendin
   if (t.pending < min || t.created === 0) return undefined;
   const s = pendingStats(thread, t);
   if (s === undefined || s.delta <= 0 || Math.max(s.requestCorrelation, s.timeCorrelation) < TIMER_LEAK_MIN_CORRELATION) return undefined;
-  if (t.pending / t.created >= TIMER_LEAK_MIN_PENDING_SHARE) return 'pending';
   const w = loadWindow(run);
   const key = siteKey(t);
+  if (drained(thread, (m) => m.timers.find((x) => siteKey(x) === key)?.pending, w)) return undefined;
+  if (t.pending / t.created >= TIMER_LEAK_MIN_PENDING_SHARE) return 'pending';
   const late = lateGrowthShare(thread, (m) => m.timers.find((x) => siteKey(x) === key)?.pending, w);
   const rearms = s.delta >= min && late >= TIMER_LEAK_MIN_LATE_SHARE && t.pending >= TIMER_LEAK_MIN_IN_FLIGHT_RATIO * inFlightPeak(thread, w);
   return rearms ? 'rearm' : undefined;
+}
+
+/** Whether the last report after the load shows the count fallen under TIMER_LEAK_DRAINED_SHARE of its peak during the load. */
+function drained(thread: ThreadTelemetry, pending: (m: GrowthMessage) => number | undefined, w: ReturnType<typeof loadWindow>): boolean {
+  if (!w) return false;
+  const last = thread.growth.at(-1);
+  const after = last && last.t > w.end ? pending(last) : undefined;
+  const peak = Math.max(0, ...thread.growth.filter((m) => m.t >= w.start && m.t <= w.end).map((m) => pending(m) ?? 0));
+  return after !== undefined && peak > 0 && after < TIMER_LEAK_DRAINED_SHARE * peak;
 }
 
 /**

@@ -39,7 +39,7 @@ export const UNANSWERED_CALLS_MIN_SHARE = 0.5;
 export function unansweredRequests(run: RunData): Finding[] {
   const load = run.load;
   if (!load) return [];
-  const stuck = stuckConnections(run, load);
+  const stuck = stuckConnections(run, load) ?? hungAtEnd(run, load);
   if (stuck) return [stuck];
   const timeouts = load.errors.timeouts;
   const sent = Math.max(load.requests.sent, load.requests.total + timeouts);
@@ -140,12 +140,7 @@ function stuckConnections(run: RunData, load: Load): Finding | undefined {
   const waiting = load.requests.inFlightAtEnd;
   // `answered` ends on a second with completions (the silent ones were taken off its end).
   if (silent < STUCK_MIN_SILENT_SECONDS || answered.length === 0 || waiting < UNANSWERED_MIN_REQUESTS) return undefined;
-  const w = loadWindow(run);
-  const tail = targetThreads(run).flatMap((t) => windowSamples(t, w)).filter((x) => w === null || x.t >= w.end - silent * 1000);
-  // How busy the loop was: ELU, or the CPU the process used when that is lower (libuv loses the
-  // idle time of a wait a signal interrupts, so ELU reads high while a CPU profile runs).
-  const busy = (x: (typeof tail)[number]) => Math.min(x.elu, (x.cpu.user + x.cpu.system) / 1000 / Math.max(1, x.intervalMs));
-  const tailBusy = tail.length > 0 ? tail.reduce((a, x) => a + busy(x), 0) / tail.length : undefined;
+  const tailBusy = busyAtEnd(run, silent * 1000);
   if (tailBusy !== undefined && tailBusy > STUCK_MAX_ELU) return undefined;
   return unanswered(run, waiting, 'critical', 1,
     `Responses stopped after ${answered.length} s: the last ${silent} s answered no request while ${waiting} of ${load.options.connections} connections ` +
@@ -154,6 +149,54 @@ function stuckConnections(run: RunData, load: Load): Finding | undefined {
     {
       answeredSeconds: answered.length, silentSeconds: silent, waitingAtEnd: waiting, connections: load.options.connections,
       answered: load.requests.total, ...(tailBusy !== undefined ? { tailBusy: round(tailBusy, 3) } : {}),
+    });
+}
+
+/**
+ * How busy the target's loop was over the last `ms` of the window: ELU, or the CPU the process
+ * used when that is lower (libuv loses the idle time of a wait a signal interrupts, so ELU reads
+ * high while a CPU profile runs); undefined without samples there.
+ */
+function busyAtEnd(run: RunData, ms: number): number | undefined {
+  const w = loadWindow(run);
+  const tail = targetThreads(run).flatMap((t) => windowSamples(t, w)).filter((x) => w === null || x.t >= w.end - ms);
+  const busy = (x: (typeof tail)[number]) => Math.min(x.elu, (x.cpu.user + x.cpu.system) / 1000 / Math.max(1, x.intervalMs));
+  return tail.length > 0 ? tail.reduce((a, x) => a + busy(x), 0) / tail.length : undefined;
+}
+
+/**
+ * The oldest request still waiting when the load ended must have waited this many times the
+ * answered requests' p99 (and STUCK_MIN_OLDEST_MS) for the waiting ones to be hung, not slow.
+ */
+export const STUCK_OLDEST_P99_RATIO = 20;
+export const STUCK_MIN_OLDEST_MS = 1000;
+
+/**
+ * Hung requests a run ended on before they could stop the responses (STUCK_MIN_SILENT_SECONDS):
+ * on a slower machine the same hung branch takes longer to catch every connection (a limiter
+ * leaving one request in 260 unanswered caught the last of 20 connections after ~5,200 requests,
+ * at the end of a 5 s run at 1,000 req/s). The agent saw the requests still waiting when their
+ * connections closed, the oldest for far longer than any answered request took, on a loop that
+ * sat idle: the wait is a ratio to the answered requests' latency, which the machine's speed
+ * moves alike.
+ */
+function hungAtEnd(run: RunData, load: Load): Finding | undefined {
+  if (load.model !== 'closed' || run.meta.outcome.status !== 'completed') return undefined;
+  const waiting = load.requests.inFlightAtEnd;
+  const route = unansweredRoute(run);
+  const oldestMs = route?.entry.oldestMs;
+  const answeredP99 = loopStats(run)?.latencyP99Ms;
+  if (waiting < UNANSWERED_MIN_REQUESTS || route === undefined || route.total < UNANSWERED_MIN_REQUESTS || oldestMs === undefined || answeredP99 === undefined) return undefined;
+  if (oldestMs < Math.max(STUCK_MIN_OLDEST_MS, STUCK_OLDEST_P99_RATIO * answeredP99)) return undefined;
+  const tailBusy = busyAtEnd(run, STUCK_MIN_OLDEST_MS);
+  if (tailBusy !== undefined && tailBusy > STUCK_MAX_ELU) return undefined;
+  return unanswered(run, waiting, 'critical', 1,
+    `${waiting} of ${load.options.connections} connections still waited for a response when the load ended, the oldest request for ` +
+      `${round(oldestMs / 1000, 1)} s, ${round(oldestMs / Math.max(answeredP99, 1e-3), 0)} times the answered requests' p99 (${round(answeredP99, 1)} ms)` +
+      `${tailBusy !== undefined ? `, on an event loop ${round(tailBusy * 100, 0)} % busy` : ''}: they were left hanging, not slow.`,
+    {
+      waitingAtEnd: waiting, connections: load.options.connections, answered: load.requests.total, oldestWaitMs: oldestMs,
+      answeredP99Ms: round(answeredP99, 2), ...(tailBusy !== undefined ? { tailBusy: round(tailBusy, 3) } : {}),
     });
 }
 

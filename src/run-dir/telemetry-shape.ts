@@ -44,7 +44,7 @@ const messages: Record<string, Check> = {
     closeHeaderSites: opt(arrayOf(shape({ count: num, site: callSite, stack: opt(arrayOf(callSite)) }))),
     handles: opt(arrayOf(sited({ api: str, resource: str, created: num, open: num, unref: opt(num), untracked: opt(num) }))),
   }),
-  stall: shape({ start: num, durationMs: num, ongoing: bool, cause: opt(arrayOf(shape({ share: num, stack: arrayOf(callSite), line: opt(num) }))) }),
+  stall: shape({ start: num, durationMs: num, ongoing: bool, cause: opt(arrayOf(shape({ share: num, stack: arrayOf(callSite), line: opt(num) }))), threadCpuMs: opt(num), threadCpuOverMs: opt(num) }),
   profile: shape({ kind: (v) => v === 'cpu' || v === 'heap' || v === 'heap-retained', file: str, start: num, end: num }),
   'agent-error': shape({ what: str, message: str }),
 };

@@ -69,6 +69,17 @@ test('mergeSameCulprit: loop yields in a function lead the GC pressure their pro
   assert.equal(mergeSameCulprit([mk('HOTPATH_GC_PRESSURE', 'gc-pressure', 0.4), mk('HOTPATH_EVENT_LOOP_BLOCKING', 'event-loop-blocking', 0.6)])[0].code, 'HOTPATH_GC_PRESSURE');
 });
 
+test('mergeSameCulprit: JSON work carrying more of the CPU than GC takes of the time leads the GC pressure its garbage causes', () => {
+  const mk = (code: string, category: Finding['category'], evidence: Record<string, unknown>, severity: Finding['severity'] = 'warning'): Finding =>
+    ({ code, category, severity, title: '', summary: '', evidence, recommendation: '', impact: 0.7, culprit: { function: 'permissionsFor', file: 'lib/permissions.js', line: 11 } });
+  // A JSON deep copy per request: 65 % of the CPU in JSON, GC 11 % of the time (a busy machine's wall time).
+  const [kept] = mergeSameCulprit([mk('HOTPATH_GC_PRESSURE', 'gc-pressure', { gcShare: 0.11 }), mk('HOTPATH_SERIALIZATION', 'serialization', { jsonShare: 0.65 }, 'critical')]);
+  assert.deepEqual([kept.category, kept.severity], ['serialization', 'critical']);
+  assert.deepEqual((kept.evidence.alsoFound as { code: string }[]).map((x) => x.code), ['HOTPATH_GC_PRESSURE']);
+  // GC taking more of the time than JSON takes of the CPU is a cost of its own, and leads.
+  assert.equal(mergeSameCulprit([mk('HOTPATH_GC_PRESSURE', 'gc-pressure', { gcShare: 0.3 }), mk('HOTPATH_SERIALIZATION', 'serialization', { jsonShare: 0.22 })])[0].category, 'gc-pressure');
+});
+
 test('mergeSameCulprit: a function and the anonymous functions written inside it are one culprit', () => {
   const mk = (fn: string, category: Finding['category'], file = 'a.js'): Finding =>
     ({ code: category, category, severity: 'warning', title: '', summary: '', evidence: { x: 1 }, recommendation: '', impact: 0.1, culprit: { function: fn, file, line: 1 } });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FILE_READS } from '../../src/profile/work-kind.js';
 import { eventLoopBlocking } from '../../src/analyze/event-loop-blocking.js';
+import { analyzeRun } from '../../src/analyze/analyze-run.js';
 import { loopAround } from '../../src/analyze/signals/loop-cause.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
@@ -55,6 +56,25 @@ test('blocking: one 2 s stall is critical even when the loop is otherwise idle',
   const [f] = eventLoopBlocking(run);
   assert.equal(f.severity, 'critical');
   assert.equal(f.evidence.stallMaxMs, 2000);
+});
+
+test('blocking: a stall during which the main thread barely ran is the machine\'s (preempted), not a block; one it ran through is', () => {
+  // The agent read the thread's CPU over 1,700 ms of a 2 s stall: 40 ms (kept off the cores) against 1,690 ms (its own loop).
+  const preempted = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 40, threadCpuOverMs: 1700 }] });
+  assert.deepEqual(eventLoopBlocking(preempted), []);
+  const [healthy] = analyzeRun(preempted);
+  assert.equal(healthy.category, 'healthy');
+  assert.equal(healthy.evidence.preemptedStallMaxMs, 2000);
+  assert.match(healthy.summary, /kept off the CPU .*starved it; that is not a block/);
+  const blocked = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 1690, threadCpuOverMs: 1700 }] });
+  const [f] = eventLoopBlocking(blocked);
+  assert.deepEqual([f?.severity, f?.evidence.stallMaxMs], ['critical', 2000]);
+  // A block on a starved machine: 26 % of the time on a core, but 520 ms of CPU without a turn of the loop.
+  const starvedBlock = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 442, threadCpuOverMs: 1700 }] });
+  assert.equal(eventLoopBlocking(starvedBlock)[0]?.evidence.stallMaxMs, 2000);
+  // Figures over too short a stretch to judge (or none: another platform) leave the stall a block.
+  const short = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 0, threadCpuOverMs: 50 }] });
+  assert.equal(eventLoopBlocking(short)[0]?.evidence.stallMaxMs, 2000);
 });
 
 test('blocking: without a profile the finding stands on telemetry and names no culprit', () => {
@@ -117,6 +137,31 @@ test('blocking: 0.5 ms per request is reported when one function (a backtracking
   assert.equal(f?.culprit?.function, 'validateEmail');
   assert.equal(f.evidence.work, 'regex');
   assert.equal(f.severity, 'warning');
+});
+
+test('blocking: avoidable work on a share of a busy loop is blocking at any core speed (a backtracking regex at 0.18 ms and at 0.55 ms per request)', () => {
+  // The same profile on a fast idle core (5,600 req/s) and on a slow shared one (1,800 req/s): shares do not move, milliseconds do.
+  const regex = syntheticCpuProfile([
+    { name: 'validateEmail', file: 'server.js', line: 2, share: 0.05, callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.3 } },
+    { name: 'handler', file: 'server.js', line: 8, share: 0.05 },
+  ], { cwd });
+  for (const rps of [5600, 1800]) {
+    const [f] = eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [regex] }));
+    assert.equal(f?.culprit?.function, 'validateEmail', `at ${rps} req/s`);
+    assert.equal(f.evidence.work, 'regex');
+    assert.ok((f.evidence.avoidableShare as number) >= 0.29, JSON.stringify(f.evidence.avoidableShare));
+  }
+  // A tenth of the CPU in the pattern is under the share on any core: a cheap request stays healthy.
+  const light = syntheticCpuProfile([
+    { name: 'validateEmail', file: 'server.js', line: 2, share: 0.02, callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.1 } },
+    { name: 'handler', file: 'server.js', line: 8, share: 0.05 },
+  ], { cwd });
+  assert.deepEqual(eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps: 5600, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [light] })), []);
+  // A library's own JavaScript (a dependency doing its job) is not avoidable work by kind: on a cheap request it stays under the ms floor.
+  const library = syntheticCpuProfile([
+    { name: 'issueSession', file: 'lib/session.js', line: 3, share: 0.05, callee: { name: 'deriveToken', file: 'node_modules/slowlib/index.js', share: 0.4 } },
+  ], { cwd });
+  assert.deepEqual(eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps: 5600, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [library] })), []);
 });
 
 test('blocking: a function and the callbacks written inside it count together for the focus rule', () => {

@@ -104,6 +104,28 @@ for (const noise of NOISE_LEVELS) {
   });
 }
 
+test('timer leak: timeouts that piled up only because the loop lagged behind them drain once the load is over; leaked ones do not', () => {
+  // One timeout per request, a fifth of them fired by the end of the load (the loop lagging), the
+  // count climbing with the requests: a leak by every rule, until the report after the load.
+  const lagging = syntheticRun({ seed: 1, rps: 1000, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 0.2, delayMs: 500, site }] });
+  assert.equal(timerLeak(lagging).length, 1, 'during the load it reads as a leak');
+  const after = (run: typeof lagging, pendingShare: number) => {
+    const thread = run.threads[0];
+    const last = thread.growth.at(-1)!;
+    const w = run.loadWindow!;
+    const timers = last.timers.map((tm) => {
+      const pending = Math.round(tm.pending * pendingShare);
+      return { ...tm, pending, fired: tm.created - tm.cleared - pending };
+    });
+    thread.growth.push({ ...last, t: w.end + 500, timers });
+    return run;
+  };
+  assert.deepEqual(timerLeak(after(lagging, 0.3)), [], 'drained to 30 % of its peak half a second later: late, not leaked');
+  // The re-arm loops of a leak go on after the load: still found.
+  const rearm = syntheticRun({ seed: 1, rps: 500, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, delayMs: 1000, awaited: true, site: executor, stack: [executor, sleep, pollStatus] }] });
+  assert.equal(timerLeak(after(rearm, 1))[0]?.culprit?.function, 'pollStatus');
+});
+
 test('timer leak: an awaited sleep from a library is the app caller\'s; a library\'s own timers name nobody', () => {
   const lib = { function: 'delay', file: '/srv/app/node_modules/delay/index.js', line: 5, column: 3 };
   const awaited = syntheticRun({ rps: 1000, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, awaited: true, site: lib, stack: [lib, pollStatus, createJob] }] });

@@ -62,6 +62,23 @@ test('unanswered: before any times out, every connection stuck on a hung request
   assert.deepEqual(unansweredRequests(blocked), []);
 });
 
+test('unanswered: hung requests the run ended on before they stopped the responses (a slower machine) are told by how long the oldest waited against the answered p99', () => {
+  // Answered all along (no silent second), every connection waiting at the end, the oldest for 4.2 s against a ~3 ms p99.
+  const run = (oldestMs: number, elu = 0.3) => {
+    const r = syntheticRun({ seed: 1, cwd: '/srv/app', durationS: 5, rps: 1000, elu, cores: elu, latencyMs: 1 });
+    r.load!.requests = { ...r.load!.requests, inFlightAtEnd: r.load!.options.connections };
+    r.threads[0].samples.at(-1)!.unanswered = [{ method: 'GET', route: '/', count: r.load!.options.connections, oldestMs }];
+    return r;
+  };
+  const [f] = unansweredRequests(run(4200));
+  assert.equal(f?.severity, 'critical');
+  assert.deepEqual([f.evidence.waitingAtEnd, f.evidence.oldestWaitMs, f.evidence.unansweredRoute], [run(4200).load!.options.connections, 4200, 'GET /']);
+  assert.match(f.summary, /the oldest request for 4\.2 s, \d+ times the answered requests' p99/);
+  // Requests cut by the load's end after a few ms are no hang; nor is a wait on a loop still busy at the end (a block).
+  assert.deepEqual(unansweredRequests(run(40)), []);
+  assert.deepEqual(unansweredRequests(run(4200, 1)), []);
+});
+
 test('unanswered: hung requests waiting on outgoing calls that never end name the calling function, and sockets held by unread responses', () => {
   const checkStock = { function: 'checkStock', file: '/srv/app/lib/inventory.js', line: 8, column: 5 };
   const make = (queuedShare: number | undefined) => {

@@ -32,11 +32,6 @@ interface Expectation {
    * today is accepted as well, and only that one (it must still be on the bug's call path), with why.
    */
   knownGap?: { reason: string; accepts: { function: string; file: string } };
-  /**
-   * A verdict that depends on the machine's speed today (an absolute threshold in ms): the test
-   * still runs and reports, as a todo, with why (node's test runner does not fail the run on it).
-   */
-  speedDependent?: string;
 }
 
 const expected: Record<string, Expectation | 'healthy'> = {
@@ -65,11 +60,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'limited-lookups': { category: 'io-wait', culprit: { function: 'requestRegion', file: 'lib/geo.js' } },
   // The regexp runs in the validator fastify compiled (no app frame): the place the app writes its pattern is named.
   'schema-regex': { category: 'event-loop-blocking', culprit: { function: '/^(\\w+\\s?)*$/', file: 'lib/profile-routes.js' } },
-  'rule-compile': {
-    category: 'event-loop-blocking', culprit: { function: 'evaluateRule', file: 'lib/discounts.js' },
-    speedDependent: 'issue 18.7: on a quiet fast core the four compilations cost 0.18 ms per request (evaluateRule 50 % of the CPU), ' +
-      'under BLOCKING_FOCUSED_CPU_PER_REQUEST_MS = 0.3 ms, and the run reads healthy; the floor is to become a share or a calibrated cost',
-  },
+  // A verdict on shares (24-38 % of the CPU compiling), not on the 0.18-0.5 ms a request costs on this core or that one.
+  'rule-compile': { category: 'event-loop-blocking', culprit: { function: 'evaluateRule', file: 'lib/discounts.js' } },
   'udp-stats-leak': { category: 'memory-leak', culprit: { function: 'flush', file: 'lib/stats.js' } },
   'delivery-retry-loop': { category: 'timer-leak', culprit: { function: 'retryDelivery', file: 'lib/outbox.js' } },
   'yield-per-item': { category: 'event-loop-blocking', culprit: { function: 'rankProducts', file: 'lib/rank.js' } },
@@ -151,8 +143,9 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal((e.calledInLoop as { function?: string; line?: number } | undefined)?.function, 'search');
     assert.deepEqual((e.callPath as { function: string }[]).slice(-2).map((c) => c.function), ['search', 'slugify']);
   },
+  // Most of the process's CPU ran off the loop (a share: the cores the pool gets depend on the machine's other tenants).
   'threadpool-login': (e) => {
-    assert.ok((e.offLoopCores as number) > 1, `offLoopCores ${String(e.offLoopCores)}`);
+    assert.ok((e.offLoopCores as number) > 0.5 * (e.processCores as number), `offLoopCores ${String(e.offLoopCores)} of ${String(e.processCores)}`);
     if (e.api !== undefined) assert.equal(e.api, 'crypto.pbkdf2');
   },
 };
@@ -177,7 +170,7 @@ test('every scenario directory has an expectation', () => {
 for (const [name, want] of Object.entries(expected)) {
   const label = want === 'healthy' ? 'healthy, no warning or critical finding'
     : `${want.category}${want.culprit ? ` in ${[want.culprit.function].flat().join('/')} (${want.culprit.file})` : ''}${want.knownGap ? ' [known gap]' : ''}`;
-  test(`scenario ${name}: ${label}`, { timeout: 150_000, ...(want !== 'healthy' && want.speedDependent ? { todo: want.speedDependent } : {}) }, async () => {
+  test(`scenario ${name}: ${label}`, { timeout: 150_000 }, async () => {
     const { report, stderr } = await runScenario(name);
     const main = checkDiagnosis(report, stderr, want === 'healthy');
     if (want === 'healthy' || main === undefined) return;

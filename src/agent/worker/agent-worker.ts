@@ -13,7 +13,7 @@ import { AgentConnection, useConnectionSecret } from '../connection.js';
 import { DENSE_HEAP_SAMPLING, LIGHT_HEAP_SAMPLING, InspectorProfiler } from '../profiling/inspector-profiler.js';
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { StallWatchdog } from './stall-watchdog.js';
-import { OwnCpu } from './own-cpu.js';
+import { OwnCpu, watchedThreadCpu } from './own-cpu.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
@@ -37,7 +37,7 @@ function run(data: AgentWorkerData): void {
   const conn = new AgentConnection(data.socket, data.threadId, true);
   if (data.cost !== undefined) new OwnCpu(data.cost, !data.watchdogOnly).start();
   if (data.watchdogOnly) {
-    new StallWatchdog(data.heartbeat, (body) => conn.send(body)).start();
+    new StallWatchdog(data.heartbeat, (body) => conn.send(body), undefined, watchedThreadCpu(data.threadId)).start();
     return;
   }
   const onError = (what: string, err: unknown): void => {
@@ -61,7 +61,7 @@ function run(data: AgentWorkerData): void {
   // Scripts a stall's profile sampled get function ranges too (a run without a CPU profile).
   const cause = new StallCause(mainSession, (busy) => rescue.setBusy('stall', busy),
     (nodes) => profiledScripts(nodes, profiler.profiledScripts, ownScriptsUrl));
-  const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause);
+  const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause, watchedThreadCpu(data.threadId));
   watchdog.start();
   const flusher = new Flusher(conn, profiler, (done) => watchdog.reportUnderWay(STALL_REPORT_WAIT_MS, done), (done) => captureScripts(mainSession, {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId, profiledScripts: profiler.profiledScripts,

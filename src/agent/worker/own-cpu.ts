@@ -107,6 +107,19 @@ export class OwnCpu {
 }
 
 /**
+ * The on-CPU time so far (ms) of the thread the agent worker watches, when it can be read: on
+ * Linux, for a process's main thread (its tid is the pid; a worker thread's tid is not known to
+ * Node). The stall watchdog tells a blocked thread (on the CPU all along) from one the machine
+ * kept off the CPU with it.
+ */
+export function watchedThreadCpu(threadId: number): (() => number | undefined) | undefined {
+  if (process.platform !== 'linux' || threadId !== 0) return undefined;
+  const tid = String(process.pid);
+  if (onCpuMs(tid) === undefined) return undefined;
+  return () => onCpuMs(tid);
+}
+
+/**
  * A thread's time on CPU so far, ms: schedstat's first field (ns), else stat's utime + stime
  * (clock ticks, 100 a second on Linux); undefined once the thread is gone.
  */

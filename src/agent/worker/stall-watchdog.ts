@@ -28,20 +28,50 @@ export const BLOCKED_BEFORE_AGENT_MS = 1000;
 const CHECK_MS = 100;
 
 type StallBody = Omit<StallMessage, 'v' | 'pid' | 'threadId' | 't'>;
+/** The watched thread's on-CPU time (ms) read at `at` (epoch ms). */
+interface CpuReading { at: number; ms: number }
 type AgentWork = NonNullable<StallMessage['byAgent']>;
 
 export class StallWatchdog {
   private readonly beat: Float64Array;
   /** The stall under way; `cause`: the stacks sent with it at a flush (reportUnderWay), repeated on its later reports. */
-  private stall: { start: number; lastSent: number; agent?: boolean; cause?: StallBody['cause'] } | undefined;
+  private stall: { start: number; lastSent: number; agent?: boolean; cause?: StallBody['cause']; cpuFrom?: CpuReading; cpuTo?: CpuReading } | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Since when the agent has had V8 working on the main thread, if it has now, and on what. */
   private agentSince: { from: number; why: AgentWork } | undefined;
   /** The latest finished stretches of such work, epoch ms. */
   private agentDone: { from: number; to: number; why: AgentWork }[] = [];
 
-  constructor(heartbeat: SharedArrayBuffer, private readonly send: (body: StallBody) => void, private readonly cause?: StallCause) {
+  /**
+   * `threadCpu`: the watched thread's on-CPU time so far (ms), where it can be read (see
+   * own-cpu.ts watchedThreadCpu): read when a stall is seen and when it is reported, it tells a
+   * thread that ran all along (a block) from one the machine kept off the CPU (preempted).
+   */
+  constructor(heartbeat: SharedArrayBuffer, private readonly send: (body: StallBody) => void, private readonly cause?: StallCause,
+    private readonly threadCpu?: () => number | undefined) {
     this.beat = new Float64Array(heartbeat);
+  }
+
+  /** The watched thread's on-CPU time now, with when it was read (epoch ms); undefined when it cannot be read. */
+  private cpuNow(at: number): CpuReading | undefined {
+    try {
+      const ms = this.threadCpu?.();
+      return ms === undefined || !Number.isFinite(ms) ? undefined : { at, ms };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The CPU the watched thread got from the check that saw the stall to the last check that found
+   * it still stalled, and over how long (ms): none of the time after it beat again is counted.
+   */
+  private withCpu(body: StallBody, stall: { cpuFrom?: CpuReading; cpuTo?: CpuReading }): StallBody {
+    const { cpuFrom: from, cpuTo: to } = stall;
+    if (!from || !to || to.at <= from.at) return body;
+    body.threadCpuMs = round(Math.max(0, to.ms - from.ms));
+    body.threadCpuOverMs = round(to.at - from.at);
+    return body;
   }
 
   start(): void {
@@ -86,7 +116,8 @@ export class StallWatchdog {
     const now = epochNow();
     cause.stop((stacks) => {
       if (this.stall === stall) {
-        const body = this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now);
+        if (stall.cpuFrom) stall.cpuTo = this.cpuNow(now) ?? stall.cpuTo;
+        const body = this.withCpu(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now), stall);
         if (stacks !== undefined) body.cause = stall.cause = stacks;
         this.send(body);
         stall.lastSent = epochNow();
@@ -142,7 +173,8 @@ export class StallWatchdog {
     const stall = this.stall;
     if (stall === undefined) {
       if (now - last < STALL_THRESHOLD_MS) return;
-      this.stall = { start: last, lastSent: now };
+      const cpuFrom = this.cpuNow(now);
+      this.stall = { start: last, lastSent: now, ...(cpuFrom ? { cpuFrom } : {}) };
       const body = this.mark({ type: 'stall', start: last, durationMs: round(now - last), ongoing: true }, now);
       this.send(body);
       if (body.byAgent === undefined) this.cause?.start();
@@ -150,10 +182,11 @@ export class StallWatchdog {
       return;
     }
     if (last > stall.start) return this.finish(stall, last);
+    if (stall.cpuFrom) stall.cpuTo = this.cpuNow(now) ?? stall.cpuTo;
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {
       stall.lastSent = now;
       // Each report replaces the last one of the same stall (read-telemetry.ts): the stacks so far go with it.
-      this.send(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true, ...(stall.cause ? { cause: stall.cause } : {}) }, now));
+      this.send(this.withCpu(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true, ...(stall.cause ? { cause: stall.cause } : {}) }, now), stall));
     }
   }
 
@@ -161,7 +194,7 @@ export class StallWatchdog {
     this.stall = undefined;
     const { start } = stall;
     const sampled = !stall.agent;
-    const body = this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed);
+    const body = this.withCpu(this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed), stall);
     if (this.cause === undefined || !sampled) {
       this.send(body);
       return sent();

@@ -8,6 +8,7 @@ import { latencyWeight } from './latency-weight.js';
 import { cpuViewOf, threadActiveTime } from './cpu-profile.js';
 import { loopNeverSlept, SATURATED_ELU } from './immediate-yields.js';
 import { perRun } from './per-run.js';
+import { isPreemptedStall } from './preempted-stall.js';
 
 export interface LoopStats {
   durationMs: number;
@@ -16,8 +17,12 @@ export interface LoopStats {
   eldP50Ms: number;
   eldP99Ms: number;
   eldMaxMs: number;
+  /** The stalls the thread's own work made (see preempted-stall.ts): the longest, and how many. */
   stallMaxMs: number;
   stallCount: number;
+  /** Stalls during which the thread was mostly kept off the cores by other processes: starvation, not blocks. */
+  preemptedStallMaxMs: number;
+  preemptedStalls: number;
   requests: number;
   requestsPerSecond: number;
   /** CPU (the serving thread's when measured, else the process's) per request, ms. */
@@ -66,7 +71,9 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   // Loop delay without the pauses the agent caused (the --heap switch mid-load).
   const delay = threads.flatMap((t) => loopDelaySamples(t, w));
   const durationMs = w?.durationMs ?? sum(samples.map((s) => s.intervalMs));
-  const stalls = threads.flatMap((t) => windowStalls(t, w));
+  const allStalls = threads.flatMap((t) => windowStalls(t, w));
+  const stalls = allStalls.filter((st) => !isPreemptedStall(st));
+  const preempted = allStalls.filter((st) => isPreemptedStall(st));
   const http = samples.map((s) => s.http).filter((h) => h !== undefined);
   const requests = sum(http.map((h) => h.finished));
   const cpuUs = sum(samples.map((s) => (s.cpu.threadUser !== undefined ? s.cpu.threadUser + (s.cpu.threadSystem ?? 0) : s.cpu.user + s.cpu.system)));
@@ -99,6 +106,8 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
     eldMaxMs: max(delay.map((s) => s.eld.max)),
     stallMaxMs: max(stalls.map((s) => s.durationMs)),
     stallCount: stalls.length,
+    preemptedStallMaxMs: max(preempted.map((st) => st.durationMs)),
+    preemptedStalls: preempted.length,
     requests,
     requestsPerSecond: durationMs > 0 ? (requests * 1000) / durationMs : 0,
     cpuPerRequestMs: requests > 0 ? cpuUs / 1000 / requests : 0,

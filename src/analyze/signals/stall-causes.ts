@@ -9,6 +9,7 @@
 import type { CallSite, StallMessage } from '../../agent/protocol.js';
 import type { RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
 import { loadWindow, targetThreads, windowStalls } from './load-window.js';
+import { isPreemptedStall } from './preempted-stall.js';
 import { isAppSite } from './culprit.js';
 import { contains, scriptFunctions, type ScriptFunctions } from '../../profile/script-functions.js';
 import { anonymousNameAt } from '../../profile/anonymous-names.js';
@@ -28,7 +29,8 @@ export interface StallCulprit {
 /** App functions by the stalled time their stacks account for, largest first. */
 export function stallCulprits(run: RunData): StallCulprit[] {
   const w = loadWindow(run);
-  const stalls = targetThreads(run).flatMap((t) => windowStalls(t, w)).filter((s) => !s.ongoing);
+  // A stall the machine caused (the thread was kept off the cores) says nothing of the code.
+  const stalls = targetThreads(run).flatMap((t) => windowStalls(t, w)).filter((s) => !s.ongoing && !isPreemptedStall(s));
   const totalMs = stalls.reduce((a, s) => a + s.durationMs, 0);
   if (totalMs <= 0) return [];
   const bySite = new Map<string, StallCulprit>();

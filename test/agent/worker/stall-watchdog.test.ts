@@ -7,16 +7,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Session } from 'node:inspector';
 import { BLOCKED_BEFORE_AGENT_MS, StallWatchdog } from '../../../src/agent/worker/stall-watchdog.js';
 import { StallCause } from '../../../src/agent/worker/stall-cause.js';
+import { watchedThreadCpu } from '../../../src/agent/worker/own-cpu.js';
 import { epochNow } from '../../../src/agent/clock.js';
 import type { StallMessage } from '../../../src/agent/protocol.js';
 
 type Body = Omit<StallMessage, 'v' | 'pid' | 'threadId' | 't'>;
 
-async function missBeats(blockMs: number, during?: (dog: StallWatchdog) => void): Promise<Body[]> {
+async function missBeats(blockMs: number, during?: (dog: StallWatchdog) => void, threadCpu?: () => number | undefined): Promise<Body[]> {
   const heartbeat = new SharedArrayBuffer(8);
   const beat = new Float64Array(heartbeat);
   const sent: Body[] = [];
-  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b));
+  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), undefined, threadCpu);
   dog.start();
   try {
     for (let i = 0; i < 3; i++) {
@@ -126,4 +127,40 @@ test('a stall still under way at the flush is sent with its stacks so far; sampl
 test('with no stall under way, the flush report is nothing', async () => {
   const dog = new StallWatchdog(new SharedArrayBuffer(8), () => assert.fail('nothing to send'));
   await new Promise<void>((resolve) => dog.reportUnderWay(1000, resolve));
+});
+
+test('a stall carries the CPU the watched thread got while it lasted: all of it for a block, none for a thread kept off the cores', async () => {
+  // The watched thread's CPU clock, as the test drives it: running (it follows the wall clock) or preempted (it stands still).
+  let running = true;
+  let cpu = 0;
+  let last = Date.now();
+  const clock = () => {
+    const now = Date.now();
+    if (running) cpu += now - last;
+    last = now;
+    return cpu;
+  };
+  const blocked = (await missBeats(700, undefined, clock)).find((b) => !b.ongoing);
+  assert.ok(blocked?.threadCpuMs !== undefined && blocked.threadCpuOverMs !== undefined, JSON.stringify(blocked));
+  assert.ok(blocked.threadCpuOverMs >= 100, JSON.stringify(blocked));
+  assert.ok(blocked.threadCpuMs >= 0.9 * blocked.threadCpuOverMs, JSON.stringify(blocked));
+  running = false;
+  const preempted = (await missBeats(700, undefined, clock)).find((b) => !b.ongoing);
+  assert.ok(preempted?.threadCpuOverMs !== undefined && preempted.threadCpuOverMs >= 100, JSON.stringify(preempted));
+  assert.equal(preempted.threadCpuMs, 0);
+  // Without a readable clock (not Linux, a worker thread), nothing is claimed.
+  const unknown = (await missBeats(700, undefined, () => undefined)).find((b) => !b.ongoing);
+  assert.ok(unknown && unknown.threadCpuMs === undefined && unknown.threadCpuOverMs === undefined, JSON.stringify(unknown));
+});
+
+test('watchedThreadCpu: the main thread\'s own CPU on Linux (it advances while this thread computes), nothing for a worker thread', () => {
+  assert.equal(watchedThreadCpu(1), undefined, 'a worker thread\'s tid is not known');
+  const read = watchedThreadCpu(0);
+  if (process.platform !== 'linux') return assert.equal(read, undefined);
+  assert.ok(read, 'readable on Linux');
+  const from = read()!;
+  let x = 0;
+  // Compute until the clock has moved (bounded): a busy machine only makes it take longer.
+  for (const end = Date.now() + 20_000; Date.now() < end && read()! - from < 30;) for (let i = 0; i < 1e5; i++) x = (x * 31 + i) % 1000003;
+  assert.ok(read()! - from >= 30, `moved ${read()! - from} ms (${x})`);
 });
