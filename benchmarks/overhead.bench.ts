@@ -21,8 +21,16 @@ const CONNECTIONS = 50;
 const DEFAULT_CPU_INTERVAL_US = 1000;
 /** The reference every other variant is divided by, in the same round. */
 const PLAIN = 'plain (no tool)';
-/** clinic and 0x write reports of tens of seconds: they run in the first rounds only. */
-const EXTERNAL_ROUNDS = 3;
+/**
+ * clinic and 0x write reports of tens of seconds: they run in the first rounds only
+ * (HOTPATH_BENCH_EXTERNAL_ROUNDS to change it).
+ */
+const EXTERNAL_ROUNDS = Number(process.env.HOTPATH_BENCH_EXTERNAL_ROUNDS) || 3;
+/**
+ * More CPU intervals to measure beside the default, µs, comma-separated
+ * (HOTPATH_BENCH_INTERVALS=2000,5000): `hotpath run --cpu-interval` and `node --cpu-prof` at each.
+ */
+const EXTRA_INTERVALS_US = (process.env.HOTPATH_BENCH_INTERVALS ?? '').split(',').map(Number).filter((x) => Number.isInteger(x) && x >= 100);
 
 interface Outcome {
   reqPerSec: number;
@@ -161,6 +169,10 @@ function variants(ctx: BenchContext): Variant[] {
     bare('node --cpu-prof at 1 ms (no hotpath)', `--cpu-prof --cpu-prof-interval 1000 --cpu-prof-dir ${join(scratch, 'cpu-prof')}`),
     // V8's own profiler at hotpath's default interval: the floor of a profile at that rate.
     defaultUs !== 1000 ? bare(`node --cpu-prof at ${defaultUs / 1000} ms (no hotpath)`, `--cpu-prof --cpu-prof-interval ${defaultUs} --cpu-prof-dir ${join(scratch, 'cpu-prof')}`) : undefined,
+    ...EXTRA_INTERVALS_US.filter((us) => us !== defaultUs && us !== 1000).flatMap((us) => [
+      hotpath(true, us),
+      bare(`node --cpu-prof at ${us / 1000} ms (no hotpath)`, `--cpu-prof --cpu-prof-interval ${us} --cpu-prof-dir ${join(scratch, 'cpu-prof')}`),
+    ]),
     external('clinic doctor', 'clinic', (out, s) => `doctor --no-open ${onPort(out, s)}`),
     external('clinic flame', 'clinic', (out, s) => `flame --no-open ${onPort(out, s)}`),
     external('0x', '0x', (out, s) => `--output-dir ${join(scratch, `0x-${n}`)} ${onPort(out, s)}`),
