@@ -13,6 +13,9 @@ import { join } from 'node:path';
 import type { BenchContext, BenchSuite } from './suite.js';
 import { median } from './median.js';
 import { processCpuMs } from './proc-cpu.js';
+import { tmpdir } from 'node:os';
+import { defaultCpuIntervalUs } from '../src/run/cpu-interval.js';
+import { DEFAULT_DURATION_S } from '../src/load/load-options.js';
 
 /** In-process: the agent's per-request and per-emitter paths in isolation, ns per operation. */
 const MICRO = `
@@ -44,13 +47,22 @@ const server = http.createServer().listen(0, '127.0.0.1', () => {
 });
 `;
 
-interface Variant { name: string; agent: boolean; config?: Record<string, unknown>; profile?: boolean }
+interface Variant { name: string; agent: boolean; config?: Record<string, unknown>; profile?: boolean; nodeFlags?: string[] }
 const PLAIN: Variant = { name: 'no agent', agent: false };
+/** hotpath run's default CPU interval for its default 10 s load (src/run/cpu-interval.ts). */
+const RUN_DEFAULT_US = defaultCpuIntervalUs(DEFAULT_DURATION_S, false);
+const cpuProf = (us: number): Variant => ({
+  name: `no agent, node --cpu-prof at ${us / 1000} ms`, agent: false,
+  nodeFlags: ['--cpu-prof', '--cpu-prof-interval', String(us), '--cpu-prof-dir', tmpdir()],
+});
 const VARIANTS: Variant[] = [
   PLAIN,
   { name: 'agent, telemetry only (hooks off)', agent: true, config: { hooks: false } },
   { name: 'agent, telemetry + growth hooks (default)', agent: true, config: { hooks: true } },
-  { name: 'agent, + CPU profile (1 ms)', agent: true, config: { hooks: true }, profile: true },
+  { name: 'agent, + CPU profile (1 ms)', agent: true, config: { hooks: true, cpuSamplingIntervalUs: 1000 }, profile: true },
+  cpuProf(1000),
+  { name: `agent, + CPU profile (${RUN_DEFAULT_US / 1000} ms, the default of a 10 s run)`, agent: true, config: { hooks: true, cpuSamplingIntervalUs: RUN_DEFAULT_US }, profile: true },
+  cpuProf(RUN_DEFAULT_US),
 ];
 
 
@@ -86,7 +98,7 @@ async function startServer(ctx: BenchContext, v: Variant, tag: string): Promise<
   await sink.listen();
   const env = agentEnv(ctx, v, sink);
   const server = join(ctx.root, 'dist', 'benchmarks', 'servers', 'overhead-server.js');
-  const child = spawn('taskset', ['-c', '0', process.execPath, server, '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('taskset', ['-c', '0', process.execPath, ...(v.nodeFlags ?? []), server, '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', () => reject(new Error('overhead server exited at start')));
     child.stdout!.on('data', (d: Buffer) => { const m = /listening (\d+)/.exec(String(d)); if (m) resolve(Number(m[1])); });
@@ -170,7 +182,7 @@ export const agentCostBench: BenchSuite = {
     return [
       '## Agent cost per request',
       '',
-      `Server CPU per request with the agent, relative to the same server without it, measured in pairs at the same time: the overhead benchmark's server (JSON of ~5 KB + sha256 per request), two instances sharing CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1. CPU is user + system of all the server's threads from /proc; ${rounds} rounds per pair, alternating which server starts first; median ratio and all rounds. "no agent" is the plain/plain calibration. The agent talks to a socket that only reads, as under \`hotpath run\` (default config: 100 ms interval; the profile is started by control).`,
+      `Server CPU per request with the agent, relative to the same server without it, measured in pairs at the same time: the overhead benchmark's server (JSON of ~5 KB + sha256 per request), two instances sharing CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1. CPU is user + system of all the server's threads from /proc; ${rounds} rounds per pair, alternating which server starts first; median ratio and all rounds. "no agent" is the plain/plain calibration. The agent talks to a socket that only reads, as under \`hotpath run\` (default config: 100 ms interval; the profile is started by control at the interval named). "node --cpu-prof" rows are V8's profiler without the agent at that interval: the floor of any CPU profile at that rate.`,
       '',
       '| variant | CPU per request vs plain (median) | rounds | plain µs / request | agent µs / request |',
       '|---|---|---|---|---|',

@@ -1,11 +1,13 @@
-// `npm run bench`: installs the comparison tools when missing (autocannon, clinic and 0x
-// into benchmarks/node_modules; wrk from Debian's package), runs every suite one after
+// `npm run bench`: installs the comparison tools when missing (autocannon, clinic and 0x,
+// the versions benchmarks/package.json names, into ~/.cache/hotpath-bench or
+// $HOTPATH_BENCH_TOOLS, outside the repository and never as its dependencies; wrk from
+// Debian's package), runs every suite one after
 // another and writes docs/benchmarks.md. `npm run bench -- <name>` runs the suites whose
 // name contains <name> and updates only their sections.
 
 import { execFileSync, execSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, cpus } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, cpus, homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suites } from './suites.js';
@@ -14,11 +16,16 @@ import type { BenchContext } from './suite.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const benchDir = join(root, 'benchmarks');
 const docPath = join(root, 'docs', 'benchmarks.md');
+/** Where the comparison tools live: a cache outside the repository, shared by worktrees. */
+const toolsDir = process.env.HOTPATH_BENCH_TOOLS || join(homedir(), '.cache', 'hotpath-bench');
 
 function ensureTools(): void {
-  if (!existsSync(join(benchDir, 'node_modules', '.bin', 'autocannon'))) {
-    process.stderr.write('bench: installing autocannon, clinic and 0x into benchmarks/node_modules\n');
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save'], { cwd: benchDir, stdio: 'inherit' });
+  const bin = join(toolsDir, 'node_modules', '.bin');
+  if (!['autocannon', 'clinic', '0x'].every((t) => existsSync(join(bin, t)))) {
+    process.stderr.write(`bench: installing autocannon, clinic and 0x into ${toolsDir}\n`);
+    mkdirSync(toolsDir, { recursive: true });
+    copyFileSync(join(benchDir, 'package.json'), join(toolsDir, 'package.json'));
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save'], { cwd: toolsDir, stdio: 'inherit' });
   }
   try {
     execSync('command -v wrk', { stdio: 'ignore' });
@@ -62,7 +69,7 @@ async function main(): Promise<void> {
   const ctx: BenchContext = {
     root,
     scratch,
-    toolsBin: join(benchDir, 'node_modules', '.bin'),
+    toolsBin: join(toolsDir, 'node_modules', '.bin'),
     quick: process.env.HOTPATH_BENCH_QUICK === '1',
     log: (m) => process.stderr.write(`bench: ${m}\n`),
   };

@@ -12,6 +12,8 @@ import { checkLoadOptions } from '../load/load-plan.js';
 import { readScenario } from '../load/scenario.js';
 import type { ScenarioRequest } from '../load/request-template.js';
 import { runOptionSpecs, type RunOptions } from './run-options.js';
+import { DEFAULT_DURATION_S } from '../load/load-options.js';
+import { defaultCpuIntervalUs } from './cpu-interval.js';
 
 export interface ResolvedRunOptions extends RunOptions {
   command: string[];
@@ -57,6 +59,7 @@ export function resolveRunOptions(input: RunOptions, cwd: string): ResolvedRunOp
   const abs = (f: string | undefined) => (f === undefined ? undefined : resolve(cwd, f));
   const resolved = {
     ...values, out: resolve(cwd, values.out), setupRequests,
+    cpuInterval: (values.cpuInterval as number | undefined) ?? defaultCpuIntervalUs(values.amount !== undefined ? undefined : values.duration ?? DEFAULT_DURATION_S, values.amount !== undefined),
     bodyFile: abs(values.bodyFile), scenario: abs(values.scenario), hdrLog: abs(values.hdrLog),
   };
   // Everything the load will check, checked now: bad input never starts the target (docs/run.md).

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Report } from '../../src/report/report-schema.js';
 import { apps, onlyRunDir, runCli, tempOut } from '../run/helpers/run-cli.js';
 import { hook, launch, openReport } from '../report/html/browser.js';
+import { defaultCpuIntervalUs } from '../../src/run/cpu-interval.js';
 
 type Cost = NonNullable<NonNullable<Report['telemetry']>['agentCost']>;
 
@@ -36,12 +37,16 @@ describe('hotpath run: the agent\'s own cost', () => {
     assert.ok(cost.loopShare > 0 && cost.loopShare < 0.5, `loop share ${cost.loopShare}`);
     if (process.platform === 'linux') assert.ok(cost.profilerThreadMs > 0, 'V8\'s profiler thread is read on Linux');
     assert.match(stderr, /Agent cost: [\d.]+ % of the target's CPU/);
+    // The CPU profile's rate depends on the load (src/run/cpu-interval.ts): 1,000 samples over 3 s.
+    assert.equal(cost.cpuSamplingIntervalUs, defaultCpuIntervalUs(3, false));
+    assert.equal(cost.cpuSamplingIntervalUs, 3000);
+    assert.match(stderr, /CPU profile at 333 Hz/);
     const browser = await launch();
     try {
       const opened = await openReport(browser, join(dir, 'report.html'));
       assert.deepEqual((await hook(opened.page)).errors, []);
       const header = await opened.page.textContent('header.page-header');
-      assert.match(header ?? '', /agent cost ≥ [\d.]+% of the target's CPU/);
+      assert.match(header ?? '', /agent cost ≥ [\d.]+% of the target's CPU \(CPU profile at 333 Hz\)/);
     } finally {
       await browser.close();
     }

@@ -17,7 +17,8 @@ export function runHeader(p: ReportPayload, sections: [string, string][]): HTMLE
     p.load ? `${num(p.load.requests.perSecond)} req/s, p99 ${ms(p.load.latency.p99)}` : null,
     p.telemetry ? `event-loop delay p99 ${ms(p.telemetry.eventLoop.delayP99Ms)}, utilization ${pct(p.telemetry.eventLoop.utilizationMean)}` : null,
     p.telemetry?.gc.count ? `GC ${pct(p.telemetry.gc.shareOfWall)} of wall time` : null,
-    p.telemetry?.agentCost ? `agent cost ≥ ${pct(p.telemetry.agentCost.shareOfCpu)} of the target's CPU` : null,
+    p.telemetry?.agentCost ? `agent cost ≥ ${pct(p.telemetry.agentCost.shareOfCpu)} of the target's CPU` +
+      (p.telemetry.agentCost.cpuSamplingIntervalUs ? ` (CPU profile at ${num(Math.round(1e6 / p.telemetry.agentCost.cpuSamplingIntervalUs))} Hz)` : '') : null,
     r.nodeVersion ? `Node ${r.nodeVersion}` : null,
     `${r.durationSec.toFixed(1)} s run`,
   ].filter((x): x is string => x !== null);
