@@ -46,6 +46,9 @@ export const errorCodes = {
   HOTPATH_ERR_COMPARE_NO_LOAD: 'A compared run has no load results',
   HOTPATH_ERR_COMPARE_MISMATCH: 'The compared runs measured different requests',
   HOTPATH_ERR_BUDGET: 'A performance budget cannot be read',
+
+  // Native stacks (`hotpath run --native`): a warning, the run goes on without them
+  HOTPATH_ERR_NATIVE_UNAVAILABLE: 'Linux perf cannot record the target (missing, not permitted, or not Linux)',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;

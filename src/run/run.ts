@@ -32,6 +32,7 @@ import { TargetProcess } from './target-process.js';
 import { targetAddress } from './target-address.js';
 import { waitForListen } from './wait-for-listen.js';
 import { endedOutcome, failureOutcome, interruptedOutcome } from './run-outcome.js';
+import { NativeRecording } from './native-recording.js';
 
 export interface RunHooks {
   /** Stops the run gracefully (the first Ctrl-C): load stops, everything is collected and written. */
@@ -93,6 +94,8 @@ class RunSession {
   /** The final meta.json is on disk. */
   private metaWritten = false;
   private readonly warnings: string[] = [];
+  /** --native: perf's recording of the target (native-recording.ts). */
+  private native?: NativeRecording;
 
   constructor(private readonly o: ResolvedRunOptions, private readonly hooks: RunHooks) {
     this.phases = new PhaseLog((phase) => this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'phase', phase }));
@@ -118,6 +121,7 @@ class RunSession {
     if (!k) return;
     k.addEventListener('abort', () => {
       this.target?.killNow();
+      this.native?.killNow();
       // Processes of the target's session outside its group (stray-processes.ts) go with it.
       if (this.agents && this.target) {
         for (const s of strayProcesses(this.agents.peers, this.target.pid).filter((x) => x.inSession)) {
@@ -149,6 +153,7 @@ class RunSession {
       outcome = endedOutcome(this.target?.exitStatus, this.phases.phases, this.target?.stderrTail());
     }
     this.finishMeta(outcome);
+    await this.mergeNative();
     await writeMeta(this.dir, this.meta);
     this.metaWritten = true;
     if (this.load) await writeLoadResult(this.dir, this.load);
@@ -168,12 +173,15 @@ class RunSession {
     const secret = randomBytes(32).toString('hex');
     this.agents = await AgentServer.start(join(this.dir, RUN_FILES.telemetry), undefined, secret);
     this.phases.enter('starting');
+    const env = this.hooks.env ?? process.env;
+    if (this.o.native) this.native = new NativeRecording(env, (m) => this.status(m));
     this.target = await TargetProcess.start({
-      command: this.o.command, cwd: this.o.cwd, env: this.hooks.env ?? process.env, agentPath,
+      command: this.o.command, cwd: this.o.cwd, env: this.native?.targetEnv(env) ?? env, agentPath,
       socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log), graceMs: this.o.grace * 1000,
       agentConfig: { intervalMs: this.o.interval, cpuSamplingIntervalUs: this.o.cpuInterval, heap: this.o.heap, hooks: this.o.hooks, heapSample: true, secret },
     });
     this.meta.spawnedPid = this.target.pid;
+    this.native?.seen(this.target.pid);
     this.status(`started \`${this.o.command.join(' ')}\` (pid ${this.target.pid}); waiting for it to listen`);
     const { listen, peer } = await waitForListen(this.agents, this.target, {
       port: this.o.port, timeoutMs: this.o.readyTimeout * 1000, signal: this.hooks.signal,
@@ -227,6 +235,7 @@ class RunSession {
     if (phase === 'load-end') {
       this.phases.close(at);
       this.stopProfiling();
+      this.native?.stop();
       return;
     }
     this.phases.enter(phase, at);
@@ -234,6 +243,10 @@ class RunSession {
       const retainedFrom = this.heapRetainedFrom(at);
       this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start', ...(retainedFrom !== undefined ? { heapRetainedFrom: retainedFrom } : {}) });
       this.profiling = true;
+    }
+    if (phase === 'load' && this.native && this.agents) {
+      const port = this.meta.target?.port;
+      this.native.start(processesSeen(this.agents.peers, port).filter((p) => p.isTarget && p.threadId === 0).map((p) => p.pid), this.dir);
     }
     if (phase === 'load') this.status(`load: ${this.loadDescription()}`);
   }
@@ -269,7 +282,9 @@ class RunSession {
       this.phases.enter('cooldown');
       // A target thread that stays silent is named in meta.json's warnings (agentWarnings).
       this.stopProfiling();
+      this.native?.stop();
       await collectAgents(agents, COLLECT_WAIT_MS);
+      for (const p of agents.peers) this.native?.seen(p.pid);
     }
     if (this.target) {
       this.phases.enter('stopping');
@@ -298,6 +313,19 @@ class RunSession {
     }
   }
 
+  /** --native: perf's samples into the run's profiles; the perf maps removed (on every path but a second Ctrl-C's, which removes them itself). */
+  private async mergeNative(): Promise<void> {
+    const native = this.native;
+    if (!native) return;
+    try {
+      await native.merge(this.dir, this.meta);
+    } finally {
+      native.close();
+      const late = native.takeWarnings();
+      if (late.length > 0) this.meta.warnings = [...(this.meta.warnings ?? []), ...late];
+    }
+  }
+
   private finishMeta(outcome: RunMeta['outcome']): void {
     const exit = this.target?.exitStatus;
     const peers = this.agents?.peers ?? [];
@@ -311,6 +339,7 @@ class RunSession {
       outcome: { ...outcome, exitCode: exit?.code ?? outcome.exitCode, signal: exit?.signal ?? outcome.signal },
       warnings: [
         ...this.warnings,
+        ...(this.native?.takeWarnings() ?? []),
         ...(this.agents ? agentWarnings(this.agents, this.meta.target?.port) : []),
         ...(portsWarning !== undefined ? [portsWarning] : []),
       ],
