@@ -102,7 +102,7 @@ export const nativeBench: BenchSuite = {
       '',
       `The overhead benchmark's server (JSON of ~5 KB + sha256 per request) with V8's perf map flags (\`${PERF_MAP_FLAGS.join(' ')}\`), and also recorded by \`perf record -g -k mono -p <pid>\`, against the same server without either, in pairs at the same time: both on CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1; ${rounds} rounds per variant, alternating which server starts first. CPU is user + system of all the server's threads from /proc; perf's own CPU (unpinned) is counted apart, per request of the recorded server. "plain" is the plain/plain calibration.`,
       '',
-      '| variant | server CPU per request vs plain (median) | rounds | throughput vs plain (median) | perf's own µs / request | plain µs / request |',
+      '| variant | server CPU per request vs plain (median) | rounds | throughput vs plain (median) | perf own µs / request | plain µs / request |',
       '|---|---|---|---|---|---|',
       ...rows,
       '',
