@@ -14,7 +14,7 @@ import { median } from './median.js';
 import { processCpuMs } from './proc-cpu.js';
 import { load } from './agent-cost.bench.js';
 import { PERF_MAP_FLAGS } from '../src/run/native-recording.js';
-import { findPerf } from '../src/native/perf-recorder.js';
+import { findPerf, PerfRecorder } from '../src/native/perf-recorder.js';
 
 interface Variant { name: string; flags: boolean; rateHz?: number }
 const PLAIN: Variant = { name: 'plain', flags: false };
@@ -46,24 +46,27 @@ interface PairResult { cpu: [number, number]; served: [number, number]; perfUs: 
 /** Both servers under load at the same time; perf records the second one when the variant says so. */
 async function pairRound(ctx: BenchContext, perfPath: string, v: Variant, seconds: number, vFirst: boolean): Promise<PairResult> {
   const servers: Server[] = [];
-  let perf: ChildProcess | undefined;
+  let perf: PerfRecorder | undefined;
   const data = join(ctx.scratch, 'native-bench.data');
   try {
     if (vFirst) { servers[1] = await startServer(ctx, v); servers[0] = await startServer(ctx, PLAIN); }
     else { servers[0] = await startServer(ctx, PLAIN); servers[1] = await startServer(ctx, v); }
     await Promise.all(servers.map((s) => load(ctx, s.port, 1, 10))); // warm-up: JIT, connections, perf map filled
     if (v.rateHz) {
-      perf = spawn(perfPath, ['record', '-F', String(v.rateHz), '-g', '-k', 'mono', '-p', String(servers[1].child.pid), '-o', data], { stdio: 'ignore' });
-      await new Promise((r) => setTimeout(r, 300));
+      // As `run --native` does: attached before the measured load, recording once it acks.
+      perf = PerfRecorder.attach(perfPath, { pids: [servers[1].child.pid!], rateHz: v.rateHz, file: data });
+      const failure = await perf.ready(30_000);
+      if (failure) throw new Error(`perf: ${failure.reason}`);
     }
-    const perf0 = perf ? processCpuMs(perf.pid!) : 0;
+    const perf0 = perf ? processCpuMs(perf.pid) : 0;
     const c0 = servers.map((s) => processCpuMs(s.child.pid!));
     const served = await Promise.all(servers.map((s) => load(ctx, s.port, seconds, 25))) as [number, number];
     const c1 = servers.map((s) => processCpuMs(s.child.pid!));
-    const perfUs = perf ? ((processCpuMs(perf.pid!) - perf0) * 1000) / served[1] : 0;
+    perf?.command('disable');
+    const perfUs = perf ? ((processCpuMs(perf.pid) - perf0) * 1000) / served[1] : 0;
     return { cpu: [0, 1].map((i) => ((c1[i] - c0[i]) * 1000) / served[i]) as [number, number], served, perfUs };
   } finally {
-    if (perf) { perf.kill('SIGINT'); await new Promise((r) => perf!.once('exit', r)); }
+    await perf?.stop();
     for (const s of servers) s.child.kill('SIGKILL');
     for (const s of servers) if (s.child.pid) rmSync(`/tmp/perf-${s.child.pid}.map`, { force: true });
     rmSync(data, { force: true });
@@ -100,7 +103,7 @@ export const nativeBench: BenchSuite = {
     return [
       '## native: the cost of run --native (perf)',
       '',
-      `The overhead benchmark's server (JSON of ~5 KB + sha256 per request) with V8's perf map flags (\`${PERF_MAP_FLAGS.join(' ')}\`), and also recorded by \`perf record -g -k mono -p <pid>\`, against the same server without either, in pairs at the same time: both on CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1; ${rounds} rounds per variant, alternating which server starts first. CPU is user + system of all the server's threads from /proc; perf's own CPU (unpinned) is counted apart, per request of the recorded server. "plain" is the plain/plain calibration.`,
+      `The overhead benchmark's server (JSON of ~5 KB + sha256 per request) with V8's perf map flags (\`${PERF_MAP_FLAGS.join(' ')}\`), and also recorded by \`perf record -g -k mono -p <pid>\` (attached before the measured load, as \`run --native\` does), against the same server without either, in pairs at the same time: both on CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1; ${rounds} rounds per variant, alternating which server starts first. CPU is user + system of all the server's threads from /proc; perf's own CPU (unpinned) during the measured load is counted apart, per request of the recorded server. "plain" is the plain/plain calibration.`,
       '',
       '| variant | server CPU per request vs plain (median) | rounds | throughput vs plain (median) | perf own µs / request | plain µs / request |',
       '|---|---|---|---|---|---|',

@@ -30,7 +30,8 @@ export function nativeProcessProfiles(raw: readonly RawSample[], pid: number, o:
   let jsSamples = 0;
   let otherCount = 0;
   for (const r of raw) {
-    if ((r.pid ?? r.mapPid) !== pid) continue;
+    // perf attached before the load and may sample a moment after it: the window's samples only.
+    if ((r.pid ?? r.mapPid) !== pid || r.time * 1e6 < o.startUs || r.time * 1e6 - o.periodUs > o.endUs) continue;
     const frames = r.frames.length > 0 ? [...r.frames] : [{ functionName: '(program)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }];
     if (r.tid === pid) {
       main.add(frames, r.time, r.period);

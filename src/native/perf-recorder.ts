@@ -1,10 +1,15 @@
-// Linux perf, driven by `hotpath run --native`: finds it, records the target's processes
-// (`perf record -g -k mono -p <pids>`, pid-attached, so only the load window is recorded),
-// and prints the samples (`perf script`). When perf is missing, not permitted or not Linux,
-// it says why and how to fix it instead of failing: the run goes on without native frames.
+// Linux perf, driven by `hotpath run --native`: finds it, attaches to the target's processes
+// (`perf record -g -k mono -p <pids>`) before the load (attaching takes perf a second or more
+// on a busy machine), knows through perf's control channel when it is recording, turns its
+// events off when the load ends, and prints the samples (`perf script`); the caller keeps the
+// samples of the load window. Not attached with events off (`-D -1`): perf 6.1 then also misses
+// the mmaps of the code V8 compiles meanwhile, and the JS frames in them come out [unknown].
+// When perf is missing, not permitted or not Linux, it says why and how to fix it instead of
+// failing: the run goes on without native frames.
 //
-//   hotpath ── spawn ──> perf record -p <target pids> ── SIGINT at load end ──> perf.data
-//           ── spawn ──> perf script -F +pid -i perf.data ──> text (parsed by perf-script.ts)
+//   hotpath ── spawn ──> perf record --control fd:3,4 -p <pids>
+//           ── fd 3: ping → ack on fd 4 (recording) ── disable (load ends)
+//           ── SIGINT ──> perf.data ── spawn ──> perf script -F +pid -i perf.data ──> text
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
@@ -65,21 +70,58 @@ export class PerfRecorder {
   private exit?: { code: number | null };
   private readonly exited: Promise<void>;
   private spawnError?: Error;
+  private acks = 0;
+  private onAck?: () => void;
+
+  /** perf's pid (benchmarks read its CPU time). */
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
 
   private constructor(private readonly child: ChildProcess, readonly file: string) {
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (s: string) => { if (this.stderr.length < 64 * 1024) this.stderr += s; });
+    child.stdio[4]?.on('data', (b: Buffer) => {
+      this.acks += String(b).split('ack').length - 1;
+      this.onAck?.();
+    });
+    child.stdio[4]?.on('error', () => { /* perf gone: its exit says why */ });
+    child.stdio[3]?.on('error', () => { /* idem */ });
     this.exited = new Promise((resolve) => {
       child.once('error', (err) => { this.spawnError = err; this.exit ??= { code: null }; resolve(); });
       child.once('exit', (code) => { this.exit = { code }; resolve(); });
     });
   }
 
-  /** Starts recording `pids` at `rateHz` into `file`, with call graphs and CLOCK_MONOTONIC times (V8's clock). */
-  static start(perf: string, o: { pids: readonly number[]; rateHz: number; file: string }): PerfRecorder {
-    const args = ['record', '-F', String(o.rateHz), '-g', '-k', 'mono', '-p', o.pids.join(','), '-o', o.file];
-    const child = spawn(perf, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  /**
+   * Attaches to `pids` to record at `rateHz` into `file` with call graphs and CLOCK_MONOTONIC
+   * times (V8's clock); commands reach perf on its fd 3, acks come back on fd 4.
+   */
+  static attach(perf: string, o: { pids: readonly number[]; rateHz: number; file: string }): PerfRecorder {
+    const args = ['record', '-F', String(o.rateHz), '-g', '-k', 'mono', '--control', 'fd:3,4', '-p', o.pids.join(','), '-o', o.file];
+    const child = spawn(perf, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
     return new PerfRecorder(child, o.file);
+  }
+
+  /** Waits until perf answers on its control channel (attached, ready) or ends; why it ended, if it did. */
+  async ready(timeoutMs: number): Promise<PerfUnavailable | undefined> {
+    this.command('ping');
+    const acked = new Promise<void>((resolve) => {
+      if (this.acks > 0) return resolve();
+      this.onAck = () => resolve();
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([acked, this.exited, new Promise((r) => { timer = setTimeout(r, timeoutMs); })]);
+    clearTimeout(timer);
+    this.onAck = undefined;
+    return this.failure();
+  }
+
+  /** Sends a control command (`enable`, `disable`, `ping`); ignored once perf has ended. */
+  command(cmd: 'disable' | 'ping'): void {
+    if (this.exit) return;
+    const ctl = this.child.stdio[3] as NodeJS.WritableStream | null;
+    ctl?.write(`${cmd}\n`);
   }
 
   /** Why recording stopped on its own before stop() (perf refused, or could not start), if it did. */
@@ -87,12 +129,6 @@ export class PerfRecorder {
     if (!this.exit) return undefined;
     if (this.spawnError) return { reason: `perf could not be started: ${this.spawnError.message}`, fix: 'check that perf is installed and executable' };
     return perfFailure(this.stderr, this.exit.code);
-  }
-
-  /** Gives perf a moment to attach or refuse: a refusal is known before the load starts. */
-  async settle(ms = 300): Promise<PerfUnavailable | undefined> {
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, ms).unref())]);
-    return this.failure();
   }
 
   /** Stops recording (SIGINT makes perf write perf.data); undefined when perf.data was written. */

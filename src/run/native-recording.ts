@@ -7,8 +7,9 @@
 // end on every path (Ctrl-C, a crash, hotpath exiting). Where perf cannot record, the run goes on
 // without it, and says so once, with the fix (HOTPATH_ERR_NATIVE_UNAVAILABLE).
 //
-//   load starts ── perf record -p <targets> ── load ends: SIGINT ── agents write profiles
-//     ── perf script ── native-profile.ts ── cpu-<pid>-0.cpuprofile ── maps removed
+//   target listens ── perf attaches ── load starts (window opens) ── load ends: events off
+//     ── agents write profiles ── SIGINT ── perf script ── samples of the window only
+//     ── native-profile.ts ── cpu-<pid>-0.cpuprofile ── maps removed
 
 import { existsSync, rmSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
@@ -33,6 +34,9 @@ export const NATIVE_RATE_HZ = 999;
 export const NATIVE_UNAVAILABLE: ErrorCode = 'HOTPATH_ERR_NATIVE_UNAVAILABLE';
 
 export const NATIVE_FILE = 'native.json';
+
+/** How long perf may take to attach before the load starts anyway (its first moments then go unrecorded). */
+const ATTACH_WAIT_MS = 15_000;
 
 /** Where V8 writes its perf map (fixed in V8). */
 export function perfMapPath(pid: number): string {
@@ -76,21 +80,37 @@ export class NativeRecording {
     if (this.usable) this.mapPids.add(pid);
   }
 
-  /** Load starts: record these processes. */
-  start(pids: readonly number[], dir: string): void {
+  /**
+   * The target listens: perf attaches to these processes before the load, so that the load
+   * window loses nothing to perf's start (a second or more on a busy machine).
+   */
+  async attach(pids: readonly number[], dir: string): Promise<void> {
     if (!this.perf || this.recorder || pids.length === 0) return;
     this.pids = [...new Set(pids)];
     for (const p of this.pids) this.seen(p);
-    this.startUs = nowUs();
-    this.recorder = PerfRecorder.start(this.perf, { pids: this.pids, rateHz: NATIVE_RATE_HZ, file: join(dir, 'perf.data') });
-    void this.recorder.settle().then((failure) => { if (failure) this.refuse(failure); });
-    this.say(`native: perf records pid ${this.pids.join(', ')} at ${NATIVE_RATE_HZ} Hz during the load`);
+    this.recorder = PerfRecorder.attach(this.perf, { pids: this.pids, rateHz: NATIVE_RATE_HZ, file: join(dir, 'perf.data') });
+    const failure = await this.recorder.ready(ATTACH_WAIT_MS);
+    if (failure) this.refuse(failure);
+    else this.say(`native: perf attached to pid ${this.pids.join(', ')}, records at ${NATIVE_RATE_HZ} Hz during the load`);
   }
 
-  /** Load ends (or the run is cut short): perf stops and writes perf.data. */
-  stop(): void {
-    if (!this.recorder || this.stopped) return;
+  /** Load starts: the window whose samples are kept opens. */
+  enable(): void {
+    if (!this.recorder || this.startUs > 0) return;
+    this.startUs = nowUs();
+  }
+
+  /** Load ends (or the run is cut short): perf's events off. */
+  disable(): void {
+    if (!this.recorder || this.startUs === 0 || this.endUs > 0) return;
     this.endUs = nowUs();
+    this.recorder.command('disable');
+  }
+
+  /** perf stops and writes perf.data. */
+  private stop(): void {
+    if (!this.recorder || this.stopped) return;
+    this.disable();
     this.stopped = this.recorder.stop();
   }
 
@@ -110,7 +130,7 @@ export class NativeRecording {
     const failure = await this.stopped;
     const data = join(dir, 'perf.data');
     try {
-      if (failure || this.unavailable) {
+      if (failure || this.unavailable || this.startUs === 0) {
         if (failure) this.refuse(failure);
         return;
       }

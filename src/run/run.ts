@@ -187,6 +187,8 @@ class RunSession {
       port: this.o.port, timeoutMs: this.o.readyTimeout * 1000, signal: this.hooks.signal,
     });
     const address = targetAddress(listen, this.o.path);
+    // --native: perf attaches to the processes serving the port now, and records the load only.
+    await this.native?.attach(processesSeen(this.agents.peers, listen.port).filter((p) => p.isTarget && p.threadId === 0).map((p) => p.pid), this.dir);
     // From here on the agents count only this server's requests in their HTTP figures.
     this.agents.setTarget(address.socket !== undefined ? { pipe: address.socket } : { port: listen.port });
     this.meta.target = { url: address.url, pid: peer.pid, port: listen.port };
@@ -235,7 +237,7 @@ class RunSession {
     if (phase === 'load-end') {
       this.phases.close(at);
       this.stopProfiling();
-      this.native?.stop();
+      this.native?.disable();
       return;
     }
     this.phases.enter(phase, at);
@@ -244,10 +246,7 @@ class RunSession {
       this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start', ...(retainedFrom !== undefined ? { heapRetainedFrom: retainedFrom } : {}) });
       this.profiling = true;
     }
-    if (phase === 'load' && this.native && this.agents) {
-      const port = this.meta.target?.port;
-      this.native.start(processesSeen(this.agents.peers, port).filter((p) => p.isTarget && p.threadId === 0).map((p) => p.pid), this.dir);
-    }
+    if (phase === 'load') this.native?.enable();
     if (phase === 'load') this.status(`load: ${this.loadDescription()}`);
   }
 
@@ -282,7 +281,7 @@ class RunSession {
       this.phases.enter('cooldown');
       // A target thread that stays silent is named in meta.json's warnings (agentWarnings).
       this.stopProfiling();
-      this.native?.stop();
+      this.native?.disable();
       await collectAgents(agents, COLLECT_WAIT_MS);
       for (const p of agents.peers) this.native?.seen(p.pid);
     }
