@@ -167,3 +167,21 @@ test('run --native where perf is refused (perf_event_paranoid): the run goes on,
   assertNoMaps(meta);
   assert.ok(meta.profiles.some((e) => e.kind === 'cpu' && e.pid === meta.target?.pid));
 });
+
+test('run --native: many small res.write calls per response are named from the native write path, which the inspector alone cannot see', { skip, timeout: 120_000 }, async () => {
+  const server = join(apps, 'small-writes-server.cjs');
+  const tmp = tempOut();
+  after(tmp.cleanup);
+  const native = await run({ command: ['node', server], duration: 3, connections: 8, workers: 1, out: tmp.out, native: true });
+  assert.equal(native.meta.outcome.status, 'completed');
+  const all = native.report!.findings;
+  const found = all.find((f) => f.code === 'HOTPATH_SOCKET_WRITES');
+  assert.ok(found, `findings: ${all.map((f) => `${f.code} ${JSON.stringify(f.evidence)}`).join('\n')}`);
+  assert.match(found.culprit?.file ?? '', /small-writes-server\.cjs$/);
+  assert.ok((found.evidence.writePathShare as number) >= 0.2);
+  assertNoMaps(native.meta);
+  // The same server without --native: the inspector's profile has no frame to tell it by.
+  const plain = await run({ command: ['node', server], duration: 2, connections: 8, workers: 1, out: tmp.out });
+  assert.equal(plain.meta.outcome.status, 'completed');
+  assert.ok(!plain.report!.findings.some((f) => f.code === 'HOTPATH_SOCKET_WRITES'));
+});
