@@ -128,7 +128,15 @@ export class PerfRecorder {
   failure(): PerfUnavailable | undefined {
     if (!this.exit) return undefined;
     if (this.spawnError) return { reason: `perf could not be started: ${this.spawnError.message}`, fix: 'check that perf is installed and executable' };
-    return perfFailure(this.stderr, this.exit.code);
+    return this.wrote() ? undefined : perfFailure(this.stderr, this.exit.code);
+  }
+
+  /**
+   * perf ends a recording (SIGINT, or every recorded process gone) with "[ perf record: Captured
+   * and wrote ... ]" and an exit code that varies by version: the written file is the proof.
+   */
+  private wrote(): boolean {
+    return /Captured and wrote/.test(this.stderr) && existsSync(this.file);
   }
 
   /** Stops recording (SIGINT makes perf write perf.data); undefined when perf.data was written. */
@@ -139,10 +147,7 @@ export class PerfRecorder {
     await this.exited;
     clearTimeout(timer);
     // perf exits 0 on SIGINT once perf.data is complete; its "[ perf record: ...]" lines are not errors.
-    // perf ends a SIGINT'd recording with "[ perf record: Captured and wrote ... ]" and its exit
-    // code varies by version: the written file is the proof.
-    if (/Captured and wrote/.test(this.stderr) && existsSync(this.file)) return undefined;
-    return perfFailure(this.stderr, this.exitCode());
+    return this.wrote() ? undefined : perfFailure(this.stderr, this.exitCode());
   }
 
   private exitCode(): number | null {

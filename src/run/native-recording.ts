@@ -107,11 +107,14 @@ export class NativeRecording {
     this.recorder.command('disable');
   }
 
-  /** perf stops and writes perf.data. */
-  private stop(): void {
-    if (!this.recorder || this.stopped) return;
-    this.disable();
-    this.stopped = this.recorder.stop();
+  /** perf stops and writes perf.data (before the target is stopped: perf's end is then its own doing). */
+  async stop(): Promise<void> {
+    if (!this.recorder) return;
+    if (!this.stopped) {
+      this.disable();
+      this.stopped = this.recorder.stop();
+    }
+    await this.stopped;
   }
 
   /** Second Ctrl-C, hotpath exiting: perf killed, maps removed, synchronously. */
@@ -126,7 +129,7 @@ export class NativeRecording {
    */
   async merge(dir: string, meta: RunMeta): Promise<void> {
     if (!this.recorder || !this.perf) return;
-    this.stop();
+    await this.stop();
     const failure = await this.stopped;
     const data = join(dir, 'perf.data');
     try {

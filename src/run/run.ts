@@ -121,6 +121,7 @@ class RunSession {
     if (!k) return;
     k.addEventListener('abort', () => {
       this.target?.killNow();
+      for (const p of this.agents?.peers ?? []) this.native?.seen(p.pid);
       this.native?.killNow();
       // Processes of the target's session outside its group (stray-processes.ts) go with it.
       if (this.agents && this.target) {
@@ -285,6 +286,7 @@ class RunSession {
       await collectAgents(agents, COLLECT_WAIT_MS);
       for (const p of agents.peers) this.native?.seen(p.pid);
     }
+    await this.native?.stop();
     if (this.target) {
       this.phases.enter('stopping');
       const how = await this.target.stop(this.o.grace * 1000);
