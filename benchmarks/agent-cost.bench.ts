@@ -106,7 +106,7 @@ async function startServer(ctx: BenchContext, v: Variant, tag: string): Promise<
   return { child, port, sink };
 }
 
-function load(ctx: BenchContext, port: number, seconds: number, connections: number): Promise<number> {
+export function load(ctx: BenchContext, port: number, seconds: number, connections: number): Promise<number> {
   const cli = join(ctx.root, 'dist', 'src', 'cli', 'main.js');
   return new Promise((resolve, reject) => {
     const p = spawn('taskset', ['-c', '1', process.execPath, cli, 'load', `http://127.0.0.1:${port}/`, '-c', String(connections), '-w', '1', '-d', String(seconds), '--json'],

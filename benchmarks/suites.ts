@@ -10,6 +10,7 @@ import { agentCostBench } from './agent-cost.bench.js';
 import { readersBench } from './readers.bench.js';
 
 import { profBench } from './prof.bench.js';
+import { nativeBench } from './native.bench.js';
 
 export const suites: BenchSuite[] = [
   loadBench,
@@ -22,4 +23,5 @@ export const suites: BenchSuite[] = [
   readersBench,
 
   profBench,
+  nativeBench,
 ];

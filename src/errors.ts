@@ -47,6 +47,9 @@ export const errorCodes = {
   HOTPATH_ERR_COMPARE_MISMATCH: 'The compared runs measured different requests',
   HOTPATH_ERR_BUDGET: 'A performance budget cannot be read',
   HOTPATH_ERR_VARY: 'An experiment (--vary) cannot be read',
+
+  // Native stacks (`hotpath run --native`): a warning, the run goes on without them
+  HOTPATH_ERR_NATIVE_UNAVAILABLE: 'Linux perf cannot record the target (missing, not permitted, or not Linux)',
 } as const satisfies Record<`HOTPATH_ERR_${string}`, string>;
 
 export type ErrorCode = keyof typeof errorCodes;

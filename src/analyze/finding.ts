@@ -18,6 +18,7 @@ export const CATEGORIES = [
   'healthy',
   'incomplete',
   'setup-failed',
+  'socket-writes',
 ] as const;
 
 export type Category = (typeof CATEGORIES)[number];

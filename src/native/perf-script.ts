@@ -58,7 +58,7 @@ export function perfCallFrame(symbol: string, object: string): CpuCallFrame {
 
 interface Node { id: number; frame: CpuCallFrame; key: string; children: Map<string, Node>; hits: number }
 
-class ProfileBuilder {
+export class ProfileBuilder {
   readonly root: Node = { id: 1, frame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, key: '', children: new Map(), hits: 0 };
   readonly nodes: Node[] = [this.root];
   readonly samples: number[] = [];
@@ -84,6 +84,34 @@ class ProfileBuilder {
     this.periods.push(period);
   }
 
+  /**
+   * The samples on a real timeline from `startUs` to `endUs` (the sample times' clock): each
+   * sample stands for one sampling period ending at its time; a longer gap between two samples
+   * (the thread did not run) is an `(idle)` sample, as V8's profiler records a waiting loop.
+   */
+  buildTimed(startUs: number, endUs: number, periodUs: number): CpuProfile {
+    const idle: Node = { id: this.nodes.length + 1, frame: { functionName: '(idle)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, key: '(idle)', children: new Map(), hits: 0 };
+    this.root.children.set(idle.key, idle);
+    this.nodes.push(idle);
+    const order = this.samples.map((_, i) => i).sort((a, b) => this.times[a] - this.times[b]);
+    const samples: number[] = [];
+    const timeDeltas: number[] = [];
+    let last = startUs;
+    const push = (node: Node, t: number) => { samples.push(node.id); timeDeltas.push(Math.round(t - last)); last = t; };
+    let covered = startUs;
+    const byId = this.nodes;
+    for (const i of order) {
+      const begin = Math.max(startUs, this.times[i] * 1e6 - periodUs);
+      if (begin > endUs) break;
+      if (begin - covered > periodUs / 2) { push(idle, covered); idle.hits++; }
+      push(byId[this.samples[i] - 1], Math.max(begin, covered));
+      covered = Math.max(begin, covered) + periodUs;
+    }
+    if (endUs - covered > periodUs / 2) { push(idle, covered); idle.hits++; }
+    const nodes: CpuProfileNode[] = this.nodes.map((n) => ({ id: n.id, callFrame: n.frame, hitCount: n.hits, children: [...n.children.values()].map((c) => c.id) }));
+    return { nodes, startTime: Math.round(startUs), endTime: Math.round(Math.max(endUs, covered)), samples, timeDeltas };
+  }
+
   build(): CpuProfile {
     // One sampling period per sample: the median gap between samples (µs), or perf's period.
     const gaps: number[] = [];
@@ -97,9 +125,11 @@ class ProfileBuilder {
   }
 }
 
-interface RawSample { comm: string; pid?: number; tid: number; time: number; period: number; frames: CpuCallFrame[]; mapPid?: number }
+/** One sample as `perf script` printed it: frames leaf first. */
+export interface RawSample { comm: string; pid?: number; tid: number; time: number; period: number; frames: CpuCallFrame[]; mapPid?: number }
 
-export function parsePerfScript(text: string, file: string): PerfScriptResult {
+/** The samples of `perf script` text, in file order (see parsePerfScript for the format). */
+export function readPerfSamples(text: string, file: string): { raw: RawSample[]; skipped: number; events: Set<string> } {
   if (text.includes('\u0000')) throw notPerf(file, 'it holds binary data (a perf.data file? convert it with `perf script -i perf.data > out.perf`)');
   const events = new Set<string>();
   const raw: RawSample[] = [];
@@ -137,6 +167,11 @@ export function parsePerfScript(text: string, file: string): PerfScriptResult {
   }
   flush();
   if (raw.length === 0) throw notPerf(file, 'no sample header (`<command> <pid> <time>: <event>:`) was found');
+  return { raw, skipped, events };
+}
+
+export function parsePerfScript(text: string, file: string): PerfScriptResult {
+  const { raw, skipped, events } = readPerfSamples(text, file);
   // Without a pid column, a thread belongs to the process whose perf map its JS frames come
   // from; threads without JS (libuv's pool, V8's workers) to the JS process of the same name.
   const pidOfTid = new Map<number, number>();

@@ -85,6 +85,39 @@ const bufferCopy = /^(concat|_copy|_copyActual|copy|alloc|allocUnsafe|allocUnsaf
 
 const nativeBuffer = /^(base64|base64url|hex|latin1|ascii|ucs2|utf8)(Slice|Write)$|^(byteLengthUtf8|encodeUtf8String|encodeInto|compare|indexOf\w*)$/;
 
+/**
+ * The label of the native socket write path (perf's native stacks: `hotpath run --native`, import):
+ * node's StreamBase writes (per chunk: the string converted, the iovec built), libuv's write and
+ * the kernel's send system calls under them.
+ */
+export const SOCKET_WRITE_PATH = 'socket writes (node C++, libuv, kernel)';
+
+/**
+ * Native frames as perf names them (`hotpath run --native`, `hotpath import`): C, C++ and kernel
+ * symbols of the work under a binding the inspector shows as one frame or none. The first match
+ * wins; a frame without one inherits its caller's work.
+ */
+const nativeWork: [RegExp, WorkKind, string][] = [
+  // Writing to a socket: node's StreamBase (a writev of many small chunks converts each one), libuv,
+  // and the kernel's sendmsg/write on a TCP or Unix socket (on loopback, the delivery to the peer behind it).
+  [/^node::StreamBase::(Writev|Write\w*)\b|^node::StreamBase::JSMethod<&node::StreamBase::Write|^node::LibuvStreamWrap::Do(Try)?Write|^uv_try_write$|^uv__write$|^uv_write2?$/, 'net', SOCKET_WRITE_PATH],
+  [/^(sock_sendmsg|sock_write_iter|__sys_sendto|__sys_sendmsg|tcp_sendmsg\w*|unix_stream_sendmsg|__tcp_push_pending_frames|tcp_write_xmit)\b.*\[kernel\]$/, 'net', SOCKET_WRITE_PATH],
+  [/^(sock_recvmsg|sock_read_iter|tcp_recvmsg\w*|unix_stream_recvmsg)\b.*\[kernel\]$/, 'net', 'kernel socket reads (system calls)'],
+  [/^v8::internal::(ScavengerCollector|Scavenger|ScavengeJob)\b|^v8::internal::MinorM\w+/, 'gc', 'garbage collection (scavenge: young generation)'],
+  [/^v8::internal::(MarkCompactCollector|FullMarkingVerifier|MarkingVisitor\w*|MainMarkingVisitor)\b/, 'gc', 'garbage collection (mark-compact: old generation)'],
+  [/^v8::internal::(IncrementalMarking|ConcurrentMarking)\b/, 'gc', 'garbage collection (incremental marking)'],
+  [/^v8::internal::(Sweeper|ArrayBufferSweeper)\b/, 'gc', 'garbage collection (sweeping)'],
+  [/^v8::internal::Heap::(CollectGarbage|PerformGarbageCollection|CollectAllGarbage)|^v8::internal::GCTracer\b/, 'gc', 'garbage collection'],
+  [/^v8::internal::JsonParser|^Builtins_JsonParse|^v8::internal::Builtin_JsonParse/, 'json', 'JSON.parse'],
+  [/^v8::internal::JsonStringifier|^Builtins_JsonStringify|^v8::internal::Builtin_JsonStringify/, 'json', 'JSON.stringify'],
+  [/ZlibContext|BrotliEncoder|BrotliDecoder|^(deflate\w*|inflate\w*|longest_match|fill_window|compress_block|send_tree|build_tree|pqdownheap|_tr_\w+|crc32\w*|adler32\w*|updatewindow|Cr_z_\w+|BrotliEncoderCompress\w*|BrotliDecoderDecompress\w*)$/, 'zlib', 'zlib compression'],
+  [/PKCS5_PBKDF2|pbkdf2/i, 'crypto', 'PBKDF2 key derivation'],
+  [/scrypt/i, 'crypto', 'scrypt key derivation'],
+  [/^(sha\d+_block\w*|SHA\d+\w*|HMAC\w*|md5_block\w*|MD5\w*|EVP_Digest\w*|KECCAK\w*|blake2\w*)$|node::crypto::Hash/, 'crypto', 'hashing'],
+  [/^(aesni_\w+|AES_\w+|ChaCha20\w*|Poly1305\w*|gcm_\w+|EVP_(En|De)crypt\w*|EVP_Cipher\w*)$|node::crypto::Cipher/, 'crypto', 'encryption'],
+  [/^(EVP_\w+|ossl_\w+|OPENSSL_\w+|BN_\w+|bn_\w+|EC_\w+|ecp_nistz256\w*|RSA_\w+|x25519\w*|RAND_\w+|CRYPTO_\w+|SSL_\w+|tls\d*_\w+)$|^node::crypto::/, 'crypto', 'crypto'],
+];
+
 /** The specific work a frame shows, or undefined when its name and file say nothing specific. */
 export function specificWork(frame: Frame): WorkLabel | undefined {
   const { name, file, kind } = frame;
@@ -106,6 +139,7 @@ export function specificWork(frame: Frame): WorkLabel | undefined {
   }
   if (kind === 'native' && /^(copy|fill)$/.test(name)) return { work: 'buffer', label: BUFFER_COPIES };
   if (kind === 'native' && nativeBuffer.test(name)) return { work: 'buffer', label: 'buffer/string encoding' };
+  if (kind === 'native') for (const [re, work, label] of nativeWork) if (re.test(name)) return { work, label };
   return undefined;
 }
 
@@ -115,7 +149,7 @@ export function genericWork(frame: Frame): WorkLabel {
     case 'app': return { work: 'app', label: 'own code' };
     case 'deps': return { work: 'deps', label: dependencyName(frame.file) };
     case 'node-core': return { work: 'node-core', label: 'Node.js core' };
-    default: return { work: 'native', label: 'native/V8' };
+    default: return { work: 'native', label: frame.name.endsWith(' [kernel]') ? 'kernel' : 'native/V8' };
   }
 }
 

@@ -30,6 +30,7 @@ export interface ResolvedRunOptions extends RunOptions {
   connections: number;
   duration?: number;
   json: boolean;
+  native: boolean;
   /** The --setup file, read and validated. */
   setupRequests?: ScenarioRequest[];
 }

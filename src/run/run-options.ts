@@ -34,6 +34,8 @@ export const runOwnSpecs: readonly OptionSpec[] = [
     description: 'Print report.json on stdout' },
   { key: 'redact', flag: 'redact', type: 'strings', valueName: '<header>',
     description: 'Record this header\'s value as <redacted> in meta.json (repeatable; credentials are redacted anyway)' },
+  { key: 'native', flag: 'native', type: 'boolean', default: false, conflicts: ['url'],
+    description: 'Also record the target with Linux perf: kernel, libuv, V8 C++ and JS frames in one stack (Linux, perf installed)' },
 ];
 
 export const runOptionSpecs: readonly OptionSpec[] = [...loadOptionSpecs, ...runOwnSpecs];
@@ -57,4 +59,6 @@ export interface RunOptions extends LoadFlags {
   json?: boolean;
   /** Headers whose values meta.json records as `<redacted>`, besides the ones src/redact.ts takes for credentials. */
   redact?: string[];
+  /** Record the target with Linux perf during the load (native frames in the CPU profile). */
+  native?: boolean;
 }

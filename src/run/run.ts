@@ -32,6 +32,7 @@ import { TargetProcess } from './target-process.js';
 import { targetAddress } from './target-address.js';
 import { waitForListen } from './wait-for-listen.js';
 import { endedOutcome, failureOutcome, interruptedOutcome } from './run-outcome.js';
+import { NativeRecording } from './native-recording.js';
 
 export interface RunHooks {
   /** Stops the run gracefully (the first Ctrl-C): load stops, everything is collected and written. */
@@ -93,6 +94,8 @@ class RunSession {
   /** The final meta.json is on disk. */
   private metaWritten = false;
   private readonly warnings: string[] = [];
+  /** --native: perf's recording of the target (native-recording.ts). */
+  private native?: NativeRecording;
 
   constructor(private readonly o: ResolvedRunOptions, private readonly hooks: RunHooks) {
     this.phases = new PhaseLog((phase) => this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'phase', phase }));
@@ -118,6 +121,8 @@ class RunSession {
     if (!k) return;
     k.addEventListener('abort', () => {
       this.target?.killNow();
+      for (const p of this.agents?.peers ?? []) this.native?.seen(p.pid);
+      this.native?.killNow();
       // Processes of the target's session outside its group (stray-processes.ts) go with it.
       if (this.agents && this.target) {
         for (const s of strayProcesses(this.agents.peers, this.target.pid).filter((x) => x.inSession)) {
@@ -149,6 +154,7 @@ class RunSession {
       outcome = endedOutcome(this.target?.exitStatus, this.phases.phases, this.target?.stderrTail());
     }
     this.finishMeta(outcome);
+    await this.mergeNative();
     await writeMeta(this.dir, this.meta);
     this.metaWritten = true;
     if (this.load) await writeLoadResult(this.dir, this.load);
@@ -168,17 +174,22 @@ class RunSession {
     const secret = randomBytes(32).toString('hex');
     this.agents = await AgentServer.start(join(this.dir, RUN_FILES.telemetry), undefined, secret);
     this.phases.enter('starting');
+    const env = this.hooks.env ?? process.env;
+    if (this.o.native) this.native = new NativeRecording(env, (m) => this.status(m));
     this.target = await TargetProcess.start({
-      command: this.o.command, cwd: this.o.cwd, env: this.hooks.env ?? process.env, agentPath,
+      command: this.o.command, cwd: this.o.cwd, env: this.native?.targetEnv(env) ?? env, agentPath,
       socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log), graceMs: this.o.grace * 1000,
       agentConfig: { intervalMs: this.o.interval, cpuSamplingIntervalUs: this.o.cpuInterval, heap: this.o.heap, hooks: this.o.hooks, heapSample: true, secret },
     });
     this.meta.spawnedPid = this.target.pid;
+    this.native?.seen(this.target.pid);
     this.status(`started \`${this.o.command.join(' ')}\` (pid ${this.target.pid}); waiting for it to listen`);
     const { listen, peer } = await waitForListen(this.agents, this.target, {
       port: this.o.port, timeoutMs: this.o.readyTimeout * 1000, signal: this.hooks.signal,
     });
     const address = targetAddress(listen, this.o.path);
+    // --native: perf attaches to the processes serving the port now, and records the load only.
+    await this.native?.attach(processesSeen(this.agents.peers, listen.port).filter((p) => p.isTarget && p.threadId === 0).map((p) => p.pid), this.dir);
     // From here on the agents count only this server's requests in their HTTP figures.
     this.agents.setTarget(address.socket !== undefined ? { pipe: address.socket } : { port: listen.port });
     this.meta.target = { url: address.url, pid: peer.pid, port: listen.port };
@@ -227,6 +238,7 @@ class RunSession {
     if (phase === 'load-end') {
       this.phases.close(at);
       this.stopProfiling();
+      this.native?.disable();
       return;
     }
     this.phases.enter(phase, at);
@@ -235,6 +247,7 @@ class RunSession {
       this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start', ...(retainedFrom !== undefined ? { heapRetainedFrom: retainedFrom } : {}) });
       this.profiling = true;
     }
+    if (phase === 'load') this.native?.enable();
     if (phase === 'load') this.status(`load: ${this.loadDescription()}`);
   }
 
@@ -269,8 +282,11 @@ class RunSession {
       this.phases.enter('cooldown');
       // A target thread that stays silent is named in meta.json's warnings (agentWarnings).
       this.stopProfiling();
+      this.native?.disable();
       await collectAgents(agents, COLLECT_WAIT_MS);
+      for (const p of agents.peers) this.native?.seen(p.pid);
     }
+    await this.native?.stop();
     if (this.target) {
       this.phases.enter('stopping');
       const how = await this.target.stop(this.o.grace * 1000);
@@ -298,6 +314,19 @@ class RunSession {
     }
   }
 
+  /** --native: perf's samples into the run's profiles; the perf maps removed (on every path but a second Ctrl-C's, which removes them itself). */
+  private async mergeNative(): Promise<void> {
+    const native = this.native;
+    if (!native) return;
+    try {
+      await native.merge(this.dir, this.meta);
+    } finally {
+      native.close();
+      const late = native.takeWarnings();
+      if (late.length > 0) this.meta.warnings = [...(this.meta.warnings ?? []), ...late];
+    }
+  }
+
   private finishMeta(outcome: RunMeta['outcome']): void {
     const exit = this.target?.exitStatus;
     const peers = this.agents?.peers ?? [];
@@ -311,6 +340,7 @@ class RunSession {
       outcome: { ...outcome, exitCode: exit?.code ?? outcome.exitCode, signal: exit?.signal ?? outcome.signal },
       warnings: [
         ...this.warnings,
+        ...(this.native?.takeWarnings() ?? []),
         ...(this.agents ? agentWarnings(this.agents, this.meta.target?.port) : []),
         ...(portsWarning !== undefined ? [portsWarning] : []),
       ],

@@ -1,0 +1,55 @@
+// The samples `perf record` took of one target process during the load window, as CPU
+// profiles of hotpath's model (the same frames `hotpath import` makes, perf-script.ts):
+//  - its main thread (the event loop) on V8's clock (CLOCK_MONOTONIC µs, `perf record -k mono`),
+//    with real sample times and the stretches it did not run as `(idle)`, so the run's views
+//    window it, weigh it and measure the loop's utilization as they do the inspector's profile;
+//  - its other threads (libuv's pool, V8's GC and compiler workers, the agent's worker) in one
+//    profile, each under a `[thread <comm> <tid>]` frame: work done off the loop.
+
+import type { CpuProfile } from '../profile/cpu-profile.js';
+import { ProfileBuilder, type RawSample } from './perf-script.js';
+
+export interface NativeProcessProfiles {
+  pid: number;
+  /** The main thread over [startUs, endUs]; undefined without a sample of it. */
+  main?: CpuProfile;
+  mainSamples: number;
+  /** The other threads, uniform weights (one period per sample); undefined without samples. */
+  threads?: CpuProfile;
+  /** Samples per other thread name (`libuv-worker`, `V8 DefaultWorke`...). */
+  threadSamples: Record<string, number>;
+  /** Main-thread samples with at least one JS frame (from the perf map). */
+  jsSamples: number;
+}
+
+export function nativeProcessProfiles(raw: readonly RawSample[], pid: number, o: { startUs: number; endUs: number; periodUs: number }): NativeProcessProfiles {
+  const main = new ProfileBuilder();
+  const others = new ProfileBuilder();
+  const threadSamples: Record<string, number> = {};
+  let mainSamples = 0;
+  let jsSamples = 0;
+  let otherCount = 0;
+  for (const r of raw) {
+    // perf attached before the load and may sample a moment after it: the window's samples only.
+    if ((r.pid ?? r.mapPid) !== pid || r.time * 1e6 < o.startUs || r.time * 1e6 - o.periodUs > o.endUs) continue;
+    const frames = r.frames.length > 0 ? [...r.frames] : [{ functionName: '(program)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }];
+    if (r.tid === pid) {
+      main.add(frames, r.time, r.period);
+      mainSamples++;
+      if (frames.some((f) => f.scriptId === '1')) jsSamples++;
+    } else {
+      frames.push({ functionName: `[thread ${r.comm} ${r.tid}]`, scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 });
+      others.add(frames, r.time, r.period);
+      threadSamples[r.comm] = (threadSamples[r.comm] ?? 0) + 1;
+      otherCount++;
+    }
+  }
+  return {
+    pid,
+    ...(mainSamples > 0 ? { main: main.buildTimed(o.startUs, o.endUs, o.periodUs) } : {}),
+    mainSamples,
+    ...(otherCount > 0 ? { threads: others.build() } : {}),
+    threadSamples,
+    jsSamples,
+  };
+}
