@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
 import { DEFAULT_DURATION_S } from '../load/load-options.js';
+import { callCountWindow } from './call-count-window.js';
 import type { Report } from '../report/report-schema.js';
 import { writeReports } from '../report/write-reports.js';
 import { readRunDir } from '../run-dir/read-run-dir.js';
@@ -232,7 +233,12 @@ class RunSession {
     this.phases.enter(phase, at);
     if (phase === 'load' && this.o.profile) {
       const retainedFrom = this.heapRetainedFrom(at);
-      this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start', ...(retainedFrom !== undefined ? { heapRetainedFrom: retainedFrom } : {}) });
+      const calls = this.o.amount ? undefined : callCountWindow(at, (this.o.duration ?? DEFAULT_DURATION_S) * 1000);
+      this.agents?.broadcast({
+        v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start',
+        ...(retainedFrom !== undefined ? { heapRetainedFrom: retainedFrom } : {}),
+        ...(calls ? { callCountFrom: calls.from, callCountUntil: calls.until } : {}),
+      });
       this.profiling = true;
     }
     if (phase === 'load') this.status(`load: ${this.loadDescription()}`);

@@ -7,13 +7,17 @@
 //   source map URL; the app's scripts (not node_modules, not node's own) that carry one are
 //   written to `sourcemaps-<pid>-<tid>.json` as { v, scripts: { url: sourceMapURL } };
 // - the function ranges of the scripts the CPU profile sampled (see function-ranges.ts), to
-//   `functions-<pid>-<tid>.json` as { v, scripts: { url: rows } }.
+//   `functions-<pid>-<tid>.json` as { v, scripts: { url: rows } };
+// - the call counts of the window call-counts.ts read during the load, in lines, to
+//   `calls-<pid>-<tid>.json` as { v, pid, threadId, start, end, scripts: { url: rows } } (each
+//   row's last field the calls made in the window).
 // Debugger.enable is never used while the load runs: it costs the target only at the end.
 import { writeFile } from 'node:fs';
 import { join } from 'node:path';
 import type { Session } from 'node:inspector';
 import { disconnect } from './inspector-profiler.js';
 import { functionRangesFileName, functionRows, type CoverageFunction, type FunctionRangeRow } from './function-ranges.js';
+import type { CallWindow } from './call-counts.js';
 
 /** At most this many scripts and this much map text per run (a bundle's map can be large). */
 export const MAX_SOURCE_MAPS = 500;
@@ -43,6 +47,12 @@ export interface ScriptCaptureOptions {
   threadId: number;
   /** Script ids the CPU profiles sampled (function-ranges.ts profiledScripts); none: no ranges asked. */
   profiledScripts: ReadonlySet<string>;
+  /** The call counts of a window of the load (call-counts.ts), written as `calls-<pid>-<tid>.json`. */
+  callWindow?: CallWindow;
+}
+
+export function callCountsFileName(pid: number, threadId: number): string {
+  return `calls-${pid}-${threadId}.json`;
 }
 
 /**
@@ -104,25 +114,36 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
   // The already parsed scripts are reported before Debugger.enable answers.
   post('Debugger.enable', undefined, () => {
     if (mapCount > 0) write(sourceMapFileName(opts.pid, opts.threadId), { v: 1, scripts: maps });
-    if (opts.profiledScripts.size === 0) return end();
+    const window = opts.callWindow;
+    if (opts.profiledScripts.size === 0 && (window === undefined || window.scripts.size === 0)) return end();
     post('Profiler.enable', undefined, () => post('Profiler.getBestEffortCoverage', undefined, (err, result) => {
-      const coverage = ((result as { result?: ScriptCoverage[] } | undefined)?.result ?? [])
+      const coverage = err ? [] : ((result as { result?: ScriptCoverage[] } | undefined)?.result ?? [])
         .filter((s) => opts.profiledScripts.has(String(s.scriptId)))
         .slice(0, MAX_RANGE_SCRIPTS);
-      if (err || coverage.length === 0) return post('Profiler.disable', undefined, end);
+      // Sources to read: the profiled scripts', then those with call counts (each read once).
+      const ids = [...new Set([...coverage.map((s) => String(s.scriptId)), ...(window ? [...window.scripts.keys()] : [])])].slice(0, MAX_RANGE_SCRIPTS);
+      if (ids.length === 0) return post('Profiler.disable', undefined, end);
+      const byId = new Map(coverage.map((s) => [String(s.scriptId), s]));
       const scripts: Record<string, FunctionRangeRow[]> = {};
+      const counted: Record<string, FunctionRangeRow[]> = {};
       let bytes = 0;
       const next = (i: number): void => {
-        if (i >= coverage.length || bytes >= MAX_RANGE_SOURCE_BYTES) {
+        if (i >= ids.length || bytes >= MAX_RANGE_SOURCE_BYTES) {
           if (Object.keys(scripts).length > 0) write(functionRangesFileName(opts.pid, opts.threadId), { v: 1, scripts });
+          if (window && Object.keys(counted).length > 0) {
+            write(callCountsFileName(opts.pid, opts.threadId), { v: 1, pid: opts.pid, threadId: opts.threadId, start: window.start, end: window.end, scripts: counted });
+          }
           return post('Profiler.disable', undefined, end);
         }
-        const s = coverage[i];
-        post('Debugger.getScriptSource', { scriptId: s.scriptId }, (e, r) => {
+        const id = ids[i];
+        post('Debugger.getScriptSource', { scriptId: id }, (e, r) => {
           const source = (r as { scriptSource?: string } | undefined)?.scriptSource;
           if (!e && typeof source === 'string') {
             bytes += source.length;
-            scripts[s.url] = functionRows(s.functions, source);
+            const s = byId.get(id);
+            if (s) scripts[s.url] = functionRows(s.functions, source);
+            const c = window?.scripts.get(id);
+            if (c) counted[c.url] = functionRows(c.functions, source);
           }
           next(i + 1);
         });
