@@ -490,8 +490,9 @@ export type ControlMessage =
    */
   /**
    * `callCountFrom`, `callCountUntil` (added, CLI; with a load of known duration): epoch ms of
-   * the short window near the end of the load in which the agent counts calls per function
-   * (agent/profiling/call-counts.ts; written as `calls-<pid>-<tid>.json`).
+   * the short window right after the load, while the CLI drives more load that is not measured,
+   * in which the agent counts calls per function (agent/profiling/call-counts.ts; written as
+   * `calls-<pid>-<tid>.json`).
    */
   | ControlBase & { cmd: 'profile-start'; heapRetainedFrom?: number; callCountFrom?: number; callCountUntil?: number }
   | ControlBase & { cmd: 'profile-stop' }

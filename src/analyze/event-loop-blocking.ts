@@ -503,8 +503,8 @@ function causedByLoop(loop: LoopCaller, helper: FunctionCost, steps: readonly Pa
 function helperCalls(steps: readonly PathStep[] | undefined): { perRequest: number; perCallerCall?: number } | undefined {
   const helper = steps?.at(-1);
   if (!steps || helper?.callsPerRequest === undefined) return undefined;
-  const caller = steps.at(-2)?.callsPerRequest;
-  return { perRequest: helper.callsPerRequest, ...(caller !== undefined && caller > 0 ? { perCallerCall: round(helper.callsPerRequest / caller, 1) } : {}) };
+  const caller = steps.at(-2)?.calls;
+  return { perRequest: helper.callsPerRequest, ...(caller !== undefined && caller > 0 && helper.calls !== undefined ? { perCallerCall: round(helper.calls / caller, 1) } : {}) };
 }
 
 /** A culprit at another line of its function (no column: the function's own would mislead). */

@@ -7,8 +7,9 @@
 //
 // The cost is real while it runs: V8 deoptimizes the code and stops inlining so that every call
 // is counted (a loop calling a small helper ran 4.4 times slower in the window on Node 20), which
-// is why the window is short and placed near the end of the load (the CLI sends it with
-// profile-start: protocol.ts), and never opened without a CPU profile. docs/agent.md, Call counts.
+// is why the window is short and placed right after the measured load, while the CLI drives a
+// little more load that is not measured (it sends the window with profile-start: protocol.ts;
+// src/run/call-count-window.ts), and never opened without a CPU profile. docs/agent.md, Call counts.
 //
 // The counts are kept per script (by V8 offsets) for the app's own files and written at the end,
 // with the other per-script data, as rows in the function-ranges format (script-capture.ts).
@@ -26,7 +27,7 @@ export interface ScriptCalls {
 }
 
 export interface CallWindow {
-  /** Epoch ms the counters were reset (first take answered) and read (second take asked). */
+  /** Epoch ms the counters were reset (first take answered) and read (second take answered). */
   start: number;
   end: number;
   /** scriptId → the script's functions that ran in the window. */
@@ -114,9 +115,10 @@ export class CallCounter {
     const s = this.session;
     if (s === undefined || this.started === 0) return this.close();
     const start = this.started;
-    const end = epochNow();
     this.onBusy?.(true);
     s.post('Profiler.takePreciseCoverage', (err, result) => {
+      // Answered once the main thread took it: the calls counted ran until about now.
+      const end = epochNow();
       if (err) return this.failed(err);
       try {
         const scripts = keptCalls(((result as { result?: ScriptCoverage[] } | undefined)?.result ?? []), this.ownScriptsUrl);

@@ -59,7 +59,7 @@ function run(data: AgentWorkerData): void {
     onPause: (start, end) => conn.send({ type: 'stall', start, durationMs: Math.round((end - start) * 10) / 10, ongoing: false, byAgent: 'profile-stop' }),
     ownScriptsUrl,
   });
-  // Calls per function in a short window near the end of the load (profile-start says when).
+  // Calls per function in a short window right after the load (profile-start says when).
   const counter = new CallCounter(mainSession, onError, ownScriptsUrl, (busy) => watchdog.agentWork(busy, 'call-counts'));
   // Scripts a stall's profile sampled get function ranges too (a run without a CPU profile).
   const cause = new StallCause(mainSession, (busy) => rescue.setBusy('stall', busy),
@@ -78,10 +78,12 @@ function run(data: AgentWorkerData): void {
       profiler.start(msg.heapRetainedFrom);
       if (msg.callCountFrom !== undefined && msg.callCountUntil !== undefined) counter.schedule(msg.callCountFrom, msg.callCountUntil);
     } else if (msg.cmd === 'profile-stop') {
-      counter.cancel();
       profiler.stop(() => {});
+    } else if (msg.cmd === 'flush') {
+      // A window not read by now (the run was cut short) is dropped.
+      counter.cancel();
+      flusher.flush();
     }
-    else if (msg.cmd === 'flush') flusher.flush();
   });
   // The main thread is exiting (crash, process.exit) and waits for its running profile and the
   // stall under way: see profile-rescue.ts. Its heartbeat has stopped for good, so the watchdog

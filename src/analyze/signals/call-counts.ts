@@ -102,13 +102,15 @@ export interface PathStep {
   file: string;
   line: number;
   callsPerRequest?: number;
+  /** The calls counted (callsPerRequest is rounded): ratios between steps are taken on these. */
+  calls?: number;
 }
 
 /** The steps of `path` (outermost first), each with its calls per request when the run counted them. */
 export function pathWithCalls(run: RunData, path: readonly (FunctionAt & { function?: string })[]): PathStep[] {
   return path.map((f) => {
     const rate = callsPerRequest(run, f);
-    return { function: f.function ?? f.name, file: f.file, line: f.line, ...(rate ? { callsPerRequest: round2(rate.perRequest) } : {}) };
+    return { function: f.function ?? f.name, file: f.file, line: f.line, ...(rate ? { callsPerRequest: round2(rate.perRequest), calls: rate.calls } : {}) };
   });
 }
 
