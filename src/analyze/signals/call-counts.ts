@@ -9,6 +9,7 @@ import type { CallCounts, RunData, ThreadTelemetry } from '../../run-dir/run-dat
 import type { FunctionRangeRow } from '../../agent/profiling/function-ranges.js';
 import { scriptFunctions, scriptKey } from '../../profile/script-functions.js';
 import { requestSeries, type RequestSeries } from './request-series.js';
+import { runSourceLine } from '../../profile/run-source-maps.js';
 
 /** Fewer requests than this in the window, and calls per request are not told (a request more or less would move them by a fifth). */
 export const CALL_COUNT_MIN_REQUESTS = 5;
@@ -73,6 +74,7 @@ function rowsOf(counts: CallCounts, file: string): readonly FunctionRangeRow[] {
  * window knows the function. A function the window ran 0 times is not in the counts: undefined.
  */
 export function callsPerRequest(run: RunData, fn: FunctionAt): CallRate | undefined {
+  if (resumable(run, fn)) return undefined;
   let calls = 0;
   let requests = 0;
   let known = false;
@@ -87,6 +89,22 @@ export function callsPerRequest(run: RunData, fn: FunctionAt): CallRate | undefi
   }
   if (!known || requests < CALL_COUNT_MIN_REQUESTS) return undefined;
   return { calls, requests: Math.round(requests), perRequest: calls / requests };
+}
+
+/**
+ * Whether `fn` is an async function or a generator, as its declaration line reads: V8 counts each
+ * resumption after an `await` or a `yield` as a call (a handler awaiting once read 2 calls per
+ * request, a helper awaiting `fetch` and `.json()` 3 per call), so their counts are not calls.
+ */
+export function resumable(run: RunData, fn: FunctionAt): boolean {
+  if (fn.line <= 0) return false;
+  const file = isAbsolute(fn.file) ? fn.file : join(run.cwd, fn.file);
+  const text = runSourceLine(run, file, fn.line);
+  if (text === undefined) return false;
+  const from = Math.max(0, fn.column - 1);
+  // The declaration from a little before V8's position (a method's `async` precedes its name).
+  const head = text.slice(Math.max(0, from - 40), from + 60);
+  return /\basync\b/.test(head) || /function\s*\*|^\s*\*\s*[\w$]+\s*\(/.test(head);
 }
 
 /** Calls per request as said in a sentence: "6,000", "1", "0.5". */

@@ -59,3 +59,30 @@ test('call counts: calls per request and paths as sentences', () => {
     { function: 'other', file: 'lib/o.js', line: 9 },
   ]), 'handler (server.js:3, 1 per request) → slugify (lib/slug.js:1, 3,000 per request) → other (lib/o.js:9)');
 });
+
+test('call counts: async functions and generators get none (V8 counts each resumption as a call)', async () => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const cwd = mkdtempSync(join(tmpdir(), 'hotpath-calls-'));
+  writeFileSync(join(cwd, 'server.mjs'), [
+    'async function fetchPrice(base, sku) {',
+    '  const r = await fetch(`${base}/price/${sku}`);',
+    '  return (await r.json()).price;',
+    '}',
+    'function price(x) { return x * 2; }',
+    'class Repo { async find(id) { return id; } }',
+    'function* rows() { yield 1; }',
+  ].join('\n'));
+  const run = syntheticRun({ cwd, rps: 500, elu: 0.5, cores: 0.5, latencyMs: 2 });
+  const t = run.threads[0];
+  const start = run.loadWindow!.start + 5000;
+  const url = `file://${join(cwd, 'server.mjs')}`;
+  // Counts as V8 gave them for a fetch helper: three entries per call.
+  run.callCounts = [{ pid: t.pid, threadId: t.threadId, start, end: start + 500, scripts: { [url]: [['fetchPrice', 0, 0, 3, 1, 750], ['price', 4, 0, 4, 38, 250], ['find', 5, 13, 5, 42, 90], ['rows', 6, 0, 6, 30, 10]] } }];
+  assert.equal(callsPerRequest(run, { name: 'fetchPrice', file: 'server.mjs', line: 1, column: 1 }), undefined);
+  assert.equal(callsPerRequest(run, { name: 'find', file: 'server.mjs', line: 6, column: 20 }), undefined);
+  assert.equal(callsPerRequest(run, { name: 'rows', file: 'server.mjs', line: 7, column: 1 }), undefined);
+  assert.equal(callsPerRequest(run, { name: 'price', file: 'server.mjs', line: 5, column: 1 })?.calls, 250);
+  rmSync(cwd, { recursive: true, force: true });
+});
