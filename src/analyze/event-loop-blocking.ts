@@ -412,7 +412,11 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const loopCulprit = loop ? atLine(frameCulprit(loop.caller, run.cwd), loop.loopLine) : undefined;
   // Calls per request along the path from the request's first app function down to the helper.
   const pathSteps = loop ? pathWithCalls(run, loop.path.map((f) => ({ ...f, function: frameCulprit(f, run.cwd).function }))) : undefined;
-  const loopCauses = loop !== undefined && top !== undefined && causedByLoop(loop, top, pathSteps);
+  // HTTP client calls awaited one after another from the loop: the loop serialises them (and its
+  // calls are resumptions V8 cannot count: async helpers get no call counts).
+  const serialClient = loop !== undefined && top !== undefined && view !== undefined && paidIn !== undefined &&
+    workSummary(view.workOf(top.frameIndex)).dominant === 'http-client' && clientCalls(run, s, paidIn)?.sequential === true;
+  const loopCauses = loop !== undefined && top !== undefined && (causedByLoop(loop, top, pathSteps) || serialClient);
   const culprit = loopCauses ? loopCulprit : paidIn;
   const share = top && view ? top.selfUs / view.activeUs : 0;
   const items = top && view ? view.workOf(top.frameIndex) : [];
