@@ -435,7 +435,7 @@ export interface StallMessage extends Envelope {
    * heapRetainedFrom) is sent this way whatever its length (`profile-stop`, from the stop's request
    * to its answer): the loop-delay figures leave out the samples it overlaps.
    */
-  byAgent?: 'profile-stop' | 'post-load-gc';
+  byAgent?: 'profile-stop' | 'post-load-gc' | 'call-counts';
   /**
    * Added (agent, Linux, a process's main thread): the CPU time the blocked thread got
    * (/proc/self/task/<tid>/schedstat) from the watchdog's check that saw the stall to its last
@@ -497,7 +497,13 @@ export type ControlMessage =
    * `heapRetainedFrom` (added, CLI; with config.heap): epoch ms at which the agent restarts the
    * heap sampler without keeping collected objects (ProfileMessage kind `heap-retained`).
    */
-  | ControlBase & { cmd: 'profile-start'; heapRetainedFrom?: number }
+  /**
+   * `callCountFrom`, `callCountUntil` (added, CLI; with a load of known duration): epoch ms of
+   * the short window right after the load, while the CLI drives more load that is not measured,
+   * in which the agent counts calls per function (agent/profiling/call-counts.ts; written as
+   * `calls-<pid>-<tid>.json`).
+   */
+  | ControlBase & { cmd: 'profile-start'; heapRetainedFrom?: number; callCountFrom?: number; callCountUntil?: number }
   | ControlBase & { cmd: 'profile-stop' }
   | ControlBase & { cmd: 'flush' };
 

@@ -26,6 +26,7 @@ import { callsFrom } from './signals/outgoing-waits.js';
 import { IO_WAIT_MIN_LATENCY_MS, waitsInSequence } from './io-wait.js';
 import { loopCaller, type LoopCaller } from './signals/loop-cause.js';
 import { describePreemptedStall } from './signals/preempted-stall.js';
+import { describePath, describePerRequest, pathWithCalls, type PathStep } from './signals/call-counts.js';
 import { describeBytes, describeDominantWork, dominantWork, parsesRequestBodies, shortFile, type DominantWork } from './signals/dominant-work.js';
 
 /** The loop must be busy at least half the time: delay on an idle loop is scheduling noise. */
@@ -444,7 +445,13 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   // A helper called per item by a loop pays; the loop, doing per-item work of its own, causes.
   const loop = top && view && !held ? loopCaller(run, view, top) : undefined;
   const loopCulprit = loop ? atLine(frameCulprit(loop.caller, run.cwd), loop.loopLine) : undefined;
-  const loopCauses = loop !== undefined && top !== undefined && causedByLoop(loop, top);
+  // Calls per request along the path from the request's first app function down to the helper.
+  const pathSteps = loop ? pathWithCalls(run, loop.path.map((f) => ({ ...f, function: frameCulprit(f, run.cwd).function }))) : undefined;
+  // HTTP client calls awaited one after another from the loop: the loop serialises them (and its
+  // calls are resumptions V8 cannot count: async helpers get no call counts).
+  const serialClient = loop !== undefined && top !== undefined && view !== undefined && paidIn !== undefined &&
+    workSummary(view.workOf(top.frameIndex)).dominant === 'http-client' && clientCalls(run, s, paidIn)?.sequential === true;
+  const loopCauses = loop !== undefined && top !== undefined && (causedByLoop(loop, top, pathSteps) || serialClient);
   const culprit = loopCauses ? loopCulprit : paidIn;
   const share = top && view ? top.selfUs / view.activeUs : 0;
   const items = top && view ? view.workOf(top.frameIndex) : [];
@@ -476,7 +483,7 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
     category: 'event-loop-blocking',
     severity: isCritical(s) ? 'critical' : 'warning',
     title: title(culprit, work.label, dominant),
-    summary: `The event loop was busy ${round(s.eluMean * 100, 0)} % of the time with a delay p99 of ${round(s.eldP99Ms, 1)} ms.${perRequest}${who}${loop && loopCulprit && paidIn ? describeLoop(loop, loopCulprit, paidIn, run.cwd) : ''}${spread}${unowned?.text ?? ''}${stall}${starved}`,
+    summary: `The event loop was busy ${round(s.eluMean * 100, 0)} % of the time with a delay p99 of ${round(s.eldP99Ms, 1)} ms.${perRequest}${who}${loop && loopCulprit && paidIn ? describeLoop(loop, loopCulprit, paidIn, pathSteps ?? []) : ''}${spread}${unowned?.text ?? ''}${stall}${starved}`,
     evidence: {
       eluMean: round(s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), eldMaxMs: round(s.eldMaxMs, 1),
       cpuPerRequestMs: round(s.cpuPerRequestMs, 3), requestsPerSecond: round(s.requestsPerSecond, 1),
@@ -495,7 +502,12 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
       ...(view ? { topFunctions: topFunctions(view) } : {}),
       ...(calls ? { callsPerRequest: round(calls.perRequest, 2), perCallMs: round(calls.perCallMs, 2), ...(calls.sequential ? { sequential: true } : {}) } : {}),
       ...(scheduled ? { scheduledBy: scheduled.kind, scheduledShare: round(scheduled.share, 3), ...(scheduled.callback ? { scheduledCallback: scheduled.callback.name } : {}) } : {}),
-      ...(loop && loopCulprit ? { calledInLoop: loopCulprit, callPath: loop.path.map((f) => frameCulprit(f, run.cwd)), ...(loopCauses && paidIn ? { paidIn } : {}) } : {}),
+      ...(loop && loopCulprit ? {
+        calledInLoop: loopCulprit,
+        callPath: loop.path.map((f, i) => ({ ...frameCulprit(f, run.cwd), ...(pathSteps?.[i]?.callsPerRequest !== undefined ? { callsPerRequest: pathSteps[i].callsPerRequest } : {}) })),
+        ...(loopCauses && paidIn ? { paidIn } : {}),
+        ...(helperCalls(pathSteps) ? { helperCallsPerRequest: helperCalls(pathSteps)!.perRequest, ...(helperCalls(pathSteps)!.perCallerCall !== undefined ? { helperCallsPerCallerCall: helperCalls(pathSteps)!.perCallerCall } : {}) } : {}),
+      } : {}),
     },
     ...(culprit ? { culprit } : {}),
     recommendation: dominant
@@ -513,10 +525,27 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
  * rule) spends next to nothing of its own, and the helper's own work is the cause.
  */
 export const BLOCKING_LOOP_OWN_MIN_SHARE = 0.08;
+/**
+ * With call counts (docs/agent.md, Call counts), the loop is the cause too when it calls the
+ * helper at least this many times per call of its own, whatever its own share: a loop whose body
+ * is only the call spends nothing of its own, yet makes thousands of calls per request (a count
+ * the machine's speed does not change, unlike the shares of CPU time).
+ */
+export const BLOCKING_LOOP_MANY_CALLS = 100;
 
-function causedByLoop(loop: LoopCaller, helper: FunctionCost): boolean {
+function causedByLoop(loop: LoopCaller, helper: FunctionCost, steps: readonly PathStep[] | undefined): boolean {
   const own = loop.callerCost?.selfUs ?? 0;
-  return own + helper.selfUs > 0 && own / (own + helper.selfUs) >= BLOCKING_LOOP_OWN_MIN_SHARE;
+  if (own + helper.selfUs > 0 && own / (own + helper.selfUs) >= BLOCKING_LOOP_OWN_MIN_SHARE) return true;
+  const calls = helperCalls(steps);
+  return calls?.perCallerCall !== undefined && calls.perCallerCall >= BLOCKING_LOOP_MANY_CALLS;
+}
+
+/** The helper's calls per request (the path's last step) and per call of the caller holding the loop (the step above it). */
+function helperCalls(steps: readonly PathStep[] | undefined): { perRequest: number; perCallerCall?: number } | undefined {
+  const helper = steps?.at(-1);
+  if (!steps || helper?.callsPerRequest === undefined) return undefined;
+  const caller = steps.at(-2)?.calls;
+  return { perRequest: helper.callsPerRequest, ...(caller !== undefined && caller > 0 && helper.calls !== undefined ? { perCallerCall: round(helper.calls / caller, 1) } : {}) };
 }
 
 /** A culprit at another line of its function (no column: the function's own would mislead). */
@@ -525,10 +554,11 @@ function atLine(c: Culprit, line: number): Culprit {
   return { ...rest, line };
 }
 
-function describeLoop(loop: LoopCaller, at: Culprit, helper: Culprit, cwd: string): string {
-  const path = loop.path.map((f) => frameCulprit(f, cwd)).map((c) => `${c.function} (${c.file}:${c.line})`).join(' → ');
-  return ` ${helper.function} is called for every item by the loop at ${at.file}:${at.line} in ${at.function} (the call on line ${loop.callLine}): ` +
-    `the cost is paid in ${helper.function}, and made by the loop that calls it per item on every request. Path: ${path}.`;
+function describeLoop(loop: LoopCaller, at: Culprit, helper: Culprit, steps: readonly PathStep[]): string {
+  const calls = helperCalls(steps);
+  const counted = calls ? ` ${describePerRequest(calls.perRequest)} times per request${calls.perCallerCall !== undefined ? ` (${describePerRequest(calls.perCallerCall)} per call of ${at.function})` : ''}` : ' for every item';
+  return ` ${helper.function} is called${counted} by the loop at ${at.file}:${at.line} in ${at.function} (the call on line ${loop.callLine}): ` +
+    `the cost is paid in ${helper.function}, and made by the loop that calls it per item on every request. Path: ${describePath(steps)}.`;
 }
 
 function title(culprit: Culprit | undefined, label: string | undefined, dominant: DominantWork | undefined): string {

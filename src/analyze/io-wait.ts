@@ -18,7 +18,7 @@ import { describeCulprit, siteCulprit } from './signals/culprit.js';
 import { ioWaitAdvice } from './io-wait.advice.js';
 import { offLoopCores } from './off-loop-cpu.js';
 import { slotWait, type SlotWait } from './signals/slot-wait.js';
-import { loopAtSite } from './signals/loop-cause.js';
+import { awaitLoopIn, loopAtSite } from './signals/loop-cause.js';
 
 /** The loop must be mostly idle: above this utilization, CPU explains latency. */
 export const IO_WAIT_MAX_ELU = 0.5;
@@ -95,8 +95,10 @@ export function ioWait(run: RunData): Finding[] {
   const sequential = source !== undefined && !source.queue && !source.pool && waitsInSequence(source.perRequest, source.eachMs, s.latencyP50Ms);
   const awaitedIn = sequential && source.caller ? siteCulprit(source.caller, run.cwd) : undefined;
   // Awaited once per item in a loop: the loop serialises the waits, and is what to change.
-  const loopLine = sequential && source.caller ? loopAtSite(run, source.caller) : undefined;
-  const loop = awaitedIn && loopLine !== undefined ? { function: awaitedIn.function, file: awaitedIn.file, line: loopLine } : undefined;
+  // The loop may sit further up, behind helpers (a repository method awaiting a query wrapper per row).
+  const looping = sequential && source.caller ? loopAbove([source.caller, ...(source.through ?? []).slice(0, IO_WAIT_LOOP_MAX_DEPTH - 1)], run) : undefined;
+  const loop = looping ? { ...siteCulprit(looping.site, run.cwd), line: looping.line } : undefined;
+  if (loop) delete loop.column;
   const inOrder = sequential
     ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms: ` +
       `each request waits for them one after another${loop ? `, awaited once per item by the loop at ${loop.file}:${loop.line} in ${loop.function}` : awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
@@ -131,6 +133,23 @@ export function ioWait(run: RunData): Finding[] {
     recommendation: ioWaitAdvice(source?.resource ?? top?.type, sequential, queued !== undefined, source?.pool !== undefined),
     impact: waitShare * (1 - busy),
   }];
+}
+
+/** How many app functions up from the wait a loop that serialises it is looked for (the caller, then its callers). */
+export const IO_WAIT_LOOP_MAX_DEPTH = 3;
+
+/** The first of `sites` (nearest first) whose call sits in a loop of its function, with the loop's line. */
+function loopAbove(sites: readonly CallSite[], run: RunData): { site: CallSite; line: number } | undefined {
+  for (const site of sites) {
+    const line = loopAtSite(run, site);
+    if (line !== undefined) return { site, line };
+  }
+  // Else a loop awaiting per item in the nearest of them (the stack kept may be another call's).
+  for (const site of sites) {
+    const line = awaitLoopIn(run, site);
+    if (line !== undefined) return { site, line };
+  }
+  return undefined;
 }
 
 /** Several waits per request whose times add up to about the latency p50: each request waits for them one after another. */

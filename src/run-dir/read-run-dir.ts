@@ -10,7 +10,7 @@ import { hotpathError } from '../errors.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { ProfileMessage } from '../agent/protocol.js';
 import { readTelemetry, type TelemetryContents } from './read-telemetry.js';
-import type { ProfileRef, RunData, ThreadTelemetry } from './run-data.js';
+import type { CallCounts, ProfileRef, RunData, ThreadTelemetry } from './run-data.js';
 import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
 import { RUN_DIR_VERSION, RUN_FILES, type RunMeta } from './schema.js';
 import { mapRunCallSites } from '../profile/run-source-maps.js';
@@ -156,6 +156,7 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
   const load = await readLoad(dir, meta, warnings);
   const sourceMaps = await readScriptsFiles(dir, SOURCE_MAPS_FILE, 'source maps', (v): v is string => typeof v === 'string', warnings);
   const functionRanges = await readScriptsFiles(dir, FUNCTIONS_FILE, 'function ranges', Array.isArray, warnings);
+  const callCounts = await readCallCounts(dir, warnings);
   const run: RunData = {
     dir,
     meta,
@@ -167,6 +168,7 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
     readWarnings: warnings,
     ...(sourceMaps ? { sourceMaps } : {}),
     ...(functionRanges ? { functionRanges: functionRanges as Record<string, FunctionRangeRow[]> } : {}),
+    ...(callCounts.length > 0 ? { callCounts } : {}),
   };
   mapRunCallSites(run, run.threads);
   return run;
@@ -209,6 +211,33 @@ async function readScriptsFiles<T>(dir: string, name: RegExp, what: string, vali
       continue;
     }
     for (const [url, v] of Object.entries(scripts)) if (valid(v) && !Object.hasOwn(out, url)) out[url] = v;
+  }
+  return out;
+}
+
+const CALLS_FILE = /^calls-\d+-\d+\.json$/;
+
+const isRow = (r: unknown): r is FunctionRangeRow => Array.isArray(r) && r.length === 6 && typeof r[0] === 'string' && r.slice(1).every((x) => typeof x === 'number' && Number.isFinite(x));
+
+/**
+ * The calls per function each agent counted in a window of the load (`calls-<pid>-<tid>.json`,
+ * agent/profiling/call-counts.ts), one entry per thread; a malformed file is left out with a warning.
+ */
+async function readCallCounts(dir: string, warnings: string[]): Promise<CallCounts[]> {
+  const out: CallCounts[] = [];
+  for (const f of readdirSync(dir).filter((n) => CALLS_FILE.test(n)).sort()) {
+    const { value, error } = await readJson(runFilePath(dir, f));
+    const ok = isObject(value) && typeof value.pid === 'number' && typeof value.threadId === 'number' &&
+      typeof value.start === 'number' && typeof value.end === 'number' && value.end > value.start && isObject(value.scripts);
+    if (!ok) {
+      warnings.push(`${f} is unreadable${error ? ` (${error})` : ''}; its call counts are left out`);
+      continue;
+    }
+    const scripts: Record<string, FunctionRangeRow[]> = {};
+    for (const [url, rows] of Object.entries(value.scripts as Record<string, unknown>)) {
+      if (Array.isArray(rows)) scripts[url] = rows.filter(isRow);
+    }
+    out.push({ pid: value.pid as number, threadId: value.threadId as number, start: value.start as number, end: value.end as number, scripts });
   }
   return out;
 }

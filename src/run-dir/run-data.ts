@@ -61,4 +61,19 @@ export interface RunData {
    * src/profile/run-cpu-profile.ts give inlined functions their own nodes with them.
    */
   functionRanges?: Record<string, FunctionRangeRow[]>;
+  /**
+   * Calls per function counted by each target thread's agent in a short window near the end of
+   * the load (`calls-<pid>-<tid>.json`; docs/agent.md, Call counts): rows in the function-ranges
+   * format whose last field is the calls made in the window.
+   */
+  callCounts?: CallCounts[];
+}
+
+export interface CallCounts {
+  pid: number;
+  threadId: number;
+  /** Epoch ms the window opened and was read. */
+  start: number;
+  end: number;
+  scripts: Record<string, FunctionRangeRow[]>;
 }

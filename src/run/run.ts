@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
 import { DEFAULT_DURATION_S } from '../load/load-options.js';
+import { callCountLoadMs, callCountWindow } from './call-count-window.js';
 import type { Report } from '../report/report-schema.js';
 import { writeReports } from '../report/write-reports.js';
 import { readRunDir } from '../run-dir/read-run-dir.js';
@@ -89,6 +90,8 @@ class RunSession {
   private targetEnded = false;
   /** Set once hotpath itself starts stopping the target. */
   private stopping = false;
+  /** When the agents count calls after the load (sent with profile-start), until the extra load is driven. */
+  private callCount: { from: number; until: number } | undefined;
   /** profile-start was sent and profile-stop not yet. */
   private profiling = false;
   /** The final meta.json is on disk. */
@@ -225,12 +228,33 @@ class RunSession {
       this.load = await driveLoad({
         url, socket, options: { ...this.o, ...overrides }, setupRequests: this.o.setupRequests, signal: stop.signal, onPhase, onProgress: this.hooks.onLoadProgress,
       });
+      await this.driveCallCount(url, socket, overrides, stop.signal);
     } catch (err) {
       // Stopped early on purpose: what was measured (if anything) was returned or is lost; not a failure.
       if (!stop.signal.aborted) throw err;
     } finally {
       this.hooks.signal?.removeEventListener('abort', onAbort);
       if (this.hooks.signal?.aborted) throw new Interrupted();
+    }
+  }
+
+  /**
+   * After the measured load, a little more of the same load, not measured, while the agents count
+   * calls per function (call-count-window.ts). Its failure costs only the counts.
+   */
+  private async driveCallCount(url: string, socket: string | undefined, overrides: { insecure?: boolean }, signal: AbortSignal): Promise<void> {
+    const window = this.callCount;
+    this.callCount = undefined;
+    if (window === undefined || signal.aborted) return;
+    const ms = callCountLoadMs(window, Date.now());
+    if (ms <= 0) return;
+    try {
+      await driveLoad({
+        url, socket, signal, onPhase: () => {},
+        options: { ...this.o, ...overrides, duration: ms / 1000, amount: undefined, warmup: 0, hdrLog: undefined },
+      });
+    } catch {
+      // The counts are a bonus: the measured load is done.
     }
   }
 
@@ -244,7 +268,13 @@ class RunSession {
     this.phases.enter(phase, at);
     if (phase === 'load' && this.o.profile) {
       const retainedFrom = this.heapRetainedFrom(at);
-      this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start', ...(retainedFrom !== undefined ? { heapRetainedFrom: retainedFrom } : {}) });
+      const calls = this.o.amount ? undefined : callCountWindow(at, (this.o.duration ?? DEFAULT_DURATION_S) * 1000);
+      this.callCount = calls;
+      this.agents?.broadcast({
+        v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start',
+        ...(retainedFrom !== undefined ? { heapRetainedFrom: retainedFrom } : {}),
+        ...(calls ? { callCountFrom: calls.from, callCountUntil: calls.until } : {}),
+      });
       this.profiling = true;
     }
     if (phase === 'load') this.native?.enable();

@@ -553,6 +553,61 @@ test('blocking: a cheap helper called per item by a loop is paid there and cause
   rmSync(dir, { recursive: true, force: true });
 });
 
+test('blocking: with call counts, a loop making thousands of calls per call is the cause even when it does nothing of its own', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-loop-calls-'));
+  mkdirSync(join(dir, 'lib'));
+  writeFileSync(join(dir, 'server.js'), ['', '', 'function handler(req, res) {', '  res.end(JSON.stringify(rankListings(items, "x")));', '}'].join('\n'));
+  writeFileSync(join(dir, 'lib', 'rank.js'), [
+    'function normalize(s) {',
+    "  return s.toLowerCase().replace(/[^a-z0-9 ]/g, '');",
+    '}',
+    'function rankListings(items, q) {',
+    '  const out = [];',
+    '  for (const it of items) {',
+    '    out.push(normalize(it.city) === q);',
+    '  }',
+    '  return out;',
+    '}',
+  ].join('\n'));
+  // The loop's own share is next to nothing: shares alone keep the helper as the culprit.
+  const profile = syntheticCpuProfile([
+    { name: 'handler', file: 'server.js', line: 3, share: 0.02 },
+    { name: 'rankListings', file: 'lib/rank.js', line: 4, share: 0.005, calledBy: 'handler' },
+    { name: 'normalize', file: 'lib/rank.js', line: 1, share: 0.1, calledBy: 'rankListings', callee: { name: 'RegExp: [^a-z0-9 ]', file: '', share: 0.35 } },
+  ], { cwd: dir });
+  const run = (perCall: number) => {
+    const r = syntheticRun({ cwd: dir, rps: 400, elu: 0.95, cores: 0.95, latencyMs: 20, profiles: [profile] });
+    const t = r.threads[0];
+    // A window of 2 s in the middle of the load: 800 requests, one rankListings each (the shape
+    // calls-<pid>-<tid>.json has: function-range rows, 0-based, the last field the calls).
+    const start = r.loadWindow!.start + 4000;
+    const url = (f: string) => `file://${join(dir, f)}`;
+    r.callCounts = [{
+      pid: t.pid, threadId: t.threadId, start, end: start + 2000,
+      scripts: {
+        [url('server.js')]: [['handler', 2, 0, 4, 1, 800]],
+        [url('lib/rank.js')]: [['normalize', 0, 0, 2, 1, 800 * perCall], ['rankListings', 3, 0, 9, 1, 800]],
+      },
+    }];
+    return eventLoopBlocking(r)[0];
+  };
+  const many = run(3000);
+  assert.deepEqual(many.culprit, { function: 'rankListings', file: 'lib/rank.js', line: 6 });
+  const perRequest = many.evidence.helperCallsPerRequest as number;
+  assert.ok(perRequest > 2500 && perRequest < 3500, `calls per request ${perRequest}`);
+  assert.equal(many.evidence.helperCallsPerCallerCall, 3000);
+  const path = many.evidence.callPath as { function: string; callsPerRequest?: number }[];
+  assert.deepEqual(path.map((c) => c.function), ['handler', 'rankListings', 'normalize']);
+  assert.ok(path.every((c) => c.callsPerRequest !== undefined), JSON.stringify(path));
+  assert.match(many.summary, /normalize is called 3,\d{3} times per request \(3,000 per call of rankListings\) by the loop at lib\/rank\.js:6/);
+  assert.match(many.summary, /Path: handler \(server\.js:3, 1 per request\) → rankListings \(lib\/rank\.js:4, 1 per request\) → normalize \(lib\/rank\.js:1, 3,\d{3} per request\)/);
+  // Four calls per call: a few costly ones, the helper stays the culprit.
+  const few = run(4);
+  assert.equal(few.culprit?.function, 'normalize');
+  assert.equal(few.evidence.helperCallsPerCallerCall, 4);
+  rmSync(dir, { recursive: true, force: true });
+});
+
 test('blocking: a call inside a loop is told from a call after it', () => {
   const lines = ['function f(xs) {', '  for (const x of xs) {', '    g(x);', '  }', '  h(xs);', '  xs.map((x) => k(x));', '}'];
   assert.equal(loopAround(lines, 1, 3), 2);

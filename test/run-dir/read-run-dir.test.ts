@@ -144,3 +144,18 @@ test('the agents\' script files are merged over processes; a broken one is a war
   assert.deepEqual(run.sourceMaps, { [url]: 'data:application/json;base64,e30=' });
   assert.ok(run.readWarnings.some((w) => w.startsWith('functions-12-0.json is unreadable') && w.endsWith('its function ranges are left out')), run.readWarnings.join('\n'));
 });
+
+test('call counts are read per thread; rows that are not rows are dropped, a broken file is a warning', async () => {
+  const url = 'file:///srv/app/lib/discounts.js';
+  const dir = runDir({
+    'meta.json': JSON.stringify(meta()),
+    'telemetry.ndjson': lines(sample(10, 0, T0 + 600)),
+    'calls-10-0.json': JSON.stringify({ v: 1, pid: 10, threadId: 0, start: T0 + 100, end: T0 + 500, scripts: { [url]: [['evaluateRule', 17, 0, 25, 1, 1131], ['bad', 'x'], ['computeDiscount', 27, 0, 36, 1, 114]] } }),
+    'calls-11-0.json': JSON.stringify({ v: 1, pid: 11, threadId: 0, start: T0 + 500, end: T0 + 100, scripts: {} }),
+    'calls-12-0.json': '{"v":1,"pid"',
+  });
+  const run = await readRunDir(dir);
+  assert.deepEqual(run.callCounts, [{ pid: 10, threadId: 0, start: T0 + 100, end: T0 + 500, scripts: { [url]: [['evaluateRule', 17, 0, 25, 1, 1131], ['computeDiscount', 27, 0, 36, 1, 114]] } }]);
+  assert.ok(run.readWarnings.some((w) => w.startsWith('calls-11-0.json is unreadable')), run.readWarnings.join('\n'));
+  assert.ok(run.readWarnings.some((w) => w.startsWith('calls-12-0.json is unreadable') && w.endsWith('its call counts are left out')), run.readWarnings.join('\n'));
+});

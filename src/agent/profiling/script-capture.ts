@@ -7,13 +7,18 @@
 //   source map URL; the app's scripts (not node_modules, not node's own) that carry one are
 //   written to `sourcemaps-<pid>-<tid>.json` as { v, scripts: { url: sourceMapURL } };
 // - the function ranges of the scripts the CPU profile sampled (see function-ranges.ts), to
-//   `functions-<pid>-<tid>.json` as { v, scripts: { url: rows } }.
+//   `functions-<pid>-<tid>.json` as { v, scripts: { url: rows } };
+// - the call counts of the window call-counts.ts read during the load, in lines, to
+//   `calls-<pid>-<tid>.json` as { v, pid, threadId, start, end, scripts: { url: rows } } (each
+//   row's last field the calls made in the window).
 // Debugger.enable is never used while the load runs: it costs the target only at the end.
-import { writeFile } from 'node:fs';
+import { readFileSync, writeFile } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Session } from 'node:inspector';
 import { disconnect } from './inspector-profiler.js';
 import { functionRangesFileName, functionRows, type CoverageFunction, type FunctionRangeRow } from './function-ranges.js';
+import type { CallWindow } from './call-counts.js';
 
 /** At most this many scripts and this much map text per run (a bundle's map can be large). */
 export const MAX_SOURCE_MAPS = 500;
@@ -43,6 +48,12 @@ export interface ScriptCaptureOptions {
   threadId: number;
   /** Script ids the CPU profiles sampled (function-ranges.ts profiledScripts); none: no ranges asked. */
   profiledScripts: ReadonlySet<string>;
+  /** The call counts of a window of the load (call-counts.ts), written as `calls-<pid>-<tid>.json`. */
+  callWindow?: CallWindow;
+}
+
+export function callCountsFileName(pid: number, threadId: number): string {
+  return `calls-${pid}-${threadId}.json`;
 }
 
 /**
@@ -70,6 +81,24 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
     writes++;
     writeFile(join(opts.runDir, file), JSON.stringify(data), () => { writes--; maybeDone(); });
   };
+  // Call counts of plain JavaScript files are put in lines from the files themselves, written
+  // at once: an app that compiled tens of thousands of scripts at run time (`new Function`) makes
+  // Debugger.enable report each of them and outlast SCRIPT_CAPTURE_TIMEOUT_MS. The others (a
+  // loader's transpiled code) wait for V8's text of the script, below.
+  const window = opts.callWindow;
+  const counted: Record<string, FunctionRangeRow[]> = {};
+  const countedFromV8 = new Set<string>();
+  const writeCalls = (): void => {
+    if (window && Object.keys(counted).length > 0) {
+      write(callCountsFileName(opts.pid, opts.threadId), { v: 1, pid: opts.pid, threadId: opts.threadId, start: window.start, end: window.end, scripts: counted });
+    }
+  };
+  for (const [id, c] of window?.scripts ?? []) {
+    const source = plainSource(c.url);
+    if (source === undefined) countedFromV8.add(id);
+    else counted[c.url] = functionRows(c.functions, source);
+  }
+  if (countedFromV8.size === 0) writeCalls();
   let session: Session;
   try {
     session = connect();
@@ -104,25 +133,32 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
   // The already parsed scripts are reported before Debugger.enable answers.
   post('Debugger.enable', undefined, () => {
     if (mapCount > 0) write(sourceMapFileName(opts.pid, opts.threadId), { v: 1, scripts: maps });
-    if (opts.profiledScripts.size === 0) return end();
+    if (opts.profiledScripts.size === 0 && countedFromV8.size === 0) return end();
     post('Profiler.enable', undefined, () => post('Profiler.getBestEffortCoverage', undefined, (err, result) => {
-      const coverage = ((result as { result?: ScriptCoverage[] } | undefined)?.result ?? [])
+      const coverage = err ? [] : ((result as { result?: ScriptCoverage[] } | undefined)?.result ?? [])
         .filter((s) => opts.profiledScripts.has(String(s.scriptId)))
         .slice(0, MAX_RANGE_SCRIPTS);
-      if (err || coverage.length === 0) return post('Profiler.disable', undefined, end);
+      // Sources to read: the profiled scripts', then those with call counts (each read once).
+      const ids = [...new Set([...coverage.map((s) => String(s.scriptId)), ...countedFromV8])].slice(0, MAX_RANGE_SCRIPTS);
+      if (ids.length === 0) return post('Profiler.disable', undefined, end);
+      const byId = new Map(coverage.map((s) => [String(s.scriptId), s]));
       const scripts: Record<string, FunctionRangeRow[]> = {};
       let bytes = 0;
       const next = (i: number): void => {
-        if (i >= coverage.length || bytes >= MAX_RANGE_SOURCE_BYTES) {
+        if (i >= ids.length || bytes >= MAX_RANGE_SOURCE_BYTES) {
           if (Object.keys(scripts).length > 0) write(functionRangesFileName(opts.pid, opts.threadId), { v: 1, scripts });
+          if (countedFromV8.size > 0) writeCalls();
           return post('Profiler.disable', undefined, end);
         }
-        const s = coverage[i];
-        post('Debugger.getScriptSource', { scriptId: s.scriptId }, (e, r) => {
+        const id = ids[i];
+        post('Debugger.getScriptSource', { scriptId: id }, (e, r) => {
           const source = (r as { scriptSource?: string } | undefined)?.scriptSource;
           if (!e && typeof source === 'string') {
             bytes += source.length;
-            scripts[s.url] = functionRows(s.functions, source);
+            const s = byId.get(id);
+            if (s) scripts[s.url] = functionRows(s.functions, source);
+            const c = countedFromV8.has(id) ? window?.scripts.get(id) : undefined;
+            if (c) counted[c.url] = functionRows(c.functions, source);
           }
           next(i + 1);
         });
@@ -130,4 +166,20 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
       next(0);
     }));
   });
+}
+
+/**
+ * The text of a plain JavaScript file as V8 compiled it: node compiles CommonJS and ES modules
+ * from the file's own text, so V8's offsets are the file's. Undefined for anything else (a `.ts`
+ * file a loader transpiled, a URL that is not a file) or a file that cannot be read.
+ */
+function plainSource(url: string): string | undefined {
+  if (!/\.(?:js|mjs|cjs)$/.test(url)) return undefined;
+  try {
+    const text = readFileSync(url.startsWith('file://') ? fileURLToPath(url) : url, 'utf8');
+    // CommonJS compiles the text without its byte order mark.
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  } catch {
+    return undefined;
+  }
 }

@@ -16,6 +16,7 @@ import { StallWatchdog } from './stall-watchdog.js';
 import { OwnCpu, watchedThreadCpu } from './own-cpu.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
+import { CallCounter } from '../profiling/call-counts.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
 import { isHeapWanted, isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
 import { collectGarbage, POST_LOAD_GC_TIMEOUT_MS, POST_LOAD_SAMPLE_WAIT_MS, POST_LOAD_SAMPLED, POST_LOAD_STUCK_MS, type PostLoadGc } from '../profiling/post-load-gc.js';
@@ -58,6 +59,8 @@ function run(data: AgentWorkerData): void {
     onPause: (start, end) => conn.send({ type: 'stall', start, durationMs: Math.round((end - start) * 10) / 10, ongoing: false, byAgent: 'profile-stop' }),
     ownScriptsUrl,
   });
+  // Calls per function in a short window right after the load (profile-start says when).
+  const counter = new CallCounter(mainSession, onError, ownScriptsUrl, (busy) => watchdog.agentWork(busy, 'call-counts'));
   // Scripts a stall's profile sampled get function ranges too (a run without a CPU profile).
   const cause = new StallCause(mainSession, (busy) => rescue.setBusy('stall', busy),
     (nodes) => profiledScripts(nodes, profiler.profiledScripts, ownScriptsUrl));
@@ -65,14 +68,22 @@ function run(data: AgentWorkerData): void {
   watchdog.start();
   const flusher = new Flusher(conn, profiler, (done) => watchdog.reportUnderWay(STALL_REPORT_WAIT_MS, done), (done) => captureScripts(mainSession, {
     runDir: data.runDir, pid: data.pid, threadId: data.threadId, profiledScripts: profiler.profiledScripts,
+    ...(counter.window ? { callWindow: counter.window } : {}),
   }, done), (done) => postLoadGc(watchdog, profiler, flusher, done));
   let exiting = false;
   // Commands come twice (own connection, forwarded by the main thread): act on the first copy.
   const onControl = oncePerSeq((msg: ControlMessage): void => {
     if (exiting) return;
-    if (msg.cmd === 'profile-start') profiler.start(msg.heapRetainedFrom);
-    else if (msg.cmd === 'profile-stop') profiler.stop(() => {});
-    else if (msg.cmd === 'flush') flusher.flush();
+    if (msg.cmd === 'profile-start') {
+      profiler.start(msg.heapRetainedFrom);
+      if (msg.callCountFrom !== undefined && msg.callCountUntil !== undefined) counter.schedule(msg.callCountFrom, msg.callCountUntil);
+    } else if (msg.cmd === 'profile-stop') {
+      profiler.stop(() => {});
+    } else if (msg.cmd === 'flush') {
+      // A window not read by now (the run was cut short) is dropped.
+      counter.cancel();
+      flusher.flush();
+    }
   });
   // The main thread is exiting (crash, process.exit) and waits for its running profile and the
   // stall under way: see profile-rescue.ts. Its heartbeat has stopped for good, so the watchdog

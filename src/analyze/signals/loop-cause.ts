@@ -118,3 +118,30 @@ export function loopAtSite(run: RunData, site: CallSite): number | undefined {
   }
   return loopAround(lines, site.functionLine, site.line);
 }
+
+/**
+ * A loop in the function of `site` that awaits inside its body (`for (...) x = await f(...)`),
+ * when the site's own call is not in one: the waits a helper makes further down (a repository's
+ * query wrapper) are serialised by the loop of the function that awaits the helper per item,
+ * while the stack the hook kept may be that of another call of the same function. Its line, or
+ * undefined. The function's end comes from the run's function ranges (else
+ * LOOP_CALLER_MAX_LINES lines are read).
+ */
+export function awaitLoopIn(run: RunData, site: CallSite): number | undefined {
+  const start = site.functionLine;
+  if (start === undefined || start <= 0) return undefined;
+  const range = scriptFunctions(run.functionRanges, site.file)?.at(start - 1, Math.max(0, (site.functionColumn ?? 1) - 1));
+  const end = range && range.sl === start - 1 ? range.el + 1 : start + LOOP_CALLER_MAX_LINES;
+  const lines: string[] = [];
+  for (let n = start; n <= end; n++) {
+    const t = runSourceLine(run, site.file, n);
+    if (t === undefined) break;
+    lines.push(t);
+  }
+  for (let i = 1; i < lines.length; i++) {
+    if (!/(?<![\w$])await\s/.test(lines[i].replace(/\/\/.*$/, ''))) continue;
+    const loop = loopAround(lines, start, start + i);
+    if (loop !== undefined) return loop;
+  }
+  return undefined;
+}

@@ -1,0 +1,25 @@
+// When the agents count calls per function (agent/profiling/call-counts.ts): a short window right
+// after the measured load, while the run drives a little more load that is not measured (no load
+// result, outside the load window, after the CPU profile stopped). Counting costs the target: V8
+// runs the code without inlining and counts every call meanwhile (a hapi hello world answered 5
+// times fewer requests per second in the window, a helper-heavy loop ran 4.4 times slower), so
+// inside the load it would lower the throughput and raise the latency percentiles the run reports.
+
+/** The window opens this long after the load's planned end (the profile's stop goes first). */
+export const CALL_COUNT_GAP_MS = 300;
+/** How long calls are counted: the requests in it are read from telemetry sampled every 100 ms, so its edges move the count by a few per cent. */
+export const CALL_COUNT_MS = 1000;
+/** The extra load runs on this long after the window closes, so requests run until it is read. */
+export const CALL_COUNT_TAIL_MS = 200;
+
+/** Epoch ms of the window for a load starting at `loadStart` and lasting `durationMs`. */
+export function callCountWindow(loadStart: number, durationMs: number): { from: number; until: number } | undefined {
+  if (!(durationMs > 0)) return undefined;
+  const from = loadStart + durationMs + CALL_COUNT_GAP_MS;
+  return { from, until: from + CALL_COUNT_MS };
+}
+
+/** How long the unmeasured load must still run at `now` (ms; 0 or less: the window is over). */
+export function callCountLoadMs(window: { until: number }, now: number): number {
+  return window.until + CALL_COUNT_TAIL_MS - now;
+}
