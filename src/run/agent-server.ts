@@ -36,7 +36,12 @@ export interface AgentPeer {
   stall?: StallMessage;
   /** The connection closed (the process exited, or the agent shut down). */
   closed: boolean;
+  /** The loop utilization of the thread's latest samples (sender's clock, epoch ms), at most LOOP_READINGS_KEPT. */
+  loop: { t: number; elu: number }[];
 }
+
+/** Readings of loop utilization kept per thread: a minute of samples at the default 100 ms. */
+const LOOP_READINGS_KEPT = 600;
 
 export interface AgentServerEvents {
   hello: [HelloMessage, AgentPeer];
@@ -179,7 +184,7 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
   private peerOf(socket: Socket, msg: AgentMessage): AgentPeer {
     let peer = this.sockets.get(socket);
     if (!peer) {
-      peer = { pid: msg.pid, threadId: msg.threadId, listens: [], profiles: [], closed: false };
+      peer = { pid: msg.pid, threadId: msg.threadId, listens: [], profiles: [], closed: false, loop: [] };
       this.sockets.set(socket, peer);
       this.peers.push(peer);
     }
@@ -194,6 +199,12 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
       case 'profile': peer.profiles.push(msg); this.emit('profile', msg, peer); break;
       case 'bye': peer.bye = msg; this.emit('bye', msg, peer); break;
       case 'stall': peer.stall = msg; break;
+      case 'sample':
+        if (typeof msg.elu === 'number' && typeof msg.t === 'number') {
+          peer.loop.push({ t: msg.t, elu: msg.elu });
+          if (peer.loop.length > LOOP_READINGS_KEPT) peer.loop.shift();
+        }
+        break;
       default: break;
     }
   }

@@ -23,3 +23,19 @@ export function callCountWindow(loadStart: number, durationMs: number): { from: 
 export function callCountLoadMs(window: { until: number }, now: number): number {
   return window.until + CALL_COUNT_TAIL_MS - now;
 }
+
+/**
+ * Counting pays off only where a finding can use the counts: event-loop-blocking, which needs the
+ * loop busy at least half the time (its BLOCKING_MIN_ELU). A run whose driven threads all stayed
+ * under it skips the extra load and is over 1.5 s sooner.
+ */
+export const CALL_COUNT_MIN_ELU = 0.5;
+
+/** Whether any thread's mean loop utilization since `loadStart` (epoch ms) reached CALL_COUNT_MIN_ELU. */
+export function loopBusyEnough(threads: readonly { loop: readonly { t: number; elu: number }[] }[], loadStart: number): boolean {
+  return threads.some((thread) => {
+    const inLoad = thread.loop.filter((r) => r.t >= loadStart);
+    if (inLoad.length === 0) return false;
+    return inLoad.reduce((sum, r) => sum + r.elu, 0) / inLoad.length >= CALL_COUNT_MIN_ELU;
+  });
+}

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
 import { DEFAULT_DURATION_S } from '../load/load-options.js';
-import { callCountLoadMs, callCountWindow } from './call-count-window.js';
+import { callCountLoadMs, callCountWindow, loopBusyEnough } from './call-count-window.js';
 import type { Report } from '../report/report-schema.js';
 import { writeReports } from '../report/write-reports.js';
 import { readRunDir } from '../run-dir/read-run-dir.js';
@@ -91,7 +91,7 @@ class RunSession {
   /** Set once hotpath itself starts stopping the target. */
   private stopping = false;
   /** When the agents count calls after the load (sent with profile-start), until the extra load is driven. */
-  private callCount: { from: number; until: number } | undefined;
+  private callCount: { from: number; until: number; loadStart: number } | undefined;
   /** profile-start was sent and profile-stop not yet. */
   private profiling = false;
   /** The final meta.json is on disk. */
@@ -246,6 +246,9 @@ class RunSession {
     const window = this.callCount;
     this.callCount = undefined;
     if (window === undefined || signal.aborted) return;
+    // No thread's loop was busy enough for a finding that uses the counts: no extra load (the
+    // agents' window then counts an idle server, and the analysis finds no requests in it).
+    if (!loopBusyEnough(this.agents?.peers ?? [], window.loadStart)) return;
     const ms = callCountLoadMs(window, Date.now());
     if (ms <= 0) return;
     try {
@@ -269,7 +272,7 @@ class RunSession {
     if (phase === 'load' && this.o.profile) {
       const retainedFrom = this.heapRetainedFrom(at);
       const calls = this.o.amount ? undefined : callCountWindow(at, (this.o.duration ?? DEFAULT_DURATION_S) * 1000);
-      this.callCount = calls;
+      this.callCount = calls ? { ...calls, loadStart: at } : undefined;
       this.agents?.broadcast({
         v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start',
         ...(retainedFrom !== undefined ? { heapRetainedFrom: retainedFrom } : {}),

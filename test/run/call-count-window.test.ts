@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CALL_COUNT_GAP_MS, CALL_COUNT_MS, CALL_COUNT_TAIL_MS, callCountLoadMs, callCountWindow } from '../../src/run/call-count-window.js';
+import { CALL_COUNT_GAP_MS, CALL_COUNT_MS, CALL_COUNT_TAIL_MS, callCountLoadMs, callCountWindow, loopBusyEnough } from '../../src/run/call-count-window.js';
 
 test('call-count window: after the measured load, and the unmeasured load runs until it is read', () => {
   const w = callCountWindow(1_000_000, 5000);
@@ -9,4 +9,15 @@ test('call-count window: after the measured load, and the unmeasured load runs u
   assert.equal(callCountLoadMs(w!, 1_005_080), CALL_COUNT_GAP_MS + CALL_COUNT_MS + CALL_COUNT_TAIL_MS - 80);
   assert.ok(callCountLoadMs(w!, w!.until + CALL_COUNT_TAIL_MS + 1) < 0, 'a window already over asks for no load');
   assert.equal(callCountWindow(1_000_000, 0), undefined);
+});
+
+test('call-count window: only a loop busy at least half the load gets the extra load', () => {
+  const readings = (elus: number[], from: number) => elus.map((elu, i) => ({ t: from + i * 100, elu }));
+  const idleBefore = readings([1, 1, 1], 0); // busy before the load (start-up) counts for nothing
+  const quiet = { loop: [...idleBefore, ...readings([0.2, 0.3, 0.25], 1000)] };
+  const busy = { loop: readings([0.4, 0.7, 0.6], 1000) };
+  assert.equal(loopBusyEnough([quiet], 1000), false);
+  assert.equal(loopBusyEnough([quiet, busy], 1000), true, 'one busy thread is enough');
+  assert.equal(loopBusyEnough([{ loop: idleBefore }], 1000), false, 'no reading in the load: not busy');
+  assert.equal(loopBusyEnough([], 1000), false);
 });

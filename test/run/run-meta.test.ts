@@ -9,7 +9,7 @@ import type { ListenMessage } from '../../src/agent/protocol.js';
 const listen = (pid: number, port: number, extra: Partial<ListenMessage> = {}): ListenMessage =>
   ({ v: 1, pid, threadId: 0, t: 0, type: 'listen', address: '127.0.0.1', port, server: { kind: 'http', keepAliveTimeout: 5000, headersTimeout: 60000 }, ...extra });
 const peer = (pid: number, ppid: number, listens: ListenMessage[]): AgentPeer => ({
-  pid, threadId: 0, listens, profiles: [], closed: false,
+  pid, threadId: 0, listens, profiles: [], closed: false, loop: [],
   hello: { v: 1, pid, threadId: 0, t: 0, type: 'hello', ppid, argv: ['node'], cwd: '/app', nodeVersion: 'v20.0.0', isMainThread: true } as AgentPeer['hello'],
 });
 

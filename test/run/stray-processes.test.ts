@@ -20,7 +20,7 @@ async function start(script: string, detached: boolean): Promise<ChildProcess> {
 }
 
 function peer(pid: number, argv = [process.execPath, '/srv/app/worker.js']): AgentPeer {
-  return { pid, threadId: 0, hello: { v: 1, pid, threadId: 0, t: Date.now(), type: 'hello', argv } as AgentPeer['hello'], listens: [], profiles: [], closed: false };
+  return { pid, threadId: 0, hello: { v: 1, pid, threadId: 0, t: Date.now(), type: 'hello', argv } as AgentPeer['hello'], listens: [], profiles: [], closed: false, loop: [] };
 }
 
 test('a live process outside the target\'s group and session is a stray, named by its command; the target and dead pids are not', { skip: process.platform !== 'linux' }, async () => {
