@@ -9,10 +9,6 @@ const port = Number(process.env.PORT ?? 3000);
 
 function startWorkers(count) {
   for (let i = 0; i < count; i++) cluster.fork();
-  // A worker that dies is replaced, as most cluster apps do.
-  cluster.on('exit', (worker, code, signal) => {
-    if (code !== 0 && signal === null) cluster.fork();
-  });
 }
 
 if (cluster.isPrimary) {

@@ -20,10 +20,12 @@ import { handleLeak } from './handle-leak.js';
 import { loopYields } from './loop-yields.js';
 import { eventLoopStuck } from './event-loop-stuck.js';
 import { setupFailed } from './setup-failed.js';
+import { clusterPrimary } from './cluster-primary.js';
 
 export const analyzers: readonly Analyzer[] = [
   eventLoopBlocking, loopYields, syncIo, gcPressure, memoryLeak, handleLeak, listenerLeak, handlerGrowth, timerLeak,
   ioWait, serialization, connectionChurn, outgoingChurn, unansweredRequests, offLoopCpu, latencyCreep, loadGeneratorBound,
   eventLoopStuck,
   setupFailed,
+  clusterPrimary,
 ];

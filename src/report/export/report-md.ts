@@ -59,7 +59,7 @@ function verdict(report: Report): string {
   }
   if (serious.length === 0) return '**Verdict:** healthy: no warning or critical finding.';
   const main = serious[0];
-  const where = main.culprit ? ` in ${mdCode(main.culprit.function)} (${mdCode(`${main.culprit.file}:${main.culprit.line}`)})` : '';
+  const where = main.culprit ? ` in ${mdCode(main.culprit.function)} (${mdCode(main.culprit.line > 0 ? `${main.culprit.file}:${main.culprit.line}` : main.culprit.file)})` : '';
   const partial = incomplete ? ' The diagnosis is incomplete: see its finding below.' : '';
   return `**Verdict:** ${serious.length} problem${serious.length > 1 ? 's' : ''} found. Main: ${mdText(main.title)}${where}.${partial}`;
 }
