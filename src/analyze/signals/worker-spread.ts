@@ -26,13 +26,13 @@ export interface WorkerSpread {
   busiestOverEven: number;
 }
 
-/** Requests per worker of a cluster run; undefined when fewer than two cluster workers served. */
+/** Requests per worker of a cluster run; undefined when no cluster worker served. */
 export function workerSpread(run: RunData): WorkerSpread | undefined {
   const w = loadWindow(run);
   const workers = run.threads.filter((t) => t.hello?.clusterWorkerId !== undefined && t.threadId === 0 && t.samples.length > 0);
   // Every worker that reported counts, one that served nothing too (it shows how uneven the spread was).
   const serving = new Set(targetThreads(run));
-  if (workers.length < 2 || !workers.some((t) => serving.has(t))) return undefined;
+  if (workers.length === 0 || !workers.some((t) => serving.has(t))) return undefined;
   const rows = workers.map((t) => {
     const http = windowSamples(t, w).map((s) => s.http).filter((h) => h !== undefined);
     return { workerId: t.hello!.clusterWorkerId!, pid: t.pid, requests: sum(http.map((h) => h.finished)), connections: sum(http.map((h) => h.connections)) };

@@ -6,6 +6,7 @@
 import type { Finding } from '../../analyze/finding.js';
 import type { Report } from '../report-schema.js';
 import { alsoFoundText, isAlsoFoundList, showInfinity } from '../../analyze/evidence.js';
+import { clusterLine } from '../cluster-summary.js';
 
 /** Escapes text for Markdown (inline and table cells). */
 export function mdText(s: string): string {
@@ -35,7 +36,7 @@ function findingSection(f: Finding, i: number): string[] {
   const out = [`### ${i + 1}. ${mdText(f.title)} (${f.severity}, ${f.category})`, '', mdText(f.summary), ''];
   if (f.culprit) {
     const { function: fn, file, line, column } = f.culprit;
-    out.push(`**Culprit:** ${mdCode(fn)} at ${mdCode(`${file}:${line}${column ? `:${column}` : ''}`)}`, '');
+    out.push(`**Culprit:** ${mdCode(fn)} at ${mdCode(line > 0 ? `${file}:${line}${column ? `:${column}` : ''}` : file)}`, '');
   }
   const ev = Object.entries(f.evidence).flatMap(([k, v]) => {
     const s = evidenceValue(v);
@@ -84,6 +85,8 @@ function loadSection(report: Report): string[] {
   ];
   const out = ['## Load', '', '| req/s | p50 ms | p99 ms | max ms | errors | requests | duration |', '|---:|---:|---:|---:|---:|---:|---:|', `| ${row.join(' | ')} |`, ''];
   if (l.generator.saturated) out.push('> The load generator was saturated: these figures understate the server.', '');
+  const cluster = report.telemetry?.cluster;
+  if (cluster) out.push(`**Cluster:** ${mdText(clusterLine(cluster))}.`, '');
   return out;
 }
 
