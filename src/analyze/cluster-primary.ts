@@ -17,7 +17,7 @@ import { clusterPrimaryAdvice } from './cluster-primary.advice.js';
 /** Connections handed to workers in the window before a cost per connection means anything. */
 export const PRIMARY_MIN_HANDOFFS = 200;
 /** Share of one core the primary must use for its cost to be worth a finding. */
-export const PRIMARY_MIN_CORE_SHARE = 0.05;
+export const PRIMARY_MIN_CORE_SHARE = 0.02;
 /** Below this headroom (saturation rate / run rate) the primary falls over before the rate doubles: critical. */
 export const PRIMARY_CRITICAL_HEADROOM = 2;
 /** Below this headroom: a warning; above it the primary is fine at this load (info). */
