@@ -144,3 +144,24 @@ test('the agents\' script files are merged over processes; a broken one is a war
   assert.deepEqual(run.sourceMaps, { [url]: 'data:application/json;base64,e30=' });
   assert.ok(run.readWarnings.some((w) => w.startsWith('functions-12-0.json is unreadable') && w.endsWith('its function ranges are left out')), run.readWarnings.join('\n'));
 });
+
+test('a cluster primary\'s stream is read into its own list, never into samples; a malformed one is skipped with a warning', async () => {
+  const primary = (t: number, over: Record<string, unknown> = {}) => ({
+    ...env(20, 0, t), type: 'primary', role: 'cluster-primary', intervalMs: 100, cpu: { user: 900, system: 100 }, agentUs: 50, elu: 0.1, eld,
+    mem: { rss: 1, heapUsed: 1, heapTotal: 1 }, heldSockets: 3, handedOff: { 1: 5, 2: 4 }, workers: 2, schedulingPolicy: 2, ...over,
+  });
+  const dir = runDir({
+    'meta.json': JSON.stringify(meta()),
+    'telemetry.ndjson': lines(
+      primary(T0 + 700), primary(T0 + 600, { forkSite: [{ function: 'start', file: '/srv/app/server.js', line: 11, column: 34 }] }),
+      primary(T0 + 800, { handedOff: { 1: 'five' } }), primary(T0 + 900, { role: 'worker' }), sample(10, 0, T0 + 700),
+    ),
+  });
+  const run = await readRunDir(dir);
+  const t = run.threads.find((x) => x.pid === 20)!;
+  assert.deepEqual(t.samples, []);
+  assert.deepEqual(t.primary?.map((m) => m.t), [T0 + 600, T0 + 700], 'in time order, the malformed ones left out');
+  assert.equal(t.primary?.[0].forkSite?.[0].line, 11);
+  assert.equal(run.threads.find((x) => x.pid === 10)!.primary, undefined);
+  assert.equal(run.readWarnings.filter((w) => /missing or malformed fields/.test(w)).length, 2);
+});
