@@ -162,6 +162,6 @@ test('a cluster primary\'s stream is read into its own list, never into samples;
   assert.deepEqual(t.samples, []);
   assert.deepEqual(t.primary?.map((m) => m.t), [T0 + 600, T0 + 700], 'in time order, the malformed ones left out');
   assert.equal(t.primary?.[0].forkSite?.[0].line, 11);
-  assert.equal(run.threads.find((x) => x.pid === 10)!.primary, undefined);
+  assert.deepEqual(run.threads.find((x) => x.pid === 10)!.primary ?? [], []);
   assert.equal(run.readWarnings.filter((w) => /missing or malformed fields/.test(w)).length, 2);
 });
