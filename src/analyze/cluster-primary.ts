@@ -78,7 +78,8 @@ function spreadEvidence(spread: WorkerSpread | undefined): Record<string, unknow
 }
 
 function finding(run: RunData, load: PrimaryLoad): Finding {
-  const perConnUs = load.cpuUs / load.handedOff;
+  // Rounded once, so the title's figure is the evidence's rounded again (86.49 would read 86 beside 86.5).
+  const perConnUs = round(load.cpuUs / load.handedOff, 1);
   const saturation = 1e6 / perConnUs;
   const headroom = saturation / load.rate;
   const { severity, verdict } = headroomVerdict(headroom);
