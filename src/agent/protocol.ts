@@ -56,6 +56,7 @@
 //   - GrowthMessage.handles; GrowthMessage.timers[].promise and .awaited.
 //   - AgentConfig.secret and AuthMessage: a connection opens with the run's secret (issue 23.2).
 //   - SampleMessage.unanswered (requests never answered, by route, with their handler).
+//   - PrimaryMessage: a cluster primary's own stream (role 'cluster-primary'), never a `sample`.
 
 export const PROTOCOL_VERSION = 1;
 
@@ -469,6 +470,46 @@ export interface ProfileMessage extends Envelope {
   samples?: number;
 }
 
+/**
+ * Added (agent): the telemetry of a cluster primary, sent every interval once the process has
+ * forked a cluster worker (collectors/primary-sampler.ts). A stream of its own, never a
+ * `sample`: the primary serves no request, and analyses of the app's threads (targets, CPU
+ * profiles, loop delay) never see it. Read-only measures: the primary is not profiled.
+ */
+export interface PrimaryMessage extends Envelope {
+  type: 'primary';
+  role: 'cluster-primary';
+  intervalMs: number;
+  /** Process CPU in the interval, µs (the primary's agent starts no thread of its own). */
+  cpu: { user: number; system: number };
+  /** The agent's own callbacks in the interval, µs (in `cpu` too). */
+  agentUs: number;
+  elu: number;
+  eld: HistogramSummary;
+  mem: { rss: number; heapUsed: number; heapTotal: number };
+  /**
+   * Accepted TCP sockets the primary held at the end of the interval (`TCPSocketWrap` in
+   * process.getActiveResourcesInfo()): under round-robin scheduling, connections it accepted
+   * and has not yet handed to a worker (round_robin_handle's queue) or not yet closed after
+   * the hand-off.
+   */
+  heldSockets: number;
+  /**
+   * Connections handed to a worker in the interval, by cluster worker id: the worker's answer
+   * to each hand-off (`accepted: true`), seen as an `internalMessage` of its ChildProcess. Zero
+   * under SCHED_NONE, where the workers accept on their own.
+   */
+  handedOff: Record<string, number>;
+  /** Hand-offs a worker refused in the interval (it was closing): the primary queued them again. */
+  refused?: number;
+  /** Live cluster workers at the end of the interval. */
+  workers: number;
+  /** cluster.schedulingPolicy: 1 = SCHED_NONE, 2 = SCHED_RR. */
+  schedulingPolicy?: number;
+  /** Where the app called cluster.fork() first (sent once, on the first message). */
+  forkSite?: CallStack;
+}
+
 export interface ErrorMessage extends Envelope {
   type: 'agent-error';
   /** What the agent failed to do (never thrown into user code). */
@@ -483,7 +524,7 @@ export interface ByeMessage extends Envelope {
 
 export type AgentMessage =
   | HelloMessage | ListenMessage | SampleMessage | GcMessage | GrowthMessage
-  | StallMessage | ProfileMessage | ErrorMessage | ByeMessage;
+  | StallMessage | ProfileMessage | ErrorMessage | ByeMessage | PrimaryMessage;
 
 /**
  * Commands from the CLI to every connected agent. `seq` (set by the CLI's broadcast, rising)

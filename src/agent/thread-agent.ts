@@ -8,6 +8,8 @@
 // every diagnosis needs (samples, GCs, the profiler) starts before any optional hook runs.
 // A listen that does not make the thread a target (a launcher's IPC pipe, a cluster primary's
 // shared handle) is reported but starts nothing: the wrapper is not measured as if it were the app.
+// A cluster primary sends its own stream instead (`primary` messages, collectors/primary-sampler.ts):
+// its CPU, loop and the connections it hands to workers, never mixed into the workers' samples.
 //
 //   main thread ── conn A: hello, listen, sample, gc, growth, agent-error ──▶ CLI
 //        │ heartbeat (SharedArrayBuffer)                                       │
@@ -20,7 +22,8 @@ import type * as net from 'node:net';
 import type { AgentConfig, ControlMessage, SampleMessage } from './protocol.js';
 import { AgentConnection } from './connection.js';
 import { buildHello } from './hello.js';
-import { watchClusterFork } from './cluster-primary.js';
+import { watchClusterFork, type ClusterModule } from './cluster-primary.js';
+import { PrimarySampler } from './collectors/primary-sampler.js';
 import { onServerListening, describeListen, isTargetListen } from './listen-detector.js';
 import { safely, reportError, setErrorSink, guardPart, partFailed } from './safe.js';
 import { threadState } from './thread-state.js';
@@ -54,6 +57,8 @@ export const PART = {
   watchdog: 'stall-watchdog',
   /** A worker-thread target's own in-thread profiler. */
   profiler: 'profiler:in-thread',
+  /** A cluster primary's own telemetry. */
+  primary: 'primary-sampler',
 } as const;
 
 export interface ThreadAgentOptions {
@@ -75,6 +80,7 @@ export class ThreadAgent {
   private timers: NodeJS.Timeout[] = [];
   private worker: Worker | undefined;
   private inThreadProfiler: InspectorProfiler | undefined;
+  private primary: PrimarySampler | undefined;
   /** When a default run starts sampling the heap (profiling/heap-trigger.ts). */
   private readonly heapTrigger = new HeapTrigger();
   private started = false;
@@ -98,7 +104,10 @@ export class ThreadAgent {
     if (listening !== undefined) safely('listen', () => this.onListen(listening));
     listen(process, 'exit', () => safely('exit', () => this.onExit()));
     if (isMainThread && this.opts.cluster.workerId === undefined) {
-      watchClusterFork(() => this.conn.send(buildHello({ isPrimary: true })));
+      watchClusterFork((cluster, forkSite) => {
+        this.conn.send(buildHello({ isPrimary: true }));
+        guardPart(PART.primary, () => this.startPrimary(cluster, forkSite));
+      });
     }
   }
 
@@ -134,6 +143,21 @@ export class ThreadAgent {
       guardPart(PART.profiler, () => this.startInThreadProfiler());
       guardPart(PART.watchdog, () => this.startWorker(true));
     }
+  }
+
+  /** The primary's stream: its own sampler and timer, nothing of a target's (no profile, no hooks). */
+  private startPrimary(cluster: ClusterModule, forkSite: import('./protocol.js').CallStack): void {
+    const sampler = new PrimarySampler(cluster as never, forkSite, this.opts.config.intervalMs);
+    sampler.start();
+    this.primary = sampler;
+    this.timers.push(unrefInterval(() => this.sendPrimary(), this.opts.config.intervalMs));
+  }
+
+  private sendPrimary(): void {
+    const sampler = this.primary;
+    if (sampler === undefined) return;
+    const body = guardPart(PART.primary, () => sampler.take());
+    if (body !== undefined) this.conn.send(body);
   }
 
   private sendSample(postLoadGc?: SampleMessage['postLoadGc']): void {
@@ -242,6 +266,7 @@ export class ThreadAgent {
 
   /** Last sample and growth; then the worker (if any) says bye after the profiles, else we do. */
   private flush(): void {
+    this.sendPrimary();
     if (this.started) {
       this.http.noteStillWaiting();
       this.sendSample();
@@ -262,6 +287,7 @@ export class ThreadAgent {
     const worker = this.worker;
     if (worker !== undefined) safely('profile-rescue', () => rescueProfilesAtExit(worker, this.rescue));
     if (this.started) this.sendSample();
+    this.sendPrimary();
     this.conn.send({ type: 'bye', reason: 'exit' });
     for (const t of this.timers) originalClearInterval(t);
   }

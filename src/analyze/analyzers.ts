@@ -21,6 +21,7 @@ import { loopYields } from './loop-yields.js';
 import { eventLoopStuck } from './event-loop-stuck.js';
 import { setupFailed } from './setup-failed.js';
 import { socketWrites } from './socket-writes.js';
+import { clusterPrimary } from './cluster-primary.js';
 
 export const analyzers: readonly Analyzer[] = [
   eventLoopBlocking, loopYields, syncIo, gcPressure, memoryLeak, handleLeak, listenerLeak, handlerGrowth, timerLeak,
@@ -28,4 +29,5 @@ export const analyzers: readonly Analyzer[] = [
   eventLoopStuck,
   setupFailed,
   socketWrites,
+  clusterPrimary,
 ];

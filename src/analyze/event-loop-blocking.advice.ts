@@ -58,6 +58,11 @@ const byWork: Record<string, string> = {
     'the command once at startup (a commit hash, a version, a hostname) and keep its output, cache results by their ' +
     'input, or keep one long-lived child (a worker process) and send it requests over stdin or IPC; where a library ' +
     'does the job in process, call it instead of a command-line tool.',
+  ipc: 'IPC messages dominate: in a cluster worker under round-robin scheduling every new connection arrives from ' +
+    'the primary as an IPC message with the socket attached, so the cost grows with the rate of new connections, not ' +
+    'of requests. Keep connections alive from the proxy, or let the workers accept on their own (`cluster.schedulingPolicy = ' +
+    'cluster.SCHED_NONE`); see HOTPATH_CLUSTER_PRIMARY in docs/findings.md. Outside a cluster: send fewer, smaller ' +
+    '`process.send` messages (batch them).',
   compile: 'Compiling code at run time dominates: `new Function(...)`, `eval(...)` and `vm` scripts are parsed and ' +
     'compiled on every call, and V8 reuses compiled code only for the exact same source text, so source that carries ' +
     'the request\'s data (values written into it with a template) is compiled anew each time. Compile once and cache ' +

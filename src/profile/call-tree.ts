@@ -26,7 +26,7 @@ export interface Frame {
 export type WorkKind =
   | 'json' | 'crypto' | 'regex' | 'zlib' | 'fs' | 'buffer' | 'gc' | 'http' | 'http-client' | 'net' | 'stream'
   | 'events' | 'timers' | 'module-loading' | 'inspect' | 'vm' | 'intl' | 'errors' | 'search' | 'copy'
-  | 'child-process' | 'compile' | 'clone'
+  | 'child-process' | 'compile' | 'clone' | 'ipc'
   | 'idle' | 'program' | 'app' | 'deps' | 'node-core' | 'native';
 
 /**

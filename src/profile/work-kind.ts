@@ -37,6 +37,18 @@ export const HTTP_CLIENT = 'HTTP client calls';
 /** The label of starting child processes (spawn, exec, execFile, fork and the pipes they open). */
 export const CHILD_PROCESS = 'spawning child processes';
 
+/**
+ * The label of IPC with the parent or child process (process.send, the cluster's messages). In a
+ * cluster worker under round-robin scheduling every new connection arrives this way, and the
+ * socket's setup runs under these frames: not the cost of spawning anything (issue 24).
+ */
+export const IPC_LABEL = 'IPC messages (process.send, cluster connection hand-offs)';
+
+/** node:internal/child_process functions of the IPC channel (the rest of the file spawns processes). */
+const ipcFunction = /^(channel\.\w+|target\.\w+|handleMessage|emit|got|setupChannel)$/;
+const isIpcFrame = (name: string, file: string): boolean => file.startsWith('node:internal/cluster/') ||
+  file === 'node:internal/child_process/serialization' || (file === 'node:internal/child_process' && ipcFunction.test(name));
+
 /** The label of structured-clone work: messages to and from worker threads (see cloneCall). */
 export const CLONE_LABEL = 'structured clone of worker messages';
 
@@ -135,6 +147,7 @@ export function specificWork(frame: Frame): WorkLabel | undefined {
     }
     if (fileReads(name, file)) return { work: 'fs', label: FILE_READS };
     if (name === 'postMessage' && file === 'node:internal/worker') return { work: 'clone', label: CLONE_LABEL };
+    if (isIpcFrame(name, file)) return { work: 'ipc', label: IPC_LABEL };
     for (const [re, work, label] of coreWork) if (re.test(file)) return { work, label };
   }
   if (kind === 'native' && /^(copy|fill)$/.test(name)) return { work: 'buffer', label: BUFFER_COPIES };

@@ -56,6 +56,23 @@ export interface TelemetrySummary {
     /** The CPU profile's sampling interval this run used (--cpu-interval), µs; absent without a CPU profile. */
     cpuSamplingIntervalUs?: number;
   };
+  /**
+   * Added: a cluster run (cluster workers served the load): requests and new connections per
+   * worker over the window, how uneven that was, and the primary's own figures when it sent its
+   * stream (`primary` messages; report/cluster-summary.ts). Absent for a single-process target.
+   */
+  cluster?: {
+    workers: { workerId: number; pid: number; requests: number; connections: number; share: number }[];
+    /** The busiest worker's requests over an even share (1 = even). */
+    busiestOverEven: number;
+    /** The busiest worker's requests over the least busy one's; null when one served none. */
+    busiestOverQuietest: number | null;
+    primary?: {
+      pid: number; schedulingPolicy?: 'rr' | 'none'; connectionsHandedOff: number; connectionsPerSecond: number;
+      coreShare: number; cpuPerConnectionUs: number | null; utilizationMean: number; delayP99Ms: number;
+      heldSocketsPeak: number; heapUsedMaxBytes: number;
+    };
+  };
 }
 
 export interface Report {

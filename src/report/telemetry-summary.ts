@@ -11,6 +11,7 @@ import { latencyWeight } from '../analyze/signals/latency-weight.js';
 import { loopStats } from '../analyze/signals/loop-stats.js';
 import { onePerProcess, processCpuOf } from '../analyze/signals/process-cpu.js';
 import { agentCost } from '../analyze/signals/agent-cost.js';
+import { summarizeCluster } from './cluster-summary.js';
 
 export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   const w = loadWindow(run);
@@ -31,6 +32,7 @@ export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
     http: http(samples),
     stalls: { count: stalls.length, maxMs: round(max(stalls.map((s) => s.durationMs)), 1) },
     ...agentCostSummary(run),
+    ...summarizeCluster(run),
   };
 }
 

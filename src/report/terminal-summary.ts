@@ -86,7 +86,7 @@ function badge(f: Finding, s: TerminalStyler): string {
 
 function findingBlock(f: Finding, s: TerminalStyler, width: number): string[] {
   const lines = [`${badge(f, s)} ${s.bold(f.title)} ${s.dim(`[${f.category}]`)}`];
-  if (f.culprit) lines.push(`  ${s.dim('culprit ')} ${s.bold(f.culprit.function)}  ${f.culprit.file}:${f.culprit.line}${f.culprit.column ? `:${f.culprit.column}` : ''}`);
+  if (f.culprit) lines.push(`  ${s.dim('culprit ')} ${s.bold(f.culprit.function)}  ${f.culprit.file}${f.culprit.line > 0 ? `:${f.culprit.line}${f.culprit.column ? `:${f.culprit.column}` : ''}` : ''}`);
   lines.push(...wrap(f.summary, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'what    ' : '        ')} ${l}`));
   const figures = evidenceFigures(f);
   if (figures) lines.push(...wrap(figures, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'evidence' : '        ')} ${l}`));

@@ -27,7 +27,7 @@ function isAgentMessage(x: unknown): x is AgentMessage {
 }
 
 function emptyThread(pid: number, threadId: number): ThreadTelemetry {
-  return { pid, threadId, listens: [], samples: [], gc: [], growth: [], stalls: [], agentErrors: [] };
+  return { pid, threadId, listens: [], samples: [], gc: [], growth: [], stalls: [], agentErrors: [], primary: [] };
 }
 
 /** Index of each thread's stalls by start (a long run has many: no scan per message). */
@@ -57,6 +57,7 @@ function addMessage(thread: ThreadTelemetry, m: AgentMessage, stallIndex: StallI
       break;
     }
     case 'agent-error': thread.agentErrors.push(m); break;
+    case 'primary': (thread.primary ??= []).push(m); break;
     default: break;
   }
 }
@@ -92,7 +93,10 @@ export async function readTelemetry(file: string): Promise<TelemetryContents> {
 }
 
 function sortThreads(threads: ThreadTelemetry[]): ThreadTelemetry[] {
-  for (const t of threads) t.samples.sort((a, b) => a.t - b.t);
+  for (const t of threads) {
+    t.samples.sort((a, b) => a.t - b.t);
+    t.primary?.sort((a, b) => a.t - b.t);
+  }
   return threads.sort((a, b) => a.pid - b.pid || a.threadId - b.threadId);
 }
 

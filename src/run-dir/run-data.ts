@@ -3,7 +3,7 @@
 
 import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
 import type {
-  HelloMessage, ListenMessage, SampleMessage, GcEvent, GrowthMessage, StallMessage, ErrorMessage,
+  HelloMessage, ListenMessage, SampleMessage, GcEvent, GrowthMessage, StallMessage, ErrorMessage, PrimaryMessage,
 } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { ProfileKind, RunMeta } from './schema.js';
@@ -21,6 +21,11 @@ export interface ThreadTelemetry {
   growth: GrowthMessage[];
   stalls: StallMessage[];
   agentErrors: ErrorMessage[];
+  /**
+   * A cluster primary's own stream (role 'cluster-primary'), in time order; empty elsewhere.
+   * Never in `samples`: analyses of the serving threads do not see the primary.
+   */
+  primary?: PrimaryMessage[];
 }
 
 export interface ProfileRef {

@@ -47,6 +47,11 @@ const messages: Record<string, Check> = {
   stall: shape({ start: num, durationMs: num, ongoing: bool, cause: opt(arrayOf(shape({ share: num, stack: arrayOf(callSite), line: opt(num) }))), threadCpuMs: opt(num), threadCpuOverMs: opt(num) }),
   profile: shape({ kind: (v) => v === 'cpu' || v === 'heap' || v === 'heap-retained', file: str, start: num, end: num }),
   'agent-error': shape({ what: str, message: str }),
+  primary: shape({
+    role: (v) => v === 'cluster-primary', intervalMs: num, cpu: shape({ user: num, system: num }), agentUs: num, elu: num, eld: histogram,
+    mem: shape({ rss: num, heapUsed: num, heapTotal: num }), heldSockets: num, handedOff: record(num), refused: opt(num),
+    workers: num, schedulingPolicy: opt(num), forkSite: opt(arrayOf(callSite)),
+  }),
 };
 
 /** Whether `m` (an object with a string `type`, numeric pid, threadId) has the fields of its type; unknown types pass (they are ignored). */

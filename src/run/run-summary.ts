@@ -7,6 +7,7 @@ import { join, relative } from 'node:path';
 import type { Report } from '../report/report-schema.js';
 import { formatDiagnosis, type TerminalStyler } from '../report/terminal-summary.js';
 import type { RunMeta } from '../run-dir/schema.js';
+import { clusterLine } from '../report/cluster-summary.js';
 
 export type Styler = TerminalStyler;
 
@@ -39,6 +40,7 @@ export function formatRunSummary(report: Report, cwd: string, s: Styler, warning
   if (load) out.push(`  load      ${load}`);
   const t = report.telemetry;
   if (t?.eventLoop) out.push(`  loop      delay p99 ${ms(t.eventLoop.delayP99Ms)}, max ${ms(t.eventLoop.delayMaxMs)}, utilization ${fmt(t.eventLoop.utilizationMean * 100)}%`);
+  if (t?.cluster) out.push(`  cluster   ${clusterLine(t.cluster)}`);
   for (const line of report.target.outcome.stderrTail?.slice(-5) ?? []) out.push(s.dim(`  │ ${line}`));
   const diagnosis = formatDiagnosis(report, s);
   if (diagnosis !== '') out.push('', diagnosis.trimEnd());

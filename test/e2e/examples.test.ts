@@ -39,6 +39,9 @@ const expected: Record<string, Expectation | 'healthy'> = {
   // buildRows (the loop is busy building the rows).
   'allocation-churn': { category: 'gc-pressure', presentSince: 24, culprit: { function: 'buildRows', file: 'server.js' } },
   'connection-churn': { category: 'connection-churn' },
+  // Two cluster workers under a Connection: close load: the churn finding, and the primary's own
+  // (HOTPATH_CLUSTER_PRIMARY, any severity: test/e2e/cluster-primary.test.ts checks its figures).
+  'cluster-round-robin': { category: 'connection-churn' },
   'healthy-http': 'healthy',
   'healthy-fastify': 'healthy',
 };
@@ -57,6 +60,9 @@ test('every example directory has an expectation', () => {
 for (const [name, want] of Object.entries(expected)) {
   test(`example ${name}: ${want === 'healthy' ? 'healthy, no warning or critical finding' : `${want.category}${want.culprit ? ` in ${want.culprit.function} (${want.culprit.file})` : ''}`}`, { timeout: 150_000 }, async () => {
     const { report, stderr } = await runExample(name);
+    // Only a cluster's primary hands connections off: no single-process example, churn or not, gets that finding.
+    if (name !== 'cluster-round-robin') assert.ok(!report.findings.some((f) => f.code === 'HOTPATH_CLUSTER_PRIMARY'), findingsSummary(report));
+    else assert.ok(report.findings.some((f) => f.code === 'HOTPATH_CLUSTER_PRIMARY'), findingsSummary(report));
     const major = Number(process.versions.node.split('.')[0]);
     if (want !== 'healthy' && want.presentSince !== undefined && major >= want.presentSince) {
       assert.equal(report.target.outcome.status, 'completed', stderr);

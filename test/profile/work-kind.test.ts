@@ -4,7 +4,7 @@
 // inlineWorkOfLine: code compiled at run time is recognised on its line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUFFER_COPIES, CHILD_PROCESS, CLONE_LABEL, COMPILE_LABEL, FILE_READS, HTTP_CLIENT, inlineWorkOfLine, specificWork } from '../../src/profile/work-kind.js';
+import { BUFFER_COPIES, CHILD_PROCESS, CLONE_LABEL, COMPILE_LABEL, FILE_READS, HTTP_CLIENT, IPC_LABEL, inlineWorkOfLine, specificWork } from '../../src/profile/work-kind.js';
 import type { Frame } from '../../src/profile/call-tree.js';
 import type { CpuProfile } from '../../src/profile/cpu-profile.js';
 import { buildCallTree } from '../../src/profile/build-call-tree.js';
@@ -117,6 +117,37 @@ test('child_process frames are child-process work, with the native spawn and the
   const items = workBreakdown(tree, tree.frames.findIndex((f) => f.name === 'currentVersion')).items;
   assert.equal(items.find((i) => i.label === CHILD_PROCESS)?.share, 0.9);
   assert.equal(items.find((i) => i.label === 'native/V8'), undefined, 'the native spawn is the child process\'s');
+});
+
+test('issue 24: a cluster worker\'s connections arriving over IPC are IPC work, and the socket setup under them stays sockets', () => {
+  // Frame names measured in the cluster-round-robin example's workers (Node 20): the hand-off is
+  // read in channel.onread, parsed in parseChannelMessages, delivered by onconnection.
+  for (const [name, file] of [['channel.onread', 'node:internal/child_process'], ['parseChannelMessages', 'node:internal/child_process/serialization'],
+    ['target._send', 'node:internal/child_process'], ['handleMessage', 'node:internal/child_process'], ['onconnection', 'node:internal/cluster/child'],
+    ['onInternalMessage', 'node:internal/cluster/utils']]) {
+    assert.deepEqual(specificWork(frame(name, file, 'node-core')), { work: 'ipc', label: IPC_LABEL }, name);
+  }
+  assert.equal(specificWork(frame('ChildProcess.spawn', 'node:internal/child_process', 'node-core'))?.label, CHILD_PROCESS);
+  const cwd = '/srv/app';
+  const app = `file://${cwd}/server.js`;
+  const profile: CpuProfile = {
+    nodes: [
+      node(1, '(root)', '', [2]),
+      node(2, 'channel.onread', 'node:internal/child_process', [3], 613),
+      node(3, 'onconnection', 'node:internal/cluster/child', [4], 139),
+      node(4, 'Socket', 'node:net', [5], 359),
+      node(5, 'status', app, [], 17),
+    ],
+    startTime: 0,
+    endTime: 10_000,
+    samples: [2, 4, 4, 4, 4, 5, 5, 5, 5, 3],
+    timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000],
+  };
+  const tree = buildCallTree(profile, { cwd });
+  const totals = workTotals(tree);
+  assert.equal(totals.get('child-process') ?? 0, 0, 'nothing was spawned');
+  assert.ok((totals.get('ipc') ?? 0) > 0, JSON.stringify([...totals]));
+  assert.ok((totals.get('net') ?? 0) > (totals.get('ipc') ?? 0), 'the socket setup is the sockets\' work');
 });
 
 test('a dependency run from a Node core event is the dependency\'s work, not the event\'s', () => {

@@ -158,4 +158,23 @@ test('call counts are read per thread; rows that are not rows are dropped, a bro
   assert.deepEqual(run.callCounts, [{ pid: 10, threadId: 0, start: T0 + 100, end: T0 + 500, scripts: { [url]: [['evaluateRule', 17, 0, 25, 1, 1131], ['computeDiscount', 27, 0, 36, 1, 114]] } }]);
   assert.ok(run.readWarnings.some((w) => w.startsWith('calls-11-0.json is unreadable')), run.readWarnings.join('\n'));
   assert.ok(run.readWarnings.some((w) => w.startsWith('calls-12-0.json is unreadable') && w.endsWith('its call counts are left out')), run.readWarnings.join('\n'));
+test('a cluster primary\'s stream is read into its own list, never into samples; a malformed one is skipped with a warning', async () => {
+  const primary = (t: number, over: Record<string, unknown> = {}) => ({
+    ...env(20, 0, t), type: 'primary', role: 'cluster-primary', intervalMs: 100, cpu: { user: 900, system: 100 }, agentUs: 50, elu: 0.1, eld,
+    mem: { rss: 1, heapUsed: 1, heapTotal: 1 }, heldSockets: 3, handedOff: { 1: 5, 2: 4 }, workers: 2, schedulingPolicy: 2, ...over,
+  });
+  const dir = runDir({
+    'meta.json': JSON.stringify(meta()),
+    'telemetry.ndjson': lines(
+      primary(T0 + 700), primary(T0 + 600, { forkSite: [{ function: 'start', file: '/srv/app/server.js', line: 11, column: 34 }] }),
+      primary(T0 + 800, { handedOff: { 1: 'five' } }), primary(T0 + 900, { role: 'worker' }), sample(10, 0, T0 + 700),
+    ),
+  });
+  const run = await readRunDir(dir);
+  const t = run.threads.find((x) => x.pid === 20)!;
+  assert.deepEqual(t.samples, []);
+  assert.deepEqual(t.primary?.map((m) => m.t), [T0 + 600, T0 + 700], 'in time order, the malformed ones left out');
+  assert.equal(t.primary?.[0].forkSite?.[0].line, 11);
+  assert.deepEqual(run.threads.find((x) => x.pid === 10)!.primary ?? [], []);
+  assert.equal(run.readWarnings.filter((w) => /missing or malformed fields/.test(w)).length, 2);
 });

@@ -5,7 +5,7 @@ import type { WorkItem } from '../../profile/work-breakdown.js';
 import { round } from './stats.js';
 
 /** Work kinds specific enough to name in a finding (the rest is "its own code"). */
-const SPECIFIC = new Set(['json', 'crypto', 'regex', 'zlib', 'fs', 'buffer', 'net', 'stream', 'inspect', 'vm', 'http-client', 'intl', 'errors', 'search', 'copy', 'child-process', 'compile', 'clone']);
+const SPECIFIC = new Set(['json', 'crypto', 'regex', 'zlib', 'fs', 'buffer', 'net', 'stream', 'inspect', 'vm', 'http-client', 'intl', 'errors', 'search', 'copy', 'child-process', 'compile', 'clone', 'ipc']);
 
 /** Whether a work kind is specific enough to name and advise on (not "own code", a package, Node core). */
 export function isSpecificWork(work: string): boolean {

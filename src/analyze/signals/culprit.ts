@@ -79,5 +79,5 @@ export function frameCulprit(frame: Frame, cwd: string): Culprit {
 
 /** `name (file:line)` for summaries. */
 export function describeCulprit(c: Culprit): string {
-  return `${c.function} (${c.file}:${c.line})`;
+  return `${c.function} (${c.file}${c.line > 0 ? `:${c.line}` : ''})`;
 }

@@ -6,6 +6,7 @@
 import type { Finding } from '../../analyze/finding.js';
 import type { Report } from '../report-schema.js';
 import { alsoFoundText, isAlsoFoundList, showInfinity } from '../../analyze/evidence.js';
+import { clusterLine } from '../cluster-summary.js';
 
 /** Escapes text for Markdown (inline and table cells). */
 export function mdText(s: string): string {
@@ -35,7 +36,7 @@ function findingSection(f: Finding, i: number): string[] {
   const out = [`### ${i + 1}. ${mdText(f.title)} (${f.severity}, ${f.category})`, '', mdText(f.summary), ''];
   if (f.culprit) {
     const { function: fn, file, line, column } = f.culprit;
-    out.push(`**Culprit:** ${mdCode(fn)} at ${mdCode(`${file}:${line}${column ? `:${column}` : ''}`)}`, '');
+    out.push(`**Culprit:** ${mdCode(fn)} at ${mdCode(line > 0 ? `${file}:${line}${column ? `:${column}` : ''}` : file)}`, '');
   }
   const ev = Object.entries(f.evidence).flatMap(([k, v]) => {
     const s = evidenceValue(v);
@@ -59,7 +60,7 @@ function verdict(report: Report): string {
   }
   if (serious.length === 0) return '**Verdict:** healthy: no warning or critical finding.';
   const main = serious[0];
-  const where = main.culprit ? ` in ${mdCode(main.culprit.function)} (${mdCode(`${main.culprit.file}:${main.culprit.line}`)})` : '';
+  const where = main.culprit ? ` in ${mdCode(main.culprit.function)} (${mdCode(main.culprit.line > 0 ? `${main.culprit.file}:${main.culprit.line}` : main.culprit.file)})` : '';
   const partial = incomplete ? ' The diagnosis is incomplete: see its finding below.' : '';
   return `**Verdict:** ${serious.length} problem${serious.length > 1 ? 's' : ''} found. Main: ${mdText(main.title)}${where}.${partial}`;
 }
@@ -84,6 +85,8 @@ function loadSection(report: Report): string[] {
   ];
   const out = ['## Load', '', '| req/s | p50 ms | p99 ms | max ms | errors | requests | duration |', '|---:|---:|---:|---:|---:|---:|---:|', `| ${row.join(' | ')} |`, ''];
   if (l.generator.saturated) out.push('> The load generator was saturated: these figures understate the server.', '');
+  const cluster = report.telemetry?.cluster;
+  if (cluster) out.push(`**Cluster:** ${mdText(clusterLine(cluster))}.`, '');
   return out;
 }
 

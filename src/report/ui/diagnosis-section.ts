@@ -36,7 +36,7 @@ function findingCard(f: PayloadFinding, profiled: Profiled): HTMLElement {
   const culprit = f.culprit
     ? h('div', { class: 'culprit' },
       h('span', { class: 'muted' }, 'Culprit: '), h('code', null, f.culprit.function), ' at ',
-      h('code', null, `${f.culprit.file}:${f.culprit.line}`), ' ',
+      h('code', null, f.culprit.line > 0 ? `${f.culprit.file}:${f.culprit.line}` : f.culprit.file), ' ',
       profiled(f.culprit.function, f.culprit.file, f.culprit.line) ? flameLink(f.culprit.function, f.culprit.file, f.culprit.line) : null)
     : null;
   return h('article', { class: `finding sev-${f.severity}`, data: { code: f.code } },

@@ -17,6 +17,7 @@ export function runHeader(p: ReportPayload, sections: [string, string][]): HTMLE
     p.load ? `${num(p.load.requests.perSecond)} req/s, p99 ${ms(p.load.latency.p99)}` : null,
     p.telemetry ? `event-loop delay p99 ${ms(p.telemetry.eventLoop.delayP99Ms)}, utilization ${pct(p.telemetry.eventLoop.utilizationMean)}` : null,
     p.telemetry?.gc.count ? `GC ${pct(p.telemetry.gc.shareOfWall)} of wall time` : null,
+    p.telemetry?.cluster ? clusterFact(p.telemetry.cluster) : null,
     p.telemetry?.agentCost ? `agent cost ≥ ${pct(p.telemetry.agentCost.shareOfCpu)} of the target's CPU` +
       (p.telemetry.agentCost.cpuSamplingIntervalUs ? ` (CPU profile at ${num(Math.round(1e6 / p.telemetry.agentCost.cpuSamplingIntervalUs))} Hz)` : '') : null,
     r.nodeVersion ? `Node ${r.nodeVersion}` : null,
@@ -31,6 +32,13 @@ export function runHeader(p: ReportPayload, sections: [string, string][]): HTMLE
     h('nav', null, ...sections.map(([id, title]) => h('a', { attrs: { href: `#${id}` } }, title))),
     p.warnings.length ? h('details', { class: 'warnings' }, h('summary', null, `${p.warnings.length} warning(s) while reading the run`),
       h('ul', null, ...p.warnings.map((w) => h('li', null, w)))) : null);
+}
+
+/** Requests per cluster worker (report.json telemetry.cluster), and what the primary handed off. */
+function clusterFact(c: NonNullable<NonNullable<ReportPayload['telemetry']>['cluster']>): string {
+  const shares = c.workers.map((w) => `${Math.round(w.share * 100)} %`).join(' / ');
+  const primary = c.primary && c.primary.connectionsHandedOff > 0 ? `, primary ${pct(c.primary.coreShare)} of a core` : '';
+  return `${c.workers.length} cluster worker${c.workers.length === 1 ? '' : 's'}: requests ${shares}${primary}`;
 }
 
 /** What the in-process agents failed to do: shown open, as each one is data the diagnosis lacks. */
