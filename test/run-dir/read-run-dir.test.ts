@@ -158,6 +158,8 @@ test('call counts are read per thread; rows that are not rows are dropped, a bro
   assert.deepEqual(run.callCounts, [{ pid: 10, threadId: 0, start: T0 + 100, end: T0 + 500, scripts: { [url]: [['evaluateRule', 17, 0, 25, 1, 1131], ['computeDiscount', 27, 0, 36, 1, 114]] } }]);
   assert.ok(run.readWarnings.some((w) => w.startsWith('calls-11-0.json is unreadable')), run.readWarnings.join('\n'));
   assert.ok(run.readWarnings.some((w) => w.startsWith('calls-12-0.json is unreadable') && w.endsWith('its call counts are left out')), run.readWarnings.join('\n'));
+});
+
 test('a cluster primary\'s stream is read into its own list, never into samples; a malformed one is skipped with a warning', async () => {
   const primary = (t: number, over: Record<string, unknown> = {}) => ({
     ...env(20, 0, t), type: 'primary', role: 'cluster-primary', intervalMs: 100, cpu: { user: 900, system: 100 }, agentUs: 50, elu: 0.1, eld,
