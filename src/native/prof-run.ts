@@ -176,7 +176,7 @@ export async function writeProfileRunDir(spec: ProfileRunDirSpec): Promise<{ dir
 /** Checks the arguments before any work: every log exists and is a file. */
 export function checkTickLogFiles(files: readonly string[], cwd: string): void {
   for (const f of files) {
-    let isFile = false;
+    let isFile: boolean;
     try { isFile = statSync(resolve(cwd, f)).isFile(); } catch { isFile = false; }
     if (!isFile) {
       throw hotpathError('HOTPATH_ERR_TICK_LOG', `Cannot read the tick log ${f}: no such file`, { details: { file: f } });

@@ -219,6 +219,8 @@ class RunSession {
       if (!stop.signal.aborted) throw err;
     } finally {
       this.hooks.signal?.removeEventListener('abort', onAbort);
+      // The user's interrupt wins over whatever the load did (an error included).
+      // eslint-disable-next-line no-unsafe-finally
       if (this.hooks.signal?.aborted) throw new Interrupted();
     }
   }
