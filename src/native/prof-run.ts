@@ -14,7 +14,7 @@ import { readRunDir } from '../run-dir/read-run-dir.js';
 import { writeReports } from '../report/write-reports.js';
 import { exportProfile, type ExportFormat } from '../report/export/export-profile.js';
 import type { Report } from '../report/report-schema.js';
-import { hotpathVersion } from '../run/hotpath-version.js';
+import { hotpathVersion } from '../hotpath-version.js';
 import { analyzeTickLog, type TickLogAnalysis } from './analyze-tick-log.js';
 import { formatProfStatistics } from './prof-statistics.js';
 import { urlToPath } from '../profile/classify-frame.js';
