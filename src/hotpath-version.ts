@@ -1,5 +1,5 @@
-// hotpath's own version, recorded in every run directory (read from package.json, which
-// sits two levels above this file once built: dist/src/).
+// hotpath's own version, for `--version`, the help and every run directory (read once from
+// package.json, which sits two levels above this file once built: dist/src/).
 
 import { readFileSync } from 'node:fs';
 
