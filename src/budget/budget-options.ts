@@ -1,7 +1,7 @@
 // The budget flags of `hotpath run` (docs/run.md, Budgets), declared as data beside the run's
 // own flags; the CLI judges them once the run is written.
 
-import type { OptionSpec } from '../cli/option-spec.js';
+import type { OptionSpec } from '../options/option-spec.js';
 
 export const budgetOptionSpecs: readonly OptionSpec[] = [
   { key: 'assert', flag: 'assert', type: 'strings', valueName: '<budget>',

@@ -4,7 +4,7 @@
 import { commands as defaultCommands } from './commands/index.js';
 import type { Command } from './command.js';
 import { commandHelp, mainHelp } from './help.js';
-import { parseArgv } from './option-spec.js';
+import { parseArgv } from '../options/option-spec.js';
 import { processIO, styler, type CliIO } from './io.js';
 import { hotpathError, isHotpathError } from '../errors.js';
 import { hotpathVersion } from '../hotpath-version.js';

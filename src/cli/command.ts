@@ -1,7 +1,7 @@
 // The contract every CLI command implements. A command declares its options as data
-// (see option-spec.ts) and returns an exit code; only cli/main.ts calls process.exit.
+// (see options/option-spec.ts) and returns an exit code; only cli/main.ts calls process.exit.
 
-import type { OptionSpec, ParsedArgs } from './option-spec.js';
+import type { OptionSpec, ParsedArgs } from '../options/option-spec.js';
 import type { CliIO } from './io.js';
 
 export interface Command {

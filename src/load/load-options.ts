@@ -1,7 +1,7 @@
 // The load flags, declared once as data. `hotpath load` adds only --json and the URL;
 // `hotpath run` reuses `loadOptionSpecs` (they never mention the URL) for its own load.
 
-import type { OptionSpec } from '../cli/option-spec.js';
+import type { OptionSpec } from '../options/option-spec.js';
 
 /** Seconds measured when neither --duration nor --amount is given. */
 export const DEFAULT_DURATION_S = 10;

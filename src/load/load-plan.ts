@@ -4,7 +4,7 @@
 
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { resolveOptions } from '../cli/option-spec.js';
+import { resolveOptions } from '../options/option-spec.js';
 import { hotpathError } from '../errors.js';
 import { redactUrl } from '../redact.js';
 import { DEFAULT_DURATION_S, loadOptionSpecs, type LoadFlags } from './load-options.js';

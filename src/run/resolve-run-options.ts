@@ -4,7 +4,7 @@
 // method, body file, scenario, --hdr-log...), so that bad input never starts the target.
 
 import { resolve } from 'node:path';
-import { resolveOptions } from '../cli/option-spec.js';
+import { resolveOptions } from '../options/option-spec.js';
 import { hotpathError } from '../errors.js';
 import { checkHdrLogPath } from '../load/hdr-log.js';
 import { loadOptionSpecs } from '../load/load-options.js';

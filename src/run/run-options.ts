@@ -2,7 +2,7 @@
 // (the URL aside: the target's own address is detected) plus the run's own. The CLI, the
 // programmatic `run()` and docs/run.md all follow this list.
 
-import type { OptionSpec } from '../cli/option-spec.js';
+import type { OptionSpec } from '../options/option-spec.js';
 import { loadOptionSpecs, type LoadFlags } from '../load/load-options.js';
 
 export const runOwnSpecs: readonly OptionSpec[] = [

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from '../command.js';
 import type { CliIO } from '../io.js';
-import type { OptionSpec, ParsedArgs } from '../option-spec.js';
+import type { OptionSpec, ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { compareRuns } from '../../compare/compare-runs.js';
 import { renderCompareMarkdown } from '../../compare/render-compare-md.js';

@@ -5,7 +5,7 @@
 import type { Command } from '../command.js';
 import type { CliIO } from '../io.js';
 import { styler } from '../io.js';
-import type { ParsedArgs } from '../option-spec.js';
+import type { ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { noResponsesReason } from '../../load/no-responses.js';
 import { INCOMPLETE_CODE } from '../../analyze/incomplete.js';
