@@ -36,7 +36,7 @@ export async function runCli(argv: readonly string[], io: CliIO = processIO(), c
   const cmd = commands.find((c) => c.name === name);
   try {
     if (!cmd) throw hotpathError('HOTPATH_ERR_UNKNOWN_COMMAND', `Unknown command "${name}"`, { showUsage: true });
-    const parsed = parseArgv(cmd.options, rest);
+    const parsed = parseArgv(cmd.options, rest, { resolve: !cmd.apiChecksOptions });
     if (parsed.help) {
       io.stderr.write(commandHelp(cmd));
       return EXIT_OK;

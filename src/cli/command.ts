@@ -13,5 +13,10 @@ export interface Command {
   /** Extra help text printed after the options (examples, notes). */
   details?: string;
   options: readonly OptionSpec[];
+  /**
+   * The API the command calls checks its options where it is entered (load(), run()): the CLI
+   * only converts argv's strings to their types, so one command line is validated once.
+   */
+  apiChecksOptions?: boolean;
   run(args: ParsedArgs, io: CliIO): Promise<number>;
 }

@@ -14,8 +14,8 @@ import { runOptionSpecs, type RunOptions } from '../../run/run-options.js';
 import { displayPath, formatRunSummary, outcomeLine } from '../../run/run-summary.js';
 import { resolve } from 'node:path';
 import { readRunDir } from '../../run-dir/read-run-dir.js';
-import { budgetOptionSpecs, BUDGET_KEYS } from '../../budget/budget-options.js';
-import { applyBudgets, readBudgets, type AppliedBudgets, type BudgetFlags } from '../../budget/apply-budgets.js';
+import { budgetOptionSpecs, BUDGET_KEYS, type BudgetFlags } from '../../budget/budget-options.js';
+import { applyBudgets, readBudgets, type AppliedBudgets } from '../../budget/apply-budgets.js';
 import { formatBudgetLines } from '../../budget/judge-budgets.js';
 
 export const EXIT_INTERRUPTED = 130;
@@ -154,5 +154,6 @@ export const runCommand: Command = {
   usage: 'hotpath run [options] -- <command...>\n       hotpath run [options] --url <url>',
   details,
   options: [...runOptionSpecs, ...budgetOptionSpecs],
+  apiChecksOptions: true,
   run: execute,
 };
