@@ -15,12 +15,28 @@ import { functionKey } from '../profile/anonymous-names.js';
 
 const severityRank: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
-/** Most specific first: when two findings name the same culprit, the earlier category wins. */
-export const SPECIFICITY: readonly Category[] = [
-  'listener-leak', 'handler-growth', 'timer-leak', 'sync-io', 'memory-leak', 'gc-pressure',
-  'connection-churn', 'unanswered-requests', 'off-loop-cpu', 'io-wait', 'event-loop-blocking', 'serialization', 'load-generator-bound', 'healthy', 'incomplete',
-  'setup-failed',
-];
+/**
+ * How specific each category is, lower first: when two findings name the same culprit, the lower
+ * one wins. A Record, so a new category cannot be left out (it would not compile).
+ */
+export const SPECIFICITY: Readonly<Record<Category, number>> = {
+  'listener-leak': 0,
+  'handler-growth': 1,
+  'timer-leak': 2,
+  'sync-io': 3,
+  'memory-leak': 4,
+  'gc-pressure': 5,
+  'connection-churn': 6,
+  'unanswered-requests': 7,
+  'off-loop-cpu': 8,
+  'io-wait': 9,
+  'event-loop-blocking': 10,
+  'serialization': 11,
+  'load-generator-bound': 12,
+  'healthy': 13,
+  'incomplete': 14,
+  'setup-failed': 15,
+};
 
 export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers): Finding[] {
   const findings: Finding[] = [];
@@ -160,7 +176,7 @@ export function mergeSameCulprit(findings: Finding[]): Finding[] {
 }
 
 /**
- * Position in SPECIFICITY; serialization moves ahead of blocking when the blocking is JSON work.
+ * Rank in SPECIFICITY; serialization moves ahead of blocking when the blocking is JSON work.
  * Latency creep files its "more work per request" under handler-growth, but it is inferred from
  * two windows of the profile, not seen registering anything: it ranks after the findings a hook
  * observed directly. A sync call the hook saw in the same function is the mechanism, and its
@@ -168,13 +184,13 @@ export function mergeSameCulprit(findings: Finding[]): Finding[] {
  */
 function specificity(f: Finding, group: Finding[]): number {
   const jsonBlocking = group.some((g) => g.category === 'event-loop-blocking' && g.evidence.work === 'json');
-  if (f.category === 'serialization' && jsonBlocking) return SPECIFICITY.indexOf('event-loop-blocking') - 0.5;
-  if (f.code === 'HOTPATH_LATENCY_CREEP') return SPECIFICITY.indexOf('sync-io') + 0.5;
+  if (f.category === 'serialization' && jsonBlocking) return SPECIFICITY['event-loop-blocking'] - 0.5;
+  if (f.code === 'HOTPATH_LATENCY_CREEP') return SPECIFICITY['sync-io'] + 0.5;
   // A handle leak names what the heap growth is made of: before a memory leak in the same function.
-  if (f.code === HANDLE_LEAK) return SPECIFICITY.indexOf('memory-leak') - 0.5;
+  if (f.code === HANDLE_LEAK) return SPECIFICITY['memory-leak'] - 0.5;
   // Yielding per item allocates a promise and an immediate per turn: GC pressure in the same function is its symptom.
-  if (f.code === 'HOTPATH_LOOP_YIELDS') return SPECIFICITY.indexOf('gc-pressure') - 0.5;
-  return SPECIFICITY.indexOf(f.category);
+  if (f.code === 'HOTPATH_LOOP_YIELDS') return SPECIFICITY['gc-pressure'] - 0.5;
+  return SPECIFICITY[f.category];
 }
 
 function withSafeEvidence(f: Finding): Finding {
