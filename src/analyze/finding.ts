@@ -37,7 +37,11 @@ export interface Culprit {
 }
 
 export interface Finding {
-  /** Stable identifier of the detector and case, e.g. `HOTPATH_LISTENER_LEAK`. */
+  /**
+   * Stable identifier of the detector and case, e.g. `HOTPATH_LISTENER_LEAK`: one of finding-codes.ts
+   * when hotpath writes it (a test keeps the two in step); a string when read back, since a run
+   * directory written by another version may hold codes this one does not know.
+   */
   code: string;
   category: Category;
   severity: Severity;
