@@ -7,6 +7,7 @@
 import type { RunData } from '../run-dir/run-data.js';
 import type { Category, Finding, Severity } from './finding.js';
 import type { Analyzer } from './analyzer.js';
+import type { FindingCode } from './finding-codes.js';
 import { analyzers } from './analyzers.js';
 import { healthyFinding } from './healthy.js';
 import { diagnosisGaps, incompleteFinding } from './incomplete.js';
@@ -47,13 +48,28 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
       findings.push(analyzerFailed(analyze, err));
     }
   }
-  const merged = heapHeldByGrowth(mergeSameCulprit(findings));
+  const merged = heapHeldByGrowth(mergeSameCulprit(creepExplainedByGrowth(findings)));
   // No verdict without evidence (incomplete.ts): what is missing is said, never called healthy.
   const gaps = diagnosisGaps(run);
   const incomplete = incompleteFinding(run, gaps);
   if (incomplete) return orderFindings([...merged, withSafeEvidence(incomplete)]);
   const healthy = healthyFinding(run, merged);
   return orderFindings(healthy ? [...merged, withSafeEvidence(healthy)] : merged);
+}
+
+/** What the growth analyzers (listeners, routes, timers, heap) write. */
+const GROWTH_CODES: ReadonlySet<string> = new Set([
+  'HOTPATH_LISTENER_LEAK', 'HOTPATH_HANDLER_GROWTH', 'HOTPATH_TIMER_LEAK',
+  'HOTPATH_MEMORY_LEAK', 'HOTPATH_EXTERNAL_MEMORY_LEAK', 'HOTPATH_HEAP_GROWTH_UNCONFIRMED',
+] satisfies FindingCode[]);
+
+/**
+ * Latency creep that a growth analyzer found the cause of is that growth's symptom: the growth
+ * finding says it (its latencyTrendR2), and the creep is not reported on its own.
+ */
+export function creepExplainedByGrowth(findings: Finding[]): Finding[] {
+  if (!findings.some((f) => GROWTH_CODES.has(f.code))) return findings;
+  return findings.filter((f) => f.code !== 'HOTPATH_LATENCY_CREEP');
 }
 
 /**
