@@ -120,6 +120,8 @@ const reloadsModules = (f: Finding) => f.code === 'HOTPATH_SYNC_IO' && f.evidenc
  * argument: it ranks what was allocated, garbage included, not what stayed.
  */
 export function heapHeldByGrowth(findings: Finding[]): Finding[] {
+  // LinkedEvidence types these fields; Number() stays because jsonSafe has already turned a
+  // non-finite number into 'Infinity' or null by the time the post-steps read them.
   const heap = findings.find((f) => f.category === 'memory-leak' && f.code !== HANDLE_LEAK && f.severity !== 'info');
   if (!heap) return findings;
   const bytesPerRequest = Number(heap.evidence.bytesPerRequest ?? 0);
