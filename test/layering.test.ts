@@ -2,15 +2,15 @@
 // bottom; load, then run-dir → profile → analyze → report, then compare, budget and native; run
 // above them, the CLI on top. The agent and hotpath/protect stand alone: the agent imports nothing
 // of hotpath (it is bundled into the user's process), protect only the error registry. Anything
-// above the load engine may read the agent's protocol types. Checked on the built files, like
-// test/protect/protect-independence.test.ts.
+// above the load engine may read the agent's protocol types. Checked on the sources, so that
+// type-only imports count too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const src = fileURLToPath(new URL('../src/', import.meta.url));
+const src = fileURLToPath(new URL('../../src/', import.meta.url));
 
 /** Lower layers first; a folder may import its own files and those of lower layers. */
 const LAYERS: readonly (readonly string[])[] = [
@@ -38,7 +38,7 @@ const EXCEPTIONS: ReadonlyMap<string, string> = new Map([
   ['report/report-schema.js -> budget/budget.js', 'type of report.json budgets'],
 ]);
 
-const part = (file: string) => file.split('/')[0].replace(/\.js$/, '');
+const part = (file: string) => file.split('/')[0].replace(/\.[jt]s$/, '');
 const rank = (p: string) => LAYERS.findIndex((l) => l.includes(p));
 
 function allowed(from: string, to: string): boolean {
@@ -52,8 +52,8 @@ function allowed(from: string, to: string): boolean {
 }
 
 test('src/ imports one way: each folder only its own files and lower layers (agent and protect stand alone)', () => {
-  const files = readdirSync(src, { recursive: true }).map(String).filter((f) => f.endsWith('.js'));
-  assert.ok(files.length > 200, `found the built files (${files.length})`);
+  const files = readdirSync(src, { recursive: true }).map(String).filter((f) => f.endsWith('.ts'));
+  assert.ok(files.length > 200, `found the sources (${files.length})`);
   const unknown = [...new Set(files.map(part))].filter((p) => rank(p) < 0 && p !== 'agent' && p !== 'protect');
   assert.deepEqual(unknown, [], 'every folder of src/ has a layer');
   const wrong: string[] = [];
@@ -64,7 +64,7 @@ test('src/ imports one way: each folder only its own files and lower layers (age
       const spec = m[1] ?? m[2];
       if (!spec.startsWith('.')) continue;
       const to = relative(src, resolve(dirname(join(src, file)), spec));
-      const edge = `${file} -> ${to}`;
+      const edge = `${file.replace(/\.ts$/, '.js')} -> ${to}`;
       if (EXCEPTIONS.has(edge)) used.add(edge);
       else if (!allowed(file, to)) wrong.push(edge);
     }
