@@ -215,7 +215,7 @@ function withSafeEvidence(f: Finding): Finding {
   return { ...f, evidence: jsonSafe(f.evidence) as Record<string, unknown> };
 }
 
-/** DESIGN.md: a finding without evidence is not shown. */
+/** A finding without evidence is not shown (docs/architecture.md, Principles). */
 function hasEvidence(f: Finding): boolean {
   return Object.keys(f.evidence).length > 0;
 }
