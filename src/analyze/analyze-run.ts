@@ -8,7 +8,7 @@ import type { RunData } from '../run-dir/run-data.js';
 import type { Category, Finding, Severity } from './finding.js';
 import type { Analyzer } from './analyzer.js';
 import type { FindingCode } from './finding-codes.js';
-import { analyzers } from './analyzers.js';
+import { analyzers } from './analyzer-list.js';
 import { healthyFinding } from './healthy.js';
 import { diagnosisGaps, incompleteFinding } from './incomplete.js';
 import { jsonSafe, type AlsoFound } from './evidence.js';

@@ -13,7 +13,7 @@ import { gcActivity } from './signals/gc-activity.js';
 import { round } from './signals/stats.js';
 import { agentCost } from './signals/agent-cost.js';
 import { BLOCKING_STARVED_CPU_PER_ACTIVE, ownChildren } from './event-loop-blocking.js';
-import { cpuViewOf, topAppFunction } from './signals/cpu-profile.js';
+import { cpuViewOf, topAppFunction } from './signals/cpu-view.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import type { Culprit } from './finding.js';
 

@@ -8,7 +8,7 @@
 import type { RunData } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
 import { latencyTrend, creepShare, type LatencyTrend } from './signals/latency-trend.js';
-import { cpuViewOf, treeOf } from './signals/cpu-profile.js';
+import { cpuViewOf, treeOf } from './signals/cpu-view.js';
 import { busiestThread, loadWindow } from './signals/load-window.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { frameCulprit } from './signals/culprit.js';

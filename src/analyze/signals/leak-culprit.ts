@@ -7,7 +7,7 @@
 import type { RunData } from '../../run-dir/run-data.js';
 import type { Frame } from '../../profile/call-tree.js';
 import type { Culprit } from '../finding.js';
-import { allocationsOf } from './heap-profile.js';
+import { allocationsOf } from './allocation-view.js';
 import { retainedOf, RETAINED_CULPRIT_MIN_SHARE, type RetainedSite, type RetainedView } from './retained-heap.js';
 import type { Window } from './load-window.js';
 import { frameCulprit, relativeFile } from './culprit.js';

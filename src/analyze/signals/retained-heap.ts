@@ -14,7 +14,7 @@ import { buildHeapTree } from '../../profile/build-heap-tree.js';
 import { retainedOwners, type RetainedOwner } from '../../profile/retained-owners.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import { busiestThread, loadWindow } from './load-window.js';
-import { cpuViewOf } from './cpu-profile.js';
+import { cpuViewOf } from './cpu-view.js';
 import { perRun } from './per-run.js';
 
 export interface RetainedSite {
