@@ -1,6 +1,6 @@
 // Who holds a leak's bytes, for memory-leak: from the retained view when the run has one
 // (retained-heap.ts: what was still alive after the load, free of garbage), else from the
-// allocation view (heap-profile.ts: every allocation, garbage included, which for a leak next to
+// allocation view (allocation-view.ts: every allocation, garbage included, which for a leak next to
 // per-request churn names the churn). Returns the culprit, the sentences that say how it was
 // found, and the evidence.
 
