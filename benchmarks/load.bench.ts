@@ -103,7 +103,7 @@ async function measure(tool: Tool, url: string, seconds: number, serverPid: numb
   const wall = (Date.now() - t0) / 1000;
   const serverS = (processTicks(serverPid) - server0) / CLK_TCK;
   const busyS = (machineBusyTicks() - busy0) / CLK_TCK;
-  let done = 0;
+  let done: number;
   try {
     done = tool.completed(r.stdout);
   } catch {

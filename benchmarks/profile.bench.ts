@@ -9,7 +9,6 @@ import type { CpuProfile } from '../src/profile/cpu-profile.js';
 import { buildCallTree } from '../src/profile/build-call-tree.js';
 import { hotspots } from '../src/profile/hotspots.js';
 import { workBreakdown } from '../src/profile/work-breakdown.js';
-import { recursionOf } from '../src/profile/stack-paths.js';
 import { cpuStackSamples } from '../src/profile/stack-samples.js';
 import { toPprof } from '../src/report/export/pprof.js';
 import { toFolded } from '../src/report/export/folded.js';
@@ -83,7 +82,7 @@ export const profileBench: BenchSuite = {
     const tree = buildCallTree(profile, opts);
     const rank = median(() => hotspots(tree, { limit: 50 }), runs);
     const top = hotspots(tree, { limit: 5, kinds: ['app'] });
-    const explain = median(() => top.forEach((h) => { workBreakdown(tree, h.frame); recursionOf(tree, h.frame); }), runs);
+    const explain = median(() => top.forEach((h) => workBreakdown(tree, h.frame)), runs);
     const model = build + rank + explain;
     const samples = cpuStackSamples(profile, opts);
     const stacks = median(() => cpuStackSamples(profile, opts), runs);

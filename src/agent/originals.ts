@@ -4,7 +4,6 @@ import { EventEmitter } from 'node:events';
 import { timed } from './own-time.js';
 
 export const originalOn = EventEmitter.prototype.on;
-export const originalOnce = EventEmitter.prototype.once;
 export const originalSetTimeout = globalThis.setTimeout;
 export const originalSetInterval = globalThis.setInterval;
 export const originalClearTimeout = globalThis.clearTimeout;

@@ -7,7 +7,8 @@
 import type { RunData } from '../run-dir/run-data.js';
 import type { Category, Finding, Severity } from './finding.js';
 import type { Analyzer } from './analyzer.js';
-import { analyzers } from './analyzers.js';
+import type { FindingCode } from './finding-codes.js';
+import { analyzers } from './analyzer-list.js';
 import { healthyFinding } from './healthy.js';
 import { diagnosisGaps, incompleteFinding } from './incomplete.js';
 import { jsonSafe, type AlsoFound } from './evidence.js';
@@ -15,12 +16,30 @@ import { functionKey } from '../profile/anonymous-names.js';
 
 const severityRank: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
-/** Most specific first: when two findings name the same culprit, the earlier category wins. */
-export const SPECIFICITY: readonly Category[] = [
-  'listener-leak', 'handler-growth', 'timer-leak', 'sync-io', 'memory-leak', 'gc-pressure',
-  'connection-churn', 'unanswered-requests', 'off-loop-cpu', 'io-wait', 'event-loop-blocking', 'serialization', 'load-generator-bound', 'healthy', 'incomplete',
-  'setup-failed',
-];
+/**
+ * How specific each category is, lower first: when two findings name the same culprit, the lower
+ * one wins. A Record, so a new category cannot be left out (it would not compile).
+ */
+export const SPECIFICITY: Readonly<Record<Category, number>> = {
+  'listener-leak': 0,
+  'handler-growth': 1,
+  'timer-leak': 2,
+  'sync-io': 3,
+  'memory-leak': 4,
+  'gc-pressure': 5,
+  'connection-churn': 6,
+  'unanswered-requests': 7,
+  'off-loop-cpu': 8,
+  'io-wait': 9,
+  // The socket write path a function pays for (native frames, --native) says more than "blocks".
+  'socket-writes': 10,
+  'event-loop-blocking': 11,
+  'serialization': 12,
+  'load-generator-bound': 13,
+  'healthy': 14,
+  'incomplete': 15,
+  'setup-failed': 16,
+};
 
 export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers): Finding[] {
   const findings: Finding[] = [];
@@ -31,13 +50,28 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
       findings.push(analyzerFailed(analyze, err));
     }
   }
-  const merged = heapHeldByGrowth(mergeSameCulprit(findings));
+  const merged = heapHeldByGrowth(mergeSameCulprit(creepExplainedByGrowth(findings)));
   // No verdict without evidence (incomplete.ts): what is missing is said, never called healthy.
   const gaps = diagnosisGaps(run);
   const incomplete = incompleteFinding(run, gaps);
   if (incomplete) return orderFindings([...merged, withSafeEvidence(incomplete)]);
   const healthy = healthyFinding(run, merged);
   return orderFindings(healthy ? [...merged, withSafeEvidence(healthy)] : merged);
+}
+
+/** What the growth analyzers (listeners, routes, timers, heap) write. */
+const GROWTH_CODES: ReadonlySet<string> = new Set([
+  'HOTPATH_LISTENER_LEAK', 'HOTPATH_HANDLER_GROWTH', 'HOTPATH_TIMER_LEAK',
+  'HOTPATH_MEMORY_LEAK', 'HOTPATH_EXTERNAL_MEMORY_LEAK', 'HOTPATH_HEAP_GROWTH_UNCONFIRMED',
+] satisfies FindingCode[]);
+
+/**
+ * Latency creep that a growth analyzer found the cause of is that growth's symptom: the growth
+ * finding says it (its latencyTrendR2), and the creep is not reported on its own.
+ */
+export function creepExplainedByGrowth(findings: Finding[]): Finding[] {
+  if (!findings.some((f) => GROWTH_CODES.has(f.code))) return findings;
+  return findings.filter((f) => f.code !== 'HOTPATH_LATENCY_CREEP');
 }
 
 /**
@@ -88,6 +122,8 @@ const reloadsModules = (f: Finding) => f.code === 'HOTPATH_SYNC_IO' && f.evidenc
  * argument: it ranks what was allocated, garbage included, not what stayed.
  */
 export function heapHeldByGrowth(findings: Finding[]): Finding[] {
+  // LinkedEvidence types these fields; Number() stays because jsonSafe has already turned a
+  // non-finite number into 'Infinity' or null by the time the post-steps read them.
   const heap = findings.find((f) => f.category === 'memory-leak' && f.code !== HANDLE_LEAK && f.severity !== 'info');
   if (!heap) return findings;
   const bytesPerRequest = Number(heap.evidence.bytesPerRequest ?? 0);
@@ -160,7 +196,7 @@ export function mergeSameCulprit(findings: Finding[]): Finding[] {
 }
 
 /**
- * Position in SPECIFICITY; serialization moves ahead of blocking when the blocking is JSON work.
+ * Rank in SPECIFICITY; serialization moves ahead of blocking when the blocking is JSON work.
  * Latency creep files its "more work per request" under handler-growth, but it is inferred from
  * two windows of the profile, not seen registering anything: it ranks after the findings a hook
  * observed directly. A sync call the hook saw in the same function is the mechanism, and its
@@ -175,21 +211,21 @@ function specificity(f: Finding, group: Finding[]): number {
   // durations are wall time and swell on a busy machine (a deep copy read 11 % GC beside other
   // tenants, 2-5 % without), the JSON share of the samples does not.
   const gc = group.find((g) => g.category === 'gc-pressure');
-  if (f.category === 'serialization' && gc && num(f.evidence.jsonShare) > num(gc.evidence.gcShare)) return SPECIFICITY.indexOf('gc-pressure') - 0.5;
-  if (f.category === 'serialization' && jsonBlocking) return SPECIFICITY.indexOf('event-loop-blocking') - 0.5;
-  if (f.code === 'HOTPATH_LATENCY_CREEP') return SPECIFICITY.indexOf('sync-io') + 0.5;
+  if (f.category === 'serialization' && gc && num(f.evidence.jsonShare) > num(gc.evidence.gcShare)) return SPECIFICITY['gc-pressure'] - 0.5;
+  if (f.category === 'serialization' && jsonBlocking) return SPECIFICITY['event-loop-blocking'] - 0.5;
+  if (f.code === 'HOTPATH_LATENCY_CREEP') return SPECIFICITY['sync-io'] + 0.5;
   // A handle leak names what the heap growth is made of: before a memory leak in the same function.
-  if (f.code === HANDLE_LEAK) return SPECIFICITY.indexOf('memory-leak') - 0.5;
+  if (f.code === HANDLE_LEAK) return SPECIFICITY['memory-leak'] - 0.5;
   // Yielding per item allocates a promise and an immediate per turn: GC pressure in the same function is its symptom.
-  if (f.code === 'HOTPATH_LOOP_YIELDS') return SPECIFICITY.indexOf('gc-pressure') - 0.5;
-  return SPECIFICITY.indexOf(f.category);
+  if (f.code === 'HOTPATH_LOOP_YIELDS') return SPECIFICITY['gc-pressure'] - 0.5;
+  return SPECIFICITY[f.category];
 }
 
 function withSafeEvidence(f: Finding): Finding {
   return { ...f, evidence: jsonSafe(f.evidence) as Record<string, unknown> };
 }
 
-/** DESIGN.md: a finding without evidence is not shown. */
+/** A finding without evidence is not shown (docs/architecture.md, Principles). */
 function hasEvidence(f: Finding): boolean {
   return Object.keys(f.evidence).length > 0;
 }

@@ -10,7 +10,7 @@ import type { RunData } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
 import { immediateYields } from './signals/immediate-yields.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
-import { appFunctions, cpuViewOf, samplesOf, type CpuView, type FunctionCost } from './signals/cpu-profile.js';
+import { appFunctions, cpuViewOf, samplesOf, type CpuView, type FunctionCost } from './signals/cpu-view.js';
 import { longestHolder, longStretches, type LongStretches } from '../profile/long-stretches.js';
 import { describeCulprit, frameCulprit, siteCulprit } from './signals/culprit.js';
 import { stallCulprits, type StallCulprit } from './signals/stall-causes.js';

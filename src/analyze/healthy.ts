@@ -14,7 +14,7 @@ import { round } from './signals/stats.js';
 import { agentCost } from './signals/agent-cost.js';
 import { BLOCKING_STALL_MS, BLOCKING_STARVED_CPU_PER_ACTIVE, ownChildren } from './event-loop-blocking.js';
 import { describePreemptedStall } from './signals/preempted-stall.js';
-import { cpuViewOf, topAppFunction } from './signals/cpu-profile.js';
+import { cpuViewOf, topAppFunction } from './signals/cpu-view.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import type { Culprit } from './finding.js';
 

@@ -1,5 +1,6 @@
-// Latency creep: server latency rising with time under constant load, when no growth
-// analyzer (listeners, routes, timers, heap) explains it. If CPU per request rises too and one
+// Latency creep: server latency rising with time under constant load. When a growth analyzer
+// (listeners, routes, timers, heap) explains it, analyze-run drops it afterwards
+// (creepExplainedByGrowth): this analyzer reads only the run. If CPU per request rises too and one
 // function's share of the CPU profile's samples grows with it, the work per request is growing
 // (category handler-growth), and the culprit is the function whose CPU per request grew most
 // between the first and last third of the run (two windows of the same CPU profile); CPU per
@@ -9,16 +10,12 @@
 import type { RunData } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
 import { latencyTrend, creepShare, type LatencyTrend } from './signals/latency-trend.js';
-import { cpuViewOf, treeOf } from './signals/cpu-profile.js';
+import { cpuViewOf, treeOf } from './signals/cpu-view.js';
 import { busiestThread, loadWindow } from './signals/load-window.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { frameCulprit } from './signals/culprit.js';
 import { hotspots } from '../profile/hotspots.js';
 import { round } from './signals/stats.js';
-import { listenerLeak } from './listener-leak.js';
-import { handlerGrowth } from './handler-growth.js';
-import { timerLeak } from './timer-leak.js';
-import { memoryLeak } from './memory-leak.js';
 import { workGrowthAdvice } from './handler-growth.advice.js';
 import { ioWaitAdvice } from './io-wait.advice.js';
 import { IO_WAIT_MAX_ELU } from './io-wait.js';
@@ -30,8 +27,6 @@ export const CREEP_CPU_GROWTH_RATIO = 1.3;
 export function latencyCreep(run: RunData): Finding[] {
   const trend = latencyTrend(run);
   if (!trend?.creeping) return [];
-  const explained = [listenerLeak, handlerGrowth, timerLeak, memoryLeak].some((a) => a(run).length > 0);
-  if (explained) return [];
   const cpuGrows = trend.cpuPerRequestEarlyMs > 0 && trend.cpuPerRequestLateMs / trend.cpuPerRequestEarlyMs >= CREEP_CPU_GROWTH_RATIO;
   // Flat CPU per request on a busy loop means the process got less CPU (a noisy neighbour),
   // not that requests wait longer on I/O: nothing to blame in the application.

@@ -10,7 +10,7 @@ import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { immediateYields } from './signals/immediate-yields.js';
 import { loopStats } from './signals/loop-stats.js';
-import { cpuViewOf } from './signals/cpu-profile.js';
+import { cpuViewOf } from './signals/cpu-view.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import { round } from './signals/stats.js';
 import { loopYieldsAdvice } from './loop-yields.advice.js';

@@ -11,7 +11,7 @@ import type { CallTree } from '../profile/call-tree.js';
 import { loopStats } from './signals/loop-stats.js';
 import { targetThreads } from './signals/load-window.js';
 import { processCpu } from './signals/process-cpu.js';
-import { cpuViewOf, treeOf } from './signals/cpu-profile.js';
+import { cpuViewOf, treeOf } from './signals/cpu-view.js';
 import { firstAppAncestor } from '../profile/attribution.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import { round } from './signals/stats.js';

@@ -7,7 +7,7 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
-import { appFunctions, cpuViewOf, type CpuView } from './signals/cpu-profile.js';
+import { appFunctions, cpuViewOf, type CpuView } from './signals/cpu-view.js';
 import { loopStats } from './signals/loop-stats.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import { round } from './signals/stats.js';

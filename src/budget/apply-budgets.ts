@@ -13,8 +13,8 @@ import { DEFAULT_MIN_EFFECT } from '../compare/metric-verdict.js';
 import type { Budget, BudgetVerdict } from './budget.js';
 import { parseBudget, parseMaxRegression } from './parse-budget.js';
 import { judgeBudgets } from './judge-budgets.js';
+import type { BudgetFlags } from './budget-options.js';
 
-export interface BudgetFlags { assert?: string[]; baseline?: string; maxRegression?: string }
 
 export function readBudgets(flags: BudgetFlags): Budget[] {
   if (flags.maxRegression !== undefined && flags.baseline === undefined) {

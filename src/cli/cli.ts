@@ -1,18 +1,13 @@
 // Dispatches argv to a command and turns errors into messages and exit codes.
 // Returns the exit code; it never exits the process itself (cli/main.ts does).
 
-import { readFileSync } from 'node:fs';
 import { commands as defaultCommands } from './commands/index.js';
 import type { Command } from './command.js';
 import { commandHelp, mainHelp } from './help.js';
-import { parseArgv } from './option-spec.js';
+import { parseArgv } from '../options/option-spec.js';
 import { processIO, styler, type CliIO } from './io.js';
 import { hotpathError, isHotpathError } from '../errors.js';
-
-export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
+import { hotpathVersion } from '../hotpath-version.js';
 
 /** Exit codes: 0 success, 1 a failed run, 2 bad input (usage errors); `run` adds 3 (incomplete diagnosis) and 130 (interrupted). */
 export const EXIT_OK = 0;
@@ -31,17 +26,17 @@ export async function runCli(argv: readonly string[], io: CliIO = processIO(), c
   const args = argv.filter((a, i) => !(a === '--debug' && !argv.slice(0, i).includes('--')));
   const [name, ...rest] = args;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stderr.write(mainHelp(commands, packageVersion()));
+    io.stderr.write(mainHelp(commands, hotpathVersion()));
     return name === undefined ? EXIT_USAGE : EXIT_OK;
   }
   if (name === '--version' || name === '-v') {
-    io.stdout.write(`${packageVersion()}\n`);
+    io.stdout.write(`${hotpathVersion()}\n`);
     return EXIT_OK;
   }
   const cmd = commands.find((c) => c.name === name);
   try {
     if (!cmd) throw hotpathError('HOTPATH_ERR_UNKNOWN_COMMAND', `Unknown command "${name}"`, { showUsage: true });
-    const parsed = parseArgv(cmd.options, rest);
+    const parsed = parseArgv(cmd.options, rest, { resolve: !cmd.apiChecksOptions });
     if (parsed.help) {
       io.stderr.write(commandHelp(cmd));
       return EXIT_OK;
@@ -57,7 +52,7 @@ function reportError(err: unknown, io: CliIO, cmd: Command | undefined, commands
   if (isHotpathError(err)) {
     io.stderr.write(`${s.red('error')} ${s.bold(err.code)}: ${err.message}\n`);
     if ((err as { showUsage?: boolean }).showUsage) {
-      io.stderr.write('\n' + (cmd ? commandHelp(cmd) : mainHelp(commands, packageVersion())));
+      io.stderr.write('\n' + (cmd ? commandHelp(cmd) : mainHelp(commands, hotpathVersion())));
     }
     if (debug && err instanceof Error) io.stderr.write(`${err.stack}\n`);
     return usageCodes.has(err.code) || (err as { showUsage?: boolean }).showUsage ? EXIT_USAGE : EXIT_FAILURE;

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { hotpathError } from '../errors.js';
-import { hotpathVersion } from '../run/hotpath-version.js';
+import { hotpathVersion } from '../hotpath-version.js';
 
 /** Written last into a cached example: its presence means the install finished. */
 const READY_MARK = '.hotpath-ready';

@@ -1,7 +1,7 @@
 // Help texts, generated from the command declarations.
 
 import type { Command } from './command.js';
-import { formatOptions, type OptionSpec } from './option-spec.js';
+import { formatOptions, type OptionSpec } from '../options/option-spec.js';
 
 export function commandHelp(cmd: Command): string {
   const help: OptionSpec = { key: 'help', flag: 'help', short: 'h', type: 'boolean', description: 'Show this help' };

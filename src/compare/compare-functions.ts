@@ -3,7 +3,7 @@
 // diagnosis reads). Per request, not per second: a faster server does more work per second.
 // Functions are matched by name and file (a fix moves lines); app code first, then by change.
 
-import type { CpuView } from '../analyze/signals/cpu-profile.js';
+import type { CpuView } from '../analyze/signals/cpu-view.js';
 import type { FunctionChange } from './comparison.js';
 
 /** A function present in one run only is listed when it took at least this share of that run's CPU. */

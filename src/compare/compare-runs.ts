@@ -7,7 +7,7 @@ import { readRunDir } from '../run-dir/read-run-dir.js';
 import type { RunData } from '../run-dir/run-data.js';
 import { buildReport } from '../report/build-report.js';
 import type { Report } from '../report/report-schema.js';
-import { cpuViewOf } from '../analyze/signals/cpu-profile.js';
+import { cpuViewOf } from '../analyze/signals/cpu-view.js';
 import { COMPARISON_VERSION, type Comparison } from './comparison.js';
 import { compareLoad } from './compare-load.js';
 import { compareFunctions } from './compare-functions.js';

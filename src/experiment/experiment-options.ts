@@ -1,7 +1,7 @@
 // The experiment flags of `hotpath run` (docs/run.md, Repeated runs and Experiments), declared
 // as data beside the run's own flags and the budget flags.
 
-import type { OptionSpec } from '../cli/option-spec.js';
+import type { OptionSpec } from '../options/option-spec.js';
 
 export const experimentOptionSpecs: readonly OptionSpec[] = [
   { key: 'repeat', flag: 'repeat', type: 'integer', min: 1, max: 50, default: 1, valueName: '<n>',

@@ -1,12 +1,12 @@
 // The load flags, declared once as data. `hotpath load` adds only --json and the URL;
 // `hotpath run` reuses `loadOptionSpecs` (they never mention the URL) for its own load.
 
-import type { OptionSpec } from '../cli/option-spec.js';
+import type { OptionSpec, OptionValues, ResolvedOptionValues } from '../options/option-spec.js';
 
 /** Seconds measured when neither --duration nor --amount is given. */
 export const DEFAULT_DURATION_S = 10;
 
-export const loadOptionSpecs: readonly OptionSpec[] = [
+export const loadOptionSpecs = [
   { key: 'connections', flag: 'connections', short: 'c', type: 'integer', min: 1, max: 100_000, default: 10, valueName: '<n>',
     description: 'Concurrent connections (split across workers)' },
   { key: 'pipelining', flag: 'pipelining', short: 'p', type: 'integer', min: 1, max: 1024, default: 1, valueName: '<n>',
@@ -42,32 +42,29 @@ export const loadOptionSpecs: readonly OptionSpec[] = [
     description: 'HTTPS: do not verify the server certificate' },
   { key: 'hdrLog', flag: 'hdr-log', type: 'string', valueName: '<file>',
     description: 'Write an HdrHistogram interval log (µs, one interval per second)' },
-];
+] as const satisfies readonly OptionSpec[];
 
 /** Flags of `hotpath load` only (output), kept apart so `run` can reuse the engine flags. */
-export const loadCommandSpecs: readonly OptionSpec[] = [
+export const loadCommandSpecs = [
   ...loadOptionSpecs,
   { key: 'json', flag: 'json', type: 'boolean', default: false,
     description: 'Print only the LoadResult JSON on stdout' },
-];
+] as const satisfies readonly OptionSpec[];
 
-/** The load flags as the programmatic API takes them (all optional; defaults as declared). */
-export interface LoadFlags {
-  connections?: number;
-  pipelining?: number;
-  duration?: number;
-  amount?: number;
-  workers?: number | 'auto';
-  warmup?: number;
-  rate?: number;
-  method?: string;
-  headers?: string[] | Record<string, string>;
-  body?: string;
-  bodyFile?: string;
-  scenario?: string;
-  keepalive?: boolean;
-  timeout?: number;
-  socket?: string;
-  insecure?: boolean;
-  hdrLog?: string;
+/**
+ * The load flags as the programmatic API takes them (all optional; defaults as declared), typed
+ * from the declaration. Headers may also be given as an object.
+ */
+export type LoadFlags = Omit<OptionValues<typeof loadOptionSpecs>, 'headers'> & { headers?: string[] | Record<string, string> };
+
+/** The load flags once checked (`resolveOptions`): typed, defaults filled in, headers as `Name: value` lines. */
+export type CheckedLoadFlags = ResolvedOptionValues<typeof loadOptionSpecs>;
+
+const loadKeys: ReadonlySet<string> = new Set(loadOptionSpecs.map((s) => s.key));
+
+/** The load flags among checked options that hold more (a run's), as checked: nothing validated again. */
+export function pickLoadFlags(options: CheckedLoadFlags): CheckedLoadFlags {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(options)) if (loadKeys.has(k) && v !== undefined) out[k] = v;
+  return out as CheckedLoadFlags;
 }

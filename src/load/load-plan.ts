@@ -1,13 +1,14 @@
 // Turns load options (from the CLI or the programmatic API) into a validated plan: options
-// checked through the shared OptionSpec declaration plus cross-checks, the URL parsed, the
-// body and scenario files read, every request prebuilt. All failures are coded errors.
+// checked once through the shared OptionSpec declaration (resolveLoadFlags), then the plan built
+// from the checked flags (planLoad): cross-checks, the URL parsed, the body and scenario files
+// read, every request prebuilt. All failures are coded errors.
 
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { resolveOptions } from '../cli/option-spec.js';
+import { resolveOptions } from '../options/option-spec.js';
 import { hotpathError } from '../errors.js';
 import { redactUrl } from '../redact.js';
-import { DEFAULT_DURATION_S, loadOptionSpecs, type LoadFlags } from './load-options.js';
+import { DEFAULT_DURATION_S, loadOptionSpecs, type CheckedLoadFlags, type LoadFlags } from './load-options.js';
 import {
   buildTemplate, connectionCloseAsked, isToken, overriddenHeaderWarnings, parseHeaderLines, type RequestTemplate, type ScenarioRequest,
 } from './request-template.js';
@@ -22,6 +23,11 @@ export interface LoadOptions extends LoadFlags {
   setup?: ScenarioRequest[];
   /** Stops the run early; the promise then resolves with what was measured. */
   signal?: AbortSignal;
+}
+
+/** What planLoad takes: load options whose flags were checked once, where the API was entered. */
+export interface CheckedLoadOptions extends Omit<LoadOptions, keyof LoadFlags> {
+  flags: CheckedLoadFlags;
 }
 
 /** Options after validation and defaults. */
@@ -54,49 +60,56 @@ export interface LoadPlan {
 
 const PROGRAMMATIC_KEYS = new Set(['url', 'requests', 'setup', 'signal']);
 
-/**
- * Every check buildPlan makes, without reading the body file's bytes (only that it can be
- * read): `hotpath run` calls it before it starts anything, with a stand-in URL until the
- * target says where it listens.
- */
-export function checkLoadOptions(options: LoadOptions): void {
-  buildPlan(options, false);
-}
-
-export function buildPlan(options: LoadOptions, readBodyBytes = true): LoadPlan {
+/** Checks the load flags of the programmatic options once: the one place they are validated. */
+export function resolveLoadFlags(options: LoadOptions): CheckedLoadOptions {
   const raw: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(options)) if (!PROGRAMMATIC_KEYS.has(k)) raw[k] = v;
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(options)) (PROGRAMMATIC_KEYS.has(k) ? rest : raw)[k] = v;
   if (raw.headers !== undefined && !Array.isArray(raw.headers) && typeof raw.headers === 'object') {
     raw.headers = Object.entries(raw.headers as Record<string, unknown>).map(([k, v]) => `${k}: ${String(v)}`);
   }
   if (options.requests !== undefined && raw.scenario !== undefined) {
     throw invalid('scenario', 'give either a scenario file or `requests`, not both');
   }
-  const v = resolveOptions(loadOptionSpecs, raw);
+  return { ...(rest as Omit<CheckedLoadOptions, 'flags'>), flags: resolveOptions(loadOptionSpecs, raw) };
+}
+
+/** Validates the options and builds the plan (the programmatic API's way in). */
+export function buildPlan(options: LoadOptions): LoadPlan {
+  return planLoad(resolveLoadFlags(options));
+}
+
+/**
+ * The plan from checked flags. With `readBodyBytes` false it only proves the body file can be
+ * read: `hotpath run` plans with a stand-in URL before it starts anything, so bad input never
+ * starts the target.
+ */
+export function planLoad(options: CheckedLoadOptions, readBodyBytes = true): LoadPlan {
+  const v = options.flags;
   const url = parseUrl(options.url);
-  const method = String(v.method).toUpperCase();
+  const method = v.method.toUpperCase();
   if (!isToken(method)) throw invalid('method', `--method must be an HTTP method token; got ${JSON.stringify(v.method)}`);
-  const parsed = parseHeaderLines((v.headers as string[] | undefined) ?? []);
+  const parsed = parseHeaderLines(v.headers ?? []);
   if ('bad' in parsed) throw invalid('header', `--header must look like "Name: value"; got ${JSON.stringify(parsed.bad)}`);
-  const body = v.bodyFile !== undefined ? readBody(String(v.bodyFile), readBodyBytes) : (v.body as string | undefined);
+  const body = v.bodyFile !== undefined ? readBody(v.bodyFile, readBodyBytes) : v.body;
   const scenario = options.requests !== undefined ? validateScenario(options.requests, 'requests')
-    : v.scenario !== undefined ? readScenario(String(v.scenario)) : undefined;
+    : v.scenario !== undefined ? readScenario(v.scenario) : undefined;
   const flags: ResolvedFlags = {
-    connections: v.connections as number,
-    pipelining: v.pipelining as number,
-    duration: (v.duration as number | undefined) ?? DEFAULT_DURATION_S,
-    amount: v.amount as number | undefined,
-    workers: v.workers === 'auto' ? Math.max(1, availableParallelism() - 1) : (v.workers as number),
-    warmup: v.warmup as number,
-    rate: v.rate as number | undefined,
+    connections: v.connections,
+    pipelining: v.pipelining,
+    duration: v.duration ?? DEFAULT_DURATION_S,
+    amount: v.amount,
+    workers: v.workers === 'auto' ? Math.max(1, availableParallelism() - 1) : v.workers,
+    warmup: v.warmup,
+    rate: v.rate,
     method,
     headers: parsed.headers,
     // `-H "Connection: close"` means what --no-keepalive means: one connection per request.
-    keepalive: (v.keepalive as boolean) && !connectionCloseAsked(parsed.headers),
-    timeout: v.timeout as number,
-    socket: v.socket as string | undefined,
-    insecure: v.insecure as boolean,
-    hdrLog: v.hdrLog as string | undefined,
+    keepalive: v.keepalive && !connectionCloseAsked(parsed.headers),
+    timeout: v.timeout,
+    socket: v.socket,
+    insecure: v.insecure,
+    hdrLog: v.hdrLog,
     scenarioLength: scenario?.length,
   };
   crossCheck(flags);

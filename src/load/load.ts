@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { runEngine, type LoadPhase } from './engine.js';
 import { HdrLog } from './hdr-log.js';
 import type { LoadResult, TimelinePoint } from './load-result.js';
-import { buildPlan, type LoadOptions } from './load-plan.js';
+import { planLoad, resolveLoadFlags, type CheckedLoadOptions, type LoadOptions, type LoadPlan } from './load-plan.js';
 import { preflight } from './preflight.js';
 import { buildResult } from './result-builder.js';
 import { sendSetup } from './setup-requests.js';
@@ -44,8 +44,17 @@ export interface LoadRun extends Promise<LoadResult> {
 }
 
 export function load(options: LoadOptions, hooks: LoadHooks = {}): LoadRun {
+  return startLoad(() => planLoad(resolveLoadFlags(options)), options.signal, hooks);
+}
+
+/** A load whose flags were checked where the API was entered (`run()`): planned, not validated again. */
+export function loadChecked(options: CheckedLoadOptions, hooks: LoadHooks = {}): LoadRun {
+  return startLoad(() => planLoad(options), options.signal, hooks);
+}
+
+function startLoad(makePlan: () => LoadPlan, signal: AbortSignal | undefined, hooks: LoadHooks): LoadRun {
   const events = new EventEmitter();
-  const promise = runLoad(options, {
+  const promise = runLoad(makePlan, signal, {
     onProgress: (p) => { hooks.onProgress?.(p); events.emit('progress', p); },
     onPhase: (phase, at) => { hooks.onPhase?.(phase, at); events.emit(phase, at); },
   });
@@ -57,8 +66,8 @@ export function load(options: LoadOptions, hooks: LoadHooks = {}): LoadRun {
   return run;
 }
 
-async function runLoad(options: LoadOptions, hooks: Required<LoadHooks>): Promise<LoadResult> {
-  const plan = buildPlan(options);
+async function runLoad(makePlan: () => LoadPlan, signal: AbortSignal | undefined, hooks: Required<LoadHooks>): Promise<LoadResult> {
+  const plan = makePlan();
   const f = plan.flags;
   const hdrLog = f.hdrLog === undefined ? undefined : new HdrLog(f.hdrLog);
   const target = await preflight({ url: plan.url, socket: f.socket, insecure: f.insecure, timeoutMs: f.timeout });
@@ -77,7 +86,7 @@ async function runLoad(options: LoadOptions, hooks: Required<LoadHooks>): Promis
     duration: f.duration,
     warmup: f.warmup,
   }, {
-    signal: options.signal,
+    signal,
     onPhase: (phase, at) => {
       if (phase === 'load-start') hdrLog?.begin(at);
       hooks.onPhase(phase, at);

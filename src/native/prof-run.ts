@@ -14,7 +14,7 @@ import { readRunDir } from '../run-dir/read-run-dir.js';
 import { writeReports } from '../report/write-reports.js';
 import { exportProfile, type ExportFormat } from '../report/export/export-profile.js';
 import type { Report } from '../report/report-schema.js';
-import { hotpathVersion } from '../run/hotpath-version.js';
+import { hotpathVersion } from '../hotpath-version.js';
 import { analyzeTickLog, type TickLogAnalysis } from './analyze-tick-log.js';
 import { formatProfStatistics } from './prof-statistics.js';
 import { urlToPath } from '../profile/classify-frame.js';
@@ -176,7 +176,7 @@ export async function writeProfileRunDir(spec: ProfileRunDirSpec): Promise<{ dir
 /** Checks the arguments before any work: every log exists and is a file. */
 export function checkTickLogFiles(files: readonly string[], cwd: string): void {
   for (const f of files) {
-    let isFile = false;
+    let isFile: boolean;
     try { isFile = statSync(resolve(cwd, f)).isFile(); } catch { isFile = false; }
     if (!isFile) {
       throw hotpathError('HOTPATH_ERR_TICK_LOG', `Cannot read the tick log ${f}: no such file`, { details: { file: f } });

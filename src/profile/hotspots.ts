@@ -1,9 +1,26 @@
 // The hotspot list: functions ranked by (attributed) self time, with self and total shares
-// of the non-idle time. Shaped like report.json's Hotspot, plus the frame index.
+// of the non-idle time: report.json's Hotspot, and the same plus the frame index for analyzers.
 
 import type { CallTree, FrameKind } from './call-tree.js';
 import { attributedSelf } from './attribution.js';
 import { frameTotals } from './frame-totals.js';
+
+/** A ranked function as report.json's `hotspots` holds it. */
+export interface Hotspot {
+  function: string;
+  /** Relative to the target's cwd for app code; as reported (node:..., node_modules/...) otherwise. */
+  file: string;
+  line: number;
+  column?: number;
+  /** Frame class: app, deps, node-core, v8-builtin, native, gc, idle, program. */
+  kind: string;
+  /** Self time after attribution (native/builtin/core/deps work charged to the nearest app frame), ms. */
+  selfMs: number;
+  /** Share of the non-idle CPU samples in the window, 0..1. */
+  selfShare: number;
+  totalMs: number;
+  totalShare: number;
+}
 
 export interface ProfileHotspot {
   /** Index into tree.frames. */

@@ -74,7 +74,7 @@ export class Protector {
   }
 
   /** The user's onPressure handler, if any. */
-  get handler(): ResolvedProtectOptions['onPressure'] {
+  get onPressure(): ResolvedProtectOptions['onPressure'] {
     return this.opts.onPressure;
   }
 

@@ -5,7 +5,7 @@ import type { RunData } from '../run-dir/run-data.js';
 import { REPORT_VERSION, type Hotspot, type Report } from './report-schema.js';
 import { summarizeTelemetry } from './telemetry-summary.js';
 import { analyzeRun } from '../analyze/analyze-run.js';
-import { hotspotsOf } from '../analyze/signals/cpu-profile.js';
+import { hotspotsOf } from '../analyze/signals/cpu-view.js';
 import { agentErrorsOf } from '../analyze/signals/agent-errors.js';
 
 /** How many hotspots report.json keeps (the UI has the full profile). */

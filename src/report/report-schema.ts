@@ -6,24 +6,12 @@ import type { LoadResult } from '../load/load-result.js';
 import type { RunMeta } from '../run-dir/schema.js';
 import type { AgentErrorRow } from '../analyze/signals/agent-errors.js';
 import type { BudgetVerdict } from '../budget/budget.js';
+import type { Hotspot } from '../profile/hotspots.js';
 
 export const REPORT_VERSION = 1;
 
-export interface Hotspot {
-  function: string;
-  /** Relative to the target's cwd for app code; as reported (node:..., node_modules/...) otherwise. */
-  file: string;
-  line: number;
-  column?: number;
-  /** Frame class: app, deps, node-core, v8-builtin, native, gc, idle, program. */
-  kind: string;
-  /** Self time after attribution (native/builtin/core/deps work charged to the nearest app frame), ms. */
-  selfMs: number;
-  /** Share of the non-idle CPU samples in the window, 0..1. */
-  selfShare: number;
-  totalMs: number;
-  totalShare: number;
-}
+// A ranked function of report.json's `hotspots` is declared in profile/, where hotspots are ranked.
+export type { Hotspot } from '../profile/hotspots.js';
 
 export interface TelemetrySummary {
   /** Target processes and threads that served requests. */

@@ -4,6 +4,7 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, extname, resolve } from 'node:path';
 import { hotpathError } from '../errors.js';
+import { DIR_MODE } from './write-run-files.js';
 
 /** The launcher words that say nothing about the app (`node`, `npm`, `run`, flags...). */
 const noise = new Set(['node', 'nodejs', 'npm', 'npx', 'pnpm', 'yarn', 'bun', 'tsx', 'ts-node', 'run', 'exec', 'env', '--']);
@@ -41,7 +42,7 @@ export async function createRunDir(outDir: string, command: readonly string[], n
     const dir = resolve(root, i === 1 ? stem : `${stem}-${i}`);
     try {
       // 0700: target.log holds the app's output, the profiles its code (docs/run-directory.md, Secrets).
-      await mkdir(dir, { mode: 0o700 });
+      await mkdir(dir, { mode: DIR_MODE });
       return dir;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || i > 1000) {

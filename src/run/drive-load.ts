@@ -2,8 +2,8 @@
 // the setup requests, and turns the engine's phase events into the run's phases (setup,
 // warmup, load, and the end of load), which the run forwards to the agents.
 
-import { load } from '../load/load.js';
-import { loadOptionSpecs } from '../load/load-options.js';
+import { loadChecked } from '../load/load.js';
+import { pickLoadFlags, type CheckedLoadFlags } from '../load/load-options.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { ScenarioRequest } from '../load/request-template.js';
 
@@ -13,28 +13,20 @@ export interface DriveLoadInput {
   url: string;
   /** Unix socket path, when the server listens on one. */
   socket?: string;
-  /** The run's options; only the load flags are passed on. */
-  options: object;
+  /** The run's options, checked by run(); only the load flags are passed on. */
+  options: CheckedLoadFlags;
   setupRequests?: ScenarioRequest[];
   signal: AbortSignal;
   onPhase(phase: DrivePhase, epochMs: number): void;
   onProgress?(second: number, requests: number): void;
 }
 
-const loadKeys = new Set(loadOptionSpecs.map((s) => s.key));
-
-function loadFlags(options: object, socket: string | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(options)) if (loadKeys.has(k) && v !== undefined) out[k] = v;
-  if (socket !== undefined) out.socket = socket;
-  return out;
-}
-
 const phaseOf = { 'warmup-start': 'warmup', 'load-start': 'load', 'load-end': 'load-end' } as const;
 
 export async function driveLoad(input: DriveLoadInput): Promise<LoadResult> {
   if (input.setupRequests?.length) input.onPhase('setup', Date.now());
-  return load({ ...loadFlags(input.options, input.socket), url: input.url, setup: input.setupRequests, signal: input.signal }, {
+  const flags = { ...pickLoadFlags(input.options), ...(input.socket === undefined ? {} : { socket: input.socket }) };
+  return loadChecked({ flags, url: input.url, setup: input.setupRequests, signal: input.signal }, {
     onPhase: (phase, at) => input.onPhase(phaseOf[phase], at),
     onProgress: (p) => input.onProgress?.(p.second, p.totalRequests),
   });

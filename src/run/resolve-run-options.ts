@@ -4,49 +4,37 @@
 // method, body file, scenario, --hdr-log...), so that bad input never starts the target.
 
 import { resolve } from 'node:path';
-import { resolveOptions } from '../cli/option-spec.js';
+import { resolveOptions, type ResolvedOptionValues } from '../options/option-spec.js';
 import { hotpathError } from '../errors.js';
 import { checkHdrLogPath } from '../load/hdr-log.js';
-import { loadOptionSpecs } from '../load/load-options.js';
-import { checkLoadOptions } from '../load/load-plan.js';
+import { pickLoadFlags } from '../load/load-options.js';
+import { planLoad } from '../load/load-plan.js';
 import { readScenario } from '../load/scenario.js';
 import type { ScenarioRequest } from '../load/request-template.js';
 import { runOptionSpecs, type RunOptions } from './run-options.js';
 import { DEFAULT_DURATION_S } from '../load/load-options.js';
 import { defaultCpuIntervalUs } from './cpu-interval.js';
 
-export interface ResolvedRunOptions extends RunOptions {
+/** A run's options once checked: every declared flag typed, defaults filled in, files resolved from cwd. */
+export type ResolvedRunOptions = ResolvedOptionValues<typeof runOptionSpecs> & {
   command: string[];
   cwd: string;
-  path: string;
-  out: string;
-  readyTimeout: number;
-  interval: number;
+  /** Declared without a default: the run's default depends on the load (cpu-interval.ts). */
   cpuInterval: number;
-  profile: boolean;
-  heap: boolean;
-  hooks: boolean;
-  grace: number;
-  connections: number;
-  duration?: number;
-  json: boolean;
-  native: boolean;
   /** The --setup file, read and validated. */
   setupRequests?: ScenarioRequest[];
-}
+};
 
 /** The load flags of a run, checked as `hotpath load` would check them, with a stand-in URL until the target listens. */
 function checkLoad(o: Omit<ResolvedRunOptions, 'command' | 'cwd'>): void {
-  const flags: Record<string, unknown> = {};
-  for (const spec of loadOptionSpecs) if (o[spec.key as keyof typeof o] !== undefined) flags[spec.key] = o[spec.key as keyof typeof o];
   const url = o.url ?? `http://127.0.0.1/${o.path.replace(/^\//, '')}`;
-  checkLoadOptions({ ...flags, url, setup: o.setupRequests });
+  planLoad({ flags: pickLoadFlags(o), url, setup: o.setupRequests }, false);
   if (o.hdrLog !== undefined) checkHdrLogPath(o.hdrLog);
 }
 
 export function resolveRunOptions(input: RunOptions, cwd: string): ResolvedRunOptions {
   const { command = [], ...flags } = input;
-  const values = resolveOptions(runOptionSpecs, flags as Record<string, unknown>) as Omit<ResolvedRunOptions, 'command' | 'cwd'>;
+  const values = resolveOptions(runOptionSpecs, flags);
   if (command.length === 0 && values.url === undefined) {
     throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT',
       'hotpath run needs the command that starts your server after `--`, e.g. `hotpath run -- node server.js` (or --url to drive a running server)',

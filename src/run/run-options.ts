@@ -2,10 +2,10 @@
 // (the URL aside: the target's own address is detected) plus the run's own. The CLI, the
 // programmatic `run()` and docs/run.md all follow this list.
 
-import type { OptionSpec } from '../cli/option-spec.js';
+import type { OptionSpec, OptionValues } from '../options/option-spec.js';
 import { loadOptionSpecs, type LoadFlags } from '../load/load-options.js';
 
-export const runOwnSpecs: readonly OptionSpec[] = [
+export const runOwnSpecs = [
   { key: 'path', flag: 'path', type: 'string', default: '/', valueName: '<path>',
     description: 'Request path (and query) driven at the target' },
   { key: 'setup', flag: 'setup', type: 'string', valueName: '<scenario.json>',
@@ -36,29 +36,15 @@ export const runOwnSpecs: readonly OptionSpec[] = [
     description: 'Record this header\'s value as <redacted> in meta.json (repeatable; credentials are redacted anyway)' },
   { key: 'native', flag: 'native', type: 'boolean', default: false, conflicts: ['url'],
     description: 'Also record the target with Linux perf: kernel, libuv, V8 C++ and JS frames in one stack (Linux, perf installed)' },
-];
+] as const satisfies readonly OptionSpec[];
 
-export const runOptionSpecs: readonly OptionSpec[] = [...loadOptionSpecs, ...runOwnSpecs];
+export const runOptionSpecs = [...loadOptionSpecs, ...runOwnSpecs] as const satisfies readonly OptionSpec[];
 
-/** Options of `run()` (the programmatic API), after defaults. Durations: s, except interval (ms). */
-export interface RunOptions extends LoadFlags {
-  /** The command that starts the server (omit with `url`). */
+/**
+ * Options of `run()` (the programmatic API), typed from the declaration: every load flag and the
+ * run's own (durations in s, except interval in ms), plus the command that starts the server
+ * (omit it with `url`).
+ */
+export interface RunOptions extends LoadFlags, OptionValues<typeof runOwnSpecs> {
   command?: string[];
-  path?: string;
-  setup?: string;
-  out?: string;
-  port?: number;
-  readyTimeout?: number;
-  interval?: number;
-  cpuInterval?: number;
-  profile?: boolean;
-  heap?: boolean;
-  hooks?: boolean;
-  grace?: number;
-  url?: string;
-  json?: boolean;
-  /** Headers whose values meta.json records as `<redacted>`, besides the ones src/redact.ts takes for credentials. */
-  redact?: string[];
-  /** Record the target with Linux perf during the load (native frames in the CPU profile). */
-  native?: boolean;
 }

@@ -100,7 +100,7 @@ class RunSession {
   /** --native: perf's recording of the target (native-recording.ts). */
   private native?: NativeRecording;
 
-  constructor(private readonly o: ResolvedRunOptions, private readonly hooks: RunHooks) {
+  constructor(private readonly options: ResolvedRunOptions, private readonly hooks: RunHooks) {
     this.phases = new PhaseLog((phase) => this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'phase', phase }));
   }
 
@@ -109,8 +109,8 @@ class RunSession {
   }
 
   async start(): Promise<RunResult> {
-    const agentPath = this.o.url ? '' : agentBundlePath();
-    const { dir, meta } = await startRunDir(this.o);
+    const agentPath = this.options.url ? '' : agentBundlePath();
+    const { dir, meta } = await startRunDir(this.options);
     this.dir = dir;
     this.meta = meta;
     this.hooks.onRunDir?.(dir);
@@ -146,7 +146,7 @@ class RunSession {
     let outcome: RunMeta['outcome'];
     let failure: unknown;
     try {
-      outcome = this.o.url ? await this.driveUrl() : await this.driveTarget(agentPath);
+      outcome = this.options.url ? await this.driveUrl() : await this.driveTarget(agentPath);
     } catch (err) {
       failure = err instanceof Interrupted || this.hooks.signal?.aborted ? undefined : err;
       outcome = failure ? failureOutcome(failure, this.target?.stderrTail()) : interruptedOutcome(this.phases.phases);
@@ -178,19 +178,19 @@ class RunSession {
     this.agents = await AgentServer.start(join(this.dir, RUN_FILES.telemetry), undefined, secret);
     this.phases.enter('starting');
     const env = this.hooks.env ?? process.env;
-    if (this.o.native) this.native = new NativeRecording(env, (m) => this.status(m));
+    if (this.options.native) this.native = new NativeRecording(env, (m) => this.status(m));
     this.target = await TargetProcess.start({
-      command: this.o.command, cwd: this.o.cwd, env: this.native?.targetEnv(env) ?? env, agentPath,
-      socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log), graceMs: this.o.grace * 1000,
-      agentConfig: { intervalMs: this.o.interval, cpuSamplingIntervalUs: this.o.cpuInterval, heap: this.o.heap, hooks: this.o.hooks, heapSample: true, secret },
+      command: this.options.command, cwd: this.options.cwd, env: this.native?.targetEnv(env) ?? env, agentPath,
+      socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log), graceMs: this.options.grace * 1000,
+      agentConfig: { intervalMs: this.options.interval, cpuSamplingIntervalUs: this.options.cpuInterval, heap: this.options.heap, hooks: this.options.hooks, heapSample: true, secret },
     });
     this.meta.spawnedPid = this.target.pid;
     this.native?.seen(this.target.pid);
-    this.status(`started \`${this.o.command.join(' ')}\` (pid ${this.target.pid}); waiting for it to listen`);
+    this.status(`started \`${this.options.command.join(' ')}\` (pid ${this.target.pid}); waiting for it to listen`);
     const { listen, peer } = await waitForListen(this.agents, this.target, {
-      port: this.o.port, timeoutMs: this.o.readyTimeout * 1000, signal: this.hooks.signal,
+      port: this.options.port, timeoutMs: this.options.readyTimeout * 1000, signal: this.hooks.signal,
     });
-    const address = targetAddress(listen, this.o.path);
+    const address = targetAddress(listen, this.options.path);
     // --native: perf attaches to the processes serving the port now, and records the load only.
     await this.native?.attach(processesSeen(this.agents.peers, listen.port).filter((p) => p.isTarget && p.threadId === 0).map((p) => p.pid), this.dir);
     // From here on the agents count only this server's requests in their HTTP figures.
@@ -205,9 +205,9 @@ class RunSession {
   }
 
   private async driveUrl(): Promise<RunMeta['outcome']> {
-    this.meta.target = { url: redactUrl(this.o.url as string) };
+    this.meta.target = { url: redactUrl(this.options.url as string) };
     this.meta.nodeVersion = process.version;
-    await this.drive(this.o.url as string, this.o.socket);
+    await this.drive(this.options.url as string, this.options.socket);
     return { status: 'completed' };
   }
 
@@ -226,7 +226,7 @@ class RunSession {
     const onPhase = (phase: DrivePhase, at: number) => this.onDrivePhase(phase, at);
     try {
       this.load = await driveLoad({
-        url, socket, options: { ...this.o, ...overrides }, setupRequests: this.o.setupRequests, signal: stop.signal, onPhase, onProgress: this.hooks.onLoadProgress,
+        url, socket, options: { ...this.options, ...overrides }, setupRequests: this.options.setupRequests, signal: stop.signal, onPhase, onProgress: this.hooks.onLoadProgress,
       });
       await this.driveCallCount(url, socket, overrides, stop.signal);
     } catch (err) {
@@ -234,6 +234,8 @@ class RunSession {
       if (!stop.signal.aborted) throw err;
     } finally {
       this.hooks.signal?.removeEventListener('abort', onAbort);
+      // The user's interrupt wins over whatever the load did (an error included).
+      // eslint-disable-next-line no-unsafe-finally
       if (this.hooks.signal?.aborted) throw new Interrupted();
     }
   }
@@ -254,7 +256,7 @@ class RunSession {
     try {
       await driveLoad({
         url, socket, signal, onPhase: () => {},
-        options: { ...this.o, ...overrides, duration: ms / 1000, amount: undefined, warmup: 0, hdrLog: undefined },
+        options: { ...this.options, ...overrides, duration: ms / 1000, amount: undefined, warmup: 0, hdrLog: undefined },
       });
     } catch {
       // The counts are a bonus: the measured load is done.
@@ -269,9 +271,9 @@ class RunSession {
       return;
     }
     this.phases.enter(phase, at);
-    if (phase === 'load' && this.o.profile) {
+    if (phase === 'load' && this.options.profile) {
       const retainedFrom = this.heapRetainedFrom(at);
-      const calls = this.o.amount ? undefined : callCountWindow(at, (this.o.duration ?? DEFAULT_DURATION_S) * 1000);
+      const calls = this.options.amount ? undefined : callCountWindow(at, (this.options.duration ?? DEFAULT_DURATION_S) * 1000);
       this.callCount = calls ? { ...calls, loadStart: at } : undefined;
       this.agents?.broadcast({
         v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start',
@@ -290,8 +292,8 @@ class RunSession {
    * undefined with --amount (no known end).
    */
   private heapRetainedFrom(loadStart: number): number | undefined {
-    if (this.o.amount) return undefined;
-    return loadStart + (this.o.duration ?? DEFAULT_DURATION_S) * 1000 * HEAP_RETAINED_FROM;
+    if (this.options.amount) return undefined;
+    return loadStart + (this.options.duration ?? DEFAULT_DURATION_S) * 1000 * HEAP_RETAINED_FROM;
   }
 
   /** profile-stop exactly when load ends (or, when it was cut short, when collecting starts). */
@@ -302,7 +304,7 @@ class RunSession {
   }
 
   private loadDescription(): string {
-    const o = this.o;
+    const o = this.options;
     const amount = o.amount ? `${o.amount} requests` : `${o.duration ?? DEFAULT_DURATION_S} s`;
     return `${amount}, ${o.rate ? `${o.rate} req/s over ` : ''}${o.connections} connection(s)`;
   }
@@ -322,8 +324,8 @@ class RunSession {
     await this.native?.stop();
     if (this.target) {
       this.phases.enter('stopping');
-      const how = await this.target.stop(this.o.grace * 1000);
-      if (how === 'killed') this.warnings.push(`the target did not exit within --grace ${this.o.grace} s of SIGTERM and was killed (SIGKILL)`);
+      const how = await this.target.stop(this.options.grace * 1000);
+      if (how === 'killed') this.warnings.push(`the target did not exit within --grace ${this.options.grace} s of SIGTERM and was killed (SIGKILL)`);
       if (agents) await this.stopStrays(agents, this.target.pid);
     }
     this.phases.close();
@@ -338,7 +340,7 @@ class RunSession {
     const strays = strayProcesses(agents.peers, targetPid);
     if (strays.length === 0) return;
     const own = strays.filter((s) => s.inSession);
-    const stopped = own.length > 0 ? await stopStrays(own, this.o.grace * 1000) : new Map<number, 'terminated' | 'killed'>();
+    const stopped = own.length > 0 ? await stopStrays(own, this.options.grace * 1000) : new Map<number, 'terminated' | 'killed'>();
     for (const s of strays) {
       this.warnings.push(strayWarning(s, stopped.get(s.pid)));
       this.status(s.inSession
@@ -364,7 +366,7 @@ class RunSession {
     const exit = this.target?.exitStatus;
     const peers = this.agents?.peers ?? [];
     const others = otherPorts(peers, this.meta.target?.port);
-    const portsWarning = otherPortsWarning(others, this.meta.target, this.o.port !== undefined);
+    const portsWarning = otherPortsWarning(others, this.meta.target, this.options.port !== undefined);
     Object.assign(this.meta, {
       endedAt: Date.now(),
       phases: this.phases.phases,

@@ -1,7 +1,7 @@
 // Creates the run directory and writes a first meta.json at once, so a run that never
 // finishes (hotpath killed, machine rebooted) still leaves a directory that says so.
 
-import { hotpathVersion } from './hotpath-version.js';
+import { hotpathVersion } from '../hotpath-version.js';
 import { createRunDir } from '../run-dir/create-run-dir.js';
 import { RUN_DIR_VERSION, type RunMeta } from '../run-dir/schema.js';
 import { runDirWriteError, writeMeta } from '../run-dir/write-run-files.js';

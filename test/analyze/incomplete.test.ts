@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { analyzeRun } from '../../src/analyze/analyze-run.js';
 import { diagnosisGaps, MIN_TELEMETRY_COVERAGE } from '../../src/analyze/incomplete.js';
 import { agentErrorsOf } from '../../src/analyze/signals/agent-errors.js';
-import { hotspotsOf } from '../../src/analyze/signals/cpu-profile.js';
+import { hotspotsOf } from '../../src/analyze/signals/cpu-view.js';
 import type { RunData, ThreadTelemetry } from '../../src/run-dir/run-data.js';
 import type { ErrorMessage } from '../../src/agent/protocol.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';

@@ -3,7 +3,7 @@
 // IncomingMessage and ServerResponse, whose listeners die with the request. Tracks the largest listener count
 // seen on one emitter of the class, and samples the adding call site at each new maximum
 // (first SAMPLE_FIRST, then 1 in SAMPLE_EVERY): a listener added per request shows as a count
-// that grows with the requests, with the site that adds it (STORIES.md story 1). Each report
+// that grows with the requests, with the site that adds it (docs/architecture.md, case 1). Each report
 // also says how many listeners the emitter of the maximum still holds (a weak reference):
 // a leak keeps them, a pile-up under concurrency does not; and the limit that emitter has for
 // the MaxListenersExceededWarning (its own or the default), with the site that lifted its own.

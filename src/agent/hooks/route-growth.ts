@@ -1,4 +1,4 @@
-// Routes and middleware registered after listen (STORIES.md story 3: identical handlers piling
+// Routes and middleware registered after listen (docs/architecture.md, case 3: identical handlers piling
 // up in a router). At the first listen the already-loaded frameworks are found in
 // require.cache (also when imported from ESM) and their router prototypes patched:
 // Express 5 (`router`), Express 4 (express/lib/router), Koa's app.use, @koa/router and

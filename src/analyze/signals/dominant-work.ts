@@ -8,7 +8,7 @@
 import type { RunData } from '../../run-dir/run-data.js';
 import type { Frame, WorkKind } from '../../profile/call-tree.js';
 import type { Culprit } from '../finding.js';
-import type { CpuView } from './cpu-profile.js';
+import type { CpuView } from './cpu-view.js';
 import { workPlaces, type WorkPlace } from '../../profile/work-breakdown.js';
 import { dependencyName } from '../../profile/work-kind.js';
 import { hotLine } from '../../profile/hot-line.js';

@@ -9,7 +9,7 @@ import type { SampleMessage } from '../../agent/protocol.js';
 import type { RunData } from '../../run-dir/run-data.js';
 import type { CallTree } from '../../profile/call-tree.js';
 import { ownerOf } from '../../profile/anonymous-names.js';
-import { cpuViewOf } from './cpu-profile.js';
+import { cpuViewOf } from './cpu-view.js';
 import { loadWindow, targetThreads, windowSamples } from './load-window.js';
 import { weightedMean } from './stats.js';
 import { perRun } from './per-run.js';

@@ -1,13 +1,13 @@
 // Who holds a leak's bytes, for memory-leak: from the retained view when the run has one
 // (retained-heap.ts: what was still alive after the load, free of garbage), else from the
-// allocation view (heap-profile.ts: every allocation, garbage included, which for a leak next to
+// allocation view (allocation-view.ts: every allocation, garbage included, which for a leak next to
 // per-request churn names the churn). Returns the culprit, the sentences that say how it was
 // found, and the evidence.
 
 import type { RunData } from '../../run-dir/run-data.js';
 import type { Frame } from '../../profile/call-tree.js';
 import type { Culprit } from '../finding.js';
-import { allocationsOf } from './heap-profile.js';
+import { allocationsOf } from './allocation-view.js';
 import { retainedOf, RETAINED_CULPRIT_MIN_SHARE, type RetainedSite, type RetainedView } from './retained-heap.js';
 import type { Window } from './load-window.js';
 import { frameCulprit, relativeFile } from './culprit.js';

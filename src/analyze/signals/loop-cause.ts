@@ -9,7 +9,7 @@ import { isAbsolute, join } from 'node:path';
 import type { RunData } from '../../run-dir/run-data.js';
 import type { Frame } from '../../profile/call-tree.js';
 import type { CallSite } from '../../agent/protocol.js';
-import type { CpuView, FunctionCost } from './cpu-profile.js';
+import type { CpuView, FunctionCost } from './cpu-view.js';
 import { appCallersOf } from '../../profile/attribution.js';
 import { runSourceLine } from '../../profile/run-source-maps.js';
 import { scriptFunctions } from '../../profile/script-functions.js';

@@ -5,7 +5,7 @@ import type { RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
 import { loadWindow, loopDelaySamples, targetThreads, windowSamples, windowStalls, type Window } from './load-window.js';
 import { max, percentile, sum, weightedMean, weightedPercentile } from './stats.js';
 import { latencyWeight } from './latency-weight.js';
-import { cpuViewOf, threadActiveTime } from './cpu-profile.js';
+import { cpuViewOf, threadActiveTime } from './cpu-view.js';
 import { loopNeverSlept, SATURATED_ELU } from './immediate-yields.js';
 import { perRun } from './per-run.js';
 import { isPreemptedStall } from './preempted-stall.js';

@@ -4,7 +4,7 @@
 // over, so its samples are the objects allocated in the second half that nothing let go of (a
 // leak's growth), free of the garbage that fills the allocation view. Owners are credited by
 // src/profile/retained-owners.ts (allocated, stored, loaded). Used by memory-leak; gc-pressure
-// keeps the allocation view (signals/heap-profile.ts).
+// keeps the allocation view (signals/allocation-view.ts).
 
 import { readFileSync } from 'node:fs';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
@@ -14,7 +14,7 @@ import { buildHeapTree } from '../../profile/build-heap-tree.js';
 import { retainedOwners, type RetainedOwner } from '../../profile/retained-owners.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import { busiestThread, loadWindow } from './load-window.js';
-import { cpuViewOf } from './cpu-profile.js';
+import { cpuViewOf } from './cpu-view.js';
 import { perRun } from './per-run.js';
 
 export interface RetainedSite {

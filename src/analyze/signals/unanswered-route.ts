@@ -9,7 +9,7 @@ import type { UnansweredRoute } from '../../agent/protocol.js';
 import type { CpuProfile, CpuProfileNode } from '../../profile/cpu-profile.js';
 import type { Culprit } from '../finding.js';
 import { targetThreads } from './load-window.js';
-import { cpuViewOf } from './cpu-profile.js';
+import { cpuViewOf } from './cpu-view.js';
 import { relativeFile } from './culprit.js';
 
 /** An anonymous handler is followed into its one app callee when that callee holds at least this share of its app callees' samples. */

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import type { Command } from '../command.js';
 import type { CliIO } from '../io.js';
-import type { OptionSpec, ParsedArgs } from '../option-spec.js';
+import type { OptionSpec, ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { compareRunDirs } from '../../compare/compare-runs.js';
 import { writeComparison } from '../../compare/write-comparison.js';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from '../command.js';
 import type { CliIO } from '../io.js';
 import { styler } from '../io.js';
-import { parseArgv, type OptionSpec, type ParsedArgs } from '../option-spec.js';
+import { parseArgv, type OptionSpec, type ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { exampleRunDir } from '../example-deps.js';
 import { runCommand } from './run.js';

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import type { Command } from '../command.js';
 import { styler, type CliIO } from '../io.js';
-import type { OptionSpec, ParsedArgs } from '../option-spec.js';
+import type { OptionSpec, ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { readRunDir } from '../../run-dir/read-run-dir.js';
 import { EXPORT_FORMATS, exportProfile, type ExportFormat } from '../../report/export/export-profile.js';

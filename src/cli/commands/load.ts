@@ -15,6 +15,7 @@ export const loadCommand: Command = {
   summary: 'Drive HTTP load at a URL and report latency percentiles, throughput and errors',
   usage: 'hotpath load [options] <url>',
   options: loadCommandSpecs,
+  apiChecksOptions: true,
   details: [
     'Examples:',
     '  hotpath load http://127.0.0.1:3000/ -c 100 -d 30s',

@@ -5,7 +5,7 @@
 
 import type { Command } from '../command.js';
 import { styler, type CliIO } from '../io.js';
-import type { OptionSpec, ParsedArgs } from '../option-spec.js';
+import type { OptionSpec, ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { checkTickLogFiles, profRun } from '../../native/prof-run.js';
 import { formatRunSummary } from '../../run/run-summary.js';

@@ -5,7 +5,7 @@
 import type { Command } from '../command.js';
 import type { CliIO } from '../io.js';
 import { styler } from '../io.js';
-import type { OptionSpec, ParsedArgs } from '../option-spec.js';
+import type { OptionSpec, ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { writeReports } from '../../report/write-reports.js';
 import { readRunDir } from '../../run-dir/read-run-dir.js';

@@ -5,7 +5,7 @@
 import type { Command } from '../command.js';
 import type { CliIO } from '../io.js';
 import { styler } from '../io.js';
-import type { ParsedArgs } from '../option-spec.js';
+import type { ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { noResponsesReason } from '../../load/no-responses.js';
 import { INCOMPLETE_CODE } from '../../analyze/incomplete.js';
@@ -14,8 +14,8 @@ import { runOptionSpecs, type RunOptions } from '../../run/run-options.js';
 import { displayPath, formatRunSummary, outcomeLine } from '../../run/run-summary.js';
 import { resolve } from 'node:path';
 import { readRunDir } from '../../run-dir/read-run-dir.js';
-import { budgetOptionSpecs, BUDGET_KEYS } from '../../budget/budget-options.js';
-import { applyBudgets, readBudgets, type AppliedBudgets, type BudgetFlags } from '../../budget/apply-budgets.js';
+import { budgetOptionSpecs, BUDGET_KEYS, type BudgetFlags } from '../../budget/budget-options.js';
+import { applyBudgets, readBudgets, type AppliedBudgets } from '../../budget/apply-budgets.js';
 import { formatBudgetLines } from '../../budget/judge-budgets.js';
 import { experimentOptionSpecs, EXPERIMENT_KEYS } from '../../experiment/experiment-options.js';
 import { parseVary } from '../../experiment/vary-spec.js';
@@ -173,5 +173,6 @@ export const runCommand: Command = {
   usage: 'hotpath run [options] -- <command...>\n       hotpath run [options] --url <url>',
   details,
   options: [...runOptionSpecs, ...budgetOptionSpecs, ...experimentOptionSpecs],
+  apiChecksOptions: true,
   run: execute,
 };

@@ -34,7 +34,7 @@ export function fastifyAdapter(guard: Protector): FastifyPlugin {
   const hook: OnRequestHook = (request, reply, done) => {
     const reason = guard.shouldShed(request.raw);
     if (reason === null) return done();
-    if (guard.handler !== undefined) {
+    if (guard.onPressure !== undefined) {
       reply.hijack();
       guard.respond(request.raw, reply.raw, reason);
       return;

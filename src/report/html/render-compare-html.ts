@@ -4,7 +4,7 @@
 
 import type { Comparison } from '../../compare/comparison.js';
 import type { DiffTree } from '../../compare/diff-tree.js';
-import { hotpathVersion } from '../../run/hotpath-version.js';
+import { hotpathVersion } from '../../hotpath-version.js';
 import { COMPARE_PAYLOAD_VERSION, type ComparePayload } from './compare-payload.js';
 import { loadUiAssets, type ReportAssets } from './report-assets.js';
 import { encodePayload, renderPage } from './render-report-html.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseArgv, resolveOptions, formatOptions, type OptionSpec } from '../../src/cli/option-spec.js';
+import { parseArgv, resolveOptions, formatOptions, type OptionSpec } from '../../src/options/option-spec.js';
 
 const specs: OptionSpec[] = [
   { key: 'connections', flag: 'connections', short: 'c', type: 'integer', min: 1, max: 10000, default: 10, description: 'Connections', valueName: '<n>' },

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
 import type { CallTree, Frame } from '../../profile/call-tree.js';
-import type { Hotspot } from '../../report/report-schema.js';
+import type { Hotspot } from '../../profile/hotspots.js';
 import { parseCpuProfile, type CpuProfile } from '../../profile/cpu-profile.js';
 import { activeTime } from '../../profile/active-time.js';
 import { parseRunCpuProfile } from '../../profile/run-cpu-profile.js';

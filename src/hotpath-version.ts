@@ -1,5 +1,5 @@
-// hotpath's own version, recorded in every run directory (read from package.json, which
-// sits three levels above this file once built: dist/src/run/).
+// hotpath's own version, for `--version`, the help and every run directory (read once from
+// package.json, which sits two levels above this file once built: dist/src/).
 
 import { readFileSync } from 'node:fs';
 
@@ -8,7 +8,7 @@ let cached: string | undefined;
 export function hotpathVersion(): string {
   if (cached === undefined) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+      const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
       cached = typeof pkg.version === 'string' ? pkg.version : 'unknown';
     } catch {
       cached = 'unknown';

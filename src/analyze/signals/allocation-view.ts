@@ -8,7 +8,7 @@ import type { RunData } from '../../run-dir/run-data.js';
 import type { CallTree, Frame } from '../../profile/call-tree.js';
 import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
 import { buildHeapTree, topAllocators } from '../../profile/build-heap-tree.js';
-import { cpuViewOf } from './cpu-profile.js';
+import { cpuViewOf } from './cpu-view.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import { perRun } from './per-run.js';
 

@@ -33,6 +33,26 @@ export interface OptionSpec {
   hidden?: boolean;
 }
 
+/** The value an option takes once coerced: its type's, one of its choices, or one of its keywords' values. */
+export type OptionValue<S extends OptionSpec> =
+  | (S['type'] extends 'boolean' ? boolean
+    : S['type'] extends 'strings' ? string[]
+    : S['type'] extends 'string' ? (S extends { choices: readonly (infer C)[] } ? C : string)
+    : number)
+  | (S extends { keywords: Readonly<Record<string, infer K>> } ? K : never);
+
+/** The options object a declaration accepts (every option optional), e.g. `OptionValues<typeof loadOptionSpecs>`. */
+export type OptionValues<Specs extends readonly OptionSpec[]> = {
+  [S in Specs[number] as S['key']]?: OptionValue<S>;
+};
+
+/** The options object after `resolveOptions`: an option with a declared default is always there. */
+export type ResolvedOptionValues<Specs extends readonly OptionSpec[]> = {
+  [S in Specs[number] as S extends { default: unknown } ? S['key'] : never]: OptionValue<S>;
+} & {
+  [S in Specs[number] as S extends { default: unknown } ? never : S['key']]?: OptionValue<S>;
+};
+
 export interface ParsedArgs {
   values: Record<string, unknown>;
   positionals: string[];
@@ -108,8 +128,12 @@ function unknownOption(arg: string) {
   return hotpathError('HOTPATH_ERR_UNKNOWN_OPTION', `Unknown option ${arg}`, { showUsage: true, details: { option: arg } });
 }
 
-/** Parses argv (without the command name) against the command's declared options. */
-export function parseArgv(specs: readonly OptionSpec[], argv: readonly string[]): ParsedArgs {
+/**
+ * Parses argv (without the command name) against the command's declared options. With
+ * `resolve: false` the values are only converted from argv's strings to their types: the API the
+ * command calls (load(), run()) checks them (conflicts, defaults) once, where it is entered.
+ */
+export function parseArgv(specs: readonly OptionSpec[], argv: readonly string[], { resolve = true } = {}): ParsedArgs {
   const raw: Record<string, unknown> = {};
   const positionals: string[] = [];
   let help = false;
@@ -127,7 +151,7 @@ export function parseArgv(specs: readonly OptionSpec[], argv: readonly string[])
   };
   for (; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg === '--') return finish(specs, raw, positionals, argv.slice(i + 1), help);
+    if (arg === '--') return finish(specs, raw, positionals, argv.slice(i + 1), help, resolve);
     if (arg === '-h' || arg === '--help') { help = true; continue; }
     if (arg.startsWith('--')) {
       const eq = arg.indexOf('=');
@@ -155,24 +179,32 @@ export function parseArgv(specs: readonly OptionSpec[], argv: readonly string[])
       positionals.push(arg);
     }
   }
-  return finish(specs, raw, positionals, [], help);
+  return finish(specs, raw, positionals, [], help, resolve);
 }
 
-function finish(specs: readonly OptionSpec[], raw: Record<string, unknown>, positionals: string[], rest: string[], help: boolean): ParsedArgs {
-  return { values: help ? raw : resolveOptions(specs, raw), positionals, rest, help };
+function finish(specs: readonly OptionSpec[], raw: Record<string, unknown>, positionals: string[], rest: string[], help: boolean, resolve: boolean): ParsedArgs {
+  const values = help ? raw : resolve ? resolveOptions(specs, raw) : coerceAll(specs, raw);
+  return { values, positionals, rest, help };
+}
+
+function coerceAll(specs: readonly OptionSpec[], raw: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) out[key] = coerceOption(specs.find((s) => s.key === key)!, value);
+  return out;
 }
 
 /**
  * Validates an options object (from the CLI or the programmatic API), converts values to
  * their types, rejects unknown keys and conflicting options, and fills in defaults.
  */
-export function resolveOptions(specs: readonly OptionSpec[], input: Record<string, unknown>): Record<string, unknown> {
+export function resolveOptions<const Specs extends readonly OptionSpec[]>(specs: Specs, input: object): ResolvedOptionValues<Specs>;
+export function resolveOptions(specs: readonly OptionSpec[], input: object): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(input)) {
-    if (input[key] === undefined) continue;
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined) continue;
     const spec = specs.find((s) => s.key === key);
     if (!spec) throw unknownOption(key);
-    out[key] = coerceOption(spec, input[key]);
+    out[key] = coerceOption(spec, value);
   }
   for (const spec of specs) {
     if (!(spec.key in out)) continue;
