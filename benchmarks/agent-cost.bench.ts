@@ -47,12 +47,19 @@ const server = http.createServer().listen(0, '127.0.0.1', () => {
 });
 `;
 
-interface Variant { name: string; agent: boolean; config?: Record<string, unknown>; profile?: boolean; nodeFlags?: string[] }
+interface Variant {
+  name: string;
+  agent: boolean;
+  config?: Record<string, unknown>;
+  profile?: boolean;
+  nodeFlags?: string[];
+}
 const PLAIN: Variant = { name: 'no agent', agent: false };
 /** hotpath run's default CPU interval for its default 10 s load (src/run/cpu-interval.ts). */
 const RUN_DEFAULT_US = defaultCpuIntervalUs(DEFAULT_DURATION_S, false);
 const cpuProf = (us: number): Variant => ({
-  name: `no agent, node --cpu-prof at ${us / 1000} ms`, agent: false,
+  name: `no agent, node --cpu-prof at ${us / 1000} ms`,
+  agent: false,
   nodeFlags: ['--cpu-prof', '--cpu-prof-interval', String(us), '--cpu-prof-dir', tmpdir()],
 });
 const VARIANTS: Variant[] = [
@@ -61,25 +68,42 @@ const VARIANTS: Variant[] = [
   { name: 'agent, telemetry + growth hooks (default)', agent: true, config: { hooks: true } },
   { name: 'agent, + CPU profile (1 ms)', agent: true, config: { hooks: true, cpuSamplingIntervalUs: 1000 }, profile: true },
   cpuProf(1000),
-  { name: `agent, + CPU profile (${RUN_DEFAULT_US / 1000} ms, the default of a 10 s run)`, agent: true, config: { hooks: true, cpuSamplingIntervalUs: RUN_DEFAULT_US }, profile: true },
+  {
+    name: `agent, + CPU profile (${RUN_DEFAULT_US / 1000} ms, the default of a 10 s run)`,
+    agent: true,
+    config: { hooks: true, cpuSamplingIntervalUs: RUN_DEFAULT_US },
+    profile: true,
+  },
   cpuProf(RUN_DEFAULT_US),
 ];
-
 
 /** A Unix socket standing in for the CLI: reads and drops telemetry, can send control. */
 class Sink {
   readonly conns = new Set<net.Socket>();
   private readonly server = net.createServer((c) => {
     this.conns.add(c);
-    c.on('close', () => this.conns.delete(c)).on('error', () => {}).resume();
+    c.on('close', () => this.conns.delete(c))
+      .on('error', () => {})
+      .resume();
   });
   constructor(readonly path: string) {}
-  listen(): Promise<void> { return new Promise((r) => this.server.listen(this.path, r)); }
-  control(cmd: string): void { for (const c of this.conns) c.write(`{"v":1,"type":"control","cmd":"${cmd}","seq":1}\n`); }
-  close(): void { for (const c of this.conns) c.destroy(); this.server.close(); }
+  listen(): Promise<void> {
+    return new Promise((r) => this.server.listen(this.path, r));
+  }
+  control(cmd: string): void {
+    for (const c of this.conns) c.write(`{"v":1,"type":"control","cmd":"${cmd}","seq":1}\n`);
+  }
+  close(): void {
+    for (const c of this.conns) c.destroy();
+    this.server.close();
+  }
 }
 
-interface Server { child: ChildProcess; port: number; sink: Sink }
+interface Server {
+  child: ChildProcess;
+  port: number;
+  sink: Sink;
+}
 
 /** The environment of a server under variant `v`: the agent preloaded as `hotpath run` does, talking to `sink`. */
 function agentEnv(ctx: BenchContext, v: Variant, sink: Sink): NodeJS.ProcessEnv {
@@ -98,10 +122,16 @@ async function startServer(ctx: BenchContext, v: Variant, tag: string): Promise<
   await sink.listen();
   const env = agentEnv(ctx, v, sink);
   const server = join(ctx.root, 'dist', 'benchmarks', 'servers', 'overhead-server.js');
-  const child = spawn('taskset', ['-c', '0', process.execPath, ...(v.nodeFlags ?? []), server, '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('taskset', ['-c', '0', process.execPath, ...(v.nodeFlags ?? []), server, '0'], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', () => reject(new Error('overhead server exited at start')));
-    child.stdout!.on('data', (d: Buffer) => { const m = /listening (\d+)/.exec(String(d)); if (m) resolve(Number(m[1])); });
+    child.stdout!.on('data', (d: Buffer) => {
+      const m = /listening (\d+)/.exec(String(d));
+      if (m) resolve(Number(m[1]));
+    });
   });
   return { child, port, sink };
 }
@@ -109,12 +139,35 @@ async function startServer(ctx: BenchContext, v: Variant, tag: string): Promise<
 export function load(ctx: BenchContext, port: number, seconds: number, connections: number): Promise<number> {
   const cli = join(ctx.root, 'dist', 'src', 'cli', 'main.js');
   return new Promise((resolve, reject) => {
-    const p = spawn('taskset', ['-c', '1', process.execPath, cli, 'load', `http://127.0.0.1:${port}/`, '-c', String(connections), '-w', '1', '-d', String(seconds), '--json'],
-      { stdio: ['ignore', 'pipe', 'ignore'] });
+    const p = spawn(
+      'taskset',
+      [
+        '-c',
+        '1',
+        process.execPath,
+        cli,
+        'load',
+        `http://127.0.0.1:${port}/`,
+        '-c',
+        String(connections),
+        '-w',
+        '1',
+        '-d',
+        String(seconds),
+        '--json',
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     let out = '';
-    p.stdout!.on('data', (d: Buffer) => { out += d; });
+    p.stdout!.on('data', (d: Buffer) => {
+      out += d;
+    });
     p.on('close', () => {
-      try { resolve((JSON.parse(out) as { requests: { total: number } }).requests.total); } catch (err) { reject(err); }
+      try {
+        resolve((JSON.parse(out) as { requests: { total: number } }).requests.total);
+      } catch (err) {
+        reject(err);
+      }
     });
   });
 }
@@ -123,16 +176,30 @@ export function load(ctx: BenchContext, port: number, seconds: number, connectio
 async function pairRound(ctx: BenchContext, a: Variant, b: Variant, seconds: number, bFirst: boolean): Promise<[number, number]> {
   const servers: Server[] = [];
   try {
-    for (const [v, tag] of bFirst ? [[b, 'b'], [a, 'a']] as const : [[a, 'a'], [b, 'b']] as const) servers.push(await startServer(ctx, v, tag));
+    for (const [v, tag] of bFirst
+      ? ([
+          [b, 'b'],
+          [a, 'a'],
+        ] as const)
+      : ([
+          [a, 'a'],
+          [b, 'b'],
+        ] as const))
+      servers.push(await startServer(ctx, v, tag));
     if (bFirst) servers.reverse();
     await Promise.all(servers.map((s) => load(ctx, s.port, 1, 10))); // warm-up: JIT, connections, agent worker started
-    [a, b].forEach((v, i) => { if (v.profile) servers[i].sink.control('profile-start'); });
+    [a, b].forEach((v, i) => {
+      if (v.profile) servers[i].sink.control('profile-start');
+    });
     const c0 = servers.map((s) => processCpuMs(s.child.pid!));
     const served = await Promise.all(servers.map((s) => load(ctx, s.port, seconds, 25)));
     const c1 = servers.map((s) => processCpuMs(s.child.pid!));
     return [0, 1].map((i) => ((c1[i] - c0[i]) * 1000) / served[i]) as [number, number];
   } finally {
-    for (const s of servers) { s.child.kill('SIGKILL'); s.sink.close(); }
+    for (const s of servers) {
+      s.child.kill('SIGKILL');
+      s.sink.close();
+    }
   }
 }
 
@@ -172,12 +239,16 @@ export const agentCostBench: BenchSuite = {
         const [a, b] = await pairRound(ctx, PLAIN, v, seconds, r % 2 === 1);
         ratios.push(b / a);
         plainUs.push(a);
-        ctx.log(`agent-cost ${v.name} round ${r + 1}: plain ${a.toFixed(1)} µs/request, variant ${b.toFixed(1)}, ratio ${(b / a).toFixed(3)}`);
+        ctx.log(
+          `agent-cost ${v.name} round ${r + 1}: plain ${a.toFixed(1)} µs/request, variant ${b.toFixed(1)}, ratio ${(b / a).toFixed(3)}`,
+        );
       }
       ratios.sort((x, y) => x - y);
       const m = median(ratios);
       const base = median(plainUs);
-      rows.push(`| ${v.name} | ${m.toFixed(3)} | [${fmt(ratios)}] | ${base.toFixed(1)} | ${v === PLAIN ? '–' : `${((m - 1) * base >= 0 ? '+' : '')}${((m - 1) * base).toFixed(1)}`} |`);
+      rows.push(
+        `| ${v.name} | ${m.toFixed(3)} | [${fmt(ratios)}] | ${base.toFixed(1)} | ${v === PLAIN ? '–' : `${(m - 1) * base >= 0 ? '+' : ''}${((m - 1) * base).toFixed(1)}`} |`,
+      );
     }
     return [
       '## Agent cost per request',

@@ -20,7 +20,13 @@ function sixtySecondRun(dir: string): RunData {
   writeFileSync(path, JSON.stringify(sixtySecondProfile(5000, 60_000)));
   const site = { function: 'register', file: `${CWD}/src/routes.js`, line: 10, column: 3 };
   return syntheticRun({
-    seed: 3, noise: 0.2, durationS: 60, cwd: CWD, rps: 3000, minorGcPerS: 20, majorGcPerS: 0.5,
+    seed: 3,
+    noise: 0.2,
+    durationS: 60,
+    cwd: CWD,
+    rps: 3000,
+    minorGcPerS: 20,
+    majorGcPerS: 0.5,
     latencyMs: (p) => 2 + 3 * p,
     listenerGrowth: [{ emitter: 'Server', event: 'request', perRequest: 0, base: 2, site }],
     routeGrowth: [{ framework: 'express', method: 'GET', path: '/x', perSecond: 2, site }],
@@ -46,7 +52,11 @@ export const analyzeBench: BenchSuite = {
     const telemetryOnly: number[] = [];
     let findings = 0;
     for (let i = 0; i < runs; i++) {
-      full.push(time(() => { findings = buildReport({ ...run }).findings.length; }));
+      full.push(
+        time(() => {
+          findings = buildReport({ ...run }).findings.length;
+        }),
+      );
       telemetryOnly.push(time(() => buildReport({ ...run, profiles: [] })));
     }
     const m = median(full);

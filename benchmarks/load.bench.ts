@@ -22,8 +22,12 @@ interface Tool {
   completed(stdout: string): number;
 }
 
-interface Sample { reqPerSec: number; cpuUsPerReq: number; serverCpu: number; otherCpu: number }
-
+interface Sample {
+  reqPerSec: number;
+  cpuUsPerReq: number;
+  serverCpu: number;
+  otherCpu: number;
+}
 
 function which(cmd: string): string | undefined {
   try {
@@ -63,16 +67,21 @@ function tools(ctx: BenchContext): Tool[] {
   return list;
 }
 
-
 /** Runs a shell command pinned to CPU 1; returns its stdout and its children's user+sys seconds. */
 function timed(cmd: string, timeoutS: number): Promise<{ stdout: string; cpuS: number }> {
   return new Promise((resolve, reject) => {
     const script = `${cmd} >&3 2>/dev/null; times >&2`;
-    const child = spawn('timeout', [String(timeoutS), 'taskset', '-c', '1', 'bash', '-c', script], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+    const child = spawn('timeout', [String(timeoutS), 'taskset', '-c', '1', 'bash', '-c', script], {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let times = '';
-    (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr?.on('data', (d: Buffer) => { times += d.toString(); });
+    (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      times += d.toString();
+    });
     child.on('error', reject);
     child.on('close', () => {
       const line = times.trim().split('\n')[1] ?? '';
@@ -117,7 +126,13 @@ async function measure(tool: Tool, url: string, seconds: number, serverPid: numb
   };
 }
 
-interface Percentiles { p50: number; p90: number; p99: number; max: number; count: number }
+interface Percentiles {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  count: number;
+}
 
 /** The coordinated-omission experiment: a 2 s stall 1 s into a 5 s run at 2000 req/s (10 connections). */
 async function stallRows(ctx: BenchContext): Promise<string[]> {
@@ -126,23 +141,44 @@ async function stallRows(ctx: BenchContext): Promise<string[]> {
   const wrk = which('wrk');
   const ms = (v: string, unit: string) => Number(v) * ({ us: 0.001, ms: 1, s: 1000, m: 60000 } as Record<string, number>)[unit];
   const runs: [string, (u: string) => string, (out: string) => Percentiles][] = [
-    ['hotpath -R 2000 (corrected)', (u) => `${hotpath} ${u} -w 1 -c 10 -R 2000 -d 5 --json`, (out) => {
-      const r = JSON.parse(out) as { latency: Percentiles & { count: number } };
-      return r.latency;
-    }],
+    [
+      'hotpath -R 2000 (corrected)',
+      (u) => `${hotpath} ${u} -w 1 -c 10 -R 2000 -d 5 --json`,
+      (out) => {
+        const r = JSON.parse(out) as { latency: Percentiles & { count: number } };
+        return r.latency;
+      },
+    ],
   ];
   if (autocannon) {
-    runs.push(['autocannon -R 2000', (u) => `${autocannon} -c 10 -R 2000 -d 5 -j ${u}`, (out) => {
-      const r = JSON.parse(out) as { latency: { p50: number; p90: number; p99: number; max: number; totalCount: number } };
-      return { ...r.latency, count: r.latency.totalCount };
-    }]);
+    runs.push([
+      'autocannon -R 2000',
+      (u) => `${autocannon} -c 10 -R 2000 -d 5 -j ${u}`,
+      (out) => {
+        const r = JSON.parse(out) as { latency: { p50: number; p90: number; p99: number; max: number; totalCount: number } };
+        return { ...r.latency, count: r.latency.totalCount };
+      },
+    ]);
   }
   if (wrk) {
-    runs.push(['wrk -t1 -c10 (closed)', (u) => `${wrk} -t1 -c10 -d5s --latency ${u}`, (out) => {
-      const pct = (p: string) => { const m = new RegExp(`${p}%\\s+([\\d.]+)(us|ms|s|m)`).exec(out); return m ? ms(m[1], m[2]) : NaN; };
-      const max = /Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s|m)/.exec(out);
-      return { p50: pct('50'), p90: pct('90'), p99: pct('99'), max: max ? ms(max[1], max[2]) : NaN, count: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0) };
-    }]);
+    runs.push([
+      'wrk -t1 -c10 (closed)',
+      (u) => `${wrk} -t1 -c10 -d5s --latency ${u}`,
+      (out) => {
+        const pct = (p: string) => {
+          const m = new RegExp(`${p}%\\s+([\\d.]+)(us|ms|s|m)`).exec(out);
+          return m ? ms(m[1], m[2]) : NaN;
+        };
+        const max = /Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s|m)/.exec(out);
+        return {
+          p50: pct('50'),
+          p90: pct('90'),
+          p99: pct('99'),
+          max: max ? ms(max[1], max[2]) : NaN,
+          count: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
+        };
+      },
+    ]);
   }
   const rows: string[] = [];
   for (const [name, cmd, parse] of runs) {
@@ -151,7 +187,11 @@ async function stallRows(ctx: BenchContext): Promise<string[]> {
       ctx.log(`load: ${name} → stall server`);
       const r = await timed(cmd(server.url), 40);
       let p: Percentiles | undefined;
-      try { p = parse(r.stdout); } catch { p = undefined; }
+      try {
+        p = parse(r.stdout);
+      } catch {
+        p = undefined;
+      }
       const f = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? 'n/a' : `${Number(v).toFixed(1)} ms`);
       rows.push(`| ${name} | ${f(p?.p50)} | ${f(p?.p90)} | ${f(p?.p99)} | ${f(p?.max)} | ${p?.count ?? 'n/a'} |`);
     } finally {
@@ -161,7 +201,6 @@ async function stallRows(ctx: BenchContext): Promise<string[]> {
   return rows;
 }
 
-
 export const loadBench: BenchSuite = {
   name: 'load',
   async run(ctx) {
@@ -169,7 +208,10 @@ export const loadBench: BenchSuite = {
     const reps = ctx.quick ? 1 : 3;
     const list = tools(ctx);
     const rows: string[] = [];
-    for (const [label, file] of [['canned (node:net)', 'canned-server.js'], ['node:http hello world', 'hello-server.js']] as const) {
+    for (const [label, file] of [
+      ['canned (node:net)', 'canned-server.js'],
+      ['node:http hello world', 'hello-server.js'],
+    ] as const) {
       const server = await startServer(join(ctx.root, 'dist', 'benchmarks', 'servers', file));
       try {
         const results = new Map<string, Sample>();
@@ -190,7 +232,9 @@ export const loadBench: BenchSuite = {
         const wrk = [...results].find(([n]) => n.startsWith('wrk'))?.[1];
         for (const [name, s] of results) {
           const ratio = wrk && Number.isFinite(s.cpuUsPerReq) ? (s.cpuUsPerReq / wrk.cpuUsPerReq).toFixed(2) : 'n/a';
-          rows.push(`| ${label} | ${name} | ${Math.round(s.reqPerSec).toLocaleString('en-US')} | ${s.cpuUsPerReq.toFixed(1)} | ${ratio} | ${Math.round(s.serverCpu * 100)}% | ${Math.round(s.otherCpu * 100)}% |`);
+          rows.push(
+            `| ${label} | ${name} | ${Math.round(s.reqPerSec).toLocaleString('en-US')} | ${s.cpuUsPerReq.toFixed(1)} | ${ratio} | ${Math.round(s.serverCpu * 100)}% | ${Math.round(s.otherCpu * 100)}% |`,
+          );
         }
       } finally {
         server.child.kill();
@@ -201,7 +245,7 @@ export const loadBench: BenchSuite = {
       '## Load generator (hotpath load vs autocannon and wrk)',
       '',
       `Target pinned to CPU 0, generator to CPU 1, 100 connections, ${seconds} s per run, median of ${reps}.`,
-      'CPU µs/request: the generator\'s user+sys (all its threads, from the OS) minus its start-up cost, per completed',
+      "CPU µs/request: the generator's user+sys (all its threads, from the OS) minus its start-up cost, per completed",
       'request. "server CPU" is the target\'s share of its core; "other CPU" is what the rest of the machine used',
       'meanwhile (these machines are shared: runs with a high share are noisy). Lower µs/request is better.',
       '',

@@ -16,7 +16,11 @@ import { load } from './agent-cost.bench.js';
 import { PERF_MAP_FLAGS } from '../src/run/native-recording.js';
 import { findPerf, PerfRecorder } from '../src/native/perf-recorder.js';
 
-interface Variant { name: string; flags: boolean; rateHz?: number }
+interface Variant {
+  name: string;
+  flags: boolean;
+  rateHz?: number;
+}
 const PLAIN: Variant = { name: 'plain', flags: false };
 const VARIANTS: Variant[] = [
   PLAIN,
@@ -26,7 +30,10 @@ const VARIANTS: Variant[] = [
   { name: 'flags + perf record -g at 999 Hz (--native)', flags: true, rateHz: 999 },
 ];
 
-interface Server { child: ChildProcess; port: number }
+interface Server {
+  child: ChildProcess;
+  port: number;
+}
 
 async function startServer(ctx: BenchContext, v: Variant): Promise<Server> {
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -36,12 +43,19 @@ async function startServer(ctx: BenchContext, v: Variant): Promise<Server> {
   const child = spawn('taskset', ['-c', '0', process.execPath, server, '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', () => reject(new Error('overhead server exited at start')));
-    child.stdout!.on('data', (d: Buffer) => { const m = /listening (\d+)/.exec(String(d)); if (m) resolve(Number(m[1])); });
+    child.stdout!.on('data', (d: Buffer) => {
+      const m = /listening (\d+)/.exec(String(d));
+      if (m) resolve(Number(m[1]));
+    });
   });
   return { child, port };
 }
 
-interface PairResult { cpu: [number, number]; served: [number, number]; perfUs: number }
+interface PairResult {
+  cpu: [number, number];
+  served: [number, number];
+  perfUs: number;
+}
 
 /** Both servers under load at the same time; perf records the second one when the variant says so. */
 async function pairRound(ctx: BenchContext, perfPath: string, v: Variant, seconds: number, vFirst: boolean): Promise<PairResult> {
@@ -49,8 +63,13 @@ async function pairRound(ctx: BenchContext, perfPath: string, v: Variant, second
   let perf: PerfRecorder | undefined;
   const data = join(ctx.scratch, 'native-bench.data');
   try {
-    if (vFirst) { servers[1] = await startServer(ctx, v); servers[0] = await startServer(ctx, PLAIN); }
-    else { servers[0] = await startServer(ctx, PLAIN); servers[1] = await startServer(ctx, v); }
+    if (vFirst) {
+      servers[1] = await startServer(ctx, v);
+      servers[0] = await startServer(ctx, PLAIN);
+    } else {
+      servers[0] = await startServer(ctx, PLAIN);
+      servers[1] = await startServer(ctx, v);
+    }
     await Promise.all(servers.map((s) => load(ctx, s.port, 1, 10))); // warm-up: JIT, connections, perf map filled
     if (v.rateHz) {
       // As `run --native` does: attached before the measured load, recording once it acks.
@@ -60,7 +79,7 @@ async function pairRound(ctx: BenchContext, perfPath: string, v: Variant, second
     }
     const perf0 = perf ? processCpuMs(perf.pid) : 0;
     const c0 = servers.map((s) => processCpuMs(s.child.pid!));
-    const served = await Promise.all(servers.map((s) => load(ctx, s.port, seconds, 25))) as [number, number];
+    const served = (await Promise.all(servers.map((s) => load(ctx, s.port, seconds, 25)))) as [number, number];
     const c1 = servers.map((s) => processCpuMs(s.child.pid!));
     perf?.command('disable');
     const perfUs = perf ? ((processCpuMs(perf.pid) - perf0) * 1000) / served[1] : 0;
@@ -94,11 +113,15 @@ export const nativeBench: BenchSuite = {
         rps.push(p.served[1] / p.served[0]);
         perfUs.push(p.perfUs);
         plainUs.push(p.cpu[0]);
-        ctx.log(`native ${v.name} round ${r + 1}: CPU/request ratio ${(p.cpu[1] / p.cpu[0]).toFixed(3)}, throughput ratio ${(p.served[1] / p.served[0]).toFixed(3)}, perf ${p.perfUs.toFixed(1)} µs/request`);
+        ctx.log(
+          `native ${v.name} round ${r + 1}: CPU/request ratio ${(p.cpu[1] / p.cpu[0]).toFixed(3)}, throughput ratio ${(p.served[1] / p.served[0]).toFixed(3)}, perf ${p.perfUs.toFixed(1)} µs/request`,
+        );
       }
       cpu.sort((a, b) => a - b);
       rps.sort((a, b) => a - b);
-      rows.push(`| ${v.name} | ${median(cpu).toFixed(3)} | [${fmt(cpu)}] | ${median(rps).toFixed(3)} | ${v.rateHz ? median(perfUs).toFixed(1) : '–'} | ${median(plainUs).toFixed(1)} |`);
+      rows.push(
+        `| ${v.name} | ${median(cpu).toFixed(3)} | [${fmt(cpu)}] | ${median(rps).toFixed(3)} | ${v.rateHz ? median(perfUs).toFixed(1) : '–'} | ${median(plainUs).toFixed(1)} |`,
+      );
     }
     return [
       '## native: the cost of run --native (perf)',

@@ -33,7 +33,10 @@ const EXTERNAL_ROUNDS = Number(process.env.HOTPATH_BENCH_EXTERNAL_ROUNDS) || 3;
  */
 /** HOTPATH_BENCH_VARIANTS=plain,hotpath: only the variants whose name contains one of these. */
 const ONLY = (process.env.HOTPATH_BENCH_VARIANTS ?? '').split(',').filter(Boolean);
-const EXTRA_INTERVALS_US = (process.env.HOTPATH_BENCH_INTERVALS ?? '').split(',').map(Number).filter((x) => Number.isInteger(x) && x >= 100);
+const EXTRA_INTERVALS_US = (process.env.HOTPATH_BENCH_INTERVALS ?? '')
+  .split(',')
+  .map(Number)
+  .filter((x) => Number.isInteger(x) && x >= 100);
 
 interface Outcome {
   reqPerSec: number;
@@ -53,8 +56,11 @@ interface Variant {
   run(seconds: number, marker: string): Promise<Outcome>;
 }
 
-interface LoadJson { requests: { perSecond: number; total: number }; start: number; end: number }
-
+interface LoadJson {
+  requests: { perSecond: number; total: number };
+  start: number;
+  end: number;
+}
 
 /**
  * Watches the CPU time (user + system, all threads) of the server process, found by the
@@ -62,7 +68,11 @@ interface LoadJson { requests: { perSecond: number; total: number }; start: numb
  * Server CPU per request over the load window is steadier than throughput on a shared
  * machine, and leaves start-up and shutdown out.
  */
-function watchServerCpu(server: string, marker: string, exclude: readonly string[]): { stop(window: { start: number; end: number }): number } {
+function watchServerCpu(
+  server: string,
+  marker: string,
+  exclude: readonly string[],
+): { stop(window: { start: number; end: number }): number } {
   const ticks = new Map<number, number>();
   const series: { t: number; ms: number }[] = [];
   const scan = () => {
@@ -72,7 +82,9 @@ function watchServerCpu(server: string, marker: string, exclude: readonly string
         const args = readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').filter(Boolean);
         if (args.at(-1) !== marker || !args.includes(server) || args.some((a) => exclude.some((x) => a.includes(x)))) continue;
         ticks.set(Number(e), processTicks(e));
-      } catch { /* exited */ }
+      } catch {
+        /* exited */
+      }
     }
     series.push({ t: Date.now(), ms: ([...ticks.values()].reduce((a, b) => a + b, 0) * 1000) / CLK_TCK });
   };
@@ -94,8 +106,12 @@ function sh(cmd: string, cwd: string, timeoutS: number): Promise<{ stdout: strin
     const child = spawn('timeout', ['-k', '5', String(timeoutS), 'bash', '-c', cmd], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d; });
-    child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d).slice(-4000); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr = (stderr + d).slice(-4000);
+    });
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) process.stderr.write(`bench: overhead: \`${cmd.slice(0, 120)}\` exited ${code}\n${stderr}\n`);
@@ -113,7 +129,8 @@ function variants(ctx: BenchContext, seconds: number): Variant[] {
   const scratch = join(ctx.scratch, 'overhead');
   mkdirSync(scratch, { recursive: true });
   const loadFlags = (s: number) => `-w 1 -c ${CONNECTIONS} --warmup 1s -d ${s}`;
-  const loadCmd = (port: string, s: number, out: string) => `taskset -c 1 ${node} ${cli} load http://127.0.0.1:${port}/ ${loadFlags(s)} --json > ${out}`;
+  const loadCmd = (port: string, s: number, out: string) =>
+    `taskset -c 1 ${node} ${cli} load http://127.0.0.1:${port}/ ${loadFlags(s)} --json > ${out}`;
   const readLoad = (file: string): LoadJson => JSON.parse(readFileSync(file, 'utf8')) as LoadJson;
   let n = 0;
 
@@ -123,7 +140,8 @@ function variants(ctx: BenchContext, seconds: number): Variant[] {
     async run(s, marker) {
       const out = join(scratch, `bare-${++n}.json`);
       // The server prints its port; the load starts once it is known, then the server is stopped.
-      const script = `taskset -c 0 ${node} ${nodeFlags} ${server} 0 ${marker} > ${out}.port & pid=$!; ` +
+      const script =
+        `taskset -c 0 ${node} ${nodeFlags} ${server} 0 ${marker} > ${out}.port & pid=$!; ` +
         `for i in $(seq 100); do grep -q listening ${out}.port 2>/dev/null && break; sleep 0.05; done; ` +
         `port=$(sed -n 's/listening //p' ${out}.port); ${loadCmd('$port', s, out)}; kill $pid; wait $pid 2>/dev/null; true`;
       await sh(script, scratch, s + 60);
@@ -133,14 +151,21 @@ function variants(ctx: BenchContext, seconds: number): Variant[] {
   });
 
   const hotpath = (profile: boolean, cpuIntervalUs?: number): Variant => ({
-    name: !profile ? 'hotpath run --no-profile (telemetry)'
-      : cpuIntervalUs === undefined ? `hotpath run (telemetry + CPU profile at its default, ${defaultUs / 1000} ms here)`
+    name: !profile
+      ? 'hotpath run --no-profile (telemetry)'
+      : cpuIntervalUs === undefined
+        ? `hotpath run (telemetry + CPU profile at its default, ${defaultUs / 1000} ms here)`
         : `hotpath run --cpu-interval ${cpuIntervalUs} (telemetry + CPU profile at ${cpuIntervalUs / 1000} ms)`,
     async run(s, marker) {
       const cmd = `taskset -c 1 ${node} ${cli} run ${loadFlags(s)} ${profile ? '' : '--no-profile'} ${cpuIntervalUs ? `--cpu-interval ${cpuIntervalUs}` : ''} --json --out ${join(scratch, 'runs')} -- taskset -c 0 ${node} ${server} 0 ${marker} 2>/dev/null`;
       const r = await sh(cmd, scratch, s + 90);
       const report = JSON.parse(r.stdout) as { load: LoadJson };
-      return { reqPerSec: report.load.requests.perSecond, requests: report.load.requests.total, window: report.load, toResultsMs: r.endedAt - report.load.end };
+      return {
+        reqPerSec: report.load.requests.perSecond,
+        requests: report.load.requests.total,
+        window: report.load,
+        toResultsMs: r.endedAt - report.load.end,
+      };
     },
   });
 
@@ -153,7 +178,11 @@ function variants(ctx: BenchContext, seconds: number): Variant[] {
       async run(s, marker) {
         const out = join(scratch, `${bin}-${++n}.json`);
         // CI=1: clinic otherwise stops at its usage-statistics question and exits without running.
-        const r = await sh(`CI=1 NO_INSIGHT=1 taskset -c 0 ${path} ${args(out, s)} -- ${node} ${server} 0 ${marker} > /dev/null 2>&1`, scratch, s + 180);
+        const r = await sh(
+          `CI=1 NO_INSIGHT=1 taskset -c 0 ${path} ${args(out, s)} -- ${node} ${server} 0 ${marker} > /dev/null 2>&1`,
+          scratch,
+          s + 180,
+        );
         const load = readLoad(out);
         return { reqPerSec: load.requests.perSecond, requests: load.requests.total, window: load, toResultsMs: r.endedAt - load.end };
       },
@@ -171,10 +200,18 @@ function variants(ctx: BenchContext, seconds: number): Variant[] {
     defaultUs !== 1000 ? hotpath(true, 1000) : undefined,
     bare('node --cpu-prof at 1 ms (no hotpath)', `--cpu-prof --cpu-prof-interval 1000 --cpu-prof-dir ${join(scratch, 'cpu-prof')}`),
     // V8's own profiler at hotpath's default interval: the floor of a profile at that rate.
-    defaultUs !== 1000 ? bare(`node --cpu-prof at ${defaultUs / 1000} ms (no hotpath)`, `--cpu-prof --cpu-prof-interval ${defaultUs} --cpu-prof-dir ${join(scratch, 'cpu-prof')}`) : undefined,
+    defaultUs !== 1000
+      ? bare(
+          `node --cpu-prof at ${defaultUs / 1000} ms (no hotpath)`,
+          `--cpu-prof --cpu-prof-interval ${defaultUs} --cpu-prof-dir ${join(scratch, 'cpu-prof')}`,
+        )
+      : undefined,
     ...EXTRA_INTERVALS_US.filter((us) => us !== defaultUs && us !== 1000).flatMap((us) => [
       hotpath(true, us),
-      bare(`node --cpu-prof at ${us / 1000} ms (no hotpath)`, `--cpu-prof --cpu-prof-interval ${us} --cpu-prof-dir ${join(scratch, 'cpu-prof')}`),
+      bare(
+        `node --cpu-prof at ${us / 1000} ms (no hotpath)`,
+        `--cpu-prof --cpu-prof-interval ${us} --cpu-prof-dir ${join(scratch, 'cpu-prof')}`,
+      ),
     ]),
     external('clinic doctor', 'clinic', (out, s) => `doctor --no-open ${onPort(out, s)}`),
     external('clinic flame', 'clinic', (out, s) => `flame --no-open ${onPort(out, s)}`),
@@ -209,13 +246,27 @@ function relativeTargets(tally: (prefix: string) => Tally | undefined, defaultUs
 
 const fmt = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
-interface Tally { rates: number[]; ratios: number[]; cpuPerReq: number[]; cpuRatios: number[]; toResults: number[] }
+interface Tally {
+  rates: number[];
+  ratios: number[];
+  cpuPerReq: number[];
+  cpuRatios: number[];
+  toResults: number[];
+}
 
 function row(name: string, t: Tally): string {
   const m = (xs: number[], d: number, suffix = '') => (xs.length ? `${fmt(median(xs), d)}${suffix}` : '–');
-  const all = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b).map((x) => fmt(x, 3)).join(', ') : '–');
-  return `| ${name} | ${t.rates.length ? fmt(median(t.rates)) : 'failed'} | ${m(t.ratios, 3)} | ${all(t.ratios)} | ${m(t.cpuPerReq, 1)} | ${m(t.cpuRatios, 3)} | ${all(t.cpuRatios)} | ` +
-    `${t.toResults.length ? `${fmt(median(t.toResults) / 1000, 2)} s` : '–'} |`;
+  const all = (xs: number[]) =>
+    xs.length
+      ? [...xs]
+          .sort((a, b) => a - b)
+          .map((x) => fmt(x, 3))
+          .join(', ')
+      : '–';
+  return (
+    `| ${name} | ${t.rates.length ? fmt(median(t.rates)) : 'failed'} | ${m(t.ratios, 3)} | ${all(t.ratios)} | ${m(t.cpuPerReq, 1)} | ${m(t.cpuRatios, 3)} | ${all(t.cpuRatios)} | ` +
+    `${t.toResults.length ? `${fmt(median(t.toResults) / 1000, 2)} s` : '–'} |`
+  );
 }
 
 /** The value below which a share `q` of the sorted values lies (nearest rank). */
@@ -239,11 +290,18 @@ function verdict(name: string, t: Tally | undefined, maxLoss: number): string {
   // Met on the median; within the noise when at least a quarter of the rounds meet it.
   // Ratios have three digits: 0.970 is a 3 % loss, not 3.00000001 %.
   const within = (x: number) => x <= maxLoss + 1e-9;
-  const lossVerdict = hi - lo > maxLoss
-    ? `inconclusive: the middle half of the rounds spans ${fmt(lo, 3)} to ${fmt(hi, 3)}, wider than the target`
-    : within(loss) ? 'met' : within(1 - hi) ? 'missed on the median, met within the noise' : 'missed';
-  return `- ${name}: throughput loss ${fmt(loss * 100, 1)} % (middle half of the rounds ${fmt((1 - hi) * 100, 1)} to ${fmt((1 - lo) * 100, 1)} %; ` +
-    `target ≤ ${fmt(maxLoss * 100, 0)} %: ${lossVerdict}), results ${fmt(toResults, 2)} s after the end of load (target ≤ 1 s: ${toResults <= 1 ? 'met' : 'missed'}).`;
+  const lossVerdict =
+    hi - lo > maxLoss
+      ? `inconclusive: the middle half of the rounds spans ${fmt(lo, 3)} to ${fmt(hi, 3)}, wider than the target`
+      : within(loss)
+        ? 'met'
+        : within(1 - hi)
+          ? 'missed on the median, met within the noise'
+          : 'missed';
+  return (
+    `- ${name}: throughput loss ${fmt(loss * 100, 1)} % (middle half of the rounds ${fmt((1 - hi) * 100, 1)} to ${fmt((1 - lo) * 100, 1)} %; ` +
+    `target ≤ ${fmt(maxLoss * 100, 0)} %: ${lossVerdict}), results ${fmt(toResults, 2)} s after the end of load (target ≤ 1 s: ${toResults <= 1 ? 'met' : 'missed'}).`
+  );
 }
 
 export const overheadBench: BenchSuite = {
@@ -255,7 +313,9 @@ export const overheadBench: BenchSuite = {
     const defaultUs = defaultIntervalUs(seconds);
     const server = join(ctx.root, 'dist', 'benchmarks', 'servers', 'overhead-server.js');
     const exclude = [join(ctx.root, 'dist', 'src', 'cli', 'main.js'), '/.bin/', 'clinic/bin', '0x/cmd'];
-    const tallies = new Map<string, Tally>(list.map((v) => [v.name, { rates: [], ratios: [], cpuPerReq: [], cpuRatios: [], toResults: [] }]));
+    const tallies = new Map<string, Tally>(
+      list.map((v) => [v.name, { rates: [], ratios: [], cpuPerReq: [], cpuRatios: [], toResults: [] }]),
+    );
     for (let round = 1; round <= rounds; round++) {
       // Every other round runs the variants in reverse order, so none always follows another.
       const order = list.filter((v) => round <= (v.rounds ?? rounds));
@@ -307,10 +367,12 @@ export const overheadBench: BenchSuite = {
     ];
     return [
       ...intro,
-      'Targets for hotpath (issue 21): `--no-profile` at most clinic doctor\'s loss; the default at most the lower of clinic flame\'s and 0x\'s, and at most',
-      '`node --cpu-prof` at the same interval + 2 points; results within 1 s. (Issue 3\'s absolute targets, 3 % and 8 %, are also judged below.)',
+      "Targets for hotpath (issue 21): `--no-profile` at most clinic doctor's loss; the default at most the lower of clinic flame's and 0x's, and at most",
+      "`node --cpu-prof` at the same interval + 2 points; results within 1 s. (Issue 3's absolute targets, 3 % and 8 %, are also judged below.)",
       '',
-      `Load average when the suite started: ${loadavg().map((x) => x.toFixed(1)).join(', ')} on ${cpus().length} CPUs.`,
+      `Load average when the suite started: ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(', ')} on ${cpus().length} CPUs.`,
       '',
       '| variant | req/s | throughput ratio (median) | throughput ratio per round | server CPU µs/request | CPU ratio (median) | CPU ratio per round | end of load → results |',
       '|---|---|---|---|---|---|---|---|',

@@ -47,7 +47,9 @@ export const profBench: BenchSuite = {
       times.theirs.push(t.ms);
       theirText = t.out;
       const cold = mkdtempSync(join(ctx.scratch, 'symcold-'));
-      times.cold.push(timed(process.execPath, [cli, 'prof', '--no-report', rec.log], { ...process.env, HOTPATH_SYMBOL_CACHE: cold }, rec.dir).ms);
+      times.cold.push(
+        timed(process.execPath, [cli, 'prof', '--no-report', rec.log], { ...process.env, HOTPATH_SYMBOL_CACHE: cold }, rec.dir).ms,
+      );
       rmSync(cold, { recursive: true, force: true });
       const w = timed(process.execPath, [cli, 'prof', '--no-report', '--json', rec.log], env, rec.dir);
       times.warm.push(w.ms);
@@ -85,7 +87,9 @@ export const profBench: BenchSuite = {
       '',
       '| function | --prof-process | hotpath |',
       '|---|---:|---:|',
-      ...cmp.rows.map((r) => `| \`${r.name.replace(/\|/g, '\\|')}\` | ${pct(r.theirs)} | ${r.ours === undefined ? 'missing' : pct(r.ours)} |`),
+      ...cmp.rows.map(
+        (r) => `| \`${r.name.replace(/\|/g, '\\|')}\` | ${pct(r.theirs)} | ${r.ours === undefined ? 'missing' : pct(r.ours)} |`,
+      ),
       '',
     ].join('\n');
   },

@@ -20,8 +20,14 @@ const CWD = '/srv/bench-app';
 
 function callFrame(f: number) {
   const kind = f % 4;
-  const url = kind === 0 ? `file://${CWD}/src/mod${f % 97}.js` : kind === 1 ? `file://${CWD}/node_modules/dep${f % 31}/index.js`
-    : kind === 2 ? `node:internal/mod${f % 13}` : '';
+  const url =
+    kind === 0
+      ? `file://${CWD}/src/mod${f % 97}.js`
+      : kind === 1
+        ? `file://${CWD}/node_modules/dep${f % 31}/index.js`
+        : kind === 2
+          ? `node:internal/mod${f % 13}`
+          : '';
   const name = kind === 3 ? (f % 8 === 3 ? `RegExp: ^a${f}` : `native${f}`) : `fn${f}`;
   return { functionName: name, scriptId: url ? String(f % 500) : '0', url, lineNumber: url ? f % 400 : -1, columnNumber: url ? 4 : -1 };
 }
@@ -73,7 +79,9 @@ export const profileBench: BenchSuite = {
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     const coldTree = buildCallTree(profile, opts);
-    hotspots(coldTree, { limit: 50 }).slice(0, 5).forEach((h) => workBreakdown(coldTree, h.frame));
+    hotspots(coldTree, { limit: 50 })
+      .slice(0, 5)
+      .forEach((h) => workBreakdown(coldTree, h.frame));
     const cold = performance.now() - t0;
     const coldCpu = process.cpuUsage(c0);
     const coldCpuMs = (coldCpu.user + coldCpu.system) / 1000;
@@ -89,7 +97,9 @@ export const profileBench: BenchSuite = {
     const pprof = median(() => toPprof(samples), runs);
     const folded = median(() => toFolded(samples), runs);
     const speedscope = median(() => JSON.stringify(toSpeedscope(samples, { name: 'cpu', exporter: 'bench' })), runs);
-    ctx.log(`profile: build ${build.toFixed(1)} ms, rank ${rank.toFixed(1)} ms, explain ${explain.toFixed(1)} ms (JSON.parse ${parse.toFixed(1)} ms)`);
+    ctx.log(
+      `profile: build ${build.toFixed(1)} ms, rank ${rank.toFixed(1)} ms, explain ${explain.toFixed(1)} ms (JSON.parse ${parse.toFixed(1)} ms)`,
+    );
     const row = (what: string, ms: number) => `| ${what} | ${ms.toFixed(1)} | ${(ms / parse).toFixed(2)}× |`;
     return [
       '## profile: call-tree model and exports on a 60 s profile',

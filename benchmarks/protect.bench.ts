@@ -28,22 +28,44 @@ const CONNECTIONS = 100;
 const WARMUP_S = 5;
 const PROBE_SOCKETS = 16;
 
-interface Server { child: ChildProcess; port: number }
-interface ProbeResult { ok: number[]; shed: number; failed: number }
-interface Outcome { load: LoadResult; probe: ProbeResult; stats: { served: number; status?: { shed: number } } }
+interface Server {
+  child: ChildProcess;
+  port: number;
+}
+interface ProbeResult {
+  ok: number[];
+  shed: number;
+  failed: number;
+}
+interface Outcome {
+  load: LoadResult;
+  probe: ProbeResult;
+  stats: { served: number; status?: { shed: number } };
+}
 
 function startServer(ctx: BenchContext, mode: 'plain' | 'protect'): Promise<Server> {
   const script = join(ctx.root, 'dist', 'benchmarks', 'servers', 'protect-server.js');
-  const child = spawn('taskset', ['-c', '0', process.execPath, script, '0', mode, String(DELAY_MS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('taskset', ['-c', '0', process.execPath, script, '0', mode, String(DELAY_MS)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => { child.kill(); reject(new Error('protect-server did not start')); }, 15_000);
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error('protect-server did not start'));
+    }, 15_000);
     child.stdout?.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       const m = /listening (\d+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve({ child, port: Number(m[1]) }); }
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, port: Number(m[1]) });
+      }
     });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`protect-server exited ${code}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`protect-server exited ${code}`));
+    });
   });
 }
 
@@ -64,7 +86,12 @@ function get(agent: Agent, port: number, path: string): Promise<{ status: number
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, agent, timeout: 30_000 }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => { body += d; }).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res
+        .setEncoding('utf8')
+        .on('data', (d: string) => {
+          body += d;
+        })
+        .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
@@ -82,10 +109,17 @@ async function probe(agent: Agent, port: number, seconds: number): Promise<Probe
     const intended = start + (i * 1000) / PROBE_RATE;
     const wait = intended - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    pending.push(get(agent, port, '/work').then(
-      (r) => { if (r.status === 200) result.ok.push(performance.now() - intended); else result.shed++; },
-      () => { result.failed++; },
-    ));
+    pending.push(
+      get(agent, port, '/work').then(
+        (r) => {
+          if (r.status === 200) result.ok.push(performance.now() - intended);
+          else result.shed++;
+        },
+        () => {
+          result.failed++;
+        },
+      ),
+    );
   }
   await Promise.all(pending);
   return result;
@@ -151,7 +185,10 @@ async function guardCost(ctx: BenchContext): Promise<string> {
     '| variant | CPU µs / request | ratio (median) | ratio per round |',
     '|---|---|---|---|',
     `| without protection | ${fmt(base, 1)} | 1.000 | |`,
-    `| with protect() | ${fmt(base * m, 1)} | ${fmt(m, 3)} | ${[...ratios].sort((a, b) => a - b).map((x) => fmt(x, 3)).join(', ')} |`,
+    `| with protect() | ${fmt(base * m, 1)} | ${fmt(m, 3)} | ${[...ratios]
+      .sort((a, b) => a - b)
+      .map((x) => fmt(x, 3))
+      .join(', ')} |`,
     '',
   ].join('\n');
 }
@@ -172,7 +209,8 @@ function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 }
 
-const fmt = (x: number, d = 0) => Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : '–';
+const fmt = (x: number, d = 0) =>
+  Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : '–';
 const pct = (x: number) => `${fmt(x * 100, 1)} %`;
 
 function row(name: string, o: Outcome, cap: number): { line: string; goodput: number; p99: number } {
@@ -184,9 +222,14 @@ function row(name: string, o: Outcome, cap: number): { line: string; goodput: nu
   const p99 = percentile(o.probe.ok, 99);
   const tl = l.timeline;
   // p99 of the latest second up to `s` that completed anything (a stalled second reports 0).
-  const at = (s: number) => tl.slice(0, s).reverse().find((t) => t.requests > 0)?.p99 ?? NaN;
+  const at = (s: number) =>
+    tl
+      .slice(0, s)
+      .reverse()
+      .find((t) => t.requests > 0)?.p99 ?? NaN;
   const growth = `${fmt(at(Math.ceil(tl.length / 4)))} → ${fmt(at(Math.ceil(tl.length / 2)))} → ${fmt(at(tl.length))}`;
-  const line = `| ${name} | ${fmt(ok / (l.durationMs / 1000))} | ${pct(goodput)} | ${fmt(p99, 1)} ms | ${fmt(l.latency.p99, 1)} ms | ${growth} | ` +
+  const line =
+    `| ${name} | ${fmt(ok / (l.durationMs / 1000))} | ${pct(goodput)} | ${fmt(p99, 1)} ms | ${fmt(l.latency.p99, 1)} ms | ${growth} | ` +
     `${pct(shed / Math.max(1, offered))} | ${fmt(l.errors.timeouts)} / ${fmt(l.errors.total)} | ${fmt(l.schedule?.dropped ?? 0)} |`;
   return { line, goodput, p99 };
 }
@@ -225,14 +268,15 @@ async function measure(ctx: BenchContext): Promise<string> {
   ctx.log('protect: same load with protect()');
   const guarded = await variant(ctx, 'protect', rate, seconds);
   // The machine is shared: capacity measured before and after, averaged.
-  const cap = (capBefore + await capacity(ctx, ctx.quick ? 2 : 4)) / 2;
+  const cap = (capBefore + (await capacity(ctx, ctx.quick ? 2 : 4))) / 2;
   ctx.log(`protect: capacity before ${fmt(capBefore)}, after ${fmt(2 * cap - capBefore)} req/s`);
   const a = row('without protection', plain, cap);
   const b = row(`protect({ maxEventLoopDelay: ${DELAY_MS} })`, guarded, cap);
   ctx.log('protect: guard cost on a hello-world route');
   const cost = await guardCost(ctx);
   const bound = 2 * DELAY_MS + 2;
-  const verdict = `Target with protection: goodput ≥ 90 % of capacity (${b.goodput >= 0.9 ? 'met' : 'missed'}: ${pct(b.goodput)}), ` +
+  const verdict =
+    `Target with protection: goodput ≥ 90 % of capacity (${b.goodput >= 0.9 ? 'met' : 'missed'}: ${pct(b.goodput)}), ` +
     `successful p99 ≤ 2 × ${DELAY_MS} ms + 2 ms service = ${bound} ms (${b.p99 <= bound ? 'met' : 'missed'}: ${fmt(b.p99, 1)} ms).`;
   return [
     '## Protect: overload protection at 2x capacity',
@@ -247,8 +291,8 @@ async function measure(ctx: BenchContext): Promise<string> {
     '',
     '- Goodput: 200 responses per second as a share of capacity.',
     '- p99 successful: from a probe running alongside (50 req/s, open model, latency from the intended send time,',
-    '  200s only), because the engine\'s histogram mixes 200s and 503s.',
-    '- p99 all answers: the engine\'s own corrected p99 (200s and 503s); per second: its p99 at a quarter, half and',
+    "  200s only), because the engine's histogram mixes 200s and 503s.",
+    "- p99 all answers: the engine's own corrected p99 (200s and 503s); per second: its p99 at a quarter, half and",
     '  the end of the run, which shows whether latency grows.',
     '- Shed: 503s as a share of intended sends.',
     '',

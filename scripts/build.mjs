@@ -53,7 +53,10 @@ rmSync(join(root, 'dist'), { recursive: true, force: true });
 mkdirSync(join(root, 'dist'), { recursive: true });
 run(tsc, ['-p', 'tsconfig.json']);
 // The agent and the UI have their own compiler settings (CommonJS-safe globals, DOM).
-for (const [extra, dir] of [['tsconfig.agent.json', 'src/agent'], ['tsconfig.ui.json', 'src/report/ui']]) {
+for (const [extra, dir] of [
+  ['tsconfig.agent.json', 'src/agent'],
+  ['tsconfig.ui.json', 'src/report/ui'],
+]) {
   if (hasTs(join(root, dir))) run(tsc, ['-p', extra]);
 }
 for (const b of bundles) {

@@ -30,15 +30,25 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 let status = 0;
-for (const [files, concurrency] of [[unit, 2], [e2e, 1]]) {
+for (const [files, concurrency] of [
+  [unit, 2],
+  [e2e, 1],
+]) {
   if (files.length === 0) continue;
   const tap = join(tmpdir(), `hotpath-test-${process.pid}-${concurrency}.tap`);
-  const r = spawnSync(process.execPath, [
-    '--test', `--test-concurrency=${concurrency}`,
-    '--test-reporter=spec', '--test-reporter-destination=stdout',
-    '--test-reporter=tap', `--test-reporter-destination=${tap}`,
-    ...files,
-  ], { cwd: root, stdio: 'inherit', env: { ...process.env, HOTPATH_TEST: '1' } });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--test',
+      `--test-concurrency=${concurrency}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
+      ...files,
+    ],
+    { cwd: root, stdio: 'inherit', env: { ...process.env, HOTPATH_TEST: '1' } },
+  );
   if (r.status !== 0) status = r.status ?? 1;
   const text = existsSync(tap) ? readFileSync(tap, 'utf8') : '';
   rmSync(tap, { force: true });

@@ -84,6 +84,10 @@ export function hotpathError(code: ErrorCode, message: string, options?: Hotpath
 
 /** True when `err` carries one of hotpath's codes (matched by code, not by class identity). */
 export function isHotpathError(err: unknown): err is { code: ErrorCode; message: string } {
-  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' &&
-    (err as { code: string }).code in errorCodes;
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { code?: unknown }).code === 'string' &&
+    (err as { code: string }).code in errorCodes
+  );
 }

@@ -16,12 +16,23 @@ export const REDACTED = '<redacted>';
 export const SECRET_HEADER_NAMES: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
 
 /** A header whose name contains one of these (case-insensitive) is taken for a credential. */
-export const SECRET_NAME_PARTS: readonly string[] = ['auth', 'token', 'key', 'secret', 'session', 'pass', 'credential', 'signature', 'csrf', 'xsrf', 'cookie'];
+export const SECRET_NAME_PARTS: readonly string[] = [
+  'auth',
+  'token',
+  'key',
+  'secret',
+  'session',
+  'pass',
+  'credential',
+  'signature',
+  'csrf',
+  'xsrf',
+  'cookie',
+];
 
 export function isSecretHeader(name: string, extra: readonly string[] = []): boolean {
   const n = name.trim().toLowerCase();
-  return SECRET_HEADER_NAMES.has(n) || SECRET_NAME_PARTS.some((p) => n.includes(p)) ||
-    extra.some((e) => e.trim().toLowerCase() === n);
+  return SECRET_HEADER_NAMES.has(n) || SECRET_NAME_PARTS.some((p) => n.includes(p)) || extra.some((e) => e.trim().toLowerCase() === n);
 }
 
 /**

@@ -50,7 +50,8 @@ const part = (file: string) => file.split('/')[0].replace(/\.[jt]s$/, '');
 const rank = (p: string) => LAYERS.findIndex((l) => l.includes(p));
 
 function allowed(from: string, to: string): boolean {
-  const a = part(from), b = part(to);
+  const a = part(from),
+    b = part(to);
   if (a === b) return true;
   if (a === 'agent') return false;
   if (a === 'protect') return to === 'errors.js';
@@ -60,7 +61,9 @@ function allowed(from: string, to: string): boolean {
 }
 
 test('src/ imports one way: each folder only its own files and lower layers (agent and protect stand alone)', () => {
-  const files = readdirSync(src, { recursive: true }).map(String).filter((f) => f.endsWith('.ts'));
+  const files = readdirSync(src, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.ts'));
   assert.ok(files.length > 200, `found the sources (${files.length})`);
   const unknown = [...new Set(files.map(part))].filter((p) => rank(p) < 0 && p !== 'agent' && p !== 'protect');
   assert.deepEqual(unknown, [], 'every folder of src/ has a layer');
@@ -78,5 +81,9 @@ test('src/ imports one way: each folder only its own files and lower layers (age
     }
   }
   assert.deepEqual(wrong, []);
-  assert.deepEqual([...EXCEPTIONS.keys()].filter((e) => !used.has(e)), [], 'an exception that no longer happens is removed from the list');
+  assert.deepEqual(
+    [...EXCEPTIONS.keys()].filter((e) => !used.has(e)),
+    [],
+    'an exception that no longer happens is removed from the list',
+  );
 });

@@ -14,12 +14,24 @@ test('issue 23.1: URL userinfo is redacted, parseable or not; the rest of the UR
 });
 
 test('issue 23.1: token-like headers, named ones and --redact ones are secret; others are not', () => {
-  for (const h of ['Authorization', 'cookie', 'X-Api-Key', 'X-Session', 'x-auth-token', 'X-CSRF-Token', 'X-Amz-Security-Token', 'Password']) {
+  for (const h of [
+    'Authorization',
+    'cookie',
+    'X-Api-Key',
+    'X-Session',
+    'x-auth-token',
+    'X-CSRF-Token',
+    'X-Amz-Security-Token',
+    'Password',
+  ]) {
     assert.equal(isSecretHeader(h), true, h);
   }
   for (const h of ['Accept', 'Content-Type', 'X-Trace-Id', 'User-Agent', 'Host']) assert.equal(isSecretHeader(h), false, h);
   assert.equal(isSecretHeader('X-Tenant', ['x-tenant']), true);
-  assert.deepEqual(redactHeaders(['X-Session: s1', 'X-Tenant:acme', 'accept: */*'], ['X-TENANT']),
-    ['X-Session: <redacted>', 'X-Tenant: <redacted>', 'accept: */*']);
+  assert.deepEqual(redactHeaders(['X-Session: s1', 'X-Tenant:acme', 'accept: */*'], ['X-TENANT']), [
+    'X-Session: <redacted>',
+    'X-Tenant: <redacted>',
+    'accept: */*',
+  ]);
   assert.equal(redactBody('{"password":"hunter2"}'), '<redacted> (22 bytes)');
 });

@@ -14,12 +14,21 @@ const server = net.createServer((socket) => {
     let pos = 0;
     if (carry > 0) {
       const need = END.subarray(carry);
-      if (chunk.subarray(0, need.length).equals(need)) { n++; pos = need.length; }
+      if (chunk.subarray(0, need.length).equals(need)) {
+        n++;
+        pos = need.length;
+      }
       carry = 0;
     }
-    for (let i = chunk.indexOf(END, pos); i !== -1; i = chunk.indexOf(END, i + 4)) { n++; pos = i + 4; }
+    for (let i = chunk.indexOf(END, pos); i !== -1; i = chunk.indexOf(END, i + 4)) {
+      n++;
+      pos = i + 4;
+    }
     for (let k = 3; k > 0; k--) {
-      if (chunk.length - k >= pos && chunk.subarray(chunk.length - k).equals(END.subarray(0, k))) { carry = k; break; }
+      if (chunk.length - k >= pos && chunk.subarray(chunk.length - k).equals(END.subarray(0, k))) {
+        carry = k;
+        break;
+      }
     }
     if (n === 1) socket.write(RESPONSE);
     else if (n > 1) socket.write(Buffer.concat(Array.from({ length: n }, () => RESPONSE)));

@@ -5,7 +5,13 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-const items = Array.from({ length: 60 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['alpha', 'beta', 'gamma'], price: i * 1.25, stock: i % 7 === 0 }));
+const items = Array.from({ length: 60 }, (_, i) => ({
+  id: i,
+  name: `item-${i}`,
+  tags: ['alpha', 'beta', 'gamma'],
+  price: i * 1.25,
+  stock: i % 7 === 0,
+}));
 
 function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
   const body = JSON.stringify({ path: req.url, items });

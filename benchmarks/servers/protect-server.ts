@@ -27,9 +27,8 @@ function work(): number {
 }
 
 const mode = process.argv[3] ?? 'plain';
-const guard: Protector | undefined = mode === 'protect'
-  ? protect({ maxEventLoopDelay: Number(process.argv[4] ?? 50), exempt: ['/__stats'] })
-  : undefined;
+const guard: Protector | undefined =
+  mode === 'protect' ? protect({ maxEventLoopDelay: Number(process.argv[4] ?? 50), exempt: ['/__stats'] }) : undefined;
 let served = 0;
 
 function handle(req: http.IncomingMessage, res: http.ServerResponse): void {

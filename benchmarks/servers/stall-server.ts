@@ -11,7 +11,9 @@ const server = http.createServer((_req, res) => {
   if (!stalled && Date.now() - first >= stallAt) {
     stalled = true;
     const end = Date.now() + 2000;
-    while (Date.now() < end) { /* a synchronous 2 s stall, like a blocking call */ }
+    while (Date.now() < end) {
+      /* a synchronous 2 s stall, like a blocking call */
+    }
   }
   res.end('Hello, World!');
 });

@@ -29,7 +29,8 @@ function normalize(value: unknown): { config: AgentConfig; problem?: string } {
   if (typeof v.intervalMs === 'number' && v.intervalMs >= 10 && v.intervalMs <= 60_000) config.intervalMs = v.intervalMs;
   if (typeof v.cpuSamplingIntervalUs === 'number') {
     if (v.cpuSamplingIntervalUs >= MIN_SAMPLING_INTERVAL_US) config.cpuSamplingIntervalUs = v.cpuSamplingIntervalUs;
-    else problem = `cpuSamplingIntervalUs ${v.cpuSamplingIntervalUs} refused (minimum ${MIN_SAMPLING_INTERVAL_US} µs); using ${config.cpuSamplingIntervalUs}`;
+    else
+      problem = `cpuSamplingIntervalUs ${v.cpuSamplingIntervalUs} refused (minimum ${MIN_SAMPLING_INTERVAL_US} µs); using ${config.cpuSamplingIntervalUs}`;
   }
   if (typeof v.heap === 'boolean') config.heap = v.heap;
   if (typeof v.hooks === 'boolean') config.hooks = v.hooks;

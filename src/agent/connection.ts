@@ -33,7 +33,12 @@ export class AgentConnection {
   private controlHandler: ((msg: ControlMessage) => void) | undefined;
 
   /** `threadId` is the thread the messages describe (a helper worker reports for its main thread). */
-  constructor(path: string, private readonly threadId: number, ref = false, onConnect?: () => void) {
+  constructor(
+    path: string,
+    private readonly threadId: number,
+    ref = false,
+    onConnect?: () => void,
+  ) {
     try {
       this.socket = net.createConnection(path);
       if (connectionSecret !== undefined) {
@@ -123,6 +128,10 @@ export class AgentConnection {
 }
 
 function isControl(msg: unknown): msg is ControlMessage {
-  return typeof msg === 'object' && msg !== null && (msg as { type?: unknown }).type === 'control' &&
-    typeof (msg as { cmd?: unknown }).cmd === 'string';
+  return (
+    typeof msg === 'object' &&
+    msg !== null &&
+    (msg as { type?: unknown }).type === 'control' &&
+    typeof (msg as { cmd?: unknown }).cmd === 'string'
+  );
 }

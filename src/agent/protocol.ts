@@ -338,8 +338,17 @@ export interface GrowthMessage extends Envelope {
    * (events.once or emitter.once): it waits for an event that has not come.
    */
   listeners: {
-    emitter: string; event: string; count: number; added: number; current?: number; site?: CallSite; stack?: CallStack; once?: boolean;
-    maxListeners?: number | null; maxListenersOwn?: boolean; maxListenersSite?: CallSite;
+    emitter: string;
+    event: string;
+    count: number;
+    added: number;
+    current?: number;
+    site?: CallSite;
+    stack?: CallStack;
+    once?: boolean;
+    maxListeners?: number | null;
+    maxListenersOwn?: boolean;
+    maxListenersSite?: CallSite;
   }[];
   /**
    * Where setMaxListeners(0|Infinity) or events.defaultMaxListeners = Infinity happened (at any
@@ -369,8 +378,16 @@ export interface GrowthMessage extends Envelope {
    * awaited by the code that called the function creating it.
    */
   timers: {
-    site?: CallSite; stack?: CallStack; created: number; cleared: number; fired: number; pending: number; kind: 'timeout' | 'interval'; delayMs?: number;
-    promise?: boolean; awaited?: boolean;
+    site?: CallSite;
+    stack?: CallStack;
+    created: number;
+    cleared: number;
+    fired: number;
+    pending: number;
+    kind: 'timeout' | 'interval';
+    delayMs?: number;
+    promise?: boolean;
+    awaited?: boolean;
   }[];
   /** Synchronous APIs called while a request was in flight, e.g. api 'crypto.pbkdf2Sync'. */
   syncCalls: { api: string; count: number; totalMs: number; site?: CallSite; stack?: CallStack }[];
@@ -389,8 +406,18 @@ export interface GrowthMessage extends Envelope {
    * completion.
    */
   outgoing?: {
-    api: string; origin: string; count: number; completed: number; totalMs: number; newConnections?: number;
-    queued?: number; socketWaitMs?: number; maxSockets?: number; concurrencyMs?: number[]; site?: CallSite; stack?: CallStack;
+    api: string;
+    origin: string;
+    count: number;
+    completed: number;
+    totalMs: number;
+    newConnections?: number;
+    queued?: number;
+    socketWaitMs?: number;
+    maxSockets?: number;
+    concurrencyMs?: number[];
+    site?: CallSite;
+    stack?: CallStack;
   }[];
   /**
    * Added (agent): where the app set a `Connection: close` response header (setHeader, or a
@@ -408,7 +435,16 @@ export interface GrowthMessage extends Envelope {
    * alive and the active resources do not list them; `untracked`, created but not followed (the
    * tracked set was full, or an object whose state cannot be read: a recursive fs.watch).
    */
-  handles?: { api: string; resource: string; created: number; open: number; unref?: number; untracked?: number; site?: CallSite; stack?: CallStack }[];
+  handles?: {
+    api: string;
+    resource: string;
+    created: number;
+    open: number;
+    unref?: number;
+    untracked?: number;
+    site?: CallSite;
+    stack?: CallStack;
+  }[];
 }
 
 export interface StallMessage extends Envelope {
@@ -523,17 +559,29 @@ export interface ByeMessage extends Envelope {
 }
 
 export type AgentMessage =
-  | HelloMessage | ListenMessage | SampleMessage | GcMessage | GrowthMessage
-  | StallMessage | ProfileMessage | ErrorMessage | ByeMessage | PrimaryMessage;
+  | HelloMessage
+  | ListenMessage
+  | SampleMessage
+  | GcMessage
+  | GrowthMessage
+  | StallMessage
+  | ProfileMessage
+  | ErrorMessage
+  | ByeMessage
+  | PrimaryMessage;
 
 /**
  * Commands from the CLI to every connected agent. `seq` (set by the CLI's broadcast, rising)
  * lets a thread that gets a command twice, directly and forwarded, act on it once.
  */
-interface ControlBase { v: typeof PROTOCOL_VERSION; type: 'control'; seq?: number }
+interface ControlBase {
+  v: typeof PROTOCOL_VERSION;
+  type: 'control';
+  seq?: number;
+}
 export type ControlMessage =
-  | ControlBase & { cmd: 'target'; port?: number; pipe?: string }
-  | ControlBase & { cmd: 'phase'; phase: RunPhase }
+  | (ControlBase & { cmd: 'target'; port?: number; pipe?: string })
+  | (ControlBase & { cmd: 'phase'; phase: RunPhase })
   /**
    * `heapRetainedFrom` (added, CLI; with config.heap): epoch ms at which the agent restarts the
    * heap sampler without keeping collected objects (ProfileMessage kind `heap-retained`).
@@ -544,8 +592,8 @@ export type ControlMessage =
    * in which the agent counts calls per function (agent/profiling/call-counts.ts; written as
    * `calls-<pid>-<tid>.json`).
    */
-  | ControlBase & { cmd: 'profile-start'; heapRetainedFrom?: number; callCountFrom?: number; callCountUntil?: number }
-  | ControlBase & { cmd: 'profile-stop' }
-  | ControlBase & { cmd: 'flush' };
+  | (ControlBase & { cmd: 'profile-start'; heapRetainedFrom?: number; callCountFrom?: number; callCountUntil?: number })
+  | (ControlBase & { cmd: 'profile-stop' })
+  | (ControlBase & { cmd: 'flush' });
 
 export type RunPhase = 'starting' | 'setup' | 'warmup' | 'load' | 'cooldown' | 'stopping';

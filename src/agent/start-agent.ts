@@ -44,7 +44,12 @@ export function startAgent(listening?: net.Server): void {
     useConnectionSecret(config.secret);
     const growth = config.hooks ? createGrowthHooks() : undefined;
     const agent = new ThreadAgent({
-      socket, runDir: process.env[ENV.runDir] ?? process.cwd(), config, cluster: clusterInfo(), growth, agentDir: __dirname,
+      socket,
+      runDir: process.env[ENV.runDir] ?? process.cwd(),
+      config,
+      cluster: clusterInfo(),
+      growth,
+      agentDir: __dirname,
     });
     agent.start(problem, listening);
     growth?.install();

@@ -163,7 +163,7 @@ export class ThreadAgent {
   private sendSample(postLoadGc?: SampleMessage['postLoadGc']): void {
     if (this.beat !== undefined) this.beat[0] = epochNow();
     const gcOk = !partFailed(PART.gc);
-    const events = gcOk ? guardPart(PART.gc, () => this.gc.take()) ?? [] : [];
+    const events = gcOk ? (guardPart(PART.gc, () => this.gc.take()) ?? []) : [];
     if (events.length > 0) this.conn.send({ type: 'gc', events });
     const sample = guardPart(PART.sampler, () => this.sampler.take(this.conn.dropped + (gcOk ? this.gc.dropped : 0)));
     if (sample === undefined) return;
@@ -205,12 +205,25 @@ export class ThreadAgent {
     beat[0] = epochNow();
     // Every wakeup costs the target CPU: the sampler's tick doubles as the heartbeat when it is frequent enough.
     if (this.opts.config.intervalMs <= HEARTBEAT_MS) this.beat = beat;
-    else this.timers.push(unrefInterval(() => { beat[0] = epochNow(); }, HEARTBEAT_MS));
+    else
+      this.timers.push(
+        unrefInterval(() => {
+          beat[0] = epochNow();
+        }, HEARTBEAT_MS),
+      );
     const cost = newCostBuffer();
     this.sampler.cost.attach(cost);
     const data: AgentWorkerData = {
-      hotpathAgentWorker: true, socket: this.opts.socket, runDir: this.opts.runDir, config: this.opts.config,
-      pid: process.pid, threadId, heartbeat, watchdogOnly, profileRescue: this.rescue.buffer, cost,
+      hotpathAgentWorker: true,
+      socket: this.opts.socket,
+      runDir: this.opts.runDir,
+      config: this.opts.config,
+      pid: process.pid,
+      threadId,
+      heartbeat,
+      watchdogOnly,
+      profileRescue: this.rescue.buffer,
+      cost,
     };
     // No execArgv (no user loaders in our worker) and no HOTPATH_* env: if NODE_OPTIONS preloads
     // the agent into this worker anyway, it finds no socket and stays inert.
@@ -219,7 +232,13 @@ export class ThreadAgent {
     threadState.agentBusy++;
     let worker: Worker;
     try {
-      worker = new Worker(join(this.opts.agentDir, 'agent-worker.cjs'), { workerData: data, execArgv: [], env, stdout: true, stderr: true });
+      worker = new Worker(join(this.opts.agentDir, 'agent-worker.cjs'), {
+        workerData: data,
+        execArgv: [],
+        env,
+        stdout: true,
+        stderr: true,
+      });
     } finally {
       threadState.agentBusy--;
     }
@@ -241,9 +260,13 @@ export class ThreadAgent {
       return session;
     };
     this.inThreadProfiler = new InspectorProfiler(connect, {
-      runDir: this.opts.runDir, pid: process.pid, threadId,
-      samplingIntervalUs: this.opts.config.cpuSamplingIntervalUs, heap: this.opts.config.heap,
-      send: (body) => this.conn.send(body), onError: reportError,
+      runDir: this.opts.runDir,
+      pid: process.pid,
+      threadId,
+      samplingIntervalUs: this.opts.config.cpuSamplingIntervalUs,
+      heap: this.opts.config.heap,
+      send: (body) => this.conn.send(body),
+      onError: reportError,
     });
   }
 

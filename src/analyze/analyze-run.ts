@@ -34,10 +34,10 @@ export const SPECIFICITY: Readonly<Record<Category, number>> = {
   // The socket write path a function pays for (native frames, --native) says more than "blocks".
   'socket-writes': 10,
   'event-loop-blocking': 11,
-  'serialization': 12,
+  serialization: 12,
   'load-generator-bound': 13,
-  'healthy': 14,
-  'incomplete': 15,
+  healthy: 14,
+  incomplete: 15,
   'setup-failed': 16,
 };
 
@@ -61,8 +61,12 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
 
 /** What the growth analyzers (listeners, routes, timers, heap) write. */
 const GROWTH_CODES: ReadonlySet<string> = new Set([
-  'HOTPATH_LISTENER_LEAK', 'HOTPATH_HANDLER_GROWTH', 'HOTPATH_TIMER_LEAK',
-  'HOTPATH_MEMORY_LEAK', 'HOTPATH_EXTERNAL_MEMORY_LEAK', 'HOTPATH_HEAP_GROWTH_UNCONFIRMED',
+  'HOTPATH_LISTENER_LEAK',
+  'HOTPATH_HANDLER_GROWTH',
+  'HOTPATH_TIMER_LEAK',
+  'HOTPATH_MEMORY_LEAK',
+  'HOTPATH_EXTERNAL_MEMORY_LEAK',
+  'HOTPATH_HEAP_GROWTH_UNCONFIRMED',
 ] satisfies FindingCode[]);
 
 /**
@@ -87,10 +91,14 @@ const isRootCause = (f: Finding) => GROWTH.has(f.category) && (f.evidence.latenc
  * explained.
  */
 export function orderFindings(findings: Finding[]): Finding[] {
-  return [...findings].sort((a, b) => severityRank[a.severity] - severityRank[b.severity] ||
-    Number(b.code === 'HOTPATH_HEALTHY') - Number(a.code === 'HOTPATH_HEALTHY') ||
-    Number(isRootCause(b)) - Number(isRootCause(a)) ||
-    Number(b.culprit !== undefined) - Number(a.culprit !== undefined) || b.impact - a.impact);
+  return [...findings].sort(
+    (a, b) =>
+      severityRank[a.severity] - severityRank[b.severity] ||
+      Number(b.code === 'HOTPATH_HEALTHY') - Number(a.code === 'HOTPATH_HEALTHY') ||
+      Number(isRootCause(b)) - Number(isRootCause(a)) ||
+      Number(b.culprit !== undefined) - Number(a.culprit !== undefined) ||
+      b.impact - a.impact,
+  );
 }
 
 /**
@@ -110,8 +118,11 @@ const isHolder = (f: Finding) => HOLDERS.has(f.category) || f.code === HANDLE_LE
  * require.cache) keeps every copy: Node pushes each new Module into its parent's `children`. It
  * holds the module's whole exports (a parsed config file), so no per-registration bound applies.
  */
-const reloadsModules = (f: Finding) => f.code === 'HOTPATH_SYNC_IO' && f.evidence.reloadsModule === true &&
-  f.severity !== 'info' && Number(f.evidence.callsPerRequest ?? 0) >= HOLDING_MIN_PER_REQUEST;
+const reloadsModules = (f: Finding) =>
+  f.code === 'HOTPATH_SYNC_IO' &&
+  f.evidence.reloadsModule === true &&
+  f.severity !== 'info' &&
+  Number(f.evidence.callsPerRequest ?? 0) >= HOLDING_MIN_PER_REQUEST;
 
 /**
  * Heap growth that a leak of listeners, timers or handlers accounts for is its symptom: each
@@ -128,10 +139,11 @@ export function heapHeldByGrowth(findings: Finding[]): Finding[] {
   if (!heap) return findings;
   const bytesPerRequest = Number(heap.evidence.bytesPerRequest ?? 0);
   const rate = (f: Finding) => Math.max(Number(f.evidence.perRequest ?? 0), Number(f.evidence.perRequestAllSockets ?? 0));
-  const holder = findings
-    .filter((f) => isHolder(f) && f.severity !== 'info' && rate(f) >= HOLDING_MIN_PER_REQUEST)
-    .filter((f) => bytesPerRequest > 0 && bytesPerRequest <= rate(f) * HEAP_PER_REGISTRATION_BYTES)
-    .sort((a, b) => rate(b) - rate(a))[0] ?? findings.find(reloadsModules);
+  const holder =
+    findings
+      .filter((f) => isHolder(f) && f.severity !== 'info' && rate(f) >= HOLDING_MIN_PER_REQUEST)
+      .filter((f) => bytesPerRequest > 0 && bytesPerRequest <= rate(f) * HEAP_PER_REGISTRATION_BYTES)
+      .sort((a, b) => rate(b) - rate(a))[0] ?? findings.find(reloadsModules);
   if (!holder) return findings;
   const top = Math.min(severityRank[holder.severity], severityRank[heap.severity]);
   return findings.map((f) => {
@@ -156,8 +168,12 @@ const lowerFirst = (s: string) => (/^[A-Z][A-Z]|^\w+\.\w/.test(s) ? s : s.charAt
  * top-level anonymous function is its own, by line. Findings without a culprit about work no app
  * function ran (a body parser's JSON.parse: blocking and serialization) are one by where it ran.
  */
-const culpritKey = (f: Finding) => (f.culprit ? functionKey({ name: f.culprit.function, file: f.culprit.file, line: f.culprit.line })
-  : f.evidence.noAppCode === true && typeof f.evidence.workSource === 'string' ? `work ${f.evidence.workSource}` : undefined);
+const culpritKey = (f: Finding) =>
+  f.culprit
+    ? functionKey({ name: f.culprit.function, file: f.culprit.file, line: f.culprit.line })
+    : f.evidence.noAppCode === true && typeof f.evidence.workSource === 'string'
+      ? `work ${f.evidence.workSource}`
+      : undefined;
 
 /**
  * Keeps one finding per culprit function (with the anonymous functions written inside it): the most specific category among the actionable
@@ -189,7 +205,10 @@ export function mergeSameCulprit(findings: Finding[]): Finding[] {
       ...keep,
       severity: (Object.keys(severityRank) as Severity[])[top],
       impact: Math.max(...group.map((f) => f.impact)),
-      evidence: { ...keep.evidence, alsoFound: rest.map((f): AlsoFound => ({ code: f.code, category: f.category, title: f.title, evidence: f.evidence })) },
+      evidence: {
+        ...keep.evidence,
+        alsoFound: rest.map((f): AlsoFound => ({ code: f.code, category: f.category, title: f.title, evidence: f.evidence })),
+      },
     });
   }
   return out;

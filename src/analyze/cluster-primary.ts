@@ -27,7 +27,11 @@ export const PRIMARY_FIT_MIN_POINTS = 3;
 export const PRIMARY_FIT_MIN_RATE_SPREAD = 1.2;
 
 /** Node's distribution path, the culprit (no line: node's internals differ by version). */
-export const DISTRIBUTION_PATH: Culprit = { function: 'RoundRobinHandle.distribute', file: 'node:internal/cluster/round_robin_handle', line: 0 };
+export const DISTRIBUTION_PATH: Culprit = {
+  function: 'RoundRobinHandle.distribute',
+  file: 'node:internal/cluster/round_robin_handle',
+  line: 0,
+};
 
 const SCHED_NAMES: Record<number, string> = { 1: 'none', 2: 'rr' };
 
@@ -43,7 +47,8 @@ export function clusterPrimary(run: RunData): Finding[] {
 
 function headroomVerdict(headroom: number): { severity: Severity; verdict: string } {
   if (headroom < PRIMARY_CRITICAL_HEADROOM) return { severity: 'critical', verdict: `falls over before ${round(headroom, 1)}x this rate` };
-  if (headroom < PRIMARY_WARNING_HEADROOM) return { severity: 'warning', verdict: `close: it falls over at about ${round(headroom, 1)}x this rate` };
+  if (headroom < PRIMARY_WARNING_HEADROOM)
+    return { severity: 'warning', verdict: `close: it falls over at about ${round(headroom, 1)}x this rate` };
   return { severity: 'info', verdict: `fine at this load (about ${round(headroom, 1)}x this rate before it falls over)` };
 }
 
@@ -54,22 +59,50 @@ function scaling(load: PrimaryLoad): Record<string, unknown> {
   const hi = Math.max(...rates);
   const base = { points: load.points.length, rateMin: round(lo, 0), rateMax: round(hi, 0) };
   if (load.points.length < PRIMARY_FIT_MIN_POINTS || lo <= 0 || hi / lo < PRIMARY_FIT_MIN_RATE_SPREAD) {
-    return { ...base, note: 'the connection rate hardly varied: the cost per connection assumes the primary\'s work grows in proportion' };
+    return { ...base, note: "the connection rate hardly varied: the cost per connection assumes the primary's work grows in proportion" };
   }
   const per1k = (f: Fit | undefined, digits: number) => (f ? { per1000PerS: round(f.slope * 1000, digits), r: round(f.r, 2) } : undefined);
   return {
     ...base,
-    coreShare: per1k(fitLine(rates, load.points.map((p) => p.coreShare)), 3),
-    elu: per1k(fitLine(rates, load.points.map((p) => p.elu)), 3),
-    loopDelayP99Ms: per1k(fitLine(rates, load.points.map((p) => p.delayP99Ms)), 1),
-    heldSockets: per1k(fitLine(rates, load.points.map((p) => p.heldSockets)), 1),
+    coreShare: per1k(
+      fitLine(
+        rates,
+        load.points.map((p) => p.coreShare),
+      ),
+      3,
+    ),
+    elu: per1k(
+      fitLine(
+        rates,
+        load.points.map((p) => p.elu),
+      ),
+      3,
+    ),
+    loopDelayP99Ms: per1k(
+      fitLine(
+        rates,
+        load.points.map((p) => p.delayP99Ms),
+      ),
+      1,
+    ),
+    heldSockets: per1k(
+      fitLine(
+        rates,
+        load.points.map((p) => p.heldSockets),
+      ),
+      1,
+    ),
   };
 }
 
 /** The workers' CPU over the window, µs: the primary's share of the cluster's CPU is the impact. */
 function workersCpuUs(run: RunData): number {
   const w = loadWindow(run);
-  return sum(targetThreads(run).flatMap((t) => windowSamples(t, w)).map((s) => s.cpu.user + s.cpu.system));
+  return sum(
+    targetThreads(run)
+      .flatMap((t) => windowSamples(t, w))
+      .map((s) => s.cpu.user + s.cpu.system),
+  );
 }
 
 function spreadEvidence(spread: WorkerSpread | undefined): Record<string, unknown> {
@@ -85,7 +118,7 @@ function finding(run: RunData, load: PrimaryLoad): Finding {
   const { severity, verdict } = headroomVerdict(headroom);
   const site = load.forkSite?.find((s) => isAppSite(s));
   const forkSite = site ? `${relativeFile(site.file, run.cwd)}:${site.line}` : undefined;
-  const sched = load.schedulingPolicy !== undefined ? SCHED_NAMES[load.schedulingPolicy] ?? String(load.schedulingPolicy) : undefined;
+  const sched = load.schedulingPolicy !== undefined ? (SCHED_NAMES[load.schedulingPolicy] ?? String(load.schedulingPolicy)) : undefined;
   const workersCpu = workersCpuUs(run);
   const spread = workerSpread(run);
   const held = load.heldPeak > 0 ? `, up to ${load.heldPeak} accepted sockets held waiting for a worker` : '';
@@ -94,7 +127,8 @@ function finding(run: RunData, load: PrimaryLoad): Finding {
     category: 'connection-churn',
     severity,
     title: `The cluster primary spends ${round(perConnUs, 0)} µs of CPU per connection handing it to a worker`,
-    summary: `Under round-robin scheduling the cluster primary (pid ${load.pid}) accepted every connection and handed it to one of ` +
+    summary:
+      `Under round-robin scheduling the cluster primary (pid ${load.pid}) accepted every connection and handed it to one of ` +
       `${load.workers} workers over IPC: ${round(load.rate, 0)} connections/s cost it ${round(load.coreShare * 100, 0)} % of a core ` +
       `(${round(perConnUs, 0)} µs each), loop utilization ${round(load.eluMean, 2)}, loop delay p99 ${round(load.delayP99Ms, 1)} ms${held}. ` +
       `At that cost it saturates a core at about ${Math.round(saturation / 100) * 100} connections/s: ${verdict}. ` +

@@ -8,26 +8,28 @@ export const clientChurnAdvice = [
 
 export const serverChurnAdvice = [
   'The server closes connections after few requests. Check for `Connection: close` responses,',
-  '`server.maxRequestsPerSocket`, or a `keepAliveTimeout` shorter than the clients\' idle time.',
+  "`server.maxRequestsPerSocket`, or a `keepAliveTimeout` shorter than the clients' idle time.",
 ].join(' ');
 
 export const appCloseAdvice = [
-  'Stop sending `Connection: close`: look for `res.setHeader(\'Connection\', \'close\')`, a headers object',
+  "Stop sending `Connection: close`: look for `res.setHeader('Connection', 'close')`, a headers object",
   'with `Connection` in `writeHead`, or a middleware that copies a legacy header, and for',
   '`res.shouldKeepAlive = false`. Node keeps HTTP/1.1 connections open by itself; to cap how long one',
   'client holds a connection, use `server.maxRequestsPerSocket` or `keepAliveTimeout` instead.',
 ].join(' ');
 
-export const keepAliveTimeoutAdvice = (current: number | undefined) => [
-  `Set \`server.keepAliveTimeout\` longer than the idle timeout of whatever sits in front of Node`,
-  `(load balancers commonly keep idle connections 60 s: use 65000)${current !== undefined ? `; it is ${current} ms now` : ''},`,
-  'and `server.headersTimeout` a little above it, so Node never closes a socket the proxy is about to reuse.',
-].join(' ');
+export const keepAliveTimeoutAdvice = (current: number | undefined) =>
+  [
+    `Set \`server.keepAliveTimeout\` longer than the idle timeout of whatever sits in front of Node`,
+    `(load balancers commonly keep idle connections 60 s: use 65000)${current !== undefined ? `; it is ${current} ms now` : ''},`,
+    'and `server.headersTimeout` a little above it, so Node never closes a socket the proxy is about to reuse.',
+  ].join(' ');
 
-export const outgoingChurnAdvice = (tls: boolean) => [
-  'Reuse connections to the upstream: create one `new http.Agent({ keepAlive: true })`',
-  `(\`https.Agent\`${tls ? ', which also keeps TLS sessions' : ''}) at startup and pass it with every call, or use undici's`,
-  '`Pool`/`fetch`. Since Node 19 the global agent keeps connections alive, unless a call passes',
-  '`agent: false` or its own `new http.Agent()`, whose `keepAlive` is off by default. If the',
-  'upstream answers `Connection: close`, enable keep-alive there too.',
-].join(' ');
+export const outgoingChurnAdvice = (tls: boolean) =>
+  [
+    'Reuse connections to the upstream: create one `new http.Agent({ keepAlive: true })`',
+    `(\`https.Agent\`${tls ? ', which also keeps TLS sessions' : ''}) at startup and pass it with every call, or use undici's`,
+    '`Pool`/`fetch`. Since Node 19 the global agent keeps connections alive, unless a call passes',
+    '`agent: false` or its own `new http.Agent()`, whose `keepAlive` is off by default. If the',
+    'upstream answers `Connection: close`, enable keep-alive there too.',
+  ].join(' ');

@@ -39,8 +39,8 @@ export function connectionChurn(run: RunData): Finding[] {
   const f = figures(run);
   if (!f) return [];
   const churn = f.requests >= CHURN_MIN_REQUESTS && f.perRequest >= CHURN_MIN_CONNECTIONS_PER_REQUEST;
-  const cutShort = f.clientIdleMs !== undefined && f.keepAliveTimeout !== undefined && f.keepAliveTimeout > 0 &&
-    f.keepAliveTimeout < f.clientIdleMs;
+  const cutShort =
+    f.clientIdleMs !== undefined && f.keepAliveTimeout !== undefined && f.keepAliveTimeout > 0 && f.keepAliveTimeout < f.clientIdleMs;
   if (!churn && !cutShort) return [];
   return [finding(run, f, cutShort, churn)];
 }
@@ -48,7 +48,10 @@ export function connectionChurn(run: RunData): Finding[] {
 function figures(run: RunData): ChurnFigures | undefined {
   const w = loadWindow(run);
   const threads = targetThreads(run);
-  const http = threads.flatMap((t) => windowSamples(t, w)).map((s) => s.http).filter((h) => h !== undefined);
+  const http = threads
+    .flatMap((t) => windowSamples(t, w))
+    .map((s) => s.http)
+    .filter((h) => h !== undefined);
   const keepAliveTimeout = drivenListen(run, threads)?.server?.keepAliveTimeout;
   const load = run.load;
   // The target's calls to its own servers are counted there as requests and connections too.
@@ -66,7 +69,9 @@ function figures(run: RunData): ChurnFigures | undefined {
   const closedByApp = sum(http.map((h) => h.closeHeader ?? 0));
   const closeSite = closeHeaderSite(threads);
   return {
-    requests, connections, perRequest: connections / requests,
+    requests,
+    connections,
+    perRequest: connections / requests,
     ...(perClosed !== undefined ? { requestsPerClosedConnection: perClosed } : {}),
     ...(keepAliveTimeout !== undefined ? { keepAliveTimeout } : {}),
     ...(load ? { clientKeepalive: load.options.keepalive, closedByServer: load.connections.closedByServer } : {}),
@@ -141,25 +146,31 @@ function finding(run: RunData, f: ChurnFigures, cutShort: boolean, churn: boolea
   const byApp = !clientSide && churn && appShare >= CHURN_APP_CLOSE_SHARE;
   const culprit = byApp && f.closeSite ? siteCulprit(f.closeSite, run.cwd) : undefined;
   // Keep-alive cut short without churn yet (idle gaps only): the timeout is the whole fix.
-  const advice = byApp ? [appCloseAdvice]
+  const advice = byApp
+    ? [appCloseAdvice]
     : [...(churn ? [clientSide ? clientChurnAdvice : serverChurnAdvice] : []), keepAliveTimeoutAdvice(f.keepAliveTimeout)];
   const why = clientSide
     ? 'The clients did not use keep-alive.'
     : byApp
       ? `The app closed the connection after ${round(appShare * 100, 0)} % of the responses although the client asked to keep it: ` +
         `they carried \`Connection: close\`${culprit ? `, set by ${describeCulprit(culprit)}` : ''}.`
-    : cutShort
-      ? `The server's keepAliveTimeout (${f.keepAliveTimeout} ms) is shorter than the ${round(f.clientIdleMs ?? 0, 0)} ms each client connection sits idle, so keep-alive is cut short.`
-      : 'The server closed connections the clients meant to reuse.';
+      : cutShort
+        ? `The server's keepAliveTimeout (${f.keepAliveTimeout} ms) is shorter than the ${round(f.clientIdleMs ?? 0, 0)} ms each client connection sits idle, so keep-alive is cut short.`
+        : 'The server closed connections the clients meant to reuse.';
   return {
     code: 'HOTPATH_CONNECTION_CHURN',
     category: 'connection-churn',
     severity: 'warning',
-    title: byApp ? 'The app closes every connection (Connection: close)'
-      : cutShort && !clientSide ? 'keepAliveTimeout is shorter than the clients\' idle time' : 'A new connection for almost every request',
+    title: byApp
+      ? 'The app closes every connection (Connection: close)'
+      : cutShort && !clientSide
+        ? "keepAliveTimeout is shorter than the clients' idle time"
+        : 'A new connection for almost every request',
     summary: `${f.connections} connections were opened for ${f.requests} requests (${round(f.perRequest, 2)} per request). ${why}`,
     evidence: {
-      requests: f.requests, connectionsOpened: f.connections, connectionsPerRequest: round(f.perRequest, 3),
+      requests: f.requests,
+      connectionsOpened: f.connections,
+      connectionsPerRequest: round(f.perRequest, 3),
       ...(f.requestsPerClosedConnection !== undefined ? { requestsPerClosedConnection: round(f.requestsPerClosedConnection, 2) } : {}),
       ...(f.keepAliveTimeout !== undefined ? { keepAliveTimeoutMs: f.keepAliveTimeout } : {}),
       ...(f.clientKeepalive !== undefined ? { clientKeepalive: f.clientKeepalive } : {}),

@@ -27,7 +27,14 @@ import { IO_WAIT_MIN_LATENCY_MS, waitsInSequence } from './io-wait.js';
 import { loopCaller, type LoopCaller } from './signals/loop-cause.js';
 import { describePreemptedStall } from './signals/preempted-stall.js';
 import { describePath, describePerRequest, pathWithCalls, type PathStep } from './signals/call-counts.js';
-import { describeBytes, describeDominantWork, dominantWork, parsesRequestBodies, shortFile, type DominantWork } from './signals/dominant-work.js';
+import {
+  describeBytes,
+  describeDominantWork,
+  dominantWork,
+  parsesRequestBodies,
+  shortFile,
+  type DominantWork,
+} from './signals/dominant-work.js';
 
 /** The loop must be busy at least half the time: delay on an idle loop is scheduling noise. */
 export const BLOCKING_MIN_ELU = 0.5;
@@ -63,7 +70,20 @@ export const BLOCKING_FOCUSED_SHARE = 0.3;
  * dependency's (a library doing its job) stay under the CPU-per-request floor above.
  */
 export const BLOCKING_AVOIDABLE_SHARE = 0.2;
-export const BLOCKING_AVOIDABLE_WORK: ReadonlySet<string> = new Set(['compile', 'regex', 'crypto', 'zlib', 'buffer', 'clone', 'copy', 'vm', 'inspect', 'errors', 'intl', 'search']);
+export const BLOCKING_AVOIDABLE_WORK: ReadonlySet<string> = new Set([
+  'compile',
+  'regex',
+  'crypto',
+  'zlib',
+  'buffer',
+  'clone',
+  'copy',
+  'vm',
+  'inspect',
+  'errors',
+  'intl',
+  'search',
+]);
 /** A single stall this long blocks every connection at once, whatever the utilization (ms). */
 export const BLOCKING_STALL_MS = 500;
 /** Critical above these: 10 ms per request (100 req/s per core), 100 ms delay p99, a 1 s stall. */
@@ -108,9 +128,11 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   // On a starved target the gate weighs the app's work against what its functions ran (see
   // unownedNativeUs); the culprit's share stays that of all the samples.
   const gateFocus = isStarved(s) ? focusedWork(view, true) : focus;
-  const heavy = s.requests > 0 && (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS ||
-    (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (gateFocus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE) ||
-    (gateFocus?.avoidable?.share ?? 0) >= BLOCKING_AVOIDABLE_SHARE);
+  const heavy =
+    s.requests > 0 &&
+    (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS ||
+      (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (gateFocus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE) ||
+      (gateFocus?.avoidable?.share ?? 0) >= BLOCKING_AVOIDABLE_SHARE);
   const trusted = !isStarved(s);
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
@@ -167,7 +189,10 @@ function focusedWork(view: CpuView | undefined, starved = false): Focus | undefi
     const share = chosenUs / base;
     if (best === undefined || share > best.share) best = { fn, share };
     // Avoidable work answering a request needs (a framework's ETag hash) is no choice: never more than the chosen work.
-    const avoidUs = Math.min(chosenUs, group.reduce((a, f) => a + avoidableUs(view, f), 0));
+    const avoidUs = Math.min(
+      chosenUs,
+      group.reduce((a, f) => a + avoidableUs(view, f), 0),
+    );
     if (avoidable === undefined || avoidUs / base > avoidable.share) avoidable = { fn, share: avoidUs / base };
   }
   return best && avoidable ? { ...best, avoidable } : best;
@@ -203,7 +228,11 @@ function ownGroup(view: CpuView, fn: FunctionCost): FunctionCost[] {
  */
 export const BLOCKING_ENTRY_SHARE = 0.5;
 
-interface Scheduled { kind: 'nextTick' | 'timer'; share: number; callback?: Frame }
+interface Scheduled {
+  kind: 'nextTick' | 'timer';
+  share: number;
+  callback?: Frame;
+}
 
 /** How the culprit's work reached the loop, when that is a nextTick chain or a timer. */
 function scheduledBy(view: CpuView, top: FunctionCost): Scheduled | undefined {
@@ -255,8 +284,10 @@ function cpuShortfall(s: LoopStats): string {
   const pct = round(s.cpuPerActive * 100, 0);
   if (s.cpuPerActive >= BLOCKING_STARVED_CPU_PER_ACTIVE) return '';
   if (ownChildren(s)) {
-    return ` The target had the CPU ${pct} % of its loop's active time while ${round(s.childProcessesMean, 1)} child processes of its own ran on average: ` +
-      'they share the cores with it and each spawn holds the loop until its child has started, so the delays are its own doing, not other processes\'.';
+    return (
+      ` The target had the CPU ${pct} % of its loop's active time while ${round(s.childProcessesMean, 1)} child processes of its own ran on average: ` +
+      "they share the cores with it and each spawn holds the loop until its child has started, so the delays are its own doing, not other processes'."
+    );
   }
   return ` The machine was busy (the target had the CPU ${pct} % of its loop's active time), so delays are inflated; CPU per request is the reliable figure.`;
 }
@@ -282,7 +313,8 @@ function culpritOf(view: CpuView | undefined, focus: Focus | undefined): Functio
   if (!view) return undefined;
   if (focus && focus.share >= BLOCKING_CULPRIT_MIN_SHARE) return focus.fn;
   // Named only in a file the app wrote (as the starved weighing): code compiled at run time is a library's.
-  if (focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE && focus.avoidable.fn.frame.file !== '') return focus.avoidable.fn;
+  if (focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE && focus.avoidable.fn.frame.file !== '')
+    return focus.avoidable.fn;
   const top = appFunctions(view)[0] ?? view.functions.find((f) => f.frame.kind === 'deps');
   return top && top.selfUs / view.activeUs >= BLOCKING_CULPRIT_MIN_SHARE ? top : undefined;
 }
@@ -294,8 +326,16 @@ function spreadShare(view: CpuView | undefined): number {
 
 /** The hottest functions of any kind that carry code (not GC, idle, the unattributed program or hotpath's agent). */
 function topFunctions(view: CpuView) {
-  return view.functions.filter((f) => !['gc', 'idle', 'program', 'agent'].includes(f.frame.kind)).slice(0, 5)
-    .map((f) => ({ function: f.frame.name, file: f.frame.file, line: f.frame.line, kind: f.frame.kind, selfShare: round(f.selfUs / view.activeUs, 3) }));
+  return view.functions
+    .filter((f) => !['gc', 'idle', 'program', 'agent'].includes(f.frame.kind))
+    .slice(0, 5)
+    .map((f) => ({
+      function: f.frame.name,
+      file: f.frame.file,
+      line: f.frame.line,
+      kind: f.frame.kind,
+      selfShare: round(f.selfUs / view.activeUs, 3),
+    }));
 }
 
 /**
@@ -318,7 +358,10 @@ function stallCulprit(run: RunData, s: LoopStats): StallCulprit | undefined {
  */
 export const BLOCKING_STRETCH_MIN_MS = 20;
 
-interface Holder { stretches: LongStretches; cost?: FunctionCost }
+interface Holder {
+  stretches: LongStretches;
+  cost?: FunctionCost;
+}
 
 /**
  * When the requests are cheap and the loop is still delayed, the function that held it for long
@@ -367,11 +410,14 @@ function describeHolder(held: Holder, cwd: string, totalUs: number, activeUs: nu
   const h = held.stretches;
   const inAll = totalUs > 0 ? `, ${round((h.totalUs / totalUs) * 100, 0)} % of the time` : '';
   const holder = frameCulprit(h.frame, cwd);
-  const work = held.cost && functionKey(held.cost.frame) !== functionKey(h.frame) && activeUs > 0
-    ? ` Most of that work is in ${describeCulprit(frameCulprit(held.cost.frame, cwd))}, ${round((held.cost.selfUs / activeUs) * 100, 0)} % of the CPU time.`
-    : '';
-  return ` ${describeCulprit(holder)} held the loop for up to ${round(h.maxUs / 1000, 0)} ms at a time ` +
-    `(${h.count} stretch${h.count === 1 ? '' : 'es'} without a break, ${round(h.totalUs / 1000, 0)} ms in all${inAll}).${work}`;
+  const work =
+    held.cost && functionKey(held.cost.frame) !== functionKey(h.frame) && activeUs > 0
+      ? ` Most of that work is in ${describeCulprit(frameCulprit(held.cost.frame, cwd))}, ${round((held.cost.selfUs / activeUs) * 100, 0)} % of the CPU time.`
+      : '';
+  return (
+    ` ${describeCulprit(holder)} held the loop for up to ${round(h.maxUs / 1000, 0)} ms at a time ` +
+    `(${h.count} stretch${h.count === 1 ? '' : 'es'} without a break, ${round(h.totalUs / 1000, 0)} ms in all${inAll}).${work}`
+  );
 }
 
 /**
@@ -384,9 +430,12 @@ function clientCalls(run: RunData, s: LoopStats, culprit: Culprit) {
   const perRequest = calls.completed / s.requests;
   const perCallMs = calls.totalMs / calls.completed;
   const sequential = waitsInSequence(perRequest, perCallMs, s.latencyP50Ms);
-  const text = ` It makes ${round(perRequest, 1)} ${calls.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${calls.origin} per request` +
-    (sequential ? `, one after another (${round(perRequest * perCallMs, 0)} ms end to end against a latency p50 of ${round(s.latencyP50Ms, 0)} ms)` : '') +
-    ': the client\'s work is paid on every call.';
+  const text =
+    ` It makes ${round(perRequest, 1)} ${calls.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${calls.origin} per request` +
+    (sequential
+      ? `, one after another (${round(perRequest * perCallMs, 0)} ms end to end against a latency p50 of ${round(s.latencyP50Ms, 0)} ms)`
+      : '') +
+    ": the client's work is paid on every call.";
   return { perRequest, perCallMs, sequential, text };
 }
 
@@ -428,8 +477,10 @@ function unownedWork(run: RunData, s: LoopStats, d: DominantWork): { text: strin
   let text = ` ${round(d.share * 100, 0)} % of the CPU is ${describeDominantWork(d, run.cwd)}${noApp}${perRequest}.`;
   const sites = d.patternSites;
   if (sites.length === 1) text += ` The app writes that pattern at ${sites[0].file}:${sites[0].line}.`;
-  else if (sites.length > 1) text += ` The app writes that pattern in several places: ${sites.map((c) => `${c.file}:${c.line}`).join(', ')}.`;
-  else if (d.pattern !== undefined && d.unowned) text += ' The app\'s own files do not write it: a dependency does, or it is built at run time.';
+  else if (sites.length > 1)
+    text += ` The app writes that pattern in several places: ${sites.map((c) => `${c.file}:${c.line}`).join(', ')}.`;
+  else if (d.pattern !== undefined && d.unowned)
+    text += " The app's own files do not write it: a dependency does, or it is built at run time.";
   if (parsesRequestBodies(d)) text += ` The requests sent carried ${describeBytes(d.requestBytes!)} each: this is the body parser's work.`;
   return { text, ...(sites.length === 1 ? { culprit: sites[0] } : {}) };
 }
@@ -438,7 +489,13 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const held = longHolder(run, s, view, heavy);
   const top = held ? held.cost : culpritOf(view, focus);
   const stalledBy = top || held ? undefined : stallCulprit(run, s);
-  const framed = held ? frameCulprit(held.cost?.frame ?? held.stretches.frame, run.cwd) : top ? frameCulprit(top.frame, run.cwd) : stalledBy ? siteCulprit(stalledBy.site, run.cwd) : undefined;
+  const framed = held
+    ? frameCulprit(held.cost?.frame ?? held.stretches.frame, run.cwd)
+    : top
+      ? frameCulprit(top.frame, run.cwd)
+      : stalledBy
+        ? siteCulprit(stalledBy.site, run.cwd)
+        : undefined;
   const dominant = !framed && view ? dominantWork(run, view) : undefined;
   const unowned = dominant ? unownedWork(run, s, dominant) : undefined;
   const paidIn = framed ?? unowned?.culprit;
@@ -446,11 +503,21 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const loop = top && view && !held ? loopCaller(run, view, top) : undefined;
   const loopCulprit = loop ? atLine(frameCulprit(loop.caller, run.cwd), loop.loopLine) : undefined;
   // Calls per request along the path from the request's first app function down to the helper.
-  const pathSteps = loop ? pathWithCalls(run, loop.path.map((f) => ({ ...f, function: frameCulprit(f, run.cwd).function }))) : undefined;
+  const pathSteps = loop
+    ? pathWithCalls(
+        run,
+        loop.path.map((f) => ({ ...f, function: frameCulprit(f, run.cwd).function })),
+      )
+    : undefined;
   // HTTP client calls awaited one after another from the loop: the loop serialises them (and its
   // calls are resumptions V8 cannot count: async helpers get no call counts).
-  const serialClient = loop !== undefined && top !== undefined && view !== undefined && paidIn !== undefined &&
-    workSummary(view.workOf(top.frameIndex)).dominant === 'http-client' && clientCalls(run, s, paidIn)?.sequential === true;
+  const serialClient =
+    loop !== undefined &&
+    top !== undefined &&
+    view !== undefined &&
+    paidIn !== undefined &&
+    workSummary(view.workOf(top.frameIndex)).dominant === 'http-client' &&
+    clientCalls(run, s, paidIn)?.sequential === true;
   const loopCauses = loop !== undefined && top !== undefined && (causedByLoop(loop, top, pathSteps) || serialClient);
   const culprit = loopCauses ? loopCulprit : paidIn;
   const share = top && view ? top.selfUs / view.activeUs : 0;
@@ -461,21 +528,39 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const scheduledText = scheduled ? describeScheduled(scheduled, run.cwd) : '';
   const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
   // Ticks fall on lines only for a function's own code: its callees' work has no line in it.
-  const hot = top && view && paidIn && ownCodeShare(view, top) >= BLOCKING_HOT_LINE_OWN_SHARE ? hotLine(view.tree, top.frameIndex) : undefined;
-  const hotText = hot && paidIn && hot.share >= BLOCKING_HOT_LINE_SHARE && hot.line !== paidIn.line
-    ? ` Its hottest line is ${paidIn.file}:${hot.line} (${round(hot.share * 100, 0)} % of its own samples).` : '';
+  const hot =
+    top && view && paidIn && ownCodeShare(view, top) >= BLOCKING_HOT_LINE_OWN_SHARE ? hotLine(view.tree, top.frameIndex) : undefined;
+  const hotText =
+    hot && paidIn && hot.share >= BLOCKING_HOT_LINE_SHARE && hot.line !== paidIn.line
+      ? ` Its hottest line is ${paidIn.file}:${hot.line} (${round(hot.share * 100, 0)} % of its own samples).`
+      : '';
   const calls = work.dominant === 'http-client' && paidIn ? clientCalls(run, s, paidIn) : undefined;
   // The helper the culprit hands much of its work to, when that is where the kind of work shows.
   const callee = top && view && !held && work.dominant === undefined ? mainCallee(view, top) : undefined;
   const calleeWork = callee && view ? workSummary(view.workOf(callee.fn.frameIndex)) : undefined;
-  const calleeText = callee && view
-    ? ` It calls ${describeCulprit(frameCulprit(callee.fn.frame, run.cwd))}, which carries ${round(callee.share * 100, 0)} % more${describeWork(view.workOf(callee.fn.frameIndex)) ? `, spent on ${describeWork(view.workOf(callee.fn.frameIndex))}` : ''}.` : '';
+  const calleeText =
+    callee && view
+      ? ` It calls ${describeCulprit(frameCulprit(callee.fn.frame, run.cwd))}, which carries ${round(callee.share * 100, 0)} % more${describeWork(view.workOf(callee.fn.frameIndex)) ? `, spent on ${describeWork(view.workOf(callee.fn.frameIndex))}` : ''}.`
+      : '';
   const advised = calleeWork?.dominant !== undefined ? calleeWork : work;
-  const who = culprit && held && view ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + scheduledText
-    : paidIn && top ? ` ${describeCulprit(paidIn)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${hotText}${calleeText}${calls?.text ?? ''}${scheduledText}`
-    : culprit && stalledBy ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.` : '';
+  const who =
+    culprit && held && view
+      ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + scheduledText
+      : paidIn && top
+        ? ` ${describeCulprit(paidIn)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${hotText}${calleeText}${calls?.text ?? ''}${scheduledText}`
+        : culprit && stalledBy
+          ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.`
+          : '';
   // With dominant work, its own sentence says where the CPU went (a dependency may carry more than 25 %).
-  const spread = !framed && view && !dominant ? ` No ${appFunctions(view).length > 0 ? 'app' : 'single'} function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(view).slice(0, 3).map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`).join(', ')}.` : '';
+  const spread =
+    !framed && view && !dominant
+      ? ` No ${appFunctions(view).length > 0 ? 'app' : 'single'} function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(
+          view,
+        )
+          .slice(0, 3)
+          .map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`)
+          .join(', ')}.`
+      : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
   const starved = cpuShortfall(s) + describePreemptedStall(s, BLOCKING_STALL_MS);
   return {
@@ -485,8 +570,11 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
     title: title(culprit, work.label, dominant),
     summary: `The event loop was busy ${round(s.eluMean * 100, 0)} % of the time with a delay p99 of ${round(s.eldP99Ms, 1)} ms.${perRequest}${who}${loop && loopCulprit && paidIn ? describeLoop(loop, loopCulprit, paidIn, pathSteps ?? []) : ''}${spread}${unowned?.text ?? ''}${stall}${starved}`,
     evidence: {
-      eluMean: round(s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), eldMaxMs: round(s.eldMaxMs, 1),
-      cpuPerRequestMs: round(s.cpuPerRequestMs, 3), requestsPerSecond: round(s.requestsPerSecond, 1),
+      eluMean: round(s.eluMean, 3),
+      eldP99Ms: round(s.eldP99Ms, 2),
+      eldMaxMs: round(s.eldMaxMs, 1),
+      cpuPerRequestMs: round(s.cpuPerRequestMs, 3),
+      requestsPerSecond: round(s.requestsPerSecond, 1),
       cpuPerActive: round(s.cpuPerActive, 2),
       ...(s.childProcessesMean > 0 ? { childProcesses: round(s.childProcessesMean, 1) } : {}),
       ...(s.stallCount > 0 ? { stalls: s.stallCount, stallMaxMs: round(s.stallMaxMs, 0) } : {}),
@@ -494,27 +582,71 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
       ...(top ? { culpritSelfShare: round(share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
       ...(focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE ? { avoidableShare: round(focus.avoidable.share, 3) } : {}),
       ...(hot ? { hotLine: hot.line, hotLineShare: round(hot.share, 3) } : {}),
-      ...(held ? { culpritStretches: held.stretches.count, culpritStretchMaxMs: round(held.stretches.maxUs / 1000, 1), culpritStretchMs: round(held.stretches.totalUs / 1000, 0) } : {}),
+      ...(held
+        ? {
+            culpritStretches: held.stretches.count,
+            culpritStretchMaxMs: round(held.stretches.maxUs / 1000, 1),
+            culpritStretchMs: round(held.stretches.totalUs / 1000, 0),
+          }
+        : {}),
       ...(stalledBy ? { culpritStalledMs: round(stalledBy.blockedMs, 0), culpritStalledShare: round(stalledBy.share, 3) } : {}),
       ...(work.dominant ? { work: work.dominant, workLabel: work.label } : {}),
       ...(dominant ? dominantEvidence(dominant, run.cwd) : {}),
       ...(items.length > 0 ? { workBreakdown: work.breakdown } : {}),
       ...(view ? { topFunctions: topFunctions(view) } : {}),
-      ...(calls ? { callsPerRequest: round(calls.perRequest, 2), perCallMs: round(calls.perCallMs, 2), ...(calls.sequential ? { sequential: true } : {}) } : {}),
-      ...(scheduled ? { scheduledBy: scheduled.kind, scheduledShare: round(scheduled.share, 3), ...(scheduled.callback ? { scheduledCallback: scheduled.callback.name } : {}) } : {}),
-      ...(loop && loopCulprit ? {
-        calledInLoop: loopCulprit,
-        callPath: loop.path.map((f, i) => ({ ...frameCulprit(f, run.cwd), ...(pathSteps?.[i]?.callsPerRequest !== undefined ? { callsPerRequest: pathSteps[i].callsPerRequest } : {}) })),
-        ...(loopCauses && paidIn ? { paidIn } : {}),
-        ...(helperCalls(pathSteps) ? { helperCallsPerRequest: helperCalls(pathSteps)!.perRequest, ...(helperCalls(pathSteps)!.perCallerCall !== undefined ? { helperCallsPerCallerCall: helperCalls(pathSteps)!.perCallerCall } : {}) } : {}),
-      } : {}),
+      ...(calls
+        ? {
+            callsPerRequest: round(calls.perRequest, 2),
+            perCallMs: round(calls.perCallMs, 2),
+            ...(calls.sequential ? { sequential: true } : {}),
+          }
+        : {}),
+      ...(scheduled
+        ? {
+            scheduledBy: scheduled.kind,
+            scheduledShare: round(scheduled.share, 3),
+            ...(scheduled.callback ? { scheduledCallback: scheduled.callback.name } : {}),
+          }
+        : {}),
+      ...(loop && loopCulprit
+        ? {
+            calledInLoop: loopCulprit,
+            callPath: loop.path.map((f, i) => ({
+              ...frameCulprit(f, run.cwd),
+              ...(pathSteps?.[i]?.callsPerRequest !== undefined ? { callsPerRequest: pathSteps[i].callsPerRequest } : {}),
+            })),
+            ...(loopCauses && paidIn ? { paidIn } : {}),
+            ...(helperCalls(pathSteps)
+              ? {
+                  helperCallsPerRequest: helperCalls(pathSteps)!.perRequest,
+                  ...(helperCalls(pathSteps)!.perCallerCall !== undefined
+                    ? { helperCallsPerCallerCall: helperCalls(pathSteps)!.perCallerCall }
+                    : {}),
+                }
+              : {}),
+          }
+        : {}),
     },
     ...(culprit ? { culprit } : {}),
     recommendation: dominant
-      ? blockingAdvice(dominant.work, dominant.label, undefined, false, { requestBodies: parsesRequestBodies(dominant), ...(dominant.pattern !== undefined ? { pattern: dominant.pattern } : {}) })
+      ? blockingAdvice(dominant.work, dominant.label, undefined, false, {
+          requestBodies: parsesRequestBodies(dominant),
+          ...(dominant.pattern !== undefined ? { pattern: dominant.pattern } : {}),
+        })
       : blockingAdvice(advised.dominant, advised.label, scheduled?.kind, calls?.sequential),
-    impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) *
-      (held && view ? held.stretches.totalUs / view.totalUs : top ? share : stalledBy ? stalledBy.share : dominant ? dominant.share : spreadShare(view))),
+    impact: Math.min(
+      1,
+      Math.max(s.eluMean, s.stallMaxMs / s.durationMs) *
+        (held && view
+          ? held.stretches.totalUs / view.totalUs
+          : top
+            ? share
+            : stalledBy
+              ? stalledBy.share
+              : dominant
+                ? dominant.share
+                : spreadShare(view)),
+    ),
   };
 }
 
@@ -545,7 +677,10 @@ function helperCalls(steps: readonly PathStep[] | undefined): { perRequest: numb
   const helper = steps?.at(-1);
   if (!steps || helper?.callsPerRequest === undefined) return undefined;
   const caller = steps.at(-2)?.calls;
-  return { perRequest: helper.callsPerRequest, ...(caller !== undefined && caller > 0 && helper.calls !== undefined ? { perCallerCall: round(helper.calls / caller, 1) } : {}) };
+  return {
+    perRequest: helper.callsPerRequest,
+    ...(caller !== undefined && caller > 0 && helper.calls !== undefined ? { perCallerCall: round(helper.calls / caller, 1) } : {}),
+  };
 }
 
 /** A culprit at another line of its function (no column: the function's own would mislead). */
@@ -556,13 +691,17 @@ function atLine(c: Culprit, line: number): Culprit {
 
 function describeLoop(loop: LoopCaller, at: Culprit, helper: Culprit, steps: readonly PathStep[]): string {
   const calls = helperCalls(steps);
-  const counted = calls ? ` ${describePerRequest(calls.perRequest)} times per request${calls.perCallerCall !== undefined ? ` (${describePerRequest(calls.perCallerCall)} per call of ${at.function})` : ''}` : ' for every item';
-  return ` ${helper.function} is called${counted} by the loop at ${at.file}:${at.line} in ${at.function} (the call on line ${loop.callLine}): ` +
-    `the cost is paid in ${helper.function}, and made by the loop that calls it per item on every request. Path: ${describePath(steps)}.`;
+  const counted = calls
+    ? ` ${describePerRequest(calls.perRequest)} times per request${calls.perCallerCall !== undefined ? ` (${describePerRequest(calls.perCallerCall)} per call of ${at.function})` : ''}`
+    : ' for every item';
+  return (
+    ` ${helper.function} is called${counted} by the loop at ${at.file}:${at.line} in ${at.function} (the call on line ${loop.callLine}): ` +
+    `the cost is paid in ${helper.function}, and made by the loop that calls it per item on every request. Path: ${describePath(steps)}.`
+  );
 }
 
 function title(culprit: Culprit | undefined, label: string | undefined, dominant: DominantWork | undefined): string {
-  if (culprit) return `${culprit.function} blocks the event loop${label ?? dominant?.label ? ` (${label ?? dominant?.label})` : ''}`;
+  if (culprit) return `${culprit.function} blocks the event loop${(label ?? dominant?.label) ? ` (${label ?? dominant?.label})` : ''}`;
   if (!dominant) return 'Synchronous work blocks the event loop';
   if (dominant.work === 'deps') return `The ${dominant.label} package blocks the event loop`;
   const what = dominant.pattern !== undefined ? 'A regular expression' : dominant.label.charAt(0).toUpperCase() + dominant.label.slice(1);
@@ -583,7 +722,10 @@ function isPlural(label: string): boolean {
 /** The evidence of work no app function was blamed for (see signals/dominant-work.ts). */
 function dominantEvidence(d: DominantWork, cwd: string): Record<string, unknown> {
   return {
-    work: d.work, workLabel: d.label, workShare: round(d.share, 3), noAppCode: d.unowned,
+    work: d.work,
+    workLabel: d.label,
+    workShare: round(d.share, 3),
+    noAppCode: d.unowned,
     ...(d.source ? { workSource: `${shortFile(d.source.frame.file, cwd)}:${d.source.line}`, workFunction: d.source.frame.name } : {}),
     ...(d.source?.package ? { workPackage: d.source.package } : {}),
     ...(d.pattern !== undefined ? { pattern: d.pattern, patternSites: d.patternSites.map((c) => `${c.file}:${c.line}`) } : {}),

@@ -29,25 +29,32 @@ function finding(run: RunData, s: StuckStall, loadStart: number | undefined): Fi
   const culprit = s.site ? siteCulprit(s.site, run.cwd) : undefined;
   const listenedAt = thread.listens[0]?.t;
   const sinceListen = listenedAt !== undefined ? stall.start - listenedAt : undefined;
-  const when = loadStart !== undefined && stall.start < loadStart
-    ? `${seconds(loadStart - stall.start)} before the load began`
-    : loadStart !== undefined ? `${seconds(stall.start - loadStart)} into the load` : 'during the run';
-  const after = sinceListen === undefined || sinceListen < 0 ? ''
-    : sinceListen < 100 ? ', right after it started listening' : `, ${seconds(sinceListen)} after it started listening`;
+  const when =
+    loadStart !== undefined && stall.start < loadStart
+      ? `${seconds(loadStart - stall.start)} before the load began`
+      : loadStart !== undefined
+        ? `${seconds(stall.start - loadStart)} into the load`
+        : 'during the run';
+  const after =
+    sinceListen === undefined || sinceListen < 0
+      ? ''
+      : sinceListen < 100
+        ? ', right after it started listening'
+        : `, ${seconds(sinceListen)} after it started listening`;
   const who = `pid ${thread.pid}${thread.threadId !== 0 ? ` (thread ${thread.threadId})` : ''}`;
   const stack = (s.stack ?? []).slice(0, STACK_FRAMES).map((f) => frameText(f, run.cwd));
   const blame = culprit
     ? ` The blocking stack: ${describeCulprit(culprit)}${s.hotLine !== undefined ? `, busy at line ${s.hotLine}` : ''}${stack.length > 1 ? `, called from ${stack.slice(1, 4).join(' ← ')}` : ''}${s.share !== undefined ? ` (${Math.round(s.share * 100)} % of the samples)` : ''}.`
-    : stack.length > 0 ? ` No app code was on the blocking stack: ${stack.slice(0, 4).join(' ← ')}.`
+    : stack.length > 0
+      ? ` No app code was on the blocking stack: ${stack.slice(0, 4).join(' ← ')}.`
       : ' Its stack could not be sampled (blocked in native code, or an agent without stall sampling).';
   return {
     code: 'HOTPATH_EVENT_LOOP_STUCK',
     category: 'event-loop-blocking',
     severity: 'critical',
-    title: culprit
-      ? `The event loop never came back: ${culprit.function} never returned`
-      : 'The event loop never came back',
-    summary: `The event loop of ${who} stopped ${when}${after}, and was still blocked ${seconds(stall.durationMs)} later when the run ended: ` +
+    title: culprit ? `The event loop never came back: ${culprit.function} never returned` : 'The event loop never came back',
+    summary:
+      `The event loop of ${who} stopped ${when}${after}, and was still blocked ${seconds(stall.durationMs)} later when the run ended: ` +
       `from then on no request could be answered and nothing else was measured.${blame}`,
     evidence: {
       pid: thread.pid,

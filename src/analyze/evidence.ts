@@ -27,7 +27,14 @@ export interface AlsoFound {
 }
 
 export function isAlsoFoundList(v: unknown): v is AlsoFound[] {
-  return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'object' && x !== null && typeof (x as AlsoFound).category === 'string' && typeof (x as AlsoFound).title === 'string');
+  return (
+    Array.isArray(v) &&
+    v.length > 0 &&
+    v.every(
+      (x) =>
+        typeof x === 'object' && x !== null && typeof (x as AlsoFound).category === 'string' && typeof (x as AlsoFound).title === 'string',
+    )
+  );
 }
 
 /** `category: title; category: title`, for one-line renderings. */

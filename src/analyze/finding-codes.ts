@@ -28,7 +28,7 @@ export const findingCodes = {
   HOTPATH_SETUP_FAILED: 'The setup requests failed',
   HOTPATH_ANALYZER_FAILED: 'One analyzer could not read the run; the others stand',
   HOTPATH_SOCKET_WRITES: 'The socket write path (many small writes) takes a large share of the CPU',
-  HOTPATH_CLUSTER_PRIMARY: 'The cluster primary\'s work grows with the rate of new connections',
+  HOTPATH_CLUSTER_PRIMARY: "The cluster primary's work grows with the rate of new connections",
 } as const satisfies Record<`HOTPATH_${string}`, string>;
 
 export type FindingCode = keyof typeof findingCodes;

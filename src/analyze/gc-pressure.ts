@@ -78,18 +78,34 @@ function finding(run: RunData, gc: GcActivity, share: number, starved?: { wallSh
     category: 'gc-pressure',
     severity: share >= GC_CRITICAL_SHARE ? 'critical' : share >= GC_WARN_SHARE ? 'warning' : 'info',
     title: 'Garbage collection takes a large share of the time',
-    summary: `GC took about ${round(totalMs, 0)} ms, ${round(share * 100, 1)} % of the load window` +
+    summary:
+      `GC took about ${round(totalMs, 0)} ms, ${round(share * 100, 1)} % of the load window` +
       ` (${round(minorShare * 100, 0)} % of it in scavenges, ${round(scavengesPerS, 1)} per second)` +
       `${gc.coverage < 0.99 ? `, estimated from the ${gc.events.length} GCs seen while GCs were observed (${round(gc.coverage * 100, 0)} % of the time)` : ''}.` +
-      (starved ? ` The machine was busy (the target had the CPU ${round(starved.cpuPerActive * 100, 0)} % of its loop's active time): GC took ${round(starved.wallShare * 100, 1)} % of the wall time, waiting for the CPU included; the share above is what free cores would show.` : '') +
-      (culprit ? ` The most allocating function is ${describeCulprit(culprit)} with ${round((top?.share ?? 0) * 100, 0)} % of sampled bytes.` : ''),
+      (starved
+        ? ` The machine was busy (the target had the CPU ${round(starved.cpuPerActive * 100, 0)} % of its loop's active time): GC took ${round(starved.wallShare * 100, 1)} % of the wall time, waiting for the CPU included; the share above is what free cores would show.`
+        : '') +
+      (culprit
+        ? ` The most allocating function is ${describeCulprit(culprit)} with ${round((top?.share ?? 0) * 100, 0)} % of sampled bytes.`
+        : ''),
     evidence: {
-      gcShare: round(share, 4), gcMs: round(totalMs, 1), gcCount: gc.estimatedCount, byKind: roundKinds(kinds),
-      observedGcs: gc.events.length, observedShareOfTime: round(gc.coverage, 3),
-      scavengesPerSecond: round(scavengesPerS, 2), minorShareOfGc: round(minorShare, 3),
+      gcShare: round(share, 4),
+      gcMs: round(totalMs, 1),
+      gcCount: gc.estimatedCount,
+      byKind: roundKinds(kinds),
+      observedGcs: gc.events.length,
+      observedShareOfTime: round(gc.coverage, 3),
+      scavengesPerSecond: round(scavengesPerS, 2),
+      minorShareOfGc: round(minorShare, 3),
       meanScavengeMs: observedMinor.count > 0 ? round(observedMinor.totalMs / observedMinor.count, 3) : 0,
       ...(starved ? { gcWallShare: round(starved.wallShare, 4), cpuPerActive: round(starved.cpuPerActive, 3) } : {}),
-      ...(alloc ? { topAllocators: alloc.sites.slice(0, 5).map((s) => ({ function: s.frame.name, file: s.frame.file, line: s.frame.line, share: round(s.share, 3) })) } : {}),
+      ...(alloc
+        ? {
+            topAllocators: alloc.sites
+              .slice(0, 5)
+              .map((s) => ({ function: s.frame.name, file: s.frame.file, line: s.frame.line, share: round(s.share, 3) })),
+          }
+        : {}),
       ...(semiSpace ? { suggestedSemiSpaceMiB: SEMI_SPACE_SUGGESTED_MIB } : {}),
     },
     ...(culprit ? { culprit } : {}),
@@ -108,7 +124,9 @@ function allocatorCpuShare(run: RunData, sites: readonly AllocationSite[]): numb
   let total = 0;
   for (const site of sites) {
     if (site.frame.kind !== 'app' || site.share < ALLOCATION_CULPRIT_MIN_SHARE) continue;
-    const fn = view.functions.find((f) => f.frame.name === site.frame.name && f.frame.file === site.frame.file && f.frame.line === site.frame.line);
+    const fn = view.functions.find(
+      (f) => f.frame.name === site.frame.name && f.frame.file === site.frame.file && f.frame.line === site.frame.line,
+    );
     if (fn) total += site.share * (fn.selfUs / view.activeUs);
   }
   return total;

@@ -61,7 +61,13 @@ interface Trend {
   lateShare: number;
 }
 
-interface Context { run: RunData; thread: ThreadTelemetry; w: Window | null; inFlightPeak: number; trend: LatencyTrend | undefined }
+interface Context {
+  run: RunData;
+  thread: ThreadTelemetry;
+  w: Window | null;
+  inFlightPeak: number;
+  trend: LatencyTrend | undefined;
+}
 
 export function handleLeak(run: RunData): Finding[] {
   const w = loadWindow(run);
@@ -70,7 +76,10 @@ export function handleLeak(run: RunData): Finding[] {
     const samples = windowSamples(thread, w);
     if (samples.length < HANDLE_LEAK_MIN_POINTS) return [];
     const ctx: Context = {
-      run, thread, w, trend,
+      run,
+      thread,
+      w,
+      trend,
       inFlightPeak: inFlightPeak(thread, w),
     };
     const handles = lastHandles(thread, w);
@@ -114,7 +123,7 @@ function resourceTrend(ctx: Context, samples: SampleMessage[], type: string): Tr
   const pts = samples.map((s) => ({ t: s.t, v: value(s) }));
   // The latest reading, after the load when the agent sampled then: a leak keeps its handles.
   const after = ctx.w ? ctx.thread.samples.findLast((s) => s.t > ctx.w!.end) : undefined;
-  return trendOf(ctx, pts, after ? value(after) : pts[pts.length - 1]?.v ?? 0);
+  return trendOf(ctx, pts, after ? value(after) : (pts[pts.length - 1]?.v ?? 0));
 }
 
 /** The same judgement on one hooked call site's open handles (growth reports, about once a second). */
@@ -131,19 +140,27 @@ function trendOf(ctx: Context, pts: { t: number; v: number }[], end: number): Tr
   if (pts.length < 3) return undefined;
   const s = pointStats(ctx.thread, pts)!;
   return {
-    first: s.first, last: s.last, end, growth: s.delta,
-    perRequest: s.perRequest, perSecond: round(s.perSecond, 2),
-    requestCorrelation: s.requestCorrelation, timeCorrelation: s.timeCorrelation,
+    first: s.first,
+    last: s.last,
+    end,
+    growth: s.delta,
+    perRequest: s.perRequest,
+    perSecond: round(s.perSecond, 2),
+    requestCorrelation: s.requestCorrelation,
+    timeCorrelation: s.timeCorrelation,
     lateShare: lateShare(pts),
   };
 }
 
 function isLeak(t: Trend, ctx: Context): boolean {
-  return t.growth >= HANDLE_LEAK_MIN_GROWTH &&
+  return (
+    t.growth >= HANDLE_LEAK_MIN_GROWTH &&
     t.growth >= HANDLE_LEAK_MIN_IN_FLIGHT_RATIO * ctx.inFlightPeak &&
     Math.max(t.requestCorrelation, t.timeCorrelation) >= HANDLE_LEAK_MIN_CORRELATION &&
-    t.lateShare >= HANDLE_LEAK_MIN_HALF_SHARE && 1 - t.lateShare >= HANDLE_LEAK_MIN_HALF_SHARE &&
-    t.end - t.first >= HANDLE_LEAK_MIN_KEPT * t.growth;
+    t.lateShare >= HANDLE_LEAK_MIN_HALF_SHARE &&
+    1 - t.lateShare >= HANDLE_LEAK_MIN_HALF_SHARE &&
+    t.end - t.first >= HANDLE_LEAK_MIN_KEPT * t.growth
+  );
 }
 
 /**
@@ -162,7 +179,10 @@ function lastHandles(thread: ThreadTelemetry, w: Window | null): HandleEntry[] {
 
 const entryKey = (e: HandleEntry) => `${e.api}\0${e.site ? `${e.site.file}:${e.site.line}:${e.site.column}` : '?'}`;
 
-interface Site { entry: HandleEntry; stats: { growth: number } }
+interface Site {
+  entry: HandleEntry;
+  stats: { growth: number };
+}
 
 /** The hooked call site whose open handles of this type grew the most, when it holds enough of the growth. */
 function siteFor(ctx: Context, handles: HandleEntry[], type: string, growth: number): Site | undefined {
@@ -192,9 +212,11 @@ function finding(ctx: Context, type: string, t: Trend, site: Site | undefined, h
   const rate = t.perRequest > 0 ? `${round(t.perRequest, 2)} per request` : `${round(t.perSecond, 1)} per second`;
   const seenAs = hookOnly
     ? `Open ${kind.noun} made at one call site grew from ${t.first} to ${t.last} during the load (${rate})`
-    : `Open ${kind.noun} (${type} in the active resources${type === 'TCPSocketWrap' || type === 'PipeWrap' ? ', the server\'s own connections left out' : ''}) grew from ${t.first} to ${t.last} during the load (${rate})`;
+    : `Open ${kind.noun} (${type} in the active resources${type === 'TCPSocketWrap' || type === 'PipeWrap' ? ", the server's own connections left out" : ''}) grew from ${t.first} to ${t.last} during the load (${rate})`;
   const after = t.end !== t.last ? `; ${t.end} were still open after it` : '';
-  const hidden = unrefOnly ? ` They are unref'd, so \`process.getActiveResourcesInfo()\` does not list them; the agent's hook saw them.` : '';
+  const hidden = unrefOnly
+    ? ` They are unref'd, so \`process.getActiveResourcesInfo()\` does not list them; the agent's hook saw them.`
+    : '';
   return {
     code: 'HOTPATH_HANDLE_LEAK',
     category: 'memory-leak',
@@ -202,8 +224,15 @@ function finding(ctx: Context, type: string, t: Trend, site: Site | undefined, h
     title: `${capitalize(kind.noun)} pile up without being closed`,
     summary: `${seenAs}${after}. Each holds ${kind.holds}.${where}${hidden}`,
     evidence: {
-      resource: type, countAtStart: t.first, countAtEnd: t.last, countAfterLoad: t.end, growth: t.growth,
-      perRequest: t.perRequest, perSecond: t.perSecond, requestCorrelation: t.requestCorrelation, timeCorrelation: t.timeCorrelation,
+      resource: type,
+      countAtStart: t.first,
+      countAtEnd: t.last,
+      countAfterLoad: t.end,
+      growth: t.growth,
+      perRequest: t.perRequest,
+      perSecond: t.perSecond,
+      requestCorrelation: t.requestCorrelation,
+      timeCorrelation: t.timeCorrelation,
       inFlightPeak: ctx.inFlightPeak,
       ...(e ? { api: e.api, created: e.created, open: e.open, ...(unref > 0 ? { unref } : {}) } : {}),
       ...(hookOnly ? { seenBy: 'hook' } : {}),

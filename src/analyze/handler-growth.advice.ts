@@ -1,10 +1,11 @@
 // Advice for handler-growth findings (Markdown).
 
-export const handlerGrowthAdvice = (route: string) => [
-  `Register ${route} once. A refresh job should replace the route's data (or swap a`,
-  'router it owns) instead of adding another handler: every handler stays in the router stack',
-  'and every request that walks past it pays for it.',
-].join(' ');
+export const handlerGrowthAdvice = (route: string) =>
+  [
+    `Register ${route} once. A refresh job should replace the route's data (or swap a`,
+    'router it owns) instead of adding another handler: every handler stays in the router stack',
+    'and every request that walks past it pays for it.',
+  ].join(' ');
 
 export const koaGrowthAdvice = [
   'Call `app.use()` once per middleware, at startup, before `app.listen()` / `app.callback()`. Koa composes',

@@ -61,32 +61,42 @@ export const HANDLER_GROWTH_MIN_CORRELATION = 0.8;
 function isGrowth(thread: ThreadTelemetry, g: RouteGroup): boolean {
   if (g.top.count >= HANDLER_GROWTH_MIN_REGISTRATIONS) return true;
   const s = registrations(thread, g);
-  return s !== undefined && s.points >= 3 && s.delta >= HANDLER_GROWTH_MIN_REGISTRATIONS &&
-    Math.max(s.timeCorrelation, s.requestCorrelation) >= HANDLER_GROWTH_MIN_CORRELATION;
+  return (
+    s !== undefined &&
+    s.points >= 3 &&
+    s.delta >= HANDLER_GROWTH_MIN_REGISTRATIONS &&
+    Math.max(s.timeCorrelation, s.requestCorrelation) >= HANDLER_GROWTH_MIN_CORRELATION
+  );
 }
 
 function registrations(thread: ThreadTelemetry, g: RouteGroup): GrowthStats | undefined {
   const keys = new Set(g.entries.map((e) => `${e.framework} ${e.method} ${e.path}`));
-  return growthStats(thread, (m) => m.routes.filter((r) => keys.has(`${r.framework} ${r.method} ${r.path}`)).reduce((a, r) => a + r.count, 0));
+  return growthStats(thread, (m) =>
+    m.routes.filter((r) => keys.has(`${r.framework} ${r.method} ${r.path}`)).reduce((a, r) => a + r.count, 0),
+  );
 }
 
 /** `GET /users`, or `middleware on /` for use() registrations. */
 const routeName = (r: RouteEntry) => (/^(use|all|\*)$/i.test(r.method) ? `middleware on ${r.path}` : `${r.method} ${r.path}`);
 
 /** Koa keeps middleware in one array that runs in order until one does not call next(). */
-const stackName = (framework: string) => (framework === 'koa' ? "Koa's middleware stack (app.middleware)" : `The ${framework} router stack`);
+const stackName = (framework: string) =>
+  framework === 'koa' ? "Koa's middleware stack (app.middleware)" : `The ${framework} router stack`;
 /**
  * Koa composes app.middleware into one function when the server is made (app.callback()): a
  * later app.use only grows the array, and runs only where the app builds a new callback, which a
  * latency creep shows.
  */
-const walk = (framework: string, creeping: boolean) => (framework !== 'koa'
-  ? (creeping ? 'every request walks past each copy'
-    : 'latency did not creep, so the copies sit where the requests answered so far do not reach them; they hold memory, ' +
-      'and every request that gets that far (a route registered after them, a 404) walks past each one')
-  : creeping ? 'each copy stays in app.middleware and runs on every request that gets that far'
-  : 'latency did not creep: Koa composed its middleware when the server was made (app.callback()), so the copies ' +
-    'pile up in app.middleware (memory) and the middleware added late never runs');
+const walk = (framework: string, creeping: boolean) =>
+  framework !== 'koa'
+    ? creeping
+      ? 'every request walks past each copy'
+      : 'latency did not creep, so the copies sit where the requests answered so far do not reach them; they hold memory, ' +
+        'and every request that gets that far (a route registered after them, a 404) walks past each one'
+    : creeping
+      ? 'each copy stays in app.middleware and runs on every request that gets that far'
+      : 'latency did not creep: Koa composed its middleware when the server was made (app.callback()), so the copies ' +
+        'pile up in app.middleware (memory) and the middleware added late never runs';
 
 function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: LatencyTrend | undefined): Finding {
   const s = registrations(thread, g);
@@ -105,9 +115,14 @@ function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: La
     title: `${name[0].toUpperCase()}${name.slice(1)} is registered again and again after listen`,
     summary: `${top.framework} ${name} was registered ${g.count} times after the server started listening${rate}; ${walk(top.framework, trend?.creeping === true)}.${stackText}${where}`,
     evidence: {
-      framework: top.framework, method: top.method, path: top.path, registrations: g.count,
+      framework: top.framework,
+      method: top.method,
+      path: top.path,
+      registrations: g.count,
       ...(stack > 0 ? { routerStackSize: stack } : {}),
-      ...(s ? { perSecond: s.perSecond, perRequest: s.perRequest, timeCorrelation: s.timeCorrelation, requestCorrelation: s.requestCorrelation } : {}),
+      ...(s
+        ? { perSecond: s.perSecond, perRequest: s.perRequest, timeCorrelation: s.timeCorrelation, requestCorrelation: s.requestCorrelation }
+        : {}),
       routes: g.entries.map((e) => ({ method: e.method, path: e.path, count: e.count })),
       ...trendEvidence(trend),
     },

@@ -45,14 +45,23 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
   const loop = s
     ? ` The event loop was busy ${round(s.eluMean * 100, 0)} % (delay p99 ${round(s.eldP99Ms, 1)} ms), each request cost ${round(s.cpuPerRequestMs * 1000, 0)} µs of CPU, GC took ${round(gcShare * 100, 1)} %.`
     : '';
-  const starved = !s || s.cpuPerActive >= BLOCKING_STARVED_CPU_PER_ACTIVE ? ''
-    : ownChildren(s)
-      ? ` Its own child processes (${round(s.childProcessesMean, 1)} running on average) competed with it for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time).`
-      : ` Other processes competed for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time): throughput and delays understate this server.`;
-  const corrected = cost ? ` (without the agent's own ${round(cost.loopShare * 100, 1)} % of the loop; not corrected for the CPU profile's sampling)` : ' (not corrected for the agent\'s own cost)';
-  const headroom = s && s.eluMean < HEALTHY_SATURATED_ELU && capacity ? ` At this cost per request one event loop could serve about ${round(capacity, -2)} req/s${corrected}.` : '';
+  const starved =
+    !s || s.cpuPerActive >= BLOCKING_STARVED_CPU_PER_ACTIVE
+      ? ''
+      : ownChildren(s)
+        ? ` Its own child processes (${round(s.childProcessesMean, 1)} running on average) competed with it for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time).`
+        : ` Other processes competed for the CPU (the target had it ${round(s.cpuPerActive * 100, 0)} % of its loop's active time): throughput and delays understate this server.`;
+  const corrected = cost
+    ? ` (without the agent's own ${round(cost.loopShare * 100, 1)} % of the loop; not corrected for the CPU profile's sampling)`
+    : " (not corrected for the agent's own cost)";
+  const headroom =
+    s && s.eluMean < HEALTHY_SATURATED_ELU && capacity
+      ? ` At this cost per request one event loop could serve about ${round(capacity, -2)} req/s${corrected}.`
+      : '';
   const top = s && s.eluMean >= HEALTHY_SATURATED_ELU ? dominantFunction(run) : undefined;
-  const lever = top ? ` ${round(top.share * 100, 0)} % of the CPU goes to ${describeCulprit(top.culprit)}: the place to start if this route must serve more.` : '';
+  const lever = top
+    ? ` ${round(top.share * 100, 0)} % of the CPU goes to ${describeCulprit(top.culprit)}: the place to start if this route must serve more.`
+    : '';
   return {
     code: 'HOTPATH_HEALTHY',
     category: 'healthy',
@@ -60,15 +69,26 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
     title: 'No performance problem found',
     summary: `${round(rps, 0)} req/s with latency p99 ${round(p99, 2)} ms.${loop}${headroom}${lever}${starved}${s ? describePreemptedStall(s, BLOCKING_STALL_MS) : ''}`,
     evidence: {
-      requestsPerSecond: round(rps, 1), latencyP99Ms: round(p99, 3),
-      ...(s ? { eluMean: round(s.eluMean, 3), loopHeadroom: round(1 - s.eluMean, 3), eldP99Ms: round(s.eldP99Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 4), gcShare: round(gcShare, 4), cpuPerActive: round(s.cpuPerActive, 2) } : {}),
+      requestsPerSecond: round(rps, 1),
+      latencyP99Ms: round(p99, 3),
+      ...(s
+        ? {
+            eluMean: round(s.eluMean, 3),
+            loopHeadroom: round(1 - s.eluMean, 3),
+            eldP99Ms: round(s.eldP99Ms, 2),
+            cpuPerRequestMs: round(s.cpuPerRequestMs, 4),
+            gcShare: round(gcShare, 4),
+            cpuPerActive: round(s.cpuPerActive, 2),
+          }
+        : {}),
       ...(capacity ? { estimatedCapacityRps: round(capacity, 0), capacityCorrectedForAgent: cost !== undefined } : {}),
       ...(cost ? { agentCostShare: round(cost.shareOfCpu, 4) } : {}),
       ...(s && s.preemptedStalls > 0 ? { preemptedStalls: s.preemptedStalls, preemptedStallMaxMs: round(s.preemptedStallMaxMs, 0) } : {}),
       // Not a culprit: nothing is wrong; the function is where more throughput would come from.
       ...(top ? { topFunction: describeCulprit(top.culprit), topFunctionShare: round(top.share, 3) } : {}),
     },
-    recommendation: 'Nothing to fix at this load. Raise the load (`-c`, `--rate`) or test the routes real traffic hits most (`--path`, a scenario) to find the limit.',
+    recommendation:
+      'Nothing to fix at this load. Raise the load (`-c`, `--rate`) or test the routes real traffic hits most (`--path`, a scenario) to find the limit.',
     impact: 0,
   };
 }
@@ -76,7 +96,9 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
 /** The app function carrying most of the profiled CPU, when it carries most of it. */
 function dominantFunction(run: RunData): { culprit: Culprit; share: number } | undefined {
   const found = topAppFunction(cpuViewOf(run));
-  return found && found.share >= HEALTHY_TOP_FUNCTION_SHARE ? { culprit: frameCulprit(found.top.frame, run.cwd), share: found.share } : undefined;
+  return found && found.share >= HEALTHY_TOP_FUNCTION_SHARE
+    ? { culprit: frameCulprit(found.top.frame, run.cwd), share: found.share }
+    : undefined;
 }
 
 /**

@@ -49,14 +49,23 @@ export function diagnosisGaps(run: RunData): DiagnosisGaps {
   const w = loadWindow(run);
   const targets = targetThreads(run);
   const coverage = Math.max(0, ...targets.map((t) => coverageOf(measuredSpans(t), w)));
-  const samplesInWindow = targets.reduce((n, t) => n + t.samples.filter((s) => !w || (s.t >= w.start && s.t - s.intervalMs <= w.end)).length, 0);
+  const samplesInWindow = targets.reduce(
+    (n, t) => n + t.samples.filter((s) => !w || (s.t >= w.start && s.t - s.intervalMs <= w.end)).length,
+    0,
+  );
   const profiled = run.profiles.some((p) => p.kind === 'cpu' && targets.some((t) => t.pid === p.pid && t.threadId === p.threadId));
   const cpuProfileMissing = profileWanted(run) && !profiled;
   const failed = failedParts(run);
   const missing: string[] = [];
-  if (coverage < MIN_TELEMETRY_COVERAGE) missing.push(samplesInWindow === 0 ? 'the target\'s telemetry (no sample during the load)' : `most of the target's telemetry (its samples cover ${round(coverage * 100, 0)} % of the load)`);
-  if (cpuProfileMissing) missing.push('the target\'s CPU profile');
-  for (const f of failed) missing.push(f.what.startsWith('hook:') ? `the ${f.what.slice('hook:'.length)} hook (it failed)` : `the agent's ${f.what} (it failed)`);
+  if (coverage < MIN_TELEMETRY_COVERAGE)
+    missing.push(
+      samplesInWindow === 0
+        ? "the target's telemetry (no sample during the load)"
+        : `most of the target's telemetry (its samples cover ${round(coverage * 100, 0)} % of the load)`,
+    );
+  if (cpuProfileMissing) missing.push("the target's CPU profile");
+  for (const f of failed)
+    missing.push(f.what.startsWith('hook:') ? `the ${f.what.slice('hook:'.length)} hook (it failed)` : `the agent's ${f.what} (it failed)`);
   return { telemetryCoverage: coverage, samplesInWindow, cpuProfileMissing, failed, missing };
 }
 
@@ -67,7 +76,10 @@ type Span = readonly [from: number, to: number];
  * stall the watchdog reported covers its block (a loop that never came back sends no sample,
  * yet what it did is known: HOTPATH_EVENT_LOOP_STUCK says it).
  */
-function measuredSpans(thread: { samples: readonly { t: number; intervalMs: number }[]; stalls: readonly { start: number; durationMs: number }[] }): Span[] {
+function measuredSpans(thread: {
+  samples: readonly { t: number; intervalMs: number }[];
+  stalls: readonly { start: number; durationMs: number }[];
+}): Span[] {
   const spans: Span[] = [];
   for (const s of thread.samples) spans.push([s.t - s.intervalMs, s.t]);
   for (const s of thread.stalls) spans.push([s.start, s.start + s.durationMs]);
@@ -100,13 +112,18 @@ export function telemetryMissing(gaps: DiagnosisGaps): boolean {
 /** HOTPATH_INCOMPLETE, or undefined when the run holds the evidence a verdict needs. */
 export function incompleteFinding(run: RunData, gaps: DiagnosisGaps = diagnosisGaps(run)): Finding | undefined {
   if (gaps.missing.length === 0) return undefined;
-  const why = gaps.failed.length > 0
-    ? ` The agent reported: ${gaps.failed.map((f) => `${f.what} failed in pid ${f.pid}${f.threadId > 0 ? ` thread ${f.threadId}` : ''} (${f.message})`).join('; ')}.`
-    : telemetryMissing(gaps) || gaps.cpuProfileMissing ? ' The agent reported no error: it may not have loaded in the process that served, or the process ended or dropped its messages.' : '';
+  const why =
+    gaps.failed.length > 0
+      ? ` The agent reported: ${gaps.failed.map((f) => `${f.what} failed in pid ${f.pid}${f.threadId > 0 ? ` thread ${f.threadId}` : ''} (${f.message})`).join('; ')}.`
+      : telemetryMissing(gaps) || gaps.cpuProfileMissing
+        ? ' The agent reported no error: it may not have loaded in the process that served, or the process ended or dropped its messages.'
+        : '';
   const unseen = [
     ...(telemetryMissing(gaps) ? ['the event loop, CPU, GC and memory of the target were not measured'] : []),
     ...(gaps.cpuProfileMissing ? ['no function can be blamed from a CPU profile'] : []),
-    ...(gaps.failed.some((f) => f.what.startsWith('hook:')) ? ['what the failed hooks watch (growth of listeners, routes, timers, sync calls, handles) was not checked'] : []),
+    ...(gaps.failed.some((f) => f.what.startsWith('hook:'))
+      ? ['what the failed hooks watch (growth of listeners, routes, timers, sync calls, handles) was not checked']
+      : []),
   ];
   return {
     code: INCOMPLETE_CODE,
@@ -119,7 +136,12 @@ export function incompleteFinding(run: RunData, gaps: DiagnosisGaps = diagnosisG
       telemetryCoverage: round(gaps.telemetryCoverage, 3),
       samplesInWindow: gaps.samplesInWindow,
       cpuProfile: !gaps.cpuProfileMissing,
-      ...(gaps.failed.length > 0 ? { failedParts: gaps.failed.map((f) => f.what), agentErrors: gaps.failed.map((f) => ({ pid: f.pid, threadId: f.threadId, what: f.what, message: f.message })) } : {}),
+      ...(gaps.failed.length > 0
+        ? {
+            failedParts: gaps.failed.map((f) => f.what),
+            agentErrors: gaps.failed.map((f) => ({ pid: f.pid, threadId: f.threadId, what: f.what, message: f.message })),
+          }
+        : {}),
     },
     recommendation: incompleteAdvice,
     impact: 0,

@@ -69,7 +69,16 @@ export const IO_WAIT_QUEUE_MIN_BUSY = 0.8;
  */
 export const IO_WAIT_POOL_MIN_QUEUED_SHARE = 0.5;
 /** Resource types that hold a request waiting (inbound sockets and the server itself excluded). */
-const WAIT_RESOURCES = ['Timeout', 'TCPSocketWrap', 'FSReqCallback', 'FSReqPromise', 'GetAddrInfoReqWrap', 'PipeWrap', 'ProcessWrap', 'ZlibWrap'];
+const WAIT_RESOURCES = [
+  'Timeout',
+  'TCPSocketWrap',
+  'FSReqCallback',
+  'FSReqPromise',
+  'GetAddrInfoReqWrap',
+  'PipeWrap',
+  'ProcessWrap',
+  'ZlibWrap',
+];
 
 export function ioWait(run: RunData): Finding[] {
   const s = loopStats(run);
@@ -91,48 +100,86 @@ export function ioWait(run: RunData): Finding[] {
   const slotCulprit = queued?.waitsAt ? siteCulprit(queued.waitsAt.site, run.cwd) : ioCulprit;
   const queuedIn = queued && source?.caller ? siteCulprit(source.caller, run.cwd) : undefined;
   // The frames further up name the lock's or the pool's wrapper when the app wrote one.
-  const queuedThrough = queuedIn ? (source?.through ?? []).slice(0, 2).map((f) => `, called from ${describeCulprit(siteCulprit(f, run.cwd))}`).join('') : '';
-  const sequential = source !== undefined && !source.queue && !source.pool && waitsInSequence(source.perRequest, source.eachMs, s.latencyP50Ms);
+  const queuedThrough = queuedIn
+    ? (source?.through ?? [])
+        .slice(0, 2)
+        .map((f) => `, called from ${describeCulprit(siteCulprit(f, run.cwd))}`)
+        .join('')
+    : '';
+  const sequential =
+    source !== undefined && !source.queue && !source.pool && waitsInSequence(source.perRequest, source.eachMs, s.latencyP50Ms);
   const awaitedIn = sequential && source.caller ? siteCulprit(source.caller, run.cwd) : undefined;
   // Awaited once per item in a loop: the loop serialises the waits, and is what to change.
   // The loop may sit further up, behind helpers (a repository method awaiting a query wrapper per row).
-  const looping = sequential && source.caller ? loopAbove([source.caller, ...(source.through ?? []).slice(0, IO_WAIT_LOOP_MAX_DEPTH - 1)], run) : undefined;
+  const looping =
+    sequential && source.caller
+      ? loopAbove([source.caller, ...(source.through ?? []).slice(0, IO_WAIT_LOOP_MAX_DEPTH - 1)], run)
+      : undefined;
   const loop = looping ? { ...siteCulprit(looping.site, run.cwd), line: looping.line } : undefined;
   if (loop) delete loop.column;
   const inOrder = sequential
     ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms: ` +
       `each request waits for them one after another${loop ? `, awaited once per item by the loop at ${loop.file}:${loop.line} in ${loop.function}` : awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
-    : '';  const culprit = loop ?? slotCulprit;
+    : '';
+  const culprit = loop ?? slotCulprit;
 
-  return [{
-    code: 'HOTPATH_IO_WAIT',
-    category: 'io-wait',
-    severity: 'warning',
-    title: source?.title ?? 'Requests spend their time waiting, not computing',
-    summary: `Server latency p50 was ${round(s.latencyP50Ms, 1)} ms while the event loop was busy only ${round(busy * 100, 0)} % ` +
-      `and each request used ${round(s.cpuPerRequestMs, 2)} ms of CPU: ${round(waitShare * 100, 0)} % of request time is waiting.` +
-      (top ? ` Most in-flight resources are ${top.type} (${round(top.mean, 0)} on average).` : '') +
-      (source ? ` ${source.sentence(ioCulprit ? describeCulprit(ioCulprit) : undefined)}` : '') + inOrder +
-      (queuedIn && !queued?.waitsAt ? ` They are made from ${describeCulprit(queuedIn)}${queuedThrough}: the limit is on the way there.` : '') +
-      (queued?.waitsAt && slotCulprit ? ` Requests wait for a slot at \`await ${queued.waitsAt.awaited}\` in ${describeCulprit(slotCulprit)}: ` +
-        `about ${round(Math.max(0, s.inFlightMean - queued.slots), 1)} waiting on average for ${queued.slots} slot${queued.slots === 1 ? '' : 's'}.` : ''),
-    evidence: {
-      latencyP50Ms: round(s.latencyP50Ms, 2), latencyP99Ms: round(s.latencyP99Ms, 2), eluMean: round(s.eluMean, 3), coresMean: round(s.coresMean, 3),
-      cpuPerRequestMs: round(s.cpuPerRequestMs, 3), waitShare: round(waitShare, 3), inFlightMean: round(s.inFlightMean, 1),
-      ...(awaited.length > 0 ? { awaiting: awaited.map((a) => ({ type: a.type, mean: round(a.mean, 1) })) } : {}),
-      ...source?.evidence,
-      ...(queued ? {
-        queuedBehind: round(queued.inFlight, 1), queueRatio: round(s.inFlightMean / queued.inFlight, 1),
-        poolSize: queued.slots, waitingForSlot: round(Math.max(0, s.inFlightMean - queued.slots), 1),
-        ...(queued.waitsAt ? { waitsAt: { ...siteCulprit(queued.waitsAt.site, run.cwd), awaited: queued.waitsAt.awaited }, slotHeldBy: ioCulprit } : {}),
-      } : {}),
-      ...(source?.pool ? { queuedBehind: source.pool.maxSockets ?? round(source.pool.onSocket, 1), maxSockets: source.pool.maxSockets } : {}),
-      ...(sequential ? { waitsPerRequest: round(source.perRequest, 2), sequential: true, ...(awaitedIn ? { awaitedIn } : {}), ...(loop ? { serialisedBy: loop, waitsIn: ioCulprit } : {}) } : {}),
+  return [
+    {
+      code: 'HOTPATH_IO_WAIT',
+      category: 'io-wait',
+      severity: 'warning',
+      title: source?.title ?? 'Requests spend their time waiting, not computing',
+      summary:
+        `Server latency p50 was ${round(s.latencyP50Ms, 1)} ms while the event loop was busy only ${round(busy * 100, 0)} % ` +
+        `and each request used ${round(s.cpuPerRequestMs, 2)} ms of CPU: ${round(waitShare * 100, 0)} % of request time is waiting.` +
+        (top ? ` Most in-flight resources are ${top.type} (${round(top.mean, 0)} on average).` : '') +
+        (source ? ` ${source.sentence(ioCulprit ? describeCulprit(ioCulprit) : undefined)}` : '') +
+        inOrder +
+        (queuedIn && !queued?.waitsAt
+          ? ` They are made from ${describeCulprit(queuedIn)}${queuedThrough}: the limit is on the way there.`
+          : '') +
+        (queued?.waitsAt && slotCulprit
+          ? ` Requests wait for a slot at \`await ${queued.waitsAt.awaited}\` in ${describeCulprit(slotCulprit)}: ` +
+            `about ${round(Math.max(0, s.inFlightMean - queued.slots), 1)} waiting on average for ${queued.slots} slot${queued.slots === 1 ? '' : 's'}.`
+          : ''),
+      evidence: {
+        latencyP50Ms: round(s.latencyP50Ms, 2),
+        latencyP99Ms: round(s.latencyP99Ms, 2),
+        eluMean: round(s.eluMean, 3),
+        coresMean: round(s.coresMean, 3),
+        cpuPerRequestMs: round(s.cpuPerRequestMs, 3),
+        waitShare: round(waitShare, 3),
+        inFlightMean: round(s.inFlightMean, 1),
+        ...(awaited.length > 0 ? { awaiting: awaited.map((a) => ({ type: a.type, mean: round(a.mean, 1) })) } : {}),
+        ...source?.evidence,
+        ...(queued
+          ? {
+              queuedBehind: round(queued.inFlight, 1),
+              queueRatio: round(s.inFlightMean / queued.inFlight, 1),
+              poolSize: queued.slots,
+              waitingForSlot: round(Math.max(0, s.inFlightMean - queued.slots), 1),
+              ...(queued.waitsAt
+                ? { waitsAt: { ...siteCulprit(queued.waitsAt.site, run.cwd), awaited: queued.waitsAt.awaited }, slotHeldBy: ioCulprit }
+                : {}),
+            }
+          : {}),
+        ...(source?.pool
+          ? { queuedBehind: source.pool.maxSockets ?? round(source.pool.onSocket, 1), maxSockets: source.pool.maxSockets }
+          : {}),
+        ...(sequential
+          ? {
+              waitsPerRequest: round(source.perRequest, 2),
+              sequential: true,
+              ...(awaitedIn ? { awaitedIn } : {}),
+              ...(loop ? { serialisedBy: loop, waitsIn: ioCulprit } : {}),
+            }
+          : {}),
+      },
+      ...(culprit ? { culprit } : {}),
+      recommendation: ioWaitAdvice(source?.resource ?? top?.type, sequential, queued !== undefined, source?.pool !== undefined),
+      impact: waitShare * (1 - busy),
     },
-    ...(culprit ? { culprit } : {}),
-    recommendation: ioWaitAdvice(source?.resource ?? top?.type, sequential, queued !== undefined, source?.pool !== undefined),
-    impact: waitShare * (1 - busy),
-  }];
+  ];
 }
 
 /** How many app functions up from the wait a loop that serialises it is looked for (the caller, then its callers). */
@@ -196,16 +243,35 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   const call = outgoingWaits(thread, w)[0];
   const timer = timerWaits(thread, w)[0];
   const candidates: { waitedMs: number; make: (share: number) => WaitSource; slots: () => number | undefined }[] = [];
-  if (call) candidates.push({ waitedMs: call.totalMs, make: (share) => upstreamSource(call, share, s), slots: () => concurrencyBand(call.concurrencyMs)?.p90 });
+  if (call)
+    candidates.push({
+      waitedMs: call.totalMs,
+      make: (share) => upstreamSource(call, share, s),
+      slots: () => concurrencyBand(call.concurrencyMs)?.p90,
+    });
   if (timer) {
     candidates.push({
       waitedMs: timer.waitedMs,
       slots: () => pinnedCount(s, 'Timeout'),
       make: (share) => ({
-        title: 'Requests spend their time waiting for timers', site: timer.site, caller: timer.caller, ...(timer.through ? { through: timer.through } : {}),
-        perRequest: timer.created / s.requests, eachMs: timer.meanDelayMs, resource: 'Timeout', steady: pinned(s, 'Timeout'),
-        sentence: (c) => `setTimeout timers${c ? ` created in ${c}` : ''} ran out ${timer.fired} times in the window, ${round(timer.meanDelayMs, 1)} ms each: ${round(share * 100, 0)} % of the time requests were in flight.`,
-        evidence: { timers: { created: timer.created, fired: timer.fired, meanDelayMs: round(timer.meanDelayMs, 2), shareOfRequestTime: round(share, 3) } },
+        title: 'Requests spend their time waiting for timers',
+        site: timer.site,
+        caller: timer.caller,
+        ...(timer.through ? { through: timer.through } : {}),
+        perRequest: timer.created / s.requests,
+        eachMs: timer.meanDelayMs,
+        resource: 'Timeout',
+        steady: pinned(s, 'Timeout'),
+        sentence: (c) =>
+          `setTimeout timers${c ? ` created in ${c}` : ''} ran out ${timer.fired} times in the window, ${round(timer.meanDelayMs, 1)} ms each: ${round(share * 100, 0)} % of the time requests were in flight.`,
+        evidence: {
+          timers: {
+            created: timer.created,
+            fired: timer.fired,
+            meanDelayMs: round(timer.meanDelayMs, 2),
+            shareOfRequestTime: round(share, 3),
+          },
+        },
       }),
     });
   }
@@ -216,8 +282,14 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   for (const c of candidates) {
     const source = c.make(requestTimeShare(c.waitedMs, s));
     const inFlight = s.durationMs > 0 ? c.waitedMs / s.durationMs : 0;
-    if (source.perRequest < IO_WAIT_QUEUE_MIN_PER_REQUEST || inFlight <= 0 || s.inFlightMean < IO_WAIT_QUEUE_RATIO * inFlight ||
-      s.latencyP50Ms < IO_WAIT_QUEUE_RATIO * source.eachMs || !source.steady) continue;
+    if (
+      source.perRequest < IO_WAIT_QUEUE_MIN_PER_REQUEST ||
+      inFlight <= 0 ||
+      s.inFlightMean < IO_WAIT_QUEUE_RATIO * inFlight ||
+      s.latencyP50Ms < IO_WAIT_QUEUE_RATIO * source.eachMs ||
+      !source.steady
+    )
+      continue;
     return queuedFor(source, inFlight, s, c.slots(), slotWait(run, [source.site, source.caller, ...(source.through ?? [])]));
   }
   return undefined;
@@ -230,9 +302,15 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
  */
 function upstreamSource(call: OutgoingWait, share: number, s: LoopStats): WaitSource {
   const perCall = call.totalMs / call.completed;
-  const split = call.socketWaitMs !== undefined ? { queuedMs: call.socketWaitMs / call.completed, onSocketMs: (call.totalMs - call.socketWaitMs) / call.completed } : undefined;
+  const split =
+    call.socketWaitMs !== undefined
+      ? { queuedMs: call.socketWaitMs / call.completed, onSocketMs: (call.totalMs - call.socketWaitMs) / call.completed }
+      : undefined;
   // Told only when the calls explain the requests' time: the agent's queue is then their wait.
-  const pooled = split !== undefined && share >= IO_WAIT_CULPRIT_MIN_SHARE && (call.queued ?? 0) > 0 &&
+  const pooled =
+    split !== undefined &&
+    share >= IO_WAIT_CULPRIT_MIN_SHARE &&
+    (call.queued ?? 0) > 0 &&
     call.socketWaitMs! >= IO_WAIT_POOL_MIN_QUEUED_SHARE * call.totalMs;
   const band = concurrencyBand(call.concurrencyMs);
   const kind = call.api === 'fetch' ? 'fetch' : 'HTTP';
@@ -240,15 +318,26 @@ function upstreamSource(call: OutgoingWait, share: number, s: LoopStats): WaitSo
     `${kind} requests to ${call.origin}${c ? ` from ${c}` : ''} took ${round(perCall, 1)} ms each (${call.completed} in the window), ${round(share * 100, 0)} % of the time requests were in flight.`;
   const evidence = {
     upstream: {
-      api: call.api, origin: call.origin, calls: call.completed, perCallMs: round(perCall, 2), shareOfRequestTime: round(share, 3),
+      api: call.api,
+      origin: call.origin,
+      calls: call.completed,
+      perCallMs: round(perCall, 2),
+      shareOfRequestTime: round(share, 3),
       ...(split ? { queuedMs: round(split.queuedMs, 2), onSocketMs: round(split.onSocketMs, 2), queuedCalls: call.queued ?? 0 } : {}),
       ...(call.maxSockets !== undefined ? { maxSockets: call.maxSockets } : {}),
     },
   };
   const source: WaitSource = {
-    title: `Requests spend their time waiting for ${call.origin}`, site: call.site, caller: call.caller, ...(call.through ? { through: call.through } : {}),
-    perRequest: call.completed / s.requests, eachMs: perCall, resource: 'TCPSocketWrap', steady: siteSteady(band),
-    sentence: base, evidence,
+    title: `Requests spend their time waiting for ${call.origin}`,
+    site: call.site,
+    caller: call.caller,
+    ...(call.through ? { through: call.through } : {}),
+    perRequest: call.completed / s.requests,
+    eachMs: perCall,
+    resource: 'TCPSocketWrap',
+    steady: siteSteady(band),
+    sentence: base,
+    evidence,
   };
   if (!pooled || !split) return source;
   const onSocket = s.durationMs > 0 ? (call.totalMs - call.socketWaitMs!) / s.durationMs : 0;
@@ -257,7 +346,8 @@ function upstreamSource(call: OutgoingWait, share: number, s: LoopStats): WaitSo
     ...source,
     title: `Requests queue for ${sockets} of the http.Agent that calls ${call.origin}`,
     pool: { ...(call.maxSockets !== undefined ? { maxSockets: call.maxSockets } : {}), onSocket },
-    sentence: (c) => `${base(c)} ${round((call.queued! / Math.max(call.started, call.queued!)) * 100, 0)} % of them found every socket of their ` +
+    sentence: (c) =>
+      `${base(c)} ${round((call.queued! / Math.max(call.started, call.queued!)) * 100, 0)} % of them found every socket of their ` +
       `http.Agent busy${call.maxSockets !== undefined ? ` (maxSockets ${call.maxSockets})` : ''} and waited in its queue: ${round(split.queuedMs, 1)} ms a call waiting for a socket, ` +
       `${round(split.onSocketMs, 1)} ms on it until the answer. The upstream answers in about ${round(split.onSocketMs, 0)} ms; ` +
       `the wait for a socket is the rest, with ${round(onSocket, 1)} calls on a socket at a time while ${round(s.inFlightMean, 1)} requests were in flight.`,
@@ -290,14 +380,25 @@ function pinnedCount(s: LoopStats, type: string): number | undefined {
  * count (their 90th percentile; the mean in flight reads low, as a slot stays held a little longer
  * than the timed wait), else the mean in flight.
  */
-function queuedFor(source: WaitSource, inFlight: number, s: LoopStats, steadyCount: number | undefined, waitsAt: SlotWait | undefined): WaitSource {
-  const slots = Math.max(1, steadyCount !== undefined && steadyCount >= 1 && steadyCount < s.inFlightMean ? Math.round(steadyCount) : Math.round(inFlight));
+function queuedFor(
+  source: WaitSource,
+  inFlight: number,
+  s: LoopStats,
+  steadyCount: number | undefined,
+  waitsAt: SlotWait | undefined,
+): WaitSource {
+  const slots = Math.max(
+    1,
+    steadyCount !== undefined && steadyCount >= 1 && steadyCount < s.inFlightMean ? Math.round(steadyCount) : Math.round(inFlight),
+  );
   return {
     ...source,
-    title: waitsAt ? `Requests queue for a slot of a limited resource (${slots === 1 ? 'one at a time' : `about ${slots} at a time`}), not for the I/O`
+    title: waitsAt
+      ? `Requests queue for a slot of a limited resource (${slots === 1 ? 'one at a time' : `about ${slots} at a time`}), not for the I/O`
       : 'Requests queue for a limited resource (a pool, a lock or a concurrency limit)',
     queue: { inFlight, slots, ...(waitsAt ? { waitsAt } : {}) },
-    sentence: (c) => `${source.sentence(c)} Only ${round(inFlight, 1)} of them were in flight at a time on average, while ` +
+    sentence: (c) =>
+      `${source.sentence(c)} Only ${round(inFlight, 1)} of them were in flight at a time on average, while ` +
       `${round(s.inFlightMean, 1)} requests were: most requests wait for a turn before they get to them, ` +
       (slots <= 1 ? 'one at a time, as behind a lock or a single connection.' : `as behind a pool or a lock of about ${slots}.`),
   };
@@ -318,7 +419,9 @@ function requestTimeShare(waitedMs: number, s: LoopStats): number {
 function awaitedResources(s: LoopStats): { type: string; mean: number }[] {
   return WAIT_RESOURCES.map((type) => {
     const raw = s.resources[type] ?? 0;
-    const mean = raw - (type === 'TCPSocketWrap' ? s.openConnectionsMean : s.resourcesAtRest[type] ?? 0);
+    const mean = raw - (type === 'TCPSocketWrap' ? s.openConnectionsMean : (s.resourcesAtRest[type] ?? 0));
     return { type, mean };
-  }).filter((r) => r.mean >= 1).sort((a, b) => b.mean - a.mean);
+  })
+    .filter((r) => r.mean >= 1)
+    .sort((a, b) => b.mean - a.mean);
 }

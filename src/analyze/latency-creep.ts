@@ -51,8 +51,11 @@ export function latencyCreep(run: RunData): Finding[] {
 export const CREEP_NEW_WORK_MIN_SHARE = 0.1;
 
 function newWork(all: ProfileWindows, top: Grower): boolean {
-  return (top.kind === 'app' || top.kind === 'deps') && all.lateMsPerRequest > 0 &&
-    top.lateMsPerRequest >= CREEP_NEW_WORK_MIN_SHARE * all.lateMsPerRequest;
+  return (
+    (top.kind === 'app' || top.kind === 'deps') &&
+    all.lateMsPerRequest > 0 &&
+    top.lateMsPerRequest >= CREEP_NEW_WORK_MIN_SHARE * all.lateMsPerRequest
+  );
 }
 
 /** Attributed CPU per request in the first and last third of the load, from the same profile. */
@@ -95,7 +98,7 @@ export interface Grower {
 export const CREEP_CULPRIT_MIN_SHARE = 0.3;
 
 /** Functions (attributed self time) whose CPU per request grew from the first to the last third, most first, and the windows' totals. */
-function growingFunctions(run: RunData): ProfileWindows & { growers: Grower[] } | undefined {
+function growingFunctions(run: RunData): (ProfileWindows & { growers: Grower[] }) | undefined {
   const view = cpuViewOf(run);
   const w = loadWindow(run);
   const thread = busiestThread(run, w);
@@ -107,7 +110,12 @@ function growingFunctions(run: RunData): ProfileWindows & { growers: Grower[] } 
     const tree = treeOf(run, view.profile, view.ref, a, b);
     const rows = hotspots(tree, { limit: Infinity, kinds: CREEP_KINDS });
     const totalMs = rows.reduce((a, h) => a + h.selfMs, 0) / requests;
-    return { totalMs, rows: new Map(rows.slice(0, 200).map((h) => [`${h.file}:${h.line}:${h.function}`, { h, ms: h.selfMs / requests, frame: tree.frames[h.frame] }])) };
+    return {
+      totalMs,
+      rows: new Map(
+        rows.slice(0, 200).map((h) => [`${h.file}:${h.line}:${h.function}`, { h, ms: h.selfMs / requests, frame: tree.frames[h.frame] }]),
+      ),
+    };
   };
   const earlyWindow = perRequest(w.start, w.start + third);
   const lateWindow = perRequest(w.end - third, w.end);
@@ -118,15 +126,21 @@ function growingFunctions(run: RunData): ProfileWindows & { growers: Grower[] } 
     const e = early.get(key)?.ms ?? 0;
     if (l.ms <= e) continue;
     growth.push({
-      function: l.h.function, file: l.h.file, line: l.h.line, kind: l.h.kind,
+      function: l.h.function,
+      file: l.h.file,
+      line: l.h.line,
+      kind: l.h.kind,
       ...(l.h.kind === 'app' ? { culprit: frameCulprit(l.frame, run.cwd) } : {}),
-      earlyMsPerRequest: e, lateMsPerRequest: l.ms, shareOfGrowth: 0,
+      earlyMsPerRequest: e,
+      lateMsPerRequest: l.ms,
+      shareOfGrowth: 0,
     });
   }
   const total = growth.reduce((a, g) => a + g.lateMsPerRequest - g.earlyMsPerRequest, 0);
   for (const g of growth) g.shareOfGrowth = total > 0 ? (g.lateMsPerRequest - g.earlyMsPerRequest) / total : 0;
   return {
-    earlyMsPerRequest: earlyWindow.totalMs, lateMsPerRequest: lateWindow.totalMs,
+    earlyMsPerRequest: earlyWindow.totalMs,
+    lateMsPerRequest: lateWindow.totalMs,
     growers: growth.sort((a, b) => b.shareOfGrowth - a.shareOfGrowth).slice(0, 5),
   };
 }
@@ -136,7 +150,10 @@ const CREEP_KINDS = ['app', 'deps', 'node-core', 'native', 'v8-builtin'] as cons
 
 function finding(trend: LatencyTrend, cpuGrows: boolean, growers: Grower[]): Finding {
   const grower = growers.find((g) => g.culprit && g.shareOfGrowth >= CREEP_CULPRIT_MIN_SHARE && g === growers[0]);
-  const elsewhere = !grower && growers[0] ? ` Most of the growth is in ${growers[0].function} (${growers[0].file || growers[0].kind}:${growers[0].line}), ${round(growers[0].shareOfGrowth * 100, 0)} % of it.` : '';
+  const elsewhere =
+    !grower && growers[0]
+      ? ` Most of the growth is in ${growers[0].function} (${growers[0].file || growers[0].kind}:${growers[0].line}), ${round(growers[0].shareOfGrowth * 100, 0)} % of it.`
+      : '';
   const work = cpuGrows
     ? ` CPU per request rose too, from ${round(trend.cpuPerRequestEarlyMs, 2)} to ${round(trend.cpuPerRequestLateMs, 2)} ms: each request does more work as the run goes on.`
     : ' CPU per request stayed flat: requests wait longer, they do not compute more.';
@@ -150,13 +167,28 @@ function finding(trend: LatencyTrend, cpuGrows: boolean, growers: Grower[]): Fin
     title: 'Latency keeps rising under constant load',
     summary: `Latency p50 rose from ${round(trend.earlyMs, 1)} ms to ${round(trend.lateMs, 1)} ms during the run (${round(trend.slopeMsPerS, 2)} ms per second, R² ${round(trend.r2, 2)}).${work}${who}`,
     evidence: {
-      latencyEarlyMs: trend.earlyMs, latencyLateMs: trend.lateMs, latencySlopeMsPerS: trend.slopeMsPerS, latencyTrendR2: trend.r2,
-      cpuPerRequestEarlyMs: trend.cpuPerRequestEarlyMs, cpuPerRequestLateMs: trend.cpuPerRequestLateMs,
-      ...(growers.length > 0 ? { growingFunctions: growers.map((g) => ({ function: g.function, file: g.file, line: g.line, kind: g.kind, earlyMsPerRequest: round(g.earlyMsPerRequest, 4), lateMsPerRequest: round(g.lateMsPerRequest, 4), shareOfGrowth: round(g.shareOfGrowth, 3) })) } : {}),
+      latencyEarlyMs: trend.earlyMs,
+      latencyLateMs: trend.lateMs,
+      latencySlopeMsPerS: trend.slopeMsPerS,
+      latencyTrendR2: trend.r2,
+      cpuPerRequestEarlyMs: trend.cpuPerRequestEarlyMs,
+      cpuPerRequestLateMs: trend.cpuPerRequestLateMs,
+      ...(growers.length > 0
+        ? {
+            growingFunctions: growers.map((g) => ({
+              function: g.function,
+              file: g.file,
+              line: g.line,
+              kind: g.kind,
+              earlyMsPerRequest: round(g.earlyMsPerRequest, 4),
+              lateMsPerRequest: round(g.lateMsPerRequest, 4),
+              shareOfGrowth: round(g.shareOfGrowth, 3),
+            })),
+          }
+        : {}),
     },
     ...(grower?.culprit ? { culprit: grower.culprit } : {}),
     recommendation: cpuGrows ? workGrowthAdvice : ioWaitAdvice(undefined),
     impact: creepShare(trend),
   };
 }
-

@@ -29,7 +29,11 @@ export const LISTENER_LEAK_BASE_IMPACT = 0.05;
 
 type ListenerEntry = GrowthMessage['listeners'][number];
 type Disabled = GrowthMessage['maxListenersDisabled'][number];
-interface Silenced { what: string; value: number | null; at?: string }
+interface Silenced {
+  what: string;
+  value: number | null;
+  at?: string;
+}
 
 export function listenerLeak(run: RunData): Finding[] {
   const trend = latencyTrend(run);
@@ -58,7 +62,12 @@ function addedStats(thread: ThreadTelemetry, entry: ListenerEntry): GrowthStats 
  * the open connections. The additions over all sockets bound it (they also count node's own
  * balanced per-response listeners once a socket holds two).
  */
-function acrossSockets(run: RunData, entry: ListenerEntry, s: GrowthStats, all: GrowthStats | undefined): { perRequest: number; sockets: number } | undefined {
+function acrossSockets(
+  run: RunData,
+  entry: ListenerEntry,
+  s: GrowthStats,
+  all: GrowthStats | undefined,
+): { perRequest: number; sockets: number } | undefined {
   if (!/Socket$/.test(entry.emitter)) return undefined;
   const sockets = loopStats(run)?.openConnectionsMean ?? 0;
   if (sockets < 2) return undefined;
@@ -83,18 +92,29 @@ function kept(entry: ListenerEntry, s: GrowthStats): boolean {
   return entry.current - (entry.count - s.delta) >= LISTENER_LEAK_MIN_KEPT * s.delta;
 }
 
-function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: GrowthStats, all: GrowthStats | undefined, trend: ReturnType<typeof latencyTrend>): Finding {
+function finding(
+  run: RunData,
+  last: GrowthMessage,
+  entry: ListenerEntry,
+  s: GrowthStats,
+  all: GrowthStats | undefined,
+  trend: ReturnType<typeof latencyTrend>,
+): Finding {
   const culprit = isAppSite(entry.site) ? siteCulprit(entry.site, run.cwd) : undefined;
   const { silenced, known } = silencing(entry, last.maxListenersDisabled, run.cwd);
   const across = acrossSockets(run, entry, s, all);
   const perRequest = Math.max(s.perRequest, across?.perRequest ?? 0) >= LISTENER_LEAK_CRITICAL_PER_REQUEST;
   const where = culprit ? ` Added at ${culprit.file}:${culprit.line} in \`${culprit.function}\`.` : '';
-  const warning = silenced.length > 0
-    ? ` The MaxListenersExceededWarning ${known ? 'was' : 'may have been'} silenced (${silenced.map((d) => d.at ? `${d.what} at ${d.at}` : d.what).join('; ')}).`
-    : '';
-  const rate = across !== undefined
-    ? `${round(s.perRequest, 2)} per request on that one; about ${across.perRequest} per request over the ${across.sockets} open connections`
-    : s.perRequest > 0 ? `${round(s.perRequest, 2)} per request` : `${round(s.perSecond, 1)} per second`;
+  const warning =
+    silenced.length > 0
+      ? ` The MaxListenersExceededWarning ${known ? 'was' : 'may have been'} silenced (${silenced.map((d) => (d.at ? `${d.what} at ${d.at}` : d.what)).join('; ')}).`
+      : '';
+  const rate =
+    across !== undefined
+      ? `${round(s.perRequest, 2)} per request on that one; about ${across.perRequest} per request over the ${across.sockets} open connections`
+      : s.perRequest > 0
+        ? `${round(s.perRequest, 2)} per request`
+        : `${round(s.perSecond, 1)} per second`;
   return {
     code: 'HOTPATH_LISTENER_LEAK',
     category: 'listener-leak',
@@ -102,16 +122,24 @@ function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: Gro
     title: `'${entry.event}' listeners on ${entry.emitter} grow with every request`,
     summary: `Listeners for '${entry.event}' on ${across !== undefined ? `one ${entry.emitter}` : entry.emitter} grew from ${s.first} to ${entry.count} during the run (${rate}); each one runs on every '${entry.event}' event.${where}${warning}`,
     evidence: {
-      emitter: entry.emitter, event: entry.event, listeners: entry.count, listenersAtStart: s.first, added: s.delta,
+      emitter: entry.emitter,
+      event: entry.event,
+      listeners: entry.count,
+      listenersAtStart: s.first,
+      added: s.delta,
       ...(entry.current !== undefined ? { listenersAtEnd: entry.current } : {}),
       ...(entry.maxListeners !== undefined ? { maxListeners: entry.maxListeners ?? Infinity } : {}),
-      perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation,
+      perRequest: s.perRequest,
+      perSecond: s.perSecond,
+      requestCorrelation: s.requestCorrelation,
       ...(across !== undefined ? { perRequestAllSockets: across.perRequest, openConnections: across.sockets } : {}),
       ...(silenced.length > 0 ? { maxListenersDisabled: silenced } : {}),
       ...trendEvidence(trend),
     },
     ...(culprit ? { culprit } : {}),
-    recommendation: (entry.once === true ? onceLeakAdvice : listenerLeakAdvice)(entry.emitter, entry.event) + (silenced.length > 0 ? `\n\n${maxListenersAdvice}` : ''),
+    recommendation:
+      (entry.once === true ? onceLeakAdvice : listenerLeakAdvice)(entry.emitter, entry.event) +
+      (silenced.length > 0 ? `\n\n${maxListenersAdvice}` : ''),
     impact: Math.max(creepShare(trend), LISTENER_LEAK_BASE_IMPACT),
   };
 }
@@ -119,7 +147,8 @@ function finding(run: RunData, last: GrowthMessage, entry: ListenerEntry, s: Gro
 const lifts = (limit: number | null): boolean => limit === null || limit === 0;
 const isDefault = (d: Disabled): boolean => d.what === 'events.defaultMaxListeners';
 /** setMaxListeners on an emitter of that class (`<Class>.setMaxListeners`), or the static form, whose targets are unnamed. */
-const onClass = (d: Disabled, emitter: string): boolean => d.what === `${emitter}.setMaxListeners` || d.what === 'EventEmitter.setMaxListeners';
+const onClass = (d: Disabled, emitter: string): boolean =>
+  d.what === `${emitter}.setMaxListeners` || d.what === 'EventEmitter.setMaxListeners';
 
 /**
  * The silencings of the MaxListenersExceededWarning that apply to the emitter that leaks. The
@@ -132,7 +161,9 @@ const onClass = (d: Disabled, emitter: string): boolean => d.what === `${emitter
  */
 export function silencing(entry: ListenerEntry, disabled: readonly Disabled[], cwd: string): { silenced: Silenced[]; known: boolean } {
   const row = (d: { what: string; value: number | null; site?: Disabled['site'] }): Silenced => ({
-    what: d.what, value: d.value, ...(d.site ? { at: `${relativeFile(d.site.file, cwd)}:${d.site.line}` } : {}),
+    what: d.what,
+    value: d.value,
+    ...(d.site ? { at: `${relativeFile(d.site.file, cwd)}:${d.site.line}` } : {}),
   });
   if (entry.maxListeners === undefined) {
     return { silenced: disabled.filter((d) => isDefault(d) || onClass(d, entry.emitter)).map(row), known: false };
@@ -140,10 +171,14 @@ export function silencing(entry: ListenerEntry, disabled: readonly Disabled[], c
   if (!lifts(entry.maxListeners)) return { silenced: [], known: true };
   if (entry.maxListenersOwn === false) {
     const byDefault = disabled.filter(isDefault);
-    return { silenced: (byDefault.length > 0 ? byDefault : [{ what: 'events.defaultMaxListeners', value: entry.maxListeners }]).map(row), known: true };
+    return {
+      silenced: (byDefault.length > 0 ? byDefault : [{ what: 'events.defaultMaxListeners', value: entry.maxListeners }]).map(row),
+      known: true,
+    };
   }
   const own = `${entry.emitter}.setMaxListeners`;
-  if (entry.maxListenersSite) return { silenced: [row({ what: own, value: entry.maxListeners, site: entry.maxListenersSite })], known: true };
+  if (entry.maxListenersSite)
+    return { silenced: [row({ what: own, value: entry.maxListeners, site: entry.maxListenersSite })], known: true };
   const byClass = disabled.filter((d) => onClass(d, entry.emitter));
   return { silenced: (byClass.length > 0 ? byClass : [{ what: own, value: entry.maxListeners }]).map(row), known: true };
 }

@@ -39,17 +39,25 @@ export function memoryLeak(run: RunData): Finding[] {
   const gc = gcActivity([thread], w);
   const offHeap = externalLeak(run, thread, w, gc.fullGcs);
   const envelope = heapEnvelope(gc.heapAfterFull, w);
-  if (envelope.length < LEAK_MIN_MAJOR_GCS) return offHeap.length > 0 ? offHeap : unconfirmedGrowth(run, thread, w, gc.fullGcs, postLoadHeap(thread, w));
+  if (envelope.length < LEAK_MIN_MAJOR_GCS)
+    return offHeap.length > 0 ? offHeap : unconfirmedGrowth(run, thread, w, gc.fullGcs, postLoadHeap(thread, w));
   const { fit, growth } = trend(envelope, w);
   // The line's start, but never below the smallest heap a full GC left up to the window's end
   // (startup included): a leaking heap does not shrink, and a line through a late first full GC
   // (or a heap growing faster than linearly) extrapolates to a start no real heap had (0.1 MB).
-  const floor = extent([...gcActivity([thread], null).heapAfterFull.filter((p) => p.t <= w.end).map((p) => p.bytes), ...envelope.map((p) => p.bytes)]).min;
+  const floor = extent([
+    ...gcActivity([thread], null)
+      .heapAfterFull.filter((p) => p.t <= w.end)
+      .map((p) => p.bytes),
+    ...envelope.map((p) => p.bytes),
+  ]).min;
   const baseline = Math.max(1, fit.intercept, floor);
   if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline)) {
     // Just enough full GCs, two of them close together (the --heap switch forces one mid-load), say
     // little about a trend: what the post-load full GC kept is judged as with too few.
-    return offHeap.length > 0 || envelope.length > LEAK_MIN_MAJOR_GCS ? offHeap : unconfirmedGrowth(run, thread, w, gc.fullGcs, postLoadHeap(thread, w));
+    return offHeap.length > 0 || envelope.length > LEAK_MIN_MAJOR_GCS
+      ? offHeap
+      : unconfirmedGrowth(run, thread, w, gc.fullGcs, postLoadHeap(thread, w));
   }
   const after = postLoadHeap(thread, w);
   if (releasedAfterLoad(thread, w, after, baseline, growth)) return offHeap;
@@ -72,7 +80,10 @@ export const LEAK_EXTERNAL_MIN_GROWTH_BYTES = 2 * LEAK_MIN_GROWTH_BYTES;
 function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs: number): Finding[] {
   if (fullGcs < 1) return [];
   const samples = windowSamples(thread, w);
-  const envelope = lowestPerSegment(samples.map((s) => ({ t: s.t, bytes: s.mem.external })), w);
+  const envelope = lowestPerSegment(
+    samples.map((s) => ({ t: s.t, bytes: s.mem.external })),
+    w,
+  );
   if (envelope.length < LEAK_MIN_MAJOR_GCS) return [];
   const { fit, growth } = trend(envelope, w);
   const baseline = Math.max(1, extent(envelope.map((p) => p.bytes)).min);
@@ -83,30 +94,42 @@ function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs:
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   const perRequest = requests > 0 ? growth / requests : 0;
   const last = samples[samples.length - 1]?.mem;
-  return [{
-    code: 'HOTPATH_EXTERNAL_MEMORY_LEAK',
-    category: 'memory-leak',
-    severity: growth / baseline >= LEAK_CRITICAL_RATIO ? 'critical' : 'warning',
-    title: 'Memory outside the JS heap (Buffers) keeps growing',
-    summary: `External memory, the bytes of Buffers and ArrayBuffers, grew by ${mb(growth)} MB over ${round(w.durationMs / 1000, 0)} s ` +
-      `(from ${mb(baseline)} MB, ${mb(fit.slope * 60)} MB per minute${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), ` +
-      `a steady rise (R² ${round(fit.r2, 2)}) through ${fullGcs} full GC${fullGcs === 1 ? '' : 's'}.` +
-      (last ? ` At the end: external ${mb(last.external)} MB (array buffers ${mb(last.arrayBuffers)} MB), JS heap ${mb(last.heapUsed)} MB, RSS ${mb(last.rss)} MB.` : ''),
-    evidence: {
-      externalGrowthBytes: Math.round(growth), externalBaselineBytes: Math.round(baseline), slopeBytesPerSecond: Math.round(fit.slope),
-      fitR2: round(fit.r2, 3), fullGcs, ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
-      ...(last ? { externalEndBytes: last.external, arrayBuffersEndBytes: last.arrayBuffers, rssEndBytes: last.rss } : {}),
+  return [
+    {
+      code: 'HOTPATH_EXTERNAL_MEMORY_LEAK',
+      category: 'memory-leak',
+      severity: growth / baseline >= LEAK_CRITICAL_RATIO ? 'critical' : 'warning',
+      title: 'Memory outside the JS heap (Buffers) keeps growing',
+      summary:
+        `External memory, the bytes of Buffers and ArrayBuffers, grew by ${mb(growth)} MB over ${round(w.durationMs / 1000, 0)} s ` +
+        `(from ${mb(baseline)} MB, ${mb(fit.slope * 60)} MB per minute${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), ` +
+        `a steady rise (R² ${round(fit.r2, 2)}) through ${fullGcs} full GC${fullGcs === 1 ? '' : 's'}.` +
+        (last
+          ? ` At the end: external ${mb(last.external)} MB (array buffers ${mb(last.arrayBuffers)} MB), JS heap ${mb(last.heapUsed)} MB, RSS ${mb(last.rss)} MB.`
+          : ''),
+      evidence: {
+        externalGrowthBytes: Math.round(growth),
+        externalBaselineBytes: Math.round(baseline),
+        slopeBytesPerSecond: Math.round(fit.slope),
+        fitR2: round(fit.r2, 3),
+        fullGcs,
+        ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
+        ...(last ? { externalEndBytes: last.external, arrayBuffersEndBytes: last.arrayBuffers, rssEndBytes: last.rss } : {}),
+      },
+      recommendation: externalLeakAdvice,
+      impact: LEAK_BASE_IMPACT,
     },
-    recommendation: externalLeakAdvice,
-    impact: LEAK_BASE_IMPACT,
-  }];
+  ];
 }
 
 type HeapPoint = { t: number; bytes: number };
 
 /** The line through the points and the growth it gives over the whole window, bytes. */
 function trend(points: HeapPoint[], w: Window): { fit: LinearFit; growth: number } {
-  const fit = linearFit(points.map((p) => (p.t - w.start) / 1000), points.map((p) => p.bytes));
+  const fit = linearFit(
+    points.map((p) => (p.t - w.start) / 1000),
+    points.map((p) => p.bytes),
+  );
   return { fit, growth: fit.slope * (w.durationMs / 1000) };
 }
 
@@ -207,29 +230,44 @@ function unconfirmedGrowth(run: RunData, thread: ThreadTelemetry, w: Window, maj
   const warn = kept !== undefined && kept >= LEAK_UNCONFIRMED_MIN_BYTES && kept >= LEAK_RETAINED_WARN_RATIO * start;
   const held = warn ? leakCulprit(run, w) : undefined;
   const mb = (b: number) => round(b / 1024 / 1024, 1);
-  return [{
-    code: 'HOTPATH_HEAP_GROWTH_UNCONFIRMED',
-    category: 'memory-leak',
-    severity: warn ? 'warning' : 'info',
-    title: warn ? `The heap kept ${mb(kept!)} MB after the load, with too few full GCs to see its trend` : 'The heap grew, but too few full GCs ran to call it a leak',
-    summary: `Heap used went from ${mb(start)} MB to ${mb(end)} MB during the load with ${majors} full GC${majors === 1 ? '' : 's'}; ` +
-      (after !== undefined
-        ? `a full GC once the load was over left ${mb(after.bytes)} MB: ${warn ? `${round(kept! / Math.max(1, start), 1)} times the heap the load began with is still held` : 'most of the growth is still held'}, but with so few full GCs during the load its trend is unknown.`
-        : `only full GCs free the old generation, so this may be garbage not yet collected.`) +
-      (held?.text ?? ''),
-    evidence: {
-      heapUsedStartBytes: start, heapUsedEndBytes: end, majorGcs: majors, minMajorGcs: LEAK_MIN_MAJOR_GCS,
-      ...(after !== undefined ? { heapAfterLoadGcBytes: after.bytes, keptAfterLoadBytes: kept } : {}),
-      ...(held?.evidence ?? {}),
+  return [
+    {
+      code: 'HOTPATH_HEAP_GROWTH_UNCONFIRMED',
+      category: 'memory-leak',
+      severity: warn ? 'warning' : 'info',
+      title: warn
+        ? `The heap kept ${mb(kept!)} MB after the load, with too few full GCs to see its trend`
+        : 'The heap grew, but too few full GCs ran to call it a leak',
+      summary:
+        `Heap used went from ${mb(start)} MB to ${mb(end)} MB during the load with ${majors} full GC${majors === 1 ? '' : 's'}; ` +
+        (after !== undefined
+          ? `a full GC once the load was over left ${mb(after.bytes)} MB: ${warn ? `${round(kept! / Math.max(1, start), 1)} times the heap the load began with is still held` : 'most of the growth is still held'}, but with so few full GCs during the load its trend is unknown.`
+          : `only full GCs free the old generation, so this may be garbage not yet collected.`) +
+        (held?.text ?? ''),
+      evidence: {
+        heapUsedStartBytes: start,
+        heapUsedEndBytes: end,
+        majorGcs: majors,
+        minMajorGcs: LEAK_MIN_MAJOR_GCS,
+        ...(after !== undefined ? { heapAfterLoadGcBytes: after.bytes, keptAfterLoadBytes: kept } : {}),
+        ...(held?.evidence ?? {}),
+      },
+      ...(held?.culprit ? { culprit: held.culprit } : {}),
+      recommendation:
+        `Run longer (for example \`-d 60s\`) so that at least ${LEAK_MIN_MAJOR_GCS} full GCs happen, with \`--heap\` to see what stays alive.` +
+        (warn ? `\n\n${memoryLeakAdvice}` : ''),
+      impact: warn ? LEAK_BASE_IMPACT : 0,
     },
-    ...(held?.culprit ? { culprit: held.culprit } : {}),
-    recommendation: `Run longer (for example \`-d 60s\`) so that at least ${LEAK_MIN_MAJOR_GCS} full GCs happen, with \`--heap\` to see what stays alive.` +
-      (warn ? `\n\n${memoryLeakAdvice}` : ''),
-    impact: warn ? LEAK_BASE_IMPACT : 0,
-  }];
+  ];
 }
 
-interface LeakTrend { slope: number; growth: number; baseline: number; r2: number; after: HeapPoint | undefined }
+interface LeakTrend {
+  slope: number;
+  growth: number;
+  baseline: number;
+  r2: number;
+  after: HeapPoint | undefined;
+}
 
 function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, growth, baseline, r2, after }: LeakTrend): Finding {
   const series = requestSeries(thread);
@@ -243,13 +281,17 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, grow
     category: 'memory-leak',
     severity: growth / baseline >= LEAK_CRITICAL_RATIO ? 'critical' : 'warning',
     title: 'The heap keeps growing after garbage collection',
-    summary: `The heap left after GC grew by ${mb(growth)} MB over ${round(w.durationMs / 1000, 0)} s (from ${mb(baseline)} MB, ${mb(slope * 60)} MB per minute` +
+    summary:
+      `The heap left after GC grew by ${mb(growth)} MB over ${round(w.durationMs / 1000, 0)} s (from ${mb(baseline)} MB, ${mb(slope * 60)} MB per minute` +
       `${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), a steady rise (R² ${round(r2, 2)}).` +
       (after ? ` Once the load was over, a full GC left ${mb(after.bytes)} MB: the app still holds it.` : '') +
       text,
     evidence: {
-      heapGrowthBytes: Math.round(growth), heapBaselineBytes: Math.round(baseline), slopeBytesPerSecond: Math.round(slope),
-      fitR2: round(r2, 3), ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
+      heapGrowthBytes: Math.round(growth),
+      heapBaselineBytes: Math.round(baseline),
+      slopeBytesPerSecond: Math.round(slope),
+      fitR2: round(r2, 3),
+      ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
       ...(after ? { heapAfterLoadGcBytes: after.bytes } : {}),
       ...evidence,
       ...trendEvidence(trend),

@@ -5,13 +5,17 @@ export type OffLoopKind = 'thread-pool' | 'worker-threads';
 export function offLoopAdvice(kind: OffLoopKind | undefined): string {
   if (kind === undefined) return `${offLoopAdvice('thread-pool')}\n\n${offLoopAdvice('worker-threads')}`;
   if (kind === 'worker-threads') {
-    return 'Create the workers once and reuse them: a pool sized to the cores (piscina, or a fixed set of Workers fed by ' +
+    return (
+      'Create the workers once and reuse them: a pool sized to the cores (piscina, or a fixed set of Workers fed by ' +
       'postMessage) instead of a new Worker per request. Starting a Worker boots a whole Node.js instance (tens of ms ' +
-      'of CPU), usually far more than the work it is given. For small jobs, doing them inline is cheaper still.';
+      'of CPU), usually far more than the work it is given. For small jobs, doing them inline is cheaper still.'
+    );
   }
-  return "Each async crypto or zlib call holds one of libuv's threads (4 unless UV_THREADPOOL_SIZE is set, before the " +
+  return (
+    "Each async crypto or zlib call holds one of libuv's threads (4 unless UV_THREADPOOL_SIZE is set, before the " +
     'process starts) until it is done, and everything else that uses the pool (fs, dns.lookup) queues behind it. Make ' +
     'each call cheaper where the cost is a setting (pbkdf2/scrypt work factors tuned for logins, not every request; ' +
     'zlib level 1-6), cache results (a verified token or session instead of re-deriving a key per request), and size ' +
-    'the pool to the cores: UV_THREADPOOL_SIZE=<cores> in the environment. More threads than cores does not add CPU.';
+    'the pool to the cores: UV_THREADPOOL_SIZE=<cores> in the environment. More threads than cores does not add CPU.'
+  );
 }

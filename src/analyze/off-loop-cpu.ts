@@ -25,8 +25,18 @@ export const OFF_LOOP_MIN_LATENCY_MS = 20;
 
 /** APIs that hand CPU work to libuv's pool or to a new thread, by node's file and function. */
 const OFFLOADERS: { file: RegExp; name: RegExp; kind: OffLoopKind; api: (name: string) => string }[] = [
-  { file: /^node:internal\/crypto\//, name: /^(pbkdf2|scrypt|hkdf|generateKeyPair|randomBytes|randomFill|generatePrime|checkPrime)$/, kind: 'thread-pool', api: (n) => `crypto.${n}` },
-  { file: /^node:zlib$/, name: /^(gzip|gunzip|deflate|inflate|deflateRaw|inflateRaw|unzip|brotliCompress|brotliDecompress|zlibBuffer)$/, kind: 'thread-pool', api: (n) => (n === 'zlibBuffer' ? 'zlib (async)' : `zlib.${n}`) },
+  {
+    file: /^node:internal\/crypto\//,
+    name: /^(pbkdf2|scrypt|hkdf|generateKeyPair|randomBytes|randomFill|generatePrime|checkPrime)$/,
+    kind: 'thread-pool',
+    api: (n) => `crypto.${n}`,
+  },
+  {
+    file: /^node:zlib$/,
+    name: /^(gzip|gunzip|deflate|inflate|deflateRaw|inflateRaw|unzip|brotliCompress|brotliDecompress|zlibBuffer)$/,
+    kind: 'thread-pool',
+    api: (n) => (n === 'zlibBuffer' ? 'zlib (async)' : `zlib.${n}`),
+  },
   { file: /^node:internal\/worker$/, name: /^Worker$/, kind: 'worker-threads', api: () => 'new Worker()' },
 ];
 
@@ -57,25 +67,41 @@ export function offLoopCpu(run: RunData): Finding[] {
     submit = submitter(tree);
   }
   const culprit = tree && submit && submit.frame >= 0 ? frameCulprit(tree.frames[submit.frame], run.cwd) : undefined;
-  const where = !submit ? "libuv's thread pool or worker threads" : submit.kind === 'thread-pool' ? "libuv's thread pool" : 'worker threads';
-  return [{
-    code: 'HOTPATH_OFF_LOOP_CPU',
-    category: 'off-loop-cpu',
-    severity: 'warning',
-    title: !submit ? 'CPU work off the event loop makes requests queue' : submit.kind === 'thread-pool' ? "CPU work saturates libuv's thread pool" : 'New worker threads on the request path keep the CPU busy',
-    summary: `The process used ${round(processCores, 2)} cores while its event loop was busy only ${round(s.eluMean * 100, 0)} %: ` +
-      `${round(offLoop, 2)} cores of work ran on ${where}, and requests waited for it (latency p50 ${round(s.latencyP50Ms, 1)} ms, ` +
-      `${round(s.cpuPerRequestMs, 2)} ms of CPU per request).` +
-      (submit ? ` The work is ${submit.api}${culprit ? `, called from ${describeCulprit(culprit)}` : ''}.` : ' The CPU profile did not catch the call that hands it over (async crypto or zlib, new Worker()).'),
-    evidence: {
-      processCores: round(processCores, 3), loopUtilization: round(s.eluMean, 3), offLoopCores: round(offLoop, 3),
-      latencyP50Ms: round(s.latencyP50Ms, 2), cpuPerRequestMs: round(s.cpuPerRequestMs, 3),
-      ...(submit ? { api: submit.api, kind: submit.kind } : {}),
+  const where = !submit
+    ? "libuv's thread pool or worker threads"
+    : submit.kind === 'thread-pool'
+      ? "libuv's thread pool"
+      : 'worker threads';
+  return [
+    {
+      code: 'HOTPATH_OFF_LOOP_CPU',
+      category: 'off-loop-cpu',
+      severity: 'warning',
+      title: !submit
+        ? 'CPU work off the event loop makes requests queue'
+        : submit.kind === 'thread-pool'
+          ? "CPU work saturates libuv's thread pool"
+          : 'New worker threads on the request path keep the CPU busy',
+      summary:
+        `The process used ${round(processCores, 2)} cores while its event loop was busy only ${round(s.eluMean * 100, 0)} %: ` +
+        `${round(offLoop, 2)} cores of work ran on ${where}, and requests waited for it (latency p50 ${round(s.latencyP50Ms, 1)} ms, ` +
+        `${round(s.cpuPerRequestMs, 2)} ms of CPU per request).` +
+        (submit
+          ? ` The work is ${submit.api}${culprit ? `, called from ${describeCulprit(culprit)}` : ''}.`
+          : ' The CPU profile did not catch the call that hands it over (async crypto or zlib, new Worker()).'),
+      evidence: {
+        processCores: round(processCores, 3),
+        loopUtilization: round(s.eluMean, 3),
+        offLoopCores: round(offLoop, 3),
+        latencyP50Ms: round(s.latencyP50Ms, 2),
+        cpuPerRequestMs: round(s.cpuPerRequestMs, 3),
+        ...(submit ? { api: submit.api, kind: submit.kind } : {}),
+      },
+      ...(culprit ? { culprit } : {}),
+      recommendation: offLoopAdvice(submit?.kind),
+      impact: Math.min(1, offLoop / Math.max(processCores, 1e-9)),
     },
-    ...(culprit ? { culprit } : {}),
-    recommendation: offLoopAdvice(submit?.kind),
-    impact: Math.min(1, offLoop / Math.max(processCores, 1e-9)),
-  }];
+  ];
 }
 
 /** The offloading API with the most sampled time in the tree, and the app function above it. */

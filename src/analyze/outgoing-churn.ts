@@ -22,8 +22,12 @@ export function outgoingChurn(run: RunData): Finding[] {
   const inbound = Math.max(0, (loopStats(run)?.requests ?? 0) - callsToSelf(run, w).requests);
   return targetThreads(run)
     .flatMap((t) => outgoingWaits(t, w))
-    .filter((c): c is Churning => c.newConnections !== undefined && c.completed >= CHURN_MIN_REQUESTS &&
-      c.newConnections / c.completed >= CHURN_MIN_CONNECTIONS_PER_REQUEST)
+    .filter(
+      (c): c is Churning =>
+        c.newConnections !== undefined &&
+        c.completed >= CHURN_MIN_REQUESTS &&
+        c.newConnections / c.completed >= CHURN_MIN_CONNECTIONS_PER_REQUEST,
+    )
     .map((c) => finding(run, c, inbound));
 }
 
@@ -37,11 +41,15 @@ function finding(run: RunData, c: Churning, inbound: number): Finding {
     category: 'connection-churn',
     severity: 'warning',
     title: `Requests to ${c.origin} open a new connection almost every time`,
-    summary: `${c.newConnections} of the ${c.completed} HTTP requests to ${c.origin}${culprit ? ` from ${describeCulprit(culprit)}` : ''} ` +
+    summary:
+      `${c.newConnections} of the ${c.completed} HTTP requests to ${c.origin}${culprit ? ` from ${describeCulprit(culprit)}` : ''} ` +
       `went out on a new connection (${round(share * 100, 0)} %)${perRequest !== undefined ? `, ${round(perRequest, 2)} per request served` : ''}: ` +
       `each paid a TCP${tls ? ' and TLS' : ''} handshake before it was sent and left a socket in TIME_WAIT.`,
     evidence: {
-      origin: c.origin, calls: c.completed, newConnections: c.newConnections, newConnectionShare: round(share, 3),
+      origin: c.origin,
+      calls: c.completed,
+      newConnections: c.newConnections,
+      newConnectionShare: round(share, 3),
       perCallMs: round(c.totalMs / c.completed, 2),
       ...(perRequest !== undefined ? { callsPerRequest: round(perRequest, 3) } : {}),
     },

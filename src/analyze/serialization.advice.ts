@@ -28,9 +28,9 @@ export const parseAdvice = [
  */
 export const bodyParseAdvice = [
   'The time goes to parsing request bodies before any handler runs (express.json / express.urlencoded / body-parser,',
-  'fastify\'s or koa\'s body parser): parsing costs by the size of the body, and a body of megabytes holds the loop for',
-  'tens of milliseconds. Lower the parser\'s size limit to what the route needs (`express.json({ limit: \'100kb\' })`,',
-  'fastify\'s `bodyLimit`), so oversized bodies are refused with a 413 before any parsing; have clients send smaller',
+  "fastify's or koa's body parser): parsing costs by the size of the body, and a body of megabytes holds the loop for",
+  "tens of milliseconds. Lower the parser's size limit to what the route needs (`express.json({ limit: '100kb' })`,",
+  "fastify's `bodyLimit`), so oversized bodies are refused with a 413 before any parsing; have clients send smaller",
   'batches (split uploads, paginate them); mount each parser only on the routes that take its bodies. For urlencoded',
   'forms, `extended: false` (flat keys, no qs) and a lower `parameterLimit` cut the cost of many or nested fields. A',
   'route that must take large documents can accept NDJSON and parse it record by record as a stream, or parse in a',

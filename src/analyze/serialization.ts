@@ -38,30 +38,53 @@ export function serialization(run: RunData): Finding[] {
   const caller = unowned ? undefined : topJsonCaller(view);
   const culprit = caller ? frameCulprit(caller.frame, run.cwd) : undefined;
   const copying = caller !== undefined && caller.copyUs >= SERIALIZATION_ADVICE_SHARE * caller.jsonUs;
-  const parsing = !copying && (caller !== undefined ? caller.parseUs >= SERIALIZATION_ADVICE_SHARE * caller.jsonUs : unowned?.label === 'JSON.parse');
+  const parsing =
+    !copying && (caller !== undefined ? caller.parseUs >= SERIALIZATION_ADVICE_SHARE * caller.jsonUs : unowned?.label === 'JSON.parse');
   const bodies = unowned !== undefined && parsesRequestBodies(unowned);
-  return [{
-    code: 'HOTPATH_SERIALIZATION',
-    category: 'serialization',
-    severity: share >= SERIALIZATION_CRITICAL_SHARE ? 'critical' : 'warning',
-    title: unowned && parsing ? `JSON parsing${unowned.source?.package ? ` in ${unowned.source.package}` : ''} takes a large share of the CPU` : 'JSON serialization takes a large share of the CPU',
-    summary: `JSON.stringify/parse took ${round(share * 100, 0)} % of the CPU time while the loop was busy ${round(s.eluMean * 100, 0)} %.` +
-      (culprit && caller ? ` Most of it is asked for by ${describeCulprit(culprit)} (${round((caller.jsonUs / jsonUs) * 100, 0)} % of the JSON time)${copying ? ', to deep-copy objects with JSON.parse(JSON.stringify())' : ''}.` : '') +
-      (unowned ? ` Most of it is ${describeDominantWork(unowned, run.cwd)}, with no app function on the stack${s.requests > 0 ? `: ${round((s.cpuPerRequestMs * unowned.us) / view.activeUs, 1)} ms per request` : ''}.` : '') +
-      (bodies ? ` The requests sent carried ${describeBytes(unowned!.requestBytes!)} each: this is the body parser's work.` : ''),
-    evidence: {
-      jsonShare: round(share, 3), jsonMs: round(jsonUs / 1000, 1), eluMean: round(s.eluMean, 3),
-      ...(caller ? { callerJsonShare: round(caller.jsonUs / jsonUs, 3) } : {}),
-      ...(copying ? { deepCopy: true } : {}),
-      ...(parsing ? { mostlyParse: true } : {}),
-      ...(unowned ? { noAppCode: true, ...(unowned.source ? { workSource: `${shortFile(unowned.source.frame.file, run.cwd)}:${unowned.source.line}`, workFunction: unowned.source.frame.name } : {}) } : {}),
-      ...(unowned?.source?.package ? { workPackage: unowned.source.package } : {}),
-      ...(bodies ? { requestBytes: Math.round(unowned!.requestBytes!) } : {}),
+  return [
+    {
+      code: 'HOTPATH_SERIALIZATION',
+      category: 'serialization',
+      severity: share >= SERIALIZATION_CRITICAL_SHARE ? 'critical' : 'warning',
+      title:
+        unowned && parsing
+          ? `JSON parsing${unowned.source?.package ? ` in ${unowned.source.package}` : ''} takes a large share of the CPU`
+          : 'JSON serialization takes a large share of the CPU',
+      summary:
+        `JSON.stringify/parse took ${round(share * 100, 0)} % of the CPU time while the loop was busy ${round(s.eluMean * 100, 0)} %.` +
+        (culprit && caller
+          ? ` Most of it is asked for by ${describeCulprit(culprit)} (${round((caller.jsonUs / jsonUs) * 100, 0)} % of the JSON time)${copying ? ', to deep-copy objects with JSON.parse(JSON.stringify())' : ''}.`
+          : '') +
+        (unowned
+          ? ` Most of it is ${describeDominantWork(unowned, run.cwd)}, with no app function on the stack${s.requests > 0 ? `: ${round((s.cpuPerRequestMs * unowned.us) / view.activeUs, 1)} ms per request` : ''}.`
+          : '') +
+        (bodies ? ` The requests sent carried ${describeBytes(unowned!.requestBytes!)} each: this is the body parser's work.` : ''),
+      evidence: {
+        jsonShare: round(share, 3),
+        jsonMs: round(jsonUs / 1000, 1),
+        eluMean: round(s.eluMean, 3),
+        ...(caller ? { callerJsonShare: round(caller.jsonUs / jsonUs, 3) } : {}),
+        ...(copying ? { deepCopy: true } : {}),
+        ...(parsing ? { mostlyParse: true } : {}),
+        ...(unowned
+          ? {
+              noAppCode: true,
+              ...(unowned.source
+                ? {
+                    workSource: `${shortFile(unowned.source.frame.file, run.cwd)}:${unowned.source.line}`,
+                    workFunction: unowned.source.frame.name,
+                  }
+                : {}),
+            }
+          : {}),
+        ...(unowned?.source?.package ? { workPackage: unowned.source.package } : {}),
+        ...(bodies ? { requestBytes: Math.round(unowned!.requestBytes!) } : {}),
+      },
+      ...(culprit ? { culprit } : {}),
+      recommendation: bodies ? bodyParseAdvice : copying ? deepCopyAdvice : parsing ? parseAdvice : serializationAdvice,
+      impact: Math.min(1, share * s.eluMean),
     },
-    ...(culprit ? { culprit } : {}),
-    recommendation: bodies ? bodyParseAdvice : copying ? deepCopyAdvice : parsing ? parseAdvice : serializationAdvice,
-    impact: Math.min(1, share * s.eluMean),
-  }];
+  ];
 }
 
 function topJsonCaller(view: CpuView) {

@@ -44,30 +44,41 @@ export function socketWrites(run: RunData): Finding[] {
   const caller = topWriter(view);
   const culprit = caller ? frameCulprit(caller.frame, run.cwd) : undefined;
   const bytesPerResponse = run.load && run.load.requests.total > 0 ? run.load.throughput.bytesRead / run.load.requests.total : undefined;
-  return [{
-    code: 'HOTPATH_SOCKET_WRITES',
-    category: 'socket-writes',
-    severity: !busy ? 'info' : share >= SOCKET_WRITES_CRITICAL_SHARE ? 'critical' : 'warning',
-    title: 'Writing to sockets takes a large share of the CPU',
-    summary: `The native socket write path (node's C++ per chunk, libuv, the kernel's send calls) took ${round(share * 100, 0)} % of the CPU time while the loop was busy ${round(s.eluMean * 100, 0)} %` +
-      (bytesPerResponse !== undefined ? `, for responses of ${round(bytesPerResponse / 1024, 1)} KB` : '') + '.' +
-      (culprit && caller ? ` Most of it is paid by the writes of ${describeCulprit(culprit)} (${round((caller.us / writeUs) * 100, 0)} % of that time): many small writes per response.` : '') +
-      (busy ? '' : ' The loop was not busy enough for this to limit throughput yet; it is CPU every request pays.'),
-    evidence: {
-      writePathShare: round(share, 3), writePathMs: round(writeUs / 1000, 1), eluMean: round(s.eluMean, 3),
-      ...(caller ? { callerWriteShare: round(caller.us / writeUs, 3) } : {}),
-      ...(bytesPerResponse !== undefined ? { bytesPerResponse: Math.round(bytesPerResponse) } : {}),
+  return [
+    {
+      code: 'HOTPATH_SOCKET_WRITES',
+      category: 'socket-writes',
+      severity: !busy ? 'info' : share >= SOCKET_WRITES_CRITICAL_SHARE ? 'critical' : 'warning',
+      title: 'Writing to sockets takes a large share of the CPU',
+      summary:
+        `The native socket write path (node's C++ per chunk, libuv, the kernel's send calls) took ${round(share * 100, 0)} % of the CPU time while the loop was busy ${round(s.eluMean * 100, 0)} %` +
+        (bytesPerResponse !== undefined ? `, for responses of ${round(bytesPerResponse / 1024, 1)} KB` : '') +
+        '.' +
+        (culprit && caller
+          ? ` Most of it is paid by the writes of ${describeCulprit(culprit)} (${round((caller.us / writeUs) * 100, 0)} % of that time): many small writes per response.`
+          : '') +
+        (busy ? '' : ' The loop was not busy enough for this to limit throughput yet; it is CPU every request pays.'),
+      evidence: {
+        writePathShare: round(share, 3),
+        writePathMs: round(writeUs / 1000, 1),
+        eluMean: round(s.eluMean, 3),
+        ...(caller ? { callerWriteShare: round(caller.us / writeUs, 3) } : {}),
+        ...(bytesPerResponse !== undefined ? { bytesPerResponse: Math.round(bytesPerResponse) } : {}),
+      },
+      ...(culprit ? { culprit } : {}),
+      recommendation: socketWritesAdvice,
+      impact: Math.min(1, share * s.eluMean) * (busy ? 1 : 0.5),
     },
-    ...(culprit ? { culprit } : {}),
-    recommendation: socketWritesAdvice,
-    impact: Math.min(1, share * s.eluMean) * (busy ? 1 : 0.5),
-  }];
+  ];
 }
 
 function topWriter(view: CpuView): { frame: CpuView['functions'][number]['frame']; us: number } | undefined {
   let best: { frame: CpuView['functions'][number]['frame']; us: number } | undefined;
   for (const f of appFunctions(view).slice(0, CANDIDATES)) {
-    const us = view.workOf(f.frameIndex).filter((i) => i.label === SOCKET_WRITE_PATH).reduce((a, i) => a + i.us, 0);
+    const us = view
+      .workOf(f.frameIndex)
+      .filter((i) => i.label === SOCKET_WRITE_PATH)
+      .reduce((a, i) => a + i.us, 0);
     if (us > (best?.us ?? 0)) best = { frame: f.frame, us };
   }
   return best;

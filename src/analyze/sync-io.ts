@@ -32,9 +32,7 @@ export function syncIo(run: RunData): Finding[] {
     const window = inWindowTotals(thread, w);
     const durationMs = w?.durationMs ?? 0;
     if (durationMs <= 0) return [];
-    return window
-      .filter((x) => x.totalMs / durationMs >= SYNC_IO_WARN_SHARE)
-      .map((x) => finding(run, thread, x, durationMs, w));
+    return window.filter((x) => x.totalMs / durationMs >= SYNC_IO_WARN_SHARE).map((x) => finding(run, thread, x, durationMs, w));
   });
 }
 
@@ -62,28 +60,43 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
   const share = Math.min(1, x.totalMs / durationMs);
   const perCallMs = x.count > 0 ? x.totalMs / x.count : 0;
   const series = requestSeries(thread);
-  const requests = w ? requestsAt(series, w.end) - requestsAt(series, w.start) : series.cumulative[series.cumulative.length - 1] ?? 0;
+  const requests = w ? requestsAt(series, w.end) - requestsAt(series, w.start) : (series.cumulative[series.cumulative.length - 1] ?? 0);
   // A library that makes the call (a logger's synchronous destination) is passed to the app frame that called it.
   const direct = x.entry.site;
   const appSite = isAppSite(direct) ? direct : x.entry.stack?.find((f) => isAppSite(f));
-  const via = direct !== undefined && appSite !== direct && /[\\/]node_modules[\\/]/.test(direct.file) ? dependencyName(direct.file.replace(/\\/g, '/')) : undefined;
+  const via =
+    direct !== undefined && appSite !== direct && /[\\/]node_modules[\\/]/.test(direct.file)
+      ? dependencyName(direct.file.replace(/\\/g, '/'))
+      : undefined;
   const culprit = appSite ? siteCulprit(appSite, run.cwd) : undefined;
   const critical = share >= SYNC_IO_CRITICAL_SHARE || perCallMs >= SYNC_IO_CRITICAL_CALL_MS;
   const stream = stdioStream(x.entry.api);
   const reload = appSite !== undefined && x.entry.api.startsWith('fs.') && callsRequire(run, appSite);
-  const where = culprit ? `, called from \`${culprit.function}\` at ${culprit.file}:${culprit.line}${via ? ` through ${via}` : ''}` : via ? `, called by ${via}` : '';
-  const inRequire = reload ? ' The reads are `require()`\'s: the module is read, parsed and compiled again on every call, which happens only to a module deleted from `require.cache`.' : '';
+  const where = culprit
+    ? `, called from \`${culprit.function}\` at ${culprit.file}:${culprit.line}${via ? ` through ${via}` : ''}`
+    : via
+      ? `, called by ${via}`
+      : '';
+  const inRequire = reload
+    ? " The reads are `require()`'s: the module is read, parsed and compiled again on every call, which happens only to a module deleted from `require.cache`."
+    : '';
   return {
     code: 'HOTPATH_SYNC_IO',
     category: 'sync-io',
     severity: critical ? 'critical' : 'warning',
-    title: reload ? 'require() reloads a module on the request path, blocking the event loop'
+    title: reload
+      ? 'require() reloads a module on the request path, blocking the event loop'
       : `${stream ? `Synchronous writes to ${stream} block` : `${x.entry.api} blocks`} the event loop on the request path`,
     summary: `${x.entry.api} ran ${x.count} times while requests were in flight${where}, ${perCall(perCallMs)} per call: ${round(share * 100, 1)} % of the load window with the event loop blocked.${inRequire}`,
     evidence: {
-      api: x.entry.api, calls: x.count, totalMs: round(x.totalMs, 1), perCallMs: round(perCallMs, 3),
-      shareOfWindow: round(share, 4), ...(requests > 0 ? { callsPerRequest: round(x.count / requests, 3) } : {}),
-      ...(via ? { via } : {}), ...(reload ? { reloadsModule: true } : {}),
+      api: x.entry.api,
+      calls: x.count,
+      totalMs: round(x.totalMs, 1),
+      perCallMs: round(perCallMs, 3),
+      shareOfWindow: round(share, 4),
+      ...(requests > 0 ? { callsPerRequest: round(x.count / requests, 3) } : {}),
+      ...(via ? { via } : {}),
+      ...(reload ? { reloadsModule: true } : {}),
     },
     ...(culprit ? { culprit } : {}),
     recommendation: reload ? moduleReloadAdvice : syncIoAdvice(x.entry.api, via),

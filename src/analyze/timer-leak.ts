@@ -83,7 +83,8 @@ function leakKind(run: RunData, thread: ThreadTelemetry, t: TimerEntry): 'pendin
   if (drained(thread, (m) => m.timers.find((x) => siteKey(x) === key)?.pending, w)) return undefined;
   if (t.pending / t.created >= TIMER_LEAK_MIN_PENDING_SHARE) return 'pending';
   const late = lateGrowthShare(thread, (m) => m.timers.find((x) => siteKey(x) === key)?.pending, w);
-  const rearms = s.delta >= min && late >= TIMER_LEAK_MIN_LATE_SHARE && t.pending >= TIMER_LEAK_MIN_IN_FLIGHT_RATIO * inFlightPeak(thread, w);
+  const rearms =
+    s.delta >= min && late >= TIMER_LEAK_MIN_LATE_SHARE && t.pending >= TIMER_LEAK_MIN_IN_FLIGHT_RATIO * inFlightPeak(thread, w);
   return rearms ? 'rearm' : undefined;
 }
 
@@ -118,8 +119,12 @@ function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: Re
   const { culprit, helper } = culpritOf(t, run.cwd);
   const fn = `${t.promise ? 'timers/promises ' : ''}${t.kind === 'interval' ? 'setInterval' : 'setTimeout'}`;
   const through = helper ? ` through \`${helper.function}\` (${helper.file}:${helper.line})` : '';
-  const where = culprit ? ` ${helper ? 'Awaited by' : 'Created by'} \`${culprit.function}\` at ${culprit.file}:${culprit.line}${through}.` : '';
-  const loop = rearm ? ' Each one that fires is replaced by a new one: a loop that re-arms its timer, started again and again, and never stopped.' : '';
+  const where = culprit
+    ? ` ${helper ? 'Awaited by' : 'Created by'} \`${culprit.function}\` at ${culprit.file}:${culprit.line}${through}.`
+    : '';
+  const loop = rearm
+    ? ' Each one that fires is replaced by a new one: a loop that re-arms its timer, started again and again, and never stopped.'
+    : '';
   const meanDelayMs = t.delayMs !== undefined && t.created > 0 ? t.delayMs / t.created : undefined;
   const expiry = t.kind === 'timeout' && meanDelayMs !== undefined && meanDelayMs >= TIMER_LEAK_EXPIRY_MS;
   const delayText = meanDelayMs !== undefined && t.kind === 'timeout' ? ` Each asks for ${describeDelay(meanDelayMs)}.` : '';
@@ -130,8 +135,13 @@ function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: Re
     title: rearm ? `${fn} loops that re-arm their timer pile up` : `${fn} timers pile up without being cleared`,
     summary: `${t.pending} ${fn} timers from one site are pending (${t.created} created, ${t.cleared} cleared, ${t.fired} fired)${s && s.perRequest > 0 ? `, ${round(s.perRequest, 2)} more per request` : ''}.${delayText}${loop}${where}`,
     evidence: {
-      kind: t.kind, pending: t.pending, created: t.created, cleared: t.cleared, fired: t.fired,
-      ...(rearm ? { rearmed: true } : {}), ...(t.promise ? { promise: true } : {}),
+      kind: t.kind,
+      pending: t.pending,
+      created: t.created,
+      cleared: t.cleared,
+      fired: t.fired,
+      ...(rearm ? { rearmed: true } : {}),
+      ...(t.promise ? { promise: true } : {}),
       ...(helper ? { through: helper } : {}),
       ...(meanDelayMs !== undefined ? { meanDelayMs: round(meanDelayMs, 0) } : {}),
       ...(s ? { perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation } : {}),

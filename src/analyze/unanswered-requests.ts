@@ -48,10 +48,17 @@ export function unansweredRequests(run: RunData): Finding[] {
   const answeredP99 = loopStats(run)?.latencyP99Ms ?? load.latency.p50;
   if (answeredP99 >= load.options.timeoutMs * UNANSWERED_MAX_P99_OF_TIMEOUT) return [];
   const share = timeouts / sent;
-  return [unanswered(run, timeouts, share >= UNANSWERED_CRITICAL_SHARE ? 'critical' : 'warning', Math.min(1, share * 10),
-    `${timeouts} of ${sent} requests (${round(share * 100, 2)} %) timed out after ${load.options.timeoutMs} ms, ` +
-      `while the answered ones took ${round(answeredP99, 1)} ms at p99: they were left hanging, not slow.`,
-    { timeouts, sent, unansweredShare: round(share, 4), timeoutMs: load.options.timeoutMs, answeredP99Ms: round(answeredP99, 2) })];
+  return [
+    unanswered(
+      run,
+      timeouts,
+      share >= UNANSWERED_CRITICAL_SHARE ? 'critical' : 'warning',
+      Math.min(1, share * 10),
+      `${timeouts} of ${sent} requests (${round(share * 100, 2)} %) timed out after ${load.options.timeoutMs} ms, ` +
+        `while the answered ones took ${round(answeredP99, 1)} ms at p99: they were left hanging, not slow.`,
+      { timeouts, sent, unansweredShare: round(share, 4), timeoutMs: load.options.timeoutMs, answeredP99Ms: round(answeredP99, 2) },
+    ),
+  ];
 }
 
 type Load = NonNullable<RunData['load']>;
@@ -60,7 +67,14 @@ type Load = NonNullable<RunData['load']>;
  * The finding, with the request that was sent when every request was the same one, and the
  * outgoing calls the hung requests wait on when the agent saw them left without a response.
  */
-function unanswered(run: RunData, hung: number, severity: Finding['severity'], impact: number, summary: string, evidence: Finding['evidence']): Finding {
+function unanswered(
+  run: RunData,
+  hung: number,
+  severity: Finding['severity'],
+  impact: number,
+  summary: string,
+  evidence: Finding['evidence'],
+): Finding {
   const load = run.load as Load;
   const request = load.options.scenario === undefined ? `${load.options.method} ${pathOf(load.url)}` : undefined;
   const calls = pendingCalls(run);
@@ -75,23 +89,43 @@ function unanswered(run: RunData, hung: number, severity: Finding['severity'], i
   const callsText = waitsOn
     ? ` ${waitsOn.pending} outgoing ${waitsOn.entry.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${waitsOn.entry.origin}${culprit ? ` made by ${describeCulprit(culprit)}` : ''} ` +
       `were still waiting for a response at the end (${waitsOn.entry.completed} of ${waitsOn.entry.count} answered): the hung requests wait on them` +
-      (queued ? `, queued in their http.Agent${waitsOn.entry.maxSockets !== undefined ? ` behind its ${waitsOn.entry.maxSockets} sockets` : ''}, which never came free.` : '.')
+      (queued
+        ? `, queued in their http.Agent${waitsOn.entry.maxSockets !== undefined ? ` behind its ${waitsOn.entry.maxSockets} sockets` : ''}, which never came free.`
+        : '.')
     : '';
   return {
     code: 'HOTPATH_UNANSWERED_REQUESTS',
     category: 'unanswered-requests',
     severity,
-    title: waitsOn ? 'Some requests never get a response: they wait on outgoing calls that never end' : 'Some requests never get a response',
+    title: waitsOn
+      ? 'Some requests never get a response: they wait on outgoing calls that never end'
+      : 'Some requests never get a response',
     summary: `${summary}${callsText}${routeText}${request !== undefined ? ` Every request was \`${request}\`.` : ''}`,
     evidence: {
-      ...evidence, ...(request !== undefined ? { request } : {}),
-      ...(route ? {
-        unansweredRoute: `${route.entry.method} ${route.entry.route}`, routeUnanswered: route.entry.count, unansweredSeen: route.total,
-        ...(route.entry.oldestMs !== undefined ? { oldestWaitMs: route.entry.oldestMs } : {}),
-        ...(route.entry.handler ? { handler: route.entry.handler.name || '(anonymous)' } : {}),
-        ...(route.via ? { calledFrom: `${route.via.function} (${route.via.file}:${route.via.line})` } : {}),
-      } : {}),
-      ...(waitsOn ? { pendingCalls: waitsOn.pending, callsOrigin: waitsOn.entry.origin, ...(queued ? { queuedCalls: waitsOn.entry.queued, ...(waitsOn.entry.maxSockets !== undefined ? { maxSockets: waitsOn.entry.maxSockets } : {}) } : {}) } : {}),
+      ...evidence,
+      ...(request !== undefined ? { request } : {}),
+      ...(route
+        ? {
+            unansweredRoute: `${route.entry.method} ${route.entry.route}`,
+            routeUnanswered: route.entry.count,
+            unansweredSeen: route.total,
+            ...(route.entry.oldestMs !== undefined ? { oldestWaitMs: route.entry.oldestMs } : {}),
+            ...(route.entry.handler ? { handler: route.entry.handler.name || '(anonymous)' } : {}),
+            ...(route.via ? { calledFrom: `${route.via.function} (${route.via.file}:${route.via.line})` } : {}),
+          }
+        : {}),
+      ...(waitsOn
+        ? {
+            pendingCalls: waitsOn.pending,
+            callsOrigin: waitsOn.entry.origin,
+            ...(queued
+              ? {
+                  queuedCalls: waitsOn.entry.queued,
+                  ...(waitsOn.entry.maxSockets !== undefined ? { maxSockets: waitsOn.entry.maxSockets } : {}),
+                }
+              : {}),
+          }
+        : {}),
     },
     ...(culprit ? { culprit } : {}),
     recommendation: waitsOn ? `${queued ? socketsHeldAdvice : hungCallAdvice}\n\n${unansweredAdvice}` : unansweredAdvice,
@@ -102,13 +136,18 @@ function unanswered(run: RunData, hung: number, severity: Finding['severity'], i
 /** " 10 of them were `GET /profile` (an Express route), last handled by loadProfile (server.js:5), which ..." */
 function routeSentence(route: NonNullable<ReturnType<typeof unansweredRoute>>): string {
   const e = route.entry;
-  const what = `\`${e.method} ${e.route}\`${e.pattern ? ' (a route of the app\'s router)' : ''}`;
+  const what = `\`${e.method} ${e.route}\`${e.pattern ? " (a route of the app's router)" : ''}`;
   const who = route.culprit
     ? route.via
       ? `, taken by the server's request listener ${describeCulprit(route.via)} and handed to ${describeCulprit(route.culprit)}`
-      : `, last handled by ${e.listener ? 'the server\'s request listener ' : 'its handler '}${describeCulprit(route.culprit)}`
-    : e.handler && e.handler.name !== '' ? `, last handled by \`${e.handler.name}\`` : '';
-  const share = route.total > e.count ? `${e.count} of the ${route.total} requests the server left waiting` : `The ${e.count} requests the server left waiting`;
+      : `, last handled by ${e.listener ? "the server's request listener " : 'its handler '}${describeCulprit(route.culprit)}`
+    : e.handler && e.handler.name !== ''
+      ? `, last handled by \`${e.handler.name}\``
+      : '';
+  const share =
+    route.total > e.count
+      ? `${e.count} of the ${route.total} requests the server left waiting`
+      : `The ${e.count} requests the server left waiting`;
   return ` ${share} were ${what}${who}: a path through it neither responds nor passes the request on.`;
 }
 
@@ -142,14 +181,23 @@ function stuckConnections(run: RunData, load: Load): Finding | undefined {
   if (silent < STUCK_MIN_SILENT_SECONDS || answered.length === 0 || waiting < UNANSWERED_MIN_REQUESTS) return undefined;
   const tailBusy = busyAtEnd(run, silent * 1000);
   if (tailBusy !== undefined && tailBusy > STUCK_MAX_ELU) return undefined;
-  return unanswered(run, waiting, 'critical', 1,
+  return unanswered(
+    run,
+    waiting,
+    'critical',
+    1,
     `Responses stopped after ${answered.length} s: the last ${silent} s answered no request while ${waiting} of ${load.options.connections} connections ` +
       `waited for one until the load ended${tailBusy !== undefined ? `, and the server's event loop was idle (${round(tailBusy * 100, 0)} % busy)` : ''}. ` +
       `Requests were left hanging, one per connection, until none was left to send on.`,
     {
-      answeredSeconds: answered.length, silentSeconds: silent, waitingAtEnd: waiting, connections: load.options.connections,
-      answered: load.requests.total, ...(tailBusy !== undefined ? { tailBusy: round(tailBusy, 3) } : {}),
-    });
+      answeredSeconds: answered.length,
+      silentSeconds: silent,
+      waitingAtEnd: waiting,
+      connections: load.options.connections,
+      answered: load.requests.total,
+      ...(tailBusy !== undefined ? { tailBusy: round(tailBusy, 3) } : {}),
+    },
+  );
 }
 
 /**
@@ -159,7 +207,9 @@ function stuckConnections(run: RunData, load: Load): Finding | undefined {
  */
 function busyAtEnd(run: RunData, ms: number): number | undefined {
   const w = loadWindow(run);
-  const tail = targetThreads(run).flatMap((t) => windowSamples(t, w)).filter((x) => w === null || x.t >= w.end - ms);
+  const tail = targetThreads(run)
+    .flatMap((t) => windowSamples(t, w))
+    .filter((x) => w === null || x.t >= w.end - ms);
   const busy = (x: (typeof tail)[number]) => Math.min(x.elu, (x.cpu.user + x.cpu.system) / 1000 / Math.max(1, x.intervalMs));
   return tail.length > 0 ? tail.reduce((a, x) => a + busy(x), 0) / tail.length : undefined;
 }
@@ -186,18 +236,34 @@ function hungAtEnd(run: RunData, load: Load): Finding | undefined {
   const route = unansweredRoute(run);
   const oldestMs = route?.entry.oldestMs;
   const answeredP99 = loopStats(run)?.latencyP99Ms;
-  if (waiting < UNANSWERED_MIN_REQUESTS || route === undefined || route.total < UNANSWERED_MIN_REQUESTS || oldestMs === undefined || answeredP99 === undefined) return undefined;
+  if (
+    waiting < UNANSWERED_MIN_REQUESTS ||
+    route === undefined ||
+    route.total < UNANSWERED_MIN_REQUESTS ||
+    oldestMs === undefined ||
+    answeredP99 === undefined
+  )
+    return undefined;
   if (oldestMs < Math.max(STUCK_MIN_OLDEST_MS, STUCK_OLDEST_P99_RATIO * answeredP99)) return undefined;
   const tailBusy = busyAtEnd(run, STUCK_MIN_OLDEST_MS);
   if (tailBusy !== undefined && tailBusy > STUCK_MAX_ELU) return undefined;
-  return unanswered(run, waiting, 'critical', 1,
+  return unanswered(
+    run,
+    waiting,
+    'critical',
+    1,
     `${waiting} of ${load.options.connections} connections still waited for a response when the load ended, the oldest request for ` +
       `${round(oldestMs / 1000, 1)} s, ${round(oldestMs / Math.max(answeredP99, 1e-3), 0)} times the answered requests' p99 (${round(answeredP99, 1)} ms)` +
       `${tailBusy !== undefined ? `, on an event loop ${round(tailBusy * 100, 0)} % busy` : ''}: they were left hanging, not slow.`,
     {
-      waitingAtEnd: waiting, connections: load.options.connections, answered: load.requests.total, oldestWaitMs: oldestMs,
-      answeredP99Ms: round(answeredP99, 2), ...(tailBusy !== undefined ? { tailBusy: round(tailBusy, 3) } : {}),
-    });
+      waitingAtEnd: waiting,
+      connections: load.options.connections,
+      answered: load.requests.total,
+      oldestWaitMs: oldestMs,
+      answeredP99Ms: round(answeredP99, 2),
+      ...(tailBusy !== undefined ? { tailBusy: round(tailBusy, 3) } : {}),
+    },
+  );
 }
 
 function pathOf(url: string): string {

@@ -15,12 +15,14 @@ import { parseBudget, parseMaxRegression } from './parse-budget.js';
 import { judgeBudgets } from './judge-budgets.js';
 import type { BudgetFlags } from './budget-options.js';
 
-
 export function readBudgets(flags: BudgetFlags): Budget[] {
   if (flags.maxRegression !== undefined && flags.baseline === undefined) {
     throw hotpathError('HOTPATH_ERR_BUDGET', '--max-regression needs a run to compare with: add --baseline <run-dir>', { showUsage: true });
   }
-  return [...(flags.assert ?? []).map(parseBudget), ...(flags.maxRegression !== undefined ? [parseMaxRegression(flags.maxRegression)] : [])];
+  return [
+    ...(flags.assert ?? []).map(parseBudget),
+    ...(flags.maxRegression !== undefined ? [parseMaxRegression(flags.maxRegression)] : []),
+  ];
 }
 
 export interface AppliedBudgets {
@@ -32,12 +34,19 @@ export interface AppliedBudgets {
   compareError?: Error;
 }
 
-export async function applyBudgets(report: Report, runDir: string, baseline: string | undefined, budgets: readonly Budget[]): Promise<AppliedBudgets> {
+export async function applyBudgets(
+  report: Report,
+  runDir: string,
+  baseline: string | undefined,
+  budgets: readonly Budget[],
+): Promise<AppliedBudgets> {
   const out: AppliedBudgets = {};
   if (baseline !== undefined) {
     const reg = budgets.find((b) => b.kind === 'regression');
     try {
-      const { comparison, diff } = await compareRunDirs(baseline, runDir, { minEffect: reg?.kind === 'regression' ? reg.maxShare : DEFAULT_MIN_EFFECT });
+      const { comparison, diff } = await compareRunDirs(baseline, runDir, {
+        minEffect: reg?.kind === 'regression' ? reg.maxShare : DEFAULT_MIN_EFFECT,
+      });
       out.comparison = comparison;
       out.markdown = await writeComparison(comparison, diff);
     } catch (err) {

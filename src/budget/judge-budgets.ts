@@ -8,7 +8,6 @@ import type { Comparison, MetricChange } from '../compare/comparison.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { Budget, BudgetMetric, BudgetResult } from './budget.js';
 
-
 export const cmp = (a: number, op: string, b: number) => (op === '<' ? a < b : op === '<=' ? a <= b : op === '>' ? a > b : a >= b);
 export const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
 
@@ -22,8 +21,13 @@ export function limitValue(metric: BudgetMetric, load: LoadResult): number {
 
 /** A limit figure in words: `p99 38.20 ms`, `2410.3 req/s`, `3 errors`, `0.50% errors`. */
 export function showLimit(metric: BudgetMetric, value: number): string {
-  return metric === 'rps' ? `${value.toFixed(1)} req/s` : metric === 'errors' ? `${value} errors`
-    : metric === 'errorRate' ? `${(value * 100).toFixed(2)}% errors` : `${metric} ${value.toFixed(2)} ms`;
+  return metric === 'rps'
+    ? `${value.toFixed(1)} req/s`
+    : metric === 'errors'
+      ? `${value} errors`
+      : metric === 'errorRate'
+        ? `${(value * 100).toFixed(2)}% errors`
+        : `${metric} ${value.toFixed(2)} ms`;
 }
 
 function limit(b: Extract<Budget, { kind: 'limit' }>, report: Report): BudgetResult {
@@ -35,7 +39,11 @@ function limit(b: Extract<Budget, { kind: 'limit' }>, report: Report): BudgetRes
 
 function noFindings(b: Extract<Budget, { kind: 'no-findings' }>, report: Report): BudgetResult {
   const bad = report.findings.filter((f) => f.severity === 'critical' || (b.severity === 'warning' && f.severity === 'warning'));
-  return { budget: b.text, passed: bad.length === 0, actual: bad.length === 0 ? `no ${b.severity} finding` : bad.map((f) => f.code).join(', ') };
+  return {
+    budget: b.text,
+    passed: bad.length === 0,
+    actual: bad.length === 0 ? `no ${b.severity} finding` : bad.map((f) => f.code).join(', '),
+  };
 }
 
 function regressionOf(m: MetricChange, maxShare: number): boolean {
@@ -47,15 +55,19 @@ function regressionOf(m: MetricChange, maxShare: number): boolean {
 function regression(b: Extract<Budget, { kind: 'regression' }>, comparison: Comparison | Error | undefined): BudgetResult[] {
   if (!comparison) return [{ budget: b.text, passed: false, actual: 'no baseline to compare with (--baseline)' }];
   if (comparison instanceof Error) return [{ budget: b.text, passed: false, actual: `not compared: ${comparison.message}` }];
-  return comparison.load.filter((m) => ['throughput', 'latency p50', 'latency p99'].includes(m.name)).map((m) => ({
-    budget: `${m.name} ${b.text}`,
-    passed: !regressionOf(m, b.maxShare),
-    actual: `${m.change === undefined ? 'n/a' : pct(m.change)}${m.interval ? ` (95% interval ${pct(m.interval.low)} … ${pct(m.interval.high)})` : ''} vs baseline`,
-  }));
+  return comparison.load
+    .filter((m) => ['throughput', 'latency p50', 'latency p99'].includes(m.name))
+    .map((m) => ({
+      budget: `${m.name} ${b.text}`,
+      passed: !regressionOf(m, b.maxShare),
+      actual: `${m.change === undefined ? 'n/a' : pct(m.change)}${m.interval ? ` (95% interval ${pct(m.interval.low)} … ${pct(m.interval.high)})` : ''} vs baseline`,
+    }));
 }
 
 export function judgeBudgets(budgets: readonly Budget[], report: Report, comparison?: Comparison | Error): BudgetResult[] {
-  return budgets.flatMap((b) => b.kind === 'limit' ? [limit(b, report)] : b.kind === 'no-findings' ? [noFindings(b, report)] : regression(b, comparison));
+  return budgets.flatMap((b) =>
+    b.kind === 'limit' ? [limit(b, report)] : b.kind === 'no-findings' ? [noFindings(b, report)] : regression(b, comparison),
+  );
 }
 
 /** The verdict lines, one per budget, printed last. */

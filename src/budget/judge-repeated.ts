@@ -41,7 +41,9 @@ function limit(b: Extract<Budget, { kind: 'limit' }>, reports: readonly Report[]
 function noFindings(b: Extract<Budget, { kind: 'no-findings' }>, reports: readonly Report[]): BudgetResult {
   const counts = new Map<string, number>();
   for (const r of reports) {
-    const codes = new Set(r.findings.filter((f) => f.severity === 'critical' || (b.severity === 'warning' && f.severity === 'warning')).map((f) => f.code));
+    const codes = new Set(
+      r.findings.filter((f) => f.severity === 'critical' || (b.severity === 'warning' && f.severity === 'warning')).map((f) => f.code),
+    );
     for (const c of codes) counts.set(c, (counts.get(c) ?? 0) + 1);
   }
   const most = [...counts.values()].reduce((a, c) => Math.max(a, c), 0);
@@ -56,33 +58,53 @@ function noFindings(b: Extract<Budget, { kind: 'no-findings' }>, reports: readon
 }
 
 const TESTED = [
-  { name: 'throughput', pick: (l: LoadResult) => l.requests.perSecond, second: (p: { requests: number }) => p.requests, higherIsBetter: true },
+  {
+    name: 'throughput',
+    pick: (l: LoadResult) => l.requests.perSecond,
+    second: (p: { requests: number }) => p.requests,
+    higherIsBetter: true,
+  },
   { name: 'latency p50', pick: (l: LoadResult) => l.latency.p50, second: (p: { p50: number }) => p.p50, higherIsBetter: false },
   { name: 'latency p99', pick: (l: LoadResult) => l.latency.p99, second: (p: { p99: number }) => p.p99, higherIsBetter: false },
 ] as const;
 
-function regression(b: Extract<Budget, { kind: 'regression' }>, reports: readonly Report[], base: RepeatBaseline | undefined): BudgetResult[] {
+function regression(
+  b: Extract<Budget, { kind: 'regression' }>,
+  reports: readonly Report[],
+  base: RepeatBaseline | undefined,
+): BudgetResult[] {
   if (!base) return [{ budget: b.text, passed: false, actual: 'no baseline to compare with (--baseline)' }];
   if (base.kind === 'error') return [{ budget: b.text, passed: false, actual: `not compared: ${base.error.message}` }];
   const loads = loadsOf(reports);
   const before = base.kind === 'reruns' ? base.loads : [base.load];
   const against = base.kind === 'reruns' ? `${before.length} baseline runs (re-run in turn)` : 'the recorded baseline run';
   return TESTED.map((m) => {
-    const seconds = base.kind === 'recorded'
-      ? fullSeconds(base.load).filter((p) => m.name === 'throughput' || p.requests > 0).map((p) => m.second(p)) : [];
+    const seconds =
+      base.kind === 'recorded'
+        ? fullSeconds(base.load)
+            .filter((p) => m.name === 'throughput' || p.requests > 0)
+            .map((p) => m.second(p))
+        : [];
     const c = medianChange(before.map(m.pick), loads.map(m.pick), seconds);
-    const worse = c.low !== undefined && c.high !== undefined
-      ? (m.higherIsBetter ? c.high < -b.maxShare : c.low > b.maxShare)
-      : c.change !== undefined && (m.higherIsBetter ? c.change < -b.maxShare : c.change > b.maxShare);
+    const worse =
+      c.low !== undefined && c.high !== undefined
+        ? m.higherIsBetter
+          ? c.high < -b.maxShare
+          : c.low > b.maxShare
+        : c.change !== undefined && (m.higherIsBetter ? c.change < -b.maxShare : c.change > b.maxShare);
     return {
       budget: `${m.name} ${b.text}`,
       passed: loads.length > 0 && !worse,
-      actual: loads.length === 0 ? 'no run has load results'
-        : `${c.change === undefined ? 'n/a' : pct(c.change)}${interval(c.low, c.high, pct)}, median of ${loads.length} runs vs ${against}`,
+      actual:
+        loads.length === 0
+          ? 'no run has load results'
+          : `${c.change === undefined ? 'n/a' : pct(c.change)}${interval(c.low, c.high, pct)}, median of ${loads.length} runs vs ${against}`,
     };
   });
 }
 
 export function judgeRepeated(budgets: readonly Budget[], reports: readonly Report[], baseline?: RepeatBaseline): BudgetResult[] {
-  return budgets.flatMap((b) => b.kind === 'limit' ? [limit(b, reports)] : b.kind === 'no-findings' ? [noFindings(b, reports)] : regression(b, reports, baseline));
+  return budgets.flatMap((b) =>
+    b.kind === 'limit' ? [limit(b, reports)] : b.kind === 'no-findings' ? [noFindings(b, reports)] : regression(b, reports, baseline),
+  );
 }

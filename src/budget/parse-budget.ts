@@ -9,8 +9,10 @@ const LATENCY = new Set(['p50', 'p75', 'p90', 'p97_5', 'p99', 'p999', 'max']);
 const TO_MS: Record<string, number> = { us: 0.001, µs: 0.001, ms: 1, s: 1000, '': 1 };
 
 function bad(text: string, why: string): Error {
-  return hotpathError('HOTPATH_ERR_BUDGET', `--assert ${JSON.stringify(text)}: ${why}; budgets read ${FORMS}`,
-    { showUsage: true, details: { budget: text } });
+  return hotpathError('HOTPATH_ERR_BUDGET', `--assert ${JSON.stringify(text)}: ${why}; budgets read ${FORMS}`, {
+    showUsage: true,
+    details: { budget: text },
+  });
 }
 
 export function parseBudget(raw: string): Budget {
@@ -29,7 +31,9 @@ export function parseBudget(raw: string): Budget {
   }
   if (name === 'rps' && unit === '') return { kind: 'limit', text, metric: 'rps', op, value: n };
   if (name === 'errors' && (unit === '' || unit === '%')) {
-    return unit === '%' ? { kind: 'limit', text, metric: 'errorRate', op, value: n / 100 } : { kind: 'limit', text, metric: 'errors', op, value: n };
+    return unit === '%'
+      ? { kind: 'limit', text, metric: 'errorRate', op, value: n / 100 }
+      : { kind: 'limit', text, metric: 'errors', op, value: n };
   }
   throw bad(text, `unknown figure or unit "${m[1]}${m[4] ?? ''}"`);
 }
@@ -38,8 +42,10 @@ export function parseBudget(raw: string): Budget {
 export function parseMaxRegression(raw: string): Budget {
   const m = /^(\d+(?:\.\d+)?)\s*%?$/.exec(raw.trim());
   if (!m || Number(m[1]) >= 100) {
-    throw hotpathError('HOTPATH_ERR_BUDGET', `--max-regression must be a percentage below 100, e.g. 5%; got ${JSON.stringify(raw)}`,
-      { showUsage: true, details: { option: 'max-regression', value: raw } });
+    throw hotpathError('HOTPATH_ERR_BUDGET', `--max-regression must be a percentage below 100, e.g. 5%; got ${JSON.stringify(raw)}`, {
+      showUsage: true,
+      details: { option: 'max-regression', value: raw },
+    });
   }
   return { kind: 'regression', text: `max regression ${m[1]}%`, maxShare: Number(m[1]) / 100 };
 }

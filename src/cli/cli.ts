@@ -18,10 +18,21 @@ export const EXIT_USAGE = 2;
  * Bad input (exit 2): the command line, and the input files it names, refused before anything
  * starts (docs/errors.md). Everything else that fails is a failed run (exit 1).
  */
-const usageCodes = new Set(['HOTPATH_ERR_UNKNOWN_COMMAND', 'HOTPATH_ERR_UNKNOWN_OPTION', 'HOTPATH_ERR_INVALID_OPTION', 'HOTPATH_ERR_MISSING_ARGUMENT',
-  'HOTPATH_ERR_INVALID_URL', 'HOTPATH_ERR_BODY_FILE', 'HOTPATH_ERR_SCENARIO']);
+const usageCodes = new Set([
+  'HOTPATH_ERR_UNKNOWN_COMMAND',
+  'HOTPATH_ERR_UNKNOWN_OPTION',
+  'HOTPATH_ERR_INVALID_OPTION',
+  'HOTPATH_ERR_MISSING_ARGUMENT',
+  'HOTPATH_ERR_INVALID_URL',
+  'HOTPATH_ERR_BODY_FILE',
+  'HOTPATH_ERR_SCENARIO',
+]);
 
-export async function runCli(argv: readonly string[], io: CliIO = processIO(), commands: readonly Command[] = defaultCommands): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  io: CliIO = processIO(),
+  commands: readonly Command[] = defaultCommands,
+): Promise<number> {
   const debug = argv.includes('--debug');
   const args = argv.filter((a, i) => !(a === '--debug' && !argv.slice(0, i).includes('--')));
   const [name, ...rest] = args;

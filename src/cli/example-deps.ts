@@ -64,7 +64,9 @@ export async function exampleRunDir(name: string, dir: string, io: ExampleDepsIO
   if (existsSync(join(target, READY_MARK))) return target;
   const deps = exampleDependencies(dir);
   const list = missing.map((m) => `${m}@${deps[m]}`).join(', ');
-  io.stderr.write(`hotpath demo: this example needs ${list}; installing ${missing.length === 1 ? 'it' : 'them'} once into ${target} (npm install)\n`);
+  io.stderr.write(
+    `hotpath demo: this example needs ${list}; installing ${missing.length === 1 ? 'it' : 'them'} once into ${target} (npm install)\n`,
+  );
   // Installed beside the final place and renamed into it: an interrupted install leaves no half-ready example.
   const staging = `${target}.tmp-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
@@ -77,10 +79,12 @@ export async function exampleRunDir(name: string, dir: string, io: ExampleDepsIO
     renameSync(staging, target);
   } catch (err) {
     rmSync(staging, { recursive: true, force: true });
-    throw hotpathError('HOTPATH_ERR_DEMO_SETUP',
+    throw hotpathError(
+      'HOTPATH_ERR_DEMO_SETUP',
       `Cannot install what the ${name} example needs (${list}) into ${target}: ${err instanceof Error ? err.message : String(err)}. ` +
-      'Check the network and npm, or try an example without dependencies (hotpath demo healthy-http)',
-      { cause: err, details: { example: name, missing, dir: target } });
+        'Check the network and npm, or try an example without dependencies (hotpath demo healthy-http)',
+      { cause: err, details: { example: name, missing, dir: target } },
+    );
   }
   return target;
 }
@@ -91,9 +95,23 @@ function npmInstall(dir: string, io: ExampleDepsIO): Promise<void> {
   const npmCli = io.env.npm_execpath;
   const viaNode = npmCli !== undefined && /npm-cli\.js$/.test(npmCli);
   const file = viaNode ? process.execPath : process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const args = [...(viaNode ? [npmCli] : []), 'install', '--omit=dev', '--no-audit', '--no-fund', '--no-package-lock', '--prefer-offline', '--loglevel=error'];
+  const args = [
+    ...(viaNode ? [npmCli] : []),
+    'install',
+    '--omit=dev',
+    '--no-audit',
+    '--no-fund',
+    '--no-package-lock',
+    '--prefer-offline',
+    '--loglevel=error',
+  ];
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd: dir, env: io.env, stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32' && !viaNode });
+    const child = spawn(file, args, {
+      cwd: dir,
+      env: io.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      shell: process.platform === 'win32' && !viaNode,
+    });
     child.stdout.pipe(io.stderr, { end: false });
     child.stderr.pipe(io.stderr, { end: false });
     child.on('error', (err: NodeJS.ErrnoException) => reject(new Error(err.code === 'ENOENT' ? 'npm was not found' : err.message)));

@@ -39,7 +39,12 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
-export function bootstrapChange(before: readonly number[], after: readonly number[], seed = BOOTSTRAP_SEED, draws = EFFECTIVE_DRAWS): ChangeInterval {
+export function bootstrapChange(
+  before: readonly number[],
+  after: readonly number[],
+  seed = BOOTSTRAP_SEED,
+  draws = EFFECTIVE_DRAWS,
+): ChangeInterval {
   if (before.length === 0 || after.length === 0) return {};
   const b = mean(before);
   if (!(b > 0)) return {};

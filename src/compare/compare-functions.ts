@@ -11,7 +11,14 @@ export const APPEARED_MIN_SHARE = 0.005;
 /** Rows kept (the long tail is noise). */
 export const FUNCTION_ROWS = 60;
 
-interface PerRequest { function: string; file: string; kind: string; selfUs: number; totalUs: number; share: number }
+interface PerRequest {
+  function: string;
+  file: string;
+  kind: string;
+  selfUs: number;
+  totalUs: number;
+  share: number;
+}
 
 function perRequest(view: CpuView, requests: number): Map<string, PerRequest> {
   const out = new Map<string, PerRequest>();
@@ -39,8 +46,13 @@ export function compareFunctions(before: CpuView, beforeRequests: number, after:
     if (x && !y && x.share < APPEARED_MIN_SHARE) continue;
     const id = (x ?? y)!;
     rows.push({
-      function: id.function, file: id.file, kind: id.kind,
-      selfBeforeUs: x?.selfUs ?? 0, selfAfterUs: y?.selfUs ?? 0, totalBeforeUs: x?.totalUs ?? 0, totalAfterUs: y?.totalUs ?? 0,
+      function: id.function,
+      file: id.file,
+      kind: id.kind,
+      selfBeforeUs: x?.selfUs ?? 0,
+      selfAfterUs: y?.selfUs ?? 0,
+      totalBeforeUs: x?.totalUs ?? 0,
+      totalAfterUs: y?.totalUs ?? 0,
       selfChangeUs: (y?.selfUs ?? 0) - (x?.selfUs ?? 0),
       status: !x ? 'appeared' : !y ? 'vanished' : 'changed',
     });

@@ -14,11 +14,29 @@ export function fullSeconds(load: LoadResult): TimelinePoint[] {
 }
 
 const series = (load: LoadResult, pick: (p: TimelinePoint) => number, answered = false) =>
-  fullSeconds(load).filter((p) => !answered || p.requests > 0).map(pick);
+  fullSeconds(load)
+    .filter((p) => !answered || p.requests > 0)
+    .map(pick);
 
 export function compareLoad(before: LoadResult, after: LoadResult, minEffect: number): MetricChange[] {
-  const tested = (name: string, unit: string, b: number, a: number, pick: (p: TimelinePoint) => number, higherIsBetter: boolean, answered = false) =>
-    measuredChange(name, unit, b, a, bootstrapChange(series(before, pick, answered), series(after, pick, answered)), minEffect, higherIsBetter);
+  const tested = (
+    name: string,
+    unit: string,
+    b: number,
+    a: number,
+    pick: (p: TimelinePoint) => number,
+    higherIsBetter: boolean,
+    answered = false,
+  ) =>
+    measuredChange(
+      name,
+      unit,
+      b,
+      a,
+      bootstrapChange(series(before, pick, answered), series(after, pick, answered)),
+      minEffect,
+      higherIsBetter,
+    );
   return [
     tested('throughput', 'req/s', before.requests.perSecond, after.requests.perSecond, (p) => p.requests, true),
     tested('latency p50', 'ms', before.latency.p50, after.latency.p50, (p) => p.p50, false, true),

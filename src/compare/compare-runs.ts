@@ -24,21 +24,30 @@ export interface CompareOptions {
   allowMismatch?: boolean;
 }
 
-interface Side { run: RunData; report: Report; label: 'before' | 'after' }
+interface Side {
+  run: RunData;
+  report: Report;
+  label: 'before' | 'after';
+}
 
 function loadOf(side: Side) {
   const load = side.run.load;
   if (!load || load.requests.total === 0) {
-    throw hotpathError('HOTPATH_ERR_COMPARE_NO_LOAD',
+    throw hotpathError(
+      'HOTPATH_ERR_COMPARE_NO_LOAD',
       `The ${side.label} run (${side.run.dir}) has ${load ? 'no completed request' : 'no load results (load.json)'}: there is nothing to compare it on`,
-      { details: { dir: side.run.dir, side: side.label } });
+      { details: { dir: side.run.dir, side: side.label } },
+    );
   }
   return load;
 }
 
 const outline = (s: Side) => ({
-  runDir: s.run.dir, command: s.run.meta.command, ...(s.run.load?.url ? { url: s.run.load.url } : {}),
-  requests: s.run.load?.requests.total ?? 0, durationMs: s.run.load?.durationMs ?? 0,
+  runDir: s.run.dir,
+  command: s.run.meta.command,
+  ...(s.run.load?.url ? { url: s.run.load.url } : {}),
+  requests: s.run.load?.requests.total ?? 0,
+  durationMs: s.run.load?.durationMs ?? 0,
 });
 
 export async function compareRuns(beforeDir: string, afterDir: string, options: CompareOptions = {}): Promise<Comparison> {
@@ -46,7 +55,11 @@ export async function compareRuns(beforeDir: string, afterDir: string, options: 
 }
 
 /** The comparison and, when both runs have a CPU profile, their differential call tree (compare.html). */
-export async function compareRunDirs(beforeDir: string, afterDir: string, options: CompareOptions = {}): Promise<{ comparison: Comparison; diff?: DiffTree }> {
+export async function compareRunDirs(
+  beforeDir: string,
+  afterDir: string,
+  options: CompareOptions = {},
+): Promise<{ comparison: Comparison; diff?: DiffTree }> {
   const read = async (dir: string, label: Side['label']): Promise<Side> => {
     const run = await readRunDir(dir);
     return { run, report: buildReport(run), label };
@@ -65,20 +78,28 @@ function compareRead(before: Side, after: Side, options: CompareOptions): Compar
   const al = loadOf(after);
   const mm = runMismatches(before.run, after.run, bl, al);
   if (mm.blocking.length > 0 && !options.allowMismatch) {
-    throw hotpathError('HOTPATH_ERR_COMPARE_MISMATCH',
+    throw hotpathError(
+      'HOTPATH_ERR_COMPARE_MISMATCH',
       `The runs measured different requests (${mm.blocking.join('; ')}); compare runs of the same load, or pass --allow-mismatch`,
-      { details: { mismatches: mm.blocking } });
+      { details: { mismatches: mm.blocking } },
+    );
   }
   const missing: string[] = [];
   for (const s of [before, after]) for (const w of s.run.readWarnings) missing.push(`${s.label} run: ${w}`);
   const bv = cpuViewOf(before.run);
   const av = cpuViewOf(after.run);
-  for (const [s, v] of [[before, bv], [after, av]] as const) {
+  for (const [s, v] of [
+    [before, bv],
+    [after, av],
+  ] as const) {
     if (!v) missing.push(`${s.label} run has no CPU profile of its target: the per-function comparison is left out`);
   }
   const bt = before.report.telemetry;
   const at = after.report.telemetry;
-  for (const [s, t] of [[before, bt], [after, at]] as const) {
+  for (const [s, t] of [
+    [before, bt],
+    [after, at],
+  ] as const) {
     if (!t) missing.push(`${s.label} run has no agent telemetry: the telemetry deltas are left out`);
   }
   return {

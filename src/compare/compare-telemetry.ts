@@ -5,16 +5,24 @@ import type { TelemetrySummary } from '../report/report-schema.js';
 import type { MetricChange } from './comparison.js';
 import { plainChange } from './metric-verdict.js';
 
-const cpuPerRequestUs = (t: TelemetrySummary, requests: number) =>
-  requests > 0 ? ((t.cpu.userMs + t.cpu.systemMs) * 1000) / requests : 0;
+const cpuPerRequestUs = (t: TelemetrySummary, requests: number) => (requests > 0 ? ((t.cpu.userMs + t.cpu.systemMs) * 1000) / requests : 0);
 
-export function compareTelemetry(before: TelemetrySummary, beforeRequests: number, after: TelemetrySummary, afterRequests: number): MetricChange[] {
+export function compareTelemetry(
+  before: TelemetrySummary,
+  beforeRequests: number,
+  after: TelemetrySummary,
+  afterRequests: number,
+): MetricChange[] {
   return [
     plainChange('event-loop utilization', 'share', before.eventLoop.utilizationMean, after.eventLoop.utilizationMean),
     plainChange('event-loop delay p99', 'ms', before.eventLoop.delayP99Ms, after.eventLoop.delayP99Ms),
     plainChange('GC share', 'share', before.gc.shareOfWall, after.gc.shareOfWall),
-    plainChange('heap growth', 'bytes', before.memory.heapUsedEndBytes - before.memory.heapUsedStartBytes,
-      after.memory.heapUsedEndBytes - after.memory.heapUsedStartBytes),
+    plainChange(
+      'heap growth',
+      'bytes',
+      before.memory.heapUsedEndBytes - before.memory.heapUsedStartBytes,
+      after.memory.heapUsedEndBytes - after.memory.heapUsedStartBytes,
+    ),
     plainChange('RSS max', 'bytes', before.memory.rssMaxBytes, after.memory.rssMaxBytes),
     plainChange('CPU per request', 'µs', cpuPerRequestUs(before, beforeRequests), cpuPerRequestUs(after, afterRequests)),
   ];

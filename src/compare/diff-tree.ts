@@ -37,7 +37,9 @@ class Builder {
     let id = this.frameIds.get(key);
     if (id === undefined) {
       id = this.frames.name.length;
-      this.frames.name.push(name); this.frames.file.push(file); this.frames.kind.push(kind);
+      this.frames.name.push(name);
+      this.frames.file.push(file);
+      this.frames.kind.push(kind);
       this.frameIds.set(key, id);
     }
     return id;
@@ -48,7 +50,10 @@ class Builder {
     let id = this.children.get(key);
     if (id === undefined) {
       id = this.parent.length;
-      this.parent.push(parent); this.frame.push(frame); this.self[0].push(0); this.self[1].push(0);
+      this.parent.push(parent);
+      this.frame.push(frame);
+      this.self[0].push(0);
+      this.self[1].push(0);
       this.children.set(key, id);
     }
     return id;
@@ -88,7 +93,10 @@ export function diffTree(before: CallTree, beforeRequests: number, after: CallTr
     if (keep[p] >= 0 && Math.max(total[0][i], total[1][i]) >= min) {
       keep[i] = out.parent.length;
       owner[i] = keep[i];
-      out.parent.push(keep[p]); out.frame.push(b.frame[i]); out.selfBefore.push(b.self[0][i]); out.selfAfter.push(b.self[1][i]);
+      out.parent.push(keep[p]);
+      out.frame.push(b.frame[i]);
+      out.selfBefore.push(b.self[0][i]);
+      out.selfAfter.push(b.self[1][i]);
     } else {
       owner[i] = keep[p] >= 0 ? keep[p] : owner[p];
       out.selfBefore[owner[i]] += b.self[0][i];

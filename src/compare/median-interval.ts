@@ -52,8 +52,12 @@ export function medianInterval(xs: readonly number[], seed = BOOTSTRAP_SEED): Me
  * no better than the spread of its seconds); the seconds are scaled so that their median is the
  * run's own figure (a whole-window p99 is not the median of per-second p99s).
  */
-export function medianChange(before: readonly number[], after: readonly number[], beforeSeconds: readonly number[] = [],
-  seed = BOOTSTRAP_SEED): { change?: number; low?: number; high?: number } {
+export function medianChange(
+  before: readonly number[],
+  after: readonly number[],
+  beforeSeconds: readonly number[] = [],
+  seed = BOOTSTRAP_SEED,
+): { change?: number; low?: number; high?: number } {
   const b = median(before);
   if (!(b > 0) || after.length === 0) return {};
   const change = median(after) / b - 1;

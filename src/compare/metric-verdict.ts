@@ -17,10 +17,20 @@ export function verdictOf(c: ChangeInterval, minEffect: number, higherIsBetter: 
 }
 
 /** A MetricChange with its interval and verdict. */
-export function measuredChange(name: string, unit: string, before: number, after: number, c: ChangeInterval,
-  minEffect: number, higherIsBetter: boolean): MetricChange {
+export function measuredChange(
+  name: string,
+  unit: string,
+  before: number,
+  after: number,
+  c: ChangeInterval,
+  minEffect: number,
+  higherIsBetter: boolean,
+): MetricChange {
   return {
-    name, unit, before, after,
+    name,
+    unit,
+    before,
+    after,
     ...(before > 0 ? { change: after / before - 1 } : {}),
     ...(c.low !== undefined && c.high !== undefined ? { interval: { low: c.low, high: c.high } } : {}),
     verdict: verdictOf(c, minEffect, higherIsBetter),

@@ -16,7 +16,7 @@ function metricRows(rows: readonly MetricChange[]): string[] {
   const out = ['| | before | after | change | 95% interval | verdict |', '|---|---:|---:|---:|---|---|'];
   for (const m of rows) {
     const ci = m.interval ? `${pct(m.interval.low)} … ${pct(m.interval.high)}` : '—';
-    const verdict = m.verdict === 'better' ? '**better**' : m.verdict === 'worse' ? '**worse**' : m.verdict ?? '';
+    const verdict = m.verdict === 'better' ? '**better**' : m.verdict === 'worse' ? '**worse**' : (m.verdict ?? '');
     out.push(`| ${m.name} | ${value(m.before, m.unit)} | ${value(m.after, m.unit)} | ${pct(m.change)} | ${ci} | ${verdict} |`);
   }
   return out;
@@ -25,18 +25,25 @@ function metricRows(rows: readonly MetricChange[]): string[] {
 const us = (x: number) => `${x.toFixed(x >= 100 ? 0 : 1)} µs`;
 
 function functionRows(rows: readonly FunctionChange[]): string[] {
-  const out = ['| function | file | self/req before | self/req after | change | total/req before | total/req after |', '|---|---|---:|---:|---:|---:|---:|'];
+  const out = [
+    '| function | file | self/req before | self/req after | change | total/req before | total/req after |',
+    '|---|---|---:|---:|---:|---:|---:|',
+  ];
   for (const f of rows) {
     const status = f.status === 'changed' ? '' : ` (${f.status})`;
-    out.push(`| \`${f.function}\`${status} | ${f.file || '—'} | ${us(f.selfBeforeUs)} | ${us(f.selfAfterUs)} | ${f.selfChangeUs >= 0 ? '+' : ''}${us(f.selfChangeUs)} | ${us(f.totalBeforeUs)} | ${us(f.totalAfterUs)} |`);
+    out.push(
+      `| \`${f.function}\`${status} | ${f.file || '—'} | ${us(f.selfBeforeUs)} | ${us(f.selfAfterUs)} | ${f.selfChangeUs >= 0 ? '+' : ''}${us(f.selfChangeUs)} | ${us(f.totalBeforeUs)} | ${us(f.totalAfterUs)} |`,
+    );
   }
   return out;
 }
 
 function findingLine(f: FindingChange): string {
   const where = f.culprit ? ` in \`${f.culprit.function}\` (${f.culprit.file}:${f.culprit.line})` : '';
-  const sev = f.severityBefore && f.severityAfter && f.severityBefore !== f.severityAfter
-    ? ` (${f.severityBefore} → ${f.severityAfter})` : ` (${f.severityAfter ?? f.severityBefore})`;
+  const sev =
+    f.severityBefore && f.severityAfter && f.severityBefore !== f.severityAfter
+      ? ` (${f.severityBefore} → ${f.severityAfter})`
+      : ` (${f.severityAfter ?? f.severityBefore})`;
   return `- \`${f.code}\`${where}: ${f.title}${sev}`;
 }
 
@@ -49,10 +56,19 @@ export function compareHeadline(c: Comparison): string {
 }
 
 export function renderCompareMarkdown(c: Comparison, limit = 15): string {
-  const lines = ['## hotpath compare', '', compareHeadline(c), '',
-    `Before: \`${c.before.runDir}\` (${c.before.requests} requests)  `, `After: \`${c.after.runDir}\` (${c.after.requests} requests)`, '',
-    ...metricRows(c.load), '',
-    `_A change is called real when its 95% bootstrap interval over the per-second values lies wholly beyond ±${(c.minEffect * 100).toFixed(0)}%._`, ''];
+  const lines = [
+    '## hotpath compare',
+    '',
+    compareHeadline(c),
+    '',
+    `Before: \`${c.before.runDir}\` (${c.before.requests} requests)  `,
+    `After: \`${c.after.runDir}\` (${c.after.requests} requests)`,
+    '',
+    ...metricRows(c.load),
+    '',
+    `_A change is called real when its 95% bootstrap interval over the per-second values lies wholly beyond ±${(c.minEffect * 100).toFixed(0)}%._`,
+    '',
+  ];
   if (c.functions) {
     lines.push('### Functions (CPU per request)', '', ...functionRows(c.functions.slice(0, limit)), '');
   }
@@ -65,5 +81,10 @@ export function renderCompareMarkdown(c: Comparison, limit = 15): string {
   if (c.telemetry.length) lines.push('### Telemetry', '', ...metricRows(c.telemetry), '');
   if (c.mismatches.length) lines.push('### Differences between the runs', '', ...c.mismatches.map((m) => `- ${m}`), '');
   if (c.missing.length) lines.push('### Missing', '', ...c.missing.map((m) => `- ${m}`), '');
-  return lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n';
+  return (
+    lines
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trimEnd() + '\n'
+  );
 }

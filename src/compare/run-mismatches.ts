@@ -22,7 +22,8 @@ function requestPath(url: string): string {
 }
 
 function differs(label: string, b: unknown, a: unknown, out: string[]): void {
-  if (JSON.stringify(b) !== JSON.stringify(a)) out.push(`${label}: ${JSON.stringify(b) ?? 'none'} before, ${JSON.stringify(a) ?? 'none'} after`);
+  if (JSON.stringify(b) !== JSON.stringify(a))
+    out.push(`${label}: ${JSON.stringify(b) ?? 'none'} before, ${JSON.stringify(a) ?? 'none'} after`);
 }
 
 export function runMismatches(before: RunData, after: RunData, bl: LoadResult, al: LoadResult): Mismatches {

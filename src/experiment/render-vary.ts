@@ -13,7 +13,10 @@ export function renderVaryMarkdown(v: VaryResult): string {
     '',
     '| value | rank | throughput | p99 | GC share | RSS max | runs |',
     '|---|---|---|---|---|---|---|',
-    ...v.rows.map((r) => `| \`${r.label}\` | ${r.rank ?? '–'} | ${cell(r.rps?.median, (n) => `${n.toFixed(1)} req/s`)} | ${cell(r.p99Ms?.median, (n) => `${n.toFixed(1)} ms`)} | ${cell(r.gcShare, (n) => `${(n * 100).toFixed(1)}%`)} | ${cell(r.rssMaxBytes, (n) => `${(n / 1048576).toFixed(0)} MB`)} | ${r.measured}/${r.runs} |`),
+    ...v.rows.map(
+      (r) =>
+        `| \`${r.label}\` | ${r.rank ?? '–'} | ${cell(r.rps?.median, (n) => `${n.toFixed(1)} req/s`)} | ${cell(r.p99Ms?.median, (n) => `${n.toFixed(1)} ms`)} | ${cell(r.gcShare, (n) => `${(n * 100).toFixed(1)}%`)} | ${cell(r.rssMaxBytes, (n) => `${(n / 1048576).toFixed(0)} MB`)} | ${r.measured}/${r.runs} |`,
+    ),
     '',
     v.best ? `**Best: \`${v.best.label}\`**: ${v.best.evidence}.` : 'No run of any value has load results: there is no best value.',
   ];

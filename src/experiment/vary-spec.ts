@@ -18,8 +18,10 @@ export interface VarySpec {
 const FORMS = "--vary '--<node-flag>=v1,v2[,…]' or --vary 'NAME=v1,v2[,…]' (an environment variable)";
 
 function bad(text: string, why: string): Error {
-  return hotpathError('HOTPATH_ERR_VARY', `--vary ${JSON.stringify(text)}: ${why}; it reads ${FORMS}`,
-    { showUsage: true, details: { vary: text } });
+  return hotpathError('HOTPATH_ERR_VARY', `--vary ${JSON.stringify(text)}: ${why}; it reads ${FORMS}`, {
+    showUsage: true,
+    details: { vary: text },
+  });
 }
 
 export function parseVary(raw: string): VarySpec {
@@ -27,7 +29,10 @@ export function parseVary(raw: string): VarySpec {
   const eq = text.indexOf('=');
   if (eq <= 0) throw bad(text, 'no values (name=v1,v2)');
   const name = text.slice(0, eq);
-  const values = text.slice(eq + 1).split(',').map((v) => v.trim());
+  const values = text
+    .slice(eq + 1)
+    .split(',')
+    .map((v) => v.trim());
   let kind: VarySpec['kind'];
   if (/^--[a-z0-9][a-z0-9_-]*$/i.test(name)) kind = 'node-flag';
   else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) kind = 'env';
@@ -56,8 +61,12 @@ export function isNodeCommand(command: readonly string[]): boolean {
  * there), else into NODE_OPTIONS (where node refuses the flags it does not allow in it:
  * the run then fails to start, saying so).
  */
-export function applyVariant(spec: VarySpec, value: string, command: readonly string[], env: NodeJS.ProcessEnv):
-{ command: string[]; env: NodeJS.ProcessEnv } {
+export function applyVariant(
+  spec: VarySpec,
+  value: string,
+  command: readonly string[],
+  env: NodeJS.ProcessEnv,
+): { command: string[]; env: NodeJS.ProcessEnv } {
   if (spec.kind === 'env') return { command: [...command], env: { ...env, [spec.name]: value } };
   const flag = `${spec.name}=${value}`;
   if (isNodeCommand(command)) return { command: [command[0], flag, ...command.slice(1)], env: { ...env } };

@@ -4,7 +4,11 @@
 export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(false);
-    const done = (v: boolean) => { clearTimeout(t); signal?.removeEventListener('abort', onAbort); resolve(v); };
+    const done = (v: boolean) => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(v);
+    };
     const onAbort = () => done(false);
     const t = setTimeout(() => done(true), ms);
     signal?.addEventListener('abort', onAbort, { once: true });

@@ -10,7 +10,10 @@ export class ArrivalSchedule {
   limit = Infinity;
 
   /** @param interval ms between sends; @param offsetMs shift so workers interleave. */
-  constructor(private readonly interval: number, private readonly offsetMs: number) {}
+  constructor(
+    private readonly interval: number,
+    private readonly offsetMs: number,
+  ) {}
 
   start(now: number): void {
     this.t0 = now + this.offsetMs;

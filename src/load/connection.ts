@@ -48,7 +48,11 @@ export class Connection implements ScanSink {
   private readonly heads: Uint8Array;
   private readonly scanner = new ResponseScanner(this);
 
-  constructor(readonly id: number, private readonly owner: ConnectionOwner, readonly depth: number) {
+  constructor(
+    readonly id: number,
+    private readonly owner: ConnectionOwner,
+    readonly depth: number,
+  ) {
     this.sendAt = new Float64Array(depth);
     this.intendedAt = new Float64Array(depth);
     this.heads = new Uint8Array(depth);

@@ -9,7 +9,12 @@ import { mergeSlot, Totals, type IntervalPoint } from './interval-merge.js';
 import type { RequestTemplate } from './request-template.js';
 import type { GeneratorWorkerStats, TimelinePoint } from './load-result.js';
 import {
-  type IntervalData, type MainToWorker, type WorkerConfig, type WorkerFinal, type WorkerTarget, type WorkerToMain,
+  type IntervalData,
+  type MainToWorker,
+  type WorkerConfig,
+  type WorkerFinal,
+  type WorkerTarget,
+  type WorkerToMain,
 } from './worker-protocol.js';
 
 export type { IntervalPoint } from './interval-merge.js';
@@ -60,7 +65,10 @@ export function split(n: number, parts: number): number[] {
   return Array.from({ length: parts }, (_, i) => Math.floor(n / parts) + (i < n % parts ? 1 : 0));
 }
 
-interface Slot { reports: number; data: IntervalData[] }
+interface Slot {
+  reports: number;
+  data: IntervalData[];
+}
 
 export async function runEngine(plan: EnginePlan, hooks: EngineHooks = {}): Promise<EngineOutput> {
   const n = Math.max(1, Math.min(plan.workers, plan.connections));
@@ -106,7 +114,10 @@ class EngineRun {
   private onAllFinal: (() => void) | null = null;
   private failure: ((err: Error) => void) | null = null;
 
-  constructor(private readonly configs: WorkerConfig[], private readonly hooks: EngineHooks) {
+  constructor(
+    private readonly configs: WorkerConfig[],
+    private readonly hooks: EngineHooks,
+  ) {
     this.workers = configs.map((cfg) => new Worker(new URL('./load-worker.js', import.meta.url), { workerData: cfg }));
     this.finals = configs.map(() => undefined);
     this.received = configs.map(() => 0);
@@ -114,9 +125,13 @@ class EngineRun {
   }
 
   async execute(plan: EnginePlan): Promise<EngineOutput> {
-    const failed = new Promise<never>((_, reject) => { this.failure = reject; });
+    const failed = new Promise<never>((_, reject) => {
+      this.failure = reject;
+    });
     failed.catch(() => {});
-    const allFinal = new Promise<void>((resolve) => { this.onAllFinal = resolve; });
+    const allFinal = new Promise<void>((resolve) => {
+      this.onAllFinal = resolve;
+    });
     const ready = Promise.all(this.workers.map((w, i) => this.listen(w, i)));
     await Promise.race([ready, failed]);
     const signal = this.hooks.signal;
@@ -212,10 +227,27 @@ class EngineRun {
     const finals = this.finals.filter((f): f is WorkerFinal => f !== undefined);
     const sum = (f: (x: WorkerFinal) => number) => finals.reduce((a, x) => a + f(x), 0);
     return {
-      start, end, latency: t.latency, service: t.service, counters: t.counters, statuses: t.statuses, errors: t.errors, timeline: t.timeline,
-      workers: finals.map((f, i) => ({ worker: i, connections: this.configs[i].connections, cpuUserMs: f.cpuUserMs, cpuSystemMs: f.cpuSystemMs, elu: round3(f.elu) })),
-      inFlight: sum((f) => f.inFlight), dropped: sum((f) => f.dropped), intended: sum((f) => f.intended),
-      maxLagMs: t.maxLagMs, cpu, stoppedEarly,
+      start,
+      end,
+      latency: t.latency,
+      service: t.service,
+      counters: t.counters,
+      statuses: t.statuses,
+      errors: t.errors,
+      timeline: t.timeline,
+      workers: finals.map((f, i) => ({
+        worker: i,
+        connections: this.configs[i].connections,
+        cpuUserMs: f.cpuUserMs,
+        cpuSystemMs: f.cpuSystemMs,
+        elu: round3(f.elu),
+      })),
+      inFlight: sum((f) => f.inFlight),
+      dropped: sum((f) => f.dropped),
+      intended: sum((f) => f.intended),
+      maxLagMs: t.maxLagMs,
+      cpu,
+      stoppedEarly,
     };
   }
 
@@ -227,4 +259,3 @@ class EngineRun {
 function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
-

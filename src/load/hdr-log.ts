@@ -38,23 +38,29 @@ export class HdrLog {
 
   /** Header lines, with the epoch ms the measured window started at. */
   begin(startEpochMs: number): void {
-    this.write(appendFileSync, this.format((w) => {
-      w.outputLogFormatVersion();
-      w.outputComment('hotpath load: latency in microseconds (untagged); service time tagged "service" in open-model runs');
-      w.outputStartTime(startEpochMs);
-      w.outputLegend();
-    }));
+    this.write(
+      appendFileSync,
+      this.format((w) => {
+        w.outputLogFormatVersion();
+        w.outputComment('hotpath load: latency in microseconds (untagged); service time tagged "service" in open-model runs');
+        w.outputStartTime(startEpochMs);
+        w.outputLegend();
+      }),
+    );
   }
 
   append(p: IntervalPoint): void {
     const from = p.second - 1;
-    this.write(appendFileSync, this.format((w) => {
-      w.outputIntervalHistogram(p.latency, from, from + p.lengthS, 1000);
-      if (p.service !== null) {
-        p.service.tag = 'service';
-        w.outputIntervalHistogram(p.service, from, from + p.lengthS, 1000);
-      }
-    }));
+    this.write(
+      appendFileSync,
+      this.format((w) => {
+        w.outputIntervalHistogram(p.latency, from, from + p.lengthS, 1000);
+        if (p.service !== null) {
+          p.service.tag = 'service';
+          w.outputIntervalHistogram(p.service, from, from + p.lengthS, 1000);
+        }
+      }),
+    );
   }
 
   /** The first write failure during the run, as a sentence (appends never throw into the engine). */
@@ -64,7 +70,11 @@ export class HdrLog {
 
   private format(fn: (w: hdr.HistogramLogWriter) => void): string {
     let text = '';
-    fn(new hdr.HistogramLogWriter((s) => { text += s; }));
+    fn(
+      new hdr.HistogramLogWriter((s) => {
+        text += s;
+      }),
+    );
     return text;
   }
 
@@ -79,6 +89,9 @@ export class HdrLog {
 
   private error(cause: unknown) {
     const code = (cause as NodeJS.ErrnoException).code ?? 'EIO';
-    return hotpathError('HOTPATH_ERR_HDR_LOG', `Cannot write the HdrHistogram log ${this.path} (${code})`, { cause, details: { path: this.path } });
+    return hotpathError('HOTPATH_ERR_HDR_LOG', `Cannot write the HdrHistogram log ${this.path} (${code})`, {
+      cause,
+      details: { path: this.path },
+    });
   }
 }

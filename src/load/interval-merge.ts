@@ -30,7 +30,9 @@ export class Totals {
 
   add(data: IntervalData[], point: IntervalPoint): void {
     for (const d of data) {
-      d.counters.forEach((v, j) => { this.counters[j] += v; });
+      d.counters.forEach((v, j) => {
+        this.counters[j] += v;
+      });
       for (const [s, c] of d.statuses) this.statuses[s] = (this.statuses[s] ?? 0) + c;
       for (const [e, c] of Object.entries(d.errors)) this.errors[e] = (this.errors[e] ?? 0) + c;
       this.maxLagMs = Math.max(this.maxLagMs, d.maxLagMs);
@@ -47,7 +49,9 @@ export class Totals {
 export function mergeSlot(k: number, data: IntervalData[], lengthS: number): IntervalPoint {
   const latency = createHistogram();
   const service = data.some((d) => d.service !== undefined) ? createHistogram() : null;
-  let requests = 0, errors = 0, bytesRead = 0;
+  let requests = 0,
+    errors = 0,
+    bytesRead = 0;
   for (const d of data) {
     addEncoded(latency, d.latency);
     if (service && d.service) addEncoded(service, d.service);

@@ -10,7 +10,13 @@ import { hotpathError } from '../errors.js';
 import { redactUrl } from '../redact.js';
 import { DEFAULT_DURATION_S, loadOptionSpecs, type CheckedLoadFlags, type LoadFlags } from './load-options.js';
 import {
-  buildTemplate, connectionCloseAsked, isToken, overriddenHeaderWarnings, parseHeaderLines, type RequestTemplate, type ScenarioRequest,
+  buildTemplate,
+  connectionCloseAsked,
+  isToken,
+  overriddenHeaderWarnings,
+  parseHeaderLines,
+  type RequestTemplate,
+  type ScenarioRequest,
 } from './request-template.js';
 import { readScenario, validateScenario } from './scenario.js';
 
@@ -92,8 +98,12 @@ export function planLoad(options: CheckedLoadOptions, readBodyBytes = true): Loa
   const parsed = parseHeaderLines(v.headers ?? []);
   if ('bad' in parsed) throw invalid('header', `--header must look like "Name: value"; got ${JSON.stringify(parsed.bad)}`);
   const body = v.bodyFile !== undefined ? readBody(v.bodyFile, readBodyBytes) : v.body;
-  const scenario = options.requests !== undefined ? validateScenario(options.requests, 'requests')
-    : v.scenario !== undefined ? readScenario(v.scenario) : undefined;
+  const scenario =
+    options.requests !== undefined
+      ? validateScenario(options.requests, 'requests')
+      : v.scenario !== undefined
+        ? readScenario(v.scenario)
+        : undefined;
   const flags: ResolvedFlags = {
     connections: v.connections,
     pipelining: v.pipelining,
@@ -140,18 +150,29 @@ function invalid(option: string, message: string) {
 
 function parseUrl(raw: unknown): URL {
   if (typeof raw !== 'string' || raw === '') {
-    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'The URL to load is missing, e.g. hotpath load http://127.0.0.1:3000/', { showUsage: true });
+    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'The URL to load is missing, e.g. hotpath load http://127.0.0.1:3000/', {
+      showUsage: true,
+    });
   }
   let url: URL;
   try {
     url = new URL(raw);
   } catch (cause) {
-    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(redactUrl(raw))} is not a URL; write it like http://127.0.0.1:3000/path`, { cause, showUsage: true });
+    throw hotpathError(
+      'HOTPATH_ERR_INVALID_URL',
+      `${JSON.stringify(redactUrl(raw))} is not a URL; write it like http://127.0.0.1:3000/path`,
+      { cause, showUsage: true },
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(redactUrl(raw))}: only http: and https: URLs can be loaded (use --socket for a Unix socket)`, { showUsage: true });
+    throw hotpathError(
+      'HOTPATH_ERR_INVALID_URL',
+      `${JSON.stringify(redactUrl(raw))}: only http: and https: URLs can be loaded (use --socket for a Unix socket)`,
+      { showUsage: true },
+    );
   }
-  if (url.hostname === '') throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(redactUrl(raw))} has no host`, { showUsage: true });
+  if (url.hostname === '')
+    throw hotpathError('HOTPATH_ERR_INVALID_URL', `${JSON.stringify(redactUrl(raw))} has no host`, { showUsage: true });
   return url;
 }
 
@@ -181,9 +202,15 @@ function crossCheck(f: ResolvedFlags): void {
     throw invalid('rate', `--rate ${f.rate} for ${f.duration} s plans no request at all; raise --rate or --duration`);
   }
   if (!f.keepalive && f.pipelining > 1) {
-    throw invalid('pipelining', '--pipelining needs keep-alive: with --no-keepalive (or -H "Connection: close") each connection carries one request');
+    throw invalid(
+      'pipelining',
+      '--pipelining needs keep-alive: with --no-keepalive (or -H "Connection: close") each connection carries one request',
+    );
   }
   if (f.connections * f.pipelining > 1_000_000) {
-    throw invalid('pipelining', `--connections × --pipelining is ${f.connections * f.pipelining}; at most 1000000 requests can be in flight`);
+    throw invalid(
+      'pipelining',
+      `--connections × --pipelining is ${f.connections * f.pipelining}; at most 1000000 requests can be in flight`,
+    );
   }
 }

@@ -14,7 +14,7 @@ port.on('message', (msg: MainToWorker) => {
     else if (msg.type === 'measure') engine.measure();
     else if (msg.type === 'stop') engine.stop();
   } catch (err) {
-    port.postMessage({ type: 'fatal', message: err instanceof Error ? err.stack ?? err.message : String(err) });
+    port.postMessage({ type: 'fatal', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   }
 });
 port.postMessage({ type: 'ready' });

@@ -55,8 +55,14 @@ export function loadChecked(options: CheckedLoadOptions, hooks: LoadHooks = {}):
 function startLoad(makePlan: () => LoadPlan, signal: AbortSignal | undefined, hooks: LoadHooks): LoadRun {
   const events = new EventEmitter();
   const promise = runLoad(makePlan, signal, {
-    onProgress: (p) => { hooks.onProgress?.(p); events.emit('progress', p); },
-    onPhase: (phase, at) => { hooks.onPhase?.(phase, at); events.emit(phase, at); },
+    onProgress: (p) => {
+      hooks.onProgress?.(p);
+      events.emit('progress', p);
+    },
+    onPhase: (phase, at) => {
+      hooks.onPhase?.(phase, at);
+      events.emit(phase, at);
+    },
   });
   const run = promise as LoadRun;
   run.on = (event, listener) => {
@@ -73,30 +79,41 @@ async function runLoad(makePlan: () => LoadPlan, signal: AbortSignal | undefined
   const target = await preflight({ url: plan.url, socket: f.socket, insecure: f.insecure, timeoutMs: f.timeout });
   const setup = await sendSetup(target, plan.setup, f.timeout);
   let total = 0;
-  const out = await runEngine({
-    target,
-    templates: plan.templates,
-    connections: f.connections,
-    pipelining: f.pipelining,
-    workers: f.workers,
-    keepalive: f.keepalive,
-    timeoutMs: f.timeout,
-    rate: f.rate,
-    amount: f.amount,
-    duration: f.duration,
-    warmup: f.warmup,
-  }, {
-    signal,
-    onPhase: (phase, at) => {
-      if (phase === 'load-start') hdrLog?.begin(at);
-      hooks.onPhase(phase, at);
+  const out = await runEngine(
+    {
+      target,
+      templates: plan.templates,
+      connections: f.connections,
+      pipelining: f.pipelining,
+      workers: f.workers,
+      keepalive: f.keepalive,
+      timeoutMs: f.timeout,
+      rate: f.rate,
+      amount: f.amount,
+      duration: f.duration,
+      warmup: f.warmup,
     },
-    onInterval: (p) => {
-      hdrLog?.append(p);
-      total += p.requests;
-      hooks.onProgress({ second: p.second, requests: p.requests, errors: p.errors, bytesRead: p.bytesRead, p50: p.p50, p99: p.p99, totalRequests: total });
+    {
+      signal,
+      onPhase: (phase, at) => {
+        if (phase === 'load-start') hdrLog?.begin(at);
+        hooks.onPhase(phase, at);
+      },
+      onInterval: (p) => {
+        hdrLog?.append(p);
+        total += p.requests;
+        hooks.onProgress({
+          second: p.second,
+          requests: p.requests,
+          errors: p.errors,
+          bytesRead: p.bytesRead,
+          p50: p.p50,
+          p99: p.p99,
+          totalRequests: total,
+        });
+      },
     },
-  });
+  );
   const result = buildResult(plan, out, setup);
   const logProblem = hdrLog?.problem();
   if (logProblem !== undefined) result.generator.warnings.push(logProblem);

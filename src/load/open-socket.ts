@@ -13,9 +13,17 @@ export interface OnRead {
 
 export function openSocket(t: WorkerTarget, onread?: OnRead): net.Socket {
   if (t.tls) {
-    return tls.connect({ host: t.host, port: t.port, path: t.socketPath, servername: t.servername, rejectUnauthorized: t.rejectUnauthorized });
+    return tls.connect({
+      host: t.host,
+      port: t.port,
+      path: t.socketPath,
+      servername: t.servername,
+      rejectUnauthorized: t.rejectUnauthorized,
+    });
   }
-  return t.socketPath !== undefined ? net.connect({ path: t.socketPath, onread }) : net.connect({ host: t.host, port: t.port as number, onread });
+  return t.socketPath !== undefined
+    ? net.connect({ path: t.socketPath, onread })
+    : net.connect({ host: t.host, port: t.port as number, onread });
 }
 
 /** True when openSocket will honour `onread` for this target. */

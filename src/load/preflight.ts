@@ -39,7 +39,10 @@ async function resolve(hostname: string): Promise<string> {
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code ?? 'ENOTFOUND';
     if (DNS_CODES.has(code)) {
-      throw hotpathError('HOTPATH_ERR_DNS', `The host name ${hostname} does not resolve (${code})`, { cause, details: { hostname, errno: code } });
+      throw hotpathError('HOTPATH_ERR_DNS', `The host name ${hostname} does not resolve (${code})`, {
+        cause,
+        details: { hostname, errno: code },
+      });
     }
     throw cause;
   }
@@ -66,12 +69,21 @@ function probe(target: WorkerTarget, input: PreflightInput, hostname: string): P
 function classify(cause: NodeJS.ErrnoException, where: string, hostname: string, secure: boolean): Error {
   const code = cause.code ?? 'EUNKNOWN';
   if (DNS_CODES.has(code)) {
-    return hotpathError('HOTPATH_ERR_DNS', `The host name ${hostname} does not resolve (${code})`, { cause, details: { hostname, errno: code } });
+    return hotpathError('HOTPATH_ERR_DNS', `The host name ${hostname} does not resolve (${code})`, {
+      cause,
+      details: { hostname, errno: code },
+    });
   }
   if (secure && code !== 'ETIMEDOUT' && (cause.syscall === undefined || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS'))) {
-    return hotpathError('HOTPATH_ERR_TLS', `TLS with ${where} failed: ${cause.message} (${code}); use --insecure only for a test server you trust`,
-      { cause, details: { errno: code } });
+    return hotpathError(
+      'HOTPATH_ERR_TLS',
+      `TLS with ${where} failed: ${cause.message} (${code}); use --insecure only for a test server you trust`,
+      { cause, details: { errno: code } },
+    );
   }
   const hint = code === 'ECONNREFUSED' || code === 'ENOENT' ? ': is the server running and listening there?' : '';
-  return hotpathError('HOTPATH_ERR_CONNECT', `Cannot connect to ${where} (${code})${hint}`, { cause, details: { address: where, errno: code } });
+  return hotpathError('HOTPATH_ERR_CONNECT', `Cannot connect to ${where} (${code})${hint}`, {
+    cause,
+    details: { address: where, errno: code },
+  });
 }

@@ -41,8 +41,9 @@ export const ENGINE_HEADERS: ReadonlySet<string> = new Set(['connection', 'conte
 
 /** True when a `Connection` header asks for `close` (one connection per request). */
 export function connectionCloseAsked(headers: Record<string, string>): boolean {
-  return Object.entries(headers).some(([k, v]) => k.toLowerCase() === 'connection' &&
-    v.split(',').some((t) => t.trim().toLowerCase() === 'close'));
+  return Object.entries(headers).some(
+    ([k, v]) => k.toLowerCase() === 'connection' && v.split(',').some((t) => t.trim().toLowerCase() === 'close'),
+  );
 }
 
 /**
@@ -57,8 +58,12 @@ export function overriddenHeaderWarnings(req: ScenarioRequest, keepalive: boolea
     if (!ENGINE_HEADERS.has(name)) continue;
     if (name === 'connection' && v.trim().toLowerCase() === (keepalive ? 'keep-alive' : 'close')) continue;
     if (name === 'content-length' && v.trim() === String(bodyLength)) continue;
-    const sent = name === 'connection' ? `Connection: ${keepalive ? 'keep-alive' : 'close'}`
-      : name === 'content-length' ? `Content-Length: ${bodyLength} (the body's length)` : 'a Content-Length instead';
+    const sent =
+      name === 'connection'
+        ? `Connection: ${keepalive ? 'keep-alive' : 'close'}`
+        : name === 'content-length'
+          ? `Content-Length: ${bodyLength} (the body's length)`
+          : 'a Content-Length instead';
     out.push(`Header "${k}: ${v}"${where} was not sent as given: the load engine sends ${sent}.`);
   }
   return out;

@@ -95,10 +95,17 @@ export class ResponseScanner {
     let pos = 0;
     while (pos < len) {
       switch (this.state) {
-        case S_HEAD: pos = this.head(buf, pos, len); break;
-        case S_BODY: pos = this.body(buf, pos, len); break;
-        case S_UNTIL_CLOSE: return true;
-        default: pos = this.chunked(buf, pos, len); break;
+        case S_HEAD:
+          pos = this.head(buf, pos, len);
+          break;
+        case S_BODY:
+          pos = this.body(buf, pos, len);
+          break;
+        case S_UNTIL_CLOSE:
+          return true;
+        default:
+          pos = this.chunked(buf, pos, len);
+          break;
       }
       if (pos < 0) {
         this.failed = true;
@@ -133,7 +140,9 @@ export class ResponseScanner {
   private parseHead(buf: Buffer, start: number, end: number): boolean {
     // "HTTP/1.x SSS"
     if (end - start < 12 || buf.compare(HTTP1, 0, 7, start, start + 7) !== 0 || buf[start + 8] !== 0x20) return false;
-    const d0 = buf[start + 9] - 48, d1 = buf[start + 10] - 48, d2 = buf[start + 11] - 48;
+    const d0 = buf[start + 9] - 48,
+      d1 = buf[start + 10] - 48,
+      d2 = buf[start + 11] - 48;
     if (d0 < 1 || d0 > 5 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) return false;
     const status = d0 * 100 + d1 * 10 + d2;
     let close = buf[start + 7] === 0x30; // HTTP/1.0 closes unless it says keep-alive
@@ -210,13 +219,20 @@ export class ResponseScanner {
           const take = Math.min(this.remaining, len - pos);
           this.remaining -= take;
           pos += take;
-          if (this.remaining === 0) { this.state = S_CHUNK_END; this.remaining = 2; }
+          if (this.remaining === 0) {
+            this.state = S_CHUNK_END;
+            this.remaining = 2;
+          }
           continue;
         }
         case S_CHUNK_END:
           if ((this.remaining === 2 && c !== CR) || (this.remaining === 1 && c !== LF)) return -1;
           pos++;
-          if (--this.remaining === 0) { this.state = S_CHUNK_SIZE; this.chunkSize = 0; this.sawDigit = false; }
+          if (--this.remaining === 0) {
+            this.state = S_CHUNK_SIZE;
+            this.chunkSize = 0;
+            this.sawDigit = false;
+          }
           continue;
         case S_CHUNK_SIZE: {
           pos++;
@@ -226,8 +242,9 @@ export class ResponseScanner {
             this.sawDigit = true;
             if (this.chunkSize > Number.MAX_SAFE_INTEGER / 16) return -1;
           } else if (c === 0x3b || isSpace(c)) this.state = S_CHUNK_EXT;
-          else if (c === LF) { if (!this.chunkSizeDone()) return -1; }
-          else if (c !== CR) return -1;
+          else if (c === LF) {
+            if (!this.chunkSizeDone()) return -1;
+          } else if (c !== CR) return -1;
           continue;
         }
         case S_CHUNK_EXT:
@@ -237,7 +254,10 @@ export class ResponseScanner {
         case S_TRAILERS:
           pos++;
           if (c === LF) {
-            if (this.lineLen === 0) { this.complete(); return pos; }
+            if (this.lineLen === 0) {
+              this.complete();
+              return pos;
+            }
             this.lineLen = 0;
           } else if (c !== CR) this.lineLen++;
           continue;
@@ -263,7 +283,10 @@ export class ResponseScanner {
 
 /** `Connection: Upgrade, close` and other lists (rare; allocation is fine here). */
 function connectionListCloses(value: string, current: boolean): boolean {
-  const tokens = value.toLowerCase().split(',').map((t) => t.trim());
+  const tokens = value
+    .toLowerCase()
+    .split(',')
+    .map((t) => t.trim());
   if (tokens.includes('close')) return true;
   if (tokens.includes('keep-alive')) return false;
   return current;

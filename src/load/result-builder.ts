@@ -7,7 +7,16 @@ import { LOAD_RESULT_VERSION, type LoadResult, type SetupOutcome } from './load-
 import type { EngineOutput } from './engine.js';
 import type { LoadPlan } from './load-plan.js';
 import {
-  C_BYTES_READ, C_BYTES_WRITTEN, C_CLOSED_BY_SERVER, C_COMPLETED, C_LATE, C_OPENED, C_PARSE, C_SENT, C_SOCKET_ERRORS, C_TIMEOUTS,
+  C_BYTES_READ,
+  C_BYTES_WRITTEN,
+  C_CLOSED_BY_SERVER,
+  C_COMPLETED,
+  C_LATE,
+  C_OPENED,
+  C_PARSE,
+  C_SENT,
+  C_SOCKET_ERRORS,
+  C_TIMEOUTS,
 } from './worker-protocol.js';
 
 /** A worker busy this share of the time (event-loop utilization) could not go faster: the generator limited the run. */
@@ -83,22 +92,29 @@ function warnings(r: LoadResult): string[] {
   const out: string[] = [];
   if (r.generator.saturated) {
     const busiest = r.generator.workers.reduce((a, b) => (b.elu > a.elu ? b : a));
-    out.push(`The load generator was the bottleneck: worker ${busiest.worker} was busy ${Math.round(busiest.elu * 100)}% of the time ` +
-      `(threshold ${GENERATOR_SATURATION_ELU * 100}%). The server may be faster than measured: add workers (-w) on spare cores, ` +
-      'or run the generator on another machine.');
+    out.push(
+      `The load generator was the bottleneck: worker ${busiest.worker} was busy ${Math.round(busiest.elu * 100)}% of the time ` +
+        `(threshold ${GENERATOR_SATURATION_ELU * 100}%). The server may be faster than measured: add workers (-w) on spare cores, ` +
+        'or run the generator on another machine.',
+    );
   }
   const s = r.schedule;
   if (s !== undefined && s.intended > 0 && s.dropped / s.intended > SCHEDULE_MISS_WARNING) {
-    out.push(`${s.dropped} of ${s.intended} planned sends were never made: every connection was busy until the end. ` +
-      'Their wait is not in the latency; raise --connections (or --pipelining) so the schedule can be kept.');
+    out.push(
+      `${s.dropped} of ${s.intended} planned sends were never made: every connection was busy until the end. ` +
+        'Their wait is not in the latency; raise --connections (or --pipelining) so the schedule can be kept.',
+    );
   }
   if (s !== undefined && s.intended > 0 && s.late / s.intended > SCHEDULE_MISS_WARNING) {
-    out.push(`${s.late} sends (${((100 * s.late) / s.intended).toFixed(1)}%) left late (worst ${s.maxLagMs} ms): ` +
-      'no connection was free at their planned time (or the generator was busy). Latency still counts from the planned time.');
+    out.push(
+      `${s.late} sends (${((100 * s.late) / s.intended).toFixed(1)}%) left late (worst ${s.maxLagMs} ms): ` +
+        'no connection was free at their planned time (or the generator was busy). Latency still counts from the planned time.',
+    );
   }
   const failedSetup = r.setup?.filter((x) => x.error !== undefined || (x.status ?? 0) >= 400) ?? [];
   for (const x of failedSetup) out.push(`Setup request ${x.method} ${x.path} failed: ${x.error ?? `status ${x.status}`}.`);
-  if (r.stoppedEarly !== undefined) out.push(`Stopped early (${r.stoppedEarly.reason}): the numbers cover ${(r.durationMs / 1000).toFixed(1)} s.`);
+  if (r.stoppedEarly !== undefined)
+    out.push(`Stopped early (${r.stoppedEarly.reason}): the numbers cover ${(r.durationMs / 1000).toFixed(1)} s.`);
   return out;
 }
 

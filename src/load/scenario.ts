@@ -17,7 +17,10 @@ export function readScenario(path: string): ScenarioRequest[] {
   try {
     data = JSON.parse(text);
   } catch (cause) {
-    throw hotpathError('HOTPATH_ERR_SCENARIO', `The scenario file ${path} is not valid JSON: ${(cause as Error).message}`, { cause, details: { path } });
+    throw hotpathError('HOTPATH_ERR_SCENARIO', `The scenario file ${path} is not valid JSON: ${(cause as Error).message}`, {
+      cause,
+      details: { path },
+    });
   }
   return validateScenario(data, path);
 }
@@ -32,7 +35,8 @@ export function validateScenario(data: unknown, where: string): ScenarioRequest[
     for (const key of Object.keys(e)) {
       if (!['method', 'path', 'headers', 'body'].includes(key)) throw fail(`entry ${i} has an unknown field "${key}"`);
     }
-    if (e.method !== undefined && (typeof e.method !== 'string' || !isToken(e.method))) throw fail(`entry ${i}: method must be an HTTP method such as "POST"`);
+    if (e.method !== undefined && (typeof e.method !== 'string' || !isToken(e.method)))
+      throw fail(`entry ${i}: method must be an HTTP method such as "POST"`);
     if (e.path !== undefined && (typeof e.path !== 'string' || !e.path.startsWith('/') || /[\s]/.test(e.path))) {
       throw fail(`entry ${i}: path must start with "/" and contain no spaces`);
     }

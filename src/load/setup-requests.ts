@@ -7,7 +7,6 @@ import type { RequestTemplate } from './request-template.js';
 import type { WorkerTarget } from './worker-protocol.js';
 import type { SetupOutcome } from './load-result.js';
 
-
 /** Sends each request in turn and waits for its response; never throws. */
 export async function sendSetup(target: WorkerTarget, requests: readonly RequestTemplate[], timeoutMs: number): Promise<SetupOutcome[]> {
   const out: SetupOutcome[] = [];
@@ -30,8 +29,12 @@ function sendOne(target: WorkerTarget, req: RequestTemplate, timeoutMs: number):
     const socket = openSocket(target);
     const timer = setTimeout(() => finish({ error: 'timeout' }), timeoutMs);
     socket.once(readyEvent(target), () => socket.write(req.bytes));
-    socket.on('data', (chunk: Buffer) => { if (!scanner.feed(chunk)) finish({ error: 'parse' }); });
-    socket.on('end', () => { if (!scanner.end() || !settled) finish({ error: 'EOF' }); });
+    socket.on('data', (chunk: Buffer) => {
+      if (!scanner.feed(chunk)) finish({ error: 'parse' });
+    });
+    socket.on('end', () => {
+      if (!scanner.end() || !settled) finish({ error: 'EOF' });
+    });
     socket.on('error', (err: NodeJS.ErrnoException) => finish({ error: err.code ?? 'EUNKNOWN' }));
   });
 }

@@ -7,9 +7,21 @@ import { ArrivalSchedule } from './arrival-schedule.js';
 import { Connection, type ConnectionOwner, type DropReason } from './connection.js';
 import { createHistogram, encodeHistogram, MAX_TRACKABLE_US, type Histogram } from './histogram.js';
 import {
-  C_BYTES_READ, C_BYTES_WRITTEN, C_CLOSED_BY_SERVER, C_COMPLETED, C_LATE, C_OPENED, C_PARSE, C_SENT,
-  C_SOCKET_ERRORS, C_TIMEOUTS, COUNTERS,
-  type IntervalData, type WorkerConfig, type WorkerFinal, type WorkerTarget,
+  C_BYTES_READ,
+  C_BYTES_WRITTEN,
+  C_CLOSED_BY_SERVER,
+  C_COMPLETED,
+  C_LATE,
+  C_OPENED,
+  C_PARSE,
+  C_SENT,
+  C_SOCKET_ERRORS,
+  C_TIMEOUTS,
+  COUNTERS,
+  type IntervalData,
+  type WorkerConfig,
+  type WorkerFinal,
+  type WorkerTarget,
 } from './worker-protocol.js';
 
 /** A scheduled send that leaves more than this after its planned time counts as late. */
@@ -55,10 +67,16 @@ export class WorkerEngine implements ConnectionOwner {
   private eluStart = performance.eventLoopUtilization();
   private cpuStart: NodeJS.CpuUsage | undefined;
 
-  constructor(private readonly cfg: WorkerConfig, private readonly post: (msg: unknown) => void) {
+  constructor(
+    private readonly cfg: WorkerConfig,
+    private readonly post: (msg: unknown) => void,
+  ) {
     this.target = cfg.target;
     this.keepalive = cfg.keepalive;
-    this.templates = cfg.templates.map((t) => ({ bytes: Buffer.from(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength), head: t.head }));
+    this.templates = cfg.templates.map((t) => ({
+      bytes: Buffer.from(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength),
+      head: t.head,
+    }));
     this.open = cfg.rate !== undefined;
     this.schedule = this.open ? new ArrivalSchedule(1000 / (cfg.rate as number), cfg.rateOffsetMs) : null;
     this.service = this.open ? createHistogram() : null;
@@ -154,7 +172,8 @@ export class WorkerEngine implements ConnectionOwner {
     if (this.stopped) return;
     this.inFlight -= lost;
     if (reason === 'parse') this.counters[C_PARSE]++;
-    else if (reason === 'recycle' && lost > 0) this.countError('EOF'); // closed with pipelined requests unanswered
+    else if (reason === 'recycle' && lost > 0)
+      this.countError('EOF'); // closed with pipelined requests unanswered
     else if (code !== undefined) this.countError(code);
     if (conn.takeClosedByServer() || reason === 'idle-close') this.counters[C_CLOSED_BY_SERVER]++;
     this.release(conn);

@@ -55,10 +55,7 @@ export const C_CLOSED_BY_SERVER = 8;
 export const C_LATE = 9;
 export const COUNTERS = 10;
 
-export type MainToWorker =
-  | { type: 'run'; measure: boolean }
-  | { type: 'measure' }
-  | { type: 'stop' };
+export type MainToWorker = { type: 'run'; measure: boolean } | { type: 'measure' } | { type: 'stop' };
 
 export interface IntervalData {
   /** Counter deltas since the previous interval (see C_*). */
@@ -87,8 +84,4 @@ export interface WorkerFinal extends IntervalData {
   cpuSystemMs?: number;
 }
 
-export type WorkerToMain =
-  | { type: 'ready' }
-  | ({ type: 'tick' } & IntervalData)
-  | WorkerFinal
-  | { type: 'fatal'; message: string };
+export type WorkerToMain = { type: 'ready' } | ({ type: 'tick' } & IntervalData) | WorkerFinal | { type: 'fatal'; message: string };

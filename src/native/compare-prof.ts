@@ -5,7 +5,11 @@
 
 import type { ProfStatistics } from './prof-statistics.js';
 
-export interface TextRow { name: string; ticks: number; total: number }
+export interface TextRow {
+  name: string;
+  ticks: number;
+  total: number;
+}
 
 /** The rows of one `[Section]:` of --prof-process's text (e.g. `JavaScript`, `Summary`). */
 export function profProcessSection(text: string, section: string): TextRow[] {
@@ -37,10 +41,15 @@ export interface TopComparison {
 }
 
 export function compareTopJs(theirText: string, ours: ProfStatistics, n = 10, tolerance = 1): TopComparison {
-  const theirs = profProcessSection(theirText, 'JavaScript').filter((r) => isJsFunction(r.name)).slice(0, n);
+  const theirs = profProcessSection(theirText, 'JavaScript')
+    .filter((r) => isJsFunction(r.name))
+    .slice(0, n);
   const mine = new Map(ours.javascript.map((r) => [r.name, r.total]));
   const rows = theirs.map((t) => ({ name: t.name, theirs: t.total, ours: mine.get(t.name) }));
-  const mismatches = rows.filter((r) => r.ours === undefined || Math.abs(r.ours - r.theirs) > tolerance)
-    .map((r) => `${r.name}: --prof-process ${r.theirs.toFixed(1)} %, hotpath ${r.ours === undefined ? 'missing' : `${r.ours.toFixed(1)} %`}`);
+  const mismatches = rows
+    .filter((r) => r.ours === undefined || Math.abs(r.ours - r.theirs) > tolerance)
+    .map(
+      (r) => `${r.name}: --prof-process ${r.theirs.toFixed(1)} %, hotpath ${r.ours === undefined ? 'missing' : `${r.ours.toFixed(1)} %`}`,
+    );
   return { rows, mismatches };
 }

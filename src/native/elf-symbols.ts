@@ -6,7 +6,11 @@
 
 import { closeSync, openSync, readSync } from 'node:fs';
 
-export interface ElfSymbol { start: number; size: number; name: string }
+export interface ElfSymbol {
+  start: number;
+  size: number;
+  name: string;
+}
 
 const SHT_SYMTAB = 2;
 const SHT_DYNSYM = 11;
@@ -38,7 +42,14 @@ export function readElfFunctionSymbols(path: string): ElfSymbol[] | undefined {
     const sh = readAt(fd, shoff, shentsize * shnum);
     const section = (i: number) => {
       const o = i * shentsize;
-      return { type: sh.readUInt32LE(o + 4), flags: Number(sh.readBigUInt64LE(o + 8)), offset: Number(sh.readBigUInt64LE(o + 24)), size: Number(sh.readBigUInt64LE(o + 32)), link: sh.readUInt32LE(o + 40), entsize: Number(sh.readBigUInt64LE(o + 56)) };
+      return {
+        type: sh.readUInt32LE(o + 4),
+        flags: Number(sh.readBigUInt64LE(o + 8)),
+        offset: Number(sh.readBigUInt64LE(o + 24)),
+        size: Number(sh.readBigUInt64LE(o + 32)),
+        link: sh.readUInt32LE(o + 40),
+        entsize: Number(sh.readBigUInt64LE(o + 56)),
+      };
     };
     let table: ReturnType<typeof section> | undefined;
     for (const wanted of [SHT_SYMTAB, SHT_DYNSYM]) {

@@ -22,7 +22,11 @@ export interface NativeProcessProfiles {
   jsSamples: number;
 }
 
-export function nativeProcessProfiles(raw: readonly RawSample[], pid: number, o: { startUs: number; endUs: number; periodUs: number }): NativeProcessProfiles {
+export function nativeProcessProfiles(
+  raw: readonly RawSample[],
+  pid: number,
+  o: { startUs: number; endUs: number; periodUs: number },
+): NativeProcessProfiles {
   const main = new ProfileBuilder();
   const others = new ProfileBuilder();
   const threadSamples: Record<string, number> = {};
@@ -32,7 +36,8 @@ export function nativeProcessProfiles(raw: readonly RawSample[], pid: number, o:
   for (const r of raw) {
     // perf attached before the load and may sample a moment after it: the window's samples only.
     if ((r.pid ?? r.mapPid) !== pid || r.time * 1e6 < o.startUs || r.time * 1e6 - o.periodUs > o.endUs) continue;
-    const frames = r.frames.length > 0 ? [...r.frames] : [{ functionName: '(program)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }];
+    const frames =
+      r.frames.length > 0 ? [...r.frames] : [{ functionName: '(program)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }];
     if (r.tid === pid) {
       main.add(frames, r.time, r.period);
       mainSamples++;

@@ -27,7 +27,10 @@ const STOP_WAIT_MS = 15_000;
 /** The perf executable on PATH, or why there is none to use. */
 export function findPerf(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): { path: string } | PerfUnavailable {
   if (platform !== 'linux') {
-    return { reason: `native stacks need Linux perf; this is ${platform}`, fix: 'run on Linux, or use `node --prof` and `hotpath prof` (docs/prof.md)' };
+    return {
+      reason: `native stacks need Linux perf; this is ${platform}`,
+      fix: 'run on Linux, or use `node --prof` and `hotpath prof` (docs/prof.md)',
+    };
   }
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (dir === '') continue;
@@ -35,9 +38,14 @@ export function findPerf(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = pro
     try {
       accessSync(path, constants.X_OK);
       return { path };
-    } catch { /* not here */ }
+    } catch {
+      /* not here */
+    }
   }
-  return { reason: 'perf is not installed (not found on PATH)', fix: 'install it: `apt-get install linux-perf` (Debian), `apt-get install linux-tools-$(uname -r)` (Ubuntu), `dnf install perf` (Fedora)' };
+  return {
+    reason: 'perf is not installed (not found on PATH)',
+    fix: 'install it: `apt-get install linux-perf` (Debian), `apt-get install linux-tools-$(uname -r)` (Ubuntu), `dnf install perf` (Fedora)',
+  };
 }
 
 function paranoid(): string {
@@ -58,7 +66,10 @@ export function perfFailure(stderr: string, code: number | null): PerfUnavailabl
     };
   }
   if (/perf not found for kernel|linux-tools|linux-perf/i.test(text)) {
-    return { reason: 'the installed perf does not match the running kernel', fix: 'install the perf of this kernel: `apt-get install linux-perf` (Debian), `apt-get install linux-tools-$(uname -r)` (Ubuntu)' };
+    return {
+      reason: 'the installed perf does not match the running kernel',
+      fix: 'install the perf of this kernel: `apt-get install linux-perf` (Debian), `apt-get install linux-tools-$(uname -r)` (Ubuntu)',
+    };
   }
   const first = text.split('\n').find((l) => l.trim() !== '' && !/^error:?$/i.test(l.trim())) ?? `exit code ${code}`;
   return { reason: `perf record failed: ${first.trim()}`, fix: 'run the same `perf record -g -p <pid>` by hand to see why' };
@@ -78,18 +89,34 @@ export class PerfRecorder {
     return this.child.pid ?? 0;
   }
 
-  private constructor(private readonly child: ChildProcess, readonly file: string) {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly file: string,
+  ) {
     child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (s: string) => { if (this.stderr.length < 64 * 1024) this.stderr += s; });
+    child.stderr?.on('data', (s: string) => {
+      if (this.stderr.length < 64 * 1024) this.stderr += s;
+    });
     child.stdio[4]?.on('data', (b: Buffer) => {
       this.acks += String(b).split('ack').length - 1;
       this.onAck?.();
     });
-    child.stdio[4]?.on('error', () => { /* perf gone: its exit says why */ });
-    child.stdio[3]?.on('error', () => { /* idem */ });
+    child.stdio[4]?.on('error', () => {
+      /* perf gone: its exit says why */
+    });
+    child.stdio[3]?.on('error', () => {
+      /* idem */
+    });
     this.exited = new Promise((resolve) => {
-      child.once('error', (err) => { this.spawnError = err; this.exit ??= { code: null }; resolve(); });
-      child.once('exit', (code) => { this.exit = { code }; resolve(); });
+      child.once('error', (err) => {
+        this.spawnError = err;
+        this.exit ??= { code: null };
+        resolve();
+      });
+      child.once('exit', (code) => {
+        this.exit = { code };
+        resolve();
+      });
     });
   }
 
@@ -111,7 +138,13 @@ export class PerfRecorder {
       this.onAck = () => resolve();
     });
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([acked, this.exited, new Promise((r) => { timer = setTimeout(r, timeoutMs); })]);
+    await Promise.race([
+      acked,
+      this.exited,
+      new Promise((r) => {
+        timer = setTimeout(r, timeoutMs);
+      }),
+    ]);
     clearTimeout(timer);
     this.onAck = undefined;
     return this.failure();
@@ -127,7 +160,8 @@ export class PerfRecorder {
   /** Why recording stopped on its own before stop() (perf refused, or could not start), if it did. */
   failure(): PerfUnavailable | undefined {
     if (!this.exit) return undefined;
-    if (this.spawnError) return { reason: `perf could not be started: ${this.spawnError.message}`, fix: 'check that perf is installed and executable' };
+    if (this.spawnError)
+      return { reason: `perf could not be started: ${this.spawnError.message}`, fix: 'check that perf is installed and executable' };
     return this.wrote() ? undefined : perfFailure(this.stderr, this.exit.code);
   }
 
@@ -168,7 +202,9 @@ export function perfScript(perf: string, file: string): Promise<string> {
     let err = '';
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (s: string) => { if (err.length < 16 * 1024) err += s; });
+    child.stderr.on('data', (s: string) => {
+      if (err.length < 16 * 1024) err += s;
+    });
     child.once('error', reject);
     child.once('close', (code) => {
       if (code === 0) resolve(Buffer.concat(out).toString('utf8'));

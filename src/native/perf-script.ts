@@ -43,7 +43,13 @@ export function perfCallFrame(symbol: string, object: string): CpuCallFrame {
       const rest = m[2];
       const loc = /^(.*?)\s*(\S+?):(\d+)(?::(\d+))?$/.exec(rest);
       if (loc && (isAbsolute(loc[2]) || /^(node|file|https?):/.test(loc[2]))) {
-        return { functionName: loc[1], scriptId: '1', url: scriptUrl(loc[2]), lineNumber: Number(loc[3]) - 1, columnNumber: loc[4] ? Number(loc[4]) - 1 : 0 };
+        return {
+          functionName: loc[1],
+          scriptId: '1',
+          url: scriptUrl(loc[2]),
+          lineNumber: Number(loc[3]) - 1,
+          columnNumber: loc[4] ? Number(loc[4]) - 1 : 0,
+        };
       }
       return { functionName: rest.trim(), scriptId: '1', url: '', lineNumber: -1, columnNumber: -1 };
     }
@@ -56,10 +62,22 @@ export function perfCallFrame(symbol: string, object: string): CpuCallFrame {
   return { functionName: sym, ...none };
 }
 
-interface Node { id: number; frame: CpuCallFrame; key: string; children: Map<string, Node>; hits: number }
+interface Node {
+  id: number;
+  frame: CpuCallFrame;
+  key: string;
+  children: Map<string, Node>;
+  hits: number;
+}
 
 export class ProfileBuilder {
-  readonly root: Node = { id: 1, frame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, key: '', children: new Map(), hits: 0 };
+  readonly root: Node = {
+    id: 1,
+    frame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 },
+    key: '',
+    children: new Map(),
+    hits: 0,
+  };
   readonly nodes: Node[] = [this.root];
   readonly samples: number[] = [];
   readonly times: number[] = [];
@@ -90,25 +108,46 @@ export class ProfileBuilder {
    * (the thread did not run) is an `(idle)` sample, as V8's profiler records a waiting loop.
    */
   buildTimed(startUs: number, endUs: number, periodUs: number): CpuProfile {
-    const idle: Node = { id: this.nodes.length + 1, frame: { functionName: '(idle)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, key: '(idle)', children: new Map(), hits: 0 };
+    const idle: Node = {
+      id: this.nodes.length + 1,
+      frame: { functionName: '(idle)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 },
+      key: '(idle)',
+      children: new Map(),
+      hits: 0,
+    };
     this.root.children.set(idle.key, idle);
     this.nodes.push(idle);
     const order = this.samples.map((_, i) => i).sort((a, b) => this.times[a] - this.times[b]);
     const samples: number[] = [];
     const timeDeltas: number[] = [];
     let last = startUs;
-    const push = (node: Node, t: number) => { samples.push(node.id); timeDeltas.push(Math.round(t - last)); last = t; };
+    const push = (node: Node, t: number) => {
+      samples.push(node.id);
+      timeDeltas.push(Math.round(t - last));
+      last = t;
+    };
     let covered = startUs;
     const byId = this.nodes;
     for (const i of order) {
       const begin = Math.max(startUs, this.times[i] * 1e6 - periodUs);
       if (begin > endUs) break;
-      if (begin - covered > periodUs / 2) { push(idle, covered); idle.hits++; }
+      if (begin - covered > periodUs / 2) {
+        push(idle, covered);
+        idle.hits++;
+      }
       push(byId[this.samples[i] - 1], Math.max(begin, covered));
       covered = Math.max(begin, covered) + periodUs;
     }
-    if (endUs - covered > periodUs / 2) { push(idle, covered); idle.hits++; }
-    const nodes: CpuProfileNode[] = this.nodes.map((n) => ({ id: n.id, callFrame: n.frame, hitCount: n.hits, children: [...n.children.values()].map((c) => c.id) }));
+    if (endUs - covered > periodUs / 2) {
+      push(idle, covered);
+      idle.hits++;
+    }
+    const nodes: CpuProfileNode[] = this.nodes.map((n) => ({
+      id: n.id,
+      callFrame: n.frame,
+      hitCount: n.hits,
+      children: [...n.children.values()].map((c) => c.id),
+    }));
     return { nodes, startTime: Math.round(startUs), endTime: Math.round(Math.max(endUs, covered)), samples, timeDeltas };
   }
 
@@ -118,7 +157,12 @@ export class ProfileBuilder {
     for (let i = 1; i < this.times.length; i++) if (this.times[i] > this.times[i - 1]) gaps.push((this.times[i] - this.times[i - 1]) * 1e6);
     gaps.sort((a, b) => a - b);
     const interval = gaps.length > 0 ? gaps[gaps.length >> 1] : 10_000;
-    const nodes: CpuProfileNode[] = this.nodes.map((n) => ({ id: n.id, callFrame: n.frame, hitCount: n.hits, children: [...n.children.values()].map((c) => c.id) }));
+    const nodes: CpuProfileNode[] = this.nodes.map((n) => ({
+      id: n.id,
+      callFrame: n.frame,
+      hitCount: n.hits,
+      children: [...n.children.values()].map((c) => c.id),
+    }));
     const startTime = Math.round((this.times[0] ?? 0) * 1e6);
     const timeDeltas = this.samples.map((_, i) => (i === 0 ? 0 : interval));
     return { nodes, startTime, endTime: startTime + interval * this.samples.length, samples: this.samples, timeDeltas };
@@ -126,11 +170,20 @@ export class ProfileBuilder {
 }
 
 /** One sample as `perf script` printed it: frames leaf first. */
-export interface RawSample { comm: string; pid?: number; tid: number; time: number; period: number; frames: CpuCallFrame[]; mapPid?: number }
+export interface RawSample {
+  comm: string;
+  pid?: number;
+  tid: number;
+  time: number;
+  period: number;
+  frames: CpuCallFrame[];
+  mapPid?: number;
+}
 
 /** The samples of `perf script` text, in file order (see parsePerfScript for the format). */
 export function readPerfSamples(text: string, file: string): { raw: RawSample[]; skipped: number; events: Set<string> } {
-  if (text.includes('\u0000')) throw notPerf(file, 'it holds binary data (a perf.data file? convert it with `perf script -i perf.data > out.perf`)');
+  if (text.includes('\u0000'))
+    throw notPerf(file, 'it holds binary data (a perf.data file? convert it with `perf script -i perf.data > out.perf`)');
   const events = new Set<string>();
   const raw: RawSample[] = [];
   let skipped = 0;
@@ -142,7 +195,10 @@ export function readPerfSamples(text: string, file: string): { raw: RawSample[];
   let lineNo = 0;
   for (const line of text.split('\n')) {
     lineNo++;
-    if (line.trim() === '') { flush(); continue; }
+    if (line.trim() === '') {
+      flush();
+      continue;
+    }
     if (line.startsWith('#')) continue;
     const f = frameRe.exec(line);
     if (f && current) {
@@ -157,8 +213,12 @@ export function readPerfSamples(text: string, file: string): { raw: RawSample[];
       events.add(h[6]);
       // `comm pid/tid` with -F pid,tid; the default output shows the thread id alone.
       current = {
-        comm: h[1].trim(), ...(h[3] !== undefined ? { pid: Number(h[2]) } : {}), tid: Number(h[3] ?? h[2]),
-        time: Number(h[4]), period: h[5] !== undefined ? Number(h[5]) : 0, frames: [],
+        comm: h[1].trim(),
+        ...(h[3] !== undefined ? { pid: Number(h[2]) } : {}),
+        tid: Number(h[3] ?? h[2]),
+        time: Number(h[4]),
+        period: h[5] !== undefined ? Number(h[5]) : 0,
+        frames: [],
       };
       continue;
     }
@@ -178,21 +238,27 @@ export function parsePerfScript(text: string, file: string): PerfScriptResult {
   const pidOfComm = new Map<string, number>();
   for (const r of raw) {
     const pid = r.pid ?? r.mapPid;
-    if (pid !== undefined) { pidOfTid.set(r.tid, pid); if (r.mapPid !== undefined && !pidOfComm.has(r.comm)) pidOfComm.set(r.comm, pid); }
+    if (pid !== undefined) {
+      pidOfTid.set(r.tid, pid);
+      if (r.mapPid !== undefined && !pidOfComm.has(r.comm)) pidOfComm.set(r.comm, pid);
+    }
   }
   const byPid = new Map<number, { comm: string; builder: ProfileBuilder; first: number; last: number; count: number }>();
   for (const r of raw) {
     const pid = r.pid ?? pidOfTid.get(r.tid) ?? pidOfComm.get(r.comm) ?? r.tid;
     let p = byPid.get(pid);
     if (!p) byPid.set(pid, (p = { comm: r.comm, builder: new ProfileBuilder(), first: r.time, last: r.time, count: 0 }));
-    const stack = r.frames.length > 0 ? r.frames : [{ functionName: '(program)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }];
-    if (r.tid !== pid) stack.push({ functionName: `[thread ${r.comm} ${r.tid}]`, scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 });
+    const stack =
+      r.frames.length > 0 ? r.frames : [{ functionName: '(program)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }];
+    if (r.tid !== pid)
+      stack.push({ functionName: `[thread ${r.comm} ${r.tid}]`, scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 });
     p.builder.add(stack, r.time, r.period);
     p.first = Math.min(p.first, r.time);
     p.last = Math.max(p.last, r.time);
     p.count++;
   }
-  const processes = [...byPid].map(([pid, p]) => ({ pid, comm: p.comm, profile: p.builder.build(), samples: p.count, firstTime: p.first, lastTime: p.last }))
+  const processes = [...byPid]
+    .map(([pid, p]) => ({ pid, comm: p.comm, profile: p.builder.build(), samples: p.count, firstTime: p.first, lastTime: p.last }))
     .sort((a, b) => b.samples - a.samples);
   return { processes, skippedLines: skipped, events: [...events] };
 }

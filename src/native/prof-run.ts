@@ -43,16 +43,25 @@ export interface ProfRunResult {
 /** Analyzes the logs, in worker threads when there are several. */
 export async function analyzeTickLogs(files: readonly string[], profile = true): Promise<TickLogAnalysis[]> {
   if (files.length === 1) return [await analyzeTickLog(files[0], { profile })];
-  return Promise.all(files.map((file) => new Promise<TickLogAnalysis>((ok, fail) => {
-    const worker = new Worker(new URL('./tick-log-worker.js', import.meta.url), { workerData: { file, profile } });
-    worker.once('message', (m: { result?: TickLogAnalysis; error?: { code?: string; message: string; details?: Record<string, unknown> } }) => {
-      if (m.result) ok(m.result);
-      else if (m.error?.code?.startsWith('HOTPATH_ERR_')) fail(hotpathError(m.error.code as ErrorCode, m.error.message, { details: m.error.details }));
-      else fail(new Error(m.error?.message ?? 'the tick log worker failed'));
-      void worker.terminate();
-    });
-    worker.once('error', fail);
-  })));
+  return Promise.all(
+    files.map(
+      (file) =>
+        new Promise<TickLogAnalysis>((ok, fail) => {
+          const worker = new Worker(new URL('./tick-log-worker.js', import.meta.url), { workerData: { file, profile } });
+          worker.once(
+            'message',
+            (m: { result?: TickLogAnalysis; error?: { code?: string; message: string; details?: Record<string, unknown> } }) => {
+              if (m.result) ok(m.result);
+              else if (m.error?.code?.startsWith('HOTPATH_ERR_'))
+                fail(hotpathError(m.error.code as ErrorCode, m.error.message, { details: m.error.details }));
+              else fail(new Error(m.error?.message ?? 'the tick log worker failed'));
+              void worker.terminate();
+            },
+          );
+          worker.once('error', fail);
+        }),
+    ),
+  );
 }
 
 /**
@@ -68,7 +77,9 @@ export function appDirectory(profiles: readonly CpuProfile[], cwd: string): stri
     }
   }
   if (paths.length === 0 || paths.some((p) => p.startsWith(cwd.endsWith('/') ? cwd : cwd + '/'))) return cwd;
-  const main = profiles.flatMap((p) => p.nodes).find((n) => n.callFrame.url.startsWith('file:') && n.callFrame.lineNumber === 0 && n.callFrame.columnNumber === 0);
+  const main = profiles
+    .flatMap((p) => p.nodes)
+    .find((n) => n.callFrame.url.startsWith('file:') && n.callFrame.lineNumber === 0 && n.callFrame.columnNumber === 0);
   const mainPath = main ? urlToPath(main.callFrame.url) : undefined;
   return mainPath ? dirname(mainPath) : dirname(paths[0]);
 }
@@ -82,7 +93,9 @@ export async function profRun(files: readonly string[], options: ProfRunOptions)
   for (const a of analyses) {
     if (a.statistics.unaccounted > 0) {
       const why = a.statistics.unresolved.map((u) => `${u.ticks} ${u.reason}`).join('; ');
-      warnings.push(`${basename(a.file)}: ${a.statistics.unaccounted} of ${a.statistics.ticks} ticks (${((a.statistics.unaccounted * 100) / a.statistics.ticks).toFixed(1)} %) could not be named: ${why}`);
+      warnings.push(
+        `${basename(a.file)}: ${a.statistics.unaccounted} of ${a.statistics.ticks} ticks (${((a.statistics.unaccounted * 100) / a.statistics.ticks).toFixed(1)} %) could not be named: ${why}`,
+      );
     }
   }
   const texts = analyses.map((a) => formatProfStatistics(a.statistics, basename(a.file)));
@@ -92,7 +105,10 @@ export async function profRun(files: readonly string[], options: ProfRunOptions)
     out: resolve(options.cwd, options.out ?? '.hotpath'),
     name: ['prof', ...abs.map((f) => basename(f))],
     command: ['hotpath', 'prof', ...abs],
-    cwd: appDirectory(analyses.map((a) => a.profile), options.cwd),
+    cwd: appDirectory(
+      analyses.map((a) => a.profile),
+      options.cwd,
+    ),
     ...(analyses[0].statistics.v8Version ? { nodeVersion: `V8 ${analyses[0].statistics.v8Version}` } : {}),
     options: { prof: abs },
     warnings,
@@ -101,7 +117,15 @@ export async function profRun(files: readonly string[], options: ProfRunOptions)
       const end = statSync(a.file).mtimeMs;
       return { pid: a.pid, profile: a.profile, start: end - (a.lastTickUs - a.firstTickUs) / 1000, end };
     }),
-    extraFiles: { 'prof.txt': text, 'prof.json': JSON.stringify(analyses.map((a) => a.statistics), null, 2) + '\n' },
+    extraFiles: {
+      'prof.txt': text,
+      'prof.json':
+        JSON.stringify(
+          analyses.map((a) => a.statistics),
+          null,
+          2,
+        ) + '\n',
+    },
   });
   return { ...result, analyses, text, warnings };
 }
@@ -166,7 +190,11 @@ export async function writeProfileRunDir(spec: ProfileRunDirSpec): Promise<{ dir
   const exports: string[] = [];
   for (const p of profiles) {
     for (const format of EXPORTS) {
-      const e = await exportProfile(run, { format, thread: `${p.pid}:${p.threadId}`, exporter: `hotpath ${meta.hotpathVersion} ${spec.command[1] ?? ''}`.trim() });
+      const e = await exportProfile(run, {
+        format,
+        thread: `${p.pid}:${p.threadId}`,
+        exporter: `hotpath ${meta.hotpathVersion} ${spec.command[1] ?? ''}`.trim(),
+      });
       exports.push(e.path);
     }
   }
@@ -177,7 +205,11 @@ export async function writeProfileRunDir(spec: ProfileRunDirSpec): Promise<{ dir
 export function checkTickLogFiles(files: readonly string[], cwd: string): void {
   for (const f of files) {
     let isFile: boolean;
-    try { isFile = statSync(resolve(cwd, f)).isFile(); } catch { isFile = false; }
+    try {
+      isFile = statSync(resolve(cwd, f)).isFile();
+    } catch {
+      isFile = false;
+    }
     if (!isFile) {
       throw hotpathError('HOTPATH_ERR_TICK_LOG', `Cannot read the tick log ${f}: no such file`, { details: { file: f } });
     }

@@ -9,9 +9,19 @@
 
 import { VM_STATE, type EntryType, type ResolvedTicks } from './resolve-ticks.js';
 
-export interface FlatRow { name: string; ticks: number; total: number; nonlib?: number }
+export interface FlatRow {
+  name: string;
+  ticks: number;
+  total: number;
+  nonlib?: number;
+}
 
-export interface HeavyNode { name: string; ticks: number; parentShare: number; children: HeavyNode[] }
+export interface HeavyNode {
+  name: string;
+  ticks: number;
+  parentShare: number;
+  children: HeavyNode[];
+}
 
 export interface ProfStatistics {
   file: string;
@@ -39,7 +49,11 @@ const CALL_GRAPH_DEPTH = 5;
 /** Frames V8's tick processor leaves out of a stack by default. */
 export const skippedEntry = (name: string): boolean => name.startsWith('BytecodeHandler: ');
 
-interface TreeNode { name: string; total: number; children: Map<string, TreeNode> }
+interface TreeNode {
+  name: string;
+  total: number;
+  children: Map<string, TreeNode>;
+}
 
 /** Each tick's name stack, top first, by V8's rules; calls `fn` with a reused array. */
 export function forEachNameStack(r: ResolvedTicks, fn: (names: number[], tick: number) => void): void {
@@ -49,7 +63,10 @@ export function forEachNameStack(r: ResolvedTicks, fn: (names: number[], tick: n
     stack.length = 0;
     for (let i = r.frameStart[t]; i < r.frameStart[t + 1]; i++) {
       const id = r.frames[i];
-      if (id < 0) { if (i === r.frameStart[t]) stack.push(-1); continue; }
+      if (id < 0) {
+        if (i === r.frameStart[t]) stack.push(-1);
+        continue;
+      }
       if (!skip[id]) stack.push(id);
     }
     fn(stack, t);
@@ -79,7 +96,10 @@ export function computeProfStatistics(r: ResolvedTicks): ProfStatistics {
         const id = r.frames[i];
         const cpp = id >= 0 && r.entries[id].type === 'CPP';
         if (cpp) last = r.entries[id].name;
-        if (i > first && !cpp && last !== '') { cEntries.set(last, (cEntries.get(last) ?? 0) + 1); break; }
+        if (i > first && !cpp && last !== '') {
+          cEntries.set(last, (cEntries.get(last) ?? 0) + 1);
+          break;
+        }
       }
     }
     if (stack.length === 0) return;
@@ -99,25 +119,42 @@ export function computeProfStatistics(r: ResolvedTicks): ProfStatistics {
   const flat = [...self].map(([name, ticks]) => ({ name, ticks })).sort(byTicksThenName);
   const pct = (n: number, of: number) => (of > 0 ? (n * 100) / of : 0);
   const rows = (filter: (t: EntryType | 'UNKNOWN' | undefined) => boolean, nonlibOf?: number): FlatRow[] =>
-    flat.filter((f) => filter(typeOf.get(f.name))).map((f) => ({
-      name: f.name, ticks: f.ticks, total: pct(f.ticks, total), ...(nonlibOf !== undefined ? { nonlib: pct(f.ticks, nonlibOf) } : {}),
-    }));
+    flat
+      .filter((f) => filter(typeOf.get(f.name)))
+      .map((f) => ({
+        name: f.name,
+        ticks: f.ticks,
+        total: pct(f.ticks, total),
+        ...(nonlibOf !== undefined ? { nonlib: pct(f.ticks, nonlibOf) } : {}),
+      }));
   const sharedLibraries = rows((t) => t === 'SHARED_LIB');
   const libTicks = sharedLibraries.reduce((s, x) => s + x.ticks, 0);
   const nonlib = total - libTicks;
   const javascript = rows((t) => t === 'JS' || t === 'CODE', nonlib);
   const cpp = rows((t) => t === 'CPP', nonlib);
   const sum = (xs: FlatRow[]) => xs.reduce((s, x) => s + x.ticks, 0);
-  const line = (name: string, ticks: number, withNonlib: boolean): FlatRow => ({ name, ticks, total: pct(ticks, total), ...(withNonlib ? { nonlib: pct(ticks, nonlib) } : {}) });
+  const line = (name: string, ticks: number, withNonlib: boolean): FlatRow => ({
+    name,
+    ticks,
+    total: pct(ticks, total),
+    ...(withNonlib ? { nonlib: pct(ticks, nonlib) } : {}),
+  });
   const cTotal = [...cEntries.values()].reduce((s, x) => s + x, 0);
-  const cppEntryPoints = [...cEntries].map(([name, ticks]) => ({ name, ticks })).sort(byTicksThenName)
+  const cppEntryPoints = [...cEntries]
+    .map(([name, ticks]) => ({ name, ticks }))
+    .sort(byTicksThenName)
     .map((c) => ({ ...c, cppShare: pct(c.ticks, cTotal), total: pct(c.ticks, total) }));
   const heavy = (node: TreeNode, parentTotal: number, depth: number): HeavyNode[] =>
     [...node.children.values()]
       .map((c) => ({ c, share: pct(c.total, parentTotal) }))
       .filter((x) => x.share >= CUTOFF_PCT)
       .sort((a, b) => b.c.total - a.c.total || (b.c.name < a.c.name ? -1 : 1))
-      .map(({ c, share }) => ({ name: c.name, ticks: c.total, parentShare: share, children: depth < CALL_GRAPH_DEPTH ? heavy(c, c.total, depth + 1) : [] }));
+      .map(({ c, share }) => ({
+        name: c.name,
+        ticks: c.total,
+        parentShare: share,
+        children: depth < CALL_GRAPH_DEPTH ? heavy(c, c.total, depth + 1) : [],
+      }));
   return {
     file: r.file,
     ...(r.v8Version ? { v8Version: r.v8Version } : {}),
@@ -166,8 +203,15 @@ export function formatProfStatistics(s: ProfStatistics, displayName = s.file): s
   if (s.unaccounted > 0) out.push(printLine(sm.unaccounted.name, sm.unaccounted.ticks, sm.unaccounted.total, undefined));
   out.push('', ' [C++ entry points]:', '   ticks    cpp   total   name');
   for (const c of s.cppEntryPoints) out.push(printLine(c.name, c.ticks, c.cppShare, c.total));
-  out.push('', ' [Bottom up (heavy) profile]:', '  Note: percentage shows a share of a particular caller in the total',
-    '  amount of its parent calls.', `  Callers occupying less than ${CUTOFF_PCT.toFixed(1)}% are not shown.`, '', '   ticks parent  name');
+  out.push(
+    '',
+    ' [Bottom up (heavy) profile]:',
+    '  Note: percentage shows a share of a particular caller in the total',
+    '  amount of its parent calls.',
+    `  Callers occupying less than ${CUTOFF_PCT.toFixed(1)}% are not shown.`,
+    '',
+    '   ticks parent  name',
+  );
   const walk = (nodes: HeavyNode[], indent: number) => {
     for (const n of nodes) {
       out.push(`  ${String(n.ticks).padStart(5)}  ${n.parentShare.toFixed(1).padStart(5)}%  ${' '.repeat(indent)}${n.name}`);
@@ -178,12 +222,14 @@ export function formatProfStatistics(s: ProfStatistics, displayName = s.file): s
   walk(s.bottomUp, 0);
   if (s.unresolved.length > 0) {
     out.push(' [Unaccounted ticks] (hotpath):', '   ticks  total   why');
-    for (const u of s.unresolved) out.push(`  ${String(u.ticks).padStart(5)}  ${((u.ticks * 100) / Math.max(1, s.ticks)).toFixed(1).padStart(5)}%   ${u.reason}`);
+    for (const u of s.unresolved)
+      out.push(`  ${String(u.ticks).padStart(5)}  ${((u.ticks * 100) / Math.max(1, s.ticks)).toFixed(1).padStart(5)}%   ${u.reason}`);
     out.push('');
   }
   if (s.deopts.length > 0) {
     out.push(' [Deoptimizations] (hotpath):', '   count   function (last reason)');
-    for (const d of s.deopts.slice(0, 20)) out.push(`  ${String(d.count).padStart(5)}    ${d.name}${d.lastReason ? ` (${d.lastReason})` : ''}`);
+    for (const d of s.deopts.slice(0, 20))
+      out.push(`  ${String(d.count).padStart(5)}    ${d.name}${d.lastReason ? ` (${d.lastReason})` : ''}`);
     out.push('');
   }
   return out.join('\n') + '\n';

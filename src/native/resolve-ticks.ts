@@ -49,7 +49,17 @@ export interface ResolvedTicks {
 }
 
 /** V8 VM states (src/execution/vm-state.h; IDLE has been 8 since V8 7). */
-export const VM_STATE = { JS: 0, GC: 1, PARSER: 2, BYTECODE_COMPILER: 3, COMPILER: 4, OTHER: 5, EXTERNAL: 6, ATOMICS_WAIT: 7, IDLE: 8 } as const;
+export const VM_STATE = {
+  JS: 0,
+  GC: 1,
+  PARSER: 2,
+  BYTECODE_COMPILER: 3,
+  COMPILER: 4,
+  OTHER: 5,
+  EXTERNAL: 6,
+  ATOMICS_WAIT: 7,
+  IDLE: 8,
+} as const;
 
 /** `fib /app/x.js:3:13` as V8's tick processor prints a function's name. */
 export function functionDisplayName(name: string): string {
@@ -72,8 +82,10 @@ export async function readTickLog(file: string): Promise<string> {
     return await readFile(file, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw hotpathError('HOTPATH_ERR_TICK_LOG', `Cannot read the tick log ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`,
-      { cause: err, details: { file } });
+    throw hotpathError('HOTPATH_ERR_TICK_LOG', `Cannot read the tick log ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`, {
+      cause: err,
+      details: { file },
+    });
   }
 }
 
@@ -82,13 +94,21 @@ export async function processTickLog(file: string, options: SymbolizeOptions = {
   const text = await readTickLog(file);
   const log = parseTickLog(text, file);
   let mtime: number | undefined;
-  try { mtime = statSync(file).mtimeMs; } catch { mtime = undefined; }
+  try {
+    mtime = statSync(file).mtimeMs;
+  } catch {
+    mtime = undefined;
+  }
   // Only the libraries some frame falls in are read (nm costs more than the rest together).
   const usedSet = new Set<number>();
   const libsList = log.libraries;
   for (const v of log.frames) {
     if (v <= 0) continue;
-    for (let i = 0; i < libsList.length; i++) if (v >= libsList[i].start && v < libsList[i].end) { usedSet.add(i); break; }
+    for (let i = 0; i < libsList.length; i++)
+      if (v >= libsList[i].start && v < libsList[i].end) {
+        usedSet.add(i);
+        break;
+      }
     if (usedSet.size === libsList.length) break;
   }
   const used = libsList.filter((_, i) => usedSet.has(i));
@@ -96,7 +116,9 @@ export async function processTickLog(file: string, options: SymbolizeOptions = {
   const resolved = resolveTicks(log, libs);
   const mangled = resolved.entries.filter((e) => e.type === 'CPP' && e.name.startsWith('_Z'));
   const names = await demangle(mangled.map((e) => e.name));
-  mangled.forEach((e, i) => { e.name = names[i]; });
+  mangled.forEach((e, i) => {
+    e.name = names[i];
+  });
   return resolved;
 }
 
@@ -128,7 +150,10 @@ export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): Res
     let id = -1;
     if (blob && addr >= blob.base && addr < blob.base + blob.length) {
       id = blob.find(addr - blob.base + blob.start);
-      if (id >= 0) { staticIds.set(addr, id); return id; }
+      if (id >= 0) {
+        staticIds.set(addr, id);
+        return id;
+      }
     }
     const lib = libOf(addr);
     if (lib && lib.status === 'ok') {
@@ -173,7 +198,10 @@ export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): Res
     }
   }
   const warnings: string[] = [];
-  if (log.truncated) warnings.push(`${log.file} ends in the middle of a line: the log was cut short (the process killed, or an incomplete copy); the ${log.times.length} complete ticks before the cut are used`);
+  if (log.truncated)
+    warnings.push(
+      `${log.file} ends in the middle of a line: the log was cut short (the process killed, or an incomplete copy); the ${log.times.length} complete ticks before the cut are used`,
+    );
   if (log.badLines > 0) warnings.push(`${log.file}: ${log.badLines} malformed line(s) skipped`);
   for (const l of libs) if (l.warning) warnings.push(l.warning);
   const deoptReasons = new Map<number, string>();
@@ -196,14 +224,24 @@ export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): Res
     frameStart: log.frameStart,
     frames,
     unresolved: [...unresolvedWhy].map(([reason, ticks]) => ({ reason, ticks })).sort((a, b) => b.ticks - a.ticks),
-    libraries: libs.map((l) => ({ path: l.path, status: l.status, ...(l.reason ? { reason: l.reason } : {}), ...(l.warning ? { warning: l.warning } : {}) })),
+    libraries: libs.map((l) => ({
+      path: l.path,
+      status: l.status,
+      ...(l.reason ? { reason: l.reason } : {}),
+      ...(l.warning ? { warning: l.warning } : {}),
+    })),
     warnings,
     deoptReasons,
     deopts: [...deoptCounts].map(([name, r]) => ({ name, ...r })).sort((a, b) => b.count - a.count),
   };
 }
 
-interface RemappedBlob { base: number; start: number; length: number; find(addr: number): number }
+interface RemappedBlob {
+  base: number;
+  start: number;
+  length: number;
+  find(addr: number): number;
+}
 
 /**
  * V8 11 (Node 20) copies its embedded builtins next to the JIT code range (short builtin

@@ -64,7 +64,11 @@ function runNm(nm: string, args: string[]): Promise<{ out: string; error?: NodeJ
   });
 }
 
-interface RawSymbol { start: number; size: number; name: string }
+interface RawSymbol {
+  start: number;
+  size: number;
+  name: string;
+}
 
 /** Parses `nm -n -S` lines: `<addr> [<size>] <type> <name>`, function symbols only. */
 export function parseNmOutput(out: string, into: RawSymbol[]): void {
@@ -130,7 +134,10 @@ export interface SymbolizeOptions {
   cacheDir?: string | false;
 }
 
-interface RawTable { raw: RawSymbol[]; error?: 'nm-missing' | 'nm-failed' }
+interface RawTable {
+  raw: RawSymbol[];
+  error?: 'nm-missing' | 'nm-failed';
+}
 
 function defaultCacheDir(): string | false {
   const env = process.env.HOTPATH_SYMBOL_CACHE;
@@ -156,7 +163,10 @@ function readCache(file: string): RawSymbol[] | undefined {
     if (head.v !== CACHE_VERSION) return undefined;
     const n = head.count;
     const numbers = new Float64Array(buf.buffer.slice(buf.byteOffset + nl + 1, buf.byteOffset + nl + 1 + n * 16));
-    const names = buf.subarray(nl + 1 + n * 16).toString('utf8').split('\n');
+    const names = buf
+      .subarray(nl + 1 + n * 16)
+      .toString('utf8')
+      .split('\n');
     if (names.length !== n) return undefined;
     const out: RawSymbol[] = new Array(n);
     for (let i = 0; i < n; i++) out[i] = { start: numbers[i], size: numbers[n + i], name: names[i] };
@@ -171,16 +181,31 @@ function writeCache(file: string, dir: string, raw: RawSymbol[]): void {
     mkdirSync(dir, { recursive: true });
     const n = raw.length;
     const numbers = new Float64Array(n * 2);
-    for (let i = 0; i < n; i++) { numbers[i] = raw[i].start; numbers[n + i] = raw[i].size; }
+    for (let i = 0; i < n; i++) {
+      numbers[i] = raw[i].start;
+      numbers[n + i] = raw[i].size;
+    }
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, Buffer.concat([Buffer.from(JSON.stringify({ v: CACHE_VERSION, count: n }) + '\n'), Buffer.from(numbers.buffer), Buffer.from(raw.map((r) => r.name).join('\n'))]));
+    writeFileSync(
+      tmp,
+      Buffer.concat([
+        Buffer.from(JSON.stringify({ v: CACHE_VERSION, count: n }) + '\n'),
+        Buffer.from(numbers.buffer),
+        Buffer.from(raw.map((r) => r.name).join('\n')),
+      ]),
+    );
     renameSync(tmp, file);
   } catch {
     // A cache that cannot be written only costs the next run an nm.
   }
 }
 
-async function symbolTable(nm: string, path: string, st: { size: number; mtimeMs: number; ino: number }, cacheDir: string | false): Promise<RawTable> {
+async function symbolTable(
+  nm: string,
+  path: string,
+  st: { size: number; mtimeMs: number; ino: number },
+  cacheDir: string | false,
+): Promise<RawTable> {
   const file = cacheDir ? cacheFile(cacheDir, path, st) : undefined;
   const cached = file ? readCache(file) : undefined;
   if (cached) return { raw: cached };
@@ -207,33 +232,47 @@ async function symbolTable(nm: string, path: string, st: { size: number; mtimeMs
 export async function symbolizeLibraries(libs: readonly LibraryRange[], options: SymbolizeOptions = {}): Promise<LibrarySymbols[]> {
   const nm = options.nm ?? 'nm';
   const cacheDir = options.cacheDir ?? defaultCacheDir();
-  return Promise.all(libs.map(async (lib): Promise<LibrarySymbols> => {
-    const base = { path: lib.path, start: lib.start, end: lib.end, slide: 0, ...emptyTable };
-    if (lib.path.startsWith('[')) return { ...base, status: 'pseudo', reason: `${lib.path} is a kernel-provided page with no file to read symbols from` };
-    let st: { size: number; mtimeMs: number; ino: number };
-    try {
-      st = statSync(lib.path);
-    } catch {
-      return { ...base, status: 'missing', reason: `${lib.path} is gone (deleted, or the log was written on another machine)` };
-    }
-    const type = elfType(lib.path);
-    if (type === undefined) return { ...base, status: 'no-symbols', reason: `${lib.path} is not an ELF file` };
-    const slide = (type === 'dyn' ? lib.start : 0) + lib.aslrSlide;
-    const { raw, error } = await symbolTable(nm, lib.path, st, cacheDir);
-    if (error === 'nm-missing') return { ...base, slide, status: 'nm-missing', reason: `${nm} is not installed (Debian/Ubuntu: apt-get install binutils), so C++ symbols cannot be read` };
-    if (error === 'nm-failed') return { ...base, slide, status: 'nm-failed', reason: `${nm} could not read ${lib.path}` };
-    if (raw.length === 0) return { ...base, slide, status: 'no-symbols', reason: `${lib.path} is stripped (no symbol table)` };
-    const t = table([...raw], slide, lib.start, lib.end);
-    const result: LibrarySymbols = { ...base, slide, status: 'ok', ...t };
-    const check = checkBuiltins(result, options.builtins ?? []);
-    if (check === 'mismatch') {
-      return { ...base, slide, status: 'mismatch', reason: `${lib.path} is not the binary that wrote the log: V8's builtins are at other addresses in it (was node upgraded or rebuilt since?)` };
-    }
-    if (options.logMtimeMs !== undefined && st.mtimeMs > options.logMtimeMs + 1000 && check !== 'match') {
-      result.warning = `${lib.path} changed after the log was written; its C++ names may be wrong`;
-    }
-    return result;
-  }));
+  return Promise.all(
+    libs.map(async (lib): Promise<LibrarySymbols> => {
+      const base = { path: lib.path, start: lib.start, end: lib.end, slide: 0, ...emptyTable };
+      if (lib.path.startsWith('['))
+        return { ...base, status: 'pseudo', reason: `${lib.path} is a kernel-provided page with no file to read symbols from` };
+      let st: { size: number; mtimeMs: number; ino: number };
+      try {
+        st = statSync(lib.path);
+      } catch {
+        return { ...base, status: 'missing', reason: `${lib.path} is gone (deleted, or the log was written on another machine)` };
+      }
+      const type = elfType(lib.path);
+      if (type === undefined) return { ...base, status: 'no-symbols', reason: `${lib.path} is not an ELF file` };
+      const slide = (type === 'dyn' ? lib.start : 0) + lib.aslrSlide;
+      const { raw, error } = await symbolTable(nm, lib.path, st, cacheDir);
+      if (error === 'nm-missing')
+        return {
+          ...base,
+          slide,
+          status: 'nm-missing',
+          reason: `${nm} is not installed (Debian/Ubuntu: apt-get install binutils), so C++ symbols cannot be read`,
+        };
+      if (error === 'nm-failed') return { ...base, slide, status: 'nm-failed', reason: `${nm} could not read ${lib.path}` };
+      if (raw.length === 0) return { ...base, slide, status: 'no-symbols', reason: `${lib.path} is stripped (no symbol table)` };
+      const t = table([...raw], slide, lib.start, lib.end);
+      const result: LibrarySymbols = { ...base, slide, status: 'ok', ...t };
+      const check = checkBuiltins(result, options.builtins ?? []);
+      if (check === 'mismatch') {
+        return {
+          ...base,
+          slide,
+          status: 'mismatch',
+          reason: `${lib.path} is not the binary that wrote the log: V8's builtins are at other addresses in it (was node upgraded or rebuilt since?)`,
+        };
+      }
+      if (options.logMtimeMs !== undefined && st.mtimeMs > options.logMtimeMs + 1000 && check !== 'match') {
+        result.warning = `${lib.path} changed after the log was written; its C++ names may be wrong`;
+      }
+      return result;
+    }),
+  );
 }
 
 /** Demangles C++ names (`_ZN2v88internal…`) with one c++filt; names it cannot read stay as they are. */

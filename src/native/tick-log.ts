@@ -83,13 +83,28 @@ export function unescapeField(s: string): string {
   let i = 0;
   while (i < s.length) {
     const c = s[i];
-    if (c !== '\\' || i + 1 >= s.length) { out += c; i++; continue; }
+    if (c !== '\\' || i + 1 >= s.length) {
+      out += c;
+      i++;
+      continue;
+    }
     const k = s[i + 1];
-    if (k === 'n') { out += '\n'; i += 2; } else if (k === '\\') { out += '\\'; i += 2; } else if (k === 'x') {
-      out += String.fromCharCode(parseInt(s.slice(i + 2, i + 4), 16)); i += 4;
+    if (k === 'n') {
+      out += '\n';
+      i += 2;
+    } else if (k === '\\') {
+      out += '\\';
+      i += 2;
+    } else if (k === 'x') {
+      out += String.fromCharCode(parseInt(s.slice(i + 2, i + 4), 16));
+      i += 4;
     } else if (k === 'u') {
-      out += String.fromCharCode(parseInt(s.slice(i + 2, i + 6), 16)); i += 6;
-    } else { out += k; i += 2; }
+      out += String.fromCharCode(parseInt(s.slice(i + 2, i + 6), 16));
+      i += 6;
+    } else {
+      out += k;
+      i += 2;
+    }
   }
   return out;
 }
@@ -110,21 +125,38 @@ function hexAt(line: string, from: number, to: number): number {
   return to > from + 2 ? v : NaN;
 }
 
-interface FuncInfo { name: string; codes: Set<number> }
+interface FuncInfo {
+  name: string;
+  codes: Set<number>;
+}
 
 /** How far into a file to look for the marks of a tick log before calling it something else. */
 const SNIFF_LINES = 200;
 
 function notATickLog(file: string, why: string): Error {
-  return hotpathError('HOTPATH_ERR_TICK_LOG', `${file} is not a V8 tick log (node --prof writes isolate-*-v8.log): ${why}`,
-    { details: { file } });
+  return hotpathError('HOTPATH_ERR_TICK_LOG', `${file} is not a V8 tick log (node --prof writes isolate-*-v8.log): ${why}`, {
+    details: { file },
+  });
 }
 
 /** Parses the text of a tick log. Throws HOTPATH_ERR_TICK_LOG / _VERSION on what is not one. */
 export function parseTickLog(text: string, file: string): TickLog {
   const log: TickLog = {
-    file, libraries: [], codes: [], times: [], states: [], frameStart: [0], frames: [], deopts: [], builtins: [], blobCodes: [],
-    unknownMoves: 0, unknownDeletes: 0, truncated: false, badLines: 0, lineCounts: {},
+    file,
+    libraries: [],
+    codes: [],
+    times: [],
+    states: [],
+    frameStart: [0],
+    frames: [],
+    deopts: [],
+    builtins: [],
+    blobCodes: [],
+    unknownMoves: 0,
+    unknownDeletes: 0,
+    truncated: false,
+    badLines: 0,
+    lineCounts: {},
   };
   if (text.length === 0) throw notATickLog(file, 'the file is empty');
   if (text.includes('\u0000')) throw notATickLog(file, 'it holds binary data');
@@ -138,7 +170,7 @@ export function parseTickLog(text: string, file: string): TickLog {
   let pos = 0;
   const n = text.length;
   // A last line without its newline was cut mid-write: only the complete lines are read.
-  const end = text.endsWith('\n') ? n : (log.truncated = true, text.lastIndexOf('\n') + 1);
+  const end = text.endsWith('\n') ? n : ((log.truncated = true), text.lastIndexOf('\n') + 1);
   const newCode = (type: string, name: string, state: string, isFunction: boolean, sfi: number): DynamicCode => {
     const c: DynamicCode = { id: log.codes.length, type, name, state, isFunction, sfi };
     log.codes.push(c);
@@ -155,7 +187,8 @@ export function parseTickLog(text: string, file: string): TickLog {
     const kind = comma < 0 ? line : line.slice(0, comma);
     counts[kind] = (counts[kind] ?? 0) + 1;
     if (!sawMark) {
-      if (kind === 'v8-version' || kind === 'shared-library' || kind === 'code-creation' || kind === 'tick' || kind === 'profiler') sawMark = true;
+      if (kind === 'v8-version' || kind === 'shared-library' || kind === 'code-creation' || kind === 'tick' || kind === 'profiler')
+        sawMark = true;
       else if (lineNo >= SNIFF_LINES || !/^[a-z][a-z0-9-]*$/.test(kind)) {
         throw notATickLog(file, `line ${lineNo} is ${JSON.stringify(line.slice(0, 60))}`);
       }
@@ -165,22 +198,35 @@ export function parseTickLog(text: string, file: string): TickLog {
       // in place (the hot path: one line per sample).
       let k = comma;
       for (let j = 0; j < 4 && k >= 0; j++) k = line.indexOf(',', k + 1);
-      if (k < 0) { log.badLines++; continue; }
+      if (k < 0) {
+        log.badLines++;
+        continue;
+      }
       let p0 = comma + 1;
       let p1 = line.indexOf(',', p0);
       const pc = hexAt(line, p0, p1);
-      p0 = p1 + 1; p1 = line.indexOf(',', p0);
+      p0 = p1 + 1;
+      p1 = line.indexOf(',', p0);
       const time = Number(line.slice(p0, p1));
-      p0 = p1 + 1; p1 = line.indexOf(',', p0);
-      const external = line.charCodeAt(p0) === 49 /* 1 */;
-      p0 = p1 + 1; p1 = line.indexOf(',', p0);
+      p0 = p1 + 1;
+      p1 = line.indexOf(',', p0);
+      const external = line.charCodeAt(p0) === 49; /* 1 */
+      p0 = p1 + 1;
+      p1 = line.indexOf(',', p0);
       const tos = hexAt(line, p0, p1);
-      p0 = p1 + 1; p1 = line.indexOf(',', p0);
-      if (Number.isNaN(pc) || Number.isNaN(time)) { log.badLines++; continue; }
+      p0 = p1 + 1;
+      p1 = line.indexOf(',', p0);
+      if (Number.isNaN(pc) || Number.isNaN(time)) {
+        log.badLines++;
+        continue;
+      }
       const state = Number(p1 < 0 ? line.slice(p0) : line.slice(p0, p1));
       const fr = log.frames;
       const push = (addr: number) => {
-        if (!(addr > 0)) { fr.push(0); return; }
+        if (!(addr > 0)) {
+          fr.push(0);
+          return;
+        }
         const code = map.find(addr);
         fr.push(code ? -(code.id + 1) : addr);
       };
@@ -199,8 +245,17 @@ export function parseTickLog(text: string, file: string): TickLog {
         p1 = line.indexOf(',', p0);
         const c0 = line.charCodeAt(p0);
         const to = p1 < 0 ? line.length : p1;
-        if (c0 === 43 /* + */) { prev += hexAt(line, p0 + 1, to); push(prev); } else if (c0 === 45 /* - */) { prev -= hexAt(line, p0 + 1, to); push(prev); } else if (c0 === 111 /* o: overflow */) break;
-        else { prev = hexAt(line, p0, to); push(prev); }
+        if (c0 === 43 /* + */) {
+          prev += hexAt(line, p0 + 1, to);
+          push(prev);
+        } else if (c0 === 45 /* - */) {
+          prev -= hexAt(line, p0 + 1, to);
+          push(prev);
+        } else if (c0 === 111 /* o: overflow */) break;
+        else {
+          prev = hexAt(line, p0, to);
+          push(prev);
+        }
       }
       log.times.push(time);
       log.states.push(state);
@@ -210,11 +265,17 @@ export function parseTickLog(text: string, file: string): TickLog {
     if (kind === 'code-creation') {
       // code-creation,<type>,<kind>,<time>,<start>,<size>,<name>[,<sfi>,<state>]
       const f = line.split(',');
-      if (f.length < 7) { log.badLines++; continue; }
+      if (f.length < 7) {
+        log.badLines++;
+        continue;
+      }
       const type = f[1];
       const start = hex(f[4]);
       const size = Number(f[5]);
-      if (Number.isNaN(start) || Number.isNaN(size)) { log.badLines++; continue; }
+      if (Number.isNaN(start) || Number.isNaN(size)) {
+        log.badLines++;
+        continue;
+      }
       // A name may hold escaped commas only; a raw comma means more fields: sfi and state.
       const hasFunc = type !== 'RegExp' && f.length >= 9 && /^0x[0-9a-f]+$/i.test(f[f.length - 2]);
       const name = unescapeField(hasFunc ? f.slice(6, f.length - 2).join(',') : f.slice(6).join(','));
@@ -274,14 +335,23 @@ export function parseTickLog(text: string, file: string): TickLog {
       const f = line.split(',');
       const from = hex(f[1]);
       const func = funcs.get(from);
-      if (func) { funcs.delete(from); funcs.set(hex(f[2]), func); }
+      if (func) {
+        funcs.delete(from);
+        funcs.set(hex(f[2]), func);
+      }
       continue;
     }
     if (kind === 'code-deopt') {
       // code-deopt,<time>,<size>,<code>,<inlining id>,<script offset>,<bailout>,<position>,<reason>
       const f = line.split(',');
       const code = map.at(hex(f[3]));
-      if (code) log.deopts.push({ codeId: code.id, bailout: f[6] ?? '', position: unescapeField(f[7] ?? ''), reason: unescapeField(f.slice(8).join(',')) });
+      if (code)
+        log.deopts.push({
+          codeId: code.id,
+          bailout: f[6] ?? '',
+          position: unescapeField(f[7] ?? ''),
+          reason: unescapeField(f.slice(8).join(',')),
+        });
       continue;
     }
     if (kind === 'shared-library') {
@@ -290,7 +360,10 @@ export function parseTickLog(text: string, file: string): TickLog {
       const path = unescapeField(f.slice(1, f.length - 3).join(','));
       const start = hex(f[f.length - 3]);
       const endAddr = hex(f[f.length - 2]);
-      if (Number.isNaN(start) || Number.isNaN(endAddr)) { log.badLines++; continue; }
+      if (Number.isNaN(start) || Number.isNaN(endAddr)) {
+        log.badLines++;
+        continue;
+      }
       const slide = Number(f[f.length - 1]) || 0;
       const same = log.libraries.find((l) => l.path === path && l.start === start);
       if (same) same.end = Math.max(same.end, endAddr);
@@ -311,9 +384,11 @@ export function parseTickLog(text: string, file: string): TickLog {
   }
   if (!sawMark) throw notATickLog(file, 'it has none of the lines V8 writes (v8-version, shared-library, code-creation, tick)');
   if (log.v8Major !== undefined && log.v8Major < MIN_V8_MAJOR) {
-    throw hotpathError('HOTPATH_ERR_TICK_LOG_VERSION',
+    throw hotpathError(
+      'HOTPATH_ERR_TICK_LOG_VERSION',
       `${file} was written by V8 ${log.v8Version} (Node.js 10 or older); hotpath reads tick logs of V8 ${MIN_V8_MAJOR} and later (Node.js 12+). Process it with that Node's own node --prof-process.`,
-      { details: { file, v8Version: log.v8Version } });
+      { details: { file, v8Version: log.v8Version } },
+    );
   }
   if (log.times.length === 0) {
     throw notATickLog(file, 'it holds no ticks (was it written with --prof? --log alone records no samples)');
@@ -323,4 +398,3 @@ export function parseTickLog(text: string, file: string): TickLog {
 
 /** V8 7 (Node.js 12) is the oldest log format this reader was checked against. */
 export const MIN_V8_MAJOR = 7;
-

@@ -32,7 +32,13 @@ export function callFrameOf(e: ProfEntry, scriptIds: Map<string, number>): CpuCa
       const url = scriptUrl(m[2]);
       let id = scriptIds.get(url);
       if (id === undefined) scriptIds.set(url, (id = scriptIds.size + 1));
-      return { functionName: m[1], scriptId: String(id), url, lineNumber: Math.max(0, Number(m[3]) - 1), columnNumber: Math.max(0, Number(m[4]) - 1) };
+      return {
+        functionName: m[1],
+        scriptId: String(id),
+        url,
+        lineNumber: Math.max(0, Number(m[3]) - 1),
+        columnNumber: Math.max(0, Number(m[4]) - 1),
+      };
     }
     return { functionName: e.code.name.trim(), scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 };
   }
@@ -43,7 +49,12 @@ export function callFrameOf(e: ProfEntry, scriptIds: Map<string, number>): CpuCa
   return { functionName: e.type === 'CPP' ? cppName(e.name) : e.name, scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 };
 }
 
-interface Node { id: number; frame: number; children: Map<number, Node>; hits: number }
+interface Node {
+  id: number;
+  frame: number;
+  children: Map<number, Node>;
+  hits: number;
+}
 
 /** A gap this many intervals long is a stretch without samples. */
 const GAP_INTERVALS = 4;
@@ -67,7 +78,11 @@ export function ticksToCpuProfile(r: ResolvedTicks): CpuProfile {
     const cf = callFrameOf(r.entries[id], scriptIds);
     const key = `${cf.functionName}\u0000${cf.url}\u0000${cf.lineNumber}\u0000${cf.columnNumber}`;
     let f = frameIndex.get(key);
-    if (f === undefined) { f = frames.length; frames.push(cf); frameIndex.set(key, f); }
+    if (f === undefined) {
+      f = frames.length;
+      frames.push(cf);
+      frameIndex.set(key, f);
+    }
     entryFrame[id] = f;
     return f;
   };

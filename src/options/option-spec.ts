@@ -35,10 +35,15 @@ export interface OptionSpec {
 
 /** The value an option takes once coerced: its type's, one of its choices, or one of its keywords' values. */
 export type OptionValue<S extends OptionSpec> =
-  | (S['type'] extends 'boolean' ? boolean
-    : S['type'] extends 'strings' ? string[]
-    : S['type'] extends 'string' ? (S extends { choices: readonly (infer C)[] } ? C : string)
-    : number)
+  | (S['type'] extends 'boolean'
+      ? boolean
+      : S['type'] extends 'strings'
+        ? string[]
+        : S['type'] extends 'string'
+          ? S extends { choices: readonly (infer C)[] }
+            ? C
+            : string
+          : number)
   | (S extends { keywords: Readonly<Record<string, infer K>> } ? K : never);
 
 /** The options object a declaration accepts (every option optional), e.g. `OptionValues<typeof loadOptionSpecs>`. */
@@ -73,9 +78,10 @@ function parseDuration(spec: OptionSpec, raw: string): number {
 }
 
 function invalid(spec: OptionSpec, raw: unknown, expected: string) {
-  return hotpathError('HOTPATH_ERR_INVALID_OPTION',
-    `--${spec.flag} must be ${expected}; got ${JSON.stringify(raw)}`,
-    { showUsage: true, details: { option: spec.flag, value: raw } });
+  return hotpathError('HOTPATH_ERR_INVALID_OPTION', `--${spec.flag} must be ${expected}; got ${JSON.stringify(raw)}`, {
+    showUsage: true,
+    details: { option: spec.flag, value: raw },
+  });
 }
 
 function checkRange(spec: OptionSpec, n: number, raw: unknown): number {
@@ -152,7 +158,10 @@ export function parseArgv(specs: readonly OptionSpec[], argv: readonly string[],
   for (; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--') return finish(specs, raw, positionals, argv.slice(i + 1), help, resolve);
-    if (arg === '-h' || arg === '--help') { help = true; continue; }
+    if (arg === '-h' || arg === '--help') {
+      help = true;
+      continue;
+    }
     if (arg.startsWith('--')) {
       const eq = arg.indexOf('=');
       const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
@@ -160,11 +169,17 @@ export function parseArgv(specs: readonly OptionSpec[], argv: readonly string[],
       let spec = findSpec(specs, name, false);
       if (!spec && name.startsWith('no-')) {
         spec = findSpec(specs, name.slice(3), false);
-        if (spec?.type === 'boolean' && inline === undefined) { raw[spec.key] = false; continue; }
+        if (spec?.type === 'boolean' && inline === undefined) {
+          raw[spec.key] = false;
+          continue;
+        }
         throw unknownOption(arg);
       }
       if (!spec) throw unknownOption(arg);
-      if (spec.type === 'boolean' && inline === undefined) { raw[spec.key] = true; continue; }
+      if (spec.type === 'boolean' && inline === undefined) {
+        raw[spec.key] = true;
+        continue;
+      }
       set(spec, take(spec, inline, arg));
     } else if (arg.startsWith('-') && arg.length > 1 && !/^-\d/.test(arg)) {
       const spec = findSpec(specs, arg[1], true);
@@ -182,14 +197,25 @@ export function parseArgv(specs: readonly OptionSpec[], argv: readonly string[],
   return finish(specs, raw, positionals, [], help, resolve);
 }
 
-function finish(specs: readonly OptionSpec[], raw: Record<string, unknown>, positionals: string[], rest: string[], help: boolean, resolve: boolean): ParsedArgs {
+function finish(
+  specs: readonly OptionSpec[],
+  raw: Record<string, unknown>,
+  positionals: string[],
+  rest: string[],
+  help: boolean,
+  resolve: boolean,
+): ParsedArgs {
   const values = help ? raw : resolve ? resolveOptions(specs, raw) : coerceAll(specs, raw);
   return { values, positionals, rest, help };
 }
 
 function coerceAll(specs: readonly OptionSpec[], raw: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) out[key] = coerceOption(specs.find((s) => s.key === key)!, value);
+  for (const [key, value] of Object.entries(raw))
+    out[key] = coerceOption(
+      specs.find((s) => s.key === key)!,
+      value,
+    );
   return out;
 }
 
@@ -211,8 +237,10 @@ export function resolveOptions(specs: readonly OptionSpec[], input: object): Rec
     for (const other of spec.conflicts ?? []) {
       if (other in out) {
         const o = specs.find((s) => s.key === other);
-        throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `--${spec.flag} cannot be used with --${o?.flag ?? other}`,
-          { showUsage: true, details: { option: spec.flag, conflictsWith: o?.flag ?? other } });
+        throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `--${spec.flag} cannot be used with --${o?.flag ?? other}`, {
+          showUsage: true,
+          details: { option: spec.flag, conflictsWith: o?.flag ?? other },
+        });
       }
     }
   }
@@ -224,12 +252,14 @@ export function resolveOptions(specs: readonly OptionSpec[], input: object): Rec
 
 /** The options section of a command's help text, generated from its declaration. */
 export function formatOptions(specs: readonly OptionSpec[]): string {
-  const rows = specs.filter((s) => !s.hidden).map((s) => {
-    const names = `${s.short ? `-${s.short}, ` : '    '}--${s.type === 'boolean' && s.default === true ? 'no-' : ''}${s.flag}`;
-    const value = s.type === 'boolean' ? '' : ` ${s.valueName ?? '<value>'}`;
-    const def = s.default === undefined || s.type === 'boolean' ? '' : ` (default: ${formatDefault(s)})`;
-    return [`  ${names}${value}`, `${s.description}${def}`];
-  });
+  const rows = specs
+    .filter((s) => !s.hidden)
+    .map((s) => {
+      const names = `${s.short ? `-${s.short}, ` : '    '}--${s.type === 'boolean' && s.default === true ? 'no-' : ''}${s.flag}`;
+      const value = s.type === 'boolean' ? '' : ` ${s.valueName ?? '<value>'}`;
+      const def = s.default === undefined || s.type === 'boolean' ? '' : ` (default: ${formatDefault(s)})`;
+      return [`  ${names}${value}`, `${s.description}${def}`];
+    });
   const width = Math.min(34, Math.max(...rows.map((r) => r[0].length)) + 2);
   return rows.map(([l, r]) => (l.length >= width ? `${l}\n${' '.repeat(width)}${r}` : `${l.padEnd(width)}${r}`)).join('\n');
 }

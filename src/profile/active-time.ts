@@ -11,7 +11,9 @@ import { sampleWeights } from './sample-weights.js';
 export function activeTime(profile: CpuProfile, window?: ProfileWindow): { totalUs: number; activeUs: number } {
   const raw = indexNodes(profile);
   const idle = new Uint8Array(raw.count);
-  profile.nodes.forEach((n, i) => { idle[i] = n.callFrame.functionName === '(idle)' && n.callFrame.url === '' ? 1 : 0; });
+  profile.nodes.forEach((n, i) => {
+    idle[i] = n.callFrame.functionName === '(idle)' && n.callFrame.url === '' ? 1 : 0;
+  });
   const win = resolveWindow(profile, window);
   const weights = sampleWeights(profile);
   let totalUs = 0;

@@ -43,7 +43,13 @@ export const INLINE_WORK_MAX_LINE_CHARS = 600;
  * be the callee's, inlined (see line-calls.ts). Only nodes with ticks have positionTicks, so a
  * dependency's file is read only when one of its functions ran on the CPU.
  */
-function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, rawFrame: Int32Array, resolver: SourceMapResolver | undefined) {
+function inlineShares(
+  profile: CpuProfile,
+  raw: RawIndex,
+  frames: FrameTable,
+  rawFrame: Int32Array,
+  resolver: SourceMapResolver | undefined,
+) {
   const out = new Map<number, { work: WorkKind; label: string; share: number }[]>();
   if (!resolver) return out;
   profile.nodes.forEach((n, i) => {
@@ -55,7 +61,10 @@ function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, ra
     for (const { line, ticks } of n.positionTicks) {
       all += ticks;
       const text = resolver.sourceLine(gen.path, line);
-      const w = text === undefined || text.length > INLINE_WORK_MAX_LINE_CHARS ? undefined : lineWork(text, line === n.callFrame.lineNumber + 1 ? n.callFrame.columnNumber : -1, n.callFrame.functionName);
+      const w =
+        text === undefined || text.length > INLINE_WORK_MAX_LINE_CHARS
+          ? undefined
+          : lineWork(text, line === n.callFrame.lineNumber + 1 ? n.callFrame.columnNumber : -1, n.callFrame.functionName);
       if (!w) continue;
       callees ??= new Set(raw.children[i].map((c) => frames.frames[rawFrame[c]].name.split('.').pop()!));
       if (otherCallsOnLine(text!, w.at).some((name) => callees!.has(name))) continue;
@@ -63,7 +72,11 @@ function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, ra
       e.ticks += ticks;
       byLabel.set(w.label, e);
     }
-    if (all > 0 && byLabel.size > 0) out.set(i, [...byLabel.values()].map((e) => ({ work: e.work, label: e.label, share: e.ticks / all })));
+    if (all > 0 && byLabel.size > 0)
+      out.set(
+        i,
+        [...byLabel.values()].map((e) => ({ work: e.work, label: e.label, share: e.ticks / all })),
+      );
   });
   return out;
 }
@@ -73,7 +86,12 @@ function inlineShares(profile: CpuProfile, raw: RawIndex, frames: FrameTable, ra
  * maps through the source map at its first non-blank column; a frame without a map, and a
  * dependency's (whose frame keeps its file's lines), keeps its lines.
  */
-function lineTicksOf(profile: CpuProfile, frames: FrameTable, rawFrame: Int32Array, resolver: SourceMapResolver | undefined): NonNullable<CallTree['lineTicks']> {
+function lineTicksOf(
+  profile: CpuProfile,
+  frames: FrameTable,
+  rawFrame: Int32Array,
+  resolver: SourceMapResolver | undefined,
+): NonNullable<CallTree['lineTicks']> {
   const byKey = new Map<string, { frame: number; line: number; ticks: number }>();
   profile.nodes.forEach((n, i) => {
     const frame = rawFrame[i];
@@ -142,7 +160,10 @@ export function buildCallTree(profile: CpuProfile, options: BuildCallTreeOptions
     const s = weights.order[k];
     const t = weights.time[s];
     const node = nodeIndex(raw, profile.samples[s]);
-    if (node === undefined || !raw.reachable[node] || t < win.filterStart || t >= win.filterEnd) { dropped++; continue; }
+    if (node === undefined || !raw.reachable[node] || t < win.filterStart || t >= win.filterEnd) {
+      dropped++;
+      continue;
+    }
     rawSelf[node] += weights.weight[s];
     sampleCount++;
   }

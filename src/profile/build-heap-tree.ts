@@ -68,7 +68,16 @@ export function topAllocators(tree: CallTree, options: { limit?: number; appOnly
   for (let f = 1; f < tree.frames.length; f++) {
     const fr = tree.frames[f];
     if ((appOnly && fr.kind !== 'app') || totals.self[f] <= 0) continue;
-    out.push({ frame: f, function: fr.name, file: fr.file, line: fr.line, kind: fr.kind, bytes: totals.self[f], share: totals.self[f] / all, totalBytes: totals.total[f] });
+    out.push({
+      frame: f,
+      function: fr.name,
+      file: fr.file,
+      line: fr.line,
+      kind: fr.kind,
+      bytes: totals.self[f],
+      share: totals.self[f] / all,
+      totalBytes: totals.total[f],
+    });
   }
   return out.sort((a, b) => b.bytes - a.bytes).slice(0, limit);
 }

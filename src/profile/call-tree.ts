@@ -24,10 +24,36 @@ export interface Frame {
 
 /** Work a sample was doing, by what the frames (or, for inlined builtins, the source line) show. */
 export type WorkKind =
-  | 'json' | 'crypto' | 'regex' | 'zlib' | 'fs' | 'buffer' | 'gc' | 'http' | 'http-client' | 'net' | 'stream'
-  | 'events' | 'timers' | 'module-loading' | 'inspect' | 'vm' | 'intl' | 'errors' | 'search' | 'copy'
-  | 'child-process' | 'compile' | 'clone' | 'ipc'
-  | 'idle' | 'program' | 'app' | 'deps' | 'node-core' | 'native';
+  | 'json'
+  | 'crypto'
+  | 'regex'
+  | 'zlib'
+  | 'fs'
+  | 'buffer'
+  | 'gc'
+  | 'http'
+  | 'http-client'
+  | 'net'
+  | 'stream'
+  | 'events'
+  | 'timers'
+  | 'module-loading'
+  | 'inspect'
+  | 'vm'
+  | 'intl'
+  | 'errors'
+  | 'search'
+  | 'copy'
+  | 'child-process'
+  | 'compile'
+  | 'clone'
+  | 'ipc'
+  | 'idle'
+  | 'program'
+  | 'app'
+  | 'deps'
+  | 'node-core'
+  | 'native';
 
 /**
  * An aggregated call tree in flat, typed-array form (compact and fast to walk).

@@ -35,8 +35,9 @@ export interface CpuProfile {
 }
 
 function malformed(why: string, source: string | undefined): Error {
-  return hotpathError('HOTPATH_ERR_PROFILE', `${source ?? 'The CPU profile'} is not a valid .cpuprofile: ${why}`,
-    { details: { file: source } });
+  return hotpathError('HOTPATH_ERR_PROFILE', `${source ?? 'The CPU profile'} is not a valid .cpuprofile: ${why}`, {
+    details: { file: source },
+  });
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -64,9 +65,13 @@ export function asCpuProfile(value: unknown, source?: string): CpuProfile {
     if (typeof cf.functionName !== 'string' || typeof cf.url !== 'string' || !isNum(cf.lineNumber) || !isNum(cf.columnNumber)) {
       throw malformed(`node ${n.id} has a malformed callFrame`, source);
     }
-    if (n.children !== undefined && !(Array.isArray(n.children) && n.children.every(isNum))) throw malformed(`node ${n.id} has malformed "children"`, source);
+    if (n.children !== undefined && !(Array.isArray(n.children) && n.children.every(isNum)))
+      throw malformed(`node ${n.id} has malformed "children"`, source);
     if (n.hitCount !== undefined && !isNum(n.hitCount)) throw malformed(`node ${n.id} has a malformed "hitCount"`, source);
-    if (n.positionTicks !== undefined && !(Array.isArray(n.positionTicks) && n.positionTicks.every((t) => isObj(t) && isNum(t.line) && isNum(t.ticks)))) {
+    if (
+      n.positionTicks !== undefined &&
+      !(Array.isArray(n.positionTicks) && n.positionTicks.every((t) => isObj(t) && isNum(t.line) && isNum(t.ticks)))
+    ) {
       throw malformed(`node ${n.id} has malformed "positionTicks"`, source);
     }
     if (index.has(n.id)) throw malformed(`node id ${n.id} is used twice`, source);
@@ -74,7 +79,8 @@ export function asCpuProfile(value: unknown, source?: string): CpuProfile {
   }
   checkTree(nodes as CpuProfileNode[], index, source);
   for (let k = 0; k < samples.length; k++) {
-    if (!isNum(samples[k]) || !index.has(samples[k] as number)) throw malformed(`sample ${k} names node ${JSON.stringify(samples[k])}, which does not exist`, source);
+    if (!isNum(samples[k]) || !index.has(samples[k] as number))
+      throw malformed(`sample ${k} names node ${JSON.stringify(samples[k])}, which does not exist`, source);
     if (!isNum(timeDeltas[k])) throw malformed(`time delta ${k} is not a number`, source);
   }
   return value as unknown as CpuProfile;
@@ -87,11 +93,13 @@ function checkTree(nodes: CpuProfileNode[], index: Map<number, number>, source: 
     for (const id of nodes[i].children ?? []) {
       const c = index.get(id);
       if (c === undefined) throw malformed(`node ${nodes[i].id} names a child ${id} that does not exist`, source);
-      if (parent[c] !== -1 || c === i) throw malformed(`node ${id} has two parents (the nodes form a cycle or a graph, not a tree)`, source);
+      if (parent[c] !== -1 || c === i)
+        throw malformed(`node ${id} has two parents (the nodes form a cycle or a graph, not a tree)`, source);
       parent[c] = i;
     }
   }
-  if (parent[0] !== -1) throw malformed(`the root node ${nodes[0].id} is the child of node ${nodes[parent[0]].id}: the nodes form a cycle`, source);
+  if (parent[0] !== -1)
+    throw malformed(`the root node ${nodes[0].id} is the child of node ${nodes[parent[0]].id}: the nodes form a cycle`, source);
   // From every node without a parent, mark what hangs below; a node left unmarked lies on a cycle.
   const seen = new Uint8Array(nodes.length);
   const stack: number[] = [];
@@ -111,8 +119,10 @@ export function parseCpuProfile(text: string, source?: string): CpuProfile {
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw hotpathError('HOTPATH_ERR_PROFILE', `${source ?? 'The CPU profile'} is not JSON: ${(cause as Error).message}`,
-      { cause, details: { file: source } });
+    throw hotpathError('HOTPATH_ERR_PROFILE', `${source ?? 'The CPU profile'} is not JSON: ${(cause as Error).message}`, {
+      cause,
+      details: { file: source },
+    });
   }
   return asCpuProfile(value, source);
 }

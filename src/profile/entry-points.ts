@@ -80,10 +80,12 @@ export function entryShares(tree: CallTree, selected: (frameIndex: number) => bo
     }
     total += us;
   }
-  return [...byKind].map(([kind, acc]) => ({
-    kind,
-    us: acc.us,
-    share: total > 0 ? acc.us / total : 0,
-    callbacks: [...acc.callbacks].map(([frame, us]) => ({ frame, us })).sort((a, b) => b.us - a.us),
-  })).sort((a, b) => b.us - a.us);
+  return [...byKind]
+    .map(([kind, acc]) => ({
+      kind,
+      us: acc.us,
+      share: total > 0 ? acc.us / total : 0,
+      callbacks: [...acc.callbacks].map(([frame, us]) => ({ frame, us })).sort((a, b) => b.us - a.us),
+    }))
+    .sort((a, b) => b.us - a.us);
 }

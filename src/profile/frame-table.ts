@@ -87,7 +87,10 @@ export class FrameTable {
       if (mapped) return this.#mapped(mapped.name ?? name, mapped.path, mapped.line, mapped.column, path);
       if (isTranspiledSource(path)) return this.#transpiled(name, path, line, column, resolver);
     }
-    return this.#add({ name, file: this.#relative(path), line, column, kind }, kind === 'app' ? { path } : kind === 'deps' ? { path, dependency: true } : undefined);
+    return this.#add(
+      { name, file: this.#relative(path), line, column, kind },
+      kind === 'app' ? { path } : kind === 'deps' ? { path, dependency: true } : undefined,
+    );
   }
 
   /**
@@ -100,7 +103,10 @@ export class FrameTable {
   #transpiled(name: string, path: string, line: number, column: number, resolver: SourceMapResolver): number {
     const decl = resolver.declarationLine(path, name);
     const plausible = decl ?? (line > 1 ? line : 0);
-    return this.#add({ name, file: this.#relative(path), line: plausible, column: decl ? 0 : plausible ? column : 0, kind: 'app' }, undefined);
+    return this.#add(
+      { name, file: this.#relative(path), line: plausible, column: decl ? 0 : plausible ? column : 0, kind: 'app' },
+      undefined,
+    );
   }
 
   /** A source-mapped frame is classified again by its original path (bundled node_modules become deps). */

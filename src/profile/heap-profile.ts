@@ -18,8 +18,9 @@ export interface HeapProfile {
 }
 
 function malformed(why: string, source: string | undefined): Error {
-  return hotpathError('HOTPATH_ERR_PROFILE', `${source ?? 'The heap profile'} is not a valid .heapprofile: ${why}`,
-    { details: { file: source } });
+  return hotpathError('HOTPATH_ERR_PROFILE', `${source ?? 'The heap profile'} is not a valid .heapprofile: ${why}`, {
+    details: { file: source },
+  });
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -35,7 +36,12 @@ export function asHeapProfile(value: unknown, source?: string): HeapProfile {
       throw malformed('a node lacks "callFrame", "selfSize" or "children"', source);
     }
     const cf = n.callFrame;
-    if (typeof cf.functionName !== 'string' || typeof cf.url !== 'string' || typeof cf.lineNumber !== 'number' || typeof cf.columnNumber !== 'number') {
+    if (
+      typeof cf.functionName !== 'string' ||
+      typeof cf.url !== 'string' ||
+      typeof cf.lineNumber !== 'number' ||
+      typeof cf.columnNumber !== 'number'
+    ) {
       throw malformed('a node has a malformed callFrame', source);
     }
     for (const c of n.children) stack.push(c);
@@ -48,8 +54,10 @@ export function parseHeapProfile(text: string, source?: string): HeapProfile {
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw hotpathError('HOTPATH_ERR_PROFILE', `${source ?? 'The heap profile'} is not JSON: ${(cause as Error).message}`,
-      { cause, details: { file: source } });
+    throw hotpathError('HOTPATH_ERR_PROFILE', `${source ?? 'The heap profile'} is not JSON: ${(cause as Error).message}`, {
+      cause,
+      details: { file: source },
+    });
   }
   return asHeapProfile(value, source);
 }

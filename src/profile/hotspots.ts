@@ -63,8 +63,16 @@ export function hotspots(tree: CallTree, options: HotspotOptions = {}): ProfileH
     const self = totals.self[f];
     if (self <= 0 || self / base < minSelfShare) continue;
     out.push({
-      frame: f, function: fr.name, file: fr.file, line: fr.line, ...(fr.column ? { column: fr.column } : {}), kind: fr.kind,
-      selfMs: self / div, selfShare: self / base, totalMs: totals.total[f] / div, totalShare: totals.total[f] / base,
+      frame: f,
+      function: fr.name,
+      file: fr.file,
+      line: fr.line,
+      ...(fr.column ? { column: fr.column } : {}),
+      kind: fr.kind,
+      selfMs: self / div,
+      selfShare: self / base,
+      totalMs: totals.total[f] / div,
+      totalShare: totals.total[f] / base,
     });
   }
   out.sort((a, b) => b.selfMs - a.selfMs || b.totalMs - a.totalMs);

@@ -241,12 +241,18 @@ function apply(profile: CpuProfile, plans: Map<number, Plan>): CpuProfile {
     let bestLag = -Infinity;
     for (let k = 0; k < t.ids.length; k++) {
       const lag = (t.weights[k] / t.sum) * n - t.assigned[k];
-      if (lag > bestLag) { bestLag = lag; best = k; }
+      if (lag > bestLag) {
+        bestLag = lag;
+        best = k;
+      }
     }
     t.assigned[best]++;
     samples[s] = t.ids[best];
   }
   const byId = new Map(nodes.map((n) => [n.id, n]));
-  for (const t of targets.values()) t.ids.forEach((id, k) => { byId.get(id)!.hitCount = t.assigned[k]; });
+  for (const t of targets.values())
+    t.ids.forEach((id, k) => {
+      byId.get(id)!.hitCount = t.assigned[k];
+    });
   return { ...profile, nodes, samples };
 }

@@ -73,8 +73,14 @@ export function layoutTree(raw: RawTree, rawFrame: Int32Array, rawSelf: Float64A
   const finalOf = new Int32Array(n);
   for (let k = 0; k < n; k++) finalOf[order[k]] = k;
   const a: TreeArrays = {
-    frame: new Int32Array(n), parent: new Int32Array(n), depth: new Int32Array(n), subtreeSize: new Int32Array(n).fill(1),
-    self: new Float64Array(n), total: new Float64Array(n), totalUs: 0, activeUs: 0,
+    frame: new Int32Array(n),
+    parent: new Int32Array(n),
+    depth: new Int32Array(n),
+    subtreeSize: new Int32Array(n).fill(1),
+    self: new Float64Array(n),
+    total: new Float64Array(n),
+    totalUs: 0,
+    activeUs: 0,
   };
   let idle = 0;
   for (let k = 0; k < n; k++) {

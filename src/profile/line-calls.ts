@@ -6,7 +6,23 @@
 // line's ticks cannot be given to the builtin alone.
 
 const callName = /([A-Za-z_$][\w$]*)\s*\(/g;
-const notCalls = new Set(['if', 'for', 'while', 'switch', 'catch', 'function', 'return', 'typeof', 'await', 'yield', 'void', 'in', 'of', 'do', 'else']);
+const notCalls = new Set([
+  'if',
+  'for',
+  'while',
+  'switch',
+  'catch',
+  'function',
+  'return',
+  'typeof',
+  'await',
+  'yield',
+  'void',
+  'in',
+  'of',
+  'do',
+  'else',
+]);
 
 /** Index of the parenthesis closing the one at `open`, or the line's length when it stays open. */
 function closingParen(text: string, open: number): number {

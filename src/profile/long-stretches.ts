@@ -26,7 +26,11 @@ export interface LongStretches {
   maxUs: number;
 }
 
-interface Open { frame: Frame; depth: number; us: number }
+interface Open {
+  frame: Frame;
+  depth: number;
+  us: number;
+}
 
 const neutral = new Set(['gc', 'program']);
 

@@ -118,7 +118,9 @@ export function findPatternSites(root: string, source: string): PatternSite[] {
 const BUILD_DIRS = new Set(['dist', 'build', 'out']);
 
 function isBuildOutput(root: string, path: string): boolean {
-  return relative(root, path).split(sep).some((part) => BUILD_DIRS.has(part));
+  return relative(root, path)
+    .split(sep)
+    .some((part) => BUILD_DIRS.has(part));
 }
 
 const cache = new WeakMap<object, Map<string, PatternSite[]>>();
@@ -126,8 +128,8 @@ const cache = new WeakMap<object, Map<string, PatternSite[]>>();
 /** findPatternSites over the run's working directory, once per pattern and run. */
 export function runPatternSites(run: Pick<RunData, 'cwd'>, source: string): PatternSite[] {
   let byPattern = cache.get(run);
-  if (!byPattern) cache.set(run, byPattern = new Map());
+  if (!byPattern) cache.set(run, (byPattern = new Map()));
   let sites = byPattern.get(source);
-  if (!sites) byPattern.set(source, sites = findPatternSites(run.cwd, source));
+  if (!sites) byPattern.set(source, (sites = findPatternSites(run.cwd, source)));
   return sites;
 }

@@ -30,7 +30,10 @@ export function indexNodes(profile: CpuProfile): RawIndex {
     for (const id of ids) {
       const c = byId.get(id);
       // Guard against cycles and nodes listed twice: a node keeps its first parent.
-      if (c !== undefined && c !== root && c !== i && parent[c] === -1) { parent[c] = i; kids.push(c); }
+      if (c !== undefined && c !== root && c !== i && parent[c] === -1) {
+        parent[c] = i;
+        kids.push(c);
+      }
     }
     children[i] = kids;
   }
@@ -52,7 +55,9 @@ function denseIds(profile: CpuProfile): Int32Array | null {
   }
   if (max > 4 * profile.nodes.length + 1024) return null;
   const dense = new Int32Array(max + 1).fill(-1);
-  profile.nodes.forEach((n, i) => { if (dense[n.id] === -1) dense[n.id] = i; });
+  profile.nodes.forEach((n, i) => {
+    if (dense[n.id] === -1) dense[n.id] = i;
+  });
   return dense;
 }
 

@@ -9,8 +9,10 @@ async function readText(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (cause) {
-    throw hotpathError('HOTPATH_ERR_PROFILE', `Cannot read the profile ${path}: ${(cause as Error).message}`,
-      { cause, details: { file: path } });
+    throw hotpathError('HOTPATH_ERR_PROFILE', `Cannot read the profile ${path}: ${(cause as Error).message}`, {
+      cause,
+      details: { file: path },
+    });
   }
 }
 

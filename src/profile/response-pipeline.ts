@@ -34,7 +34,8 @@ export function pipelineTime(tree: CallTree): Float64Array {
     if (a < 0 || a === i) continue;
     const p = tree.parent[i];
     const pkg = packageOf[tree.frame[i]];
-    viaFramework[i] = (p !== a && viaFramework[p] === 1) || (pkg !== undefined && callerPackages(tree, a, packageOf, callers).has(pkg)) ? 1 : 0;
+    viaFramework[i] =
+      (p !== a && viaFramework[p] === 1) || (pkg !== undefined && callerPackages(tree, a, packageOf, callers).has(pkg)) ? 1 : 0;
     if (to[i] !== a || tree.self[i] <= 0) continue;
     const kind = work[i].work;
     // The payload the framework serializes is the function's choice: its JSON work stays its own.

@@ -20,6 +20,9 @@ export async function readRunCpuProfile(run: Pick<RunData, 'functionRanges'>, re
 
 function withRanges(profile: CpuProfile, run: Pick<RunData, 'functionRanges'>): CpuProfile {
   const expanded = expandInlinedFrames(profile, run.functionRanges);
-  nameAnonymousFrames(expanded.nodes.map((n) => n.callFrame), run.functionRanges);
+  nameAnonymousFrames(
+    expanded.nodes.map((n) => n.callFrame),
+    run.functionRanges,
+  );
   return expanded;
 }

@@ -54,8 +54,10 @@ export function mapCallSite(site: CallSite, resolver: SourceMapResolver): CallSi
   if (pos === undefined) return site;
   // The function's original name is recorded where the function starts (a bundler renames
   // `compressPayload` to `compressPayload2`, a minifier to `a`), not at the call inside it.
-  const name = site.functionLine !== undefined && site.functionColumn !== undefined
-    ? resolver.functionNameAt(path, site.functionLine - 1, Math.max(0, site.functionColumn - 1)) : undefined;
+  const name =
+    site.functionLine !== undefined && site.functionColumn !== undefined
+      ? resolver.functionNameAt(path, site.functionLine - 1, Math.max(0, site.functionColumn - 1))
+      : undefined;
   return { function: name ?? site.function, file: pos.path, line: pos.line, column: pos.column };
 }
 
@@ -92,6 +94,8 @@ export function mapRunCallSites(run: Pick<RunData, 'sourceMaps' | 'functionRange
   const map: SiteMap = (site) => mapCallSite(nameAnonymousSite(site, run.functionRanges), resolver);
   for (const t of threads) {
     t.growth = t.growth.map((m) => mapGrowth(m, map));
-    t.stalls = t.stalls.map((s) => (s.cause ? { ...s, cause: s.cause.map((c) => ({ ...c, stack: c.stack.map((f) => mapCallSite(f, resolver)) })) } : s));
+    t.stalls = t.stalls.map((s) =>
+      s.cause ? { ...s, cause: s.cause.map((c) => ({ ...c, stack: c.stack.map((f) => mapCallSite(f, resolver)) })) } : s,
+    );
   }
 }

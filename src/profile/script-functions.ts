@@ -22,7 +22,8 @@ export interface Fn {
 }
 
 const before = (l1: number, c1: number, l2: number, c2: number) => l1 < l2 || (l1 === l2 && c1 < c2);
-export const contains = (outer: Fn, inner: Fn) => !before(inner.sl, inner.sc, outer.sl, outer.sc) && !before(outer.el, outer.ec, inner.el, inner.ec) && outer !== inner;
+export const contains = (outer: Fn, inner: Fn) =>
+  !before(inner.sl, inner.sc, outer.sl, outer.sc) && !before(outer.el, outer.ec, inner.el, inner.ec) && outer !== inner;
 const holds = (f: Fn, line: number, col: number) => !before(line, col, f.sl, f.sc) && before(line, col, f.el, f.ec);
 const span = (f: Fn) => (f.el - f.sl) * 1e6 + (f.ec - f.sc);
 
@@ -63,7 +64,10 @@ export class ScriptFunctions {
       const mid = (lo + hi) >> 1;
       const f = this.#fns[mid];
       if (before(line, col, f.sl, f.sc)) hi = mid - 1;
-      else { found = mid; lo = mid + 1; }
+      else {
+        found = mid;
+        lo = mid + 1;
+      }
     }
     return found;
   }

@@ -76,7 +76,10 @@ class StackInterner {
     if (d <= MAX_STACK_FRAMES) return this.#path(id, d);
     const tail: number[] = [];
     let i = id;
-    for (let k = 0; k < STACK_TAIL_FRAMES; k++) { tail.push(this.frame[i]); i = this.parent[i]; }
+    for (let k = 0; k < STACK_TAIL_FRAMES; k++) {
+      tail.push(this.frame[i]);
+      i = this.parent[i];
+    }
     const head = this.#path(this.head[id], STACK_HEAD_FRAMES);
     head.push(elided());
     for (let k = tail.length - 1; k >= 0; k--) head.push(tail[k]);
@@ -124,7 +127,10 @@ export function cpuStackSamples(profile: CpuProfile, options: BuildCallTreeOptio
   const resolve = (node: number): number => {
     const path: number[] = [];
     let i = node;
-    while (i !== raw.root && stackOf[i] === -2) { path.push(i); i = raw.parent[i]; }
+    while (i !== raw.root && stackOf[i] === -2) {
+      path.push(i);
+      i = raw.parent[i];
+    }
     let s = i === raw.root ? -1 : stackOf[i];
     for (let k = path.length - 1; k >= 0; k--) {
       s = interner.child(s, frames.intern(profile.nodes[path[k]].callFrame));
@@ -134,7 +140,9 @@ export function cpuStackSamples(profile: CpuProfile, options: BuildCallTreeOptio
   };
   const win = resolveWindow(profile, options.window);
   const w = sampleWeights(profile);
-  const stack: number[] = [], weight: number[] = [], time: number[] = [];
+  const stack: number[] = [],
+    weight: number[] = [],
+    time: number[] = [];
   for (const s of w.order) {
     const node = nodeIndex(raw, profile.samples[s]);
     const t = w.time[s];

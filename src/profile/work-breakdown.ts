@@ -40,7 +40,8 @@ export function nodeWork(tree: CallTree): WorkLabel[] {
     const kind = tree.frames[f].kind;
     const inherited = p > 0 && tree.frames[tree.frame[p]].kind !== 'app' ? specific[p] : undefined;
     const own = ofFrame[f];
-    const plumbing = inherited !== undefined && PLUMBING_OWNERS.has(inherited.work) && (own === undefined || HTTP_CLIENT_PLUMBING.has(own.work));
+    const plumbing =
+      inherited !== undefined && PLUMBING_OWNERS.has(inherited.work) && (own === undefined || HTTP_CLIENT_PLUMBING.has(own.work));
     specific[i] = kind === 'app' ? undefined : plumbing ? inherited : kind === 'deps' ? own : (own ?? inherited);
     out[i] = specific[i] ?? generic[f];
   }
@@ -122,7 +123,9 @@ export interface WorkCaller {
 export function callersOfWork(tree: CallTree, kind: WorkKind): WorkCaller[] {
   const { to, work, inline } = treeWork(tree);
   const byFrame = new Map<number, number>();
-  const add = (frame: number, us: number) => { if (us > 0) byFrame.set(frame, (byFrame.get(frame) ?? 0) + us); };
+  const add = (frame: number, us: number) => {
+    if (us > 0) byFrame.set(frame, (byFrame.get(frame) ?? 0) + us);
+  };
   for (let i = 1; i < tree.frame.length; i++) {
     let own = tree.self[i];
     for (const e of inline.get(i) ?? []) {
@@ -157,7 +160,7 @@ const places = new WeakMap<CallTree, WorkPlace[]>();
 /** Every work label of the tree with where it ran, largest first (computed once per tree). */
 export function workPlaces(tree: CallTree): WorkPlace[] {
   let out = places.get(tree);
-  if (!out) places.set(tree, out = computePlaces(tree));
+  if (!out) places.set(tree, (out = computePlaces(tree)));
   return out;
 }
 
@@ -170,11 +173,14 @@ function computePlaces(tree: CallTree): WorkPlace[] {
     const f = tree.frames[tree.frame[i]];
     source[i] = (f.kind === 'app' || f.kind === 'deps') && f.file !== '' ? i : source[tree.parent[i]];
   }
-  const acc = new Map<string, { work: WorkKind; label: string; us: number; unownedUs: number; frames: Map<number, number>; sources: Map<number, number> }>();
+  const acc = new Map<
+    string,
+    { work: WorkKind; label: string; us: number; unownedUs: number; frames: Map<number, number>; sources: Map<number, number> }
+  >();
   const add = (i: number, w: WorkLabel, us: number) => {
     if (us <= 0) return;
     let e = acc.get(w.label);
-    if (!e) acc.set(w.label, e = { work: w.work, label: w.label, us: 0, unownedUs: 0, frames: new Map(), sources: new Map() });
+    if (!e) acc.set(w.label, (e = { work: w.work, label: w.label, us: 0, unownedUs: 0, frames: new Map(), sources: new Map() }));
     e.us += us;
     if (tree.frames[tree.frame[to[i]]].kind !== 'app') e.unownedUs += us;
     bump(e.frames, tree.frame[i], us);

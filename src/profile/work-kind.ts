@@ -46,8 +46,10 @@ export const IPC_LABEL = 'IPC messages (process.send, cluster connection hand-of
 
 /** node:internal/child_process functions of the IPC channel (the rest of the file spawns processes). */
 const ipcFunction = /^(channel\.\w+|target\.\w+|handleMessage|emit|got|setupChannel)$/;
-const isIpcFrame = (name: string, file: string): boolean => file.startsWith('node:internal/cluster/') ||
-  file === 'node:internal/child_process/serialization' || (file === 'node:internal/child_process' && ipcFunction.test(name));
+const isIpcFrame = (name: string, file: string): boolean =>
+  file.startsWith('node:internal/cluster/') ||
+  file === 'node:internal/child_process/serialization' ||
+  (file === 'node:internal/child_process' && ipcFunction.test(name));
 
 /** The label of structured-clone work: messages to and from worker threads (see cloneCall). */
 export const CLONE_LABEL = 'structured clone of worker messages';
@@ -95,7 +97,8 @@ const fileReads = (name: string, file: string) => file === 'node:internal/fs/pro
 export const BUFFER_COPIES = 'buffer copies and allocation';
 const bufferCopy = /^(concat|_copy|_copyActual|copy|alloc|allocUnsafe|allocUnsafeSlow|allocate|createUnsafeBuffer|createPool|FastBuffer)$/;
 
-const nativeBuffer = /^(base64|base64url|hex|latin1|ascii|ucs2|utf8)(Slice|Write)$|^(byteLengthUtf8|encodeUtf8String|encodeInto|compare|indexOf\w*)$/;
+const nativeBuffer =
+  /^(base64|base64url|hex|latin1|ascii|ucs2|utf8)(Slice|Write)$|^(byteLengthUtf8|encodeUtf8String|encodeInto|compare|indexOf\w*)$/;
 
 /**
  * The label of the native socket write path (perf's native stacks: `hotpath run --native`, import):
@@ -112,22 +115,50 @@ export const SOCKET_WRITE_PATH = 'socket writes (node C++, libuv, kernel)';
 const nativeWork: [RegExp, WorkKind, string][] = [
   // Writing to a socket: node's StreamBase (a writev of many small chunks converts each one), libuv,
   // and the kernel's sendmsg/write on a TCP or Unix socket (on loopback, the delivery to the peer behind it).
-  [/^node::StreamBase::(Writev|Write\w*)\b|^node::StreamBase::JSMethod<&node::StreamBase::Write|^node::LibuvStreamWrap::Do(Try)?Write|^uv_try_write$|^uv__write$|^uv_write2?$/, 'net', SOCKET_WRITE_PATH],
-  [/^(sock_sendmsg|sock_write_iter|__sys_sendto|__sys_sendmsg|tcp_sendmsg\w*|unix_stream_sendmsg|__tcp_push_pending_frames|tcp_write_xmit)\b.*\[kernel\]$/, 'net', SOCKET_WRITE_PATH],
+  [
+    /^node::StreamBase::(Writev|Write\w*)\b|^node::StreamBase::JSMethod<&node::StreamBase::Write|^node::LibuvStreamWrap::Do(Try)?Write|^uv_try_write$|^uv__write$|^uv_write2?$/,
+    'net',
+    SOCKET_WRITE_PATH,
+  ],
+  [
+    /^(sock_sendmsg|sock_write_iter|__sys_sendto|__sys_sendmsg|tcp_sendmsg\w*|unix_stream_sendmsg|__tcp_push_pending_frames|tcp_write_xmit)\b.*\[kernel\]$/,
+    'net',
+    SOCKET_WRITE_PATH,
+  ],
   [/^(sock_recvmsg|sock_read_iter|tcp_recvmsg\w*|unix_stream_recvmsg)\b.*\[kernel\]$/, 'net', 'kernel socket reads (system calls)'],
-  [/^v8::internal::(ScavengerCollector|Scavenger|ScavengeJob)\b|^v8::internal::MinorM\w+/, 'gc', 'garbage collection (scavenge: young generation)'],
-  [/^v8::internal::(MarkCompactCollector|FullMarkingVerifier|MarkingVisitor\w*|MainMarkingVisitor)\b/, 'gc', 'garbage collection (mark-compact: old generation)'],
+  [
+    /^v8::internal::(ScavengerCollector|Scavenger|ScavengeJob)\b|^v8::internal::MinorM\w+/,
+    'gc',
+    'garbage collection (scavenge: young generation)',
+  ],
+  [
+    /^v8::internal::(MarkCompactCollector|FullMarkingVerifier|MarkingVisitor\w*|MainMarkingVisitor)\b/,
+    'gc',
+    'garbage collection (mark-compact: old generation)',
+  ],
   [/^v8::internal::(IncrementalMarking|ConcurrentMarking)\b/, 'gc', 'garbage collection (incremental marking)'],
   [/^v8::internal::(Sweeper|ArrayBufferSweeper)\b/, 'gc', 'garbage collection (sweeping)'],
-  [/^v8::internal::Heap::(CollectGarbage|PerformGarbageCollection|CollectAllGarbage)|^v8::internal::GCTracer\b/, 'gc', 'garbage collection'],
+  [
+    /^v8::internal::Heap::(CollectGarbage|PerformGarbageCollection|CollectAllGarbage)|^v8::internal::GCTracer\b/,
+    'gc',
+    'garbage collection',
+  ],
   [/^v8::internal::JsonParser|^Builtins_JsonParse|^v8::internal::Builtin_JsonParse/, 'json', 'JSON.parse'],
   [/^v8::internal::JsonStringifier|^Builtins_JsonStringify|^v8::internal::Builtin_JsonStringify/, 'json', 'JSON.stringify'],
-  [/ZlibContext|BrotliEncoder|BrotliDecoder|^(deflate\w*|inflate\w*|longest_match|fill_window|compress_block|send_tree|build_tree|pqdownheap|_tr_\w+|crc32\w*|adler32\w*|updatewindow|Cr_z_\w+|BrotliEncoderCompress\w*|BrotliDecoderDecompress\w*)$/, 'zlib', 'zlib compression'],
+  [
+    /ZlibContext|BrotliEncoder|BrotliDecoder|^(deflate\w*|inflate\w*|longest_match|fill_window|compress_block|send_tree|build_tree|pqdownheap|_tr_\w+|crc32\w*|adler32\w*|updatewindow|Cr_z_\w+|BrotliEncoderCompress\w*|BrotliDecoderDecompress\w*)$/,
+    'zlib',
+    'zlib compression',
+  ],
   [/PKCS5_PBKDF2|pbkdf2/i, 'crypto', 'PBKDF2 key derivation'],
   [/scrypt/i, 'crypto', 'scrypt key derivation'],
   [/^(sha\d+_block\w*|SHA\d+\w*|HMAC\w*|md5_block\w*|MD5\w*|EVP_Digest\w*|KECCAK\w*|blake2\w*)$|node::crypto::Hash/, 'crypto', 'hashing'],
   [/^(aesni_\w+|AES_\w+|ChaCha20\w*|Poly1305\w*|gcm_\w+|EVP_(En|De)crypt\w*|EVP_Cipher\w*)$|node::crypto::Cipher/, 'crypto', 'encryption'],
-  [/^(EVP_\w+|ossl_\w+|OPENSSL_\w+|BN_\w+|bn_\w+|EC_\w+|ecp_nistz256\w*|RSA_\w+|x25519\w*|RAND_\w+|CRYPTO_\w+|SSL_\w+|tls\d*_\w+)$|^node::crypto::/, 'crypto', 'crypto'],
+  [
+    /^(EVP_\w+|ossl_\w+|OPENSSL_\w+|BN_\w+|bn_\w+|EC_\w+|ecp_nistz256\w*|RSA_\w+|x25519\w*|RAND_\w+|CRYPTO_\w+|SSL_\w+|tls\d*_\w+)$|^node::crypto::/,
+    'crypto',
+    'crypto',
+  ],
 ];
 
 /** The specific work a frame shows, or undefined when its name and file say nothing specific. */
@@ -159,10 +190,14 @@ export function specificWork(frame: Frame): WorkLabel | undefined {
 /** The work of a frame when nothing more specific is known: its class. */
 export function genericWork(frame: Frame): WorkLabel {
   switch (frame.kind) {
-    case 'app': return { work: 'app', label: 'own code' };
-    case 'deps': return { work: 'deps', label: dependencyName(frame.file) };
-    case 'node-core': return { work: 'node-core', label: 'Node.js core' };
-    default: return { work: 'native', label: frame.name.endsWith(' [kernel]') ? 'kernel' : 'native/V8' };
+    case 'app':
+      return { work: 'app', label: 'own code' };
+    case 'deps':
+      return { work: 'deps', label: dependencyName(frame.file) };
+    case 'node-core':
+      return { work: 'node-core', label: 'Node.js core' };
+    default:
+      return { work: 'native', label: frame.name.endsWith(' [kernel]') ? 'kernel' : 'native/V8' };
   }
 }
 
@@ -203,7 +238,8 @@ const linearSearch = /\.(some|find|findIndex|findLast|findLastIndex|includes|ind
  * or indirect `eval(`, and vm's compilers (`new vm.Script(`, `vm.compileFunction(`). A method of
  * the same name (`redis.eval(`, `x.Function(`) is not.
  */
-const compileCall = /(?<![\w$.])(?:new\s+)?(?:Async|AsyncGenerator|Generator)?Function\s*\(|(?<![\w$.])eval\s*\(|\bnew\s+vm\.Script\s*\(|\bvm\.compileFunction\s*\(/;
+const compileCall =
+  /(?<![\w$.])(?:new\s+)?(?:Async|AsyncGenerator|Generator)?Function\s*\(|(?<![\w$.])eval\s*\(|\bnew\s+vm\.Script\s*\(|\bvm\.compileFunction\s*\(/;
 
 export const COMPILE_LABEL = 'compiling code';
 
@@ -244,7 +280,8 @@ export function inlineWorkOfLine(text: string, fn?: string): LineWork | undefine
   const call = regexCall.exec(text);
   if (call) return { work: 'regex', label: 'regular expressions', at: call.index };
   const stringCall = stringRegexCall.exec(text);
-  if (stringCall && (regexLiteral.test(text) || text.includes('RegExp('))) return { work: 'regex', label: 'regular expressions', at: stringCall.index };
+  if (stringCall && (regexLiteral.test(text) || text.includes('RegExp(')))
+    return { work: 'regex', label: 'regular expressions', at: stringCall.index };
   const intl = intlCall.exec(text);
   if (intl) return { work: 'intl', label: INTL_LABEL, at: intl.index };
   const error = errorCall.exec(text) ?? (fn !== undefined && /Error$/.test(fn) ? /\bsuper\s*\(/.exec(text) : null);

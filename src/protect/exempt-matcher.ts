@@ -40,7 +40,10 @@ function guarded(predicate: (req: IncomingMessage) => boolean): ExemptMatcher {
     } catch (err) {
       if (!warned) {
         warned = true;
-        process.emitWarning(`protect(): the exempt function threw: ${err instanceof Error ? err.message : String(err)}; the request is treated as not exempt`, 'HotpathProtectWarning');
+        process.emitWarning(
+          `protect(): the exempt function threw: ${err instanceof Error ? err.message : String(err)}; the request is treated as not exempt`,
+          'HotpathProtectWarning',
+        );
       }
       return false;
     }

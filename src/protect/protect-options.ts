@@ -13,11 +13,7 @@ export type PressureReason = 'eventLoopDelay' | 'eventLoopUtilization' | 'heapUs
  * in every framework (the adapters hand over the socket-level objects), so one handler
  * serves all of them. It must end the response.
  */
-export type PressureHandler = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  reason: PressureReason,
-) => void | Promise<void>;
+export type PressureHandler = (req: IncomingMessage, res: ServerResponse, reason: PressureReason) => void | Promise<void>;
 
 /** Requests that are never shed: exact paths, path patterns, or a predicate. */
 export type ExemptOption = ReadonlyArray<string | RegExp> | ((req: IncomingMessage) => boolean);
@@ -87,9 +83,9 @@ const otherKeys = ['exempt', 'onPressure'] as const;
 const knownKeys: ReadonlySet<string> = new Set([...Object.keys(numberRules), ...otherKeys]);
 
 function invalid(key: string, expected: string, value: unknown): Error {
-  return hotpathError('HOTPATH_ERR_PROTECT_OPTION',
-    `protect(): option ${key} must be ${expected}; got ${describe(value)}`,
-    { details: { option: key } });
+  return hotpathError('HOTPATH_ERR_PROTECT_OPTION', `protect(): option ${key} must be ${expected}; got ${describe(value)}`, {
+    details: { option: key },
+  });
 }
 
 function describe(value: unknown): string {
@@ -136,9 +132,9 @@ export function resolveProtectOptions(input: unknown = {}): ResolvedProtectOptio
   const raw = input as Record<string, unknown>;
   for (const key of Object.keys(raw)) {
     if (!knownKeys.has(key)) {
-      throw hotpathError('HOTPATH_ERR_PROTECT_OPTION',
-        `protect(): unknown option ${key}; known options: ${[...knownKeys].join(', ')}`,
-        { details: { option: key } });
+      throw hotpathError('HOTPATH_ERR_PROTECT_OPTION', `protect(): unknown option ${key}; known options: ${[...knownKeys].join(', ')}`, {
+        details: { option: key },
+      });
     }
   }
   const n = (key: keyof typeof numberRules): number => checkNumber(key, numberRules[key], raw[key]);

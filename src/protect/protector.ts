@@ -112,7 +112,10 @@ export class Protector {
   private fallback(req: IncomingMessage, res: ServerResponse, reason: PressureReason, err: unknown): void {
     if (!this.warned) {
       this.warned = true;
-      process.emitWarning(`onPressure threw: ${err instanceof Error ? err.message : String(err)}; answering 503 instead`, 'HotpathProtectWarning');
+      process.emitWarning(
+        `onPressure threw: ${err instanceof Error ? err.message : String(err)}; answering 503 instead`,
+        'HotpathProtectWarning',
+      );
     }
     if (!res.headersSent) writeShedResponse(res, this.shedResponse(req, reason));
     else res.destroy();
@@ -120,7 +123,9 @@ export class Protector {
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+  return (
+    (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 /** Creates the overload guard. Throws HOTPATH_ERR_PROTECT_OPTION on a bad option. */

@@ -37,8 +37,11 @@ export function buildShedResponses(retryAfter: number): ShedResponses {
   for (const reason of Object.keys(labels) as PressureReason[]) {
     const message = `Server under pressure (${labels[reason]}), retry later`;
     out[reason] = {
-      json: build('application/json; charset=utf-8',
-        JSON.stringify({ statusCode: 503, error: 'Service Unavailable', message, reason }), retryAfter),
+      json: build(
+        'application/json; charset=utf-8',
+        JSON.stringify({ statusCode: 503, error: 'Service Unavailable', message, reason }),
+        retryAfter,
+      ),
       text: build('text/plain; charset=utf-8', `Service Unavailable: ${message}\n`, retryAfter),
     };
   }

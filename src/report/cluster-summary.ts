@@ -16,7 +16,13 @@ export function summarizeCluster(run: RunData): Pick<TelemetrySummary, 'cluster'
   const spread = workerSpread(run);
   if (spread === undefined) return {};
   const cluster: ClusterSummary = {
-    workers: spread.workers.map((w) => ({ workerId: w.workerId, pid: w.pid, requests: w.requests, connections: w.connections, share: round(w.share, 4) })),
+    workers: spread.workers.map((w) => ({
+      workerId: w.workerId,
+      pid: w.pid,
+      requests: w.requests,
+      connections: w.connections,
+      share: round(w.share, 4),
+    })),
     busiestOverEven: round(spread.busiestOverEven, 3),
     busiestOverQuietest: spread.busiestOverQuietest === null ? null : round(spread.busiestOverQuietest, 3),
   };
@@ -49,7 +55,8 @@ export function clusterLine(c: ClusterSummary): string {
   let line = `${c.workers.length} worker${c.workers.length === 1 ? '' : 's'}, requests ${shares} (${counts})${even}`;
   const p = c.primary;
   if (p !== undefined) {
-    line += `; primary ${Math.round(p.coreShare * 100)} % of a core, ${n(Math.round(p.connectionsPerSecond))} connections/s handed off` +
+    line +=
+      `; primary ${Math.round(p.coreShare * 100)} % of a core, ${n(Math.round(p.connectionsPerSecond))} connections/s handed off` +
       `${p.schedulingPolicy !== undefined ? ` (scheduling ${p.schedulingPolicy})` : ''}`;
   }
   return line;

@@ -25,7 +25,10 @@ export interface TelemetrySummary {
    * estimated over the whole window from those observed (`observed`); full GCs are all counted.
    */
   gc: {
-    count: number; totalMs: number; shareOfWall: number; byKind: Record<string, { count: number; totalMs: number }>;
+    count: number;
+    totalMs: number;
+    shareOfWall: number;
+    byKind: Record<string, { count: number; totalMs: number }>;
     observed?: { count: number; shareOfTime: number };
     fullGcs?: number;
   };
@@ -39,8 +42,13 @@ export interface TelemetrySummary {
    * agent did not measure it (an older agent).
    */
   agentCost?: {
-    shareOfCpu: number; agentCpuMs: number; mainThreadMs: number; workerMs: number; profilerThreadMs: number;
-    targetCpuMs: number; loopShare: number;
+    shareOfCpu: number;
+    agentCpuMs: number;
+    mainThreadMs: number;
+    workerMs: number;
+    profilerThreadMs: number;
+    targetCpuMs: number;
+    loopShare: number;
     /** The CPU profile's sampling interval this run used (--cpu-interval), µs; absent without a CPU profile. */
     cpuSamplingIntervalUs?: number;
   };
@@ -56,9 +64,16 @@ export interface TelemetrySummary {
     /** The busiest worker's requests over the least busy one's; null when one served none. */
     busiestOverQuietest: number | null;
     primary?: {
-      pid: number; schedulingPolicy?: 'rr' | 'none'; connectionsHandedOff: number; connectionsPerSecond: number;
-      coreShare: number; cpuPerConnectionUs: number | null; utilizationMean: number; delayP99Ms: number;
-      heldSocketsPeak: number; heapUsedMaxBytes: number;
+      pid: number;
+      schedulingPolicy?: 'rr' | 'none';
+      connectionsHandedOff: number;
+      connectionsPerSecond: number;
+      coreShare: number;
+      cpuPerConnectionUs: number | null;
+      utilizationMean: number;
+      delayP99Ms: number;
+      heldSocketsPeak: number;
+      heapUsedMaxBytes: number;
     };
   };
 }

@@ -25,7 +25,13 @@ export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   return {
     targets: threads.map((t) => ({ pid: t.pid, threadId: t.threadId, ...portOf(t, run.meta.target?.port) })),
     window: w ? { start: w.start, end: w.end, durationMs: w.durationMs } : null,
-    eventLoop: { ...eventLoop(samples, threads.flatMap((t) => loopDelaySamples(t, w))), ...profiledUtilization(run) },
+    eventLoop: {
+      ...eventLoop(
+        samples,
+        threads.flatMap((t) => loopDelaySamples(t, w)),
+      ),
+      ...profiledUtilization(run),
+    },
     cpu: cpu(onePerProcess(perThread), durationMs),
     memory: memory(perThread[0].samples),
     gc: gcSummary(gc),
@@ -41,8 +47,12 @@ function agentCostSummary(run: RunData): Pick<TelemetrySummary, 'agentCost'> {
   if (!c) return {};
   return {
     agentCost: {
-      shareOfCpu: round(c.shareOfCpu, 4), agentCpuMs: round(c.agentCpuMs, 1), mainThreadMs: round(c.mainThreadMs, 1),
-      workerMs: round(c.workerMs, 1), profilerThreadMs: round(c.profilerThreadMs, 1), targetCpuMs: round(c.targetCpuMs, 1),
+      shareOfCpu: round(c.shareOfCpu, 4),
+      agentCpuMs: round(c.agentCpuMs, 1),
+      mainThreadMs: round(c.mainThreadMs, 1),
+      workerMs: round(c.workerMs, 1),
+      profilerThreadMs: round(c.profilerThreadMs, 1),
+      targetCpuMs: round(c.targetCpuMs, 1),
       loopShare: round(c.loopShare, 4),
       ...cpuInterval(run),
     },
@@ -59,10 +69,28 @@ function portOf(t: ThreadTelemetry, driven: number | undefined): { port?: number
 function eventLoop(samples: SampleMessage[], delay: SampleMessage[]): TelemetrySummary['eventLoop'] {
   const weights = samples.map((s) => s.intervalMs);
   return {
-    delayP50Ms: round(percentile(delay.map((s) => s.eld.p50), 50), 3),
-    delayP99Ms: round(percentile(delay.map((s) => s.eld.p99), 99), 3),
+    delayP50Ms: round(
+      percentile(
+        delay.map((s) => s.eld.p50),
+        50,
+      ),
+      3,
+    ),
+    delayP99Ms: round(
+      percentile(
+        delay.map((s) => s.eld.p99),
+        99,
+      ),
+      3,
+    ),
     delayMaxMs: round(max(delay.map((s) => s.eld.max)), 3),
-    utilizationMean: round(weightedMean(samples.map((s) => s.elu), weights), 4),
+    utilizationMean: round(
+      weightedMean(
+        samples.map((s) => s.elu),
+        weights,
+      ),
+      4,
+    ),
     utilizationMax: round(max(samples.map((s) => s.elu)), 4),
   };
 }
@@ -113,8 +141,21 @@ function http(samples: SampleMessage[]): TelemetrySummary['http'] {
   return {
     requests: sum(hs.map((h) => h.finished)),
     connections: sum(hs.map((h) => h.connections)),
-    latencyP50Ms: round(weightedPercentile(hs.map((h) => h.latency.p50), counts, 50), 3),
-    latencyP99Ms: round(weightedMean(hs.map((h) => h.latency.p99), counts), 3),
+    latencyP50Ms: round(
+      weightedPercentile(
+        hs.map((h) => h.latency.p50),
+        counts,
+        50,
+      ),
+      3,
+    ),
+    latencyP99Ms: round(
+      weightedMean(
+        hs.map((h) => h.latency.p99),
+        counts,
+      ),
+      3,
+    ),
     statusCodes,
   };
 }

@@ -26,7 +26,8 @@ export interface TerminalSummaryOptions {
 /** Evidence fields shown per finding: the first few plain figures, in the analyzer's order. */
 const EVIDENCE_FIELDS = 6;
 
-const num = (n: number) => (Number.isInteger(n) ? n.toLocaleString('en-US') : n.toLocaleString('en-US', { maximumFractionDigits: Math.abs(n) < 1 ? 3 : 1 }));
+const num = (n: number) =>
+  Number.isInteger(n) ? n.toLocaleString('en-US') : n.toLocaleString('en-US', { maximumFractionDigits: Math.abs(n) < 1 ? 3 : 1 });
 
 export function formatDiagnosis(report: Report, s: TerminalStyler, options: TerminalSummaryOptions = {}): string {
   const width = options.width ?? 100;
@@ -41,7 +42,12 @@ export function formatDiagnosis(report: Report, s: TerminalStyler, options: Term
     out.push(s.dim(`  also: ${rest.map((f) => `${f.title} [${f.category}]`).join('; ')}`), '');
   }
   const table = hotspotTable(report.hotspots, options.hotspots ?? 8, s);
-  if (table.length > 0) out.push(s.bold('Hotspots') + s.dim(' (self time after attribution: native, core and dependency work charged to the app caller)'), ...table, '');
+  if (table.length > 0)
+    out.push(
+      s.bold('Hotspots') + s.dim(' (self time after attribution: native, core and dependency work charged to the app caller)'),
+      ...table,
+      '',
+    );
   const cost = agentCostLine(report);
   if (cost) out.push(...wrap(cost, width).map((l, i) => (i === 0 ? l : `  ${l}`)), '');
   return out.join('\n');
@@ -55,8 +61,10 @@ export function agentCostLine(report: Report): string | undefined {
   const parts = [`callbacks ${pctOf(c.mainThreadMs)}`, `worker ${pctOf(c.workerMs)}`];
   if (c.profilerThreadMs > 0) parts.push(`profiler thread ${pctOf(c.profilerThreadMs)}`);
   if (c.cpuSamplingIntervalUs) parts.push(`CPU profile at ${num(Math.round(1e6 / c.cpuSamplingIntervalUs))} Hz`);
-  return `Agent cost: ${num(Math.round(c.shareOfCpu * 1000) / 10)} % of the target's CPU over the load window (${parts.join(', ')}; `
-    + `${num(Math.round(c.loopShare * 1000) / 10)} % of the loop's time), at least: V8's stack sampling on the loop is not counted.`;
+  return (
+    `Agent cost: ${num(Math.round(c.shareOfCpu * 1000) / 10)} % of the target's CPU over the load window (${parts.join(', ')}; ` +
+    `${num(Math.round(c.loopShare * 1000) / 10)} % of the loop's time), at least: V8's stack sampling on the loop is not counted.`
+  );
 }
 
 /** Agents shown in full; the rest are counted. */
@@ -66,13 +74,14 @@ const AGENT_ERRORS_SHOWN = 5;
 function agentErrorBlock(report: Report, s: TerminalStyler, width: number): string[] {
   const errors = report.agentErrors ?? [];
   if (errors.length === 0) return [];
-  const out = [s.bold('Agent errors') + s.dim(' (parts of hotpath\'s in-process agent that failed; the rest kept running)')];
+  const out = [s.bold('Agent errors') + s.dim(" (parts of hotpath's in-process agent that failed; the rest kept running)")];
   for (const e of errors.slice(0, AGENT_ERRORS_SHOWN)) {
     const where = `pid ${e.pid}${e.threadId > 0 ? ` thread ${e.threadId}` : ''}${e.target ? '' : ', not a target'}`;
     const text = wrap(`${e.what} (${where}): ${e.message}`, width - 4);
     out.push(...text.map((l, i) => `  ${i === 0 ? (e.target ? s.red('✖') : s.dim('·')) : ' '} ${l}`));
   }
-  if (errors.length > AGENT_ERRORS_SHOWN) out.push(s.dim(`    and ${errors.length - AGENT_ERRORS_SHOWN} more in report.json (agentErrors)`));
+  if (errors.length > AGENT_ERRORS_SHOWN)
+    out.push(s.dim(`    and ${errors.length - AGENT_ERRORS_SHOWN} more in report.json (agentErrors)`));
   out.push('');
   return out;
 }
@@ -86,15 +95,23 @@ function badge(f: Finding, s: TerminalStyler): string {
 
 function findingBlock(f: Finding, s: TerminalStyler, width: number): string[] {
   const lines = [`${badge(f, s)} ${s.bold(f.title)} ${s.dim(`[${f.category}]`)}`];
-  if (f.culprit) lines.push(`  ${s.dim('culprit ')} ${s.bold(f.culprit.function)}  ${f.culprit.file}${f.culprit.line > 0 ? `:${f.culprit.line}${f.culprit.column ? `:${f.culprit.column}` : ''}` : ''}`);
+  if (f.culprit)
+    lines.push(
+      `  ${s.dim('culprit ')} ${s.bold(f.culprit.function)}  ${f.culprit.file}${f.culprit.line > 0 ? `:${f.culprit.line}${f.culprit.column ? `:${f.culprit.column}` : ''}` : ''}`,
+    );
   lines.push(...wrap(f.summary, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'what    ' : '        ')} ${l}`));
   const figures = evidenceFigures(f);
   if (figures) lines.push(...wrap(figures, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'evidence' : '        ')} ${l}`));
   const also = f.evidence.alsoFound;
-  if (isAlsoFoundList(also)) lines.push(...wrap(alsoFoundText(also), width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'also    ' : '        ')} ${l}`));
+  if (isAlsoFoundList(also))
+    lines.push(...wrap(alsoFoundText(also), width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'also    ' : '        ')} ${l}`));
   // Every paragraph, each from a new line: the later ones carry what the first does not (a
   // runtime flag to try, the profile to record next).
-  const fix = f.recommendation.split('\n\n').map(plain).filter(Boolean).flatMap((p) => wrap(p, width - 12));
+  const fix = f.recommendation
+    .split('\n\n')
+    .map(plain)
+    .filter(Boolean)
+    .flatMap((p) => wrap(p, width - 12));
   lines.push(...fix.map((l, i) => `  ${s.dim(i === 0 ? 'fix     ' : '        ')} ${l}`));
   return lines;
 }
@@ -110,7 +127,11 @@ export function evidenceFigures(f: Finding): string {
 
 /** Markdown to terminal text: drop backticks and emphasis markers. */
 function plain(md: string): string {
-  return md.replace(/`([^`]*)`/g, '$1').replace(/\*\*([^*]*)\*\*/g, '$1').replace(/\s+/g, ' ').trim();
+  return md
+    .replace(/`([^`]*)`/g, '$1')
+    .replace(/\*\*([^*]*)\*\*/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function wrap(text: string, width: number): string[] {
@@ -142,10 +163,13 @@ function hotspotTable(hotspots: readonly Hotspot[], limit: number, s: TerminalSt
   if (rows.length === 0) return [];
   const name = Math.min(36, Math.max(8, ...rows.map((h) => h.function.length)));
   const header = `  ${'self'.padStart(6)}  ${'self ms'.padStart(9)}  ${'function'.padEnd(name)}  ${'kind'.padEnd(10)}  location`;
-  return [s.dim(header), ...rows.map((h) => {
-    const fn = h.function.length > name ? `${h.function.slice(0, name - 1)}…` : h.function.padEnd(name);
-    const loc = h.file ? `${h.file}${h.line > 0 ? `:${h.line}` : ''}` : '';
-    const row = `  ${`${(h.selfShare * 100).toFixed(1)}%`.padStart(6)}  ${num(Math.round(h.selfMs)).padStart(9)}  ${fn}  ${h.kind.padEnd(10)}  ${loc}`;
-    return h.kind === 'app' ? row : s.dim(row);
-  })];
+  return [
+    s.dim(header),
+    ...rows.map((h) => {
+      const fn = h.function.length > name ? `${h.function.slice(0, name - 1)}…` : h.function.padEnd(name);
+      const loc = h.file ? `${h.file}${h.line > 0 ? `:${h.line}` : ''}` : '';
+      const row = `  ${`${(h.selfShare * 100).toFixed(1)}%`.padStart(6)}  ${num(Math.round(h.selfMs)).padStart(9)}  ${fn}  ${h.kind.padEnd(10)}  ${loc}`;
+      return h.kind === 'app' ? row : s.dim(row);
+    }),
+  ];
 }

@@ -13,8 +13,8 @@ const noise = new Set(['node', 'nodejs', 'npm', 'npx', 'pnpm', 'yarn', 'bun', 't
 export function runName(command: readonly string[]): string {
   if (command.length === 1 && /^https?:\/\//.test(command[0]) && URL.canParse(command[0])) return safe(new URL(command[0]).host);
   const script = [...command].reverse().find((w) => /\.[cm]?[jt]sx?$/.test(w) && !w.startsWith('-'));
-  const word = script ?? command.find((w, i) => i > 0 && !w.startsWith('-') && !noise.has(w)) ??
-    command.find((w) => !w.startsWith('-')) ?? 'run';
+  const word =
+    script ?? command.find((w, i) => i > 0 && !w.startsWith('-') && !noise.has(w)) ?? command.find((w) => !w.startsWith('-')) ?? 'run';
   return safe(basename(word, extname(word)));
 }
 
@@ -34,8 +34,10 @@ export async function createRunDir(outDir: string, command: readonly string[], n
   try {
     await mkdir(root, { recursive: true });
   } catch (err) {
-    throw hotpathError('HOTPATH_ERR_OUT_DIR', `Cannot create the output directory ${root}: ${(err as Error).message}`,
-      { cause: err, details: { out: root } });
+    throw hotpathError('HOTPATH_ERR_OUT_DIR', `Cannot create the output directory ${root}: ${(err as Error).message}`, {
+      cause: err,
+      details: { out: root },
+    });
   }
   const stem = `${runTimestamp(now)}-${runName(command)}`;
   for (let i = 1; ; i++) {
@@ -46,8 +48,10 @@ export async function createRunDir(outDir: string, command: readonly string[], n
       return dir;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || i > 1000) {
-        throw hotpathError('HOTPATH_ERR_OUT_DIR', `Cannot create a run directory in ${root}: ${(err as Error).message}`,
-          { cause: err, details: { out: root } });
+        throw hotpathError('HOTPATH_ERR_OUT_DIR', `Cannot create a run directory in ${root}: ${(err as Error).message}`, {
+          cause: err,
+          details: { out: root },
+        });
       }
     }
   }

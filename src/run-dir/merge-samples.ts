@@ -42,17 +42,24 @@ const sumRecords = (a: Record<string, number>, b: Record<string, number>): Recor
   return out;
 };
 
-const addOptional = (x: number | undefined, y: number | undefined): number | undefined => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
+const addOptional = (x: number | undefined, y: number | undefined): number | undefined =>
+  x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0);
 
 function mergeHttp(a: SampleMessage['http'], b: SampleMessage['http']): SampleMessage['http'] {
   if (!a || !b) return b ?? a;
   const closed = a.closed + b.closed;
   const out: NonNullable<SampleMessage['http']> = {
-    started: a.started + b.started, finished: a.finished + b.finished, active: b.active,
-    connections: a.connections + b.connections, openConnections: b.openConnections,
-    latency: mergeHistogram(a.latency, b.latency), statusCodes: sumRecords(a.statusCodes, b.statusCodes),
-    reused: a.reused + b.reused, closed,
-    requestsPerClosedConnection: closed > 0 ? (a.requestsPerClosedConnection * a.closed + b.requestsPerClosedConnection * b.closed) / closed : 0,
+    started: a.started + b.started,
+    finished: a.finished + b.finished,
+    active: b.active,
+    connections: a.connections + b.connections,
+    openConnections: b.openConnections,
+    latency: mergeHistogram(a.latency, b.latency),
+    statusCodes: sumRecords(a.statusCodes, b.statusCodes),
+    reused: a.reused + b.reused,
+    closed,
+    requestsPerClosedConnection:
+      closed > 0 ? (a.requestsPerClosedConnection * a.closed + b.requestsPerClosedConnection * b.closed) / closed : 0,
   };
   const closing = addOptional(a.closing, b.closing);
   const closeHeader = addOptional(a.closeHeader, b.closeHeader);

@@ -41,7 +41,9 @@ function normalizeMeta(raw: unknown, dir: string, warnings: string[]): RunMeta {
   if (m.version !== undefined && m.version !== RUN_DIR_VERSION) {
     warnings.push(`meta.json: run directory version ${String(m.version)}; this hotpath reads version ${RUN_DIR_VERSION}`);
   }
-  const outcome = isShape(m.outcome, outcomeShape) ? (m.outcome as RunMeta['outcome']) : { status: 'failed' as const, reason: 'meta.json has no outcome' };
+  const outcome = isShape(m.outcome, outcomeShape)
+    ? (m.outcome as RunMeta['outcome'])
+    : { status: 'failed' as const, reason: 'meta.json has no outcome' };
   const meta: RunMeta = {
     ...(m as Partial<RunMeta>),
     version: RUN_DIR_VERSION,
@@ -66,25 +68,51 @@ function normalizeMeta(raw: unknown, dir: string, warnings: string[]): RunMeta {
 }
 
 const isShape = (v: unknown, check: Check): boolean => check(v);
-const outcomeShape = shape({ status: str, exitCode: opt((v) => v === null || num(v)), signal: opt((v) => v === null || str(v)), reason: opt(str), code: opt(str), stderrTail: opt(arrayOf(str)) });
+const outcomeShape = shape({
+  status: str,
+  exitCode: opt((v) => v === null || num(v)),
+  signal: opt((v) => v === null || str(v)),
+  reason: opt(str),
+  code: opt(str),
+  stderrTail: opt(arrayOf(str)),
+});
 const phaseShape = shape({ phase: str, start: num, end: opt(num) });
-const processShape = shape({ pid: num, threadId: num, isTarget: bool, ppid: opt(num), argv: opt(arrayOf(str)), clusterWorkerId: opt(num), isClusterPrimary: opt(bool) });
+const processShape = shape({
+  pid: num,
+  threadId: num,
+  isTarget: bool,
+  ppid: opt(num),
+  argv: opt(arrayOf(str)),
+  clusterWorkerId: opt(num),
+  isClusterPrimary: opt(bool),
+});
 const optionalMetaFields: Record<string, Check> = {
-  nodeVersion: str, endedAt: num, target: shape({ url: str, pid: opt(num), port: opt(num) }), warnings: arrayOf(str), spawnedPid: num, otherPorts: arrayOf(num),
+  nodeVersion: str,
+  endedAt: num,
+  target: shape({ url: str, pid: opt(num), port: opt(num) }),
+  warnings: arrayOf(str),
+  spawnedPid: num,
+  otherPorts: arrayOf(num),
 };
 
 /** The entries of an array field that have their shape; others are dropped with one warning. */
 function entries(value: unknown, check: Check, field: string, warnings: string[]): unknown[] {
   if (!Array.isArray(value)) return [];
   const ok = value.filter(check);
-  if (ok.length < value.length) warnings.push(`meta.json: ${value.length - ok.length} malformed "${field}" entr${value.length - ok.length === 1 ? 'y was' : 'ies were'} ignored`);
+  if (ok.length < value.length)
+    warnings.push(
+      `meta.json: ${value.length - ok.length} malformed "${field}" entr${value.length - ok.length === 1 ? 'y was' : 'ies were'} ignored`,
+    );
   return ok;
 }
 
 /** Profiles named in meta.json and announced in telemetry, deduplicated, that exist on disk. */
 function collectProfiles(dir: string, meta: RunMeta, announced: ProfileMessage[], warnings: string[]): ProfileRef[] {
   const byFile = new Map<string, ProfileRef>();
-  const listed: { p: unknown; from: string }[] = [...meta.profiles.map((p) => ({ p, from: RUN_FILES.meta })), ...announced.map((p) => ({ p, from: RUN_FILES.telemetry }))];
+  const listed: { p: unknown; from: string }[] = [
+    ...meta.profiles.map((p) => ({ p, from: RUN_FILES.meta })),
+    ...announced.map((p) => ({ p, from: RUN_FILES.telemetry })),
+  ];
   for (const { p, from } of listed) {
     if (!isObject(p) || typeof p.file !== 'string' || byFile.has(p.file)) continue;
     if (!isProfileEntry(p)) {
@@ -148,7 +176,10 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
   const telemetryPath = runFilePath(dir, RUN_FILES.telemetry);
   const hasTelemetry = existsSync(telemetryPath);
   if (metaFile.error && !hasTelemetry) throw notARunDir(dir, `no ${RUN_FILES.meta} and no ${RUN_FILES.telemetry}`);
-  if (metaFile.error) warnings.push(`meta.json is ${metaFile.error === 'missing' ? 'missing' : `unreadable (${metaFile.error})`}; the run's outline is incomplete`);
+  if (metaFile.error)
+    warnings.push(
+      `meta.json is ${metaFile.error === 'missing' ? 'missing' : `unreadable (${metaFile.error})`}; the run's outline is incomplete`,
+    );
   const meta = normalizeMeta(metaFile.value, dir, warnings);
   const telemetry: TelemetryContents = hasTelemetry ? await readTelemetry(telemetryPath) : { threads: [], profiles: [], warnings: [] };
   warnings.push(...telemetry.warnings);
@@ -199,8 +230,16 @@ const FUNCTIONS_FILE = /^functions-\d+-\d+\.json$/;
  * `functions-<pid>-<tid>.json`: { v, scripts: { url: value } }), merged over processes and
  * threads (cluster workers run the same files; the first file wins); undefined when none.
  */
-async function readScriptsFiles<T>(dir: string, name: RegExp, what: string, valid: (v: unknown) => v is T, warnings: string[]): Promise<Record<string, T> | undefined> {
-  const files = readdirSync(dir).filter((f) => name.test(f)).sort();
+async function readScriptsFiles<T>(
+  dir: string,
+  name: RegExp,
+  what: string,
+  valid: (v: unknown) => v is T,
+  warnings: string[],
+): Promise<Record<string, T> | undefined> {
+  const files = readdirSync(dir)
+    .filter((f) => name.test(f))
+    .sort();
   if (files.length === 0) return undefined;
   const out: Record<string, T> = {};
   for (const f of files) {
@@ -217,7 +256,8 @@ async function readScriptsFiles<T>(dir: string, name: RegExp, what: string, vali
 
 const CALLS_FILE = /^calls-\d+-\d+\.json$/;
 
-const isRow = (r: unknown): r is FunctionRangeRow => Array.isArray(r) && r.length === 6 && typeof r[0] === 'string' && r.slice(1).every((x) => typeof x === 'number' && Number.isFinite(x));
+const isRow = (r: unknown): r is FunctionRangeRow =>
+  Array.isArray(r) && r.length === 6 && typeof r[0] === 'string' && r.slice(1).every((x) => typeof x === 'number' && Number.isFinite(x));
 
 /**
  * The calls per function each agent counted in a window of the load (`calls-<pid>-<tid>.json`,
@@ -225,10 +265,18 @@ const isRow = (r: unknown): r is FunctionRangeRow => Array.isArray(r) && r.lengt
  */
 async function readCallCounts(dir: string, warnings: string[]): Promise<CallCounts[]> {
   const out: CallCounts[] = [];
-  for (const f of readdirSync(dir).filter((n) => CALLS_FILE.test(n)).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((n) => CALLS_FILE.test(n))
+    .sort()) {
     const { value, error } = await readJson(runFilePath(dir, f));
-    const ok = isObject(value) && typeof value.pid === 'number' && typeof value.threadId === 'number' &&
-      typeof value.start === 'number' && typeof value.end === 'number' && value.end > value.start && isObject(value.scripts);
+    const ok =
+      isObject(value) &&
+      typeof value.pid === 'number' &&
+      typeof value.threadId === 'number' &&
+      typeof value.start === 'number' &&
+      typeof value.end === 'number' &&
+      value.end > value.start &&
+      isObject(value.scripts);
     if (!ok) {
       warnings.push(`${f} is unreadable${error ? ` (${error})` : ''}; its call counts are left out`);
       continue;
@@ -237,7 +285,13 @@ async function readCallCounts(dir: string, warnings: string[]): Promise<CallCoun
     for (const [url, rows] of Object.entries(value.scripts as Record<string, unknown>)) {
       if (Array.isArray(rows)) scripts[url] = rows.filter(isRow);
     }
-    out.push({ pid: value.pid as number, threadId: value.threadId as number, start: value.start as number, end: value.end as number, scripts });
+    out.push({
+      pid: value.pid as number,
+      threadId: value.threadId as number,
+      start: value.start as number,
+      end: value.end as number,
+      scripts,
+    });
   }
   return out;
 }
@@ -249,7 +303,9 @@ async function readLoad(dir: string, meta: RunMeta, warnings: string[]): Promise
     return undefined;
   }
   if (error || !isLoadResult(value)) {
-    warnings.push(`load.json is ${error ? `unreadable (${error})` : 'not a load result (fields missing or of the wrong type)'}; load results are left out`);
+    warnings.push(
+      `load.json is ${error ? `unreadable (${error})` : 'not a load result (fields missing or of the wrong type)'}; load results are left out`,
+    );
     return undefined;
   }
   return value as unknown as LoadResult;

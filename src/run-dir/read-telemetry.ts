@@ -36,8 +36,12 @@ type StallIndex = WeakMap<ThreadTelemetry, Map<number, number>>;
 /** Files one message under its thread. */
 function addMessage(thread: ThreadTelemetry, m: AgentMessage, stallIndex: StallIndex, merge: boolean): void {
   switch (m.type) {
-    case 'hello': thread.hello = m; break;
-    case 'listen': thread.listens.push(m); break;
+    case 'hello':
+      thread.hello = m;
+      break;
+    case 'listen':
+      thread.listens.push(m);
+      break;
     case 'sample': {
       // A long run's samples are kept as per-second aggregates (merge-samples.ts).
       const last = thread.samples[thread.samples.length - 1];
@@ -46,19 +50,31 @@ function addMessage(thread: ThreadTelemetry, m: AgentMessage, stallIndex: StallI
       break;
     }
     // One push per event: a spread of an unbounded array overflows the stack.
-    case 'gc': for (const e of m.events) thread.gc.push(e); break;
-    case 'growth': thread.growth.push(m); break;
+    case 'gc':
+      for (const e of m.events) thread.gc.push(e);
+      break;
+    case 'growth':
+      thread.growth.push(m);
+      break;
     case 'stall': {
       // An ongoing stall is re-sent with its final duration: keep one entry per start.
       let byStart = stallIndex.get(thread);
-      if (!byStart) stallIndex.set(thread, byStart = new Map());
+      if (!byStart) stallIndex.set(thread, (byStart = new Map()));
       const i = byStart.get(m.start);
-      if (i === undefined) { byStart.set(m.start, thread.stalls.length); thread.stalls.push(m); } else thread.stalls[i] = m;
+      if (i === undefined) {
+        byStart.set(m.start, thread.stalls.length);
+        thread.stalls.push(m);
+      } else thread.stalls[i] = m;
       break;
     }
-    case 'agent-error': thread.agentErrors.push(m); break;
-    case 'primary': (thread.primary ??= []).push(m); break;
-    default: break;
+    case 'agent-error':
+      thread.agentErrors.push(m);
+      break;
+    case 'primary':
+      (thread.primary ??= []).push(m);
+      break;
+    default:
+      break;
   }
 }
 
@@ -77,19 +93,33 @@ export async function readTelemetry(file: string): Promise<TelemetryContents> {
     lineNo++;
     if (line.trim() === '') continue;
     let parsed: unknown;
-    try { parsed = JSON.parse(line); } catch { parsed = undefined; }
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      parsed = undefined;
+    }
     lastBad = !isAgentMessage(parsed);
-    if (lastBad) { bad.push(lineNo); continue; }
-    if (!hasMessageShape(parsed as Record<string, unknown>)) { incomplete.push(lineNo); continue; }
+    if (lastBad) {
+      bad.push(lineNo);
+      continue;
+    }
+    if (!hasMessageShape(parsed as Record<string, unknown>)) {
+      incomplete.push(lineNo);
+      continue;
+    }
     const m = parsed as AgentMessage;
     if (m.v !== PROTOCOL_VERSION && versions.size < 10) versions.add(m.v);
     if (m.type === 'profile') profiles.push(m);
     const key = `${m.pid}:${m.threadId}`;
     let thread = threads.get(key);
-    if (!thread) threads.set(key, thread = emptyThread(m.pid, m.threadId));
+    if (!thread) threads.set(key, (thread = emptyThread(m.pid, m.threadId)));
     addMessage(thread, m, stallIndex, merge);
   }
-  return { threads: sortThreads([...threads.values()]), profiles, warnings: [...describeDamage(bad, lastBad, versions), ...describeIncomplete(incomplete)] };
+  return {
+    threads: sortThreads([...threads.values()]),
+    profiles,
+    warnings: [...describeDamage(bad, lastBad, versions), ...describeIncomplete(incomplete)],
+  };
 }
 
 function sortThreads(threads: ThreadTelemetry[]): ThreadTelemetry[] {
@@ -101,19 +131,27 @@ function sortThreads(threads: ThreadTelemetry[]): ThreadTelemetry[] {
 }
 
 function describeIncomplete(lines: number[]): string[] {
-  const out = lines.slice(0, MAX_DETAILED).map((n) => `telemetry.ndjson: line ${n} is an agent message with missing or malformed fields and was skipped`);
-  if (lines.length > MAX_DETAILED) out.push(`telemetry.ndjson: ${lines.length - MAX_DETAILED} more agent messages with missing or malformed fields were skipped`);
+  const out = lines
+    .slice(0, MAX_DETAILED)
+    .map((n) => `telemetry.ndjson: line ${n} is an agent message with missing or malformed fields and was skipped`);
+  if (lines.length > MAX_DETAILED)
+    out.push(`telemetry.ndjson: ${lines.length - MAX_DETAILED} more agent messages with missing or malformed fields were skipped`);
   return out;
 }
 
 function describeDamage(bad: number[], lastBad: boolean, versions: Set<unknown>): string[] {
   const out: string[] = [];
   const inner = lastBad ? bad.slice(0, -1) : bad;
-  if (lastBad) out.push(`telemetry.ndjson: the last line (${bad[bad.length - 1]}) is truncated or malformed and was skipped; the run was probably cut short`);
+  if (lastBad)
+    out.push(
+      `telemetry.ndjson: the last line (${bad[bad.length - 1]}) is truncated or malformed and was skipped; the run was probably cut short`,
+    );
   for (const n of inner.slice(0, MAX_DETAILED)) out.push(`telemetry.ndjson: line ${n} is not an agent message and was skipped`);
   if (inner.length > MAX_DETAILED) out.push(`telemetry.ndjson: ${inner.length - MAX_DETAILED} more malformed lines were skipped`);
   if (versions.size > 0) {
-    out.push(`telemetry.ndjson: messages of agent protocol version ${[...versions].join(', ')} (this hotpath reads version ${PROTOCOL_VERSION}); figures may be incomplete`);
+    out.push(
+      `telemetry.ndjson: messages of agent protocol version ${[...versions].join(', ')} (this hotpath reads version ${PROTOCOL_VERSION}); figures may be incomplete`,
+    );
   }
   return out;
 }

@@ -3,7 +3,14 @@
 
 import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
 import type {
-  HelloMessage, ListenMessage, SampleMessage, GcEvent, GrowthMessage, StallMessage, ErrorMessage, PrimaryMessage,
+  HelloMessage,
+  ListenMessage,
+  SampleMessage,
+  GcEvent,
+  GrowthMessage,
+  StallMessage,
+  ErrorMessage,
+  PrimaryMessage,
 } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { ProfileKind, RunMeta } from './schema.js';

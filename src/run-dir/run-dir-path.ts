@@ -10,8 +10,11 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { hotpathError } from '../errors.js';
 
 function escapes(dir: string, file: string, from: string, why: string): Error {
-  return hotpathError('HOTPATH_ERR_RUN_DIR_PATH', `${from} names ${JSON.stringify(file)}, ${why}; hotpath reads and writes only inside the run directory ${dir}`,
-    { details: { dir, file, from } });
+  return hotpathError(
+    'HOTPATH_ERR_RUN_DIR_PATH',
+    `${from} names ${JSON.stringify(file)}, ${why}; hotpath reads and writes only inside the run directory ${dir}`,
+    { details: { dir, file, from } },
+  );
 }
 
 const inside = (root: string, path: string): boolean => {

@@ -48,7 +48,15 @@ export interface RunMeta {
   /** Phases in order, with epoch ms bounds. */
   phases: { phase: RunPhase; start: number; end?: number }[];
   /** Every process and thread that loaded the agent. */
-  processes: { pid: number; threadId: number; ppid?: number; argv?: string[]; isTarget: boolean; clusterWorkerId?: number; isClusterPrimary?: boolean }[];
+  processes: {
+    pid: number;
+    threadId: number;
+    ppid?: number;
+    argv?: string[];
+    isTarget: boolean;
+    clusterWorkerId?: number;
+    isClusterPrimary?: boolean;
+  }[];
   /** The address load was driven at. */
   target?: { url: string; pid?: number; port?: number };
   /** How the run ended. */

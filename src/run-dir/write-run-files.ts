@@ -22,8 +22,10 @@ const WRITE_ERRNOS = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'E
 export function runDirWriteError(dir: string, err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === undefined || !WRITE_ERRNOS.has(code)) return err;
-  return hotpathError('HOTPATH_ERR_RUN_DIR', `Cannot write into the run directory ${dir}: ${(err as Error).message}`,
-    { cause: err, details: { dir, errno: code } });
+  return hotpathError('HOTPATH_ERR_RUN_DIR', `Cannot write into the run directory ${dir}: ${(err as Error).message}`, {
+    cause: err,
+    details: { dir, errno: code },
+  });
 }
 
 async function writeJsonAtomic(file: string, value: unknown): Promise<void> {

@@ -20,8 +20,14 @@ import { chmodSync, createWriteStream, type WriteStream } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createPrivateSocketPath, removePrivateSocket } from './private-socket.js';
 import {
-  PROTOCOL_VERSION, type AgentMessage, type ByeMessage, type ControlMessage, type HelloMessage, type StallMessage,
-  type ListenMessage, type ProfileMessage,
+  PROTOCOL_VERSION,
+  type AgentMessage,
+  type ByeMessage,
+  type ControlMessage,
+  type HelloMessage,
+  type StallMessage,
+  type ListenMessage,
+  type ProfileMessage,
 } from '../agent/protocol.js';
 
 /** One connected agent: a process, or a worker thread of one. */
@@ -74,11 +80,17 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
   /** The `target` line, once sent: replayed to connections that open later. */
   private targetLine: string | undefined;
 
-  private constructor(telemetryFile: string, path: string, private readonly secret: string | undefined) {
+  private constructor(
+    telemetryFile: string,
+    path: string,
+    private readonly secret: string | undefined,
+  ) {
     super();
     this.path = path;
     this.out = createWriteStream(telemetryFile, { flags: 'a', mode: 0o600 });
-    this.out.on('error', () => { /* disk full or dir removed: the run goes on; readers see a short file */ });
+    this.out.on('error', () => {
+      /* disk full or dir removed: the run goes on; readers see a short file */
+    });
     this.server = createServer((socket) => this.accept(socket));
   }
 
@@ -105,7 +117,9 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
   private accept(socket: Socket): void {
     this.sockets.set(socket, undefined);
     if (this.secret === undefined) this.trust(socket);
-    socket.on('error', () => { /* the process died mid-write: its close follows */ });
+    socket.on('error', () => {
+      /* the process died mid-write: its close follows */
+    });
     let pending = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
@@ -135,7 +149,9 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
     try {
       const msg = JSON.parse(line) as { type?: unknown; secret?: unknown };
       if (msg.type === 'auth') secret = msg.secret;
-    } catch { /* not even JSON: rejected below */ }
+    } catch {
+      /* not even JSON: rejected below */
+    }
     const expected = Buffer.from(this.secret as string);
     const given = Buffer.from(typeof secret === 'string' ? secret : '');
     if (given.length === expected.length && timingSafeEqual(given, expected)) {
@@ -194,18 +210,33 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
   private dispatch(socket: Socket, msg: AgentMessage): void {
     const peer = this.peerOf(socket, msg);
     switch (msg.type) {
-      case 'hello': peer.hello = msg; this.emit('hello', msg, peer); break;
-      case 'listen': peer.listens.push(msg); this.emit('listen', msg, peer); break;
-      case 'profile': peer.profiles.push(msg); this.emit('profile', msg, peer); break;
-      case 'bye': peer.bye = msg; this.emit('bye', msg, peer); break;
-      case 'stall': peer.stall = msg; break;
+      case 'hello':
+        peer.hello = msg;
+        this.emit('hello', msg, peer);
+        break;
+      case 'listen':
+        peer.listens.push(msg);
+        this.emit('listen', msg, peer);
+        break;
+      case 'profile':
+        peer.profiles.push(msg);
+        this.emit('profile', msg, peer);
+        break;
+      case 'bye':
+        peer.bye = msg;
+        this.emit('bye', msg, peer);
+        break;
+      case 'stall':
+        peer.stall = msg;
+        break;
       case 'sample':
         if (typeof msg.elu === 'number' && typeof msg.t === 'number') {
           peer.loop.push({ t: msg.t, elu: msg.elu });
           if (peer.loop.length > LOOP_READINGS_KEPT) peer.loop.shift();
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
 

@@ -8,8 +8,7 @@ import { groupPeers } from './run-meta.js';
 
 /** Resolves when `done(group)` holds for every thread group, or after `timeoutMs`. */
 function waitForAll(server: AgentServer, done: (group: AgentPeer[]) => boolean, timeoutMs: number): Promise<boolean> {
-  const check = () => [...groupPeers(server.peers).values()]
-    .every((g) => done(g) || g.every((p) => p.closed));
+  const check = () => [...groupPeers(server.peers).values()].every((g) => done(g) || g.every((p) => p.closed));
   if (check()) return Promise.resolve(true);
   return new Promise((resolve) => {
     const events = ['profile', 'bye', 'disconnect'] as const;
@@ -18,7 +17,9 @@ function waitForAll(server: AgentServer, done: (group: AgentPeer[]) => boolean, 
       for (const e of events) server.off(e, onEvent);
       resolve(ok);
     };
-    const onEvent = () => { if (check()) finish(true); };
+    const onEvent = () => {
+      if (check()) finish(true);
+    };
     const timer = setTimeout(() => finish(false), timeoutMs);
     for (const e of events) server.on(e, onEvent);
   });

@@ -26,8 +26,11 @@ const phaseOf = { 'warmup-start': 'warmup', 'load-start': 'load', 'load-end': 'l
 export async function driveLoad(input: DriveLoadInput): Promise<LoadResult> {
   if (input.setupRequests?.length) input.onPhase('setup', Date.now());
   const flags = { ...pickLoadFlags(input.options), ...(input.socket === undefined ? {} : { socket: input.socket }) };
-  return loadChecked({ flags, url: input.url, setup: input.setupRequests, signal: input.signal }, {
-    onPhase: (phase, at) => input.onPhase(phaseOf[phase], at),
-    onProgress: (p) => input.onProgress?.(p.second, p.totalRequests),
-  });
+  return loadChecked(
+    { flags, url: input.url, setup: input.setupRequests, signal: input.signal },
+    {
+      onPhase: (phase, at) => input.onPhase(phaseOf[phase], at),
+      onProgress: (p) => input.onProgress?.(p.second, p.totalRequests),
+    },
+  );
 }

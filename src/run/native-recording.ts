@@ -56,7 +56,10 @@ export class NativeRecording {
 
   private warnings: string[] = [];
 
-  constructor(env: NodeJS.ProcessEnv, private readonly say: (message: string) => void) {
+  constructor(
+    env: NodeJS.ProcessEnv,
+    private readonly say: (message: string) => void,
+  ) {
     const found = findPerf(env);
     if ('path' in found) this.perf = found.path;
     else this.refuse(found);
@@ -140,7 +143,10 @@ export class NativeRecording {
       const { raw } = readPerfSamples(await perfScript(this.perf, data), data);
       const summary = [];
       for (const pid of this.pids) summary.push(await this.mergeProcess(dir, meta, raw, pid));
-      await writeFile(join(dir, NATIVE_FILE), JSON.stringify({ rateHz: NATIVE_RATE_HZ, flags: PERF_MAP_FLAGS, processes: summary }, null, 2) + '\n');
+      await writeFile(
+        join(dir, NATIVE_FILE),
+        JSON.stringify({ rateHz: NATIVE_RATE_HZ, flags: PERF_MAP_FLAGS, processes: summary }, null, 2) + '\n',
+      );
     } catch (err) {
       // "no sample header" included: perf recorded nothing (the target idle, or gone at once).
       this.warnings.push(`native: the perf samples could not be read, the run keeps the inspector's profiles: ${(err as Error).message}`);
@@ -152,17 +158,34 @@ export class NativeRecording {
 
   private async mergeProcess(dir: string, meta: RunMeta, raw: Parameters<typeof nativeProcessProfiles>[0], pid: number) {
     const p = nativeProcessProfiles(raw, pid, { startUs: this.startUs, endUs: this.endUs, periodUs: 1e6 / NATIVE_RATE_HZ });
-    const summary = { pid, mainThreadSamples: p.mainSamples, jsSamples: p.jsSamples, otherThreads: p.threadSamples, profile: undefined as string | undefined, threadsProfile: undefined as string | undefined };
+    const summary = {
+      pid,
+      mainThreadSamples: p.mainSamples,
+      jsSamples: p.jsSamples,
+      otherThreads: p.threadSamples,
+      profile: undefined as string | undefined,
+      threadsProfile: undefined as string | undefined,
+    };
     if (p.main) {
       const file = profileFileName('cpu', pid, 0);
       if (existsSync(join(dir, file))) await rename(join(dir, file), join(dir, file.replace(/\.cpuprofile$/, '.inspector.cpuprofile')));
       await writeFile(join(dir, file), JSON.stringify(p.main));
       // perf's clock is CLOCK_MONOTONIC: placed on the epoch by the offset between the two now.
       const offsetMs = Date.now() - nowUs() / 1000;
-      const entry = { kind: 'cpu' as const, pid, threadId: 0, file, start: p.main.startTime / 1000 + offsetMs, end: p.main.endTime / 1000 + offsetMs };
+      const entry = {
+        kind: 'cpu' as const,
+        pid,
+        threadId: 0,
+        file,
+        start: p.main.startTime / 1000 + offsetMs,
+        end: p.main.endTime / 1000 + offsetMs,
+      };
       meta.profiles = [entry, ...meta.profiles.filter((e) => e.file !== file)];
       summary.profile = file;
-      if (p.jsSamples === 0) this.warnings.push(`native: pid ${pid}'s samples have no JS frame: its perf map ${perfMapPath(pid)} was not written (NODE_OPTIONS replaced by the launcher?)`);
+      if (p.jsSamples === 0)
+        this.warnings.push(
+          `native: pid ${pid}'s samples have no JS frame: its perf map ${perfMapPath(pid)} was not written (NODE_OPTIONS replaced by the launcher?)`,
+        );
     } else {
       this.warnings.push(`native: perf took no sample of pid ${pid}'s main thread during the load`);
     }
@@ -183,7 +206,11 @@ export class NativeRecording {
   /** Removes the perf maps of every process seen; safe to call more than once. */
   removeMaps(): void {
     for (const pid of this.mapPids) {
-      try { rmSync(perfMapPath(pid), { force: true }); } catch { /* another user's file, or gone */ }
+      try {
+        rmSync(perfMapPath(pid), { force: true });
+      } catch {
+        /* another user's file, or gone */
+      }
     }
   }
 

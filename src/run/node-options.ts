@@ -21,8 +21,9 @@ export function targetNodeOptions(agentPath: string, userNodeOptions: string | u
 export function agentBundlePath(): string {
   const path = fileURLToPath(new URL('../../agent/hotpath-agent.cjs', import.meta.url));
   if (!existsSync(path)) {
-    throw hotpathError('HOTPATH_ERR_AGENT_MISSING', `The agent bundle ${path} is missing; run \`npm run build\` (or reinstall hotpath)`,
-      { details: { path } });
+    throw hotpathError('HOTPATH_ERR_AGENT_MISSING', `The agent bundle ${path} is missing; run \`npm run build\` (or reinstall hotpath)`, {
+      details: { path },
+    });
   }
   return path;
 }

@@ -39,13 +39,18 @@ export class OrphanGuard {
     let child: ChildProcess;
     try {
       child = spawn('/bin/sh', ['-c', SCRIPT, SENTINEL_NAME, String(pgid), String(tenths)], {
-        detached: true, stdio: ['pipe', 'ignore', 'ignore'],
+        detached: true,
+        stdio: ['pipe', 'ignore', 'ignore'],
       });
     } catch {
       return undefined;
     }
-    child.on('error', () => { /* could not start: no guard, the normal paths still stop the group */ });
-    child.stdin?.on('error', () => { /* the sentinel is gone already */ });
+    child.on('error', () => {
+      /* could not start: no guard, the normal paths still stop the group */
+    });
+    child.stdin?.on('error', () => {
+      /* the sentinel is gone already */
+    });
     // Neither the sentinel nor its pipe may keep hotpath alive.
     child.unref();
     (child.stdin as unknown as { unref?(): void } | null)?.unref?.();

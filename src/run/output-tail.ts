@@ -25,5 +25,9 @@ export class OutputTail {
 }
 
 export function tailLines(text: string, n: number): string[] {
-  return text.split(/\r?\n/).map((l) => l.trimEnd()).filter((l) => l !== '').slice(-n);
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trimEnd())
+    .filter((l) => l !== '')
+    .slice(-n);
 }

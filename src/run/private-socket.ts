@@ -33,7 +33,9 @@ export function removePrivateSocket(path: string): void {
     const dir = dirname(path);
     if (basename(path) === SOCKET_NAME && OWNED.test(basename(dir))) rmSync(dir, { recursive: true, force: true });
     else rmSync(path, { force: true });
-  } catch { /* already gone, or not ours to remove */ }
+  } catch {
+    /* already gone, or not ours to remove */
+  }
 }
 
 /**
@@ -60,7 +62,9 @@ export function cleanStaleSocketDirs(parent: string): string[] {
       if (!(st.isDirectory() || st.isSocket())) continue;
       rmSync(path, { recursive: true, force: true });
       removed.push(path);
-    } catch { /* raced with its owner or another run */ }
+    } catch {
+      /* raced with its owner or another run */
+    }
   }
   return removed;
 }

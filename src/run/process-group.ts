@@ -18,7 +18,11 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
 export function groupMembers(pgid: number): number[] {
   const out: number[] = [];
   let entries: string[];
-  try { entries = readdirSync('/proc'); } catch { return []; }
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
   for (const e of entries) {
     if (!/^\d+$/.test(e)) continue;
     try {
@@ -26,7 +30,9 @@ export function groupMembers(pgid: number): number[] {
       // Fields after the parenthesised command name: state ppid pgrp ...
       const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') out.push(Number(e));
-    } catch { /* exited while we looked */ }
+    } catch {
+      /* exited while we looked */
+    }
   }
   return out;
 }

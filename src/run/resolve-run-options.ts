@@ -36,20 +36,31 @@ export function resolveRunOptions(input: RunOptions, cwd: string): ResolvedRunOp
   const { command = [], ...flags } = input;
   const values = resolveOptions(runOptionSpecs, flags);
   if (command.length === 0 && values.url === undefined) {
-    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT',
+    throw hotpathError(
+      'HOTPATH_ERR_MISSING_ARGUMENT',
       'hotpath run needs the command that starts your server after `--`, e.g. `hotpath run -- node server.js` (or --url to drive a running server)',
-      { showUsage: true });
+      { showUsage: true },
+    );
   }
   if (command.length > 0 && values.url !== undefined) {
-    throw hotpathError('HOTPATH_ERR_INVALID_OPTION', '--url drives a server that is already running: give either --url or a command after `--`, not both',
-      { showUsage: true, details: { option: 'url' } });
+    throw hotpathError(
+      'HOTPATH_ERR_INVALID_OPTION',
+      '--url drives a server that is already running: give either --url or a command after `--`, not both',
+      { showUsage: true, details: { option: 'url' } },
+    );
   }
   const setupRequests = values.setup === undefined ? undefined : readScenario(resolve(cwd, values.setup));
   const abs = (f: string | undefined) => (f === undefined ? undefined : resolve(cwd, f));
   const resolved = {
-    ...values, out: resolve(cwd, values.out), setupRequests,
-    cpuInterval: (values.cpuInterval as number | undefined) ?? defaultCpuIntervalUs(values.amount !== undefined ? undefined : values.duration ?? DEFAULT_DURATION_S, values.amount !== undefined),
-    bodyFile: abs(values.bodyFile), scenario: abs(values.scenario), hdrLog: abs(values.hdrLog),
+    ...values,
+    out: resolve(cwd, values.out),
+    setupRequests,
+    cpuInterval:
+      (values.cpuInterval as number | undefined) ??
+      defaultCpuIntervalUs(values.amount !== undefined ? undefined : (values.duration ?? DEFAULT_DURATION_S), values.amount !== undefined),
+    bodyFile: abs(values.bodyFile),
+    scenario: abs(values.scenario),
+    hdrLog: abs(values.hdrLog),
   };
   // Everything the load will check, checked now: bad input never starts the target (docs/run.md).
   checkLoad(resolved);

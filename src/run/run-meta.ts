@@ -28,20 +28,22 @@ export function isTargetGroup(group: readonly AgentPeer[], drivenPort: number | 
 }
 
 export function processesSeen(peers: readonly AgentPeer[], drivenPort?: number): RunMeta['processes'] {
-  return [...groupPeers(peers).values()].map((group) => {
-    const hello = group.find((p) => p.hello)?.hello;
-    return {
-      pid: group[0].pid,
-      threadId: group[0].threadId,
-      ppid: hello?.ppid,
-      argv: hello?.argv,
-      isTarget: isTargetGroup(group, drivenPort),
-      clusterWorkerId: hello?.clusterWorkerId,
-      // A process is a cluster primary when cluster workers name it as their parent.
-      isClusterPrimary: Boolean(hello?.isClusterPrimary) ||
-        peers.some((p) => p.hello?.clusterWorkerId !== undefined && p.hello.ppid === group[0].pid),
-    };
-  }).sort((a, b) => a.pid - b.pid || a.threadId - b.threadId);
+  return [...groupPeers(peers).values()]
+    .map((group) => {
+      const hello = group.find((p) => p.hello)?.hello;
+      return {
+        pid: group[0].pid,
+        threadId: group[0].threadId,
+        ppid: hello?.ppid,
+        argv: hello?.argv,
+        isTarget: isTargetGroup(group, drivenPort),
+        clusterWorkerId: hello?.clusterWorkerId,
+        // A process is a cluster primary when cluster workers name it as their parent.
+        isClusterPrimary:
+          Boolean(hello?.isClusterPrimary) || peers.some((p) => p.hello?.clusterWorkerId !== undefined && p.hello.ppid === group[0].pid),
+      };
+    })
+    .sort((a, b) => a.pid - b.pid || a.threadId - b.threadId);
 }
 
 export function profilesWritten(peers: readonly AgentPeer[]): RunMeta['profiles'] {
@@ -76,8 +78,10 @@ export function agentWarnings(server: AgentServer, drivenPort?: number): string[
   if (server.versions.size > 0) out.push(`agents spoke protocol version ${[...server.versions].join(', ')}; this hotpath expects another`);
   if (server.malformed > 0) out.push(`${server.malformed} malformed line(s) from agents were skipped`);
   if (server.rejected > 0) {
-    out.push(`${server.rejected} connection(s) to the agent socket did not present this run's secret and were dropped: ` +
-      'another process tried to report as an agent; nothing it sent was recorded');
+    out.push(
+      `${server.rejected} connection(s) to the agent socket did not present this run's secret and were dropped: ` +
+        'another process tried to report as an agent; nothing it sent was recorded',
+    );
   }
   for (const [key, group] of groupPeers(server.peers)) {
     if (isTargetGroup(group, drivenPort) && !group.some((p) => p.bye)) {

@@ -16,9 +16,12 @@ const ms = (n: number) => `${fmt(n, n < 10 ? 2 : n < 100 ? 1 : 0)} ms`;
 
 export function outcomeLine(outcome: RunMeta['outcome'], s: Styler): string {
   switch (outcome.status) {
-    case 'completed': return s.green('run completed');
-    case 'interrupted': return s.yellow(outcome.reason ?? 'interrupted');
-    default: return s.red(outcome.reason ?? outcome.status);
+    case 'completed':
+      return s.green('run completed');
+    case 'interrupted':
+      return s.yellow(outcome.reason ?? 'interrupted');
+    default:
+      return s.red(outcome.reason ?? outcome.status);
   }
 }
 
@@ -26,11 +29,16 @@ function loadLine(report: Report): string | undefined {
   const l = report.load;
   if (!l) return undefined;
   const errors = l.errors.total > 0 ? `, ${fmt(l.errors.total)} errors` : ', no errors';
-  const non2xx = Object.entries(l.statusCodes).filter(([c]) => !c.startsWith('2')).reduce((n, [, v]) => n + v, 0);
+  const non2xx = Object.entries(l.statusCodes)
+    .filter(([c]) => !c.startsWith('2'))
+    .reduce((n, [, v]) => n + v, 0);
   // Latency of no response at all would read as 0 ms: say what happened instead.
-  if (l.requests.total === 0) return `no request got a response in ${fmt(l.durationMs / 1000, 1)} s (${fmt(l.options.connections)} connections)${errors}`;
-  return `${fmt(l.requests.perSecond)} req/s over ${fmt(l.durationMs / 1000, 1)} s (${fmt(l.options.connections)} connections): ` +
-    `p50 ${ms(l.latency.p50)}, p99 ${ms(l.latency.p99)}, max ${ms(l.latency.max)}${errors}${non2xx > 0 ? `, ${fmt(non2xx)} non-2xx` : ''}`;
+  if (l.requests.total === 0)
+    return `no request got a response in ${fmt(l.durationMs / 1000, 1)} s (${fmt(l.options.connections)} connections)${errors}`;
+  return (
+    `${fmt(l.requests.perSecond)} req/s over ${fmt(l.durationMs / 1000, 1)} s (${fmt(l.options.connections)} connections): ` +
+    `p50 ${ms(l.latency.p50)}, p99 ${ms(l.latency.p99)}, max ${ms(l.latency.max)}${errors}${non2xx > 0 ? `, ${fmt(non2xx)} non-2xx` : ''}`
+  );
 }
 
 /** The summary of a finished run; `cwd` shortens the run directory's path. */
@@ -39,7 +47,10 @@ export function formatRunSummary(report: Report, cwd: string, s: Styler, warning
   const load = loadLine(report);
   if (load) out.push(`  load      ${load}`);
   const t = report.telemetry;
-  if (t?.eventLoop) out.push(`  loop      delay p99 ${ms(t.eventLoop.delayP99Ms)}, max ${ms(t.eventLoop.delayMaxMs)}, utilization ${fmt(t.eventLoop.utilizationMean * 100)}%`);
+  if (t?.eventLoop)
+    out.push(
+      `  loop      delay p99 ${ms(t.eventLoop.delayP99Ms)}, max ${ms(t.eventLoop.delayMaxMs)}, utilization ${fmt(t.eventLoop.utilizationMean * 100)}%`,
+    );
   if (t?.cluster) out.push(`  cluster   ${clusterLine(t.cluster)}`);
   for (const line of report.target.outcome.stderrTail?.slice(-5) ?? []) out.push(s.dim(`  │ ${line}`));
   const diagnosis = formatDiagnosis(report, s);

@@ -70,7 +70,9 @@ export const HEAP_RETAINED_FROM = 0.5;
 const COLLECT_WAIT_MS = 5000;
 
 class Interrupted extends Error {
-  constructor() { super('interrupted'); }
+  constructor() {
+    super('interrupted');
+  }
 }
 
 export async function run(input: RunOptions, hooks: RunHooks = {}): Promise<RunResult> {
@@ -100,7 +102,10 @@ class RunSession {
   /** --native: perf's recording of the target (native-recording.ts). */
   private native?: NativeRecording;
 
-  constructor(private readonly options: ResolvedRunOptions, private readonly hooks: RunHooks) {
+  constructor(
+    private readonly options: ResolvedRunOptions,
+    private readonly hooks: RunHooks,
+  ) {
     this.phases = new PhaseLog((phase) => this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'phase', phase }));
   }
 
@@ -122,24 +127,36 @@ class RunSession {
   private onKill(resolve: (r: RunResult) => void): void {
     const k = this.hooks.killSignal;
     if (!k) return;
-    k.addEventListener('abort', () => {
-      this.target?.killNow();
-      for (const p of this.agents?.peers ?? []) this.native?.seen(p.pid);
-      this.native?.killNow();
-      // Processes of the target's session outside its group (stray-processes.ts) go with it.
-      if (this.agents && this.target) {
-        for (const s of strayProcesses(this.agents.peers, this.target.pid).filter((x) => x.inSession)) {
-          try { process.kill(s.pid, 'SIGKILL'); } catch { /* gone */ }
+    k.addEventListener(
+      'abort',
+      () => {
+        this.target?.killNow();
+        for (const p of this.agents?.peers ?? []) this.native?.seen(p.pid);
+        this.native?.killNow();
+        // Processes of the target's session outside its group (stray-processes.ts) go with it.
+        if (this.agents && this.target) {
+          for (const s of strayProcesses(this.agents.peers, this.target.pid).filter((x) => x.inSession)) {
+            try {
+              process.kill(s.pid, 'SIGKILL');
+            } catch {
+              /* gone */
+            }
+          }
         }
-      }
-      this.agents?.removeSocket();
-      // Once the final meta.json is written (reports were being built), it already tells the truth.
-      if (!this.metaWritten) {
-        this.finishMeta({ status: 'interrupted', reason: 'Killed at once by a second Ctrl-C' });
-        try { writeMetaSync(this.dir, this.meta); } catch { /* nothing more can be done */ }
-      }
-      resolve({ runDir: this.dir, meta: this.meta, load: this.load });
-    }, { once: true });
+        this.agents?.removeSocket();
+        // Once the final meta.json is written (reports were being built), it already tells the truth.
+        if (!this.metaWritten) {
+          this.finishMeta({ status: 'interrupted', reason: 'Killed at once by a second Ctrl-C' });
+          try {
+            writeMetaSync(this.dir, this.meta);
+          } catch {
+            /* nothing more can be done */
+          }
+        }
+        resolve({ runDir: this.dir, meta: this.meta, load: this.load });
+      },
+      { once: true },
+    );
   }
 
   private async main(agentPath: string): Promise<RunResult> {
@@ -180,24 +197,46 @@ class RunSession {
     const env = this.hooks.env ?? process.env;
     if (this.options.native) this.native = new NativeRecording(env, (m) => this.status(m));
     this.target = await TargetProcess.start({
-      command: this.options.command, cwd: this.options.cwd, env: this.native?.targetEnv(env) ?? env, agentPath,
-      socketPath: this.agents.path, runDir: this.dir, logFile: join(this.dir, RUN_FILES.log), graceMs: this.options.grace * 1000,
-      agentConfig: { intervalMs: this.options.interval, cpuSamplingIntervalUs: this.options.cpuInterval, heap: this.options.heap, hooks: this.options.hooks, heapSample: true, secret },
+      command: this.options.command,
+      cwd: this.options.cwd,
+      env: this.native?.targetEnv(env) ?? env,
+      agentPath,
+      socketPath: this.agents.path,
+      runDir: this.dir,
+      logFile: join(this.dir, RUN_FILES.log),
+      graceMs: this.options.grace * 1000,
+      agentConfig: {
+        intervalMs: this.options.interval,
+        cpuSamplingIntervalUs: this.options.cpuInterval,
+        heap: this.options.heap,
+        hooks: this.options.hooks,
+        heapSample: true,
+        secret,
+      },
     });
     this.meta.spawnedPid = this.target.pid;
     this.native?.seen(this.target.pid);
     this.status(`started \`${this.options.command.join(' ')}\` (pid ${this.target.pid}); waiting for it to listen`);
     const { listen, peer } = await waitForListen(this.agents, this.target, {
-      port: this.options.port, timeoutMs: this.options.readyTimeout * 1000, signal: this.hooks.signal,
+      port: this.options.port,
+      timeoutMs: this.options.readyTimeout * 1000,
+      signal: this.hooks.signal,
     });
     const address = targetAddress(listen, this.options.path);
     // --native: perf attaches to the processes serving the port now, and records the load only.
-    await this.native?.attach(processesSeen(this.agents.peers, listen.port).filter((p) => p.isTarget && p.threadId === 0).map((p) => p.pid), this.dir);
+    await this.native?.attach(
+      processesSeen(this.agents.peers, listen.port)
+        .filter((p) => p.isTarget && p.threadId === 0)
+        .map((p) => p.pid),
+      this.dir,
+    );
     // From here on the agents count only this server's requests in their HTTP figures.
     this.agents.setTarget(address.socket !== undefined ? { pipe: address.socket } : { port: listen.port });
     this.meta.target = { url: address.url, pid: peer.pid, port: listen.port };
     this.meta.nodeVersion = peer.hello?.nodeVersion;
-    this.status(`pid ${peer.pid} listens on ${address.label}${address.tls ? ' (HTTPS; its certificate is not verified: hotpath started it and reaches it on this machine)' : ''}`);
+    this.status(
+      `pid ${peer.pid} listens on ${address.label}${address.tls ? ' (HTTPS; its certificate is not verified: hotpath started it and reaches it on this machine)' : ''}`,
+    );
     // Verifying the certificate of the server hotpath started cannot succeed and protects
     // nothing (docs/run.md, HTTPS): the load engine skips it, as with --insecure.
     await this.drive(address.url, address.socket, address.tls ? { insecure: true } : {});
@@ -226,7 +265,13 @@ class RunSession {
     const onPhase = (phase: DrivePhase, at: number) => this.onDrivePhase(phase, at);
     try {
       this.load = await driveLoad({
-        url, socket, options: { ...this.options, ...overrides }, setupRequests: this.options.setupRequests, signal: stop.signal, onPhase, onProgress: this.hooks.onLoadProgress,
+        url,
+        socket,
+        options: { ...this.options, ...overrides },
+        setupRequests: this.options.setupRequests,
+        signal: stop.signal,
+        onPhase,
+        onProgress: this.hooks.onLoadProgress,
       });
       await this.driveCallCount(url, socket, overrides, stop.signal);
     } catch (err) {
@@ -244,7 +289,12 @@ class RunSession {
    * After the measured load, a little more of the same load, not measured, while the agents count
    * calls per function (call-count-window.ts). Its failure costs only the counts.
    */
-  private async driveCallCount(url: string, socket: string | undefined, overrides: { insecure?: boolean }, signal: AbortSignal): Promise<void> {
+  private async driveCallCount(
+    url: string,
+    socket: string | undefined,
+    overrides: { insecure?: boolean },
+    signal: AbortSignal,
+  ): Promise<void> {
     const window = this.callCount;
     this.callCount = undefined;
     if (window === undefined || signal.aborted) return;
@@ -255,7 +305,10 @@ class RunSession {
     if (ms <= 0) return;
     try {
       await driveLoad({
-        url, socket, signal, onPhase: () => {},
+        url,
+        socket,
+        signal,
+        onPhase: () => {},
         options: { ...this.options, ...overrides, duration: ms / 1000, amount: undefined, warmup: 0, hdrLog: undefined },
       });
     } catch {
@@ -276,7 +329,9 @@ class RunSession {
       const calls = this.options.amount ? undefined : callCountWindow(at, (this.options.duration ?? DEFAULT_DURATION_S) * 1000);
       this.callCount = calls ? { ...calls, loadStart: at } : undefined;
       this.agents?.broadcast({
-        v: PROTOCOL_VERSION, type: 'control', cmd: 'profile-start',
+        v: PROTOCOL_VERSION,
+        type: 'control',
+        cmd: 'profile-start',
         ...(retainedFrom !== undefined ? { heapRetainedFrom: retainedFrom } : {}),
         ...(calls ? { callCountFrom: calls.from, callCountUntil: calls.until } : {}),
       });
@@ -325,7 +380,8 @@ class RunSession {
     if (this.target) {
       this.phases.enter('stopping');
       const how = await this.target.stop(this.options.grace * 1000);
-      if (how === 'killed') this.warnings.push(`the target did not exit within --grace ${this.options.grace} s of SIGTERM and was killed (SIGKILL)`);
+      if (how === 'killed')
+        this.warnings.push(`the target did not exit within --grace ${this.options.grace} s of SIGTERM and was killed (SIGKILL)`);
       if (agents) await this.stopStrays(agents, this.target.pid);
     }
     this.phases.close();
@@ -343,9 +399,11 @@ class RunSession {
     const stopped = own.length > 0 ? await stopStrays(own, this.options.grace * 1000) : new Map<number, 'terminated' | 'killed'>();
     for (const s of strays) {
       this.warnings.push(strayWarning(s, stopped.get(s.pid)));
-      this.status(s.inSession
-        ? `stopped pid ${s.pid} (\`${s.command}\`): it loaded the agent and outlived the target's process group`
-        : `pid ${s.pid} (\`${s.command}\`) loaded the agent and is still running: it detached from the target, hotpath leaves it running`);
+      this.status(
+        s.inSession
+          ? `stopped pid ${s.pid} (\`${s.command}\`): it loaded the agent and outlived the target's process group`
+          : `pid ${s.pid} (\`${s.command}\`) loaded the agent and is still running: it detached from the target, hotpath leaves it running`,
+      );
     }
   }
 

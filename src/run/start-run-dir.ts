@@ -25,7 +25,9 @@ export async function startRunDir(o: ResolvedRunOptions): Promise<{ dir: string;
     options: recordedOptions(options),
     profiles: [],
   };
-  await writeMeta(dir, meta).catch((err: unknown) => { throw runDirWriteError(dir, err); });
+  await writeMeta(dir, meta).catch((err: unknown) => {
+    throw runDirWriteError(dir, err);
+  });
   return { dir, meta };
 }
 

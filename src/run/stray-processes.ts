@@ -42,10 +42,18 @@ function commandOf(peer: AgentPeer): string {
 }
 
 /** SIGTERM to each, SIGKILL to those still running after `graceMs`; how each one ended. */
-export async function stopStrays(strays: readonly StrayProcess[], graceMs: number, pollMs = 25): Promise<Map<number, 'terminated' | 'killed'>> {
+export async function stopStrays(
+  strays: readonly StrayProcess[],
+  graceMs: number,
+  pollMs = 25,
+): Promise<Map<number, 'terminated' | 'killed'>> {
   const how = new Map<number, 'terminated' | 'killed'>();
   const signal = (pid: number, sig: NodeJS.Signals) => {
-    try { process.kill(pid, sig); } catch { /* gone already */ }
+    try {
+      process.kill(pid, sig);
+    } catch {
+      /* gone already */
+    }
   };
   for (const s of strays) signal(s.pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;

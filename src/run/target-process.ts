@@ -55,11 +55,17 @@ export class TargetProcess {
   /** Last resort: if hotpath itself dies, the group dies with it (no orphans). */
   private readonly onHotpathExit = () => this.killNow();
 
-  private constructor(child: ChildProcess, logFile: string, private readonly guard: OrphanGuard | undefined) {
+  private constructor(
+    child: ChildProcess,
+    logFile: string,
+    private readonly guard: OrphanGuard | undefined,
+  ) {
     this.pid = child.pid as number;
     this.logFile = logFile;
     const log = createWriteStream(logFile, { flags: 'a', mode: FILE_MODE });
-    log.on('error', () => { /* the log is best effort */ });
+    log.on('error', () => {
+      /* the log is best effort */
+    });
     child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
     child.stderr?.pipe(log);
     process.on('exit', this.onHotpathExit);
@@ -67,7 +73,7 @@ export class TargetProcess {
       child.on('exit', (code, signal) => {
         // Most targets are one process (or die together): the guard is not needed a moment longer.
         if (!groupAlive(this.pid)) this.guard?.dismiss();
-        resolve(this.exitStatus = { code, signal, at: Date.now() });
+        resolve((this.exitStatus = { code, signal, at: Date.now() }));
       });
     });
   }
@@ -78,15 +84,23 @@ export class TargetProcess {
     const logFd = openSync(o.logFile, 'a', FILE_MODE);
     try {
       const child = spawn(file, args, {
-        cwd: o.cwd, env: targetEnv(o), detached: true, stdio: ['ignore', logFd, 'pipe'],
+        cwd: o.cwd,
+        env: targetEnv(o),
+        detached: true,
+        stdio: ['ignore', logFd, 'pipe'],
       });
       // Started at once (the pid is known synchronously), while the target boots.
       const guard = child.pid === undefined ? undefined : OrphanGuard.start(child.pid, o.graceMs);
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
-        child.once('error', (err: NodeJS.ErrnoException) => reject(hotpathError('HOTPATH_ERR_SPAWN',
-          `Cannot start \`${file}\`: ${err.code === 'ENOENT' ? 'command not found' : err.message}`,
-          { cause: err, details: { command: o.command, errno: err.code } })));
+        child.once('error', (err: NodeJS.ErrnoException) =>
+          reject(
+            hotpathError('HOTPATH_ERR_SPAWN', `Cannot start \`${file}\`: ${err.code === 'ENOENT' ? 'command not found' : err.message}`, {
+              cause: err,
+              details: { command: o.command, errno: err.code },
+            }),
+          ),
+        );
       }).catch((err: unknown) => {
         guard?.dismiss();
         throw err;

@@ -24,7 +24,6 @@ export interface Listening {
 /** How long a plain (non-HTTP) TCP server waits for an HTTP server to show up before it is chosen. */
 export const NON_HTTP_SETTLE_MS = 500;
 
-
 /**
  * The server to drive: with --port, the one on that port; else the first HTTP server; a
  * plain TCP server only when no HTTP server appeared within NON_HTTP_SETTLE_MS. A Unix
@@ -33,8 +32,10 @@ export const NON_HTTP_SETTLE_MS = 500;
 export function chooseListen(server: AgentServer, port: number | undefined, now = Date.now()): Listening | undefined {
   const all = server.peers.flatMap((peer) => peer.listens.map((listen) => ({ listen, peer })));
   if (port !== undefined) return all.find((x) => x.listen.port === port);
-  return all.find((x) => isHttpListen(x.listen) && (x.listen.port !== undefined || x.listen.pipe !== undefined)) ??
-    all.find((x) => x.listen.port !== undefined && now - x.listen.t >= NON_HTTP_SETTLE_MS);
+  return (
+    all.find((x) => isHttpListen(x.listen) && (x.listen.port !== undefined || x.listen.pipe !== undefined)) ??
+    all.find((x) => x.listen.port !== undefined && now - x.listen.t >= NON_HTTP_SETTLE_MS)
+  );
 }
 
 function withOutput(message: string, target: TargetProcess): string {
@@ -51,13 +52,16 @@ function timeoutError(server: AgentServer, target: TargetProcess, o: WaitForList
   const ports = portsSeen(server);
   let why: string;
   if (o.port !== undefined && ports.length > 0) why = `it listened on ${ports.join(', ')} but not on --port ${o.port}`;
-  else if (server.peers.length === 0) why = 'no process loaded the hotpath agent (is it a Node.js program? does it drop NODE_OPTIONS from its environment?)';
+  else if (server.peers.length === 0)
+    why = 'no process loaded the hotpath agent (is it a Node.js program? does it drop NODE_OPTIONS from its environment?)';
   else why = `${server.peers.length} process(es) or thread(s) loaded the agent, none listened`;
   const stuck = stuckLoop(server);
   const advice = stuck ?? 'Raise --ready-timeout if it starts slowly.';
-  return hotpathError('HOTPATH_ERR_READY_TIMEOUT',
+  return hotpathError(
+    'HOTPATH_ERR_READY_TIMEOUT',
     withOutput(`The target did not start listening within ${seconds} s: ${why}. ${advice}`, target),
-    { details: { readyTimeoutS: seconds, portsSeen: ports, agents: server.peers.length, output: target.outputTail(20) } });
+    { details: { readyTimeoutS: seconds, portsSeen: ports, agents: server.peers.length, output: target.outputTail(20) } },
+  );
 }
 
 export function waitForListen(server: AgentServer, target: TargetProcess, o: WaitForListenOptions): Promise<Listening> {
@@ -87,9 +91,19 @@ export function waitForListen(server: AgentServer, target: TargetProcess, o: Wai
     o.signal?.addEventListener('abort', onAbort, { once: true });
     void target.exited.then((status) => {
       // Give the agent's last messages a moment: a process can listen and die at once.
-      setTimeout(() => settle(() => reject(hotpathError('HOTPATH_ERR_TARGET_EXITED',
-        withOutput(`The target ${describeExit(status)} before it started listening.`, target),
-        { details: { exitCode: status.code, signal: status.signal, output: target.outputTail(20) } }))), 50);
+      setTimeout(
+        () =>
+          settle(() =>
+            reject(
+              hotpathError(
+                'HOTPATH_ERR_TARGET_EXITED',
+                withOutput(`The target ${describeExit(status)} before it started listening.`, target),
+                { details: { exitCode: status.code, signal: status.signal, output: target.outputTail(20) } },
+              ),
+            ),
+          ),
+        50,
+      );
     });
   });
 }
@@ -103,12 +117,15 @@ export const READY_STUCK_STALL_MS = 1000;
  * not help. Says since when and for how long.
  */
 function stuckLoop(server: AgentServer): string | undefined {
-  const stalled = server.peers.filter((p) => p.stall?.ongoing === true && p.stall.durationMs >= READY_STUCK_STALL_MS && p.stall.byAgent === undefined);
+  const stalled = server.peers.filter(
+    (p) => p.stall?.ongoing === true && p.stall.durationMs >= READY_STUCK_STALL_MS && p.stall.byAgent === undefined,
+  );
   if (stalled.length === 0) return undefined;
   const p = stalled[0];
   const stall = p.stall as NonNullable<typeof p.stall>;
-  return `The event loop of pid ${p.pid}${p.threadId !== 0 ? ` (thread ${p.threadId})` : ''} has been blocked for ${(stall.durationMs / 1000).toFixed(1)} s without a break ` +
+  return (
+    `The event loop of pid ${p.pid}${p.threadId !== 0 ? ` (thread ${p.threadId})` : ''} has been blocked for ${(stall.durationMs / 1000).toFixed(1)} s without a break ` +
     '(an endless loop or a long synchronous job at start-up?): a blocked loop can neither listen nor report that it did, so a longer --ready-timeout will not help. ' +
-    'Its stack is in telemetry.ndjson (`"type":"stall"`).';
+    'Its stack is in telemetry.ndjson (`"type":"stall"`).'
+  );
 }
-

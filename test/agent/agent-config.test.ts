@@ -5,13 +5,17 @@ import assert from 'node:assert/strict';
 import { readAgentConfig, DEFAULT_CONFIG } from '../../src/agent/agent-config.js';
 
 test('no config: the defaults', () => {
-  assert.deepEqual(readAgentConfig({}), { config: { intervalMs: 100, cpuSamplingIntervalUs: 1000, heap: false, hooks: true, heapSample: true } });
+  assert.deepEqual(readAgentConfig({}), {
+    config: { intervalMs: 100, cpuSamplingIntervalUs: 1000, heap: false, hooks: true, heapSample: true },
+  });
   assert.deepEqual(readAgentConfig({}).config, DEFAULT_CONFIG);
 });
 
 test('accepted values are used', () => {
   const env = { HOTPATH_AGENT_CONFIG: JSON.stringify({ intervalMs: 250, cpuSamplingIntervalUs: 500, heap: true, hooks: false }) };
-  assert.deepEqual(readAgentConfig(env), { config: { intervalMs: 250, cpuSamplingIntervalUs: 500, heap: true, hooks: false, heapSample: true } });
+  assert.deepEqual(readAgentConfig(env), {
+    config: { intervalMs: 250, cpuSamplingIntervalUs: 500, heap: true, hooks: false, heapSample: true },
+  });
 });
 
 test('a sampling interval below 100 µs is refused, with the reason', () => {

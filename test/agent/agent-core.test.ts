@@ -21,14 +21,21 @@ async function startWith(args: string[], config?: Record<string, unknown>, node?
   const c = new Collector();
   await c.start();
   const t = launch(c, args, { config, node });
-  cleanups.push(async () => { t.kill(); await t.exited; await c.close(); });
+  cleanups.push(async () => {
+    t.kill();
+    await t.exited;
+    await c.close();
+  });
   return { c, t };
 }
 
 const isSample = (m: AgentMessage): m is SampleMessage => m.type === 'sample';
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
 
-function httpTotals(c: Collector, pid: number): { started: number; finished: number; codes: Record<string, number>; connections: number; reused: number } {
+function httpTotals(
+  c: Collector,
+  pid: number,
+): { started: number; finished: number; codes: Record<string, number>; connections: number; reused: number } {
   const samples = c.messages.filter(isSample).filter((s) => s.pid === pid && s.http !== undefined);
   const codes: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.http!.statusCodes)) codes[k] = (codes[k] ?? 0) + v;
@@ -47,7 +54,10 @@ for (const node of NODES) {
     const listen = await c.waitForListen();
     const hello = c.of('hello').find((h) => h.pid === listen.pid) as HelloMessage;
     assert.equal(hello.isMainThread, true);
-    assert.equal(hello.nodeVersion.split('.')[0], node.name === process.version ? process.version.split('.')[0] : `v${node.name.split(' ')[1]}`);
+    assert.equal(
+      hello.nodeVersion.split('.')[0],
+      node.name === process.version ? process.version.split('.')[0] : `v${node.name.split(' ')[1]}`,
+    );
     assert.equal(listen.address, '127.0.0.1');
     assert.equal(listen.server?.kind, 'http');
     assert.equal(listen.server?.keepAliveTimeout, 5000);
@@ -73,7 +83,10 @@ for (const node of NODES) {
       assert.ok(s.intervalMs > 0);
       if (s.http) assert.ok(s.http.latency.max >= s.http.latency.min);
     }
-    assert.ok(c.messages.filter(isSample).some((s) => (s.resources.TCPServerWrap ?? 0) >= 1), 'the listening server shows in active resources');
+    assert.ok(
+      c.messages.filter(isSample).some((s) => (s.resources.TCPServerWrap ?? 0) >= 1),
+      'the listening server shows in active resources',
+    );
 
     c.send({ cmd: 'flush' });
     await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 5000, 'bye');
@@ -90,9 +103,16 @@ for (const node of NODES) {
       await getMany(listen.port!, '/alloc', 10);
     }
     await get(listen.port!, '/gc');
-    const withFull = await c.waitFor((m) => isSample(m) && (m.gc?.heapAfterFull?.length ?? 0) > 0, 5000, 'a sample with a full GC and its heap after') as SampleMessage;
+    const withFull = (await c.waitFor(
+      (m) => isSample(m) && (m.gc?.heapAfterFull?.length ?? 0) > 0,
+      5000,
+      'a sample with a full GC and its heap after',
+    )) as SampleMessage;
     const events = c.messages.filter(isGc).flatMap((m) => m.events);
-    assert.ok(events.some((e) => e.kind === 'minor'), 'allocation caused minor GCs, seen in a window');
+    assert.ok(
+      events.some((e) => e.kind === 'minor'),
+      'allocation caused minor GCs, seen in a window',
+    );
     for (const e of events) {
       assert.ok(e.durationMs >= 0 && e.start > Date.now() - 60_000 && e.start <= Date.now());
       if (e.kind === 'minor') assert.equal(e.heapAfter, undefined);
@@ -125,7 +145,9 @@ test('a 2 s busy block: stall messages arrive while it lasts, then its final dur
   const { c } = await startWith(['server.cjs']);
   const listen = await c.waitForListen();
   let blockEnded = false;
-  const blocked = get(listen.port!, '/block?ms=2000', false).then(() => { blockEnded = true; });
+  const blocked = get(listen.port!, '/block?ms=2000', false).then(() => {
+    blockEnded = true;
+  });
   const first = await c.waitFor((m): m is StallMessage => m.type === 'stall', 10_000, 'stall');
   assert.equal(blockEnded, false, 'the first stall message arrived before the block ended');
   assert.equal(first.ongoing, true);
@@ -137,7 +159,10 @@ test('a 2 s busy block: stall messages arrive while it lasts, then its final dur
   assert.equal(final.start, first.start);
   const frames = (final.cause ?? []).flatMap((x) => x.stack);
   // The blocking code is in the fixture (blockFor, or the handler it was inlined into).
-  assert.ok(frames.some((f) => f.file.endsWith('/fixtures/agent/server.cjs')), `cause names the fixture: ${JSON.stringify(final.cause)}`);
+  assert.ok(
+    frames.some((f) => f.file.endsWith('/fixtures/agent/server.cjs')),
+    `cause names the fixture: ${JSON.stringify(final.cause)}`,
+  );
   // The long block also shows as a long event-loop delay in the samples.
   await c.waitFor((m) => isSample(m) && m.eld.max >= 1500, 5000, 'a sample with the block in its ELD max');
 });
@@ -150,7 +175,9 @@ test('CPU profile: started and stopped by control, stop answered during a busy b
   await getMany(listen.port!, '/', 50);
   let blockEnded = false;
   // 3 s leaves the profile plenty of time to be written on a loaded machine.
-  const blocked = get(listen.port!, '/block?ms=3000', false).then(() => { blockEnded = true; });
+  const blocked = get(listen.port!, '/block?ms=3000', false).then(() => {
+    blockEnded = true;
+  });
   await c.waitFor((m) => m.type === 'stall', 10_000, 'the block to start');
   c.send({ cmd: 'profile-stop' });
   const profile = await c.waitFor((m): m is ProfileMessage => m.type === 'profile', 10_000, 'profile');
@@ -159,7 +186,12 @@ test('CPU profile: started and stopped by control, stop answered during a busy b
   assert.equal(profile.kind, 'cpu');
   assert.equal(profile.file, `cpu-${listen.pid}-0.cpuprofile`);
   assert.ok(profile.end > profile.start);
-  const cpu = JSON.parse(readFileSync(join(c.dir, profile.file), 'utf8')) as { nodes: { callFrame: { functionName: string; url: string }; hitCount?: number }[]; samples: number[]; startTime: number; endTime: number };
+  const cpu = JSON.parse(readFileSync(join(c.dir, profile.file), 'utf8')) as {
+    nodes: { callFrame: { functionName: string; url: string }; hitCount?: number }[];
+    samples: number[];
+    startTime: number;
+    endTime: number;
+  };
   assert.equal(profile.samples, cpu.samples.length);
   assert.ok(cpu.samples.length > 10, `${cpu.samples.length} samples`);
   assert.deepEqual(profile.clock, { profileStartUs: cpu.startTime, profileEndUs: cpu.endTime });
@@ -188,14 +220,18 @@ test('heap profile with config.heap includes objects already collected by GC; fl
   assert.ok(c.messages.some((m) => isSample(m) && m.pid === listen.pid && c.messages.indexOf(m) > c.messages.indexOf(heap) - 50));
 });
 
-test('flush: one sample after a full GC forced once the load is over, after the flush\'s last sample and before bye; it counts what is retained, not what was dropped', async () => {
+test("flush: one sample after a full GC forced once the load is over, after the flush's last sample and before bye; it counts what is retained, not what was dropped", async () => {
   const { c } = await startWith(['server.cjs']);
   const listen = await c.waitForListen();
   const port = listen.port!;
   await get(port, '/retain?mb=20');
   await get(port, '/hold?mb=60');
   await get(port, '/release'); // 60 MB of garbage, promoted by now, and no full GC since
-  const before = await c.waitFor((m) => isSample(m) && m.pid === listen.pid && m.mem.heapUsed > 80 * 1024 * 1024, 5000, 'a sample with the garbage') as SampleMessage;
+  const before = (await c.waitFor(
+    (m) => isSample(m) && m.pid === listen.pid && m.mem.heapUsed > 80 * 1024 * 1024,
+    5000,
+    'a sample with the garbage',
+  )) as SampleMessage;
   assert.equal(before.postLoadGc, undefined, 'regular samples are not marked');
   const flushedAt = c.messages.length;
   c.send({ cmd: 'flush' });
@@ -205,11 +241,17 @@ test('flush: one sample after a full GC forced once the load is over, after the 
   const post = marked[0];
   const i = c.messages.indexOf(post);
   assert.ok(i < c.messages.indexOf(bye), 'before bye');
-  assert.ok(c.messages.slice(flushedAt, i).some((m) => isSample(m) && m.pid === listen.pid), 'after the flush\'s own last sample');
+  assert.ok(
+    c.messages.slice(flushedAt, i).some((m) => isSample(m) && m.pid === listen.pid),
+    "after the flush's own last sample",
+  );
   const { gcMs, heapAfter } = post.postLoadGc!;
   assert.ok(gcMs >= 0 && gcMs < 1000, `gc ${gcMs} ms`);
   assert.ok(heapAfter > 20 * 1024 * 1024, `the 20 MB retained: ${heapAfter}`);
-  assert.ok(heapAfter < before.mem.heapUsed - 40 * 1024 * 1024, `the 60 MB dropped are gone: ${heapAfter} after, ${before.mem.heapUsed} before`);
+  assert.ok(
+    heapAfter < before.mem.heapUsed - 40 * 1024 * 1024,
+    `the 60 MB dropped are gone: ${heapAfter} after, ${before.mem.heapUsed} before`,
+  );
   assert.ok(post.mem.heapUsed < before.mem.heapUsed - 40 * 1024 * 1024, 'mem was read after the GC too');
 });
 
@@ -236,7 +278,10 @@ test('heap switch: from heapRetainedFrom the heap sampler keeps only live object
   assert.ok(retained, 'a retained profile');
   assert.equal(retained.file, `heap-retained-${listen.pid}-0.heapprofile`);
   assert.ok(c.messages.indexOf(retained) < c.messages.indexOf(bye));
-  assert.ok(Math.abs(retained.start - switchAt) < 200 && Math.abs(allocations.end - switchAt) < 1000, `switched at ${retained.start}, asked for ${switchAt}`);
+  assert.ok(
+    Math.abs(retained.start - switchAt) < 200 && Math.abs(allocations.end - switchAt) < 1000,
+    `switched at ${retained.start}, asked for ${switchAt}`,
+  );
   // After the post-load GC: the reading exists and the retained sampler stopped after it.
   const post = c.messages.find((m) => isSample(m) && m.postLoadGc !== undefined);
   assert.ok(post, 'the post-load GC ran');
@@ -262,7 +307,9 @@ test('flush during a busy block: the profile is written and bye arrives before t
   c.send({ cmd: 'profile-start' });
   await getMany(listen.port!, '/', 20);
   let blockEnded = false;
-  const blocked = get(listen.port!, '/block?ms=3000', false).then(() => { blockEnded = true; });
+  const blocked = get(listen.port!, '/block?ms=3000', false).then(() => {
+    blockEnded = true;
+  });
   await c.waitFor((m) => m.type === 'stall', 10_000, 'the block to start');
   c.send({ cmd: 'flush' });
   const bye = await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 10_000, 'bye');
@@ -331,7 +378,11 @@ test('default config: the heap is sampled only once the target shows GC pressure
   await quiet.c.waitFor((m) => m.type === 'profile' && m.kind === 'cpu', 10_000, 'the CPU profile');
   quiet.c.send({ cmd: 'flush' });
   await quiet.c.waitFor((m) => m.type === 'bye' && m.pid === q.pid, 10_000, 'bye');
-  assert.deepEqual(quiet.c.of('profile').map((p) => p.kind), ['cpu'], 'no heap sampled');
+  assert.deepEqual(
+    quiet.c.of('profile').map((p) => p.kind),
+    ['cpu'],
+    'no heap sampled',
+  );
 
   // The same server leaking 1 MB a request: the growth starts the sampler, the switch happens at heapRetainedFrom.
   const { c } = await startWith(['server.cjs'], {});
@@ -351,7 +402,10 @@ test('default config: the heap is sampled only once the target shows GC pressure
   await c.waitFor((m) => m.type === 'profile' && m.kind === 'cpu', 10_000, 'the CPU profile');
   c.send({ cmd: 'flush' });
   await c.waitFor((m) => m.type === 'bye' && m.pid === listen.pid, 10_000, 'bye');
-  const kinds = c.of('profile').map((p) => p.kind).sort();
+  const kinds = c
+    .of('profile')
+    .map((p) => p.kind)
+    .sort();
   assert.deepEqual(kinds, ['cpu', 'heap', 'heap-retained'], JSON.stringify(kinds));
   const allocations = c.of('profile').find((p) => p.kind === 'heap')!;
   const retained = c.of('profile').find((p) => p.kind === 'heap-retained')!;

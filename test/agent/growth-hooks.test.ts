@@ -18,7 +18,11 @@ async function startWith(args: string[]): Promise<{ c: Collector; t: Target; por
   const c = new Collector();
   await c.start();
   const t = launch(c, args);
-  cleanups.push(async () => { t.kill(); await t.exited; await c.close(); });
+  cleanups.push(async () => {
+    t.kill();
+    await t.exited;
+    await c.close();
+  });
   const listen = await c.waitForListen();
   return { c, t, port: listen.port! };
 }
@@ -38,12 +42,19 @@ function assertSite(site: CallSite | undefined, fixture: string, name: string): 
   assert.ok(site.column > 0);
 }
 
-const growthWhere = (pred: (g: GrowthMessage) => boolean) => (m: AgentMessage): m is GrowthMessage => m.type === 'growth' && pred(m);
+const growthWhere =
+  (pred: (g: GrowthMessage) => boolean) =>
+  (m: AgentMessage): m is GrowthMessage =>
+    m.type === 'growth' && pred(m);
 
 test('listener added per request: count grows with the requests, at the adding line; defaultMaxListeners = Infinity with its site', async () => {
   const { c, port } = await startWith(['growth.cjs']);
   await getMany(port, '/leak', 40);
-  const g = await c.waitFor(growthWhere((m) => m.listeners.some((l) => l.event === 'after' && l.count >= 40)), 10_000, 'after listeners');
+  const g = await c.waitFor(
+    growthWhere((m) => m.listeners.some((l) => l.event === 'after' && l.count >= 40)),
+    10_000,
+    'after listeners',
+  );
   const entry = g.listeners.find((l) => l.event === 'after')!;
   assert.equal(entry.emitter, 'Server');
   assert.equal(entry.count, 40);
@@ -59,44 +70,66 @@ test('listener added per request: count grows with the requests, at the adding l
   assert.equal(off.value, null); // Infinity, which JSON cannot carry
   assertSite(off.site, 'growth.cjs', 'max-listeners');
   // Per-connection listeners of the HTTP internals do not grow: their count stays small.
-  assert.ok(g.listeners.filter((l) => l.event !== 'after').every((l) => l.count < 10), JSON.stringify(g.listeners));
+  assert.ok(
+    g.listeners.filter((l) => l.event !== 'after').every((l) => l.count < 10),
+    JSON.stringify(g.listeners),
+  );
 });
 
 test('listeners added with once() for an event that never comes are told as once listeners', async () => {
   const { c, port } = await startWith(['growth.cjs']);
   await getMany(port, '/once', 30);
-  const g = await c.waitFor(growthWhere((m) => m.listeners.some((l) => l.event === 'shutdown' && l.count >= 30)), 10_000, 'shutdown listeners');
+  const g = await c.waitFor(
+    growthWhere((m) => m.listeners.some((l) => l.event === 'shutdown' && l.count >= 30)),
+    10_000,
+    'shutdown listeners',
+  );
   const entry = g.listeners.find((l) => l.event === 'shutdown')!;
   assert.equal(entry.once, true);
   assert.equal(entry.current, 30);
   assertSite(entry.site, 'growth.cjs', 'once');
   // The per-request 'after' listeners of /leak are plain on() listeners.
   await getMany(port, '/leak', 5);
-  const h = await c.waitFor(growthWhere((m) => m.listeners.some((l) => l.event === 'after' && l.count >= 5)), 10_000, 'after listeners');
+  const h = await c.waitFor(
+    growthWhere((m) => m.listeners.some((l) => l.event === 'after' && l.count >= 5)),
+    10_000,
+    'after listeners',
+  );
   assert.equal(h.listeners.find((l) => l.event === 'after')!.once, undefined);
 });
 
-test('listeners that pile up while requests are in flight are gone at the end; node lifting the limit for a Worker\'s stdio is no silenced warning', async () => {
+test("listeners that pile up while requests are in flight are gone at the end; node lifting the limit for a Worker's stdio is no silenced warning", async () => {
   const { c, port } = await startWith(['growth.cjs']);
   await Promise.all(Array.from({ length: 30 }, () => get(port, '/wait', false)));
   await Promise.all(Array.from({ length: 4 }, () => get(port, '/worker', false)));
   const released = growthWhere((m) => m.listeners.some((l) => l.event === 'open' && l.count >= 20 && l.current === 0));
   const g = await c.waitFor(released, 10_000, 'the pile-up released');
   assert.equal(g.listeners.find((l) => l.event === 'open')!.emitter, 'EventEmitter');
-  assert.deepEqual(g.maxListenersDisabled.filter((x) => x.what !== 'events.defaultMaxListeners'), []);
+  assert.deepEqual(
+    g.maxListenersDisabled.filter((x) => x.what !== 'events.defaultMaxListeners'),
+    [],
+  );
 });
 
 test('Express route registered after listen: count, path, growing router stack and the registering line', async () => {
   const { c, port } = await startWith(['growth.cjs']);
   await getMany(port, '/register', 5, 1);
-  const first = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.count >= 5)), 10_000, 'routes');
+  const first = await c.waitFor(
+    growthWhere((m) => m.routes.some((r) => r.count >= 5)),
+    10_000,
+    'routes',
+  );
   const route = first.routes.find((r) => r.path === '/static')!;
   assert.equal(route.framework, 'express');
   assert.equal(route.method, 'GET');
   assert.equal(route.count, 5);
   const sizeAt5 = route.stackSize!;
   await getMany(port, '/register', 5, 1);
-  const later = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.count >= 10)), 10_000, 'more routes');
+  const later = await c.waitFor(
+    growthWhere((m) => m.routes.some((r) => r.count >= 10)),
+    10_000,
+    'more routes',
+  );
   const again = later.routes.find((r) => r.path === '/static')!;
   assert.equal(again.stackSize, sizeAt5 + 5);
   // The site is the user's call to app.get; express's own frames stay in the stack above it.
@@ -108,7 +141,11 @@ test('Express route registered after listen: count, path, growing router stack a
 test('timers never cleared are pending at their creation line', async () => {
   const { c, port } = await startWith(['growth.cjs']);
   await getMany(port, '/timer', 25);
-  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.pending >= 25)), 10_000, 'pending timers');
+  const g = await c.waitFor(
+    growthWhere((m) => m.timers.some((t) => t.pending >= 25)),
+    10_000,
+    'pending timers',
+  );
   const t = g.timers.find((x) => x.pending >= 25)!;
   assert.equal(t.kind, 'timeout');
   assert.equal(t.created, 25);
@@ -120,7 +157,11 @@ test('timers never cleared are pending at their creation line', async () => {
 test('pbkdf2Sync inside a request (CommonJS require): count, time and site', async () => {
   const { c, port } = await startWith(['growth.cjs']);
   await getMany(port, '/login', 12);
-  const g = await c.waitFor(growthWhere((m) => m.syncCalls.some((s) => s.api === 'crypto.pbkdf2Sync' && s.count >= 12)), 10_000, 'sync calls');
+  const g = await c.waitFor(
+    growthWhere((m) => m.syncCalls.some((s) => s.api === 'crypto.pbkdf2Sync' && s.count >= 12)),
+    10_000,
+    'sync calls',
+  );
   const s = g.syncCalls.find((x) => x.api === 'crypto.pbkdf2Sync')!;
   assert.equal(s.count, 12);
   assert.ok(s.totalMs > 0);
@@ -131,7 +172,11 @@ test('pbkdf2Sync inside a request (CommonJS require): count, time and site', asy
 test('pbkdf2Sync imported by name in ESM is caught too', async () => {
   const { c, port } = await startWith(['sync.mjs']);
   await getMany(port, '/', 6);
-  const g = await c.waitFor(growthWhere((m) => m.syncCalls.some((s) => s.api === 'crypto.pbkdf2Sync' && s.count >= 6)), 10_000, 'sync calls');
+  const g = await c.waitFor(
+    growthWhere((m) => m.syncCalls.some((s) => s.api === 'crypto.pbkdf2Sync' && s.count >= 6)),
+    10_000,
+    'sync calls',
+  );
   const s = g.syncCalls.find((x) => x.api === 'crypto.pbkdf2Sync')!;
   assert.equal(s.count, 6);
   assert.ok(s.site!.file.startsWith('file://') && s.site!.file.endsWith('/fixtures/agent/sync.mjs'));
@@ -144,7 +189,11 @@ test('outgoing http.get and fetch inside a request: count, wait time and the cal
   const listen = await c.waitFor((m): m is ListenMessage => m.type === 'listen' && m.port !== first, 10_000, 'second listen');
   // One request at a time, so each upstream call finds the previous call's connection free.
   await getMany(listen.port!, '/', 5, 1);
-  const g = await c.waitFor(growthWhere((m) => (m.outgoing ?? []).filter((o) => o.completed >= 5).length >= 2), 10_000, 'outgoing calls');
+  const g = await c.waitFor(
+    growthWhere((m) => (m.outgoing ?? []).filter((o) => o.completed >= 5).length >= 2),
+    10_000,
+    'outgoing calls',
+  );
   const http = g.outgoing!.find((o) => o.api === 'http')!;
   const fetch = g.outgoing!.find((o) => o.api === 'fetch')!;
   // The call made at start-up, outside any request, is not counted.
@@ -164,7 +213,11 @@ test('outgoing http.get with agent: false: every answered call counted as a new 
   const { c, port: first } = await startWith(['outgoing.cjs', 'no-keepalive']);
   const listen = await c.waitFor((m): m is ListenMessage => m.type === 'listen' && m.port !== first, 10_000, 'second listen');
   await getMany(listen.port!, '/', 4, 1);
-  const g = await c.waitFor(growthWhere((m) => (m.outgoing ?? []).some((o) => o.api === 'http' && o.completed >= 4)), 10_000, 'outgoing calls');
+  const g = await c.waitFor(
+    growthWhere((m) => (m.outgoing ?? []).some((o) => o.api === 'http' && o.completed >= 4)),
+    10_000,
+    'outgoing calls',
+  );
   const http = g.outgoing!.find((o) => o.api === 'http')!;
   assert.equal(http.completed, 4);
   assert.equal(http.newConnections, 4);
@@ -185,7 +238,11 @@ test('outgoing http.get through a keep-alive agent capped at 2 sockets: the call
   const { c, port } = await poolFixture();
   await burst(port, '/pool', 12);
   await burst(port, '/pool', 12);
-  const g = await c.waitFor(growthWhere((m) => (m.outgoing ?? []).some((o) => o.completed >= 24)), 10_000, 'outgoing calls');
+  const g = await c.waitFor(
+    growthWhere((m) => (m.outgoing ?? []).some((o) => o.completed >= 24)),
+    10_000,
+    'outgoing calls',
+  );
   const http = g.outgoing!.find((o) => o.api === 'http')!;
   assert.equal(http.completed, 24);
   assertSite(http.site, 'outgoing-pool.cjs', 'call');
@@ -202,7 +259,11 @@ test('outgoing http.get through a keep-alive agent capped at 2 sockets: the call
 test('outgoing calls behind a promise lock: never more than one in flight, while many requests are', async () => {
   const { c, port } = await poolFixture();
   await burst(port, '/lock', 10);
-  const g = await c.waitFor(growthWhere((m) => (m.outgoing ?? []).some((o) => o.completed >= 10)), 10_000, 'outgoing calls');
+  const g = await c.waitFor(
+    growthWhere((m) => (m.outgoing ?? []).some((o) => o.completed >= 10)),
+    10_000,
+    'outgoing calls',
+  );
   const http = g.outgoing!.find((o) => o.api === 'http')!;
   assert.equal(http.completed, 10);
   assert.equal(http.queued, 0, 'the lock, not the agent, holds them back');
@@ -214,7 +275,11 @@ test('outgoing calls behind a promise lock: never more than one in flight, while
 test('timers set with one shared callback: past the first captures, sampled stacks still count every timer at its site', async () => {
   const { c, port } = await poolFixture();
   await getMany(port, '/ticks', 4, 1);
-  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.created >= 200)), 10_000, 'timers');
+  const g = await c.waitFor(
+    growthWhere((m) => m.timers.some((t) => t.created >= 200)),
+    10_000,
+    'timers',
+  );
   const ticks = g.timers.filter((t) => t.site?.file.endsWith('outgoing-pool.cjs'));
   assert.equal(ticks.length, 1, JSON.stringify(ticks));
   assert.equal(ticks[0].created, 200);
@@ -225,14 +290,25 @@ test('sync calls outside requests are not counted', async () => {
   const { c, port } = await startWith(['growth.cjs']);
   // Startup did plenty of fs *Sync (module loading) before and while listening: none counted.
   await getMany(port, '/leak', 2);
-  const g = await c.waitFor(growthWhere(() => true), 10_000, 'growth');
-  assert.deepEqual(g.syncCalls.filter((s) => s.api.startsWith('fs.')), []);
+  const g = await c.waitFor(
+    growthWhere(() => true),
+    10_000,
+    'growth',
+  );
+  assert.deepEqual(
+    g.syncCalls.filter((s) => s.api.startsWith('fs.')),
+    [],
+  );
 });
 
 test('@koa/router route registered after listen: count, growing stack and the registering line', async () => {
   const { c, port } = await startWith(['koa-routes.cjs']);
   await getMany(port, '/add', 4, 1);
-  const g = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.path === '/dyn' && r.count >= 4)), 10_000, 'koa routes');
+  const g = await c.waitFor(
+    growthWhere((m) => m.routes.some((r) => r.path === '/dyn' && r.count >= 4)),
+    10_000,
+    'koa routes',
+  );
   const route = g.routes.find((r) => r.path === '/dyn')!;
   assert.equal(route.framework, 'koa-router');
   assert.equal(route.method, 'GET');
@@ -240,13 +316,20 @@ test('@koa/router route registered after listen: count, growing stack and the re
   assert.ok(route.stackSize! >= 5, `stack size ${route.stackSize}`);
   assertSite(route.site, 'koa-routes.cjs', 'route');
   assert.equal(route.site!.function, 'addDynamicRoute');
-  assert.ok(route.stack!.some((f) => f.file.includes('/node_modules/@koa/router/')), JSON.stringify(route.stack));
+  assert.ok(
+    route.stack!.some((f) => f.file.includes('/node_modules/@koa/router/')),
+    JSON.stringify(route.stack),
+  );
 });
 
 test("Koa's app.use after listen: count, middleware stack size and the registering line", async () => {
   const { c, port } = await startWith(['koa-routes.cjs']);
   await getMany(port, '/use', 3, 1);
-  const g = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.framework === 'koa' && r.count >= 3)), 10_000, 'koa app.use');
+  const g = await c.waitFor(
+    growthWhere((m) => m.routes.some((r) => r.framework === 'koa' && r.count >= 3)),
+    10_000,
+    'koa app.use',
+  );
   const use = g.routes.find((r) => r.framework === 'koa')!;
   assert.equal(use.method, 'USE');
   assert.equal(use.path, '/');
@@ -257,10 +340,14 @@ test("Koa's app.use after listen: count, middleware stack size and the registeri
   assert.equal(use.site!.function, 'addAuditMiddleware');
 });
 
-test('each leaking emitter carries its own limit: the default, lifted on it (with the site), lifted through the static form; a framework lifting another emitter\'s limit is not theirs', async () => {
+test("each leaking emitter carries its own limit: the default, lifted on it (with the site), lifted through the static form; a framework lifting another emitter's limit is not theirs", async () => {
   const { c, port } = await startWith(['max-listeners.cjs']);
   for (const path of ['/db', '/bus', '/chan']) await getMany(port, path, 15);
-  const g = await c.waitFor(growthWhere((m) => ['reconnect', 'change', 'message'].every((e) => (m.listeners.find((l) => l.event === e)?.count ?? 0) >= 15)), 10_000, 'three leaks');
+  const g = await c.waitFor(
+    growthWhere((m) => ['reconnect', 'change', 'message'].every((e) => (m.listeners.find((l) => l.event === e)?.count ?? 0) >= 15)),
+    10_000,
+    'three leaks',
+  );
   const row = (event: string) => g.listeners.find((l) => l.event === event)!;
   const db = row('reconnect');
   assert.equal(db.emitter, 'DbClient');
@@ -283,7 +370,11 @@ test('each leaking emitter carries its own limit: the default, lifted on it (wit
 
 test('defaultMaxListeners = Infinity set through an ESM import is still reported (without a site)', async () => {
   const { c } = await startWith(['esm-max-listeners.mjs']);
-  const g = await c.waitFor(growthWhere((m) => m.maxListenersDisabled.length > 0), 10_000, 'maxListenersDisabled');
+  const g = await c.waitFor(
+    growthWhere((m) => m.maxListenersDisabled.length > 0),
+    10_000,
+    'maxListenersDisabled',
+  );
   assert.deepEqual(g.maxListenersDisabled, [{ what: 'events.defaultMaxListeners', value: null }]);
 });
 
@@ -297,8 +388,17 @@ test('restify: a route registered after listen and an `after` listener added per
   const { c, port } = await startWith(['restify-routes.cjs']);
   await getMany(port, '/add', 5, 1);
   const dyn = (m: GrowthMessage) => m.routes.filter((r) => r.path.startsWith('/dyn'));
-  const g = await c.waitFor(growthWhere((m) => dyn(m).length >= 5 && m.listeners.some((l) => l.event === 'after' && l.count >= 5)), 10_000, 'restify growth');
-  assert.deepEqual(dyn(g).map((r) => r.path).sort(), ['/dyn1', '/dyn2', '/dyn3', '/dyn4', '/dyn5']);
+  const g = await c.waitFor(
+    growthWhere((m) => dyn(m).length >= 5 && m.listeners.some((l) => l.event === 'after' && l.count >= 5)),
+    10_000,
+    'restify growth',
+  );
+  assert.deepEqual(
+    dyn(g)
+      .map((r) => r.path)
+      .sort(),
+    ['/dyn1', '/dyn2', '/dyn3', '/dyn4', '/dyn5'],
+  );
   for (const route of dyn(g)) {
     assert.equal(route.framework, 'restify');
     assert.equal(route.method, 'GET');
@@ -314,7 +414,11 @@ test('Connection: close set by the app: responses counted, and the setHeader and
   await getMany(port, '/', 4, 1);
   await getMany(port, '/legacy', 6, 1);
   await getMany(port, '/raw', 6, 1);
-  const g = await c.waitFor(growthWhere((m) => (m.closeHeaderSites ?? []).reduce((a, s) => a + s.count, 0) >= 11), 10_000, 'close header sites');
+  const g = await c.waitFor(
+    growthWhere((m) => (m.closeHeaderSites ?? []).reduce((a, s) => a + s.count, 0) >= 11),
+    10_000,
+    'close header sites',
+  );
   const sites = g.closeHeaderSites!;
   const setHeader = sites.find((s) => s.site.function === 'applyLegacyHeaders');
   const writeHead = sites.find((s) => s.site.function === 'writeRaw');
@@ -323,10 +427,21 @@ test('Connection: close set by the app: responses counted, and the setHeader and
   // The first closing response arms the hook: it is counted in the samples, not at its site.
   assert.equal(setHeader!.count, 5);
   assert.equal(writeHead!.count, 6);
-  await c.waitFor((m) => m.type === 'sample' && c.of('sample').reduce((a, s) => a + (s.http?.closeHeader ?? 0), 0) >= 12, 10_000, 'closing responses');
+  await c.waitFor(
+    (m) => m.type === 'sample' && c.of('sample').reduce((a, s) => a + (s.http?.closeHeader ?? 0), 0) >= 12,
+    10_000,
+    'closing responses',
+  );
   const samples = c.of('sample');
-  assert.equal(samples.reduce((a, s) => a + (s.http?.closeHeader ?? 0), 0), 12);
-  assert.equal(samples.reduce((a, s) => a + (s.http?.closing ?? 0), 0), 12, 'the keep-alive requests to / closed nothing');
+  assert.equal(
+    samples.reduce((a, s) => a + (s.http?.closeHeader ?? 0), 0),
+    12,
+  );
+  assert.equal(
+    samples.reduce((a, s) => a + (s.http?.closing ?? 0), 0),
+    12,
+    'the keep-alive requests to / closed nothing',
+  );
 });
 
 type HandleRow = NonNullable<GrowthMessage['handles']>[number];
@@ -340,9 +455,12 @@ test('handles opened per request: fs.watch watchers, TCP and UDP sockets counted
   await getMany(port, '/connect', 9);
   await getMany(port, '/udp', 6);
   await getMany(port, '/spawn', 3, 1);
-  const ready = (m: GrowthMessage) => (handlesAt(m, 'handles.cjs', 'watch')?.created ?? 0) >= 19 &&
-    (handlesAt(m, 'handles.cjs', 'connect')?.created ?? 0) >= 9 && (handlesAt(m, 'handles.cjs', 'udp')?.created ?? 0) >= 6 &&
-    handlesAt(m, 'handles.cjs', 'spawn')?.created === 3 && handlesAt(m, 'handles.cjs', 'spawn')?.open === 0;
+  const ready = (m: GrowthMessage) =>
+    (handlesAt(m, 'handles.cjs', 'watch')?.created ?? 0) >= 19 &&
+    (handlesAt(m, 'handles.cjs', 'connect')?.created ?? 0) >= 9 &&
+    (handlesAt(m, 'handles.cjs', 'udp')?.created ?? 0) >= 6 &&
+    handlesAt(m, 'handles.cjs', 'spawn')?.created === 3 &&
+    handlesAt(m, 'handles.cjs', 'spawn')?.open === 0;
   const g = await c.waitFor(growthWhere(ready), 15_000, 'handles');
   const watch = handlesAt(g, 'handles.cjs', 'watch')!;
   assert.deepEqual([watch.api, watch.resource, watch.created, watch.open, watch.unref], ['fs.watch', 'FSEventWrap', 19, 12, undefined]);
@@ -357,10 +475,14 @@ test('handles opened per request: fs.watch watchers, TCP and UDP sockets counted
   assertSite(child.site, 'handles.cjs', 'spawn');
 });
 
-test('unref\'d fs.watch watchers, which the active resources do not list, are counted open and unref\'d', async () => {
+test("unref'd fs.watch watchers, which the active resources do not list, are counted open and unref'd", async () => {
   const { c, port } = await startWith(['handles.cjs']);
   await getMany(port, '/watch-unref', 15);
-  const g = await c.waitFor(growthWhere((m) => (handlesAt(m, 'handles.cjs', 'watch-unref')?.open ?? 0) >= 15), 10_000, 'unref\'d watchers');
+  const g = await c.waitFor(
+    growthWhere((m) => (handlesAt(m, 'handles.cjs', 'watch-unref')?.open ?? 0) >= 15),
+    10_000,
+    "unref'd watchers",
+  );
   const row = handlesAt(g, 'handles.cjs', 'watch-unref')!;
   assert.deepEqual([row.created, row.open, row.unref], [15, 15, 15]);
   const sample = c.of('sample').at(-1)!;
@@ -371,7 +493,11 @@ test('timers/promises timeouts: pending at the awaiting line until their delay r
   const { c, port } = await startWith(['handles.cjs']);
   await getMany(port, '/sleep', 10);
   await getMany(port, '/nap', 8);
-  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.promise && t.pending >= 10) && m.timers.some((t) => t.promise && t.fired >= 8)), 10_000, 'promise timers');
+  const g = await c.waitFor(
+    growthWhere((m) => m.timers.some((t) => t.promise && t.pending >= 10) && m.timers.some((t) => t.promise && t.fired >= 8)),
+    10_000,
+    'promise timers',
+  );
   const long = g.timers.find((t) => t.site?.line === markerLine('handles.cjs', 'sleep'))!;
   assert.deepEqual([long.kind, long.promise, long.created, long.pending, long.delayMs], ['timeout', true, 10, 10, 600_000]);
   assert.equal(long.site!.function, 'remindLater');
@@ -382,14 +508,22 @@ test('timers/promises timeouts: pending at the awaiting line until their delay r
 test('timers/promises imported by name in ESM are seen too', async () => {
   const { c, port } = await startWith(['timers-promises.mjs']);
   await getMany(port, '/', 6);
-  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.promise && t.pending >= 6)), 10_000, 'ESM promise timers');
+  const g = await c.waitFor(
+    growthWhere((m) => m.timers.some((t) => t.promise && t.pending >= 6)),
+    10_000,
+    'ESM promise timers',
+  );
   assertSite(g.timers.find((t) => t.promise)!.site, 'timers-promises.mjs', 'sleep');
 });
 
-test('a sleep helper awaited in a loop: its timers are marked awaited, and the stack kept is the loop\'s own', async () => {
+test("a sleep helper awaited in a loop: its timers are marked awaited, and the stack kept is the loop's own", async () => {
   const { c, port } = await startWith(['handles.cjs']);
   await getMany(port, '/poll', 4);
-  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.awaited && t.created >= 24)), 10_000, 'awaited timers');
+  const g = await c.waitFor(
+    growthWhere((m) => m.timers.some((t) => t.awaited && t.created >= 24)),
+    10_000,
+    'awaited timers',
+  );
   const t = g.timers.find((x) => x.awaited)!;
   assertSite(t.site, 'handles.cjs', 'pause');
   // Re-armed from the resumed pollStatus (V8 adds the awaiting pollStatus as an async frame): not the route that started it.
@@ -399,7 +533,11 @@ test('a sleep helper awaited in a loop: its timers are marked awaited, and the s
 test('a burst of timers past the capture budget is sampled, and its count scaled to about the real one', async () => {
   const { c, port } = await startWith(['handles.cjs']);
   await getMany(port, '/burst', 5, 1);
-  const g = await c.waitFor(growthWhere((m) => m.timers.some((t) => t.awaited && t.created >= 3_000)), 10_000, 'sampled timers');
+  const g = await c.waitFor(
+    growthWhere((m) => m.timers.some((t) => t.awaited && t.created >= 3_000)),
+    10_000,
+    'sampled timers',
+  );
   const t = g.timers.find((x) => x.awaited)!;
   // 5,000 timers: all recorded up to the budget, then about 1 in 16 with weight 16.
   assert.ok(t.created > 3_750 && t.created < 6_250, `created ${t.created}`);

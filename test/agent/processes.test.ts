@@ -56,7 +56,10 @@ test('a cluster with 2 workers reports 2 listening processes, each with its clus
   const c = await collector();
   const port = await freePort();
   const t = launch(c, ['cluster.cjs'], { env: { FIXTURE_PORT: String(port) } });
-  cleanups.push(async () => { t.child.kill('SIGTERM'); await within(t.exited, 10_000, 'cluster exit').catch(() => t.kill()); });
+  cleanups.push(async () => {
+    t.child.kill('SIGTERM');
+    await within(t.exited, 10_000, 'cluster exit').catch(() => t.kill());
+  });
   const workerListens = () => c.of('listen').filter((l) => !l.clusterPrimary);
   await c.waitFor(() => new Set(workerListens().map((l) => l.pid)).size >= 2, 15_000, 'two listening workers');
   const pids = [...new Set(workerListens().map((l) => l.pid))];
@@ -72,11 +75,16 @@ test('a cluster with 2 workers reports 2 listening processes, each with its clus
   assert.deepEqual(ids, [1, 2]);
   await c.waitFor((m) => m.type === 'hello' && m.pid === t.child.pid && m.isClusterPrimary, 5000, 'the primary says it is one');
   await getMany(port, '/', 40, 4);
-  await c.waitFor(() => {
-    const finished = c.messages.filter((m): m is SampleMessage => m.type === 'sample' && pids.includes(m.pid))
-      .reduce((n, s) => n + (s.http?.finished ?? 0), 0);
-    return finished >= 40;
-  }, 10_000, 'requests counted across the workers');
+  await c.waitFor(
+    () => {
+      const finished = c.messages
+        .filter((m): m is SampleMessage => m.type === 'sample' && pids.includes(m.pid))
+        .reduce((n, s) => n + (s.http?.finished ?? 0), 0);
+      return finished >= 40;
+    },
+    10_000,
+    'requests counted across the workers',
+  );
 });
 
 test('a worker-thread server reports from its own thread and profiles its own isolate', async () => {
@@ -108,9 +116,13 @@ test('a worker thread that ends at once never starts the agent; one that stays s
   const short: number[] = [];
   for (let i = 0; i < 5; i++) short.push(Number((await get(listen.port!, '/short')).body));
   const long = Number((await get(listen.port!, '/long')).body);
-  const hello = await c.waitFor((m) => m.type === 'hello' && m.threadId === long, 5000, 'the lasting worker thread\'s hello');
+  const hello = await c.waitFor((m) => m.type === 'hello' && m.threadId === long, 5000, "the lasting worker thread's hello");
   assert.equal(hello.pid, listen.pid);
-  assert.deepEqual(c.of('hello').filter((h) => short.includes(h.threadId)), [], 'the short-lived threads stayed silent');
+  assert.deepEqual(
+    c.of('hello').filter((h) => short.includes(h.threadId)),
+    [],
+    'the short-lived threads stayed silent',
+  );
   assert.equal(c.of('listen').filter((l) => l.threadId === long).length, 0, 'the pool thread is no target');
 });
 
@@ -120,7 +132,9 @@ test('a worker-thread target blocked for 1.5 s reports the stall from its own th
   cleanups.push(() => t.kill());
   const listen = await c.waitFor((m): m is ListenMessage => m.type === 'listen', 10_000, 'listen');
   let ended = false;
-  const blocked = get(listen.port!, '/block?ms=1500', false).then(() => { ended = true; });
+  const blocked = get(listen.port!, '/block?ms=1500', false).then(() => {
+    ended = true;
+  });
   const first = await c.waitFor((m): m is StallMessage => m.type === 'stall', 10_000, 'stall');
   assert.equal(ended, false, 'reported while the worker thread was still blocked');
   assert.equal(first.threadId, listen.threadId);

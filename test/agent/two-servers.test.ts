@@ -20,7 +20,11 @@ async function start(): Promise<{ c: Collector; main: ListenMessage; config: Lis
   const c = new Collector();
   await c.start();
   const t = launch(c, ['two-servers.cjs'], { config: { intervalMs: 50 } });
-  cleanups.push(async () => { t.kill(); await t.exited; await c.close(); });
+  cleanups.push(async () => {
+    t.kill();
+    await t.exited;
+    await c.close();
+  });
   await c.waitFor(() => c.of('listen').length >= 2, 10_000, 'two listens');
   const [main, config] = c.of('listen');
   // The start-up call to the config service was served (and counted: no target named yet).
@@ -36,7 +40,7 @@ function totals(samples: SampleMessage[]): { finished: number; other: number; dr
   };
 }
 
-test('the driven server named: only its requests are in the http figures, the config service\'s are counted apart', async () => {
+test("the driven server named: only its requests are in the http figures, the config service's are counted apart", async () => {
   const { c, main, config } = await start();
   assert.notEqual(main.port, config.port);
   c.send({ cmd: 'target', port: main.port });
@@ -50,7 +54,11 @@ test('the driven server named: only its requests are in the http figures, the co
   const t = totals(after());
   assert.equal(t.finished, 60, 'each request the load sent, once');
   assert.equal(t.other, 60, 'each call to the config service, apart');
-  assert.ok(after().filter((s) => s.http !== undefined).every((s) => s.http!.drivenOnly === true));
+  assert.ok(
+    after()
+      .filter((s) => s.http !== undefined)
+      .every((s) => s.http!.drivenOnly === true),
+  );
 });
 
 test('no driven server named (an older CLI): every server of the thread is counted, as before', async () => {

@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  clusterPrimary, DISTRIBUTION_PATH, PRIMARY_MIN_CORE_SHARE, PRIMARY_MIN_HANDOFFS,
-} from '../../src/analyze/cluster-primary.js';
+import { clusterPrimary, DISTRIBUTION_PATH, PRIMARY_MIN_CORE_SHARE, PRIMARY_MIN_HANDOFFS } from '../../src/analyze/cluster-primary.js';
 import { analyzeRun } from '../../src/analyze/analyze-run.js';
 import { workerSpread } from '../../src/analyze/signals/worker-spread.js';
 import { fitLine } from '../../src/analyze/signals/cluster-primary-load.js';
@@ -103,9 +101,14 @@ test('cluster primary: a single-process app never gets the finding, however it c
   }
 });
 
-test('cluster primary: the primary is never a target of the workers\' analyses', () => {
+test("cluster primary: the primary is never a target of the workers' analyses", () => {
   const run = syntheticCluster({ connectionsPerS: 3000, cpuPerConnectionUs: 250 });
-  assert.deepEqual(targetThreads(run).map((t) => t.pid).sort(), [4001, 4002]);
+  assert.deepEqual(
+    targetThreads(run)
+      .map((t) => t.pid)
+      .sort(),
+    [4001, 4002],
+  );
   const summary = summarizeTelemetry(run)!;
   assert.deepEqual(summary.targets.map((t) => t.pid).sort(), [4001, 4002]);
   // The primary's CPU is not in the workers' figures, only in its own.
@@ -116,8 +119,13 @@ test('cluster primary: the primary is never a target of the workers\' analyses',
 test('cluster primary: the advice in order: keep-alive, fewer connections, SCHED_NONE with its cost, one process per port / reusePort', () => {
   const [f] = clusterPrimary(syntheticCluster());
   const r = f.recommendation;
-  const order = ['Keep-alive from the proxy', 'Fewer new connections per second', 'cluster.SCHED_NONE', 'One process per port'].map((s) => r.indexOf(s));
-  assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), r);
+  const order = ['Keep-alive from the proxy', 'Fewer new connections per second', 'cluster.SCHED_NONE', 'One process per port'].map((s) =>
+    r.indexOf(s),
+  );
+  assert.ok(
+    order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])),
+    r,
+  );
   assert.match(r, /NODE_CLUSTER_SCHED_POLICY=none/);
   assert.match(r, /uneven/);
   assert.match(r, /reusePort/);
@@ -127,7 +135,10 @@ test('cluster primary: the advice in order: keep-alive, fewer connections, SCHED
 test('requests per worker: shares, the busiest over an even share, and the summary for report.json', () => {
   const run = syntheticCluster({ noise: 0, workerShares: [0.7, 0.3] });
   const spread = workerSpread(run)!;
-  assert.deepEqual(spread.workers.map((w) => w.workerId), [1, 2]);
+  assert.deepEqual(
+    spread.workers.map((w) => w.workerId),
+    [1, 2],
+  );
   assert.ok(Math.abs(spread.workers[0].share - 0.7) < 0.01);
   assert.ok(Math.abs(spread.busiestOverEven - 1.4) < 0.02);
   assert.ok(Math.abs((spread.busiestOverQuietest ?? 0) - 7 / 3) < 0.05);

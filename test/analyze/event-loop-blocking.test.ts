@@ -15,12 +15,32 @@ const cwd = '/srv/app';
 
 for (const noise of NOISE_LEVELS) {
   test(`blocking: 5 ms of hashing per request names the handler and the crypto work (noise ${noise})`, () => {
-    const cpu = syntheticCpuProfile([
-      { name: 'login', file: 'app.js', line: 14, share: 0.05, callee: { name: 'pbkdf2Sync', file: 'node:internal/crypto/pbkdf2', share: 0.8 } },
-      { name: 'log', file: 'app.js', line: 40, share: 0.03 },
-    ], { cwd });
+    const cpu = syntheticCpuProfile(
+      [
+        {
+          name: 'login',
+          file: 'app.js',
+          line: 14,
+          share: 0.05,
+          callee: { name: 'pbkdf2Sync', file: 'node:internal/crypto/pbkdf2', share: 0.8 },
+        },
+        { name: 'log', file: 'app.js', line: 40, share: 0.03 },
+      ],
+      { cwd },
+    );
     for (const seed of SEEDS) {
-      const run = syntheticRun({ seed, noise, cwd, rps: 190, elu: 0.99, eldP50Ms: 40, eldP99Ms: 240, cores: 1, latencyMs: 250, profiles: [cpu] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        cwd,
+        rps: 190,
+        elu: 0.99,
+        eldP50Ms: 40,
+        eldP99Ms: 240,
+        cores: 1,
+        latencyMs: 250,
+        profiles: [cpu],
+      });
       const [f] = eventLoopBlocking(run);
       assert.ok(f, `seed ${seed}`);
       assert.equal(f.category, 'event-loop-blocking');
@@ -33,12 +53,24 @@ for (const noise of NOISE_LEVELS) {
   });
 
   test(`blocking: a saturated hello world is not blocking (noise ${noise})`, () => {
-    const cpu = syntheticCpuProfile([
-      { name: 'handler', file: 'server.js', line: 3, share: 0.1, callee: { name: 'writev', file: '', share: 0.3 } },
-    ], { cwd });
+    const cpu = syntheticCpuProfile(
+      [{ name: 'handler', file: 'server.js', line: 3, share: 0.1, callee: { name: 'writev', file: '', share: 0.3 } }],
+      { cwd },
+    );
     for (const seed of SEEDS) {
       // 12k req/s on one core: 0.08 ms per request, a few ms of delay from batching.
-      const run = syntheticRun({ seed, noise, cwd, rps: 12000, elu: 1, eldP50Ms: 1.5, eldP99Ms: 6, cores: 1, latencyMs: 3, profiles: [cpu] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        cwd,
+        rps: 12000,
+        elu: 1,
+        eldP50Ms: 1.5,
+        eldP99Ms: 6,
+        cores: 1,
+        latencyMs: 3,
+        profiles: [cpu],
+      });
       assert.deepEqual(eventLoopBlocking(run), [], `seed ${seed}`);
     }
   });
@@ -58,22 +90,42 @@ test('blocking: one 2 s stall is critical even when the loop is otherwise idle',
   assert.equal(f.evidence.stallMaxMs, 2000);
 });
 
-test('blocking: a stall during which the main thread barely ran is the machine\'s (preempted), not a block; one it ran through is', () => {
+test("blocking: a stall during which the main thread barely ran is the machine's (preempted), not a block; one it ran through is", () => {
   // The agent read the thread's CPU over 1,700 ms of a 2 s stall: 40 ms (kept off the cores) against 1,690 ms (its own loop).
-  const preempted = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 40, threadCpuOverMs: 1700 }] });
+  const preempted = syntheticRun({
+    rps: 50,
+    elu: 0.2,
+    cores: 0.2,
+    stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 40, threadCpuOverMs: 1700 }],
+  });
   assert.deepEqual(eventLoopBlocking(preempted), []);
   const [healthy] = analyzeRun(preempted);
   assert.equal(healthy.category, 'healthy');
   assert.equal(healthy.evidence.preemptedStallMaxMs, 2000);
   assert.match(healthy.summary, /kept off the CPU .*starved it; that is not a block/);
-  const blocked = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 1690, threadCpuOverMs: 1700 }] });
+  const blocked = syntheticRun({
+    rps: 50,
+    elu: 0.2,
+    cores: 0.2,
+    stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 1690, threadCpuOverMs: 1700 }],
+  });
   const [f] = eventLoopBlocking(blocked);
   assert.deepEqual([f?.severity, f?.evidence.stallMaxMs], ['critical', 2000]);
   // A block on a starved machine: 26 % of the time on a core, but 520 ms of CPU without a turn of the loop.
-  const starvedBlock = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 442, threadCpuOverMs: 1700 }] });
+  const starvedBlock = syntheticRun({
+    rps: 50,
+    elu: 0.2,
+    cores: 0.2,
+    stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 442, threadCpuOverMs: 1700 }],
+  });
   assert.equal(eventLoopBlocking(starvedBlock)[0]?.evidence.stallMaxMs, 2000);
   // Figures over too short a stretch to judge (or none: another platform) leave the stall a block.
-  const short = syntheticRun({ rps: 50, elu: 0.2, cores: 0.2, stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 0, threadCpuOverMs: 50 }] });
+  const short = syntheticRun({
+    rps: 50,
+    elu: 0.2,
+    cores: 0.2,
+    stalls: [{ atProgress: 0.5, durationMs: 2000, threadCpuMs: 0, threadCpuOverMs: 50 }],
+  });
   assert.equal(eventLoopBlocking(short)[0]?.evidence.stallMaxMs, 2000);
 });
 
@@ -84,13 +136,32 @@ test('blocking: without a profile the finding stands on telemetry and names no c
   assert.equal(f.category, 'event-loop-blocking');
 });
 
-test('blocking: without a profile, the stalls\' own samples name the function that blocked', () => {
+test("blocking: without a profile, the stalls' own samples name the function that blocked", () => {
   const site = (fn: string, file: string, line: number) => ({ function: fn, file, line, column: 3 });
   const cause = [
-    { share: 0.9, stack: [site('pbkdf2Sync', 'node:internal/crypto/pbkdf2', 69), site('hashPassword', 'file:///srv/app/auth.js', 12), site('login', 'file:///srv/app/routes.js', 4)] },
-    { share: 0.06, stack: [site('parse', 'file:///srv/app/node_modules/qs/lib/parse.js', 20), site('login', 'file:///srv/app/routes.js', 4)] },
+    {
+      share: 0.9,
+      stack: [
+        site('pbkdf2Sync', 'node:internal/crypto/pbkdf2', 69),
+        site('hashPassword', 'file:///srv/app/auth.js', 12),
+        site('login', 'file:///srv/app/routes.js', 4),
+      ],
+    },
+    {
+      share: 0.06,
+      stack: [site('parse', 'file:///srv/app/node_modules/qs/lib/parse.js', 20), site('login', 'file:///srv/app/routes.js', 4)],
+    },
   ];
-  const run = syntheticRun({ cwd: '/srv/app', rps: 40, elu: 0.4, cores: 0.4, stalls: [{ atProgress: 0.3, durationMs: 1200, cause }, { atProgress: 0.7, durationMs: 800, cause }] });
+  const run = syntheticRun({
+    cwd: '/srv/app',
+    rps: 40,
+    elu: 0.4,
+    cores: 0.4,
+    stalls: [
+      { atProgress: 0.3, durationMs: 1200, cause },
+      { atProgress: 0.7, durationMs: 800, cause },
+    ],
+  });
   const [f] = eventLoopBlocking(run);
   assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['hashPassword', 'auth.js', 12]);
   assert.equal(f.evidence.culpritStalledMs, 1800);
@@ -98,17 +169,45 @@ test('blocking: without a profile, the stalls\' own samples name the function th
   assert.match(f.summary, /90 % of the stalled time \(1800 ms\) in hashPassword \(auth\.js:12\)/);
   assert.equal(f.title, 'hashPassword blocks the event loop');
   // Causes spread over several functions, or only in dependencies: no culprit.
-  const spread = syntheticRun({ cwd: '/srv/app', rps: 40, elu: 0.4, cores: 0.4, stalls: [{ atProgress: 0.5, durationMs: 1500, cause: [
-    { share: 0.4, stack: [site('a', 'file:///srv/app/a.js', 1)] }, { share: 0.4, stack: [site('b', 'file:///srv/app/b.js', 1)] },
-  ] }] });
+  const spread = syntheticRun({
+    cwd: '/srv/app',
+    rps: 40,
+    elu: 0.4,
+    cores: 0.4,
+    stalls: [
+      {
+        atProgress: 0.5,
+        durationMs: 1500,
+        cause: [
+          { share: 0.4, stack: [site('a', 'file:///srv/app/a.js', 1)] },
+          { share: 0.4, stack: [site('b', 'file:///srv/app/b.js', 1)] },
+        ],
+      },
+    ],
+  });
   assert.equal(eventLoopBlocking(spread)[0].culprit, undefined);
 });
 
-test('blocking: on a busy machine, heavy requests without a profile are still named from the stalls\' samples', () => {
+test("blocking: on a busy machine, heavy requests without a profile are still named from the stalls' samples", () => {
   const site = (fn: string, file: string, line: number) => ({ function: fn, file, line, column: 3 });
-  const cause = [{ share: 0.95, stack: [site('spinFor', 'file:///srv/app/block-loop.cjs', 9), site('(anonymous)', 'file:///srv/app/block-loop.cjs', 17)] }];
+  const cause = [
+    {
+      share: 0.95,
+      stack: [site('spinFor', 'file:///srv/app/block-loop.cjs', 9), site('(anonymous)', 'file:///srv/app/block-loop.cjs', 17)],
+    },
+  ];
   // Requests that spin on a target given the CPU 41 % of its loop's active time (a 700 ms spin per request, seen with load average 5 on 2 cores).
-  const run = syntheticRun({ cwd: '/srv/app', rps: 5, elu: 0.98, cores: 0.41, eldP99Ms: 700, stalls: [{ atProgress: 0.3, durationMs: 760, cause }, { atProgress: 0.7, durationMs: 740, cause }] });
+  const run = syntheticRun({
+    cwd: '/srv/app',
+    rps: 5,
+    elu: 0.98,
+    cores: 0.41,
+    eldP99Ms: 700,
+    stalls: [
+      { atProgress: 0.3, durationMs: 760, cause },
+      { atProgress: 0.7, durationMs: 740, cause },
+    ],
+  });
   const [f] = eventLoopBlocking(run);
   assert.deepEqual([f.culprit?.function, f.culprit?.file], ['spinFor', 'block-loop.cjs']);
   assert.match(f.summary, /machine was busy/);
@@ -130,9 +229,18 @@ test('blocking: when starved, heavy requests are still reported, as a warning, o
 });
 
 test('blocking: 0.5 ms per request is reported when one function (a backtracking regex) does most of it', () => {
-  const cpu = syntheticCpuProfile([
-    { name: 'validateEmail', file: 'server.js', line: 2, share: 0.05, callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.75 } },
-  ], { cwd });
+  const cpu = syntheticCpuProfile(
+    [
+      {
+        name: 'validateEmail',
+        file: 'server.js',
+        line: 2,
+        share: 0.05,
+        callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.75 },
+      },
+    ],
+    { cwd },
+  );
   const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 1800, elu: 0.97, cores: 0.9, eldP99Ms: 20, latencyMs: 10, profiles: [cpu] }));
   assert.equal(f?.culprit?.function, 'validateEmail');
   assert.equal(f.evidence.work, 'regex');
@@ -141,10 +249,19 @@ test('blocking: 0.5 ms per request is reported when one function (a backtracking
 
 test('blocking: avoidable work on a share of a busy loop is blocking at any core speed (a backtracking regex at 0.18 ms and at 0.55 ms per request)', () => {
   // The same profile on a fast idle core (5,600 req/s) and on a slow shared one (1,800 req/s): shares do not move, milliseconds do.
-  const regex = syntheticCpuProfile([
-    { name: 'validateEmail', file: 'server.js', line: 2, share: 0.05, callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.3 } },
-    { name: 'handler', file: 'server.js', line: 8, share: 0.05 },
-  ], { cwd });
+  const regex = syntheticCpuProfile(
+    [
+      {
+        name: 'validateEmail',
+        file: 'server.js',
+        line: 2,
+        share: 0.05,
+        callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.3 },
+      },
+      { name: 'handler', file: 'server.js', line: 8, share: 0.05 },
+    ],
+    { cwd },
+  );
   for (const rps of [5600, 1800]) {
     const [f] = eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [regex] }));
     assert.equal(f?.culprit?.function, 'validateEmail', `at ${rps} req/s`);
@@ -152,25 +269,54 @@ test('blocking: avoidable work on a share of a busy loop is blocking at any core
     assert.ok((f.evidence.avoidableShare as number) >= 0.29, JSON.stringify(f.evidence.avoidableShare));
   }
   // A tenth of the CPU in the pattern is under the share on any core: a cheap request stays healthy.
-  const light = syntheticCpuProfile([
-    { name: 'validateEmail', file: 'server.js', line: 2, share: 0.02, callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.1 } },
-    { name: 'handler', file: 'server.js', line: 8, share: 0.05 },
-  ], { cwd });
-  assert.deepEqual(eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps: 5600, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [light] })), []);
+  const light = syntheticCpuProfile(
+    [
+      {
+        name: 'validateEmail',
+        file: 'server.js',
+        line: 2,
+        share: 0.02,
+        callee: { name: 'RegExp: ^([a-zA-Z0-9]+)*@example\\.com$', file: '', share: 0.1 },
+      },
+      { name: 'handler', file: 'server.js', line: 8, share: 0.05 },
+    ],
+    { cwd },
+  );
+  assert.deepEqual(
+    eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps: 5600, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [light] })),
+    [],
+  );
   // A library's own JavaScript (a dependency doing its job) is not avoidable work by kind: on a cheap request it stays under the ms floor.
-  const library = syntheticCpuProfile([
-    { name: 'issueSession', file: 'lib/session.js', line: 3, share: 0.05, callee: { name: 'deriveToken', file: 'node_modules/slowlib/index.js', share: 0.4 } },
-  ], { cwd });
-  assert.deepEqual(eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps: 5600, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [library] })), []);
+  const library = syntheticCpuProfile(
+    [
+      {
+        name: 'issueSession',
+        file: 'lib/session.js',
+        line: 3,
+        share: 0.05,
+        callee: { name: 'deriveToken', file: 'node_modules/slowlib/index.js', share: 0.4 },
+      },
+    ],
+    { cwd },
+  );
+  assert.deepEqual(
+    eventLoopBlocking(syntheticRun({ seed: 3, cwd, rps: 5600, elu: 0.97, cores: 1, eldP99Ms: 12, latencyMs: 6, profiles: [library] })),
+    [],
+  );
 });
 
 test('blocking: a function and the callbacks written inside it count together for the focus rule', () => {
-  const profile = (second: string) => syntheticCpuProfile([
-    { name: 'compileTemplate', file: 'lib/render.js', line: 6, share: 0.2 },
-    { name: second, file: 'lib/render.js', line: 9, share: 0.17 },
-    { name: 'route', file: 'server.js', line: 4, share: 0.22 },
-  ], { cwd });
-  const run = (second: string) => syntheticRun({ cwd, rps: 1600, elu: 0.97, cores: 0.95, eldP99Ms: 11, latencyMs: 10, profiles: [profile(second)] });
+  const profile = (second: string) =>
+    syntheticCpuProfile(
+      [
+        { name: 'compileTemplate', file: 'lib/render.js', line: 6, share: 0.2 },
+        { name: second, file: 'lib/render.js', line: 9, share: 0.17 },
+        { name: 'route', file: 'server.js', line: 4, share: 0.22 },
+      ],
+      { cwd },
+    );
+  const run = (second: string) =>
+    syntheticRun({ cwd, rps: 1600, elu: 0.97, cores: 0.95, eldP99Ms: 11, latencyMs: 10, profiles: [profile(second)] });
   const [f] = eventLoopBlocking(run('(anonymous in compileTemplate)'));
   assert.equal(f?.culprit?.function, 'compileTemplate', 'its replace callback is its work: 37 % together');
   // Three unrelated functions of 20 %, 17 % and 22 %: no single place to fix at 0.6 ms per request.
@@ -179,11 +325,28 @@ test('blocking: a function and the callbacks written inside it count together fo
 
 test('blocking: work drained one process.nextTick at a time is told as such, with the callback that queues it', () => {
   const ticks = { name: 'processTicksAndRejections', file: 'node:internal/process/task_queues' };
-  const cpu = syntheticCpuProfile([
-    { name: 'drainQueue', file: 'lib/audit.js', line: 12, share: 0.15, via: ticks, callee: { name: 'writeEntry', file: 'lib/audit.js', share: 0.45 } },
-    { name: 'handle', file: 'server.js', line: 4, share: 0.12 },
-    { name: 'queueNext', file: 'lib/audit.js', line: 20, share: 0.01, via: ticks, callee: { name: 'nextTick', file: 'node:internal/process/task_queues', share: 0.02 } },
-  ], { cwd });
+  const cpu = syntheticCpuProfile(
+    [
+      {
+        name: 'drainQueue',
+        file: 'lib/audit.js',
+        line: 12,
+        share: 0.15,
+        via: ticks,
+        callee: { name: 'writeEntry', file: 'lib/audit.js', share: 0.45 },
+      },
+      { name: 'handle', file: 'server.js', line: 4, share: 0.12 },
+      {
+        name: 'queueNext',
+        file: 'lib/audit.js',
+        line: 20,
+        share: 0.01,
+        via: ticks,
+        callee: { name: 'nextTick', file: 'node:internal/process/task_queues', share: 0.02 },
+      },
+    ],
+    { cwd },
+  );
   const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 180, elu: 0.99, cores: 1, eldP99Ms: 120, latencyMs: 100, profiles: [cpu] }));
   assert.equal(f?.culprit?.function, 'writeEntry');
   assert.equal(f.evidence.scheduledBy, 'nextTick');
@@ -191,20 +354,33 @@ test('blocking: work drained one process.nextTick at a time is told as such, wit
   assert.match(f.summary, /process\.nextTick callbacks, most in drainQueue \(lib\/audit\.js:12\)/);
   assert.match(f.recommendation, /setImmediate/);
   // Without app code seen calling process.nextTick (a framework running middleware through it), no nextTick advice.
-  const framework = syntheticCpuProfile([
-    { name: 'drainQueue', file: 'lib/audit.js', line: 12, share: 0.15, via: ticks, callee: { name: 'writeEntry', file: 'lib/audit.js', share: 0.45 } },
-    { name: 'handle', file: 'server.js', line: 4, share: 0.15 },
-  ], { cwd });
+  const framework = syntheticCpuProfile(
+    [
+      {
+        name: 'drainQueue',
+        file: 'lib/audit.js',
+        line: 12,
+        share: 0.15,
+        via: ticks,
+        callee: { name: 'writeEntry', file: 'lib/audit.js', share: 0.45 },
+      },
+      { name: 'handle', file: 'server.js', line: 4, share: 0.15 },
+    ],
+    { cwd },
+  );
   const [g] = eventLoopBlocking(syntheticRun({ cwd, rps: 180, elu: 0.99, cores: 1, eldP99Ms: 120, latencyMs: 100, profiles: [framework] }));
   assert.equal(g?.evidence.scheduledBy, undefined);
 });
 
 test('blocking: a timer job is told apart from the request path; an ordinary handler says nothing of scheduling', () => {
   const timers = { name: 'listOnTimeout', file: 'node:internal/timers' };
-  const job = syntheticCpuProfile([
-    { name: 'rebuildIndex', file: 'lib/index.js', line: 30, share: 0.6, via: timers },
-    { name: 'handle', file: 'server.js', line: 4, share: 0.1 },
-  ], { cwd });
+  const job = syntheticCpuProfile(
+    [
+      { name: 'rebuildIndex', file: 'lib/index.js', line: 30, share: 0.6, via: timers },
+      { name: 'handle', file: 'server.js', line: 4, share: 0.1 },
+    ],
+    { cwd },
+  );
   const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 900, elu: 0.9, cores: 0.9, eldP99Ms: 300, latencyMs: 80, profiles: [job] }));
   assert.equal(f?.culprit?.function, 'rebuildIndex');
   assert.equal(f.evidence.scheduledBy, 'timer');
@@ -218,10 +394,21 @@ test('blocking: a timer job is told apart from the request path; an ordinary han
 });
 
 test('blocking: with cheap requests and a delayed loop, the job that held the loop for long stretches is named, not the busiest handler', () => {
-  const cpu = syntheticCpuProfile([
-    { name: 'handle', file: 'server.js', line: 6, share: 0.55 },
-    { name: 'rebuildIndex', file: 'lib/index.js', line: 3, share: 0.05, via: { name: 'listOnTimeout', file: 'node:internal/timers' }, burstMs: 140, callee: { name: 'tokenize', file: 'lib/index.js', share: 0.15 } },
-  ], { cwd });
+  const cpu = syntheticCpuProfile(
+    [
+      { name: 'handle', file: 'server.js', line: 6, share: 0.55 },
+      {
+        name: 'rebuildIndex',
+        file: 'lib/index.js',
+        line: 3,
+        share: 0.05,
+        via: { name: 'listOnTimeout', file: 'node:internal/timers' },
+        burstMs: 140,
+        callee: { name: 'tokenize', file: 'lib/index.js', share: 0.15 },
+      },
+    ],
+    { cwd },
+  );
   const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 40000, elu: 0.75, cores: 0.75, eldP99Ms: 140, latencyMs: 1.5, profiles: [cpu] }));
   assert.equal(f?.culprit?.function, 'tokenize', 'the work inside the stretches, not the request handler with 55 % of the CPU');
   assert.match(f.summary, /rebuildIndex \(lib\/index\.js:3\) held the loop for up to 1\d\d ms at a time/);
@@ -230,10 +417,21 @@ test('blocking: with cheap requests and a delayed loop, the job that held the lo
 });
 
 test('blocking: two top-level anonymous functions of one file (a handler and a timer job) are told apart', () => {
-  const cpu = syntheticCpuProfile([
-    { name: '(anonymous)', file: 'server.js', line: 6, share: 0.55 },
-    { name: '(anonymous)', file: 'server.js', line: 5, share: 0.02, via: { name: 'listOnTimeout', file: 'node:internal/timers' }, burstMs: 140, callee: { name: 'rebuildIndex', file: 'lib/index.js', share: 0.2 } },
-  ], { cwd });
+  const cpu = syntheticCpuProfile(
+    [
+      { name: '(anonymous)', file: 'server.js', line: 6, share: 0.55 },
+      {
+        name: '(anonymous)',
+        file: 'server.js',
+        line: 5,
+        share: 0.02,
+        via: { name: 'listOnTimeout', file: 'node:internal/timers' },
+        burstMs: 140,
+        callee: { name: 'rebuildIndex', file: 'lib/index.js', share: 0.2 },
+      },
+    ],
+    { cwd },
+  );
   const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 40000, elu: 0.75, cores: 0.75, eldP99Ms: 140, latencyMs: 1.5, profiles: [cpu] }));
   assert.equal(f?.culprit?.function, 'rebuildIndex');
   assert.doesNotMatch(f.summary, /server\.js:6/, 'the handler with 55 % of the CPU held the loop for no long stretch');
@@ -248,24 +446,59 @@ const resJson = { name: 'json', file: 'node_modules/express/lib/response.js' };
 
 for (const noise of NOISE_LEVELS) {
   test(`blocking: a healthy Express route whose handler carries mostly res.json is not blocking (noise ${noise})`, () => {
-    const cpu = syntheticCpuProfile([
-      { name: '(anonymous)', file: 'server.js', line: 6, share: 0.02, via: expressRouter, callee: { ...resJson, share: 0.53 } },
-      { name: 'getStatus', file: 'lib/status.js', line: 3, share: 0.03, via: expressRouter },
-    ], { cwd });
+    const cpu = syntheticCpuProfile(
+      [
+        { name: '(anonymous)', file: 'server.js', line: 6, share: 0.02, via: expressRouter, callee: { ...resJson, share: 0.53 } },
+        { name: 'getStatus', file: 'lib/status.js', line: 3, share: 0.03, via: expressRouter },
+      ],
+      { cwd },
+    );
     for (const seed of SEEDS) {
       // 2,500 req/s on one core: 0.4 ms per request, over the focused rule's 0.3 ms.
-      const run = syntheticRun({ seed, noise, cwd, rps: 2500, elu: 0.95, eldP50Ms: 3, eldP99Ms: 25, cores: 1, latencyMs: 8, profiles: [cpu] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        cwd,
+        rps: 2500,
+        elu: 0.95,
+        eldP50Ms: 3,
+        eldP99Ms: 25,
+        cores: 1,
+        latencyMs: 8,
+        profiles: [cpu],
+      });
       assert.deepEqual(eventLoopBlocking(run), [], `seed ${seed}`);
     }
   });
 
   test(`blocking: the same route hashing in its own code is named (noise ${noise})`, () => {
-    const cpu = syntheticCpuProfile([
-      { name: '(anonymous)', file: 'server.js', line: 6, share: 0.02, via: expressRouter, callee: { ...resJson, share: 0.2 } },
-      { name: 'issueToken', file: 'lib/tokens.js', line: 4, share: 0.05, via: expressRouter, callee: { name: 'update', file: 'node:internal/crypto/hash', share: 0.5 } },
-    ], { cwd });
+    const cpu = syntheticCpuProfile(
+      [
+        { name: '(anonymous)', file: 'server.js', line: 6, share: 0.02, via: expressRouter, callee: { ...resJson, share: 0.2 } },
+        {
+          name: 'issueToken',
+          file: 'lib/tokens.js',
+          line: 4,
+          share: 0.05,
+          via: expressRouter,
+          callee: { name: 'update', file: 'node:internal/crypto/hash', share: 0.5 },
+        },
+      ],
+      { cwd },
+    );
     for (const seed of SEEDS) {
-      const run = syntheticRun({ seed, noise, cwd, rps: 2500, elu: 0.95, eldP50Ms: 3, eldP99Ms: 25, cores: 1, latencyMs: 8, profiles: [cpu] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        cwd,
+        rps: 2500,
+        elu: 0.95,
+        eldP50Ms: 3,
+        eldP99Ms: 25,
+        cores: 1,
+        latencyMs: 8,
+        profiles: [cpu],
+      });
       const [f] = eventLoopBlocking(run);
       assert.equal(f?.culprit?.function, 'issueToken', `seed ${seed}`);
       assert.equal(f.evidence.work, 'crypto');
@@ -273,13 +506,34 @@ for (const noise of NOISE_LEVELS) {
   });
 
   test(`blocking: a costly route is charged to the function that chose the work, not to the handler answering (noise ${noise})`, () => {
-    const cpu = syntheticCpuProfile([
-      { name: '(anonymous)', file: 'server.js', line: 6, share: 0.01, via: expressRouter, callee: { ...resJson, share: 0.34 } },
-      { name: 'issueToken', file: 'lib/tokens.js', line: 4, share: 0.02, via: expressRouter, callee: { name: 'randomFillSync', file: 'node:internal/crypto/random', share: 0.27 } },
-    ], { cwd });
+    const cpu = syntheticCpuProfile(
+      [
+        { name: '(anonymous)', file: 'server.js', line: 6, share: 0.01, via: expressRouter, callee: { ...resJson, share: 0.34 } },
+        {
+          name: 'issueToken',
+          file: 'lib/tokens.js',
+          line: 4,
+          share: 0.02,
+          via: expressRouter,
+          callee: { name: 'randomFillSync', file: 'node:internal/crypto/random', share: 0.27 },
+        },
+      ],
+      { cwd },
+    );
     for (const seed of SEEDS) {
       // 900 req/s on one core: 1.1 ms per request.
-      const run = syntheticRun({ seed, noise, cwd, rps: 900, elu: 0.97, eldP50Ms: 5, eldP99Ms: 30, cores: 1, latencyMs: 20, profiles: [cpu] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        cwd,
+        rps: 900,
+        elu: 0.97,
+        eldP50Ms: 5,
+        eldP99Ms: 30,
+        cores: 1,
+        latencyMs: 20,
+        profiles: [cpu],
+      });
       const [f] = eventLoopBlocking(run);
       assert.equal(f?.culprit?.function, 'issueToken', `seed ${seed}`);
       assert.match(f.title, /random bytes/);
@@ -289,14 +543,29 @@ for (const noise of NOISE_LEVELS) {
 test('blocking: a culprit busy in the HTTP client, calling it several times per request one after another, is told to batch or run the calls together', () => {
   const loadOrderLines = { function: 'loadOrderLines', file: `${cwd}/lib/orders.js`, line: 10, column: 23 };
   const handler = { function: '(anonymous)', file: `${cwd}/server.js`, line: 9, column: 3 };
-  const cpu = syntheticCpuProfile([
-    { name: 'loadOrderLines', file: 'lib/orders.js', line: 7, share: 0.03, callee: { name: 'dispatch', file: 'node:internal/deps/undici/undici', share: 0.55 } },
-    { name: 'handler', file: 'server.js', line: 9, share: 0.05 },
-  ], { cwd });
+  const cpu = syntheticCpuProfile(
+    [
+      {
+        name: 'loadOrderLines',
+        file: 'lib/orders.js',
+        line: 7,
+        share: 0.03,
+        callee: { name: 'dispatch', file: 'node:internal/deps/undici/undici', share: 0.55 },
+      },
+      { name: 'handler', file: 'server.js', line: 9, share: 0.05 },
+    ],
+    { cwd },
+  );
   // 140 req/s at 105 ms (p50), 10 fetch calls of 10 ms per request: 100 ms end to end.
   const opts = { cwd, rps: 140, elu: 0.97, eldP50Ms: 2, eldP99Ms: 60, cores: 1, latencyMs: 105, profiles: [cpu] };
-  const [f] = eventLoopBlocking(syntheticRun({ ...opts,
-    outgoing: [{ api: 'fetch', origin: 'http://catalog:8080', perRequest: 10, msEach: 10, site: loadOrderLines, stack: [loadOrderLines, handler] }] }));
+  const [f] = eventLoopBlocking(
+    syntheticRun({
+      ...opts,
+      outgoing: [
+        { api: 'fetch', origin: 'http://catalog:8080', perRequest: 10, msEach: 10, site: loadOrderLines, stack: [loadOrderLines, handler] },
+      ],
+    }),
+  );
   assert.equal(f.culprit?.function, 'loadOrderLines');
   assert.equal(f.evidence.work, 'http-client');
   assert.equal(f.evidence.sequential, true);
@@ -305,8 +574,15 @@ test('blocking: a culprit busy in the HTTP client, calling it several times per 
   assert.match(f.recommendation, /batch request/);
   assert.doesNotMatch(f.recommendation, /worker thread/);
   // The same ten calls started together (each request waits for the slowest): no "one after another".
-  const [g] = eventLoopBlocking(syntheticRun({ ...opts, latencyMs: 15,
-    outgoing: [{ api: 'fetch', origin: 'http://catalog:8080', perRequest: 10, msEach: 10, site: loadOrderLines, stack: [loadOrderLines, handler] }] }));
+  const [g] = eventLoopBlocking(
+    syntheticRun({
+      ...opts,
+      latencyMs: 15,
+      outgoing: [
+        { api: 'fetch', origin: 'http://catalog:8080', perRequest: 10, msEach: 10, site: loadOrderLines, stack: [loadOrderLines, handler] },
+      ],
+    }),
+  );
   assert.equal(g.evidence.sequential, undefined);
   assert.match(g.summary, /It makes 10 fetch calls/);
   assert.doesNotMatch(g.recommendation, /Promise\.all/);
@@ -332,22 +608,50 @@ test('blocking advice: work fixed in place (an O(n^2) lookup, Errors as control 
 });
 
 test('blocking: the helper the culprit calls, carrying much of the CPU beside it, is named with it', () => {
-  const cpu = syntheticCpuProfile([
-    { name: 'renderPriceList', file: 'lib/pricelist.js', line: 6, share: 0.5, callee: { name: 'formatPrice', file: 'lib/pricelist.js', share: 0.4 } },
-  ], { cwd });
+  const cpu = syntheticCpuProfile(
+    [
+      {
+        name: 'renderPriceList',
+        file: 'lib/pricelist.js',
+        line: 6,
+        share: 0.5,
+        callee: { name: 'formatPrice', file: 'lib/pricelist.js', share: 0.4 },
+      },
+    ],
+    { cwd },
+  );
   const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 5, elu: 1, cores: 1, eldP99Ms: 900, latencyMs: 200, profiles: [cpu] }));
   assert.equal(f.culprit?.function, 'renderPriceList');
   assert.match(f.summary, /It calls formatPrice \(lib\/pricelist\.js:1\), which carries 4\d % more/);
   // A small helper is not worth naming.
-  const small = syntheticCpuProfile([
-    { name: 'renderPriceList', file: 'lib/pricelist.js', line: 6, share: 0.8, callee: { name: 'formatPrice', file: 'lib/pricelist.js', share: 0.1 } },
-  ], { cwd });
-  assert.doesNotMatch(eventLoopBlocking(syntheticRun({ cwd, rps: 5, elu: 1, cores: 1, eldP99Ms: 900, latencyMs: 200, profiles: [small] }))[0].summary, /It calls/);
+  const small = syntheticCpuProfile(
+    [
+      {
+        name: 'renderPriceList',
+        file: 'lib/pricelist.js',
+        line: 6,
+        share: 0.8,
+        callee: { name: 'formatPrice', file: 'lib/pricelist.js', share: 0.1 },
+      },
+    ],
+    { cwd },
+  );
+  assert.doesNotMatch(
+    eventLoopBlocking(syntheticRun({ cwd, rps: 5, elu: 1, cores: 1, eldP99Ms: 900, latencyMs: 200, profiles: [small] }))[0].summary,
+    /It calls/,
+  );
 });
 
 test('blocking: a target starved by child processes of its own is told so, and its delays count', () => {
   // ELU 0.97 on 0.52 cores while ~6 children spawned per request ran (probe: execFile('git') per request).
-  const opts = { rps: 145, elu: 0.97, cores: 0.52, eldP99Ms: 150, stalls: [{ atProgress: 0.5, durationMs: 300 }], resourcesAtRest: { PipeWrap: 1 } };
+  const opts = {
+    rps: 145,
+    elu: 0.97,
+    cores: 0.52,
+    eldP99Ms: 150,
+    stalls: [{ atProgress: 0.5, durationMs: 300 }],
+    resourcesAtRest: { PipeWrap: 1 },
+  };
   const [f] = eventLoopBlocking(syntheticRun({ ...opts, resources: { ProcessWrap: 6, PipeWrap: 30 } }));
   assert.equal(f.severity, 'critical', 'the delay p99 of 150 ms is its own');
   assert.match(f.summary, /child processes of its own/);
@@ -372,15 +676,32 @@ function appDir(files: Record<string, string>): string {
   return dir;
 }
 
-const BODY_PARSER = ['\'use strict\'', '', 'function parse (body) {', '  if (body.length === 0) return {}', '  try {', '    return JSON.parse(body, reviver)', '  } catch (e) {', '    throw normalizeJsonSyntaxError(e)', '  }', '}'].join('\n');
+const BODY_PARSER = [
+  "'use strict'",
+  '',
+  'function parse (body) {',
+  '  if (body.length === 0) return {}',
+  '  try {',
+  '    return JSON.parse(body, reviver)',
+  '  } catch (e) {',
+  '    throw normalizeJsonSyntaxError(e)',
+  '  }',
+  '}',
+].join('\n');
 
 test('blocking: with no app code on the stack, the dominant work is named where it ran, with its advice (a body parser on 3 MB bodies)', () => {
-  const dir = appDir({ 'node_modules/body-parser/lib/types/json.js': BODY_PARSER, 'server.js': 'app.use(express.json({ limit: \'10mb\' }))\n' });
+  const dir = appDir({
+    'node_modules/body-parser/lib/types/json.js': BODY_PARSER,
+    'server.js': "app.use(express.json({ limit: '10mb' }))\n",
+  });
   try {
-    const cpu = syntheticCpuProfile([
-      { name: 'parse', file: 'node_modules/body-parser/lib/types/json.js', line: 3, share: 0.62, hotLine: 6 },
-      { name: 'ingestBatch', file: 'lib/ingest.js', line: 6, share: 0.05 },
-    ], { cwd: dir });
+    const cpu = syntheticCpuProfile(
+      [
+        { name: 'parse', file: 'node_modules/body-parser/lib/types/json.js', line: 3, share: 0.62, hotLine: 6 },
+        { name: 'ingestBatch', file: 'lib/ingest.js', line: 6, share: 0.05 },
+      ],
+      { cwd: dir },
+    );
     const opts = { cwd: dir, rps: 12, elu: 0.95, cores: 1, eldP99Ms: 460, latencyMs: 900, profiles: [cpu] };
     const [f] = eventLoopBlocking(syntheticRun({ ...opts, requestBytes: 3 * 1024 * 1024 }));
     assert.equal(f.culprit, undefined, 'no app function did it');
@@ -389,7 +710,10 @@ test('blocking: with no app code on the stack, the dominant work is named where 
     assert.equal(f.evidence.workPackage, 'body-parser');
     assert.equal(f.evidence.workSource, 'node_modules/body-parser/lib/types/json.js:6');
     assert.equal(f.evidence.noAppCode, true);
-    assert.match(f.summary, /\d+ % of the CPU is JSON\.parse in the body-parser package \(parse, node_modules\/body-parser\/lib\/types\/json\.js:6\), with no app function on the stack/);
+    assert.match(
+      f.summary,
+      /\d+ % of the CPU is JSON\.parse in the body-parser package \(parse, node_modules\/body-parser\/lib\/types\/json\.js:6\), with no app function on the stack/,
+    );
     assert.match(f.summary, /carried 3 MB each/);
     assert.match(f.recommendation, /limit/);
     assert.match(f.recommendation, /413/);
@@ -403,10 +727,13 @@ test('blocking: with no app code on the stack, the dominant work is named where 
 });
 
 test('blocking: whole files read per request through fs.promises are named as such, with a plural title and the read-less advice', () => {
-  const cpu = syntheticCpuProfile([
-    { name: 'readFileHandle', file: 'node:internal/fs/promises', line: 508, share: 0.1, callee: { name: 'read', file: '', share: 0.35 } },
-    { name: 'getFirmwareInfo', file: 'lib/firmware.js', line: 9, share: 0.03 },
-  ], { cwd });
+  const cpu = syntheticCpuProfile(
+    [
+      { name: 'readFileHandle', file: 'node:internal/fs/promises', line: 508, share: 0.1, callee: { name: 'read', file: '', share: 0.35 } },
+      { name: 'getFirmwareInfo', file: 'lib/firmware.js', line: 9, share: 0.03 },
+    ],
+    { cwd },
+  );
   const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 120, elu: 0.8, cores: 1, eldP99Ms: 20, latencyMs: 75, profiles: [cpu] }));
   assert.equal(f.culprit, undefined, 'no app function did it');
   assert.deepEqual([f.evidence.work, f.evidence.workLabel, f.evidence.noAppCode], ['fs', FILE_READS, true]);
@@ -416,20 +743,26 @@ test('blocking: whole files read per request through fs.promises are named as su
   assert.doesNotMatch(f.recommendation, /piscina/);
 });
 
-test('blocking: a dependency\'s own code holding the CPU with no app code on the stack is named by its package; a body parser\'s on large requests gets the body advice', () => {
+test("blocking: a dependency's own code holding the CPU with no app code on the stack is named by its package; a body parser's on large requests gets the body advice", () => {
   const dir = appDir({ 'node_modules/qs/lib/utils.js': '// merge\n', 'server.js': 'app.use(express.urlencoded({ extended: true }))\n' });
   try {
-    const cpu = syntheticCpuProfile([
-      { name: 'merge', file: 'node_modules/qs/lib/utils.js', line: 1, share: 0.5 },
-      { name: 'countElements', file: 'node_modules/qs/lib/utils.js', line: 1, share: 0.3 },
-      { name: 'bulkUpdate', file: 'lib/stock.js', line: 4, share: 0.02 },
-    ], { cwd: dir });
+    const cpu = syntheticCpuProfile(
+      [
+        { name: 'merge', file: 'node_modules/qs/lib/utils.js', line: 1, share: 0.5 },
+        { name: 'countElements', file: 'node_modules/qs/lib/utils.js', line: 1, share: 0.3 },
+        { name: 'bulkUpdate', file: 'lib/stock.js', line: 4, share: 0.02 },
+      ],
+      { cwd: dir },
+    );
     const opts = { cwd: dir, rps: 8, elu: 1, cores: 1, eldP99Ms: 700, latencyMs: 900, profiles: [cpu] };
     const [f] = eventLoopBlocking(syntheticRun({ ...opts, requestBytes: 110 * 1024 }));
     assert.equal(f.culprit, undefined);
     assert.equal(f.title, 'The qs package blocks the event loop');
     assert.deepEqual([f.evidence.work, f.evidence.workPackage, f.evidence.noAppCode], ['deps', 'qs', true]);
-    assert.match(f.summary, /\d+ % of the CPU is the qs package's own code \(merge, node_modules\/qs\/lib\/utils\.js:1\), with no app function on the stack/);
+    assert.match(
+      f.summary,
+      /\d+ % of the CPU is the qs package's own code \(merge, node_modules\/qs\/lib\/utils\.js:1\), with no app function on the stack/,
+    );
     assert.match(f.summary, /carried 110 KB each: this is the body parser's work/);
     assert.match(f.recommendation, /parameterLimit/);
     // Small requests: the package is still named, without the body-parsing advice.
@@ -441,14 +774,24 @@ test('blocking: a dependency\'s own code holding the CPU with no app code on the
   }
 });
 
-test('blocking: a hot regexp run by a framework\'s validator is tied to the one place the app writes its pattern', () => {
+test("blocking: a hot regexp run by a framework's validator is tied to the one place the app writes its pattern", () => {
   const pattern = '^(\\w+\\s?)*$';
-  const routes = "'use strict';\n\n// Display names: letters/digits, single spaces between words.\nconst DISPLAY_NAME = '^(\\\\w+\\\\s?)*$';\n";
+  const routes =
+    "'use strict';\n\n// Display names: letters/digits, single spaces between words.\nconst DISPLAY_NAME = '^(\\\\w+\\\\s?)*$';\n";
   const dir = appDir({ 'lib/profile-routes.js': routes, 'node_modules/fastify/lib/validation.js': '// validateParam\n' });
   try {
-    const cpu = syntheticCpuProfile([
-      { name: 'validateParam', file: 'node_modules/fastify/lib/validation.js', line: 1, share: 0.1, callee: { name: `RegExp: ${pattern}`, file: '', share: 0.84 } },
-    ], { cwd: dir });
+    const cpu = syntheticCpuProfile(
+      [
+        {
+          name: 'validateParam',
+          file: 'node_modules/fastify/lib/validation.js',
+          line: 1,
+          share: 0.1,
+          callee: { name: `RegExp: ${pattern}`, file: '', share: 0.84 },
+        },
+      ],
+      { cwd: dir },
+    );
     const [f] = eventLoopBlocking(syntheticRun({ cwd: dir, rps: 33, elu: 1, cores: 1, eldP99Ms: 450, latencyMs: 600, profiles: [cpu] }));
     assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], [`/${pattern}/`, 'lib/profile-routes.js', 4]);
     assert.equal(f.evidence.pattern, pattern);
@@ -472,15 +815,37 @@ test('blocking: a hot regexp run by a framework\'s validator is tied to the one 
 for (const noise of NOISE_LEVELS) {
   // Beside a CPU hog the generator delivers fewer requests and the loop waits for them: the cost
   // per request and the focused share still say where the CPU goes.
-  const compiling = () => syntheticCpuProfile([
-    { name: 'evaluateRule', file: 'lib/rules.js', line: 12, share: 0.2, via: expressRouter, callee: { name: 'CompileFunction', file: '', share: 0.05 } },
-    { name: '(anonymous)', file: 'server.js', line: 6, share: 0.01, via: expressRouter, callee: { ...resJson, share: 0.1 } },
-  ], { cwd, idleShare: 0.6 });
+  const compiling = () =>
+    syntheticCpuProfile(
+      [
+        {
+          name: 'evaluateRule',
+          file: 'lib/rules.js',
+          line: 12,
+          share: 0.2,
+          via: expressRouter,
+          callee: { name: 'CompileFunction', file: '', share: 0.05 },
+        },
+        { name: '(anonymous)', file: 'server.js', line: 6, share: 0.01, via: expressRouter, callee: { ...resJson, share: 0.1 } },
+      ],
+      { cwd, idleShare: 0.6 },
+    );
   test(`blocking: a focused cost on a loop idle for want of requests (a busy machine) still counts (noise ${noise})`, () => {
     const cpu = compiling();
     for (const seed of SEEDS) {
       // 800 req/s at 0.45 ms each; the server answers in 0.3 ms, the loop is 40 % busy.
-      const run = syntheticRun({ seed, noise, cwd, rps: 800, elu: 0.4, eldP50Ms: 3, eldP99Ms: 40, cores: 0.36, latencyMs: 0.3, profiles: [cpu] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        cwd,
+        rps: 800,
+        elu: 0.4,
+        eldP50Ms: 3,
+        eldP99Ms: 40,
+        cores: 0.36,
+        latencyMs: 0.3,
+        profiles: [cpu],
+      });
       const [f] = eventLoopBlocking(run);
       assert.equal(f?.culprit?.function, 'evaluateRule', `seed ${seed}`);
     }
@@ -489,11 +854,45 @@ for (const noise of NOISE_LEVELS) {
   test(`blocking: the same cost where requests wait in the server (I/O) or on a nearly idle loop is not blocking (noise ${noise})`, () => {
     const cpu = compiling();
     for (const seed of SEEDS) {
-      const waiting = syntheticRun({ seed, noise, cwd, rps: 800, elu: 0.4, eldP50Ms: 3, eldP99Ms: 40, cores: 0.36, latencyMs: 40, profiles: [cpu] });
+      const waiting = syntheticRun({
+        seed,
+        noise,
+        cwd,
+        rps: 800,
+        elu: 0.4,
+        eldP50Ms: 3,
+        eldP99Ms: 40,
+        cores: 0.36,
+        latencyMs: 40,
+        profiles: [cpu],
+      });
       assert.deepEqual(eventLoopBlocking(waiting), [], `seed ${seed}`);
-      const idle = syntheticRun({ seed, noise, cwd, rps: 200, elu: 0.1, eldP50Ms: 3, eldP99Ms: 40, cores: 0.09, latencyMs: 0.3, profiles: [syntheticCpuProfile([
-        { name: 'evaluateRule', file: 'lib/rules.js', line: 12, share: 0.05, via: expressRouter, callee: { name: 'CompileFunction', file: '', share: 0.02 } },
-      ], { cwd, idleShare: 0.9 })] });
+      const idle = syntheticRun({
+        seed,
+        noise,
+        cwd,
+        rps: 200,
+        elu: 0.1,
+        eldP50Ms: 3,
+        eldP99Ms: 40,
+        cores: 0.09,
+        latencyMs: 0.3,
+        profiles: [
+          syntheticCpuProfile(
+            [
+              {
+                name: 'evaluateRule',
+                file: 'lib/rules.js',
+                line: 12,
+                share: 0.05,
+                via: expressRouter,
+                callee: { name: 'CompileFunction', file: '', share: 0.02 },
+              },
+            ],
+            { cwd, idleShare: 0.9 },
+          ),
+        ],
+      });
       assert.deepEqual(eventLoopBlocking(idle), [], `seed ${seed}`);
     }
   });
@@ -502,19 +901,52 @@ for (const noise of NOISE_LEVELS) {
 for (const noise of NOISE_LEVELS) {
   // A starved thread is sampled while it waits for a core: the wait lands in the system call it
   // was in (a socket's writev, no app code on the stack) and in V8's own unattributed time.
-  const starvedProfile = () => syntheticCpuProfile([
-    { name: 'evaluateRule', file: 'lib/rules.js', line: 12, share: 0.14, via: expressRouter, callee: { name: 'CompileFunction', file: '', share: 0.05 } },
-    { name: '(anonymous)', file: 'server.js', line: 6, share: 0.01, via: expressRouter, callee: { ...resJson, share: 0.15 } },
-    { name: 'writev', file: '', line: 0, share: 0.35 },
-  ], { cwd });
+  const starvedProfile = () =>
+    syntheticCpuProfile(
+      [
+        {
+          name: 'evaluateRule',
+          file: 'lib/rules.js',
+          line: 12,
+          share: 0.14,
+          via: expressRouter,
+          callee: { name: 'CompileFunction', file: '', share: 0.05 },
+        },
+        { name: '(anonymous)', file: 'server.js', line: 6, share: 0.01, via: expressRouter, callee: { ...resJson, share: 0.15 } },
+        { name: 'writev', file: '', line: 0, share: 0.35 },
+      ],
+      { cwd },
+    );
   test(`blocking: on a starved target the focused share is of the work the app's functions ran, not of the waits (noise ${noise})`, () => {
     const cpu = starvedProfile();
     for (const seed of SEEDS) {
       // The loop asked for 0.9 of a core and got 0.3: 0.6 ms per request at 500 req/s.
-      const starved = syntheticRun({ seed, noise, cwd, rps: 500, elu: 0.9, eldP50Ms: 20, eldP99Ms: 150, cores: 0.3, latencyMs: 1, profiles: [cpu] });
+      const starved = syntheticRun({
+        seed,
+        noise,
+        cwd,
+        rps: 500,
+        elu: 0.9,
+        eldP50Ms: 20,
+        eldP99Ms: 150,
+        cores: 0.3,
+        latencyMs: 1,
+        profiles: [cpu],
+      });
       assert.equal(eventLoopBlocking(starved)[0]?.culprit?.function, 'evaluateRule', `seed ${seed}`);
       // The same profile on a target that got its CPU: 19 % of the samples is not focused enough.
-      const fed = syntheticRun({ seed, noise, cwd, rps: 1500, elu: 0.9, eldP50Ms: 2, eldP99Ms: 30, cores: 0.9, latencyMs: 1, profiles: [cpu] });
+      const fed = syntheticRun({
+        seed,
+        noise,
+        cwd,
+        rps: 1500,
+        elu: 0.9,
+        eldP50Ms: 2,
+        eldP99Ms: 30,
+        cores: 0.9,
+        latencyMs: 1,
+        profiles: [cpu],
+      });
       assert.deepEqual(eventLoopBlocking(fed), [], `seed ${seed}`);
     }
   });
@@ -523,28 +955,45 @@ for (const noise of NOISE_LEVELS) {
 test('blocking: a cheap helper called per item by a loop is paid there and caused by the loop, both named with the path', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-loop-'));
   mkdirSync(join(dir, 'lib'));
-  writeFileSync(join(dir, 'lib', 'rank.js'), [
-    'function normalize(s) {',
-    "  return s.toLowerCase().replace(/[^a-z0-9 ]/g, '');",
-    '}',
-    'function rankListings(items, q) {',
-    '  const out = [];',
-    '  for (const it of items) {',
-    '    const score = normalize(it.city) === q ? 2 : 0;',
-    '    out.push({ id: it.id, score });',
-    '  }',
-    '  return out;',
-    '}',
-  ].join('\n'));
-  const profile = (loopOwn: number) => syntheticCpuProfile([
-    { name: 'handler', file: 'server.js', line: 3, share: 0.02 },
-    { name: 'rankListings', file: 'lib/rank.js', line: 4, share: loopOwn, calledBy: 'handler' },
-    { name: 'normalize', file: 'lib/rank.js', line: 1, share: 0.1, calledBy: 'rankListings', callee: { name: 'RegExp: [^a-z0-9 ]', file: '', share: 0.35 } },
-  ], { cwd: dir });
+  writeFileSync(
+    join(dir, 'lib', 'rank.js'),
+    [
+      'function normalize(s) {',
+      "  return s.toLowerCase().replace(/[^a-z0-9 ]/g, '');",
+      '}',
+      'function rankListings(items, q) {',
+      '  const out = [];',
+      '  for (const it of items) {',
+      '    const score = normalize(it.city) === q ? 2 : 0;',
+      '    out.push({ id: it.id, score });',
+      '  }',
+      '  return out;',
+      '}',
+    ].join('\n'),
+  );
+  const profile = (loopOwn: number) =>
+    syntheticCpuProfile(
+      [
+        { name: 'handler', file: 'server.js', line: 3, share: 0.02 },
+        { name: 'rankListings', file: 'lib/rank.js', line: 4, share: loopOwn, calledBy: 'handler' },
+        {
+          name: 'normalize',
+          file: 'lib/rank.js',
+          line: 1,
+          share: 0.1,
+          calledBy: 'rankListings',
+          callee: { name: 'RegExp: [^a-z0-9 ]', file: '', share: 0.35 },
+        },
+      ],
+      { cwd: dir },
+    );
   const many = eventLoopBlocking(syntheticRun({ cwd: dir, rps: 400, elu: 0.95, cores: 0.95, latencyMs: 20, profiles: [profile(0.06)] }))[0];
   assert.deepEqual(many.culprit, { function: 'rankListings', file: 'lib/rank.js', line: 6 });
   assert.deepEqual(many.evidence.paidIn, { function: 'normalize', file: 'lib/rank.js', line: 1, column: 1 });
-  assert.deepEqual((many.evidence.callPath as { function: string }[]).map((c) => c.function), ['handler', 'rankListings', 'normalize']);
+  assert.deepEqual(
+    (many.evidence.callPath as { function: string }[]).map((c) => c.function),
+    ['handler', 'rankListings', 'normalize'],
+  );
   assert.match(many.summary, /normalize is called for every item by the loop at lib\/rank\.js:6 in rankListings \(the call on line 7\)/);
   // A loop of a few heavy calls spends next to nothing of its own: the helper stays the culprit, the loop is still told.
   const few = eventLoopBlocking(syntheticRun({ cwd: dir, rps: 400, elu: 0.95, cores: 0.95, latencyMs: 20, profiles: [profile(0.005)] }))[0];
@@ -556,25 +1005,41 @@ test('blocking: a cheap helper called per item by a loop is paid there and cause
 test('blocking: with call counts, a loop making thousands of calls per call is the cause even when it does nothing of its own', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-loop-calls-'));
   mkdirSync(join(dir, 'lib'));
-  writeFileSync(join(dir, 'server.js'), ['', '', 'function handler(req, res) {', '  res.end(JSON.stringify(rankListings(items, "x")));', '}'].join('\n'));
-  writeFileSync(join(dir, 'lib', 'rank.js'), [
-    'function normalize(s) {',
-    "  return s.toLowerCase().replace(/[^a-z0-9 ]/g, '');",
-    '}',
-    'function rankListings(items, q) {',
-    '  const out = [];',
-    '  for (const it of items) {',
-    '    out.push(normalize(it.city) === q);',
-    '  }',
-    '  return out;',
-    '}',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'server.js'),
+    ['', '', 'function handler(req, res) {', '  res.end(JSON.stringify(rankListings(items, "x")));', '}'].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'lib', 'rank.js'),
+    [
+      'function normalize(s) {',
+      "  return s.toLowerCase().replace(/[^a-z0-9 ]/g, '');",
+      '}',
+      'function rankListings(items, q) {',
+      '  const out = [];',
+      '  for (const it of items) {',
+      '    out.push(normalize(it.city) === q);',
+      '  }',
+      '  return out;',
+      '}',
+    ].join('\n'),
+  );
   // The loop's own share is next to nothing: shares alone keep the helper as the culprit.
-  const profile = syntheticCpuProfile([
-    { name: 'handler', file: 'server.js', line: 3, share: 0.02 },
-    { name: 'rankListings', file: 'lib/rank.js', line: 4, share: 0.005, calledBy: 'handler' },
-    { name: 'normalize', file: 'lib/rank.js', line: 1, share: 0.1, calledBy: 'rankListings', callee: { name: 'RegExp: [^a-z0-9 ]', file: '', share: 0.35 } },
-  ], { cwd: dir });
+  const profile = syntheticCpuProfile(
+    [
+      { name: 'handler', file: 'server.js', line: 3, share: 0.02 },
+      { name: 'rankListings', file: 'lib/rank.js', line: 4, share: 0.005, calledBy: 'handler' },
+      {
+        name: 'normalize',
+        file: 'lib/rank.js',
+        line: 1,
+        share: 0.1,
+        calledBy: 'rankListings',
+        callee: { name: 'RegExp: [^a-z0-9 ]', file: '', share: 0.35 },
+      },
+    ],
+    { cwd: dir },
+  );
   const run = (perCall: number) => {
     const r = syntheticRun({ cwd: dir, rps: 400, elu: 0.95, cores: 0.95, latencyMs: 20, profiles: [profile] });
     const t = r.threads[0];
@@ -582,13 +1047,21 @@ test('blocking: with call counts, a loop making thousands of calls per call is t
     // calls-<pid>-<tid>.json has: function-range rows, 0-based, the last field the calls).
     const start = r.loadWindow!.start + 4000;
     const url = (f: string) => `file://${join(dir, f)}`;
-    r.callCounts = [{
-      pid: t.pid, threadId: t.threadId, start, end: start + 2000,
-      scripts: {
-        [url('server.js')]: [['handler', 2, 0, 4, 1, 800]],
-        [url('lib/rank.js')]: [['normalize', 0, 0, 2, 1, 800 * perCall], ['rankListings', 3, 0, 9, 1, 800]],
+    r.callCounts = [
+      {
+        pid: t.pid,
+        threadId: t.threadId,
+        start,
+        end: start + 2000,
+        scripts: {
+          [url('server.js')]: [['handler', 2, 0, 4, 1, 800]],
+          [url('lib/rank.js')]: [
+            ['normalize', 0, 0, 2, 1, 800 * perCall],
+            ['rankListings', 3, 0, 9, 1, 800],
+          ],
+        },
       },
-    }];
+    ];
     return eventLoopBlocking(r)[0];
   };
   const many = run(3000);
@@ -597,10 +1070,22 @@ test('blocking: with call counts, a loop making thousands of calls per call is t
   assert.ok(perRequest > 2500 && perRequest < 3500, `calls per request ${perRequest}`);
   assert.equal(many.evidence.helperCallsPerCallerCall, 3000);
   const path = many.evidence.callPath as { function: string; callsPerRequest?: number }[];
-  assert.deepEqual(path.map((c) => c.function), ['handler', 'rankListings', 'normalize']);
-  assert.ok(path.every((c) => c.callsPerRequest !== undefined), JSON.stringify(path));
-  assert.match(many.summary, /normalize is called 3,\d{3} times per request \(3,000 per call of rankListings\) by the loop at lib\/rank\.js:6/);
-  assert.match(many.summary, /Path: handler \(server\.js:3, 1 per request\) → rankListings \(lib\/rank\.js:4, 1 per request\) → normalize \(lib\/rank\.js:1, 3,\d{3} per request\)/);
+  assert.deepEqual(
+    path.map((c) => c.function),
+    ['handler', 'rankListings', 'normalize'],
+  );
+  assert.ok(
+    path.every((c) => c.callsPerRequest !== undefined),
+    JSON.stringify(path),
+  );
+  assert.match(
+    many.summary,
+    /normalize is called 3,\d{3} times per request \(3,000 per call of rankListings\) by the loop at lib\/rank\.js:6/,
+  );
+  assert.match(
+    many.summary,
+    /Path: handler \(server\.js:3, 1 per request\) → rankListings \(lib\/rank\.js:4, 1 per request\) → normalize \(lib\/rank\.js:1, 3,\d{3} per request\)/,
+  );
   // Four calls per call: a few costly ones, the helper stays the culprit.
   const few = run(4);
   assert.equal(few.culprit?.function, 'normalize');

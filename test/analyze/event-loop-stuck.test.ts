@@ -23,11 +23,28 @@ function stuckRun(o: { final?: boolean; lastAtMs?: number; byAgent?: boolean; ca
   const lastAt = o.lastAtMs ?? 10_200;
   const reports: StallMessage[] = [];
   for (let t = 300; t < lastAt; t += 500) {
-    reports.push({ v: 1, pid: 4242, threadId: 0, t: SYNTHETIC_START + t, type: 'stall', start, durationMs: SYNTHETIC_START + t - start, ongoing: true });
+    reports.push({
+      v: 1,
+      pid: 4242,
+      threadId: 0,
+      t: SYNTHETIC_START + t,
+      type: 'stall',
+      start,
+      durationMs: SYNTHETIC_START + t - start,
+      ongoing: true,
+    });
   }
   const last: StallMessage = {
-    v: 1, pid: 4242, threadId: 0, t: SYNTHETIC_START + lastAt, type: 'stall', start, durationMs: SYNTHETIC_START + lastAt - start,
-    ongoing: !o.final, ...(o.cause !== undefined ? { cause: o.cause } : {}), ...(o.byAgent ? { byAgent: 'profile-stop' as const } : {}),
+    v: 1,
+    pid: 4242,
+    threadId: 0,
+    t: SYNTHETIC_START + lastAt,
+    type: 'stall',
+    start,
+    durationMs: SYNTHETIC_START + lastAt - start,
+    ongoing: !o.final,
+    ...(o.cause !== undefined ? { cause: o.cause } : {}),
+    ...(o.byAgent ? { byAgent: 'profile-stop' as const } : {}),
   };
   run.threads[0].stalls = [...reports, last];
   return run;

@@ -20,10 +20,20 @@ test('every finding code the analyzers write is registered, and every registered
   // The built files: `code: 'HOTPATH_...'` in a finding literal, or a named `..._CODE = 'HOTPATH_...'`
   // constant (comments and strings elsewhere do not count).
   const written = new Set<string>();
-  for (const file of readdirSync(analyzeDir, { recursive: true }).map(String).filter((f) => f.endsWith('.js'))) {
+  for (const file of readdirSync(analyzeDir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.js'))) {
     const text = readFileSync(join(analyzeDir, file), 'utf8');
     for (const m of text.matchAll(/(?:\bcode: |_CODE = )'(HOTPATH_[A-Z0-9_]+)'/g)) written.add(m[1]);
   }
-  assert.deepEqual([...written].filter((c) => !(c in findingCodes)), [], 'written but not registered');
-  assert.deepEqual(registered.filter((c) => !written.has(c)), [], 'registered but never written');
+  assert.deepEqual(
+    [...written].filter((c) => !(c in findingCodes)),
+    [],
+    'written but not registered',
+  );
+  assert.deepEqual(
+    registered.filter((c) => !written.has(c)),
+    [],
+    'registered but never written',
+  );
 });

@@ -19,7 +19,10 @@ const activity = (o: SyntheticOptions) => {
 test('a run observed all the time (no sample.gc): every GC counts as it is', () => {
   const gc = activity({ seed: 3, minorGcPerS: 50, minorGcMs: 1, majorGcPerS: 0.5, majorGcMs: 8 });
   assert.equal(gc.coverage, 1);
-  assert.equal(gc.estimatedMs, gc.events.reduce((a, e) => a + e.durationMs, 0));
+  assert.equal(
+    gc.estimatedMs,
+    gc.events.reduce((a, e) => a + e.durationMs, 0),
+  );
   assert.equal(gc.fullGcs, gc.events.filter((e) => e.kind === 'major').length);
   assert.equal(gc.heapAfterFull.length, gc.fullGcs);
 });
@@ -35,7 +38,10 @@ for (const noise of NOISE_LEVELS) {
       const ratio = windowed.estimatedMs / all.estimatedMs;
       assert.ok(ratio > 0.8 && ratio < 1.25, `seed ${seed}: estimated ${windowed.estimatedMs} vs ${all.estimatedMs} ms`);
       assert.equal(windowed.fullGcs, all.fullGcs);
-      assert.deepEqual(windowed.heapAfterFull.map((p) => p.t), all.heapAfterFull.map((p) => p.t));
+      assert.deepEqual(
+        windowed.heapAfterFull.map((p) => p.t),
+        all.heapAfterFull.map((p) => p.t),
+      );
       const minor = windowed.estimated.minor.count / all.estimated.minor.count;
       assert.ok(minor > 0.8 && minor < 1.25, `minor count ${windowed.estimated.minor.count} vs ${all.estimated.minor.count}`);
     }
@@ -44,7 +50,15 @@ for (const noise of NOISE_LEVELS) {
   test(`gc-pressure and memory-leak decide the same on windowed GCs as on all of them (noise ${noise})`, () => {
     const heap = syntheticHeapProfile([{ name: 'buildRows', file: 'server.js', line: 9, bytes: 90e6 }], { cwd: '/srv/app' });
     for (const seed of SEEDS) {
-      const storm: SyntheticOptions = { seed, noise, cwd: '/srv/app', minorGcPerS: 120, minorGcMs: 2.5, profiles: [heap], gcWindows: { windowMs: 100 } };
+      const storm: SyntheticOptions = {
+        seed,
+        noise,
+        cwd: '/srv/app',
+        minorGcPerS: 120,
+        minorGcMs: 2.5,
+        profiles: [heap],
+        gcWindows: { windowMs: 100 },
+      };
       const [f] = gcPressure(syntheticRun(storm));
       assert.ok(f, `seed ${seed}`);
       assert.equal(f.severity, 'critical');
@@ -52,12 +66,22 @@ for (const noise of NOISE_LEVELS) {
       assert.equal(f.evidence.suggestedSemiSpaceMiB, 64);
       assert.ok((f.evidence.observedShareOfTime as number) < 0.2);
       assert.match(f.summary, /estimated from the \d+ GCs seen/);
-      assert.deepEqual(gcPressure(syntheticRun({ seed, noise, minorGcPerS: 10, minorGcMs: 1, majorGcPerS: 0.2, majorGcMs: 10, gcWindows: { windowMs: 100 } })), []);
+      assert.deepEqual(
+        gcPressure(
+          syntheticRun({ seed, noise, minorGcPerS: 10, minorGcMs: 1, majorGcPerS: 0.2, majorGcMs: 10, gcWindows: { windowMs: 100 } }),
+        ),
+        [],
+      );
 
       // Full GCs are counted in every second, observed or not: the leak trend is the same.
-      const leak = memoryLeak(syntheticRun({ seed, noise, heapMB: (p) => 40 + 60 * p, heapSawMB: 10, majorGcPerS: 1, gcWindows: { windowMs: 100 } }));
+      const leak = memoryLeak(
+        syntheticRun({ seed, noise, heapMB: (p) => 40 + 60 * p, heapSawMB: 10, majorGcPerS: 1, gcWindows: { windowMs: 100 } }),
+      );
       assert.equal(leak[0]?.code, 'HOTPATH_MEMORY_LEAK', `seed ${seed}`);
-      assert.deepEqual(memoryLeak(syntheticRun({ seed, noise, heapMB: 60, heapSawMB: 40, majorGcPerS: 1, gcWindows: { windowMs: 100 } })), []);
+      assert.deepEqual(
+        memoryLeak(syntheticRun({ seed, noise, heapMB: 60, heapSawMB: 40, majorGcPerS: 1, gcWindows: { windowMs: 100 } })),
+        [],
+      );
     }
   });
 }

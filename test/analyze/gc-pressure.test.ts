@@ -9,10 +9,13 @@ const cwd = '/srv/app';
 
 for (const noise of NOISE_LEVELS) {
   test(`gc: scavenge storms name the allocating function and suggest a semi-space size (noise ${noise})`, () => {
-    const heap = syntheticHeapProfile([
-      { name: 'buildRows', file: 'server.js', line: 9, bytes: 90e6 },
-      { name: 'handler', file: 'server.js', line: 20, bytes: 5e6 },
-    ], { cwd });
+    const heap = syntheticHeapProfile(
+      [
+        { name: 'buildRows', file: 'server.js', line: 9, bytes: 90e6 },
+        { name: 'handler', file: 'server.js', line: 20, bytes: 5e6 },
+      ],
+      { cwd },
+    );
     for (const seed of SEEDS) {
       const run = syntheticRun({ seed, noise, cwd, minorGcPerS: 120, minorGcMs: 2.5, profiles: [heap] });
       const [f] = gcPressure(run);
@@ -26,26 +29,48 @@ for (const noise of NOISE_LEVELS) {
   });
 
   test(`gc: a callee allocating nearly as much as its caller is named (V8 charges inlined allocations to the caller) (noise ${noise})`, () => {
-    const site = (name: string, line: number, bytes: number, callees: { name: string; file: string; line: number; bytes: number }[] = []) => ({ name, file: 'server.js', line, bytes, callees });
+    const site = (
+      name: string,
+      line: number,
+      bytes: number,
+      callees: { name: string; file: string; line: number; bytes: number }[] = [],
+    ) => ({ name, file: 'server.js', line, bytes, callees });
     const inlined = syntheticHeapProfile([site('handleReport', 20, 55e6, [site('buildRows', 5, 44e6)])], { cwd });
     const ownWork = syntheticHeapProfile([site('handleReport', 20, 55e6, [site('formatRow', 9, 10e6)])], { cwd });
     for (const seed of SEEDS) {
-      const culprit = (heap: typeof inlined) => gcPressure(syntheticRun({ seed, noise, cwd, minorGcPerS: 120, minorGcMs: 2.5, profiles: [heap] }))[0]?.culprit?.function;
+      const culprit = (heap: typeof inlined) =>
+        gcPressure(syntheticRun({ seed, noise, cwd, minorGcPerS: 120, minorGcMs: 2.5, profiles: [heap] }))[0]?.culprit?.function;
       assert.equal(culprit(inlined), 'buildRows', `seed ${seed}`);
       assert.equal(culprit(ownWork), 'handleReport', `seed ${seed}`);
     }
   });
 
   test(`gc: with a CPU profile, the callee is named only when it also holds the CPU work (noise ${noise})`, () => {
-    const heap = syntheticHeapProfile([{ name: 'handleReport', file: 'server.js', line: 20, bytes: 70e6, callees: [{ name: 'buildRows', file: 'server.js', line: 5, bytes: 25e6 }] }], { cwd });
-    const cpu = (callerShare: number, calleeShare: number) => syntheticCpuProfile([
-      { name: 'handleReport', file: 'server.js', line: 20, share: callerShare },
-      { name: 'buildRows', file: 'server.js', line: 5, share: calleeShare },
-    ], { cwd });
+    const heap = syntheticHeapProfile(
+      [
+        {
+          name: 'handleReport',
+          file: 'server.js',
+          line: 20,
+          bytes: 70e6,
+          callees: [{ name: 'buildRows', file: 'server.js', line: 5, bytes: 25e6 }],
+        },
+      ],
+      { cwd },
+    );
+    const cpu = (callerShare: number, calleeShare: number) =>
+      syntheticCpuProfile(
+        [
+          { name: 'handleReport', file: 'server.js', line: 20, share: callerShare },
+          { name: 'buildRows', file: 'server.js', line: 5, share: calleeShare },
+        ],
+        { cwd },
+      );
     const workInCallee = cpu(0.1, 0.4);
     const workInCaller = cpu(0.4, 0.1);
     for (const seed of SEEDS) {
-      const culprit = (profile: typeof heap) => gcPressure(syntheticRun({ seed, noise, cwd, minorGcPerS: 120, minorGcMs: 2.5, profiles: [heap, profile] }))[0]?.culprit?.function;
+      const culprit = (profile: typeof heap) =>
+        gcPressure(syntheticRun({ seed, noise, cwd, minorGcPerS: 120, minorGcMs: 2.5, profiles: [heap, profile] }))[0]?.culprit?.function;
       assert.equal(culprit(workInCallee), 'buildRows', `seed ${seed}`);
       assert.equal(culprit(workInCaller), 'handleReport', `seed ${seed}`);
     }

@@ -18,7 +18,7 @@ function growing(seed: number, noise: number, type: string, to: number, from = 0
   const rand = seededRandom(seed * 7 + 1);
   return (p) => {
     const exact = from + (to - from) * p;
-    const read = exact > 2_000 ? from + (to - from) * Math.floor(p * 10) / 10 : exact;
+    const read = exact > 2_000 ? from + ((to - from) * Math.floor(p * 10)) / 10 : exact;
     return { [type]: Math.max(0, Math.round(jitter(rand, read, noise * 0.1))) };
   };
 }
@@ -32,7 +32,10 @@ for (const noise of NOISE_LEVELS) {
     for (const seed of SEEDS) {
       // 2,000 req/s for 10 s: about 18,000 watchers.
       const r = run({
-        seed, noise, resourcesAt: growing(seed, noise, 'FSEventWrap', 18_000), resourcesAfterLoad: { FSEventWrap: 18_000 },
+        seed,
+        noise,
+        resourcesAt: growing(seed, noise, 'FSEventWrap', 18_000),
+        resourcesAfterLoad: { FSEventWrap: 18_000 },
         handleGrowth: [{ api: 'fs.watch', resource: 'FSEventWrap', perRequest: 0.9, site: getConfig }],
       });
       const [f, ...rest] = handleLeak(r);
@@ -53,10 +56,13 @@ for (const noise of NOISE_LEVELS) {
   test(`handle leak: outgoing TCP sockets per request are counted without the server's own connections; a library's call is charged to the app caller (noise ${noise})`, () => {
     for (const seed of SEEDS) {
       const r = run({
-        seed, noise,
+        seed,
+        noise,
         // 50 inbound connections (the base) plus the leak.
         resourcesAt: (p) => ({ TCPSocketWrap: 50 + growing(seed, noise, 'x', 15_000)(p).x }),
-        handleGrowth: [{ api: 'net.connect', resource: 'TCPSocketWrap', perRequest: 0.75, site: statsClient, stack: [statsClient, sendMetric] }],
+        handleGrowth: [
+          { api: 'net.connect', resource: 'TCPSocketWrap', perRequest: 0.75, site: statsClient, stack: [statsClient, sendMetric] },
+        ],
       });
       const [f] = handleLeak(r);
       assert.ok(f, `seed ${seed}`);
@@ -82,7 +88,12 @@ for (const noise of NOISE_LEVELS) {
       const pool = run({ seed, noise, resourcesAt: (p) => ({ TCPSocketWrap: 50 + Math.round(400 * Math.min(1, p / 0.6)) }) });
       assert.deepEqual(handleLeak(pool), [], `pool, seed ${seed}`);
       // A backlog: every request in flight holds an outgoing socket, and requests pile up.
-      const backlog = run({ seed, noise, inFlight: (p) => 50 + 3_000 * p, resourcesAt: (p) => ({ TCPSocketWrap: 50 + Math.round(3_000 * p) }) });
+      const backlog = run({
+        seed,
+        noise,
+        inFlight: (p) => 50 + 3_000 * p,
+        resourcesAt: (p) => ({ TCPSocketWrap: 50 + Math.round(3_000 * p) }),
+      });
       assert.deepEqual(handleLeak(backlog), [], `backlog, seed ${seed}`);
       // Watchers that pile up during the load but are all closed once it is over.
       const released = run({ seed, noise, resourcesAt: growing(seed, noise, 'FSEventWrap', 5_000), resourcesAfterLoad: {} });
@@ -112,7 +123,12 @@ for (const noise of NOISE_LEVELS) {
   test(`handle leak: Timeout growth is timer-leak's when the timer hook saw the timers, a handle leak when it did not (noise ${noise})`, () => {
     for (const seed of SEEDS) {
       const timers = growing(seed, noise, 'Timeout', 16_000);
-      const seen = run({ seed, noise, resourcesAt: timers, timerGrowth: [{ kind: 'timeout', perRequest: 0.8, clearedShare: 0, delayMs: 60_000 }] });
+      const seen = run({
+        seed,
+        noise,
+        resourcesAt: timers,
+        timerGrowth: [{ kind: 'timeout', perRequest: 0.8, clearedShare: 0, delayMs: 60_000 }],
+      });
       assert.deepEqual(handleLeak(seen), [], `seen, seed ${seed}`);
       const [unseen] = handleLeak(run({ seed, noise, resourcesAt: timers }));
       assert.ok(unseen, `unseen, seed ${seed}`);
@@ -124,7 +140,11 @@ for (const noise of NOISE_LEVELS) {
 
   test(`handle leak: unref'd watchers the active resources do not list are found through the hook (noise ${noise})`, () => {
     for (const seed of SEEDS) {
-      const r = run({ seed, noise, handleGrowth: [{ api: 'fs.watch', resource: 'FSEventWrap', perRequest: 0.9, unrefShare: 1, site: getConfig }] });
+      const r = run({
+        seed,
+        noise,
+        handleGrowth: [{ api: 'fs.watch', resource: 'FSEventWrap', perRequest: 0.9, unrefShare: 1, site: getConfig }],
+      });
       const [f] = handleLeak(r);
       assert.ok(f, `seed ${seed}`);
       assert.equal(f.evidence.seenBy, 'hook');

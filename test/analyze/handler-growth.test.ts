@@ -10,7 +10,9 @@ for (const noise of NOISE_LEVELS) {
   test(`handler growth: a route re-registered every 150 ms, with latency creeping (noise ${noise})`, () => {
     for (const seed of SEEDS) {
       const run = syntheticRun({
-        seed, noise, latencyMs: (p) => 1 + 4 * p,
+        seed,
+        noise,
+        latencyMs: (p) => 1 + 4 * p,
         routeGrowth: [{ framework: 'express', method: 'GET', path: '/static', perSecond: 6.6, site }],
       });
       const [f] = handlerGrowth(run);
@@ -25,7 +27,11 @@ for (const noise of NOISE_LEVELS) {
 
   test(`handler growth: routes registered once (or twice, lazily) are fine (noise ${noise})`, () => {
     for (const seed of SEEDS) {
-      const run = syntheticRun({ seed, noise, routeGrowth: [{ framework: 'express', method: 'GET', path: '/lazy', perSecond: 0.2, site }] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        routeGrowth: [{ framework: 'express', method: 'GET', path: '/lazy', perSecond: 0.2, site }],
+      });
       assert.deepEqual(handlerGrowth(run), []);
     }
   });
@@ -34,7 +40,14 @@ for (const noise of NOISE_LEVELS) {
 test('handler growth: twenty different routes registered once each after listen (async startup) are not growth', () => {
   const site = { function: 'registerRoutes', file: '/srv/app/routes.js', line: 3, column: 5 };
   const run = syntheticRun({});
-  const routes = Array.from({ length: 20 }, (_, i) => ({ framework: 'express', method: 'GET', path: `/r${i}`, count: 1, site, stackSize: 25 }));
+  const routes = Array.from({ length: 20 }, (_, i) => ({
+    framework: 'express',
+    method: 'GET',
+    path: `/r${i}`,
+    count: 1,
+    site,
+    stackSize: 25,
+  }));
   for (const m of run.threads[0].growth) m.routes = routes;
   assert.deepEqual(handlerGrowth(run), []);
 });
@@ -47,10 +60,17 @@ test("handler growth: Koa middleware added per request is named as Koa's middlew
   assert.equal(f.title, 'Middleware on / is registered again and again after listen');
   assert.match(f.summary, /^koa middleware on \/ was registered \d+ times after the server started listening/);
   // Latency flat: Koa composed its chain at listen, so the copies only pile up and never run.
-  assert.match(f.summary, /latency did not creep: Koa composed its middleware when the server was made \(app\.callback\(\)\), so the copies pile up in app\.middleware \(memory\) and the middleware added late never runs\. Koa's middleware stack \(app\.middleware\) now holds \d+ functions\./);
+  assert.match(
+    f.summary,
+    /latency did not creep: Koa composed its middleware when the server was made \(app\.callback\(\)\), so the copies pile up in app\.middleware \(memory\) and the middleware added late never runs\. Koa's middleware stack \(app\.middleware\) now holds \d+ functions\./,
+  );
   assert.match(f.recommendation, /before `app\.listen\(\)`/);
   assert.deepEqual([f.culprit?.function, f.culprit?.file], ['addAuditMiddleware', 'audit.js']);
   // An app that builds a new callback per request runs every copy: latency creeps.
-  const creeping = syntheticRun({ seed: 1, latencyMs: (p) => 2 + 20 * p, routeGrowth: [{ framework: 'koa', method: 'USE', path: '/', perSecond: 50, site }] });
+  const creeping = syntheticRun({
+    seed: 1,
+    latencyMs: (p) => 2 + 20 * p,
+    routeGrowth: [{ framework: 'koa', method: 'USE', path: '/', perSecond: 50, site }],
+  });
   assert.match(handlerGrowth(creeping)[0].summary, /each copy stays in app\.middleware and runs on every request that gets that far/);
 });

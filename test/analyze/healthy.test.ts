@@ -23,10 +23,13 @@ test('healthy: a run in which no request got a response gets no healthy finding'
   const run = noResponses();
   assert.equal(answeredAny(run), false);
   assert.equal(healthyFinding(run, []), undefined);
-  assert.equal(analyzeRun(run).some((f) => f.category === 'healthy'), false);
+  assert.equal(
+    analyzeRun(run).some((f) => f.category === 'healthy'),
+    false,
+  );
 });
 
-test('healthy: without a load result, the target\'s own count decides', () => {
+test("healthy: without a load result, the target's own count decides", () => {
   const served = syntheticRun({ seed: 3 });
   delete served.load;
   assert.equal(answeredAny(served), true);
@@ -47,14 +50,15 @@ test('report.md: a run that measured nothing is not called healthy', () => {
   assert.match(md, /Verdict:\*\* nothing measured: no request got a response/);
 });
 
-test('healthy: the capacity leaves out the agent\'s own share of the loop when the agent measured it, and says so', () => {
+test("healthy: the capacity leaves out the agent's own share of the loop when the agent measured it, and says so", () => {
   const plain = healthyFinding(syntheticRun({ seed: 3, elu: 0.5, cores: 0.5 }), []);
   assert.ok(plain);
   assert.equal(plain.evidence.capacityCorrectedForAgent, false);
   assert.match(plain.summary, /not corrected for the agent's own cost/);
   const run = syntheticRun({ seed: 3, elu: 0.5, cores: 0.5 });
   // The agent's callbacks took 5 % of each interval on the loop; its worker 1 %.
-  for (const t of run.threads) for (const s of t.samples) s.agent = { mainUs: Math.round(s.intervalMs * 50), workerUs: Math.round(s.intervalMs * 10) };
+  for (const t of run.threads)
+    for (const s of t.samples) s.agent = { mainUs: Math.round(s.intervalMs * 50), workerUs: Math.round(s.intervalMs * 10) };
   const measured = healthyFinding(run, []);
   assert.ok(measured);
   assert.equal(measured.evidence.capacityCorrectedForAgent, true);

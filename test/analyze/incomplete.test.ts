@@ -23,8 +23,15 @@ function healthyRun(): RunData {
 }
 
 const withThread = (run: RunData, f: (t: ThreadTelemetry) => ThreadTelemetry): RunData => ({ ...run, threads: run.threads.map(f) });
-const agentError = (t: ThreadTelemetry, what: string, message: string): ErrorMessage =>
-  ({ v: 1, pid: t.pid, threadId: t.threadId, t: 0, type: 'agent-error', what, message });
+const agentError = (t: ThreadTelemetry, what: string, message: string): ErrorMessage => ({
+  v: 1,
+  pid: t.pid,
+  threadId: t.threadId,
+  t: 0,
+  type: 'agent-error',
+  what,
+  message,
+});
 const codes = (run: RunData) => analyzeRun(run).map((f) => f.code);
 
 test('incomplete: the same run with all its evidence is healthy (the rule is not what keeps it healthy out)', () => {
@@ -68,7 +75,7 @@ test('incomplete: a missing CPU profile (one was asked for) is said; with --no-p
   assert.equal(codes(noProfile)[0], 'HOTPATH_HEALTHY');
 });
 
-test('incomplete: only a target\'s profile counts, and no hotspot is taken from another process\'s profile', () => {
+test("incomplete: only a target's profile counts, and no hotspot is taken from another process's profile", () => {
   const base = healthyRun();
   const launcher = { ...base.profiles[0], pid: 999 };
   const run = { ...base, profiles: [launcher] };
@@ -77,7 +84,7 @@ test('incomplete: only a target\'s profile counts, and no hotspot is taken from 
   assert.ok(hotspotsOf(base).some((h) => h.function === 'handler'));
 });
 
-test('incomplete: a part of the target\'s agent that failed is named, and the run is not called healthy', () => {
+test("incomplete: a part of the target's agent that failed is named, and the run is not called healthy", () => {
   const run = withThread(healthyRun(), (t) => ({ ...t, agentErrors: [agentError(t, 'hook:route-growth', "'app.router' is deprecated!")] }));
   const [main] = analyzeRun(run);
   assert.equal(main.code, 'HOTPATH_INCOMPLETE');
@@ -87,20 +94,37 @@ test('incomplete: a part of the target\'s agent that failed is named, and the ru
   assert.match(main.summary, /routes/);
 });
 
-test('incomplete: a refused setting (config) or a launcher\'s error is listed, but costs the diagnosis nothing', () => {
+test("incomplete: a refused setting (config) or a launcher's error is listed, but costs the diagnosis nothing", () => {
   const base = healthyRun();
   const config = withThread(base, (t) => ({ ...t, agentErrors: [agentError(t, 'config', 'cpuSamplingIntervalUs 10 refused')] }));
   assert.equal(codes(config)[0], 'HOTPATH_HEALTHY');
-  const launcherThread: ThreadTelemetry = { pid: 77, threadId: 0, listens: [], samples: [], gc: [], growth: [], stalls: [], agentErrors: [] };
+  const launcherThread: ThreadTelemetry = {
+    pid: 77,
+    threadId: 0,
+    listens: [],
+    samples: [],
+    gc: [],
+    growth: [],
+    stalls: [],
+    agentErrors: [],
+  };
   launcherThread.agentErrors.push(agentError(launcherThread, 'listen', 'boom'));
   const withLauncher = { ...base, threads: [...base.threads, launcherThread] };
   assert.equal(codes(withLauncher)[0], 'HOTPATH_HEALTHY');
-  assert.deepEqual(agentErrorsOf(withLauncher).map((e) => [e.pid, e.what, e.target]), [[77, 'listen', false]]);
+  assert.deepEqual(
+    agentErrorsOf(withLauncher).map((e) => [e.pid, e.what, e.target]),
+    [[77, 'listen', false]],
+  );
 });
 
 test('incomplete: a --url run has no agent by design: nothing is missing', () => {
   const base = healthyRun();
-  const run: RunData = { ...base, threads: [], profiles: [], meta: { ...base.meta, options: { profile: true, url: 'http://127.0.0.1:3000/' } } };
+  const run: RunData = {
+    ...base,
+    threads: [],
+    profiles: [],
+    meta: { ...base.meta, options: { profile: true, url: 'http://127.0.0.1:3000/' } },
+  };
   assert.deepEqual(diagnosisGaps(run).missing, []);
   assert.ok(!codes(run).includes('HOTPATH_INCOMPLETE'));
 });

@@ -42,8 +42,19 @@ for (const noise of NOISE_LEVELS) {
   test(`io-wait: the app code whose outgoing calls hold most of the request time is the culprit (noise ${noise})`, () => {
     for (const seed of SEEDS) {
       // 80 ms requests, one 75 ms upstream call each: the upstream explains ~94 % of request time.
-      const run = syntheticRun({ seed, noise, rps: 600, elu: 0.15, cores: 0.15, latencyMs: 80, resources: { TCPSocketWrap: 100 }, cwd: '/app',
-        outgoing: [{ api: 'http', origin: 'http://pricing:8080', perRequest: 1, msEach: 75, site: executor, stack: [executor, fetchQuote, handler] }] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        rps: 600,
+        elu: 0.15,
+        cores: 0.15,
+        latencyMs: 80,
+        resources: { TCPSocketWrap: 100 },
+        cwd: '/app',
+        outgoing: [
+          { api: 'http', origin: 'http://pricing:8080', perRequest: 1, msEach: 75, site: executor, stack: [executor, fetchQuote, handler] },
+        ],
+      });
       const [f] = ioWait(run);
       assert.equal(f?.category, 'io-wait', `seed ${seed}`);
       // The anonymous Promise executor is named by the function that created it.
@@ -54,15 +65,27 @@ for (const noise of NOISE_LEVELS) {
 }
 
 test('io-wait: a client library in node_modules is skipped to the app code that called it', () => {
-  const run = syntheticRun({ rps: 600, elu: 0.15, cores: 0.15, latencyMs: 80, cwd: '/app',
-    outgoing: [{ api: 'http', origin: 'http://pricing:8080', perRequest: 1, msEach: 75, site: client, stack: [client, handler] }] });
+  const run = syntheticRun({
+    rps: 600,
+    elu: 0.15,
+    cores: 0.15,
+    latencyMs: 80,
+    cwd: '/app',
+    outgoing: [{ api: 'http', origin: 'http://pricing:8080', perRequest: 1, msEach: 75, site: client, stack: [client, handler] }],
+  });
   assert.deepEqual(ioWait(run)[0]?.culprit, { function: 'quote', file: 'server.js', line: 12, column: 27 });
 });
 
 test('io-wait: outgoing calls that explain little of the wait name no culprit', () => {
   // 80 ms requests; a 5 ms call per request explains ~6 %: something else is awaited.
-  const run = syntheticRun({ rps: 600, elu: 0.15, cores: 0.15, latencyMs: 80, cwd: '/app',
-    outgoing: [{ api: 'fetch', origin: 'http://cache:6379', perRequest: 1, msEach: 5, site: fetchQuote, stack: [fetchQuote] }] });
+  const run = syntheticRun({
+    rps: 600,
+    elu: 0.15,
+    cores: 0.15,
+    latencyMs: 80,
+    cwd: '/app',
+    outgoing: [{ api: 'fetch', origin: 'http://cache:6379', perRequest: 1, msEach: 5, site: fetchQuote, stack: [fetchQuote] }],
+  });
   const [f] = ioWait(run);
   assert.equal(f?.category, 'io-wait');
   assert.equal(f.culprit, undefined);
@@ -75,8 +98,15 @@ test('io-wait: timers that run out on the request path are named, and several pe
   const buildDashboard = { function: 'buildDashboard', file: '/app/lib/aggregate.js', line: 13, column: 26 };
   const stack = [timer, callDownstream, buildDashboard];
   // Five 20 ms timeouts per request, one after another: 100 ms requests (50 connections: 500 req/s).
-  const run = syntheticRun({ rps: 500, elu: 0.05, cores: 0.05, latencyMs: 100, resources: { Timeout: 20 }, cwd: '/app',
-    timerGrowth: [{ kind: 'timeout', perRequest: 5, clearedShare: 0, firedShare: 1, delayMs: 20, site: timer, stack }] });
+  const run = syntheticRun({
+    rps: 500,
+    elu: 0.05,
+    cores: 0.05,
+    latencyMs: 100,
+    resources: { Timeout: 20 },
+    cwd: '/app',
+    timerGrowth: [{ kind: 'timeout', perRequest: 5, clearedShare: 0, firedShare: 1, delayMs: 20, site: timer, stack }],
+  });
   const [f] = ioWait(run);
   assert.deepEqual(f.culprit, { function: 'callDownstream', file: 'lib/aggregate.js', line: 5, column: 10 });
   assert.equal(f.title, 'Requests spend their time waiting for timers');
@@ -85,21 +115,44 @@ test('io-wait: timers that run out on the request path are named, and several pe
   assert.match(f.summary, /one after another, in buildDashboard \(lib\/aggregate\.js:13\)/);
   assert.match(f.recommendation, /Promise\.all/);
   // The same five started together: 22 ms requests. Still the timers' wait, not in sequence.
-  const together = syntheticRun({ rps: 2000, elu: 0.05, cores: 0.05, latencyMs: 22, resources: { Timeout: 20 }, cwd: '/app',
-    timerGrowth: [{ kind: 'timeout', perRequest: 5, clearedShare: 0, firedShare: 1, delayMs: 20, site: timer, stack }] });
+  const together = syntheticRun({
+    rps: 2000,
+    elu: 0.05,
+    cores: 0.05,
+    latencyMs: 22,
+    resources: { Timeout: 20 },
+    cwd: '/app',
+    timerGrowth: [{ kind: 'timeout', perRequest: 5, clearedShare: 0, firedShare: 1, delayMs: 20, site: timer, stack }],
+  });
   const [g] = ioWait(together);
   assert.equal(g.culprit?.function, 'callDownstream');
   assert.equal(g.evidence.sequential, undefined);
   assert.doesNotMatch(g.recommendation, /one after another/);
   // Guards that the answer beats (cleared) delay nobody: no culprit.
-  const guards = syntheticRun({ rps: 500, elu: 0.05, cores: 0.05, latencyMs: 100, resources: { Timeout: 20 }, cwd: '/app',
-    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 1, delayMs: 5000, site: timer, stack }] });
+  const guards = syntheticRun({
+    rps: 500,
+    elu: 0.05,
+    cores: 0.05,
+    latencyMs: 100,
+    resources: { Timeout: 20 },
+    cwd: '/app',
+    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 1, delayMs: 5000, site: timer, stack }],
+  });
   assert.equal(ioWait(guards)[0].culprit, undefined);
 });
 
 test('io-wait: three outgoing calls per request that add up to the latency are waited one after another', () => {
-  const run = syntheticRun({ rps: 500, elu: 0.15, cores: 0.15, latencyMs: 95, resources: { TCPSocketWrap: 60 }, cwd: '/app',
-    outgoing: [{ api: 'fetch', origin: 'http://inventory:8080', perRequest: 3, msEach: 30, site: executor, stack: [executor, fetchQuote, handler] }] });
+  const run = syntheticRun({
+    rps: 500,
+    elu: 0.15,
+    cores: 0.15,
+    latencyMs: 95,
+    resources: { TCPSocketWrap: 60 },
+    cwd: '/app',
+    outgoing: [
+      { api: 'fetch', origin: 'http://inventory:8080', perRequest: 3, msEach: 30, site: executor, stack: [executor, fetchQuote, handler] },
+    ],
+  });
   const [f] = ioWait(run);
   assert.equal(f.culprit?.function, 'fetchQuote');
   assert.equal(f.evidence.sequential, true);
@@ -111,8 +164,15 @@ test('io-wait: requests that queue for a few steady waits (a pool of 2) are told
   const query = { function: 'query', file: '/app/lib/db.js', line: 35, column: 22 };
   const stack = [timer, query];
   // 50 requests in flight, 390 req/s (128 ms each), one 5 ms timer per request: 2 timers at a time, always 2.
-  const pool = syntheticRun({ rps: 390, elu: 0.03, cores: 0.03, latencyMs: 128, resources: { Timeout: 2 }, cwd: '/app',
-    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 5, site: timer, stack }] });
+  const pool = syntheticRun({
+    rps: 390,
+    elu: 0.03,
+    cores: 0.03,
+    latencyMs: 128,
+    resources: { Timeout: 2 },
+    cwd: '/app',
+    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 5, site: timer, stack }],
+  });
   const [f] = ioWait(pool);
   assert.match(f.title, /queue for a limited resource/);
   assert.equal(f.culprit?.function, 'runOnConnection');
@@ -120,9 +180,16 @@ test('io-wait: requests that queue for a few steady waits (a pool of 2) are told
   assert.match(f.summary, /behind a pool or a lock of about 2\. They are made from query \(lib\/db\.js:35\)/);
   assert.match(f.recommendation, /connection pool/);
   // The same timers without a steady count (none in flight at some samples): no queue is inferred.
-  const unsteady = syntheticRun({ rps: 390, elu: 0.03, cores: 0.03, latencyMs: 128, resources: { Timeout: 2 }, cwd: '/app',
+  const unsteady = syntheticRun({
+    rps: 390,
+    elu: 0.03,
+    cores: 0.03,
+    latencyMs: 128,
+    resources: { Timeout: 2 },
+    cwd: '/app',
     resourcesAt: (p) => ({ Timeout: Math.floor(p * 100) % 3 === 0 ? 0 : 4 }),
-    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 5, site: timer, stack }] });
+    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 5, site: timer, stack }],
+  });
   const [g] = ioWait(unsteady);
   assert.equal(g.evidence.queuedBehind, undefined);
   assert.equal(g.culprit, undefined);
@@ -135,9 +202,29 @@ for (const noise of NOISE_LEVELS) {
   test(`io-wait: node:http calls that wait in their http.Agent's queue blame its socket limit, not the upstream (noise ${noise})`, () => {
     for (const seed of SEEDS) {
       // 50 requests in flight, 250 ms each, one 240 ms call each: 216 ms of it waiting for one of 4 sockets.
-      const run = syntheticRun({ seed, noise, rps: 200, elu: 0.1, cores: 0.1, latencyMs: 250, cwd: '/app',
-        outgoing: [{ api: 'http', origin: 'http://payments:8080', perRequest: 1, msEach: 240, site: authorize, stack: [authorize, checkout],
-          queuedShare: 0.97, socketWaitShare: 0.9, maxSockets: 4, newConnectionShare: 0 }] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        rps: 200,
+        elu: 0.1,
+        cores: 0.1,
+        latencyMs: 250,
+        cwd: '/app',
+        outgoing: [
+          {
+            api: 'http',
+            origin: 'http://payments:8080',
+            perRequest: 1,
+            msEach: 240,
+            site: authorize,
+            stack: [authorize, checkout],
+            queuedShare: 0.97,
+            socketWaitShare: 0.9,
+            maxSockets: 4,
+            newConnectionShare: 0,
+          },
+        ],
+      });
       const [f] = ioWait(run);
       assert.equal(f?.title, 'Requests queue for the 4 sockets of the http.Agent that calls http://payments:8080', `seed ${seed}`);
       assert.equal(f.culprit?.function, 'authorize');
@@ -146,17 +233,38 @@ for (const noise of NOISE_LEVELS) {
       assert.equal(upstream.onSocketMs, 24);
       assert.equal(upstream.maxSockets, 4);
       assert.equal(f.evidence.queuedBehind, 4);
-      assert.match(f.summary, /waited in its queue: 216 ms a call waiting for a socket, 24 ms on it until the answer\. The upstream answers in about 24 ms/);
+      assert.match(
+        f.summary,
+        /waited in its queue: 216 ms a call waiting for a socket, 24 ms on it until the answer\. The upstream answers in about 24 ms/,
+      );
       assert.match(f.recommendation, /Raise `maxSockets`/);
       assert.equal(f.evidence.sequential, undefined);
     }
   });
 }
 
-test('io-wait: node:http calls that got their socket at once are the upstream\'s wait, split into the two parts', () => {
-  const run = syntheticRun({ seed: 3, rps: 200, elu: 0.1, cores: 0.1, latencyMs: 250, cwd: '/app',
-    outgoing: [{ api: 'http', origin: 'http://payments:8080', perRequest: 1, msEach: 240, site: authorize, stack: [authorize, checkout],
-      queuedShare: 0, socketWaitShare: 0.01, newConnectionShare: 0 }] });
+test("io-wait: node:http calls that got their socket at once are the upstream's wait, split into the two parts", () => {
+  const run = syntheticRun({
+    seed: 3,
+    rps: 200,
+    elu: 0.1,
+    cores: 0.1,
+    latencyMs: 250,
+    cwd: '/app',
+    outgoing: [
+      {
+        api: 'http',
+        origin: 'http://payments:8080',
+        perRequest: 1,
+        msEach: 240,
+        site: authorize,
+        stack: [authorize, checkout],
+        queuedShare: 0,
+        socketWaitShare: 0.01,
+        newConnectionShare: 0,
+      },
+    ],
+  });
   const [f] = ioWait(run);
   assert.equal(f.title, 'Requests spend their time waiting for http://payments:8080');
   assert.equal((f.evidence.upstream as Record<string, number>).onSocketMs, 237.6);
@@ -171,17 +279,43 @@ for (const noise of NOISE_LEVELS) {
   test(`io-wait: a call site held at one call in flight while many requests wait is a lock they queue for (noise ${noise})`, () => {
     for (const seed of SEEDS) {
       // 50 requests in flight, 250 ms each (200 req/s); one 4.75 ms call per request, one at a time: 95 % of the time one in flight.
-      const lock = syntheticRun({ seed, noise, rps: 200, elu: 0.12, cores: 0.12, latencyMs: 250, cwd: '/app',
-        resources: { PipeWrap: 2, ProcessWrap: 1 }, resourcesAtRest: { PipeWrap: 2, ProcessWrap: 1, TCPServerWrap: 1 },
-        outgoing: [{ api: 'http', origin: 'http://config:8080', perRequest: 1, msEach: 4.75, site: fetchConfig, stack: [fetchConfig, inGetConfig, runExclusive],
-          queuedShare: 0, socketWaitShare: 0.05, concurrency: [0.05, 0.95] }] });
+      const lock = syntheticRun({
+        seed,
+        noise,
+        rps: 200,
+        elu: 0.12,
+        cores: 0.12,
+        latencyMs: 250,
+        cwd: '/app',
+        resources: { PipeWrap: 2, ProcessWrap: 1 },
+        resourcesAtRest: { PipeWrap: 2, ProcessWrap: 1, TCPServerWrap: 1 },
+        outgoing: [
+          {
+            api: 'http',
+            origin: 'http://config:8080',
+            perRequest: 1,
+            msEach: 4.75,
+            site: fetchConfig,
+            stack: [fetchConfig, inGetConfig, runExclusive],
+            queuedShare: 0,
+            socketWaitShare: 0.05,
+            concurrency: [0.05, 0.95],
+          },
+        ],
+      });
       const [f] = ioWait(lock);
       assert.match(f?.title ?? '', /queue for a limited resource/, `seed ${seed}`);
       assert.equal(f.culprit?.function, 'fetchConfig');
       assert.ok(Math.abs((f.evidence.queuedBehind as number) - 0.95) <= 0.2, String(f.evidence.queuedBehind));
-      assert.match(f.summary, /one at a time, as behind a lock or a single connection\. They are made from \(anonymous\) \(lib\/config\.js:29\), called from runExclusive \(lib\/mutex\.js:10\)/);
+      assert.match(
+        f.summary,
+        /one at a time, as behind a lock or a single connection\. They are made from \(anonymous\) \(lib\/config\.js:29\), called from runExclusive \(lib\/mutex\.js:10\)/,
+      );
       // The child process's pipes were there before the load: the process's own, not a wait.
-      assert.equal((f.evidence.awaiting as { type: string }[] | undefined)?.some((a) => a.type === 'PipeWrap' || a.type === 'ProcessWrap') ?? false, false);
+      assert.equal(
+        (f.evidence.awaiting as { type: string }[] | undefined)?.some((a) => a.type === 'PipeWrap' || a.type === 'ProcessWrap') ?? false,
+        false,
+      );
       assert.doesNotMatch(f.summary, /PipeWrap/);
       assert.match(f.recommendation, /mutex/);
     }
@@ -190,22 +324,51 @@ for (const noise of NOISE_LEVELS) {
 
 test('io-wait: calls whose number in flight comes and goes with the requests are no queue', () => {
   // The same calls, about 1 in flight on average but idle 40 % of the time and up to 4 at once.
-  const run = syntheticRun({ seed: 1, rps: 200, elu: 0.12, cores: 0.12, latencyMs: 250, cwd: '/app',
-    outgoing: [{ api: 'http', origin: 'http://config:8080', perRequest: 1, msEach: 4.75, site: fetchConfig, stack: [fetchConfig, inGetConfig],
-      concurrency: [0.4, 0.35, 0.15, 0.07, 0.03] }] });
+  const run = syntheticRun({
+    seed: 1,
+    rps: 200,
+    elu: 0.12,
+    cores: 0.12,
+    latencyMs: 250,
+    cwd: '/app',
+    outgoing: [
+      {
+        api: 'http',
+        origin: 'http://config:8080',
+        perRequest: 1,
+        msEach: 4.75,
+        site: fetchConfig,
+        stack: [fetchConfig, inGetConfig],
+        concurrency: [0.4, 0.35, 0.15, 0.07, 0.03],
+      },
+    ],
+  });
   const [f] = ioWait(run);
   assert.equal(f.category, 'io-wait');
   assert.equal(f.evidence.queuedBehind, undefined);
   assert.equal(f.culprit, undefined);
   // Steady at one, but a call as long as the request itself: requests wait in it, not before it.
-  const long = syntheticRun({ seed: 1, rps: 200, elu: 0.12, cores: 0.12, latencyMs: 60, cwd: '/app',
-    outgoing: [{ api: 'http', origin: 'http://config:8080', perRequest: 0.6, msEach: 30, site: fetchConfig, concurrency: [0.05, 0.95] }] });
+  const long = syntheticRun({
+    seed: 1,
+    rps: 200,
+    elu: 0.12,
+    cores: 0.12,
+    latencyMs: 60,
+    cwd: '/app',
+    outgoing: [{ api: 'http', origin: 'http://config:8080', perRequest: 0.6, msEach: 30, site: fetchConfig, concurrency: [0.05, 0.95] }],
+  });
   assert.equal(ioWait(long)[0].evidence.queuedBehind, undefined);
 });
 
 test('io-wait: pipes and timers the process held before the load are not named as what requests wait on', () => {
-  const run = syntheticRun({ rps: 600, elu: 0.15, cores: 0.15, latencyMs: 80,
-    resources: { PipeWrap: 3, Timeout: 2 }, resourcesAtRest: { PipeWrap: 3, Timeout: 2 } });
+  const run = syntheticRun({
+    rps: 600,
+    elu: 0.15,
+    cores: 0.15,
+    latencyMs: 80,
+    resources: { PipeWrap: 3, Timeout: 2 },
+    resourcesAtRest: { PipeWrap: 3, Timeout: 2 },
+  });
   const [f] = ioWait(run);
   assert.equal(f.evidence.awaiting, undefined);
   // Without a reading at rest they are all there is to name.
@@ -216,23 +379,33 @@ test('io-wait: pipes and timers the process held before the load are not named a
 test('io-wait: requests queued for a pool name where they await a slot, how many wait and the pool size, with the I/O that holds the slot', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-slot-'));
   mkdirSync(join(dir, 'lib'));
-  writeFileSync(join(dir, 'lib', 'db.js'), [
-    "'use strict';",
-    'async function query(pool, sql) {',
-    '  const conn = await pool.acquire(); // a slot of the pool',
-    '  try {',
-    '    return await runSql(conn, sql);',
-    '  } finally { pool.release(conn); }',
-    '}',
-    'function runSql(conn, sql) {',
-    '  return new Promise((resolve) => setTimeout(resolve, 7, sql));',
-    '}',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'lib', 'db.js'),
+    [
+      "'use strict';",
+      'async function query(pool, sql) {',
+      '  const conn = await pool.acquire(); // a slot of the pool',
+      '  try {',
+      '    return await runSql(conn, sql);',
+      '  } finally { pool.release(conn); }',
+      '}',
+      'function runSql(conn, sql) {',
+      '  return new Promise((resolve) => setTimeout(resolve, 7, sql));',
+      '}',
+    ].join('\n'),
+  );
   const timer = { function: 'runSql', file: join(dir, 'lib/db.js'), line: 9, column: 35, functionLine: 8, functionColumn: 1 };
   const query = { function: 'query', file: join(dir, 'lib/db.js'), line: 5, column: 24, functionLine: 2, functionColumn: 1 };
   // 50 requests in flight, 390 req/s, one 5 ms timer per request held at 3 at a time.
-  const pool = syntheticRun({ rps: 390, elu: 0.03, cores: 0.03, latencyMs: 128, resources: { Timeout: 3 }, cwd: dir,
-    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 7, site: timer, stack: [timer, query] }] });
+  const pool = syntheticRun({
+    rps: 390,
+    elu: 0.03,
+    cores: 0.03,
+    latencyMs: 128,
+    resources: { Timeout: 3 },
+    cwd: dir,
+    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 7, site: timer, stack: [timer, query] }],
+  });
   const [f] = ioWait(pool);
   assert.match(f.title, /queue for a slot of a limited resource \(about 3 at a time\), not for the I\/O/);
   assert.deepEqual(f.culprit, { function: 'query', file: 'lib/db.js', line: 3, column: 1 });
@@ -240,7 +413,10 @@ test('io-wait: requests queued for a pool name where they await a slot, how many
   assert.ok(Math.abs((f.evidence.waitingForSlot as number) - 47) <= 1, String(f.evidence.waitingForSlot));
   assert.equal((f.evidence.waitsAt as { awaited: string }).awaited, 'pool.acquire()');
   assert.equal((f.evidence.slotHeldBy as { function: string }).function, 'runSql');
-  assert.match(f.summary, /Requests wait for a slot at `await pool\.acquire\(\)` in query \(lib\/db\.js:3\): about 47 waiting on average for 3 slots\./);
+  assert.match(
+    f.summary,
+    /Requests wait for a slot at `await pool\.acquire\(\)` in query \(lib\/db\.js:3\): about 47 waiting on average for 3 slots\./,
+  );
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -253,20 +429,33 @@ test('io-wait: the awaited expression of a line', () => {
 
 test('io-wait: waits awaited once per item in a loop name the loop that serialises them', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-serial-'));
-  writeFileSync(join(dir, 'cart.js'), [
-    'async function cartTotal(skus) {',
-    '  let total = 0;',
-    '  for (const sku of skus) {',
-    '    total += await priceOf(sku);',
-    '  }',
-    '  return total;',
-    '}',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'cart.js'),
+    [
+      'async function cartTotal(skus) {',
+      '  let total = 0;',
+      '  for (const sku of skus) {',
+      '    total += await priceOf(sku);',
+      '  }',
+      '  return total;',
+      '}',
+    ].join('\n'),
+  );
   const priceOf = { function: 'priceOf', file: join(dir, 'cart.js'), line: 20, column: 5 };
   const cartTotal = { function: 'cartTotal', file: join(dir, 'cart.js'), line: 4, column: 20, functionLine: 1, functionColumn: 1 };
   // Six 5 ms timers per request, one after another: 30 ms end to end, the latency p50.
-  const run = syntheticRun({ rps: 300, elu: 0.05, cores: 0.05, latencyMs: 30, inFlight: 9, resources: { Timeout: 9 }, cwd: dir,
-    timerGrowth: [{ kind: 'timeout', perRequest: 6, clearedShare: 0, firedShare: 1, delayMs: 5, site: priceOf, stack: [priceOf, cartTotal] }] });
+  const run = syntheticRun({
+    rps: 300,
+    elu: 0.05,
+    cores: 0.05,
+    latencyMs: 30,
+    inFlight: 9,
+    resources: { Timeout: 9 },
+    cwd: dir,
+    timerGrowth: [
+      { kind: 'timeout', perRequest: 6, clearedShare: 0, firedShare: 1, delayMs: 5, site: priceOf, stack: [priceOf, cartTotal] },
+    ],
+  });
   const [f] = ioWait(run);
   assert.equal(f.evidence.sequential, true);
   assert.deepEqual(f.culprit, { function: 'cartTotal', file: 'cart.js', line: 3 });

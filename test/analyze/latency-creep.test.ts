@@ -27,18 +27,35 @@ test('latency creep: rising latency with flat CPU per request is growing wait (i
 
 test('latency creep: left to the growth analyzer when listeners explain it', () => {
   const run = syntheticRun({
-    rps: 300, latencyMs: (p) => 2 + 60 * p,
-    listenerGrowth: [{ emitter: 'Server', event: 'after', perRequest: 1, site: { function: 'a', file: '/srv/app/u.js', line: 1, column: 1 } }],
+    rps: 300,
+    latencyMs: (p) => 2 + 60 * p,
+    listenerGrowth: [
+      { emitter: 'Server', event: 'after', perRequest: 1, site: { function: 'a', file: '/srv/app/u.js', line: 1, column: 1 } },
+    ],
   });
   // The creep is found, then left out once the listener leak explains it (analyze-run's post-step).
-  const codes = analyzeRun(run).flatMap((f) => [f.code, ...((f.evidence.alsoFound as { code: string }[] | undefined) ?? []).map((a) => a.code)]);
+  const codes = analyzeRun(run).flatMap((f) => [
+    f.code,
+    ...((f.evidence.alsoFound as { code: string }[] | undefined) ?? []).map((a) => a.code),
+  ]);
   assert.ok(codes.includes('HOTPATH_LISTENER_LEAK'), codes.join(', '));
-  assert.deepEqual(codes.filter((c) => c === 'HOTPATH_LATENCY_CREEP'), []);
+  assert.deepEqual(
+    codes.filter((c) => c === 'HOTPATH_LATENCY_CREEP'),
+    [],
+  );
 });
 
 test('latency creep: a slowdown spread over every function is not work growth in one of them', () => {
   const trend = (early: number, late: number) => ({ earlyMsPerRequest: early, lateMsPerRequest: late });
-  const grower = (early: number, late: number): Grower => ({ function: 'f', file: 'a.js', line: 1, kind: 'app', earlyMsPerRequest: early, lateMsPerRequest: late, shareOfGrowth: 1 });
+  const grower = (early: number, late: number): Grower => ({
+    function: 'f',
+    file: 'a.js',
+    line: 1,
+    kind: 'app',
+    earlyMsPerRequest: early,
+    lateMsPerRequest: late,
+    shareOfGrowth: 1,
+  });
   // Measured in CI on a shared machine: JSON work 2.29 -> 3.14 ms while the rest went 1.95 -> 3.19 ms.
   assert.equal(uniformSlowdown(trend(4.24, 6.33), grower(2.29, 3.14)), true);
   // A function whose work per request triples while the rest stays put is the culprit.
@@ -59,25 +76,65 @@ test('latency creep: a slowdown spread over every function is not work growth in
  */
 function slowingRun(handlerShareAt: (p: number) => number, restShareAt: (p: number) => number, starved: boolean, noise = 0, seed = 1) {
   const cwd = '/srv/app';
-  const cpu = syntheticCpuProfile([
-    { name: 'priceQuote', file: 'lib/quote.js', line: 7, share: 0, shareAt: handlerShareAt },
-    { name: 'parserOnHeadersComplete', file: 'node:_http_common', line: 80, share: 0, shareAt: restShareAt, via: { name: 'socketOnData', file: 'node:_http_server' } },
-  ], { cwd });
+  const cpu = syntheticCpuProfile(
+    [
+      { name: 'priceQuote', file: 'lib/quote.js', line: 7, share: 0, shareAt: handlerShareAt },
+      {
+        name: 'parserOnHeadersComplete',
+        file: 'node:_http_common',
+        line: 80,
+        share: 0,
+        shareAt: restShareAt,
+        via: { name: 'socketOnData', file: 'node:_http_server' },
+      },
+    ],
+    { cwd },
+  );
   // Starved: the process's CPU time (the agent's) rises less than the profile's wall-clock samples, as a
   // thread is sampled while it waits for a core. Either way every function's share stays put.
-  return syntheticRun({ seed, noise, cwd, elu: 0.95, cores: starved ? (p) => 0.95 / (1 + 0.25 * p) : 0.95, rps: (p) => 1000 / (1 + (starved ? 0.9 : 0.7) * p), latencyMs: (p) => 3 + 6 * p, profiles: [cpu] });
+  return syntheticRun({
+    seed,
+    noise,
+    cwd,
+    elu: 0.95,
+    cores: starved ? (p) => 0.95 / (1 + 0.25 * p) : 0.95,
+    rps: (p) => 1000 / (1 + (starved ? 0.9 : 0.7) * p),
+    latencyMs: (p) => 3 + 6 * p,
+    profiles: [cpu],
+  });
 }
 
 for (const noise of NOISE_LEVELS) {
   test(`latency creep: CPU per request rising alike in every function (a slowing machine) is no growth (noise ${noise})`, () => {
-    for (const seed of SEEDS) assert.deepEqual(latencyCreep(slowingRun(() => 0.6, () => 0.35, true, noise, seed)), [], `seed ${seed}`);
+    for (const seed of SEEDS)
+      assert.deepEqual(
+        latencyCreep(
+          slowingRun(
+            () => 0.6,
+            () => 0.35,
+            true,
+            noise,
+            seed,
+          ),
+        ),
+        [],
+        `seed ${seed}`,
+      );
   });
 
   test(`latency creep: one function's share of the samples growing is growth, and it is named (noise ${noise})`, () => {
     // priceQuote: 0.5 -> 1.2 ms per request while the HTTP parsing stays at 0.5 ms.
     const h = (p: number) => 0.5 + 0.7 * p;
     for (const seed of SEEDS) {
-      const [f] = latencyCreep(slowingRun((p) => (0.95 * h(p)) / (h(p) + 0.5), (p) => (0.95 * 0.5) / (h(p) + 0.5), false, noise, seed));
+      const [f] = latencyCreep(
+        slowingRun(
+          (p) => (0.95 * h(p)) / (h(p) + 0.5),
+          (p) => (0.95 * 0.5) / (h(p) + 0.5),
+          false,
+          noise,
+          seed,
+        ),
+      );
       assert.ok(f, `seed ${seed}`);
       assert.equal(f.category, 'handler-growth');
       assert.equal(f.culprit?.function, 'priceQuote');
@@ -91,18 +148,57 @@ for (const noise of NOISE_LEVELS) {
     // function alike: the profile's shares stay put, latency rises with it. Or it rises as much
     // because priceQuote does more: its share of the samples grows.
     const cwd = '/srv/app';
-    const profile = (handler: (p: number) => number, rest: (p: number) => number) => syntheticCpuProfile([
-      { name: 'priceQuote', file: 'lib/quote.js', line: 7, share: 0, shareAt: handler },
-      { name: 'parserOnHeadersComplete', file: 'node:_http_common', line: 80, share: 0, shareAt: rest, via: { name: 'socketOnData', file: 'node:_http_server' } },
-    ], { cwd });
+    const profile = (handler: (p: number) => number, rest: (p: number) => number) =>
+      syntheticCpuProfile(
+        [
+          { name: 'priceQuote', file: 'lib/quote.js', line: 7, share: 0, shareAt: handler },
+          {
+            name: 'parserOnHeadersComplete',
+            file: 'node:_http_common',
+            line: 80,
+            share: 0,
+            shareAt: rest,
+            via: { name: 'socketOnData', file: 'node:_http_server' },
+          },
+        ],
+        { cwd },
+      );
     for (const seed of SEEDS) {
       for (const rise of [0.6, 0.9]) {
-        const run = (cpu: ReturnType<typeof syntheticCpuProfile>) => syntheticRun({ seed, noise, cwd, elu: 0.95, cores: 0.95, rps: (p) => 1000 / (1 + rise * p), latencyMs: (p) => 3 + 4 * p, profiles: [cpu] });
-        assert.deepEqual(latencyCreep(run(profile(() => 0.475, () => 0.475))), [], `slowing machine (${rise}), seed ${seed}`);
+        const run = (cpu: ReturnType<typeof syntheticCpuProfile>) =>
+          syntheticRun({
+            seed,
+            noise,
+            cwd,
+            elu: 0.95,
+            cores: 0.95,
+            rps: (p) => 1000 / (1 + rise * p),
+            latencyMs: (p) => 3 + 4 * p,
+            profiles: [cpu],
+          });
+        assert.deepEqual(
+          latencyCreep(
+            run(
+              profile(
+                () => 0.475,
+                () => 0.475,
+              ),
+            ),
+          ),
+          [],
+          `slowing machine (${rise}), seed ${seed}`,
+        );
         if (rise < 0.9) continue;
         // priceQuote 0.5 -> 1.4 ms per request, the HTTP parsing flat at 0.5 ms: 1 -> 1.9 ms in all, as on the slowing machine.
         const h = (p: number) => 0.5 + rise * p;
-        const [f] = latencyCreep(run(profile((p) => (0.95 * h(p)) / (h(p) + 0.5), (p) => (0.95 * 0.5) / (h(p) + 0.5))));
+        const [f] = latencyCreep(
+          run(
+            profile(
+              (p) => (0.95 * h(p)) / (h(p) + 0.5),
+              (p) => (0.95 * 0.5) / (h(p) + 0.5),
+            ),
+          ),
+        );
         assert.equal(f?.category, 'handler-growth', `real growth, seed ${seed}`);
         assert.equal(f.culprit?.function, 'priceQuote');
       }

@@ -10,7 +10,9 @@ for (const noise of NOISE_LEVELS) {
   test(`listener leak: one 'after' listener per request is critical, culprit the adding site (noise ${noise})`, () => {
     for (const seed of SEEDS) {
       const run = syntheticRun({
-        seed, noise, rps: 300,
+        seed,
+        noise,
+        rps: 300,
         latencyMs: (p) => 2 + 60 * p,
         listenerGrowth: [{ emitter: 'Server', event: 'after', perRequest: 1, site, limit: { maxListeners: null, own: false } }],
         maxListenersDisabled: [{ what: 'events.defaultMaxListeners', value: Infinity, site: { ...site, line: 3, function: '' } }],
@@ -31,7 +33,12 @@ for (const noise of NOISE_LEVELS) {
     for (const seed of SEEDS) {
       const stable = syntheticRun({ seed, noise, listenerGrowth: [{ emitter: 'Server', event: 'request', perRequest: 0, base: 2, site }] });
       assert.deepEqual(listenerLeak(stable), []);
-      const few = syntheticRun({ seed, noise, rps: 2000, listenerGrowth: [{ emitter: 'Socket', event: 'close', perRequest: 0.0003, base: 1, site }] });
+      const few = syntheticRun({
+        seed,
+        noise,
+        rps: 2000,
+        listenerGrowth: [{ emitter: 'Socket', event: 'close', perRequest: 0.0003, base: 1, site }],
+      });
       assert.deepEqual(listenerLeak(few), [], 'fewer than 11 listeners is not a leak');
     }
   });
@@ -40,7 +47,14 @@ for (const noise of NOISE_LEVELS) {
 test('listener leak: a site inside node_modules is not blamed as the culprit', () => {
   const run = syntheticRun({
     rps: 300,
-    listenerGrowth: [{ emitter: 'Server', event: 'after', perRequest: 1, site: { function: 'use', file: '/srv/app/node_modules/lib/index.js', line: 4, column: 1 } }],
+    listenerGrowth: [
+      {
+        emitter: 'Server',
+        event: 'after',
+        perRequest: 1,
+        site: { function: 'use', file: '/srv/app/node_modules/lib/index.js', line: 4, column: 1 },
+      },
+    ],
   });
   const [f] = listenerLeak(run);
   assert.equal(f.culprit, undefined);
@@ -77,10 +91,14 @@ test('listener leak: a count that only piled up while requests were in flight, a
 
 // Probe p3-fastify-listener: avvio lifts the limit of fastify's own Boot emitter; the app's
 // DbClient kept the default of 10 and its warning was printed, yet the finding said "silenced".
-const avvio = { what: 'Boot.setMaxListeners', value: 0, site: { function: 'Boot', file: '/srv/app/node_modules/avvio/index.js', line: 64, column: 8 } };
+const avvio = {
+  what: 'Boot.setMaxListeners',
+  value: 0,
+  site: { function: 'Boot', file: '/srv/app/node_modules/avvio/index.js', line: 64, column: 8 },
+};
 const dbSite = { function: 'findUser', file: '/srv/app/lib/users-repo.js', line: 8, column: 6 };
 
-test('listener leak: another emitter\'s lifted limit is not claimed for the leaking one (its limit is the default 10)', () => {
+test("listener leak: another emitter's lifted limit is not claimed for the leaking one (its limit is the default 10)", () => {
   const run = syntheticRun({
     rps: 300,
     listenerGrowth: [{ emitter: 'DbClient', event: 'reconnect', perRequest: 1, site: dbSite, limit: { maxListeners: 10, own: false } }],
@@ -98,7 +116,9 @@ test('listener leak: a limit lifted on the leaking emitter itself is named with 
   const own = { function: 'constructor', file: '/srv/app/lib/db.js', line: 11, column: 10 };
   const run = syntheticRun({
     rps: 300,
-    listenerGrowth: [{ emitter: 'DbClient', event: 'reconnect', perRequest: 1, site: dbSite, limit: { maxListeners: 0, own: true, site: own } }],
+    listenerGrowth: [
+      { emitter: 'DbClient', event: 'reconnect', perRequest: 1, site: dbSite, limit: { maxListeners: 0, own: true, site: own } },
+    ],
     maxListenersDisabled: [avvio, { what: 'DbClient.setMaxListeners', value: 0, site: own }],
   });
   const [f] = listenerLeak(run);
@@ -112,13 +132,17 @@ test('listener leak: an own limit lifted where the hook saw no site falls back t
   const run = syntheticRun({
     rps: 300,
     listenerGrowth: [{ emitter: 'DbClient', event: 'reconnect', perRequest: 1, site: dbSite, limit: { maxListeners: null, own: true } }],
-    maxListenersDisabled: [avvio, { what: 'events.defaultMaxListeners', value: null }, { what: 'DbClient.setMaxListeners', value: null, site: own }],
+    maxListenersDisabled: [
+      avvio,
+      { what: 'events.defaultMaxListeners', value: null },
+      { what: 'DbClient.setMaxListeners', value: null, site: own },
+    ],
   });
   const [f] = listenerLeak(run);
   assert.deepEqual(f.evidence.maxListenersDisabled, [{ what: 'DbClient.setMaxListeners', value: null, at: 'lib/db.js:11' }]);
 });
 
-test('listener leak: without the agent\'s reading of the limit (an older run), only the default and calls on its class may apply, said as a maybe', () => {
+test("listener leak: without the agent's reading of the limit (an older run), only the default and calls on its class may apply, said as a maybe", () => {
   const run = syntheticRun({
     rps: 300,
     listenerGrowth: [{ emitter: 'DbClient', event: 'reconnect', perRequest: 1, site: dbSite }],
@@ -136,11 +160,19 @@ test('listener leak: without the agent\'s reading of the limit (an older run), o
 });
 
 test('listener leak: once() listeners waiting for an event that never comes get removal advice, not "use once()"', () => {
-  const run = syntheticRun({ rps: 300, listenerGrowth: [{ emitter: 'EventEmitter', event: 'shutdown', perRequest: 1, site, once: true, limit: { maxListeners: 0, own: true } }] });
+  const run = syntheticRun({
+    rps: 300,
+    listenerGrowth: [
+      { emitter: 'EventEmitter', event: 'shutdown', perRequest: 1, site, once: true, limit: { maxListeners: 0, own: true } },
+    ],
+  });
   const [f] = listenerLeak(run);
   assert.match(f.recommendation, /added with `once\(\)`/);
   assert.match(f.recommendation, /signal/);
   assert.doesNotMatch(f.recommendation, /use `emitter\.once\(\)`/);
-  const plain = syntheticRun({ rps: 300, listenerGrowth: [{ emitter: 'EventEmitter', event: 'shutdown', perRequest: 1, site, limit: { maxListeners: 0, own: true } }] });
+  const plain = syntheticRun({
+    rps: 300,
+    listenerGrowth: [{ emitter: 'EventEmitter', event: 'shutdown', perRequest: 1, site, limit: { maxListeners: 0, own: true } }],
+  });
   assert.match(listenerLeak(plain)[0].recommendation, /use `emitter\.once\(\)`/);
 });

@@ -16,7 +16,14 @@ const helperLoop: SyntheticFunction[] = [
   { name: 'handleCart', file: 'server.js', line: 6, share: 0.3, callee: { name: 'writev', file: '', share: 0.15 } },
   { name: 'applyDiscounts', file: 'lib/pricing.js', line: 8, share: 0.1, via: { name: 'runMicrotasks', file: '' } },
   { name: 'yieldToLoop', file: 'lib/pricing.js', line: 4, share: 0.03, calledBy: 'applyDiscounts' },
-  { name: '(anonymous in yieldToLoop)', file: 'lib/pricing.js', line: 4, share: 0.01, calledBy: 'yieldToLoop', callee: { name: 'setImmediate', file: 'node:timers', share: 0.01 } },
+  {
+    name: '(anonymous in yieldToLoop)',
+    file: 'lib/pricing.js',
+    line: 4,
+    share: 0.01,
+    calledBy: 'yieldToLoop',
+    callee: { name: 'setImmediate', file: 'node:timers', share: 0.01 },
+  },
 ];
 // The profile marks the zero-timeout polls (idle): half the samples, although the loop never slept.
 const profileOf = (fns: SyntheticFunction[]) => syntheticCpuProfile(fns, { cwd, idleShare: 0.5 });
@@ -44,14 +51,28 @@ test('loop yields: an immediate queued inline, or by a callback that re-queues i
   const inline: SyntheticFunction[] = [
     { name: 'handleCart', file: 'server.js', line: 6, share: 0.3 },
     { name: 'scoreItems', file: 'lib/score.js', line: 3, share: 0.1, via: { name: 'runMicrotasks', file: '' } },
-    { name: '(anonymous in scoreItems)', file: 'lib/score.js', line: 7, share: 0.01, calledBy: 'scoreItems', callee: { name: 'setImmediate', file: 'node:timers', share: 0.01 } },
+    {
+      name: '(anonymous in scoreItems)',
+      file: 'lib/score.js',
+      line: 7,
+      share: 0.01,
+      calledBy: 'scoreItems',
+      callee: { name: 'setImmediate', file: 'node:timers', share: 0.01 },
+    },
   ];
   const [f] = loopYields(syntheticRun({ ...spinning, profiles: [profileOf(inline)] }));
   assert.equal(f?.culprit?.function, 'scoreItems');
   assert.equal(f?.evidence.through, undefined);
   const callbacks: SyntheticFunction[] = [
     { name: 'handleCart', file: 'server.js', line: 6, share: 0.3 },
-    { name: 'processNextChunk', file: 'lib/export.js', line: 12, share: 0.1, via: { name: 'processImmediate', file: 'node:internal/timers' }, callee: { name: 'setImmediate', file: 'node:timers', share: 0.01 } },
+    {
+      name: 'processNextChunk',
+      file: 'lib/export.js',
+      line: 12,
+      share: 0.1,
+      via: { name: 'processImmediate', file: 'node:internal/timers' },
+      callee: { name: 'setImmediate', file: 'node:timers', share: 0.01 },
+    },
   ];
   const [g] = loopYields(syntheticRun({ ...spinning, profiles: [profileOf(callbacks)] }));
   assert.equal(g?.culprit?.function, 'processNextChunk');
@@ -62,7 +83,17 @@ test('loop yields: quiet when the loop sleeps, when few immediates are queued, o
   // A loop with headroom: ELU below saturation.
   assert.deepEqual(loopYields(syntheticRun({ ...spinning, elu: 0.6, profiles })), []);
   // Immediates at some samples only (a stream's occasional setImmediate).
-  assert.deepEqual(loopYields(syntheticRun({ ...spinning, resources: {}, resourcesAt: (p): Record<string, number> => (p < 0.3 ? { Immediate: 19 } : {}), profiles })), []);
+  assert.deepEqual(
+    loopYields(
+      syntheticRun({
+        ...spinning,
+        resources: {},
+        resourcesAt: (p): Record<string, number> => (p < 0.3 ? { Immediate: 19 } : {}),
+        profiles,
+      }),
+    ),
+    [],
+  );
   // One immediate queued all along (a background job) against 19 requests in flight: not the requests'.
   assert.deepEqual(loopYields(syntheticRun({ ...spinning, resources: { Immediate: 1 }, profiles })), []);
   // No profile: no culprit to name, so no finding (blocking and the healthy note speak for the loop).

@@ -35,7 +35,10 @@ test('memory leak: one high sample at the end is not a trend', () => {
 
 test('memory leak: heap growth without full GCs (promotion before the first mark-sweep) is only an unconfirmed note', () => {
   const run = syntheticRun({ heapMB: (p) => 5 + 30 * p, majorGcPerS: 0.1 });
-  assert.deepEqual(memoryLeak(run).map((f) => [f.code, f.severity]), [['HOTPATH_HEAP_GROWTH_UNCONFIRMED', 'info']]);
+  assert.deepEqual(
+    memoryLeak(run).map((f) => [f.code, f.severity]),
+    [['HOTPATH_HEAP_GROWTH_UNCONFIRMED', 'info']],
+  );
   assert.deepEqual(memoryLeak(syntheticRun({ heapMB: 20, majorGcPerS: 0.1 })), []);
 });
 
@@ -43,7 +46,13 @@ test('memory leak: a few full GCs close together still make the trend (each one 
   // A fast leak: V8 runs only three full GCs in a 5 s run, the first two within half a second.
   const run = syntheticRun({ durationS: 5, heapMB: (p) => 15 + 600 * p, majorGcPerS: 0 });
   const [thread] = run.threads;
-  const major = (atS: number, mb: number) => ({ kind: 'major' as const, start: SYNTHETIC_START + atS * 1000, durationMs: 10, flags: 0, heapAfter: mb * 1024 * 1024 });
+  const major = (atS: number, mb: number) => ({
+    kind: 'major' as const,
+    start: SYNTHETIC_START + atS * 1000,
+    durationMs: 10,
+    flags: 0,
+    heapAfter: mb * 1024 * 1024,
+  });
   thread.gc.push(major(0.2, 15), major(0.55, 47), major(2.0, 196));
   thread.gc.sort((a, b) => a.start - b.start);
   const [f] = memoryLeak(run);
@@ -59,19 +68,41 @@ function canaryRun(readings: [atS: number, mb: number][]) {
   for (const [atS, bytes] of readings) {
     const t = SYNTHETIC_START + atS * 1000;
     const s = thread.samples.find((x) => x.t >= t) ?? thread.samples[thread.samples.length - 1];
-    s.gc = { observedMs: s.gc?.observedMs ?? 0, full: (s.gc?.full ?? 0) + 1, heapAfterFull: [...(s.gc?.heapAfterFull ?? []), { t, bytes: mb(bytes) }] };
+    s.gc = {
+      observedMs: s.gc?.observedMs ?? 0,
+      full: (s.gc?.full ?? 0) + 1,
+      heapAfterFull: [...(s.gc?.heapAfterFull ?? []), { t, bytes: mb(bytes) }],
+    };
   }
   return run;
 }
 
 test('memory leak: a heap that settles as load begins (a step from the first full GC) is not a leak, however well it fits', () => {
   // Three full GCs, the last two close together: a line through them has R² > 0.99.
-  assert.deepEqual(memoryLeak(canaryRun([[0.2, 8.6], [1.2, 22.5], [1.35, 22.7]])), []);
+  assert.deepEqual(
+    memoryLeak(
+      canaryRun([
+        [0.2, 8.6],
+        [1.2, 22.5],
+        [1.35, 22.7],
+      ]),
+    ),
+    [],
+  );
   // The same readings still rising after the first one are a leak.
-  assert.equal(memoryLeak(canaryRun([[0.2, 8.6], [1.2, 22.5], [2.4, 40]]))[0]?.code, 'HOTPATH_MEMORY_LEAK');
+  assert.equal(
+    memoryLeak(
+      canaryRun([
+        [0.2, 8.6],
+        [1.2, 22.5],
+        [2.4, 40],
+      ]),
+    )[0]?.code,
+    'HOTPATH_MEMORY_LEAK',
+  );
 });
 
-test('memory leak: the baseline is never below the smallest heap a full GC left (the line\'s start can be)', () => {
+test("memory leak: the baseline is never below the smallest heap a full GC left (the line's start can be)", () => {
   // Faster than linear from 5 MB: the fitted line starts near 2 MB, a heap this run never had.
   const [f] = memoryLeak(syntheticRun({ heapMB: (p) => 5 + 95 * p ** 1.1, heapSawMB: 5, majorGcPerS: 1 }));
   assert.ok(f);
@@ -113,13 +144,22 @@ function withPostLoadGc(heapAfterMB: number | undefined, heapUsedAfterMB?: numbe
   // The cool-down saw no GC: the samples after the window still read the heap of the load.
   thread.samples.push({ ...last, t: run.load!.end + 200, mem: { ...last.mem, heapUsed: (heapUsedAfterMB ?? 200) * 1024 * 1024 } });
   if (heapAfterMB !== undefined) {
-    thread.samples.push({ ...last, t: run.load!.end + 900, mem: { ...last.mem, heapUsed: (heapAfterMB + 2) * 1024 * 1024 }, postLoadGc: { gcMs: 35, heapAfter: heapAfterMB * 1024 * 1024 } });
+    thread.samples.push({
+      ...last,
+      t: run.load!.end + 900,
+      mem: { ...last.mem, heapUsed: (heapAfterMB + 2) * 1024 * 1024 },
+      postLoadGc: { gcMs: 35, heapAfter: heapAfterMB * 1024 * 1024 },
+    });
   }
   return run;
 }
 
 test('memory leak: requests in flight held the growth: the full GC the agent forced after the load found the heap back at its baseline', () => {
-  assert.equal(memoryLeak(withPostLoadGc(undefined))[0]?.code, 'HOTPATH_MEMORY_LEAK', 'without that reading the growth stands (the probe\'s false critical)');
+  assert.equal(
+    memoryLeak(withPostLoadGc(undefined))[0]?.code,
+    'HOTPATH_MEMORY_LEAK',
+    "without that reading the growth stands (the probe's false critical)",
+  );
   assert.deepEqual(memoryLeak(withPostLoadGc(44)), [], 'released: 44 MB after the GC against a 40 MB baseline');
 });
 
@@ -163,20 +203,33 @@ test('memory leak: too few full GCs: a post-load GC back at the start drops the 
 // response churn (23.5 % of the sampled bytes, recordRequest 0.2 %); what stayed alive after the
 // load was the bodies body-parser parsed (no app frame on the stack) and the records.
 const cwd = '/srv/app';
-const leakingRun = (profiles: ProfileRef[]) =>
-  syntheticRun({ cwd, heapMB: (p) => 40 + 60 * p, heapSawMB: 10, majorGcPerS: 1, profiles });
-const allocations = syntheticHeapProfile([
-  { name: 'postEvents', file: 'server.js', line: 9, bytes: 50e6, callees: [{ name: 'json', file: 'node_modules/express/lib/response.js', line: 250, bytes: 30e6 }] },
-  { name: '(anonymous)', file: 'server.js', line: 7, bytes: 1e6 },
-  { name: 'read', file: 'node_modules/body-parser/lib/read.js', line: 134, bytes: 20e6 },
-], { cwd });
-const bodyParser = (keeper: SyntheticAllocation[]): SyntheticAllocation => ({
-  name: 'processTicksAndRejections', file: 'node:internal/process/task_queues', line: 67, bytes: 0, callees: [
-    { name: '(anonymous in read)', file: 'node_modules/body-parser/lib/read.js', line: 134, bytes: 18e6, callees: keeper },
+const leakingRun = (profiles: ProfileRef[]) => syntheticRun({ cwd, heapMB: (p) => 40 + 60 * p, heapSawMB: 10, majorGcPerS: 1, profiles });
+const allocations = syntheticHeapProfile(
+  [
+    {
+      name: 'postEvents',
+      file: 'server.js',
+      line: 9,
+      bytes: 50e6,
+      callees: [{ name: 'json', file: 'node_modules/express/lib/response.js', line: 250, bytes: 30e6 }],
+    },
+    { name: '(anonymous)', file: 'server.js', line: 7, bytes: 1e6 },
+    { name: 'read', file: 'node_modules/body-parser/lib/read.js', line: 134, bytes: 20e6 },
   ],
+  { cwd },
+);
+const bodyParser = (keeper: SyntheticAllocation[]): SyntheticAllocation => ({
+  name: 'processTicksAndRejections',
+  file: 'node:internal/process/task_queues',
+  line: 67,
+  bytes: 0,
+  callees: [{ name: '(anonymous in read)', file: 'node_modules/body-parser/lib/read.js', line: 134, bytes: 18e6, callees: keeper }],
 });
 const middleware: SyntheticAllocation = { name: '(anonymous)', file: 'server.js', line: 7, bytes: 1.2e6 };
-const retained = syntheticHeapProfile([bodyParser([middleware]), { name: '(V8 API)', file: '', line: 0, bytes: 0.8e6 }], { cwd, kind: 'heap-retained' });
+const retained = syntheticHeapProfile([bodyParser([middleware]), { name: '(V8 API)', file: '', line: 0, bytes: 0.8e6 }], {
+  cwd,
+  kind: 'heap-retained',
+});
 
 test('memory leak: the culprit is what stayed alive after the load, not the top allocator of all sampled bytes', () => {
   const [before] = memoryLeak(leakingRun([allocations]));
@@ -186,7 +239,10 @@ test('memory leak: the culprit is what stayed alive after the load, not the top 
   const [f] = memoryLeak(leakingRun([allocations, retained]));
   assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['(anonymous)', 'server.js', 7]);
   assert.match(f.summary, /from 5 s into the load on and still alive/);
-  assert.match(f.summary, /are most likely kept by `\(anonymous\)` \(server\.js:7\): 90 % were made with no app code on the stack, by `\(anonymous in read\)` \(body-parser\/lib\/read\.js:134\),/);
+  assert.match(
+    f.summary,
+    /are most likely kept by `\(anonymous\)` \(server\.js:7\): 90 % were made with no app code on the stack, by `\(anonymous in read\)` \(body-parser\/lib\/read\.js:134\),/,
+  );
   assert.equal(f.evidence.retainedWithoutAppShare, 0.94);
   const [top] = f.evidence.topRetainers as { function: string; share: number; storedShare: number }[];
   assert.equal(top.function, '(anonymous)');
@@ -195,46 +251,88 @@ test('memory leak: the culprit is what stayed alive after the load, not the top 
 });
 
 test('memory leak: the one app function the retainer calls in the CPU profile is named (V8 inlined it), its caller said', () => {
-  const cpu = syntheticCpuProfile([
-    { name: '(anonymous)', file: 'server.js', line: 7, share: 0.05 },
-    { name: 'recordRequest', file: 'lib/request-log.js', line: 6, share: 0.1, calledBy: '(anonymous)' },
-  ], { cwd });
+  const cpu = syntheticCpuProfile(
+    [
+      { name: '(anonymous)', file: 'server.js', line: 7, share: 0.05 },
+      { name: 'recordRequest', file: 'lib/request-log.js', line: 6, share: 0.1, calledBy: '(anonymous)' },
+    ],
+    { cwd },
+  );
   const [f] = memoryLeak(leakingRun([allocations, retained, cpu]));
   assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['recordRequest', 'lib/request-log.js', 6]);
-  assert.match(f.summary, /kept by `recordRequest` \(lib\/request-log\.js:6\) \(V8 inlined it into its caller `\(anonymous\)` \(server\.js:7\), which the heap profile shows instead\)/);
+  assert.match(
+    f.summary,
+    /kept by `recordRequest` \(lib\/request-log\.js:6\) \(V8 inlined it into its caller `\(anonymous\)` \(server\.js:7\), which the heap profile shows instead\)/,
+  );
   assert.equal(f.evidence.inlinedInto, '(anonymous) server.js:7');
   // Two app callees: the retainer itself is named, they are listed.
-  const two = syntheticCpuProfile([
-    { name: '(anonymous)', file: 'server.js', line: 7, share: 0.05 },
-    { name: 'recordRequest', file: 'lib/request-log.js', line: 6, share: 0.1, calledBy: '(anonymous)' },
-    { name: 'audit', file: 'lib/audit.js', line: 2, share: 0.05, calledBy: '(anonymous)' },
-  ], { cwd });
+  const two = syntheticCpuProfile(
+    [
+      { name: '(anonymous)', file: 'server.js', line: 7, share: 0.05 },
+      { name: 'recordRequest', file: 'lib/request-log.js', line: 6, share: 0.1, calledBy: '(anonymous)' },
+      { name: 'audit', file: 'lib/audit.js', line: 2, share: 0.05, calledBy: '(anonymous)' },
+    ],
+    { cwd },
+  );
   const [g] = memoryLeak(leakingRun([allocations, retained, two]));
   assert.equal(g.culprit?.function, '(anonymous)');
-  assert.match(g.summary, /`\(anonymous\)` \(server\.js:7\) calls `recordRequest` \(lib\/request-log\.js:6\), `audit` \(lib\/audit\.js:2\): what V8 inlined into it shows as its own\./);
+  assert.match(
+    g.summary,
+    /`\(anonymous\)` \(server\.js:7\) calls `recordRequest` \(lib\/request-log\.js:6\), `audit` \(lib\/audit\.js:2\): what V8 inlined into it shows as its own\./,
+  );
 });
 
 test('memory leak: when nothing app-side can be credited with what stayed alive, the finding says who keeps it cannot be known', () => {
-  const orphan = syntheticHeapProfile([
-    { name: 'processTicksAndRejections', file: 'node:internal/process/task_queues', line: 67, bytes: 0, callees: [
-      { name: 'onHeaders', file: 'node_modules/some-lib/index.js', line: 10, bytes: 12e6 },
-      { name: 'cacheTiny', file: 'lib/cache.js', line: 3, bytes: 0.5e6 },
-    ] },
-    { name: '(V8 API)', file: '', line: 0, bytes: 6e6 },
-  ], { cwd, kind: 'heap-retained' });
+  const orphan = syntheticHeapProfile(
+    [
+      {
+        name: 'processTicksAndRejections',
+        file: 'node:internal/process/task_queues',
+        line: 67,
+        bytes: 0,
+        callees: [
+          { name: 'onHeaders', file: 'node_modules/some-lib/index.js', line: 10, bytes: 12e6 },
+          { name: 'cacheTiny', file: 'lib/cache.js', line: 3, bytes: 0.5e6 },
+        ],
+      },
+      { name: '(V8 API)', file: '', line: 0, bytes: 6e6 },
+    ],
+    { cwd, kind: 'heap-retained' },
+  );
   const [f] = memoryLeak(leakingRun([allocations, orphan]));
   assert.equal(f.code, 'HOTPATH_MEMORY_LEAK');
   assert.equal(f.culprit, undefined, 'cacheTiny holds 3 %');
-  assert.match(f.summary, /no app function holds 10 %\. 97 % were made with no app code on the stack \(by `onHeaders` \(some-lib\/index\.js:10\), V8's `\(V8 API\)`\) and no app code that keeps objects ran with them: who keeps those cannot be known from the profile\./);
+  assert.match(
+    f.summary,
+    /no app function holds 10 %\. 97 % were made with no app code on the stack \(by `onHeaders` \(some-lib\/index\.js:10\), V8's `\(V8 API\)`\) and no app code that keeps objects ran with them: who keeps those cannot be known from the profile\./,
+  );
 });
 
 test('memory leak: the top-level code of a module loaded again during the load is charged to the code that loads it', () => {
-  const reload = syntheticHeapProfile([{ name: 'loadTemplates', file: 'lib/view.js', line: 3, bytes: 1e6, callees: [
-    { name: 'Module._load', file: 'node:internal/modules/cjs/loader', line: 1003, bytes: 0, callees: [
-      { name: '(anonymous)', file: 'lib/templates.js', line: 1, bytes: 30e6 },
-    ] },
-  ] }], { cwd, kind: 'heap-retained' });
+  const reload = syntheticHeapProfile(
+    [
+      {
+        name: 'loadTemplates',
+        file: 'lib/view.js',
+        line: 3,
+        bytes: 1e6,
+        callees: [
+          {
+            name: 'Module._load',
+            file: 'node:internal/modules/cjs/loader',
+            line: 1003,
+            bytes: 0,
+            callees: [{ name: '(anonymous)', file: 'lib/templates.js', line: 1, bytes: 30e6 }],
+          },
+        ],
+      },
+    ],
+    { cwd, kind: 'heap-retained' },
+  );
   const [f] = memoryLeak(leakingRun([allocations, reload]));
   assert.deepEqual([f.culprit?.function, f.culprit?.file], ['loadTemplates', 'lib/view.js']);
-  assert.match(f.summary, /100 % were allocated by the top-level code of lib\/templates\.js, loaded again and again during the load \(a module required per request, or deleted from require\.cache\) by `loadTemplates` \(lib\/view\.js:3\)\./);
+  assert.match(
+    f.summary,
+    /100 % were allocated by the top-level code of lib\/templates\.js, loaded again and again during the load \(a module required per request, or deleted from require\.cache\) by `loadTemplates` \(lib\/view\.js:3\)\./,
+  );
 });

@@ -8,9 +8,19 @@ import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
 
 const cwd = '/srv/app';
 /** The main thread: mostly idle, submitting pbkdf2 jobs from hashPassword. */
-const pool = () => syntheticCpuProfile([
-  { name: 'hashPassword', file: 'lib/auth.js', line: 7, share: 0.01, callee: { name: 'pbkdf2', file: 'node:internal/crypto/pbkdf2', share: 0.01 } },
-], { cwd, idleShare: 0.96 });
+const pool = () =>
+  syntheticCpuProfile(
+    [
+      {
+        name: 'hashPassword',
+        file: 'lib/auth.js',
+        line: 7,
+        share: 0.01,
+        callee: { name: 'pbkdf2', file: 'node:internal/crypto/pbkdf2', share: 0.01 },
+      },
+    ],
+    { cwd, idleShare: 0.96 },
+  );
 
 for (const noise of NOISE_LEVELS) {
   test(`off-loop CPU: a saturated thread pool behind an idle loop is named with the submitting function (noise ${noise})`, () => {
@@ -28,7 +38,7 @@ for (const noise of NOISE_LEVELS) {
   });
 }
 
-test('off-loop CPU: quiet when the process CPU is the loop\'s own; without the hand-over in the profile, no API or culprit is claimed', () => {
+test("off-loop CPU: quiet when the process CPU is the loop's own; without the hand-over in the profile, no API or culprit is claimed", () => {
   // A slow upstream: idle loop, idle process.
   assert.deepEqual(offLoopCpu(syntheticRun({ cwd, rps: 60, elu: 0.04, cores: 0.05, latencyMs: 300, profiles: [pool()] })), []);
   // Busy cores but no thread-pool or Worker call sampled: the finding, without naming an API.
@@ -43,9 +53,18 @@ test('off-loop CPU: quiet when the process CPU is the loop\'s own; without the h
 });
 
 test('off-loop CPU: a Worker created per request is named as such', () => {
-  const workers = syntheticCpuProfile([
-    { name: 'computeInWorker', file: 'lib/render.js', line: 9, share: 0.05, callee: { name: 'Worker', file: 'node:internal/worker', share: 0.1 } },
-  ], { cwd, idleShare: 0.6 });
+  const workers = syntheticCpuProfile(
+    [
+      {
+        name: 'computeInWorker',
+        file: 'lib/render.js',
+        line: 9,
+        share: 0.05,
+        callee: { name: 'Worker', file: 'node:internal/worker', share: 0.1 },
+      },
+    ],
+    { cwd, idleShare: 0.6 },
+  );
   const [f] = offLoopCpu(syntheticRun({ cwd, rps: 50, elu: 0.4, cores: 1.9, latencyMs: 350, profiles: [workers] }));
   assert.ok(f);
   assert.equal(f.evidence.api, 'new Worker()');

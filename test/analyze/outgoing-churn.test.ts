@@ -9,7 +9,12 @@ const executor = { function: '(anonymous)', file: '/srv/app/pricing.js', line: 6
 const fetchPrice = { function: 'fetchPrice', file: '/srv/app/pricing.js', line: 5, column: 10 };
 const handler = { function: 'handler', file: '/srv/app/server.js', line: 20, column: 3 };
 const call = (newConnectionShare: number | undefined, origin = 'https://pricing.internal:8443', api = 'http') => ({
-  api, origin, perRequest: 1, msEach: 4, site: executor, stack: [executor, fetchPrice, handler],
+  api,
+  origin,
+  perRequest: 1,
+  msEach: 4,
+  site: executor,
+  stack: [executor, fetchPrice, handler],
   ...(newConnectionShare !== undefined ? { newConnectionShare } : {}),
 });
 
@@ -67,12 +72,18 @@ test('calls to an in-process service on another port are taken off the figures o
   const scoped = withInProcessService(syntheticRun({ seed: 2, connectionsPerRequest: 0.5, outgoing: [calls] }), true);
   const [churn] = connectionChurn(scoped);
   assert.ok(churn, 'inbound churn is not hidden by calls that are not in the figures');
-  assert.equal(churn.evidence.requests, scoped.threads[0].samples.reduce((n, s) => n + (s.http?.finished ?? 0), 0));
+  assert.equal(
+    churn.evidence.requests,
+    scoped.threads[0].samples.reduce((n, s) => n + (s.http?.finished ?? 0), 0),
+  );
   assert.ok(Math.abs((outgoingChurn(scoped)[0].evidence.callsPerRequest as number) - 0.5) < 0.05);
 });
 
 test('calls to the driven port itself are still taken off when the agent counted the driven server alone', () => {
-  const run = withInProcessService(syntheticRun({ seed: 2, connectionsPerRequest: 0.5, outgoing: [{ ...call(1, 'http://127.0.0.1:3000'), perRequest: 0.5 }] }), true);
+  const run = withInProcessService(
+    syntheticRun({ seed: 2, connectionsPerRequest: 0.5, outgoing: [{ ...call(1, 'http://127.0.0.1:3000'), perRequest: 0.5 }] }),
+    true,
+  );
   assert.deepEqual(connectionChurn(run), []);
   assert.ok(Math.abs((outgoingChurn(run)[0].evidence.callsPerRequest as number) - 1) < 0.05);
 });

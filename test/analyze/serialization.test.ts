@@ -12,10 +12,13 @@ const cwd = '/srv/app';
 
 for (const noise of NOISE_LEVELS) {
   test(`serialization: JSON.stringify at 45 % of CPU names the caller (noise ${noise})`, () => {
-    const cpu = syntheticCpuProfile([
-      { name: 'sendReport', file: 'api.js', line: 30, share: 0.05, callee: { name: 'JSON.stringify', file: '', share: 0.45 } },
-      { name: 'auth', file: 'api.js', line: 5, share: 0.1 },
-    ], { cwd });
+    const cpu = syntheticCpuProfile(
+      [
+        { name: 'sendReport', file: 'api.js', line: 30, share: 0.05, callee: { name: 'JSON.stringify', file: '', share: 0.45 } },
+        { name: 'auth', file: 'api.js', line: 5, share: 0.1 },
+      ],
+      { cwd },
+    );
     for (const seed of SEEDS) {
       const [f] = serialization(syntheticRun({ seed, noise, cwd, elu: 0.95, profiles: [cpu] }));
       assert.ok(f);
@@ -26,17 +29,19 @@ for (const noise of NOISE_LEVELS) {
   });
 
   test(`serialization: a little JSON in a busy server is fine (noise ${noise})`, () => {
-    const cpu = syntheticCpuProfile([
-      { name: 'handler', file: 'api.js', line: 3, share: 0.3, callee: { name: 'JSON.stringify', file: '', share: 0.05 } },
-    ], { cwd });
+    const cpu = syntheticCpuProfile(
+      [{ name: 'handler', file: 'api.js', line: 3, share: 0.3, callee: { name: 'JSON.stringify', file: '', share: 0.05 } }],
+      { cwd },
+    );
     for (const seed of SEEDS) assert.deepEqual(serialization(syntheticRun({ seed, noise, cwd, elu: 0.95, profiles: [cpu] })), []);
   });
 }
 
 test('serialization: mostly JSON.parse gets the parse-once advice, not the stringify one', () => {
-  const cpu = syntheticCpuProfile([
-    { name: 'validateOrder', file: 'lib/validate.js', line: 14, share: 0.05, callee: { name: 'JSON.parse', file: '', share: 0.6 } },
-  ], { cwd });
+  const cpu = syntheticCpuProfile(
+    [{ name: 'validateOrder', file: 'lib/validate.js', line: 14, share: 0.05, callee: { name: 'JSON.parse', file: '', share: 0.6 } }],
+    { cwd },
+  );
   const [f] = serialization(syntheticRun({ cwd, elu: 0.95, profiles: [cpu] }));
   assert.equal(f.culprit?.function, 'validateOrder');
   assert.equal(f.evidence.mostlyParse, true);
@@ -48,13 +53,19 @@ test('serialization: JSON.parse run by a body parser with no app code on the sta
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-serialization-'));
   try {
     mkdirSync(join(dir, 'node_modules', 'body-parser', 'lib', 'types'), { recursive: true });
-    writeFileSync(join(dir, 'node_modules', 'body-parser', 'lib', 'types', 'json.js'), 'function parse (body) {\n  return JSON.parse(body, reviver)\n}\n');
+    writeFileSync(
+      join(dir, 'node_modules', 'body-parser', 'lib', 'types', 'json.js'),
+      'function parse (body) {\n  return JSON.parse(body, reviver)\n}\n',
+    );
     writeFileSync(join(dir, 'handler.js'), 'function ingest(req, res) {\n  res.json(JSON.parse(req.query.meta))\n}\n');
-    const cpu = syntheticCpuProfile([
-      { name: 'parse', file: 'node_modules/body-parser/lib/types/json.js', line: 1, share: 0.6, hotLine: 2 },
-      // A little JSON of the app's own: not the culprit of the body parser's.
-      { name: 'ingest', file: 'handler.js', line: 1, share: 0.05, hotLine: 2 },
-    ], { cwd: dir });
+    const cpu = syntheticCpuProfile(
+      [
+        { name: 'parse', file: 'node_modules/body-parser/lib/types/json.js', line: 1, share: 0.6, hotLine: 2 },
+        // A little JSON of the app's own: not the culprit of the body parser's.
+        { name: 'ingest', file: 'handler.js', line: 1, share: 0.05, hotLine: 2 },
+      ],
+      { cwd: dir },
+    );
     const [f] = serialization(syntheticRun({ cwd: dir, elu: 0.95, rps: 12, profiles: [cpu], requestBytes: 3 * 1024 * 1024 }));
     assert.equal(f.culprit, undefined);
     assert.equal(f.evidence.noAppCode, true);

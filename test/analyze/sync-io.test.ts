@@ -9,7 +9,13 @@ const site = { function: 'login', file: '/srv/app/app.js', line: 14, column: 20 
 for (const noise of NOISE_LEVELS) {
   test(`sync-io: pbkdf2Sync on every request is critical with the calling handler (noise ${noise})`, () => {
     for (const seed of SEEDS) {
-      const run = syntheticRun({ seed, noise, rps: 100, elu: 0.99, syncCalls: [{ api: 'crypto.pbkdf2Sync', perRequest: 1, msEach: 9, site }] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        rps: 100,
+        elu: 0.99,
+        syncCalls: [{ api: 'crypto.pbkdf2Sync', perRequest: 1, msEach: 9, site }],
+      });
       const [f] = syncIo(run);
       assert.ok(f, `seed ${seed}`);
       assert.equal(f.category, 'sync-io');
@@ -38,7 +44,11 @@ test('sync-io: calls made before the load window do not count', () => {
 
 test('sync-io: console.log to a file is named as writes to stdout, timed in µs, with logging advice', () => {
   const log = { function: 'logRequest', file: '/srv/app/lib/log.js', line: 4, column: 11 };
-  const run = syntheticRun({ seed: 3, rps: 15_000, syncCalls: [{ api: 'fs.writeSync (stdout)', perRequest: 1, msEach: 0.003, site: log }] });
+  const run = syntheticRun({
+    seed: 3,
+    rps: 15_000,
+    syncCalls: [{ api: 'fs.writeSync (stdout)', perRequest: 1, msEach: 0.003, site: log }],
+  });
   const [f] = syncIo(run);
   assert.ok(f);
   assert.equal(f.title, 'Synchronous writes to stdout block the event loop on the request path');
@@ -52,7 +62,11 @@ test('sync-io: writes a logger library makes synchronously name the app function
   const boom = { function: 'actualWrite', file: '/srv/app/node_modules/sonic-boom/index.js', line: 645, column: 18 };
   const pinoWrite = { function: 'write', file: '/srv/app/node_modules/pino/lib/proto.js', line: 214, column: 10 };
   const submit = { function: 'submitOrder', file: '/srv/app/lib/orders.js', line: 10, column: 7 };
-  const run = syntheticRun({ rps: 400, elu: 0.9, syncCalls: [{ api: 'fs.writeSync', perRequest: 1, msEach: 0.4, site: boom, stack: [boom, pinoWrite, submit] }] });
+  const run = syntheticRun({
+    rps: 400,
+    elu: 0.9,
+    syncCalls: [{ api: 'fs.writeSync', perRequest: 1, msEach: 0.4, site: boom, stack: [boom, pinoWrite, submit] }],
+  });
   const [f] = syncIo(run);
   assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['submitOrder', 'lib/orders.js', 10]);
   assert.equal(f.evidence.via, 'sonic-boom');
@@ -68,19 +82,37 @@ test('sync-io: file reads made by require() on an app line are a module reloaded
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-sync-require-'));
   try {
     mkdirSync(join(dir, 'lib'));
-    writeFileSync(join(dir, 'lib', 'plans.js'), [
-      "'use strict';", 'function loadPlans() {', '  delete require.cache[require.resolve(PLANS)];', '  return require(PLANS);', '}',
-      'function readPrices() {', "  return JSON.parse(fs.readFileSync(PRICES, 'utf8'));", '}',
-    ].join('\n'));
+    writeFileSync(
+      join(dir, 'lib', 'plans.js'),
+      [
+        "'use strict';",
+        'function loadPlans() {',
+        '  delete require.cache[require.resolve(PLANS)];',
+        '  return require(PLANS);',
+        '}',
+        'function readPrices() {',
+        "  return JSON.parse(fs.readFileSync(PRICES, 'utf8'));",
+        '}',
+      ].join('\n'),
+    );
     const reloadSite = { function: 'loadPlans', file: join(dir, 'lib', 'plans.js'), line: 4, column: 10 };
-    const [f] = syncIo(syntheticRun({ cwd: dir, rps: 900, elu: 0.99, syncCalls: [{ api: 'fs.readFileSync', perRequest: 1, msEach: 0.3, site: reloadSite }] }));
+    const [f] = syncIo(
+      syntheticRun({
+        cwd: dir,
+        rps: 900,
+        elu: 0.99,
+        syncCalls: [{ api: 'fs.readFileSync', perRequest: 1, msEach: 0.3, site: reloadSite }],
+      }),
+    );
     assert.equal(f.evidence.reloadsModule, true);
     assert.equal(f.title, 'require() reloads a module on the request path, blocking the event loop');
     assert.match(f.summary, /The reads are `require\(\)`'s/);
     assert.match(f.recommendation, /require\.cache/);
     assert.doesNotMatch(f.recommendation, /Use `fs\.promises`/);
     const readSite = { ...reloadSite, function: 'readPrices', line: 7 };
-    const [g] = syncIo(syntheticRun({ cwd: dir, rps: 900, elu: 0.99, syncCalls: [{ api: 'fs.readFileSync', perRequest: 1, msEach: 0.3, site: readSite }] }));
+    const [g] = syncIo(
+      syntheticRun({ cwd: dir, rps: 900, elu: 0.99, syncCalls: [{ api: 'fs.readFileSync', perRequest: 1, msEach: 0.3, site: readSite }] }),
+    );
     assert.equal(g.evidence.reloadsModule, undefined);
     assert.match(g.recommendation, /fs\.promises/);
   } finally {

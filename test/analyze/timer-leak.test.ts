@@ -30,7 +30,12 @@ for (const noise of NOISE_LEVELS) {
   test(`timer leak: a 30 min expiry timeout per session is told as a TTL, with sweep advice, critical by its count (noise ${noise})`, () => {
     for (const seed of SEEDS) {
       // 2,000 req/s for the run: tens of thousands pending, none fired or cleared.
-      const run = syntheticRun({ seed, noise, rps: 2000, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, delayMs: 30 * 60_000, site }] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        rps: 2000,
+        timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, delayMs: 30 * 60_000, site }],
+      });
       const [f] = timerLeak(run);
       assert.ok(f, `seed ${seed}`);
       assert.equal(f.severity, 'critical');
@@ -43,7 +48,12 @@ for (const noise of NOISE_LEVELS) {
 
   test(`timer leak: short per-request timeouts keep the clear-on-finish advice (noise ${noise})`, () => {
     for (const seed of SEEDS) {
-      const run = syntheticRun({ seed, noise, rps: 100, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, delayMs: 20_000, site }] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        rps: 100,
+        timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, delayMs: 20_000, site }],
+      });
       const [f] = timerLeak(run);
       assert.ok(f, `seed ${seed}`);
       assert.equal(f.severity, 'warning');
@@ -62,13 +72,29 @@ for (const noise of NOISE_LEVELS) {
     for (const seed of SEEDS) {
       // One loop per request, each re-arming once a second: a fifth or less of the timers pending.
       const run = syntheticRun({
-        seed, noise, rps: 500,
-        timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, delayMs: 1000, awaited: true, site: executor, stack: [executor, sleep, pollStatus] }],
+        seed,
+        noise,
+        rps: 500,
+        timerGrowth: [
+          {
+            kind: 'timeout',
+            perRequest: 1,
+            clearedShare: 0,
+            rearmPerSecond: 1,
+            delayMs: 1000,
+            awaited: true,
+            site: executor,
+            stack: [executor, sleep, pollStatus],
+          },
+        ],
       });
       const [f, ...rest] = timerLeak(run);
       assert.ok(f, `seed ${seed}`);
       assert.deepEqual(rest, []);
-      assert.ok(Number(f.evidence.pending) / Number(f.evidence.created) < 0.5, `${String(f.evidence.pending)} of ${String(f.evidence.created)}`);
+      assert.ok(
+        Number(f.evidence.pending) / Number(f.evidence.created) < 0.5,
+        `${String(f.evidence.pending)} of ${String(f.evidence.created)}`,
+      );
       assert.equal(f.evidence.rearmed, true);
       assert.equal(f.severity, 'warning');
       assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['pollStatus', 'lib/jobs.js', 17]);
@@ -76,7 +102,14 @@ for (const noise of NOISE_LEVELS) {
       assert.match(f.summary, /Awaited by `pollStatus` at lib\/jobs\.js:17 through `sleep`/);
       assert.match(f.recommendation, /exit/);
       // 10,000 loops: as many closures held.
-      const [big] = timerLeak(syntheticRun({ seed, noise, rps: 2000, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, site: pollStatus, promise: true }] }));
+      const [big] = timerLeak(
+        syntheticRun({
+          seed,
+          noise,
+          rps: 2000,
+          timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, site: pollStatus, promise: true }],
+        }),
+      );
       assert.equal(big?.severity, 'critical');
       assert.equal(big.culprit?.function, 'pollStatus');
       assert.match(big.title, /^timers\/promises setTimeout loops/);
@@ -87,7 +120,12 @@ for (const noise of NOISE_LEVELS) {
     for (const seed of SEEDS) {
       // 2,000 req/s, each with a 4.5 s timeout that runs out: about 9,000 pending from 4.5 s on, under half of those
       // created by the end, the count rising steadily (r > 0.8) until it levels off.
-      const run = syntheticRun({ seed, noise, rps: 2000, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firesAfterMs: 4500, delayMs: 4500, site }] });
+      const run = syntheticRun({
+        seed,
+        noise,
+        rps: 2000,
+        timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firesAfterMs: 4500, delayMs: 4500, site }],
+      });
       assert.deepEqual(timerLeak(run), []);
     }
   });
@@ -96,8 +134,21 @@ for (const noise of NOISE_LEVELS) {
     for (const seed of SEEDS) {
       // 500 loops pending at most while 300 requests are in flight: the requests' own waits.
       const run = syntheticRun({
-        seed, noise, rps: 50, inFlight: 300,
-        timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 5, awaited: true, site: executor, stack: [executor, sleep, pollStatus] }],
+        seed,
+        noise,
+        rps: 50,
+        inFlight: 300,
+        timerGrowth: [
+          {
+            kind: 'timeout',
+            perRequest: 1,
+            clearedShare: 0,
+            rearmPerSecond: 5,
+            awaited: true,
+            site: executor,
+            stack: [executor, sleep, pollStatus],
+          },
+        ],
       });
       assert.deepEqual(timerLeak(run), []);
     }
@@ -107,7 +158,11 @@ for (const noise of NOISE_LEVELS) {
 test('timer leak: timeouts that piled up only because the loop lagged behind them drain once the load is over; leaked ones do not', () => {
   // One timeout per request, a fifth of them fired by the end of the load (the loop lagging), the
   // count climbing with the requests: a leak by every rule, until the report after the load.
-  const lagging = syntheticRun({ seed: 1, rps: 1000, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 0.2, delayMs: 500, site }] });
+  const lagging = syntheticRun({
+    seed: 1,
+    rps: 1000,
+    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 0.2, delayMs: 500, site }],
+  });
   assert.equal(timerLeak(lagging).length, 1, 'during the load it reads as a leak');
   const after = (run: typeof lagging, pendingShare: number) => {
     const thread = run.threads[0];
@@ -122,15 +177,38 @@ test('timer leak: timeouts that piled up only because the loop lagged behind the
   };
   assert.deepEqual(timerLeak(after(lagging, 0.3)), [], 'drained to 30 % of its peak half a second later: late, not leaked');
   // The re-arm loops of a leak go on after the load: still found.
-  const rearm = syntheticRun({ seed: 1, rps: 500, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, delayMs: 1000, awaited: true, site: executor, stack: [executor, sleep, pollStatus] }] });
+  const rearm = syntheticRun({
+    seed: 1,
+    rps: 500,
+    timerGrowth: [
+      {
+        kind: 'timeout',
+        perRequest: 1,
+        clearedShare: 0,
+        rearmPerSecond: 1,
+        delayMs: 1000,
+        awaited: true,
+        site: executor,
+        stack: [executor, sleep, pollStatus],
+      },
+    ],
+  });
   assert.equal(timerLeak(after(rearm, 1))[0]?.culprit?.function, 'pollStatus');
 });
 
-test('timer leak: an awaited sleep from a library is the app caller\'s; a library\'s own timers name nobody', () => {
+test("timer leak: an awaited sleep from a library is the app caller's; a library's own timers name nobody", () => {
   const lib = { function: 'delay', file: '/srv/app/node_modules/delay/index.js', line: 5, column: 3 };
-  const awaited = syntheticRun({ rps: 1000, timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, awaited: true, site: lib, stack: [lib, pollStatus, createJob] }] });
+  const awaited = syntheticRun({
+    rps: 1000,
+    timerGrowth: [
+      { kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 1, awaited: true, site: lib, stack: [lib, pollStatus, createJob] },
+    ],
+  });
   assert.equal(timerLeak(awaited)[0]?.culprit?.function, 'pollStatus');
-  const own = syntheticRun({ rps: 1000, timerGrowth: [{ kind: 'interval', perRequest: 1, clearedShare: 0, site: lib, stack: [lib, pollStatus] }] });
+  const own = syntheticRun({
+    rps: 1000,
+    timerGrowth: [{ kind: 'interval', perRequest: 1, clearedShare: 0, site: lib, stack: [lib, pollStatus] }],
+  });
   const [f] = timerLeak(own);
   assert.ok(f);
   assert.equal(f.culprit, undefined);

@@ -47,7 +47,14 @@ test('unanswered: timeouts at the tail of a slow server are slowness, not hangin
 });
 
 test('unanswered: before any times out, every connection stuck on a hung request stops the responses while the loop idles', () => {
-  const run = syntheticRun({ seed: 1, durationS: 8, rps: (p) => (p < 0.3 ? 800 : 0), elu: (p) => (p < 0.3 ? 0.6 : 0.62), cores: (p) => (p < 0.3 ? 0.6 : 0.02), latencyMs: 1 });
+  const run = syntheticRun({
+    seed: 1,
+    durationS: 8,
+    rps: (p) => (p < 0.3 ? 800 : 0),
+    elu: (p) => (p < 0.3 ? 0.6 : 0.62),
+    cores: (p) => (p < 0.3 ? 0.6 : 0.02),
+    latencyMs: 1,
+  });
   run.load!.requests = { ...run.load!.requests, inFlightAtEnd: run.load!.options.connections };
   const [f] = unansweredRequests(run);
   assert.ok(f, JSON.stringify(run.load!.timeline.map((p) => p.requests)));
@@ -72,7 +79,10 @@ test('unanswered: hung requests the run ended on before they stopped the respons
   };
   const [f] = unansweredRequests(run(4200));
   assert.equal(f?.severity, 'critical');
-  assert.deepEqual([f.evidence.waitingAtEnd, f.evidence.oldestWaitMs, f.evidence.unansweredRoute], [run(4200).load!.options.connections, 4200, 'GET /']);
+  assert.deepEqual(
+    [f.evidence.waitingAtEnd, f.evidence.oldestWaitMs, f.evidence.unansweredRoute],
+    [run(4200).load!.options.connections, 4200, 'GET /'],
+  );
   assert.match(f.summary, /the oldest request for 4\.2 s, \d+ times the answered requests' p99/);
   // Requests cut by the load's end after a few ms are no hang; nor is a wait on a loop still busy at the end (a block).
   assert.deepEqual(unansweredRequests(run(40)), []);
@@ -82,8 +92,26 @@ test('unanswered: hung requests the run ended on before they stopped the respons
 test('unanswered: hung requests waiting on outgoing calls that never end name the calling function, and sockets held by unread responses', () => {
   const checkStock = { function: 'checkStock', file: '/srv/app/lib/inventory.js', line: 8, column: 5 };
   const make = (queuedShare: number | undefined) => {
-    const run = syntheticRun({ seed: 1, cwd: '/srv/app', durationS: 8, rps: (p) => (p < 0.3 ? 800 : 0), elu: (p) => (p < 0.3 ? 0.6 : 0.62), cores: (p) => (p < 0.3 ? 0.6 : 0.02), latencyMs: 1,
-      outgoing: [{ api: 'http', origin: '127.0.0.1:4100', perRequest: 1, msEach: 2, site: checkStock, maxSockets: 10, ...(queuedShare !== undefined ? { queuedShare } : {}) }] });
+    const run = syntheticRun({
+      seed: 1,
+      cwd: '/srv/app',
+      durationS: 8,
+      rps: (p) => (p < 0.3 ? 800 : 0),
+      elu: (p) => (p < 0.3 ? 0.6 : 0.62),
+      cores: (p) => (p < 0.3 ? 0.6 : 0.02),
+      latencyMs: 1,
+      outgoing: [
+        {
+          api: 'http',
+          origin: '127.0.0.1:4100',
+          perRequest: 1,
+          msEach: 2,
+          site: checkStock,
+          maxSockets: 10,
+          ...(queuedShare !== undefined ? { queuedShare } : {}),
+        },
+      ],
+    });
     const connections = run.load!.options.connections;
     run.load!.requests = { ...run.load!.requests, inFlightAtEnd: connections };
     // The last report: as many calls as hung requests started and never answered.
@@ -109,7 +137,13 @@ test('unanswered: hung requests waiting on outgoing calls that never end name th
 /** A CPU profile of the target thread: `(anonymous)` (server.js:9) calling handlePing (lib/ping.js:3), plus express's own code. */
 function routeProfile(cwd: string): ProfileRef {
   const url = (f: string) => pathToFileURL(join(cwd, f)).href;
-  const frame = (functionName: string, scriptId: string, u: string, line: number, column: number) => ({ functionName, scriptId, url: u, lineNumber: line - 1, columnNumber: column - 1 });
+  const frame = (functionName: string, scriptId: string, u: string, line: number, column: number) => ({
+    functionName,
+    scriptId,
+    url: u,
+    lineNumber: line - 1,
+    columnNumber: column - 1,
+  });
   const nodes = [
     { id: 1, callFrame: frame('(root)', '0', '', 0, 0), hitCount: 0, children: [2, 5] },
     { id: 2, callFrame: frame('emit', '3', 'node:events', 500, 1), hitCount: 1, children: [3] },
@@ -119,13 +153,25 @@ function routeProfile(cwd: string): ProfileRef {
   ];
   const samples = nodes.flatMap((n) => Array.from({ length: n.hitCount }, () => n.id));
   const path = join(mkdtempSync(join(tmpdir(), 'hotpath-unanswered-')), 'cpu-4242-0.cpuprofile');
-  writeFileSync(path, JSON.stringify({ nodes, startTime: 1e9, endTime: 1e9 + samples.length * 1000, samples, timeDeltas: samples.map(() => 1000) }));
+  writeFileSync(
+    path,
+    JSON.stringify({ nodes, startTime: 1e9, endTime: 1e9 + samples.length * 1000, samples, timeDeltas: samples.map(() => 1000) }),
+  );
   return { kind: 'cpu', pid: 4242, threadId: 0, path, start: SYNTHETIC_START, end: SYNTHETIC_START + 10_000 };
 }
 
 /** A stuck closed-model run whose last sample carries the agent's unanswered routes. */
 function stuckWith(routes: UnansweredRoute[], profiles: ProfileRef[] = []): RunData {
-  const run = syntheticRun({ seed: 1, cwd: '/srv/app', durationS: 8, rps: (p) => (p < 0.3 ? 800 : 0), elu: 0.6, cores: (p) => (p < 0.3 ? 0.6 : 0.02), latencyMs: 1, profiles });
+  const run = syntheticRun({
+    seed: 1,
+    cwd: '/srv/app',
+    durationS: 8,
+    rps: (p) => (p < 0.3 ? 800 : 0),
+    elu: 0.6,
+    cores: (p) => (p < 0.3 ? 0.6 : 0.02),
+    latencyMs: 1,
+    profiles,
+  });
   run.load!.requests = { ...run.load!.requests, inFlightAtEnd: run.load!.options.connections };
   run.threads[0].samples.at(-1)!.unanswered = routes;
   return run;
@@ -134,33 +180,61 @@ function stuckWith(routes: UnansweredRoute[], profiles: ProfileRef[] = []): RunD
 test('unanswered: the route the hung requests took and its handler, located through the CPU profile of the same thread', () => {
   const cwd = '/srv/app';
   const profile = routeProfile(cwd);
-  const [f] = unansweredRequests(stuckWith([
-    { method: 'GET', route: '/invoices/:id', pattern: true, count: 18, oldestMs: 4800, handler: { name: 'showInvoice', scriptId: '41', line: 3, column: 20 } },
-    { method: 'GET', route: '/health', pattern: true, count: 2 },
-  ], [profile]));
+  const [f] = unansweredRequests(
+    stuckWith(
+      [
+        {
+          method: 'GET',
+          route: '/invoices/:id',
+          pattern: true,
+          count: 18,
+          oldestMs: 4800,
+          handler: { name: 'showInvoice', scriptId: '41', line: 3, column: 20 },
+        },
+        { method: 'GET', route: '/health', pattern: true, count: 2 },
+      ],
+      [profile],
+    ),
+  );
   assert.equal(f.category, 'unanswered-requests');
   // scriptId 41 is lib/ping.js in this profile: the file comes from the profile, the name from the agent.
   assert.deepEqual(f.culprit, { function: 'showInvoice', file: 'lib/ping.js', line: 3, column: 20 });
   assert.equal(f.evidence.unansweredRoute, 'GET /invoices/:id');
   assert.equal(f.evidence.routeUnanswered, 18);
   assert.equal(f.evidence.unansweredSeen, 20);
-  assert.match(f.summary, /18 of the 20 requests the server left waiting were `GET \/invoices\/:id` \(a route of the app's router\), last handled by its handler showInvoice \(lib\/ping\.js:3\)/);
+  assert.match(
+    f.summary,
+    /18 of the 20 requests the server left waiting were `GET \/invoices\/:id` \(a route of the app's router\), last handled by its handler showInvoice \(lib\/ping\.js:3\)/,
+  );
 });
 
 test('unanswered: an anonymous request listener that hands every request to one app function names that function', () => {
-  const [f] = unansweredRequests(stuckWith([
-    { method: 'GET', route: '/', count: 20, listener: true, handler: { name: '', scriptId: '40', line: 9, column: 19 } },
-  ], [routeProfile('/srv/app')]));
+  const [f] = unansweredRequests(
+    stuckWith(
+      [{ method: 'GET', route: '/', count: 20, listener: true, handler: { name: '', scriptId: '40', line: 9, column: 19 } }],
+      [routeProfile('/srv/app')],
+    ),
+  );
   assert.deepEqual(f.culprit, { function: 'handlePing', file: 'lib/ping.js', line: 3, column: 20 });
   assert.equal(f.evidence.calledFrom, '(anonymous) (server.js:9)');
-  assert.match(f.summary, /taken by the server's request listener \(anonymous\) \(server\.js:9\) and handed to handlePing \(lib\/ping\.js:3\)/);
+  assert.match(
+    f.summary,
+    /taken by the server's request listener \(anonymous\) \(server\.js:9\) and handed to handlePing \(lib\/ping\.js:3\)/,
+  );
 });
 
 test('unanswered: without a profile, or with a handler in node_modules, the route is named and no culprit invented', () => {
-  const [f] = unansweredRequests(stuckWith([{ method: 'POST', route: '/upload', count: 20, handler: { name: 'upload', scriptId: '41', line: 3, column: 1 } }]));
+  const [f] = unansweredRequests(
+    stuckWith([{ method: 'POST', route: '/upload', count: 20, handler: { name: 'upload', scriptId: '41', line: 3, column: 1 } }]),
+  );
   assert.equal(f.culprit, undefined);
   assert.equal(f.evidence.unansweredRoute, 'POST /upload');
   assert.match(f.summary, /were `POST \/upload`, last handled by `upload`/);
-  const [g] = unansweredRequests(stuckWith([{ method: 'GET', route: '/', count: 20, handler: { name: 'handle', scriptId: '3', line: 500, column: 1 } }], [routeProfile('/srv/app')]));
+  const [g] = unansweredRequests(
+    stuckWith(
+      [{ method: 'GET', route: '/', count: 20, handler: { name: 'handle', scriptId: '3', line: 500, column: 1 } }],
+      [routeProfile('/srv/app')],
+    ),
+  );
   assert.equal(g.culprit, undefined, 'node:events is no app code');
 });

@@ -17,7 +17,11 @@ test('budgets read latency in ms, s or us, throughput, errors and finding severi
 
 test('a budget that cannot be read is HOTPATH_ERR_BUDGET, a usage error', () => {
   for (const bad of ['p99<', 'p99<50%', 'rps>10ms', 'latency<5ms', 'fast please', 'errors<5ms']) {
-    assert.throws(() => parseBudget(bad), (e: { code?: string; showUsage?: boolean }) => e.code === 'HOTPATH_ERR_BUDGET' && e.showUsage === true, bad);
+    assert.throws(
+      () => parseBudget(bad),
+      (e: { code?: string; showUsage?: boolean }) => e.code === 'HOTPATH_ERR_BUDGET' && e.showUsage === true,
+      bad,
+    );
   }
   for (const bad of ['five', '100%', '-3%']) assert.throws(() => parseMaxRegression(bad), { code: 'HOTPATH_ERR_BUDGET' });
   assert.throws(() => readBudgets({ maxRegression: '5%' }), { code: 'HOTPATH_ERR_BUDGET' });

@@ -28,7 +28,12 @@ test('demo: the run argv ends with the server command after --', () => {
 
 test('demo: an unknown example is a usage error naming the choices', async () => {
   let err = '';
-  const sink = new Writable({ write(chunk, _enc, cb) { err += String(chunk); cb(); } });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      err += String(chunk);
+      cb();
+    },
+  });
   const io: CliIO = { stdout: sink, stderr: sink, env: {}, cwd: process.cwd(), color: false, interactive: false };
   const code = await runCli(['demo', '--example', 'nope'], io, [demoCommand]);
   assert.equal(code, 2);
@@ -38,7 +43,12 @@ test('demo: an unknown example is a usage error naming the choices', async () =>
 
 test('demo: the example can be named without --example, and two different names are a usage error', async () => {
   let err = '';
-  const sink = new Writable({ write(chunk, _enc, cb) { err += String(chunk); cb(); } });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      err += String(chunk);
+      cb();
+    },
+  });
   const io: CliIO = { stdout: sink, stderr: sink, env: {}, cwd: process.cwd(), color: false, interactive: false };
   assert.equal(await runCli(['demo', 'nope'], io, [demoCommand]), 2);
   assert.match(err, /--example must be one of .*allocation-churn.*; got "nope"/);

@@ -52,7 +52,12 @@ test('example deps: an install that cannot run is HOTPATH_ERR_DEMO_SETUP, says w
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ dependencies: { 'hotpath-no-such-package': '1.0.0' } }));
   writeFileSync(join(dir, 'server.js'), '');
   let said = '';
-  const stderr = new Writable({ write(chunk, _enc, cb) { said += String(chunk); cb(); } });
+  const stderr = new Writable({
+    write(chunk, _enc, cb) {
+      said += String(chunk);
+      cb();
+    },
+  });
   const cache = join(tmp, 'cache');
   // No npm on PATH and no npm_execpath: npm cannot be started.
   const env = { XDG_CACHE_HOME: cache, PATH: join(tmp, 'no-bin') };

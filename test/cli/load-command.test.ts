@@ -12,14 +12,23 @@ const main = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'hotpath-load-cli-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 function cli(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [main, 'load', ...args], { timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [main, 'load', ...args],
+      { timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -119,11 +128,19 @@ async function rawServer(onData: 'ignore' | 'reset'): Promise<{ url: string; clo
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket)).on('error', () => {});
-    socket.on('data', () => { if (onData === 'reset') socket.resetAndDestroy(); });
+    socket.on('data', () => {
+      if (onData === 'reset') socket.resetAndDestroy();
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
-  return { url: `http://127.0.0.1:${port}/`, close: () => { for (const s of sockets) s.destroy(); server.close(); } };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
 }
 
 test('a run in which no request got a response exits 1 with NO_RESPONSES, after printing what it gathered', async () => {

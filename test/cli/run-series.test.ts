@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { baselineRerun } from '../../src/cli/commands/run-series.js';
 import type { RunData } from '../../src/run-dir/run-data.js';
 
-const base = (command: string[], cwd: string, target?: { url: string; pid?: number }) => ({ meta: { command, cwd, ...(target ? { target } : {}) } }) as unknown as RunData;
+const base = (command: string[], cwd: string, target?: { url: string; pid?: number }) =>
+  ({ meta: { command, cwd, ...(target ? { target } : {}) } }) as unknown as RunData;
 
 test('the baseline is re-run only when that measures other code: another directory or command, on this machine', () => {
   const here = process.cwd();

@@ -16,9 +16,17 @@ function tree(paths: [string[], number][]): CallTree {
     for (const spec of path) {
       const [, name, file, line, kind] = /^(.*)@(.*):(\d+)\/(.*)$/.exec(spec)!;
       const key = `${name}@${file}:${line}/${kind}`;
-      if (!frameIds.has(key)) { frameIds.set(key, frames.length); frames.push({ name, file, line: Number(line), column: 1, kind: kind as FrameKind }); }
+      if (!frameIds.has(key)) {
+        frameIds.set(key, frames.length);
+        frames.push({ name, file, line: Number(line), column: 1, kind: kind as FrameKind });
+      }
       const k = `${node}:${frameIds.get(key)}`;
-      if (!kids.has(k)) { kids.set(k, parent.length); parent.push(node); frame.push(frameIds.get(key)!); self.push(0); }
+      if (!kids.has(k)) {
+        kids.set(k, parent.length);
+        parent.push(node);
+        frame.push(frameIds.get(key)!);
+        self.push(0);
+      }
       node = kids.get(k)!;
     }
     self[node] += us;
@@ -52,8 +60,11 @@ test('diffTree merges both runs by call path (lines may move), per completed req
 });
 
 test('diffTree folds paths under the minimum share into their caller, keeping the totals whole', () => {
-  const tiny = 100_000 * DIFF_MIN_SHARE / 4;
-  const before = tree([[['main@app.js:1/app', 'work@app.js:5/app'], 100_000], [['main@app.js:1/app', 'blip@app.js:9/app'], tiny]]);
+  const tiny = (100_000 * DIFF_MIN_SHARE) / 4;
+  const before = tree([
+    [['main@app.js:1/app', 'work@app.js:5/app'], 100_000],
+    [['main@app.js:1/app', 'blip@app.js:9/app'], tiny],
+  ]);
   const after = tree([[['main@app.js:1/app', 'work@app.js:5/app'], 90_000]]);
   const d = diffTree(before, 1, after, 1);
   assert.deepEqual(find(d, 'blip'), []);

@@ -17,7 +17,9 @@ type Cost = NonNullable<NonNullable<Report['telemetry']>['agentCost']>;
 async function costOf(flags: string[]): Promise<{ cost: Cost | undefined; stderr: string; report: Report; dir: string }> {
   const tmp = tempOut();
   after(tmp.cleanup);
-  const r = await runCli(['run', '-w', '1', '-c', '8', '-d', '3', ...flags, '--out', tmp.out, '--', 'node', 'json-hash-server.cjs'], { cwd: apps });
+  const r = await runCli(['run', '-w', '1', '-c', '8', '-d', '3', ...flags, '--out', tmp.out, '--', 'node', 'json-hash-server.cjs'], {
+    cwd: apps,
+  });
   assert.equal(r.code, 0, r.stderr);
   const dir = onlyRunDir(tmp.out);
   const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as Report;
@@ -26,16 +28,16 @@ async function costOf(flags: string[]): Promise<{ cost: Cost | undefined; stderr
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-describe('hotpath run: the agent\'s own cost', () => {
+describe("hotpath run: the agent's own cost", () => {
   test('a default run states its cost: present, plausible, its parts adding up, in the terminal and the HTML header', async () => {
     const { cost, stderr, dir } = await costOf([]);
     assert.ok(cost, 'report.json telemetry.agentCost');
     assert.ok(cost.shareOfCpu > 0 && cost.shareOfCpu < 0.5, `share ${cost.shareOfCpu}`);
-    assert.ok(cost.mainThreadMs > 0, 'the agent\'s callbacks on the loop were timed');
+    assert.ok(cost.mainThreadMs > 0, "the agent's callbacks on the loop were timed");
     assert.ok(Math.abs(cost.mainThreadMs + cost.workerMs + cost.profilerThreadMs - cost.agentCpuMs) < 0.5);
     assert.ok(Math.abs(cost.agentCpuMs / cost.targetCpuMs - cost.shareOfCpu) < 0.001);
     assert.ok(cost.loopShare > 0 && cost.loopShare < 0.5, `loop share ${cost.loopShare}`);
-    if (process.platform === 'linux') assert.ok(cost.profilerThreadMs > 0, 'V8\'s profiler thread is read on Linux');
+    if (process.platform === 'linux') assert.ok(cost.profilerThreadMs > 0, "V8's profiler thread is read on Linux");
     assert.match(stderr, /Agent cost: [\d.]+ % of the target's CPU/);
     // The CPU profile's rate depends on the load (src/run/cpu-interval.ts): 1,000 samples over 3 s.
     assert.equal(cost.cpuSamplingIntervalUs, defaultCpuIntervalUs(3, false));
@@ -65,14 +67,18 @@ describe('hotpath run: the agent\'s own cost', () => {
         assert.ok(cost, 'report.json telemetry.agentCost');
         assert.ok(cost.shareOfCpu > 0 && cost.shareOfCpu < 0.5, `share ${cost.shareOfCpu} (${flags.join(' ') || 'default'})`);
         // Without the CPU profile V8's profiler thread runs only while a stall is sampled for its cause.
-        if (flags.length > 0) assert.ok(cost.profilerThreadMs < cost.agentCpuMs, `profiler thread ${cost.profilerThreadMs} ms without a profile`);
+        if (flags.length > 0)
+          assert.ok(cost.profilerThreadMs < cost.agentCpuMs, `profiler thread ${cost.profilerThreadMs} ms without a profile`);
         shares.push(cost.shareOfCpu);
         (flags.length === 0 ? full : light).push(cost.shareOfCpu);
       }
       const [def, noHooks] = i % 2 === 0 ? shares : [shares[1], shares[0]];
       if (noHooks < def) lower++;
     }
-    assert.ok(median(light) < median(full), `median ${median(light)} (--no-hooks --no-profile) against ${median(full)} (default): ${light} / ${full}`);
+    assert.ok(
+      median(light) < median(full),
+      `median ${median(light)} (--no-hooks --no-profile) against ${median(full)} (default): ${light} / ${full}`,
+    );
     assert.ok(lower >= 2, `lower in ${lower} of 3 pairs: ${light} / ${full}`);
   });
 });

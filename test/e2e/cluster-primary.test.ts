@@ -19,8 +19,11 @@ after(() => out.cleanup());
 const dir = join(examplesDir, 'cluster-round-robin');
 
 async function runCluster(flags: string[], env: NodeJS.ProcessEnv = {}): Promise<{ report: Report; stderr: string }> {
-  const r = await runCli(['run', '-c', '50', '-d', '4', ...flags, '--out', out.out, '--json', '--', 'node', 'server.js'],
-    { cwd: dir, env: { PORT: '0', ...env }, timeoutMs: 120_000 });
+  const r = await runCli(['run', '-c', '50', '-d', '4', ...flags, '--out', out.out, '--json', '--', 'node', 'server.js'], {
+    cwd: dir,
+    env: { PORT: '0', ...env },
+    timeoutMs: 120_000,
+  });
   let report: Report;
   try {
     report = JSON.parse(r.stdout) as Report;
@@ -36,8 +39,14 @@ async function checkClusterReported(report: Report, stderr: string): Promise<Non
   const cluster = report.telemetry?.cluster;
   assert.ok(cluster, 'telemetry.cluster');
   assert.equal(cluster.workers.length, 2, JSON.stringify(cluster));
-  assert.equal(cluster.workers.reduce((n, w) => n + w.requests, 0), report.telemetry!.http!.requests);
-  assert.ok(cluster.workers.every((w) => w.requests > 0), JSON.stringify(cluster.workers));
+  assert.equal(
+    cluster.workers.reduce((n, w) => n + w.requests, 0),
+    report.telemetry!.http!.requests,
+  );
+  assert.ok(
+    cluster.workers.every((w) => w.requests > 0),
+    JSON.stringify(cluster.workers),
+  );
   assert.match(stderr, /cluster {3}2 workers, requests \d+ % \/ \d+ %/);
   assert.match(readFileSync(join(report.runDir, 'report.md'), 'utf8'), /\*\*Cluster:\*\* 2 workers, requests/);
   const data = await readRunDir(report.runDir);
@@ -53,30 +62,37 @@ async function checkClusterReported(report: Report, stderr: string): Promise<Non
   return cluster;
 }
 
-test('cluster behind Connection: close: the primary is named with its cost per connection and its headroom', { timeout: 150_000 }, async () => {
-  const { report, stderr } = await runCluster(['--no-keepalive']);
-  const summary = findingsSummary(report);
-  const cluster = await checkClusterReported(report, stderr);
-  const f = report.findings.find((x) => x.code === 'HOTPATH_CLUSTER_PRIMARY');
-  assert.ok(f, summary);
-  assert.equal(f.category, 'connection-churn');
-  assert.equal(f.evidence.role, 'cluster-primary');
-  assert.equal(f.evidence.pid, cluster.primary!.pid);
-  const perConn = f.evidence.cpuPerConnectionUs as number;
-  assert.ok(perConn > 0, summary);
-  assert.match(f.title, new RegExp(`primary spends ${Math.round(perConn)} µs of CPU per connection`));
-  assert.match(f.summary, new RegExp(`cluster primary \\(pid ${cluster.primary!.pid}\\)`));
-  assert.equal(f.culprit?.file, 'node:internal/cluster/round_robin_handle');
-  assert.equal(f.evidence.forkSite, 'server.js:11');
-  assert.equal(f.evidence.schedulingPolicy, 'rr');
-  // Every connection went through the primary: its hand-offs are the workers' new connections.
-  const handed = f.evidence.connectionsHandedOff as number;
-  const requests = report.telemetry!.http!.requests;
-  assert.ok(handed > requests * 0.8 && handed < requests * 1.2, `${handed} hand-offs for ${requests} requests`);
-  assert.ok((f.evidence.saturationConnectionsPerSecond as number) > (f.evidence.connectionsPerSecond as number) * (f.evidence.headroom as number) * 0.99);
-  assert.match(f.recommendation, /NODE_CLUSTER_SCHED_POLICY=rr,none/);
-  assert.match(stderr, /primary spends \d+ µs of CPU per connection/);
-});
+test(
+  'cluster behind Connection: close: the primary is named with its cost per connection and its headroom',
+  { timeout: 150_000 },
+  async () => {
+    const { report, stderr } = await runCluster(['--no-keepalive']);
+    const summary = findingsSummary(report);
+    const cluster = await checkClusterReported(report, stderr);
+    const f = report.findings.find((x) => x.code === 'HOTPATH_CLUSTER_PRIMARY');
+    assert.ok(f, summary);
+    assert.equal(f.category, 'connection-churn');
+    assert.equal(f.evidence.role, 'cluster-primary');
+    assert.equal(f.evidence.pid, cluster.primary!.pid);
+    const perConn = f.evidence.cpuPerConnectionUs as number;
+    assert.ok(perConn > 0, summary);
+    assert.match(f.title, new RegExp(`primary spends ${Math.round(perConn)} µs of CPU per connection`));
+    assert.match(f.summary, new RegExp(`cluster primary \\(pid ${cluster.primary!.pid}\\)`));
+    assert.equal(f.culprit?.file, 'node:internal/cluster/round_robin_handle');
+    assert.equal(f.evidence.forkSite, 'server.js:11');
+    assert.equal(f.evidence.schedulingPolicy, 'rr');
+    // Every connection went through the primary: its hand-offs are the workers' new connections.
+    const handed = f.evidence.connectionsHandedOff as number;
+    const requests = report.telemetry!.http!.requests;
+    assert.ok(handed > requests * 0.8 && handed < requests * 1.2, `${handed} hand-offs for ${requests} requests`);
+    assert.ok(
+      (f.evidence.saturationConnectionsPerSecond as number) >
+        (f.evidence.connectionsPerSecond as number) * (f.evidence.headroom as number) * 0.99,
+    );
+    assert.match(f.recommendation, /NODE_CLUSTER_SCHED_POLICY=rr,none/);
+    assert.match(stderr, /primary spends \d+ µs of CPU per connection/);
+  },
+);
 
 test('the same cluster with keep-alive: no primary finding, requests per worker still reported', { timeout: 150_000 }, async () => {
   const { report, stderr } = await runCluster([]);
@@ -85,11 +101,15 @@ test('the same cluster with keep-alive: no primary finding, requests per worker 
   assert.ok(cluster.primary!.connectionsHandedOff < report.telemetry!.http!.requests / 20, JSON.stringify(cluster.primary));
 });
 
-test('the same cluster under SCHED_NONE: the workers accept, the primary hands nothing off, the spread is measured', { timeout: 150_000 }, async () => {
-  const { report, stderr } = await runCluster(['--no-keepalive'], { NODE_CLUSTER_SCHED_POLICY: 'none' });
-  const cluster = await checkClusterReported(report, stderr);
-  assert.equal(cluster.primary?.schedulingPolicy, 'none');
-  assert.equal(cluster.primary?.connectionsHandedOff, 0);
-  assert.ok(!report.findings.some((x) => x.code === 'HOTPATH_CLUSTER_PRIMARY'), findingsSummary(report));
-  assert.ok(cluster.busiestOverEven >= 1);
-});
+test(
+  'the same cluster under SCHED_NONE: the workers accept, the primary hands nothing off, the spread is measured',
+  { timeout: 150_000 },
+  async () => {
+    const { report, stderr } = await runCluster(['--no-keepalive'], { NODE_CLUSTER_SCHED_POLICY: 'none' });
+    const cluster = await checkClusterReported(report, stderr);
+    assert.equal(cluster.primary?.schedulingPolicy, 'none');
+    assert.equal(cluster.primary?.connectionsHandedOff, 0);
+    assert.ok(!report.findings.some((x) => x.code === 'HOTPATH_CLUSTER_PRIMARY'), findingsSummary(report));
+    assert.ok(cluster.busiestOverEven >= 1);
+  },
+);

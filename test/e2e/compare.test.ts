@@ -20,7 +20,11 @@ const cpuWork = join(root, 'test', 'fixtures', 'compare', 'cpu-work');
 /** One short real run of `node server.js` in `cwd`; its run directory. */
 async function runIn(cwd: string, name: string, flags: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
   const dest = join(out, name);
-  const r = await runCli(['run', '-d', '3', '--out', dest, ...flags, '--', 'node', 'server.js'], { cwd, env: { PORT: '0', ...env }, timeoutMs: 120_000 });
+  const r = await runCli(['run', '-d', '3', '--out', dest, ...flags, '--', 'node', 'server.js'], {
+    cwd,
+    env: { PORT: '0', ...env },
+    timeoutMs: 120_000,
+  });
   assert.ok(existsSync(dest) && readdirSync(dest).length === 1, `hotpath run exited ${r.code}\n${r.stderr}`);
   return join(dest, readdirSync(dest)[0]);
 }
@@ -33,15 +37,22 @@ let async_: string;
 async function compare(args: string[]): Promise<{ code: number | null; stderr: string; c?: Comparison }> {
   const r = await runCli(['compare', '--json', ...args], { timeoutMs: 60_000 });
   let c: Comparison | undefined;
-  try { c = JSON.parse(r.stdout) as Comparison; } catch { /* an error: no JSON */ }
+  try {
+    c = JSON.parse(r.stdout) as Comparison;
+  } catch {
+    /* an error: no JSON */
+  }
   return { code: r.code, stderr: r.stderr, ...(c ? { c } : {}) };
 }
 
-before(async () => {
-  syncA = await runIn(pbkdf2, 'sync-a', login);
-  syncB = await runIn(pbkdf2, 'sync-b', login);
-  async_ = await runIn(fixed, 'async', login);
-}, { timeout: 400_000 });
+before(
+  async () => {
+    syncA = await runIn(pbkdf2, 'sync-a', login);
+    syncB = await runIn(pbkdf2, 'sync-b', login);
+    async_ = await runIn(fixed, 'async', login);
+  },
+  { timeout: 400_000 },
+);
 after(cleanup);
 
 test('two runs of the same example: no significant difference', { timeout: 60_000 }, async () => {
@@ -64,7 +75,10 @@ test('pbkdf2Sync login against its async twin: the culprit drops per request, th
   // pbkdf2Sync's hashing was charged to login; the async twin hashes in the thread pool.
   assert.ok(loginRow.selfAfterUs < loginRow.selfBeforeUs * 0.3, JSON.stringify(loginRow));
   assert.ok(loginRow.selfBeforeUs > 1000, 'a pbkdf2 of 10,000 rounds costs milliseconds per request');
-  assert.ok(c.findings.resolved.some((f) => f.code === 'HOTPATH_SYNC_IO' && f.culprit?.function === 'login'), JSON.stringify(c.findings));
+  assert.ok(
+    c.findings.resolved.some((f) => f.code === 'HOTPATH_SYNC_IO' && f.culprit?.function === 'login'),
+    JSON.stringify(c.findings),
+  );
   assert.ok(!c.findings.new.some((f) => f.code === 'HOTPATH_SYNC_IO'));
   const md = readFileSync(join(async_, 'compare.md'), 'utf8');
   assert.match(md, /`login` \| app\.js/);
@@ -73,53 +87,70 @@ test('pbkdf2Sync login against its async twin: the culprit drops per request, th
   assert.ok(elu && elu.after < elu.before, JSON.stringify(elu));
 });
 
-test('compare.html: a differential flame graph in headless Chromium, the culprit in the gain colours, before and after per request on hover', { timeout: 90_000 }, async () => {
-  const { code, c, stderr } = await compare([syncA, async_]);
-  assert.equal(code, 0, stderr);
-  const loginRow = c?.functions?.find((f) => f.function === 'login' && f.file === 'app.js');
-  assert.ok(loginRow);
-  const file = join(async_, 'compare.html');
-  assert.ok(existsSync(file));
-  const browser = await launch();
-  try {
-    const opened = await openReport(browser, file);
-    const s = await hook(opened.page);
-    assert.deepEqual(s.errors, []);
-    assert.deepEqual(opened.consoleErrors, []);
-    assert.deepEqual(opened.requests, [pathToFileURL(file).href], 'offline: the page requests nothing but itself');
-    assert.ok(s.diff && s.diff.visibleFrames > 10, JSON.stringify(s.diff?.visibleFrames));
-    // Per request, the login path's total equals what compare.json says of login (same profiles, same requests).
-    const login = s.diff.frames.find((f) => f.name === 'login' && f.file === 'app.js');
-    assert.ok(login, JSON.stringify(s.diff.frames.slice(0, 20).map((f) => f.name)));
-    assert.ok(Math.abs(login.totalBeforeUs - loginRow.totalBeforeUs) <= 0.05 * loginRow.totalBeforeUs, `${login.totalBeforeUs} vs ${loginRow.totalBeforeUs}`);
-    assert.ok(login.totalAfterUs < login.totalBeforeUs * 0.3, JSON.stringify(login));
-    // Coloured by the change of self time per request: the hashing under login is the largest
-    // change of all, a gain, so it is drawn in the strongest gain shade.
-    const change = (f: { selfBeforeUs: number; selfAfterUs: number }) => f.selfAfterUs - f.selfBeforeUs;
-    const largest = [...s.diff.frames].sort((a, b) => Math.abs(change(b)) - Math.abs(change(a)))[0];
-    assert.ok(largest.y > login.y && largest.x >= login.x - 1 && largest.x + largest.w <= login.x + login.w + 1, `under login: ${JSON.stringify(largest)}`);
-    assert.ok(largest.selfBeforeUs > 1000 && largest.selfAfterUs < largest.selfBeforeUs * 0.3, JSON.stringify(largest));
-    assert.equal(largest.color, GAIN_COLORS[GAIN_COLORS.length - 1]);
-    assert.ok(s.diff.frames.some((f) => f.color === DIFF_NEUTRAL), 'frames that did not change are neutral');
-    const hashing = largest;
-    // Hovering login gives its time per request before and after.
-    const box = await opened.page.locator('#diff-flame canvas').boundingBox();
-    assert.ok(box);
-    await opened.page.mouse.move(box.x + login.x + login.w / 2, box.y + login.y);
-    const tip = (await hook(opened.page)).diff?.tooltip ?? '';
-    assert.match(tip, /^login\b/);
-    assert.match(tip, /total per request: before \d+(\.\d)? ms, after \d+(\.\d)? (µs|ms), −/);
-    // Width by the after run only: the vanished hashing is no longer drawn.
-    await opened.page.selectOption('#diff-flame select[aria-label=width]', 'after');
-    const after_ = await hook(opened.page);
-    assert.equal(after_.diff?.widthBy, 'after');
-    assert.ok(after_.diff && after_.diff.frames.length > 10);
-    assert.deepEqual(after_.diff.frames.filter((f) => f.totalAfterUs === 0).map((f) => f.name), [], 'only what ran after is drawn');
-    assert.ok(!after_.diff.frames.some((f) => f.name === hashing.name && f.file === hashing.file && f.y === hashing.y));
-  } finally {
-    await browser.close();
-  }
-});
+test(
+  'compare.html: a differential flame graph in headless Chromium, the culprit in the gain colours, before and after per request on hover',
+  { timeout: 90_000 },
+  async () => {
+    const { code, c, stderr } = await compare([syncA, async_]);
+    assert.equal(code, 0, stderr);
+    const loginRow = c?.functions?.find((f) => f.function === 'login' && f.file === 'app.js');
+    assert.ok(loginRow);
+    const file = join(async_, 'compare.html');
+    assert.ok(existsSync(file));
+    const browser = await launch();
+    try {
+      const opened = await openReport(browser, file);
+      const s = await hook(opened.page);
+      assert.deepEqual(s.errors, []);
+      assert.deepEqual(opened.consoleErrors, []);
+      assert.deepEqual(opened.requests, [pathToFileURL(file).href], 'offline: the page requests nothing but itself');
+      assert.ok(s.diff && s.diff.visibleFrames > 10, JSON.stringify(s.diff?.visibleFrames));
+      // Per request, the login path's total equals what compare.json says of login (same profiles, same requests).
+      const login = s.diff.frames.find((f) => f.name === 'login' && f.file === 'app.js');
+      assert.ok(login, JSON.stringify(s.diff.frames.slice(0, 20).map((f) => f.name)));
+      assert.ok(
+        Math.abs(login.totalBeforeUs - loginRow.totalBeforeUs) <= 0.05 * loginRow.totalBeforeUs,
+        `${login.totalBeforeUs} vs ${loginRow.totalBeforeUs}`,
+      );
+      assert.ok(login.totalAfterUs < login.totalBeforeUs * 0.3, JSON.stringify(login));
+      // Coloured by the change of self time per request: the hashing under login is the largest
+      // change of all, a gain, so it is drawn in the strongest gain shade.
+      const change = (f: { selfBeforeUs: number; selfAfterUs: number }) => f.selfAfterUs - f.selfBeforeUs;
+      const largest = [...s.diff.frames].sort((a, b) => Math.abs(change(b)) - Math.abs(change(a)))[0];
+      assert.ok(
+        largest.y > login.y && largest.x >= login.x - 1 && largest.x + largest.w <= login.x + login.w + 1,
+        `under login: ${JSON.stringify(largest)}`,
+      );
+      assert.ok(largest.selfBeforeUs > 1000 && largest.selfAfterUs < largest.selfBeforeUs * 0.3, JSON.stringify(largest));
+      assert.equal(largest.color, GAIN_COLORS[GAIN_COLORS.length - 1]);
+      assert.ok(
+        s.diff.frames.some((f) => f.color === DIFF_NEUTRAL),
+        'frames that did not change are neutral',
+      );
+      const hashing = largest;
+      // Hovering login gives its time per request before and after.
+      const box = await opened.page.locator('#diff-flame canvas').boundingBox();
+      assert.ok(box);
+      await opened.page.mouse.move(box.x + login.x + login.w / 2, box.y + login.y);
+      const tip = (await hook(opened.page)).diff?.tooltip ?? '';
+      assert.match(tip, /^login\b/);
+      assert.match(tip, /total per request: before \d+(\.\d)? ms, after \d+(\.\d)? (µs|ms), −/);
+      // Width by the after run only: the vanished hashing is no longer drawn.
+      await opened.page.selectOption('#diff-flame select[aria-label=width]', 'after');
+      const after_ = await hook(opened.page);
+      assert.equal(after_.diff?.widthBy, 'after');
+      assert.ok(after_.diff && after_.diff.frames.length > 10);
+      assert.deepEqual(
+        after_.diff.frames.filter((f) => f.totalAfterUs === 0).map((f) => f.name),
+        [],
+        'only what ran after is drawn',
+      );
+      assert.ok(!after_.diff.frames.some((f) => f.name === hashing.name && f.file === hashing.file && f.y === hashing.y));
+    } finally {
+      await browser.close();
+    }
+  },
+);
 
 test('a real 2x fix (half the work per request) is significant: throughput better, p50 better', { timeout: 200_000 }, async () => {
   const slow = await runIn(cpuWork, 'work-4', ['-c', '4'], { WORK: '4' });
@@ -151,7 +182,10 @@ test('a run without its CPU profile: a partial comparison that says what is miss
   assert.equal(code, 0, stderr);
   assert.ok(c);
   assert.equal(c.functions, undefined);
-  assert.ok(c.missing.some((m) => /after run has no CPU profile/.test(m)), JSON.stringify(c.missing));
+  assert.ok(
+    c.missing.some((m) => /after run has no CPU profile/.test(m)),
+    JSON.stringify(c.missing),
+  );
   assert.ok(c.load.length > 0);
   assert.match(readFileSync(join(dir, 'compare.md'), 'utf8'), /### Missing/);
 });
@@ -167,20 +201,24 @@ test('a run without load results: HOTPATH_ERR_COMPARE_NO_LOAD, exit 1', { timeou
   assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
 });
 
-test('runs of different requests: HOTPATH_ERR_COMPARE_MISMATCH, or a comparison listing them with --allow-mismatch', { timeout: 60_000 }, async () => {
-  const dir = copyRun(syncB, 'other-path');
-  const load = JSON.parse(readFileSync(join(dir, 'load.json'), 'utf8')) as { url: string; options: { method: string } };
-  load.url = new URL('/other', load.url).href;
-  load.options.method = 'GET';
-  writeFileSync(join(dir, 'load.json'), JSON.stringify(load));
-  const refused = await compare([syncA, dir]);
-  assert.equal(refused.code, 1);
-  assert.match(refused.stderr, /HOTPATH_ERR_COMPARE_MISMATCH/);
-  assert.match(refused.stderr, /request path/);
-  const allowed = await compare(['--allow-mismatch', syncA, dir]);
-  assert.equal(allowed.code, 0, allowed.stderr);
-  assert.ok(allowed.c?.mismatches.some((m) => m.startsWith('request path')));
-});
+test(
+  'runs of different requests: HOTPATH_ERR_COMPARE_MISMATCH, or a comparison listing them with --allow-mismatch',
+  { timeout: 60_000 },
+  async () => {
+    const dir = copyRun(syncB, 'other-path');
+    const load = JSON.parse(readFileSync(join(dir, 'load.json'), 'utf8')) as { url: string; options: { method: string } };
+    load.url = new URL('/other', load.url).href;
+    load.options.method = 'GET';
+    writeFileSync(join(dir, 'load.json'), JSON.stringify(load));
+    const refused = await compare([syncA, dir]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /HOTPATH_ERR_COMPARE_MISMATCH/);
+    assert.match(refused.stderr, /request path/);
+    const allowed = await compare(['--allow-mismatch', syncA, dir]);
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.ok(allowed.c?.mismatches.some((m) => m.startsWith('request path')));
+  },
+);
 
 test('a path that is no run directory, or one directory only: coded errors', { timeout: 60_000 }, async () => {
   const none = await compare([join(out, 'nowhere'), syncA]);

@@ -17,7 +17,16 @@ import type { Report } from '../../src/report/report-schema.js';
 import { BLOCKING_STARVED_CPU_PER_ACTIVE } from '../../src/analyze/event-loop-blocking.js';
 import { root, survivors, tempOut } from '../run/helpers/run-cli.js';
 import { checkDiagnosis, findingsSummary } from './helpers/diagnosis.js';
-import { COMPAT_DIR, docRowsOf, installedPackage, matrixCases, nodeBinary, parseCompatTable, renderCompatTable, type MatrixCase } from './helpers/compat-cases.js';
+import {
+  COMPAT_DIR,
+  docRowsOf,
+  installedPackage,
+  matrixCases,
+  nodeBinary,
+  parseCompatTable,
+  renderCompatTable,
+  type MatrixCase,
+} from './helpers/compat-cases.js';
 
 const hostMajor = Number(process.versions.node.split('.')[0]);
 
@@ -45,7 +54,11 @@ function commandOf(c: MatrixCase): { command: string[]; skip?: undefined } | { s
 
 /** The line of `hashPassword`'s pbkdf2Sync call in the culprit file. */
 function culpritLine(file: string): number {
-  return readFileSync(join(COMPAT_DIR, file), 'utf8').split('\n').findIndex((l) => l.includes('pbkdf2Sync(')) + 1;
+  return (
+    readFileSync(join(COMPAT_DIR, file), 'utf8')
+      .split('\n')
+      .findIndex((l) => l.includes('pbkdf2Sync(')) + 1
+  );
 }
 
 /**
@@ -65,8 +78,16 @@ const BUSY_CPU_PER_ACTIVE = Math.max(BLOCKING_STARVED_CPU_PER_ACTIVE, 0.9);
  */
 function busyMachineOnly(report: Report): boolean {
   const serious = report.findings.filter((f) => f.severity !== 'info');
-  return serious.length > 0 && serious.every((f) => f.category === 'event-loop-blocking' && f.culprit === undefined
-    && typeof f.evidence.cpuPerActive === 'number' && f.evidence.cpuPerActive < BUSY_CPU_PER_ACTIVE);
+  return (
+    serious.length > 0 &&
+    serious.every(
+      (f) =>
+        f.category === 'event-loop-blocking' &&
+        f.culprit === undefined &&
+        typeof f.evidence.cpuPerActive === 'number' &&
+        f.evidence.cpuPerActive < BUSY_CPU_PER_ACTIVE,
+    )
+  );
 }
 
 const out = tempOut();
@@ -95,7 +116,7 @@ describe('the compatibility matrix', () => {
 
   for (const c of matrixCases) {
     const how = commandOf(c);
-    const where = c.node === undefined ? 'the host\'s Node' : `Node ${c.node}`;
+    const where = c.node === undefined ? "the host's Node" : `Node ${c.node}`;
     const name = `${c.framework} ${c.version} (${c.app}, ${c.launcher}, ${where}): ${c.healthy ? 'healthy' : 'sync-io in hashPassword'}`;
     test(name, { skip: 'skip' in how ? how.skip : false, timeout: 120_000 }, async (t) => {
       assert.ok('command' in how);
@@ -107,7 +128,10 @@ describe('the compatibility matrix', () => {
         COMPAT_MODE: c.healthy ? 'healthy' : 'faulty',
       };
       delete env.PORT;
-      const result = await run({ command: how.command, duration: 2, connections: 8, workers: 1, path: '/login?user=ada', out: out.out }, { cwd: COMPAT_DIR, env });
+      const result = await run(
+        { command: how.command, duration: 2, connections: 8, workers: 1, path: '/login?user=ada', out: out.out },
+        { cwd: COMPAT_DIR, env },
+      );
       const report = result.report as Report;
       assert.ok(report, `no report: ${String(result.reportError)}`);
       const stderr = (result.meta.outcome.stderrTail ?? []).join('\n');
@@ -118,14 +142,19 @@ describe('the compatibility matrix', () => {
       assert.ok(result.load && result.load.requests.total > 0 && result.load.errors.total === 0, JSON.stringify(result.load?.errors));
       assert.deepEqual(Object.keys(result.load.statusCodes), ['200'], 'the login route answered');
       // A cluster's workers serve (its primary is recorded as well: issue 17, item 3).
-      const servers = result.meta.processes.filter((p) => p.isTarget && (c.launcher !== 'cluster primary' || p.clusterWorkerId !== undefined));
+      const servers = result.meta.processes.filter(
+        (p) => p.isTarget && (c.launcher !== 'cluster primary' || p.clusterWorkerId !== undefined),
+      );
       assert.ok(servers.length >= 1, 'a listening process was recorded');
       assert.match(result.meta.nodeVersion ?? '', new RegExp(`^v${c.node ?? hostMajor}\\.`));
       for (const p of servers) {
         const thread = data.threads.find((x) => x.pid === p.pid && x.threadId === p.threadId);
         assert.ok(thread && thread.samples.length > 0, `target ${p.pid} sent telemetry`);
       }
-      assert.ok(data.profiles.some((f) => f.kind === 'cpu' && servers.some((p) => p.pid === f.pid)), 'a CPU profile of a target');
+      assert.ok(
+        data.profiles.some((f) => f.kind === 'cpu' && servers.some((p) => p.pid === f.pid)),
+        'a CPU profile of a target',
+      );
       if (c.launcher === 'cluster primary') assert.equal(servers.length, 2, 'both cluster workers serve');
       assert.deepEqual(survivors(result.meta), [], 'no process outlives the run');
       // Probing the framework printed nothing (Express 4's app.router getter prints a deprecation).

@@ -58,30 +58,43 @@ test('every example directory has an expectation', () => {
 });
 
 for (const [name, want] of Object.entries(expected)) {
-  test(`example ${name}: ${want === 'healthy' ? 'healthy, no warning or critical finding' : `${want.category}${want.culprit ? ` in ${want.culprit.function} (${want.culprit.file})` : ''}`}`, { timeout: 150_000 }, async () => {
-    const { report, stderr } = await runExample(name);
-    // Only a cluster's primary hands connections off: no single-process example, churn or not, gets that finding.
-    if (name !== 'cluster-round-robin') assert.ok(!report.findings.some((f) => f.code === 'HOTPATH_CLUSTER_PRIMARY'), findingsSummary(report));
-    else assert.ok(report.findings.some((f) => f.code === 'HOTPATH_CLUSTER_PRIMARY'), findingsSummary(report));
-    const major = Number(process.versions.node.split('.')[0]);
-    if (want !== 'healthy' && want.presentSince !== undefined && major >= want.presentSince) {
-      assert.equal(report.target.outcome.status, 'completed', stderr);
+  test(
+    `example ${name}: ${want === 'healthy' ? 'healthy, no warning or critical finding' : `${want.category}${want.culprit ? ` in ${want.culprit.function} (${want.culprit.file})` : ''}`}`,
+    { timeout: 150_000 },
+    async () => {
+      const { report, stderr } = await runExample(name);
+      // Only a cluster's primary hands connections off: no single-process example, churn or not, gets that finding.
+      if (name !== 'cluster-round-robin')
+        assert.ok(!report.findings.some((f) => f.code === 'HOTPATH_CLUSTER_PRIMARY'), findingsSummary(report));
+      else
+        assert.ok(
+          report.findings.some((f) => f.code === 'HOTPATH_CLUSTER_PRIMARY'),
+          findingsSummary(report),
+        );
+      const major = Number(process.versions.node.split('.')[0]);
+      if (want !== 'healthy' && want.presentSince !== undefined && major >= want.presentSince) {
+        assert.equal(report.target.outcome.status, 'completed', stderr);
+        const summary = findingsSummary(report);
+        // Present on its own, or folded into the finding about the same culprit (evidence.alsoFound).
+        const found =
+          report.findings.find((f) => f.category === want.category) ??
+          report.findings.find(
+            (f) => isAlsoFoundList(f.evidence.alsoFound) && f.evidence.alsoFound.some((a) => a.category === want.category),
+          );
+        assert.ok(found, `no ${want.category} finding\n${summary}`);
+        if (want.culprit)
+          assert.deepEqual([found.culprit?.function, found.culprit?.file], [want.culprit.function, want.culprit.file], summary);
+        return;
+      }
+      const main = checkDiagnosis(report, stderr, want === 'healthy');
+      if (want === 'healthy' || main === undefined) return;
       const summary = findingsSummary(report);
-      // Present on its own, or folded into the finding about the same culprit (evidence.alsoFound).
-      const found = report.findings.find((f) => f.category === want.category)
-        ?? report.findings.find((f) => isAlsoFoundList(f.evidence.alsoFound) && f.evidence.alsoFound.some((a) => a.category === want.category));
-      assert.ok(found, `no ${want.category} finding\n${summary}`);
-      if (want.culprit) assert.deepEqual([found.culprit?.function, found.culprit?.file], [want.culprit.function, want.culprit.file], summary);
-      return;
-    }
-    const main = checkDiagnosis(report, stderr, want === 'healthy');
-    if (want === 'healthy' || main === undefined) return;
-    const summary = findingsSummary(report);
-    assert.equal(main.category, want.category, summary);
-    if (want.culprit) {
-      assert.equal(main.culprit?.function, want.culprit.function, summary);
-      assert.equal(main.culprit?.file, want.culprit.file, summary);
-      assert.ok((main.culprit?.line ?? 0) > 0, summary);
-    }
-  });
+      assert.equal(main.category, want.category, summary);
+      if (want.culprit) {
+        assert.equal(main.culprit?.function, want.culprit.function, summary);
+        assert.equal(main.culprit?.file, want.culprit.file, summary);
+        assert.ok((main.culprit?.line ?? 0) > 0, summary);
+      }
+    },
+  );
 }

@@ -8,7 +8,10 @@ import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 
 // express ships no types (and @types/express is not a dependency): the little used here, typed here.
-interface ExpressRes { status(code: number): ExpressRes; json(body: unknown): void }
+interface ExpressRes {
+  status(code: number): ExpressRes;
+  json(body: unknown): void;
+}
 interface ExpressApp extends http.RequestListener {
   get(path: string, handler: (req: { params: Record<string, string> }, res: ExpressRes) => void): void;
 }
@@ -52,12 +55,30 @@ test('hotpath load against a real express app counts exactly what the app handle
 test('hotpath load against fastify: POST bodies arrive intact, open model at a fixed rate', async () => {
   const fastify = Fastify();
   const names: string[] = [];
-  fastify.post('/echo', async (req) => { names.push((req.body as { name: string }).name); return { ok: true }; });
+  fastify.post('/echo', async (req) => {
+    names.push((req.body as { name: string }).name);
+    return { ok: true };
+  });
   await fastify.listen({ port: 0, host: '127.0.0.1' });
   const port = (fastify.server.address() as AddressInfo).port;
   try {
-    const r = await cliJson(`http://127.0.0.1:${port}/echo`, '-m', 'POST', '-H', 'content-type: application/json',
-      '-b', '{"name":"ada"}', '-R', '300', '-d', '1.5', '-c', '4', '-w', '1');
+    const r = await cliJson(
+      `http://127.0.0.1:${port}/echo`,
+      '-m',
+      'POST',
+      '-H',
+      'content-type: application/json',
+      '-b',
+      '{"name":"ada"}',
+      '-R',
+      '300',
+      '-d',
+      '1.5',
+      '-c',
+      '4',
+      '-w',
+      '1',
+    );
     assert.equal(r.model, 'open');
     assert.ok(r.requests.total > 300, `total ${r.requests.total}`);
     assert.deepEqual(Object.keys(r.statusCodes), ['200']);

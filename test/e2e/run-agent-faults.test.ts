@@ -36,8 +36,10 @@ const NODES = [
 
 describe('issue 17: a failing part of the agent costs only that part, and is said', () => {
   for (const node of NODES) {
-    test(`a hook that throws at listen (${node.name}): telemetry and CPU profile intact, the part named everywhere, exit ${EXIT_INCOMPLETE}`,
-      { skip: !existsSync(node.bin) && `no binary at ${node.bin}` }, async () => {
+    test(
+      `a hook that throws at listen (${node.name}): telemetry and CPU profile intact, the part named everywhere, exit ${EXIT_INCOMPLETE}`,
+      { skip: !existsSync(node.bin) && `no binary at ${node.bin}` },
+      async () => {
         const { r, dir, meta, run, report } = await runApp([node.bin, 'app.cjs'], ['-d', '3'], join(apps, 'throwing-framework'));
         assert.equal(r.code, EXIT_INCOMPLETE, r.stderr);
         assert.equal(meta.outcome.status, 'completed');
@@ -45,11 +47,22 @@ describe('issue 17: a failing part of the agent costs only that part, and is sai
         assert.ok(target, 'the target thread listened');
         assert.ok(target.samples.length >= 15, `samples kept flowing: ${target.samples.length}`);
         assert.ok(target.gc.length > 0 || target.samples.some((s) => s.gc !== undefined), 'GC telemetry too');
-        assert.deepEqual(target.agentErrors.map((e) => e.what), ['hook:route-growth'], 'one failure, reported once, by name');
+        assert.deepEqual(
+          target.agentErrors.map((e) => e.what),
+          ['hook:route-growth'],
+          'one failure, reported once, by name',
+        );
         const syncCalls = target.growth.at(-1)?.syncCalls ?? [];
-        assert.ok(syncCalls.some((c) => c.api === 'crypto.pbkdf2Sync'), 'the other hooks kept counting');
+        assert.ok(
+          syncCalls.some((c) => c.api === 'crypto.pbkdf2Sync'),
+          'the other hooks kept counting',
+        );
         const cpu = run.profiles.filter((p) => p.kind === 'cpu');
-        assert.deepEqual(cpu.map((p) => p.pid), [meta.target?.pid], 'the CPU profile of the target was written');
+        assert.deepEqual(
+          cpu.map((p) => p.pid),
+          [meta.target?.pid],
+          'the CPU profile of the target was written',
+        );
         // The diagnosis still finds the culprit, and says what it could not check.
         const main = report.findings[0];
         assert.equal(main.culprit?.function, 'hashPassword', codes(report));
@@ -58,11 +71,17 @@ describe('issue 17: a failing part of the agent costs only that part, and is sai
         assert.ok(incomplete && incomplete.severity === 'warning', codes(report));
         assert.match(incomplete.title, /route-growth hook/);
         assert.ok(!report.findings.some((f) => f.code === 'HOTPATH_HEALTHY'), codes(report));
-        assert.deepEqual(report.agentErrors?.map((e) => [e.what, e.pid, e.target]), [['hook:route-growth', meta.target?.pid, true]]);
+        assert.deepEqual(
+          report.agentErrors?.map((e) => [e.what, e.pid, e.target]),
+          [['hook:route-growth', meta.target?.pid, true]],
+        );
         assert.match(r.stderr, /Agent errors[^\n]*\n\s+✖ hook:route-growth \(pid \d+\): stand-in framework: probing me throws/);
         const md = readFileSync(join(dir, 'report.md'), 'utf8');
         assert.match(md, /## Agent errors[\s\S]*`hook:route-growth`/);
-        assert.ok(report.hotspots.some((h) => h.function === 'hashPassword'), 'hotspots come from the profile');
+        assert.ok(
+          report.hotspots.some((h) => h.function === 'hashPassword'),
+          'hotspots come from the profile',
+        );
         assert.deepEqual(survivors(meta), []);
         if (node.bin !== process.execPath) return;
         const browser = await launch();
@@ -70,26 +89,41 @@ describe('issue 17: a failing part of the agent costs only that part, and is sai
           const opened = await openReport(browser, join(dir, 'report.html'));
           assert.deepEqual((await hook(opened.page)).errors, []);
           const header = await opened.page.textContent('header.page-header');
-          assert.match(header ?? '', /The agent failed in 1 place[\s\S]*hook:route-growth in pid \d+: stand-in framework: probing me throws/);
+          assert.match(
+            header ?? '',
+            /The agent failed in 1 place[\s\S]*hook:route-growth in pid \d+: stand-in framework: probing me throws/,
+          );
         } finally {
           await browser.close();
         }
-      });
+      },
+    );
   }
 
   test(`an agent that never sent a sample: never healthy, the missing telemetry said, exit ${EXIT_INCOMPLETE}`, async () => {
     const { r, run, meta, report } = await runApp(['node', 'breaks-sampler.cjs'], ['-d', '2']);
     assert.equal(r.code, EXIT_INCOMPLETE, r.stderr);
     assert.ok(run.load && run.load.requests.total > 100, 'the load itself went fine');
-    assert.equal(run.threads.reduce((n, t) => n + t.samples.length, 0), 0, 'no sample at all');
+    assert.equal(
+      run.threads.reduce((n, t) => n + t.samples.length, 0),
+      0,
+      'no sample at all',
+    );
     assert.ok(!report.findings.some((f) => f.category === 'healthy'), codes(report));
     const [main] = report.findings;
     assert.equal(main.code, 'HOTPATH_INCOMPLETE', codes(report));
     assert.equal(main.evidence.samplesInWindow, 0);
     assert.match(main.title, /telemetry/);
     // Nothing is guessed from what is left: no other actionable verdict on a healthy server.
-    assert.deepEqual(report.findings.filter((f) => f.severity !== 'info' && f !== main).map((f) => f.code), [], codes(report));
-    assert.deepEqual(report.agentErrors?.map((e) => e.what), ['sampler']);
+    assert.deepEqual(
+      report.findings.filter((f) => f.severity !== 'info' && f !== main).map((f) => f.code),
+      [],
+      codes(report),
+    );
+    assert.deepEqual(
+      report.agentErrors?.map((e) => e.what),
+      ['sampler'],
+    );
     assert.match(r.stderr, /▲ warning\s+The diagnosis is incomplete/);
     assert.doesNotMatch(r.stderr, /✔ healthy/);
     assert.deepEqual(survivors(meta), []);
@@ -104,12 +138,19 @@ describe('issue 17: launchers stay quiet', () => {
     const launcher = run.threads.find((t) => t.hello?.argv.some((a) => /[\\/]tsx$|[\\/]tsx[\\/]dist[\\/]cli/.test(a)));
     assert.ok(launcher && launcher.pid !== target, `tsx's launcher loaded the agent: ${JSON.stringify(meta.processes.map((p) => p.argv))}`);
     assert.equal(launcher.samples.length, 0, 'the launcher is not sampled');
-    assert.deepEqual(run.profiles.map((p) => p.pid), [target], 'only the server is profiled');
+    assert.deepEqual(
+      run.profiles.map((p) => p.pid),
+      [target],
+      'only the server is profiled',
+    );
     assert.ok(!meta.processes.find((p) => p.pid === launcher.pid)?.isTarget);
-    assert.ok(run.threads.find((t) => t.pid === target && t.samples.length > 0), 'the server is');
+    assert.ok(
+      run.threads.find((t) => t.pid === target && t.samples.length > 0),
+      'the server is',
+    );
     assert.deepEqual(report.agentErrors, []);
     const agentRows = report.hotspots.filter((h) => h.kind === 'agent' || /[\\/]dist[\\/]agent[\\/]/.test(h.file));
-    assert.deepEqual(agentRows, [], 'hotpath\'s own code is never a hotspot');
+    assert.deepEqual(agentRows, [], "hotpath's own code is never a hotspot");
     assert.doesNotMatch(r.stderr, /agent-core\.cjs|agent-worker\.cjs|hotpath-agent\.cjs/);
     assert.deepEqual(survivors(meta), []);
   });

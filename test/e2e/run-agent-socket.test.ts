@@ -24,26 +24,45 @@ async function waitForFile(file: string, ms: number): Promise<string> {
 
 test('issue 23.2: a process posing as an agent is dropped; the load goes to the real target; modes are private', async () => {
   let decoyRequests = 0;
-  const decoy = http.createServer((_req, res) => { decoyRequests++; res.end('decoy\n'); });
+  const decoy = http.createServer((_req, res) => {
+    decoyRequests++;
+    res.end('decoy\n');
+  });
   await new Promise<void>((r) => decoy.listen(0, '127.0.0.1', r));
   const decoyPort = (decoy.address() as AddressInfo).port;
   const socketFile = join(work, 'socket-path');
   const out = join(work, 'runs');
   try {
-    const run = runCli(['run', '-d', '1', '-c', '2', '-w', '1', '--no-profile', '-o', out, '--', 'node', join(apps, 'reveals-socket.cjs')],
-      { env: { SOCKET_FILE: socketFile, START_DELAY_MS: '1500' }, timeoutMs: 60_000 });
+    const run = runCli(
+      ['run', '-d', '1', '-c', '2', '-w', '1', '--no-profile', '-o', out, '--', 'node', join(apps, 'reveals-socket.cjs')],
+      { env: { SOCKET_FILE: socketFile, START_DELAY_MS: '1500' }, timeoutMs: 60_000 },
+    );
     const socketPath = await waitForFile(socketFile, 20_000);
     assert.equal(statSync(socketPath).mode & 0o777, 0o600);
     assert.equal(statSync(dirname(socketPath)).mode & 0o777, 0o700);
     const intruder = connect(socketPath);
     intruder.on('error', () => {});
     const envelope = { v: 1, pid: 4242, threadId: 0, t: Date.now() };
-    intruder.write(JSON.stringify({ ...envelope, type: 'hello', ppid: 1, argv: ['node', 'fake.js'], execArgv: [], cwd: '/', nodeVersion: process.version, isMainThread: true, isClusterPrimary: false }) + '\n' +
-      JSON.stringify({ ...envelope, type: 'listen', address: '127.0.0.1', port: decoyPort, family: 'IPv4', server: { kind: 'http' } }) + '\n');
+    intruder.write(
+      JSON.stringify({
+        ...envelope,
+        type: 'hello',
+        ppid: 1,
+        argv: ['node', 'fake.js'],
+        execArgv: [],
+        cwd: '/',
+        nodeVersion: process.version,
+        isMainThread: true,
+        isClusterPrimary: false,
+      }) +
+        '\n' +
+        JSON.stringify({ ...envelope, type: 'listen', address: '127.0.0.1', port: decoyPort, family: 'IPv4', server: { kind: 'http' } }) +
+        '\n',
+    );
     const r = await run;
     intruder.destroy();
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(decoyRequests, 0, 'the load went to the intruder\'s address');
+    assert.equal(decoyRequests, 0, "the load went to the intruder's address");
     const [name] = readdirSync(out);
     const dir = join(out, name);
     const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as RunMeta;

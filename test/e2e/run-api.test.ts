@@ -13,10 +13,15 @@ test('run() resolves with the run directory, meta, load and report', async () =>
   after(tmp.cleanup);
   const statuses: string[] = [];
   let announced = '';
-  const result = await run({ command: ['node', join(apps, 'esm-server.mjs')], duration: 0.5, connections: 2, workers: 1, out: tmp.out }, {
-    onRunDir: (dir) => { announced = dir; },
-    onStatus: (m) => statuses.push(m),
-  });
+  const result = await run(
+    { command: ['node', join(apps, 'esm-server.mjs')], duration: 0.5, connections: 2, workers: 1, out: tmp.out },
+    {
+      onRunDir: (dir) => {
+        announced = dir;
+      },
+      onStatus: (m) => statuses.push(m),
+    },
+  );
   assert.equal(result.runDir, announced);
   assert.equal(result.meta.outcome.status, 'completed');
   assert.ok(result.load && result.load.requests.total > 0);
@@ -36,16 +41,21 @@ test('aborting the signal stops the run and still writes it', async () => {
   const tmp = tempOut();
   after(tmp.cleanup);
   const controller = new AbortController();
-  const result = await run({ command: ['node', join(apps, 'cjs-server.cjs')], duration: 30, connections: 2, workers: 1, out: tmp.out }, {
-    signal: controller.signal,
-    onStatus: (m) => { if (m.startsWith('load:')) setTimeout(() => controller.abort(), 500); },
-  });
+  const result = await run(
+    { command: ['node', join(apps, 'cjs-server.cjs')], duration: 30, connections: 2, workers: 1, out: tmp.out },
+    {
+      signal: controller.signal,
+      onStatus: (m) => {
+        if (m.startsWith('load:')) setTimeout(() => controller.abort(), 500);
+      },
+    },
+  );
   assert.equal(result.meta.outcome.status, 'interrupted');
   assert.ok(result.load && result.load.durationMs < 10_000);
   assert.deepEqual(survivors(result.meta), []);
 });
 
-test('bad options are refused with the CLI\'s codes', async () => {
+test("bad options are refused with the CLI's codes", async () => {
   await assert.rejects(run({ command: [] }), { code: 'HOTPATH_ERR_MISSING_ARGUMENT' });
   await assert.rejects(run({ command: ['node', 'x.js'], cpuInterval: 10 }), { code: 'HOTPATH_ERR_INVALID_OPTION' });
   await assert.rejects(run({ command: ['node', 'x.js'], ...({ bogus: 1 } as object) }), { code: 'HOTPATH_ERR_UNKNOWN_OPTION' });

@@ -31,8 +31,10 @@ for (const [what, args, code] of cases) {
   test(`issue 23.9/23.10: ${what}: ${code}, exit 2, before the target starts, no run directory`, async () => {
     const mark = join(work, `mark-${code}-${Math.random().toString(36).slice(2)}`);
     const out = join(work, `out-${Math.random().toString(36).slice(2)}`);
-    const r = await runCli(['run', '-d', '1', '-o', out, ...args, '--', 'node', join(apps, 'marks-start.cjs')],
-      { env: { MARK_FILE: mark }, timeoutMs: 30_000 });
+    const r = await runCli(['run', '-d', '1', '-o', out, ...args, '--', 'node', join(apps, 'marks-start.cjs')], {
+      env: { MARK_FILE: mark },
+      timeoutMs: 30_000,
+    });
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, new RegExp(`error ${code}:`));
     assert.doesNotMatch(r.stderr, /This is a bug|\n\s+at .+:\d+:\d+/);
@@ -44,8 +46,10 @@ for (const [what, args, code] of cases) {
 test('issue 23.9: an --hdr-log that cannot be written is refused before the target starts (HOTPATH_ERR_HDR_LOG, exit 1)', async () => {
   const mark = join(work, 'mark-hdr');
   const out = join(work, 'out-hdr');
-  const r = await runCli(['run', '-d', '1', '-o', out, '--hdr-log', join(work, 'no', 'such', 'dir', 'x.hlog'), '--', 'node', join(apps, 'marks-start.cjs')],
-    { env: { MARK_FILE: mark }, timeoutMs: 30_000 });
+  const r = await runCli(
+    ['run', '-d', '1', '-o', out, '--hdr-log', join(work, 'no', 'such', 'dir', 'x.hlog'), '--', 'node', join(apps, 'marks-start.cjs')],
+    { env: { MARK_FILE: mark }, timeoutMs: 30_000 },
+  );
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /error HOTPATH_ERR_HDR_LOG:/);
   assert.ok(!existsSync(mark), 'the target was started');
@@ -62,8 +66,10 @@ function unwritableDir(): string {
 }
 
 test('issue 23.10: an --out where no run directory can be created is HOTPATH_ERR_OUT_DIR, not a bug', async () => {
-  const r = await runCli(['run', '-d', '1', '-o', unwritableDir(), '--', 'node', join(apps, 'marks-start.cjs')],
-    { env: { MARK_FILE: join(work, 'mark-out') }, timeoutMs: 30_000 });
+  const r = await runCli(['run', '-d', '1', '-o', unwritableDir(), '--', 'node', join(apps, 'marks-start.cjs')], {
+    env: { MARK_FILE: join(work, 'mark-out') },
+    timeoutMs: 30_000,
+  });
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /error HOTPATH_ERR_OUT_DIR: Cannot create a run directory in/);
   assert.doesNotMatch(r.stderr, /This is a bug/);
@@ -73,8 +79,10 @@ test('issue 23.10: hotpath report on a run directory it cannot write is HOTPATH_
   const dir = join(work, 'run-copy');
   // Any readable run directory will do: make one with a quick run, then block its report.json.
   const out = join(work, 'out-report');
-  const made = await runCli(['run', '-d', '0.5', '-c', '1', '-w', '1', '--no-profile', '-o', out, '--', 'node', join(apps, 'marks-start.cjs')],
-    { env: { MARK_FILE: join(work, 'mark-report') }, timeoutMs: 60_000 });
+  const made = await runCli(
+    ['run', '-d', '0.5', '-c', '1', '-w', '1', '--no-profile', '-o', out, '--', 'node', join(apps, 'marks-start.cjs')],
+    { env: { MARK_FILE: join(work, 'mark-report') }, timeoutMs: 60_000 },
+  );
   assert.equal(made.code, 0, made.stderr);
   cpSync(join(out, readdirSync(out)[0]), dir, { recursive: true });
   rmSync(join(dir, 'report.json'));

@@ -76,8 +76,10 @@ describe('hotpath run: choosing and reaching the server', () => {
     const free = (probe.address() as AddressInfo).port;
     await new Promise((done) => probe.close(done));
     const dir = out();
-    const r = await runCli(['run', '-d', '0.5', '-c', '2', '-w', '1', '--port', String(free), '--out', dir, '--', 'node', 'two-ports.cjs'],
-      { cwd: apps, env: { MAIN_PORT: String(free) } });
+    const r = await runCli(
+      ['run', '-d', '0.5', '-c', '2', '-w', '1', '--port', String(free), '--out', dir, '--', 'node', 'two-ports.cjs'],
+      { cwd: apps, env: { MAIN_PORT: String(free) } },
+    );
     assert.equal(r.code, 0, r.stderr);
     const meta = readMeta(onlyRunDir(dir));
     assert.equal(meta.target?.port, free);
@@ -88,8 +90,25 @@ describe('hotpath run: choosing and reaching the server', () => {
   test('a server on a Unix socket is driven through the socket', async () => {
     const dir = out();
     const socket = join(dir, 'app.sock');
-    const r = await runCli(['run', '-d', '0.5', '-c', '2', '-w', '1', '--path', '/unix-path', '--out', join(dir, 'runs'), '--', 'node', 'unix-socket-server.cjs'],
-      { cwd: apps, env: { SOCKET_PATH: socket } });
+    const r = await runCli(
+      [
+        'run',
+        '-d',
+        '0.5',
+        '-c',
+        '2',
+        '-w',
+        '1',
+        '--path',
+        '/unix-path',
+        '--out',
+        join(dir, 'runs'),
+        '--',
+        'node',
+        'unix-socket-server.cjs',
+      ],
+      { cwd: apps, env: { SOCKET_PATH: socket } },
+    );
     assert.equal(r.code, 0, r.stderr);
     const run = await readRunDir(onlyRunDir(join(dir, 'runs')));
     assert.ok(r.stderr.includes(`listens on ${socket}`), r.stderr);
@@ -99,10 +118,16 @@ describe('hotpath run: choosing and reaching the server', () => {
 
   test('--setup requests go first, then warm-up, then the measured load with the profile', async () => {
     const dir = out();
-    const r = await runCli(['run', '--setup', 'setup.json', '--warmup', '0.5', '-d', '0.5', '-c', '2', '-w', '1', '--out', dir, '--', 'node', 'needs-setup.cjs'], { cwd: apps });
+    const r = await runCli(
+      ['run', '--setup', 'setup.json', '--warmup', '0.5', '-d', '0.5', '-c', '2', '-w', '1', '--out', dir, '--', 'node', 'needs-setup.cjs'],
+      { cwd: apps },
+    );
     assert.equal(r.code, 0, r.stderr);
     const run = await readRunDir(onlyRunDir(dir));
-    assert.deepEqual(run.meta.phases.map((p) => p.phase), ['starting', 'setup', 'warmup', 'load', 'cooldown', 'stopping']);
+    assert.deepEqual(
+      run.meta.phases.map((p) => p.phase),
+      ['starting', 'setup', 'warmup', 'load', 'cooldown', 'stopping'],
+    );
     assert.ok(run.load && run.load.requests.total > 0);
     assert.deepEqual(Object.keys(run.load.statusCodes), ['200'], 'every measured request came after the setup');
     const load = run.meta.phases.find((p) => p.phase === 'load');
@@ -112,7 +137,10 @@ describe('hotpath run: choosing and reaching the server', () => {
 
   test('--url drives a running server without an agent (outside view)', async () => {
     let served = 0;
-    const srv = createServer((req, res) => { served++; res.end('outside\n'); }).listen(0, '127.0.0.1');
+    const srv = createServer((req, res) => {
+      served++;
+      res.end('outside\n');
+    }).listen(0, '127.0.0.1');
     await once(srv, 'listening');
     after(() => srv.close());
     const dir = out();
@@ -129,7 +157,10 @@ describe('hotpath run: choosing and reaching the server', () => {
 describe('hotpath run: stopping', () => {
   test('a target that ignores SIGTERM is killed after --grace', async () => {
     const dir = out();
-    const r = await runCli(['run', '-d', '0.5', '-c', '2', '-w', '1', '--grace', '0.5', '--out', dir, '--', 'node', 'ignores-sigterm.cjs'], { cwd: apps });
+    const r = await runCli(
+      ['run', '-d', '0.5', '-c', '2', '-w', '1', '--grace', '0.5', '--out', dir, '--', 'node', 'ignores-sigterm.cjs'],
+      { cwd: apps },
+    );
     assert.equal(r.code, 0, r.stderr);
     const meta = readMeta(onlyRunDir(dir));
     assert.equal(meta.outcome.signal, 'SIGKILL');
@@ -141,11 +172,12 @@ describe('hotpath run: stopping', () => {
     const dir = out();
     const r = await runCli(['run', '-d', '30', '-c', '2', '-w', '1', '--grace', '20', '--out', dir, '--', 'node', 'ignores-sigterm.cjs'], {
       cwd: apps,
-      onSpawn: (child, waitFor) => void waitFor('hotpath: load:').then(() => {
-        child.kill('SIGINT');
-        // The first Ctrl-C leads to SIGTERM, which this target ignores for --grace 20 s.
-        void waitFor('stopping').then(() => setTimeout(() => child.kill('SIGINT'), 1500));
-      }),
+      onSpawn: (child, waitFor) =>
+        void waitFor('hotpath: load:').then(() => {
+          child.kill('SIGINT');
+          // The first Ctrl-C leads to SIGTERM, which this target ignores for --grace 20 s.
+          void waitFor('stopping').then(() => setTimeout(() => child.kill('SIGINT'), 1500));
+        }),
     });
     assert.equal(r.code, 130, r.stderr);
     assert.match(r.stderr, /killing the target now/);

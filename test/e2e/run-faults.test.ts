@@ -26,7 +26,10 @@ describe('hotpath run when things go wrong', () => {
     assert.equal(meta.outcome.status, 'target-crashed');
     assert.equal(meta.outcome.exitCode, 1);
     assert.match(meta.outcome.reason ?? '', /load phase/);
-    assert.ok(meta.outcome.stderrTail?.some((l) => l.includes('fixture crash')), 'the crash is in the stderr tail');
+    assert.ok(
+      meta.outcome.stderrTail?.some((l) => l.includes('fixture crash')),
+      'the crash is in the stderr tail',
+    );
     const run = await readRunDir(dir);
     assert.ok(run.load && run.load.requests.total >= 99, 'what was measured before the crash is kept');
     assert.ok(run.load.durationMs < 4500, 'load stopped when the target died');
@@ -46,11 +49,20 @@ describe('hotpath run when things go wrong', () => {
       const cpu = meta.profiles.filter((p) => p.kind === 'cpu');
       assert.equal(cpu.length, 1, `meta.json lists the rescued profile: ${JSON.stringify(meta.profiles)}`);
       assert.ok(cpu[0].end - cpu[0].start >= 800, 'it covers the load up to the crash');
-      const profile = JSON.parse(readFileSync(join(dir, cpu[0].file), 'utf8')) as { nodes: { callFrame: { functionName: string } }[]; samples: number[] };
+      const profile = JSON.parse(readFileSync(join(dir, cpu[0].file), 'utf8')) as {
+        nodes: { callFrame: { functionName: string } }[];
+        samples: number[];
+      };
       assert.ok(profile.samples.length >= 200, `${profile.samples.length} samples`);
-      assert.ok(profile.nodes.some((n) => n.callFrame.functionName === 'checksumRows'), 'the app\'s own work is in it');
+      assert.ok(
+        profile.nodes.some((n) => n.callFrame.functionName === 'checksumRows'),
+        "the app's own work is in it",
+      );
       const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as { hotspots: { function: string }[] };
-      assert.ok(report.hotspots.some((h) => h.function === 'checksumRows'), `report.json's hotspots come from the profile: ${report.hotspots.map((h) => h.function).join(', ')}`);
+      assert.ok(
+        report.hotspots.some((h) => h.function === 'checksumRows'),
+        `report.json's hotspots come from the profile: ${report.hotspots.map((h) => h.function).join(', ')}`,
+      );
       assert.ok(statSync(join(dir, 'report.html')).size > 0);
       assert.doesNotMatch(readFileSync(join(dir, 'target.log'), 'utf8'), /Waiting for the debugger/);
       assert.deepEqual(survivors(meta), []);
@@ -67,7 +79,10 @@ describe('hotpath run when things go wrong', () => {
     const run = await readRunDir(dir);
     assert.ok(run.load && run.load.requests.total > 0, 'the partial load result is written');
     assert.ok(run.load.durationMs < 10_000);
-    assert.ok(run.threads.some((t) => t.samples.length > 0), 'telemetry is on disk');
+    assert.ok(
+      run.threads.some((t) => t.samples.length > 0),
+      'telemetry is on disk',
+    );
     assert.ok(existsSync(join(dir, 'report.json')));
     assert.deepEqual(survivors(meta), []);
   });
@@ -127,7 +142,10 @@ describe('hotpath run when things go wrong', () => {
     assert.match(r.stderr, /error HOTPATH_ERR_NO_RESPONSES: No request got a response/);
     assert.doesNotMatch(r.stderr, /healthy|No performance problem found/);
     const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as { findings: Finding[] };
-    assert.equal(report.findings.some((f) => f.category === 'healthy'), false);
+    assert.equal(
+      report.findings.some((f) => f.category === 'healthy'),
+      false,
+    );
     assert.doesNotMatch(readFileSync(join(dir, 'report.md'), 'utf8'), /Verdict:\*\* healthy/);
     assert.deepEqual(survivors(meta), []);
   });
@@ -156,8 +174,10 @@ describe('hotpath run when things go wrong', () => {
     assert.ok(covered >= 3000, 'the samples cover the block, not just the time around it');
   });
 
-  test('without a CPU profile, the stalls\' own samples name the function that blocks', async () => {
-    const { r, dir } = await runApp('block-loop.cjs', ['-d', '3', '-c', '1', '--no-profile'], { env: { BLOCK_MS: '700', BLOCK_REPEAT: '1' } });
+  test("without a CPU profile, the stalls' own samples name the function that blocks", async () => {
+    const { r, dir } = await runApp('block-loop.cjs', ['-d', '3', '-c', '1', '--no-profile'], {
+      env: { BLOCK_MS: '700', BLOCK_REPEAT: '1' },
+    });
     assert.equal(r.code, 0, r.stderr);
     const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as { findings: Finding[] };
     const blocking = report.findings.find((f) => f.category === 'event-loop-blocking');

@@ -44,9 +44,16 @@ describe('hotpath run with every kind of launcher', () => {
     assert.equal(meta.processes.filter((p) => p.threadId === 0).length, 1);
     assert.match(meta.nodeVersion ?? '', /^v\d+/);
     const cpu = run.profiles.filter((p) => p.kind === 'cpu');
-    assert.deepEqual(cpu.map((p) => p.pid), [meta.target?.pid], 'one CPU profile, of the target');
+    assert.deepEqual(
+      cpu.map((p) => p.pid),
+      [meta.target?.pid],
+      'one CPU profile, of the target',
+    );
     const load = meta.phases.find((p) => p.phase === 'load');
-    assert.ok(load?.end !== undefined && cpu[0].start >= load.start - 50 && cpu[0].start <= load.start + 1000, 'the profile starts with the load');
+    assert.ok(
+      load?.end !== undefined && cpu[0].start >= load.start - 50 && cpu[0].start <= load.start + 1000,
+      'the profile starts with the load',
+    );
     assert.ok(cpu[0].end >= load.end - 50 && cpu[0].end <= load.end + 1000, 'and stops when the load ends');
   });
 
@@ -67,13 +74,22 @@ describe('hotpath run with every kind of launcher', () => {
   test('npm start: the wrapper is seen but the server is the target', async () => {
     const { meta } = await assertHealthyRun(['npm', 'start'], join(apps, 'npm-app'));
     const target = meta.processes.find((p) => p.isTarget);
-    assert.ok(target?.argv?.some((a) => a.endsWith('server.js')), 'the target is node server.js');
-    assert.ok(meta.processes.some((p) => !p.isTarget), 'npm itself loaded the agent and stayed silent');
+    assert.ok(
+      target?.argv?.some((a) => a.endsWith('server.js')),
+      'the target is node server.js',
+    );
+    assert.ok(
+      meta.processes.some((p) => !p.isTarget),
+      'npm itself loaded the agent and stayed silent',
+    );
   });
 
   test('tsx running a TypeScript server: call sites at their line in the .ts file (in-memory source map)', async () => {
     const { run, meta } = await assertHealthyRun([join(root, 'node_modules', '.bin', 'tsx'), 'ts-server.ts']);
-    assert.ok(run.sourceMaps && Object.keys(run.sourceMaps).some((url) => url.endsWith('/ts-server.ts')), 'the agent captured the map tsx made');
+    assert.ok(
+      run.sourceMaps && Object.keys(run.sourceMaps).some((url) => url.endsWith('/ts-server.ts')),
+      'the agent captured the map tsx made',
+    );
     const target = run.threads.find((t) => t.pid === meta.target?.pid && t.listens.length > 0)!;
     const stat = target.growth.at(-1)?.syncCalls.find((c) => c.api === 'fs.statSync');
     const source = readFileSync(join(apps, 'ts-server.ts'), 'utf8').split('\n');
@@ -82,7 +98,7 @@ describe('hotpath run with every kind of launcher', () => {
     assert.equal(stat.site.line, source.findIndex((l) => l.includes('@site:stat')) + 1, JSON.stringify(stat.site));
   });
 
-  test('node --import with the user\'s own preload', async () => {
+  test("node --import with the user's own preload", async () => {
     await assertHealthyRun(['node', '--import', './import-hook.mjs', 'import-app.mjs']);
   });
 
@@ -95,7 +111,7 @@ describe('hotpath run with every kind of launcher', () => {
     });
   }
 
-  test('--json prints report.json on stdout and people\'s output on stderr', async () => {
+  test("--json prints report.json on stdout and people's output on stderr", async () => {
     const tmp = tempOut();
     after(tmp.cleanup);
     const r = await runCli(['run', ...LOAD, '--json', '--out', tmp.out, '--', 'node', 'cjs-server.cjs'], { cwd: apps });

@@ -28,7 +28,11 @@ function assertNoMaps(meta: RunMeta): void {
 }
 
 /** Self samples of the nodes matching `leaf`, and of those with an ancestor matching `caller`. */
-function under(profile: CpuProfile, leaf: (name: string) => boolean, caller: (name: string, url: string) => boolean): { all: number; underCaller: number; active: number } {
+function under(
+  profile: CpuProfile,
+  leaf: (name: string) => boolean,
+  caller: (name: string, url: string) => boolean,
+): { all: number; underCaller: number; active: number } {
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -44,53 +48,77 @@ function under(profile: CpuProfile, leaf: (name: string) => boolean, caller: (na
     all += h;
     for (let p = parent.get(id); p !== undefined; p = parent.get(p)) {
       const f = byId.get(p)!.callFrame;
-      if (caller(f.functionName, f.url)) { underCaller += h; break; }
+      if (caller(f.functionName, f.url)) {
+        underCaller += h;
+        break;
+      }
     }
   }
   return { all, underCaller, active };
 }
 
-test('run --native: a server whose time is in zlib shows zlib\'s C frames under its JS caller, and leaves no perf map', { skip, timeout: 120_000 }, async () => {
-  const tmp = tempOut();
-  after(tmp.cleanup);
-  const statuses: string[] = [];
-  const result = await run({ command: ['node', zlibServer], duration: 3, connections: 2, workers: 1, out: tmp.out, native: true }, { onStatus: watchMap(statuses) });
-  assert.equal(result.meta.outcome.status, 'completed');
-  assert.deepEqual(survivors(result.meta), []);
-  assert.ok(!(result.meta.warnings ?? []).some((w) => w.includes('HOTPATH_ERR_NATIVE_UNAVAILABLE')), (result.meta.warnings ?? []).join('\n'));
-  const pid = result.meta.target!.pid!;
-  const native = JSON.parse(readFileSync(join(result.runDir, 'native.json'), 'utf8')) as { processes: { pid: number; mainThreadSamples: number; jsSamples: number }[] };
-  const proc = native.processes.find((p) => p.pid === pid)!;
-  assert.ok(proc.mainThreadSamples > 100, `perf sampled the main thread ${proc.mainThreadSamples} times`);
-  // The run's CPU profile of the main thread is perf's; the inspector's is kept beside it.
-  const entry = result.meta.profiles.find((p) => p.kind === 'cpu' && p.pid === pid && p.threadId === 0)!;
-  assert.ok(existsSync(join(result.runDir, entry.file.replace(/\.cpuprofile$/, '.inspector.cpuprofile'))));
-  const profile = JSON.parse(readFileSync(join(result.runDir, entry.file), 'utf8')) as CpuProfile;
-  const zlibC = (name: string) => /^(deflate|longest_match|compress_block|fill_window|crc32|adler32|_tr_|send_bits|build_tree|pqdownheap)|ZlibContext/.test(name);
-  const s = under(profile, zlibC, (name, url) => name === 'compressBody' && url.endsWith('zlib-server.cjs'));
-  // Shares, not speeds: most of the thread's running time is deflate, nearly all of it under compressBody.
-  assert.ok(s.all / s.active > 0.3, `zlib's C frames hold ${s.all} of ${s.active} running samples`);
-  assert.ok(s.underCaller / s.all > 0.9, `${s.underCaller} of ${s.all} zlib samples sit under compressBody`);
-  // One stack from the loop to the kernel: libuv's loop and kernel frames are there too.
-  const names = new Set(profile.nodes.map((n) => n.callFrame.functionName));
-  assert.ok(names.has('uv_run'), 'libuv\'s uv_run frame');
-  assert.ok([...names].some((n) => n.endsWith(' [kernel]')), 'kernel frames');
-  // The report is written from it and names the zlib work.
-  assert.ok(result.report);
-  assert.ok(statuses.filter((m) => m.startsWith('native:')).length === 1, statuses.join('\n'));
-  assert.ok(statuses.includes('map seen during the load'), 'the target wrote its perf map');
-  assertNoMaps(result.meta);
-  assert.ok(!existsSync(join(result.runDir, 'perf.data')), 'perf.data is removed once read');
-});
+test(
+  "run --native: a server whose time is in zlib shows zlib's C frames under its JS caller, and leaves no perf map",
+  { skip, timeout: 120_000 },
+  async () => {
+    const tmp = tempOut();
+    after(tmp.cleanup);
+    const statuses: string[] = [];
+    const result = await run(
+      { command: ['node', zlibServer], duration: 3, connections: 2, workers: 1, out: tmp.out, native: true },
+      { onStatus: watchMap(statuses) },
+    );
+    assert.equal(result.meta.outcome.status, 'completed');
+    assert.deepEqual(survivors(result.meta), []);
+    assert.ok(
+      !(result.meta.warnings ?? []).some((w) => w.includes('HOTPATH_ERR_NATIVE_UNAVAILABLE')),
+      (result.meta.warnings ?? []).join('\n'),
+    );
+    const pid = result.meta.target!.pid!;
+    const native = JSON.parse(readFileSync(join(result.runDir, 'native.json'), 'utf8')) as {
+      processes: { pid: number; mainThreadSamples: number; jsSamples: number }[];
+    };
+    const proc = native.processes.find((p) => p.pid === pid)!;
+    assert.ok(proc.mainThreadSamples > 100, `perf sampled the main thread ${proc.mainThreadSamples} times`);
+    // The run's CPU profile of the main thread is perf's; the inspector's is kept beside it.
+    const entry = result.meta.profiles.find((p) => p.kind === 'cpu' && p.pid === pid && p.threadId === 0)!;
+    assert.ok(existsSync(join(result.runDir, entry.file.replace(/\.cpuprofile$/, '.inspector.cpuprofile'))));
+    const profile = JSON.parse(readFileSync(join(result.runDir, entry.file), 'utf8')) as CpuProfile;
+    const zlibC = (name: string) =>
+      /^(deflate|longest_match|compress_block|fill_window|crc32|adler32|_tr_|send_bits|build_tree|pqdownheap)|ZlibContext/.test(name);
+    const s = under(profile, zlibC, (name, url) => name === 'compressBody' && url.endsWith('zlib-server.cjs'));
+    // Shares, not speeds: most of the thread's running time is deflate, nearly all of it under compressBody.
+    assert.ok(s.all / s.active > 0.3, `zlib's C frames hold ${s.all} of ${s.active} running samples`);
+    assert.ok(s.underCaller / s.all > 0.9, `${s.underCaller} of ${s.all} zlib samples sit under compressBody`);
+    // One stack from the loop to the kernel: libuv's loop and kernel frames are there too.
+    const names = new Set(profile.nodes.map((n) => n.callFrame.functionName));
+    assert.ok(names.has('uv_run'), "libuv's uv_run frame");
+    assert.ok(
+      [...names].some((n) => n.endsWith(' [kernel]')),
+      'kernel frames',
+    );
+    // The report is written from it and names the zlib work.
+    assert.ok(result.report);
+    assert.ok(statuses.filter((m) => m.startsWith('native:')).length === 1, statuses.join('\n'));
+    assert.ok(statuses.includes('map seen during the load'), 'the target wrote its perf map');
+    assertNoMaps(result.meta);
+    assert.ok(!existsSync(join(result.runDir, 'perf.data')), 'perf.data is removed once read');
+  },
+);
 
 test('run --native: aborted during the load (Ctrl-C), the perf maps are still removed', { skip, timeout: 120_000 }, async () => {
   const tmp = tempOut();
   after(tmp.cleanup);
   const controller = new AbortController();
-  const result = await run({ command: ['node', zlibServer], duration: 30, connections: 2, workers: 1, out: tmp.out, native: true }, {
-    signal: controller.signal,
-    onStatus: (m) => { if (m.startsWith('load:')) setTimeout(() => controller.abort(), 1000); },
-  });
+  const result = await run(
+    { command: ['node', zlibServer], duration: 30, connections: 2, workers: 1, out: tmp.out, native: true },
+    {
+      signal: controller.signal,
+      onStatus: (m) => {
+        if (m.startsWith('load:')) setTimeout(() => controller.abort(), 1000);
+      },
+    },
+  );
   assert.equal(result.meta.outcome.status, 'interrupted');
   assertNoMaps(result.meta);
   assert.deepEqual(survivors(result.meta), []);
@@ -121,67 +149,85 @@ async function runWithPath(path: string): Promise<{ meta: RunMeta; statuses: str
   const tmp = tempOut();
   after(tmp.cleanup);
   const statuses: string[] = [];
-  const result = await run({ command: ['node', zlibServer], duration: 1, connections: 1, workers: 1, out: tmp.out, native: true }, {
-    env: { ...process.env, PATH: path }, onStatus: watchMap(statuses),
-  });
+  const result = await run(
+    { command: ['node', zlibServer], duration: 1, connections: 1, workers: 1, out: tmp.out, native: true },
+    {
+      env: { ...process.env, PATH: path },
+      onStatus: watchMap(statuses),
+    },
+  );
   assert.deepEqual(survivors(result.meta), []);
   return { meta: result.meta, statuses, runDir: result.runDir };
 }
 
-test('run --native without perf on PATH: the run goes on without native frames and says so once, with the fix', { timeout: 60_000 }, async () => {
-  const p = fakePath();
-  after(p.cleanup);
-  const { meta, statuses } = await runWithPath(p.path);
-  assert.equal(meta.outcome.status, 'completed');
-  const warnings = (meta.warnings ?? []).filter((w) => w.includes('HOTPATH_ERR_NATIVE_UNAVAILABLE'));
-  assert.equal(warnings.length, 1, (meta.warnings ?? []).join('\n'));
-  assert.match(warnings[0], /perf is not installed .*Fix: install it/);
-  assert.equal(statuses.filter((m) => m.includes('HOTPATH_ERR_NATIVE_UNAVAILABLE')).length, 1);
-  // The inspector's profile is the run's, as without --native; no map was asked for.
-  assert.ok(meta.profiles.some((e) => e.kind === 'cpu' && e.pid === meta.target?.pid));
-  assert.ok(!statuses.includes('map seen during the load'), 'without perf the target runs without the perf map flags');
-  assertNoMaps(meta);
-});
+test(
+  'run --native without perf on PATH: the run goes on without native frames and says so once, with the fix',
+  { timeout: 60_000 },
+  async () => {
+    const p = fakePath();
+    after(p.cleanup);
+    const { meta, statuses } = await runWithPath(p.path);
+    assert.equal(meta.outcome.status, 'completed');
+    const warnings = (meta.warnings ?? []).filter((w) => w.includes('HOTPATH_ERR_NATIVE_UNAVAILABLE'));
+    assert.equal(warnings.length, 1, (meta.warnings ?? []).join('\n'));
+    assert.match(warnings[0], /perf is not installed .*Fix: install it/);
+    assert.equal(statuses.filter((m) => m.includes('HOTPATH_ERR_NATIVE_UNAVAILABLE')).length, 1);
+    // The inspector's profile is the run's, as without --native; no map was asked for.
+    assert.ok(meta.profiles.some((e) => e.kind === 'cpu' && e.pid === meta.target?.pid));
+    assert.ok(!statuses.includes('map seen during the load'), 'without perf the target runs without the perf map flags');
+    assertNoMaps(meta);
+  },
+);
 
-test('run --native where perf is refused (perf_event_paranoid): the run goes on, warns once with the fix, and removes the maps', { timeout: 60_000 }, async () => {
-  const p = fakePath([
-    '#!/bin/sh',
-    'echo "Error:" >&2',
-    'echo "Access to performance monitoring and observability operations is limited." >&2',
-    'echo "Consider adjusting /proc/sys/kernel/perf_event_paranoid setting to open" >&2',
-    'echo "access to performance monitoring and observability operations for processes" >&2',
-    'echo "without CAP_PERFMON, CAP_SYS_PTRACE or CAP_SYS_ADMIN Linux capability." >&2',
-    'exit 255',
-    '',
-  ].join('\n'));
-  after(p.cleanup);
-  const { meta, statuses, runDir } = await runWithPath(p.path);
-  assert.equal(meta.outcome.status, 'completed');
-  const warnings = (meta.warnings ?? []).filter((w) => w.includes('HOTPATH_ERR_NATIVE_UNAVAILABLE'));
-  assert.equal(warnings.length, 1, (meta.warnings ?? []).join('\n'));
-  assert.ok(!existsSync(join(runDir, 'native.json')));
-  assert.match(warnings[0], /not permitted .*perf_event_paranoid.*Fix: allow it: `sudo sysctl -w kernel\.perf_event_paranoid=1`/);
-  assert.equal(statuses.filter((m) => m.includes('HOTPATH_ERR_NATIVE_UNAVAILABLE')).length, 1);
-  // The target ran with the perf map flags (perf was there to ask): its map is removed all the same.
-  assert.ok(statuses.includes('map seen during the load'), 'the target wrote its perf map');
-  assertNoMaps(meta);
-  assert.ok(meta.profiles.some((e) => e.kind === 'cpu' && e.pid === meta.target?.pid));
-});
+test(
+  'run --native where perf is refused (perf_event_paranoid): the run goes on, warns once with the fix, and removes the maps',
+  { timeout: 60_000 },
+  async () => {
+    const p = fakePath(
+      [
+        '#!/bin/sh',
+        'echo "Error:" >&2',
+        'echo "Access to performance monitoring and observability operations is limited." >&2',
+        'echo "Consider adjusting /proc/sys/kernel/perf_event_paranoid setting to open" >&2',
+        'echo "access to performance monitoring and observability operations for processes" >&2',
+        'echo "without CAP_PERFMON, CAP_SYS_PTRACE or CAP_SYS_ADMIN Linux capability." >&2',
+        'exit 255',
+        '',
+      ].join('\n'),
+    );
+    after(p.cleanup);
+    const { meta, statuses, runDir } = await runWithPath(p.path);
+    assert.equal(meta.outcome.status, 'completed');
+    const warnings = (meta.warnings ?? []).filter((w) => w.includes('HOTPATH_ERR_NATIVE_UNAVAILABLE'));
+    assert.equal(warnings.length, 1, (meta.warnings ?? []).join('\n'));
+    assert.ok(!existsSync(join(runDir, 'native.json')));
+    assert.match(warnings[0], /not permitted .*perf_event_paranoid.*Fix: allow it: `sudo sysctl -w kernel\.perf_event_paranoid=1`/);
+    assert.equal(statuses.filter((m) => m.includes('HOTPATH_ERR_NATIVE_UNAVAILABLE')).length, 1);
+    // The target ran with the perf map flags (perf was there to ask): its map is removed all the same.
+    assert.ok(statuses.includes('map seen during the load'), 'the target wrote its perf map');
+    assertNoMaps(meta);
+    assert.ok(meta.profiles.some((e) => e.kind === 'cpu' && e.pid === meta.target?.pid));
+  },
+);
 
-test('run --native: many small res.write calls per response are named from the native write path, which the inspector alone cannot see', { skip, timeout: 120_000 }, async () => {
-  const server = join(apps, 'small-writes-server.cjs');
-  const tmp = tempOut();
-  after(tmp.cleanup);
-  const native = await run({ command: ['node', server], duration: 3, connections: 8, workers: 1, out: tmp.out, native: true });
-  assert.equal(native.meta.outcome.status, 'completed');
-  const all = native.report!.findings;
-  const found = all.find((f) => f.code === 'HOTPATH_SOCKET_WRITES');
-  assert.ok(found, `findings: ${all.map((f) => `${f.code} ${JSON.stringify(f.evidence)}`).join('\n')}`);
-  assert.match(found.culprit?.file ?? '', /small-writes-server\.cjs$/);
-  assert.ok((found.evidence.writePathShare as number) >= 0.2);
-  assertNoMaps(native.meta);
-  // The same server without --native: the inspector's profile has no frame to tell it by.
-  const plain = await run({ command: ['node', server], duration: 2, connections: 8, workers: 1, out: tmp.out });
-  assert.equal(plain.meta.outcome.status, 'completed');
-  assert.ok(!plain.report!.findings.some((f) => f.code === 'HOTPATH_SOCKET_WRITES'));
-});
+test(
+  'run --native: many small res.write calls per response are named from the native write path, which the inspector alone cannot see',
+  { skip, timeout: 120_000 },
+  async () => {
+    const server = join(apps, 'small-writes-server.cjs');
+    const tmp = tempOut();
+    after(tmp.cleanup);
+    const native = await run({ command: ['node', server], duration: 3, connections: 8, workers: 1, out: tmp.out, native: true });
+    assert.equal(native.meta.outcome.status, 'completed');
+    const all = native.report!.findings;
+    const found = all.find((f) => f.code === 'HOTPATH_SOCKET_WRITES');
+    assert.ok(found, `findings: ${all.map((f) => `${f.code} ${JSON.stringify(f.evidence)}`).join('\n')}`);
+    assert.match(found.culprit?.file ?? '', /small-writes-server\.cjs$/);
+    assert.ok((found.evidence.writePathShare as number) >= 0.2);
+    assertNoMaps(native.meta);
+    // The same server without --native: the inspector's profile has no frame to tell it by.
+    const plain = await run({ command: ['node', server], duration: 2, connections: 8, workers: 1, out: tmp.out });
+    assert.equal(plain.meta.outcome.status, 'completed');
+    assert.ok(!plain.report!.findings.some((f) => f.code === 'HOTPATH_SOCKET_WRITES'));
+  },
+);

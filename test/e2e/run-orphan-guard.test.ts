@@ -20,7 +20,9 @@ function guardsOf(pgid: number): number[] {
       const argv = readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0');
       const at = argv.indexOf(SENTINEL_NAME);
       if (at !== -1 && argv[at + 1] === String(pgid)) out.push(Number(e));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
@@ -54,7 +56,9 @@ async function killHotpathMidLoad(file: string, flags: string[]): Promise<Killed
     cwd: apps,
     onSpawn: (child, waitFor) => {
       let stderr = '';
-      child.stderr?.on('data', (c: Buffer) => { stderr += c; });
+      child.stderr?.on('data', (c: Buffer) => {
+        stderr += c;
+      });
       void waitFor('hotpath: load:').then(async () => {
         await sleep(300);
         const pgid = Number(/\(pid (\d+)\)/.exec(stderr)?.[1]);
@@ -72,7 +76,10 @@ describe('no orphan target, even when hotpath is SIGKILLed', { skip: process.pla
     assert.equal(k.signal, 'SIGKILL', k.stderr);
     assert.ok(k.members.length >= 3, `the primary and two workers ran in group ${k.pgid}: ${k.members.join(', ')}`);
     assert.equal(k.guards.length, 1, 'one guard watched the group');
-    assert.ok(await waitUntil(() => groupMembers(k.pgid).length === 0, 5000), `group ${k.pgid} still has ${groupMembers(k.pgid).join(', ')}`);
+    assert.ok(
+      await waitUntil(() => groupMembers(k.pgid).length === 0, 5000),
+      `group ${k.pgid} still has ${groupMembers(k.pgid).join(', ')}`,
+    );
     assert.ok(await waitUntil(() => guardsOf(k.pgid).length === 0, 3000), 'the guard exits once the group is gone');
   });
 
@@ -80,7 +87,10 @@ describe('no orphan target, even when hotpath is SIGKILLed', { skip: process.pla
     const k = await killHotpathMidLoad('ignores-sigterm.cjs', ['--grace', '1']);
     assert.equal(k.signal, 'SIGKILL', k.stderr);
     assert.ok(k.members.length >= 1);
-    assert.ok(await waitUntil(() => groupMembers(k.pgid).length === 0, 6000), `group ${k.pgid} still has ${groupMembers(k.pgid).join(', ')}`);
+    assert.ok(
+      await waitUntil(() => groupMembers(k.pgid).length === 0, 6000),
+      `group ${k.pgid} still has ${groupMembers(k.pgid).join(', ')}`,
+    );
     assert.match(readFileSync(join(k.dir, 'target.log'), 'utf8'), /ignoring SIGTERM/, 'SIGTERM came first');
     assert.ok(await waitUntil(() => guardsOf(k.pgid).length === 0, 3000), 'the guard exits once the group is gone');
   });
@@ -93,8 +103,12 @@ describe('no orphan target, even when hotpath is SIGKILLed', { skip: process.pla
       cwd: apps,
       onSpawn: (child, waitFor) => {
         let stderr = '';
-        child.stderr?.on('data', (c: Buffer) => { stderr += c; });
-        void waitFor('hotpath: load:').then(() => { guards = guardsOf(Number(/\(pid (\d+)\)/.exec(stderr)?.[1])); });
+        child.stderr?.on('data', (c: Buffer) => {
+          stderr += c;
+        });
+        void waitFor('hotpath: load:').then(() => {
+          guards = guardsOf(Number(/\(pid (\d+)\)/.exec(stderr)?.[1]));
+        });
       },
     });
     assert.equal(r.code, 0, r.stderr);
@@ -104,6 +118,9 @@ describe('no orphan target, even when hotpath is SIGKILLed', { skip: process.pla
     const pgid = meta.spawnedPid as number;
     // Dismissed before hotpath exited: gone at once, not after a grace period.
     assert.ok(await waitUntil(() => guardsOf(pgid).length === 0, 500), `guard(s) left: ${guardsOf(pgid).join(', ')}`);
-    assert.deepEqual(guards.filter((pid) => existsSync(`/proc/${pid}`)), []);
+    assert.deepEqual(
+      guards.filter((pid) => existsSync(`/proc/${pid}`)),
+      [],
+    );
   });
 });

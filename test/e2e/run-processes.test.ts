@@ -21,8 +21,14 @@ describe('hotpath run with clusters and worker threads', () => {
     assert.equal(r.code, 0, r.stderr);
     const workers = meta.processes.filter((p) => p.clusterWorkerId !== undefined);
     assert.equal(workers.length, 2, `two cluster workers seen: ${JSON.stringify(meta.processes)}`);
-    assert.ok(workers.every((w) => w.isTarget), 'both workers serve the port');
-    assert.ok(meta.processes.some((p) => p.isClusterPrimary), 'the primary loaded the agent too');
+    assert.ok(
+      workers.every((w) => w.isTarget),
+      'both workers serve the port',
+    );
+    assert.ok(
+      meta.processes.some((p) => p.isClusterPrimary),
+      'the primary loaded the agent too',
+    );
     for (const w of workers) {
       const t = run.threads.find((x) => x.pid === w.pid && x.threadId === w.threadId);
       assert.ok(t && t.samples.length > 0, `worker ${w.pid} sent samples`);

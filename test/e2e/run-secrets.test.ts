@@ -18,17 +18,49 @@ const SECRET = 'pw-3e1d9c';
 
 async function server(): Promise<{ port: number; auth: Set<string>; close(): Promise<void> }> {
   const auth = new Set<string>();
-  const s = http.createServer((req, res) => { auth.add(req.headers.authorization ?? ''); res.end('ok'); });
+  const s = http.createServer((req, res) => {
+    auth.add(req.headers.authorization ?? '');
+    res.end('ok');
+  });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  return { port: (s.address() as AddressInfo).port, auth, close: () => new Promise((r) => { s.closeAllConnections(); s.close(() => r()); }) };
+  return {
+    port: (s.address() as AddressInfo).port,
+    auth,
+    close: () =>
+      new Promise((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  };
 }
 
 test('issue 23.1: run --url with userinfo: no file of the run directory, no output holds the password', async () => {
   const s = await server();
   try {
     const url = `http://admin:${SECRET}@127.0.0.1:${s.port}/`;
-    const r = await runCli(['run', '--url', url, '-d', '1', '-c', '2', '-w', '1', '-o', out, '--json',
-      '-H', `X-Session: ${SECRET}`, '-b', `{"password":"${SECRET}"}`, '-m', 'POST'], { timeoutMs: 60_000 });
+    const r = await runCli(
+      [
+        'run',
+        '--url',
+        url,
+        '-d',
+        '1',
+        '-c',
+        '2',
+        '-w',
+        '1',
+        '-o',
+        out,
+        '--json',
+        '-H',
+        `X-Session: ${SECRET}`,
+        '-b',
+        `{"password":"${SECRET}"}`,
+        '-m',
+        'POST',
+      ],
+      { timeoutMs: 60_000 },
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual([...s.auth], [`Basic ${Buffer.from(`admin:${SECRET}`).toString('base64')}`], 'the credentials are still sent');
     assert.ok(!r.stdout.includes(SECRET) && !r.stderr.includes(SECRET), 'not printed');
@@ -38,7 +70,7 @@ test('issue 23.1: run --url with userinfo: no file of the run directory, no outp
     for (const f of files) assert.ok(!readFileSync(join(out, dir, f), 'latin1').includes(SECRET), `${f} holds the password`);
     // The page's run data is embedded compressed: decoded, it names the URL, redacted.
     const page = htmlWithPayload(readFileSync(join(out, dir, 'report.html'), 'utf8'));
-    assert.ok(!page.includes(SECRET), 'report.html\'s embedded data holds the password');
+    assert.ok(!page.includes(SECRET), "report.html's embedded data holds the password");
     assert.match(page, /http:\/\/<redacted>@127\.0\.0\.1/);
     assert.match(readFileSync(join(out, dir, 'load.json'), 'utf8'), /"url": "http:\/\/<redacted>@127\.0\.0\.1:/);
   } finally {

@@ -16,8 +16,27 @@ test('issue 23.11: a setup request answered 401 is named in the terminal and the
   const setup = join(work, 'wrong-login.json');
   writeFileSync(setup, JSON.stringify([{ method: 'POST', path: '/login', body: { user: 'load' } }]));
   const out = join(work, 'runs');
-  const r = await runCli(['run', '-d', '1', '-c', '2', '-w', '1', '--no-profile', '--setup', setup, '-o', out, '--json', '--',
-    'node', join(apps, 'needs-setup.cjs')], { timeoutMs: 60_000 });
+  const r = await runCli(
+    [
+      'run',
+      '-d',
+      '1',
+      '-c',
+      '2',
+      '-w',
+      '1',
+      '--no-profile',
+      '--setup',
+      setup,
+      '-o',
+      out,
+      '--json',
+      '--',
+      'node',
+      join(apps, 'needs-setup.cjs'),
+    ],
+    { timeoutMs: 60_000 },
+  );
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /setup request failed/i);
   assert.match(r.stderr, /POST \/login answered 401/);

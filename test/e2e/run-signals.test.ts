@@ -17,10 +17,13 @@ describe('hotpath run receiving signals', () => {
     after(tmp.cleanup);
     const r = await runCli(['run', '-c', '4', '-d', '30', '--out', tmp.out, '--', 'node', 'cjs-server.cjs'], {
       cwd: apps,
-      onSpawn: (child, waitFor) => void waitFor('hotpath: load:').then(() => setTimeout(() => {
-        child.kill('SIGINT');
-        setTimeout(() => child.kill('SIGINT'), 10);
-      }, 700)),
+      onSpawn: (child, waitFor) =>
+        void waitFor('hotpath: load:').then(() =>
+          setTimeout(() => {
+            child.kill('SIGINT');
+            setTimeout(() => child.kill('SIGINT'), 10);
+          }, 700),
+        ),
     });
     const dir = onlyRunDir(tmp.out);
     const meta = readMeta(dir);
@@ -35,5 +38,4 @@ describe('hotpath run receiving signals', () => {
     assert.ok(run.load && run.load.requests.total > 0, 'the partial load result is kept');
     assert.deepEqual(survivors(meta), []);
   });
-
 });

@@ -14,7 +14,11 @@ async function runStuck(flags: string[], env: NodeJS.ProcessEnv = {}) {
   const tmp = tempOut();
   after(tmp.cleanup);
   const started = Date.now();
-  const r = await runCli(['run', '-w', '1', '-c', '4', '-d', '2', ...flags, '--out', tmp.out, '--', 'node', 'blocks-forever.cjs'], { cwd: apps, env, timeoutMs: 60_000 });
+  const r = await runCli(['run', '-w', '1', '-c', '4', '-d', '2', ...flags, '--out', tmp.out, '--', 'node', 'blocks-forever.cjs'], {
+    cwd: apps,
+    env,
+    timeoutMs: 60_000,
+  });
   const elapsedMs = Date.now() - started;
   const dir = onlyRunDir(tmp.out);
   return { r, dir, meta: readMeta(dir), elapsedMs };
@@ -31,7 +35,10 @@ describe('hotpath run on a server whose event loop never comes back', () => {
       assert.equal(main?.code, 'HOTPATH_EVENT_LOOP_STUCK', report.findings.map((f) => f.code).join(', '));
       assert.equal(main.severity, 'critical');
       assert.deepEqual([main.culprit?.function, main.culprit?.file], ['warmCache', 'blocks-forever.cjs']);
-      assert.ok((main.evidence.stack as string[]).some((f) => f.startsWith('warmCache blocks-forever.cjs:')), JSON.stringify(main.evidence));
+      assert.ok(
+        (main.evidence.stack as string[]).some((f) => f.startsWith('warmCache blocks-forever.cjs:')),
+        JSON.stringify(main.evidence),
+      );
       assert.match(readFileSync(join(dir, 'report.md'), 'utf8'), /never came back/);
       assert.match(r.stderr, /critical The event loop never came back: warmCache never returned/);
       // When the loop blocked before the first request was answered, the run measured nothing: the error says why.

@@ -19,8 +19,11 @@ function selfSigned(dir: string): { key: string; cert: string } | undefined {
   const key = join(dir, 'key.pem');
   const cert = join(dir, 'cert.pem');
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
-      '-keyout', key, '-out', cert], { stdio: 'ignore', timeout: 20_000 });
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-keyout', key, '-out', cert],
+      { stdio: 'ignore', timeout: 20_000 },
+    );
     return { key, cert };
   } catch {
     return undefined;
@@ -34,28 +37,37 @@ after(() => rmSync(certDir, { recursive: true, force: true }));
 async function runApp(file: string, flags: string[], env: NodeJS.ProcessEnv = {}) {
   const tmp = tempOut();
   after(tmp.cleanup);
-  const r = await runCli(['run', '-w', '1', '-c', '4', '-d', '1.5', ...flags, '--json', '--out', tmp.out, '--', 'node', file], { cwd: apps, env });
+  const r = await runCli(['run', '-w', '1', '-c', '4', '-d', '1.5', ...flags, '--json', '--out', tmp.out, '--', 'node', file], {
+    cwd: apps,
+    env,
+  });
   const dir = onlyRunDir(tmp.out);
   return { r, dir, meta: readMeta(dir), run: await readRunDir(dir) };
 }
 
 describe('hotpath run: the server it drives', () => {
-  test('an HTTPS server is driven over https, without verifying the certificate of the server hotpath started', { skip: pair === undefined ? 'openssl is not available to make a certificate' : false }, async () => {
-    const { r, meta, run } = await runApp('https-server.cjs', [], { HTTPS_KEY: pair?.key, HTTPS_CERT: pair?.cert });
-    assert.equal(r.code, 0, r.stderr);
-    const listen = run.threads.flatMap((t) => t.listens).find((l) => l.port === meta.target?.port);
-    assert.equal(listen?.server?.kind, 'https');
-    assert.match(meta.target?.url ?? '', /^https:\/\/127\.0\.0\.1:\d+\/$/);
-    assert.ok(run.load && run.load.requests.total > 0, r.stderr);
-    assert.equal(run.load.errors.total, 0, JSON.stringify(run.load.errors));
-    assert.deepEqual(Object.keys(run.load.statusCodes), ['200']);
-    const served = targetThreads(run).flatMap((t) => windowSamples(t, loadWindow(run))).reduce((n, s) => n + (s.http?.finished ?? 0), 0);
-    assert.ok(served > 0, 'the agent counted the requests it served over TLS');
-    assert.match(r.stderr, /HTTPS; its certificate is not verified/);
-    assert.deepEqual(survivors(meta), []);
-  });
+  test(
+    'an HTTPS server is driven over https, without verifying the certificate of the server hotpath started',
+    { skip: pair === undefined ? 'openssl is not available to make a certificate' : false },
+    async () => {
+      const { r, meta, run } = await runApp('https-server.cjs', [], { HTTPS_KEY: pair?.key, HTTPS_CERT: pair?.cert });
+      assert.equal(r.code, 0, r.stderr);
+      const listen = run.threads.flatMap((t) => t.listens).find((l) => l.port === meta.target?.port);
+      assert.equal(listen?.server?.kind, 'https');
+      assert.match(meta.target?.url ?? '', /^https:\/\/127\.0\.0\.1:\d+\/$/);
+      assert.ok(run.load && run.load.requests.total > 0, r.stderr);
+      assert.equal(run.load.errors.total, 0, JSON.stringify(run.load.errors));
+      assert.deepEqual(Object.keys(run.load.statusCodes), ['200']);
+      const served = targetThreads(run)
+        .flatMap((t) => windowSamples(t, loadWindow(run)))
+        .reduce((n, s) => n + (s.http?.finished ?? 0), 0);
+      assert.ok(served > 0, 'the agent counted the requests it served over TLS');
+      assert.match(r.stderr, /HTTPS; its certificate is not verified/);
+      assert.deepEqual(survivors(meta), []);
+    },
+  );
 
-  test('a second HTTP server in the same process: only the driven server\'s requests are in the server-side figures', async () => {
+  test("a second HTTP server in the same process: only the driven server's requests are in the server-side figures", async () => {
     const { r, meta, run } = await runApp('in-process-service.cjs', []);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(meta.otherPorts?.length, 1, 'the config service listened on a port of its own');

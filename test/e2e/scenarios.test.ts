@@ -125,7 +125,8 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.api, 'dgram.createSocket');
   },
   'worker-clone-quote': (e) => assert.equal(e.work, 'clone'),
-  'yield-per-item': (e) => assert.ok((e.immediatesQueuedShare as number) >= 0.8, `immediates queued at ${String(e.immediatesQueuedShare)} of the samples`),
+  'yield-per-item': (e) =>
+    assert.ok((e.immediatesQueuedShare as number) >= 0.8, `immediates queued at ${String(e.immediatesQueuedShare)} of the samples`),
   // Fewer than half of its timers are pending: each fires and is replaced.
   'delivery-retry-loop': (e) => assert.equal(e.rearmed, true),
   'pool-checkout': (e) => {
@@ -136,7 +137,10 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'slugify-per-item': (e) => {
     assert.equal((e.calledInLoop as { function?: string; line?: number } | undefined)?.function, 'search');
     const path = e.callPath as { function: string; callsPerRequest?: number }[];
-    assert.deepEqual(path.slice(-2).map((c) => c.function), ['search', 'slugify']);
+    assert.deepEqual(
+      path.slice(-2).map((c) => c.function),
+      ['search', 'slugify'],
+    );
     // One search per request over 3,000 products: counted, not sampled (a callee V8 inlines again
     // while the window runs goes uncounted for those calls: 2,899 was seen), and a search that
     // was running when the counters were reset adds its later slugify calls without its own call
@@ -147,7 +151,10 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   },
   // Most of the process's CPU ran off the loop (a share: the cores the pool gets depend on the machine's other tenants).
   'threadpool-login': (e) => {
-    assert.ok((e.offLoopCores as number) > 0.5 * (e.processCores as number), `offLoopCores ${String(e.offLoopCores)} of ${String(e.processCores)}`);
+    assert.ok(
+      (e.offLoopCores as number) > 0.5 * (e.processCores as number),
+      `offLoopCores ${String(e.offLoopCores)} of ${String(e.processCores)}`,
+    );
     if (e.api !== undefined) assert.equal(e.api, 'crypto.pbkdf2');
   },
 };
@@ -155,7 +162,8 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
 function listScenarios(): string[] {
   return readdirSync(scenariosDir, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join(scenariosDir, d.name, 'hotpath.json')))
-    .map((d) => d.name).sort();
+    .map((d) => d.name)
+    .sort();
 }
 
 /** Runs `cd <scenario> && hotpath run <hotpath.json args> --json -- node server.js`. */
@@ -170,8 +178,10 @@ test('every scenario directory has an expectation', () => {
 });
 
 for (const [name, want] of Object.entries(expected)) {
-  const label = want === 'healthy' ? 'healthy, no warning or critical finding'
-    : `${want.category}${want.culprit ? ` in ${[want.culprit.function].flat().join('/')} (${want.culprit.file})` : ''}${want.knownGap ? ' [known gap]' : ''}`;
+  const label =
+    want === 'healthy'
+      ? 'healthy, no warning or critical finding'
+      : `${want.category}${want.culprit ? ` in ${[want.culprit.function].flat().join('/')} (${want.culprit.file})` : ''}${want.knownGap ? ' [known gap]' : ''}`;
   test(`scenario ${name}: ${label}`, { timeout: 150_000 }, async () => {
     const { report, stderr } = await runScenario(name);
     const main = checkDiagnosis(report, stderr, want === 'healthy');
@@ -184,7 +194,10 @@ for (const [name, want] of Object.entries(expected)) {
     const wanted = [want.culprit.function].flat().map((f) => `${f} ${want.culprit!.file}`);
     const gap = want.knownGap ? `${want.knownGap.accepts.function} ${want.knownGap.accepts.file}` : undefined;
     if (gap !== undefined && named === gap) console.log(`# ${name}: known gap, culprit ${named}: ${want.knownGap!.reason}`);
-    assert.ok(wanted.includes(named) || named === gap, `culprit ${named}, expected ${wanted.join(' or ')}${gap ? ` (or, known gap, ${gap})` : ''}\n${summary}`);
+    assert.ok(
+      wanted.includes(named) || named === gap,
+      `culprit ${named}, expected ${wanted.join(' or ')}${gap ? ` (or, known gap, ${gap})` : ''}\n${summary}`,
+    );
     assert.ok((main.culprit?.line ?? 0) > 0, summary);
   });
 }

@@ -18,11 +18,22 @@ async function bodyServer(): Promise<{ url: string; bodies: Buffer[]; close(): P
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => { bodies.push(Buffer.concat(chunks)); res.end('ok'); });
+    req.on('end', () => {
+      bodies.push(Buffer.concat(chunks));
+      res.end('ok');
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/upload`;
-  return { url, bodies, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url,
+    bodies,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 test('issue 23.4: --body-file sends the exact bytes of a binary file (the server receives the file)', async () => {

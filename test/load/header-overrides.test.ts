@@ -25,14 +25,21 @@ test('issue 17.4: -H "Connection: close" makes one connection per request (the s
 
 test('issue 17.4: headers the engine overrides are reported with a warning; agreeing ones are not', () => {
   const warned = buildPlan({
-    url: 'http://127.0.0.1:1/', method: 'POST', body: 'abc',
+    url: 'http://127.0.0.1:1/',
+    method: 'POST',
+    body: 'abc',
     headers: ['Content-Length: 99', 'Transfer-Encoding: chunked', 'Connection: upgrade', 'Host: example.test'],
   }).warnings.join('\n');
   assert.match(warned, /"Content-Length: 99".*Content-Length: 3/);
   assert.match(warned, /"Transfer-Encoding: chunked"/);
   assert.match(warned, /"Connection: upgrade".*Connection: keep-alive/);
   assert.doesNotMatch(warned, /Host/);
-  const quiet = buildPlan({ url: 'http://127.0.0.1:1/', method: 'POST', body: 'abc', headers: ['Content-Length: 3', 'Connection: keep-alive'] });
+  const quiet = buildPlan({
+    url: 'http://127.0.0.1:1/',
+    method: 'POST',
+    body: 'abc',
+    headers: ['Content-Length: 3', 'Connection: keep-alive'],
+  });
   assert.deepEqual(quiet.warnings, []);
   const close = buildPlan({ url: 'http://127.0.0.1:1/', headers: ['connection: Close'] });
   assert.equal(close.flags.keepalive, false);

@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildPlan, type LoadOptions } from '../../src/load/load-plan.js';
 
-const code = (opts: LoadOptions) => { try { buildPlan(opts); } catch (e) { return (e as { code: string }).code; } return 'no error'; };
+const code = (opts: LoadOptions) => {
+  try {
+    buildPlan(opts);
+  } catch (e) {
+    return (e as { code: string }).code;
+  }
+  return 'no error';
+};
 const url = 'http://127.0.0.1:3000/items?page=2';
 
 test('the programmatic API validates through the same declaration as the CLI', () => {
@@ -27,7 +34,10 @@ test('the programmatic API validates through the same declaration as the CLI', (
 test('requests are prebuilt with Host, path and query, headers, body and keep-alive', () => {
   const plan = buildPlan({ url, method: 'post', headers: { 'X-Id': '7' }, body: 'héllo', keepalive: false });
   const text = plan.templates[0].bytes.toString('utf8');
-  assert.equal(text, 'POST /items?page=2 HTTP/1.1\r\nHost: 127.0.0.1:3000\r\nX-Id: 7\r\nConnection: close\r\nContent-Length: 6\r\n\r\nhéllo');
+  assert.equal(
+    text,
+    'POST /items?page=2 HTTP/1.1\r\nHost: 127.0.0.1:3000\r\nX-Id: 7\r\nConnection: close\r\nContent-Length: 6\r\n\r\nhéllo',
+  );
   assert.equal(plan.flags.duration, 10, 'the default duration applies when no amount is given');
   assert.ok(plan.flags.workers >= 1);
 });
@@ -36,7 +46,13 @@ test('scenario files are read, validated and merged with the global headers', ()
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-plan-'));
   try {
     const file = join(dir, 's.json');
-    writeFileSync(file, JSON.stringify([{ method: 'POST', path: '/users', body: { name: 'ada' } }, { path: '/me', headers: { 'x-a': 'b' } }]));
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { method: 'POST', path: '/users', body: { name: 'ada' } },
+        { path: '/me', headers: { 'x-a': 'b' } },
+      ]),
+    );
     const plan = buildPlan({ url, scenario: file, headers: ['Authorization: Bearer t'] });
     assert.equal(plan.templates.length, 2);
     assert.equal(plan.flags.scenarioLength, 2);

@@ -6,7 +6,9 @@ import { httpServer } from './helpers/servers.js';
 /** Blocks the server's event loop, like a synchronous call would. */
 function busyWait(ms: number): void {
   const end = Date.now() + ms;
-  while (Date.now() < end) { /* stall */ }
+  while (Date.now() < end) {
+    /* stall */
+  }
 }
 
 test('a 2 s stall shows in the corrected high percentiles of an open-model run, not in the service time', async () => {

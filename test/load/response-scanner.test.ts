@@ -3,11 +3,18 @@ import assert from 'node:assert/strict';
 import { ResponseScanner, type ScanSink } from '../../src/load/response-scanner.js';
 
 /** Feeds `text` to a scanner in pieces of `step` bytes; returns the responses it reported. */
-function scan(text: string | Buffer, step = Infinity, heads: boolean[] = []): { responses: [number, boolean][]; ok: boolean; scanner: ResponseScanner } {
+function scan(
+  text: string | Buffer,
+  step = Infinity,
+  heads: boolean[] = [],
+): { responses: [number, boolean][]; ok: boolean; scanner: ResponseScanner } {
   const responses: [number, boolean][] = [];
   const queue = [...heads];
   const sink: ScanSink = {
-    onResponse: (status, close) => { responses.push([status, close]); queue.shift(); },
+    onResponse: (status, close) => {
+      responses.push([status, close]);
+      queue.shift();
+    },
     headPending: () => queue[0] === true,
   };
   const scanner = new ResponseScanner(sink);
@@ -18,7 +25,8 @@ function scan(text: string | Buffer, step = Infinity, heads: boolean[] = []): { 
 }
 
 const cl = 'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello';
-const chunked = 'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Trailer: yes\r\nX-Other: 2\r\n\r\n';
+const chunked =
+  'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Trailer: yes\r\nX-Other: 2\r\n\r\n';
 const chunkedNoTrailer = 'HTTP/1.1 200 OK\r\ntransfer-encoding: CHUNKED\r\n\r\n3\r\nabc\r\n0\r\n\r\n';
 
 test('Content-Length, chunked (with extensions and trailers) and pipelined responses, split at every byte', () => {
@@ -26,20 +34,43 @@ test('Content-Length, chunked (with extensions and trailers) and pipelined respo
   for (const step of [1, 2, 3, 7, 64, Infinity]) {
     const r = scan(stream, step);
     assert.equal(r.ok, true, `step ${step}`);
-    assert.deepEqual(r.responses, [[200, false], [201, false], [200, false], [200, false]], `step ${step}`);
+    assert.deepEqual(
+      r.responses,
+      [
+        [200, false],
+        [201, false],
+        [200, false],
+        [200, false],
+      ],
+      `step ${step}`,
+    );
     assert.equal(r.scanner.midResponse, false);
   }
 });
 
 test('1xx interim responses are skipped; 204 and 304 have no body', () => {
-  const r = scan('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n' + cl +
-    'HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n' + 'HTTP/1.1 304 Not Modified\r\n\r\n' + cl, 5);
-  assert.deepEqual(r.responses, [[200, false], [204, false], [304, false], [200, false]]);
+  const r = scan(
+    'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n' +
+      cl +
+      'HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n' +
+      'HTTP/1.1 304 Not Modified\r\n\r\n' +
+      cl,
+    5,
+  );
+  assert.deepEqual(r.responses, [
+    [200, false],
+    [204, false],
+    [304, false],
+    [200, false],
+  ]);
 });
 
 test('a HEAD response has no body whatever Content-Length says', () => {
   const r = scan('HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n' + cl, Infinity, [true, false]);
-  assert.deepEqual(r.responses, [[200, false], [200, false]]);
+  assert.deepEqual(r.responses, [
+    [200, false],
+    [200, false],
+  ]);
 });
 
 test('Connection: close, HTTP/1.0 defaults and keep-alive lists', () => {
@@ -83,7 +114,12 @@ test('an endless head is rejected instead of buffered forever', () => {
 
 test('only the first `length` bytes of a reused read buffer are scanned', () => {
   const responses: number[] = [];
-  const scanner = new ResponseScanner({ onResponse: (s) => { responses.push(s); }, headPending: () => false });
+  const scanner = new ResponseScanner({
+    onResponse: (s) => {
+      responses.push(s);
+    },
+    headPending: () => false,
+  });
   const full = Buffer.from(cl, 'latin1');
   const reused = Buffer.concat([full.subarray(0, 20), Buffer.from('\r\n\r\nstale bytes of an older read')]);
   assert.equal(scanner.feed(reused, 20), true);

@@ -14,9 +14,20 @@ function output(elus: number[], open = false): EngineOutput {
   const latency = createHistogram();
   for (let i = 1; i <= 1000; i++) latency.recordValue(i * 10);
   return {
-    start: 0, end: 2000, latency, service: open ? latency : null, counters, statuses: { 200: 1000 }, errors: {},
-    timeline: [], workers: elus.map((elu, worker) => ({ worker, connections: 5, elu })),
-    inFlight: 0, dropped: open ? 17 : 0, intended: open ? 1000 : 0, maxLagMs: 12, cpu: { user: 300_000, system: 200_000 },
+    start: 0,
+    end: 2000,
+    latency,
+    service: open ? latency : null,
+    counters,
+    statuses: { 200: 1000 },
+    errors: {},
+    timeline: [],
+    workers: elus.map((elu, worker) => ({ worker, connections: 5, elu })),
+    inFlight: 0,
+    dropped: open ? 17 : 0,
+    intended: open ? 1000 : 0,
+    maxLagMs: 12,
+    cpu: { user: 300_000, system: 200_000 },
   };
 }
 

@@ -10,13 +10,17 @@ import { activeTime } from '../../src/profile/active-time.js';
 
 /** `perf script -F +pid` text: one sample per (tid, time, leaf). */
 function script(samples: [number, number, string][]): string {
-  return samples.map(([tid, t, leaf]) => [
-    `node 100/${tid} ${t.toFixed(6)}: 1001001 cpu-clock:ppp: `,
-    `\t    ffff81000000 ${leaf} ([kernel.kallsyms])`,
-    `\t    7f0000001000 JS:*handle /app/server.js:3:10+0x10 (/tmp/perf-100.map)`,
-    `\t          14ac8a7 uv_run+0x187 (/usr/bin/node)`,
-    '',
-  ].join('\n')).join('\n');
+  return samples
+    .map(([tid, t, leaf]) =>
+      [
+        `node 100/${tid} ${t.toFixed(6)}: 1001001 cpu-clock:ppp: `,
+        `\t    ffff81000000 ${leaf} ([kernel.kallsyms])`,
+        `\t    7f0000001000 JS:*handle /app/server.js:3:10+0x10 (/tmp/perf-100.map)`,
+        `\t          14ac8a7 uv_run+0x187 (/usr/bin/node)`,
+        '',
+      ].join('\n'),
+    )
+    .join('\n');
 }
 
 const P = 1000; // µs, 1 kHz
@@ -24,7 +28,12 @@ const P = 1000; // µs, 1 kHz
 test('the main thread: samples on their own times, gaps as (idle), cut to the window', () => {
   // Window 10.000-10.020 s. Busy 10.001-10.005 (5 samples), nothing until 10.015, busy again to 10.017.
   const times = [10.001, 10.002, 10.003, 10.004, 10.005, 10.016, 10.017];
-  const text = script([[100, 9.990, 'before_window'], ...times.map((t) => [100, t, 'tcp_sendmsg'] as [number, number, string]), [101, 10.003, 'deflate_slow'], [100, 10.040, 'after_window']]);
+  const text = script([
+    [100, 9.99, 'before_window'],
+    ...times.map((t) => [100, t, 'tcp_sendmsg'] as [number, number, string]),
+    [101, 10.003, 'deflate_slow'],
+    [100, 10.04, 'after_window'],
+  ]);
   const { raw } = readPerfSamples(text, 'x.perf');
   const p = nativeProcessProfiles(raw, 100, { startUs: 10_000_000, endUs: 10_020_000, periodUs: P });
   assert.equal(p.mainSamples, 7);

@@ -22,11 +22,23 @@ test('findPerf: not Linux, not on PATH, on PATH', () => {
   }
 });
 
-test('perfFailure: paranoid and EACCES refusals get the sysctl fix; a kernel mismatch the package; anything else perf\'s own words', () => {
-  const refused = perfFailure('Error:\nAccess to performance monitoring and observability operations is limited.\nConsider adjusting /proc/sys/kernel/perf_event_paranoid setting', 255);
+test("perfFailure: paranoid and EACCES refusals get the sysctl fix; a kernel mismatch the package; anything else perf's own words", () => {
+  const refused = perfFailure(
+    'Error:\nAccess to performance monitoring and observability operations is limited.\nConsider adjusting /proc/sys/kernel/perf_event_paranoid setting',
+    255,
+  );
   assert.match(refused.reason, /not permitted .*perf_event_paranoid is/);
   assert.match(refused.fix, /sysctl -w kernel\.perf_event_paranoid=1/);
   assert.match(perfFailure('Error: No permission to enable cpu-clock event.', 255).reason, /not permitted/);
-  assert.match(perfFailure('WARNING: perf not found for kernel 6.8.0-45\n\n  You may need to install the following packages for this specific kernel:\n    linux-tools-6.8.0-45-generic', 2).reason, /does not match the running kernel/);
-  assert.equal(perfFailure('Error:\nCouldn\'t create thread/CPU maps: No such process', 255).reason, 'perf record failed: Couldn\'t create thread/CPU maps: No such process');
+  assert.match(
+    perfFailure(
+      'WARNING: perf not found for kernel 6.8.0-45\n\n  You may need to install the following packages for this specific kernel:\n    linux-tools-6.8.0-45-generic',
+      2,
+    ).reason,
+    /does not match the running kernel/,
+  );
+  assert.equal(
+    perfFailure("Error:\nCouldn't create thread/CPU maps: No such process", 255).reason,
+    "perf record failed: Couldn't create thread/CPU maps: No such process",
+  );
 });

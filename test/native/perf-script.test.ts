@@ -16,8 +16,13 @@ import type { CliIO } from '../../src/cli/io.js';
 const fixture = fileURLToPath(new URL('../../../test/fixtures/perf/node-server.perf', import.meta.url));
 
 test('perf frames: JS from the perf map keeps file and line; kernel and C++ keep their symbol', () => {
-  assert.deepEqual(perfCallFrame('JS:*fib /app/server.js:3:13+0x8', '/tmp/perf-355.map'),
-    { functionName: 'fib', scriptId: '1', url: 'file:///app/server.js', lineNumber: 2, columnNumber: 12 });
+  assert.deepEqual(perfCallFrame('JS:*fib /app/server.js:3:13+0x8', '/tmp/perf-355.map'), {
+    functionName: 'fib',
+    scriptId: '1',
+    url: 'file:///app/server.js',
+    lineNumber: 2,
+    columnNumber: 12,
+  });
   assert.equal(perfCallFrame('LazyCompile:~emit node:events:471:44', '/tmp/perf-1.map').url, 'node:events');
   assert.equal(perfCallFrame('do_epoll_wait+0x1a', '[kernel.kallsyms]').functionName, 'do_epoll_wait [kernel]');
   assert.equal(perfCallFrame('uv__io_poll+0x1ad', '/usr/bin/node').functionName, 'uv__io_poll');
@@ -32,8 +37,14 @@ test('perf script: one profile per process, its threads grouped under it, JS und
   const names = main.profile.nodes.map((n) => n.callFrame.functionName);
   assert.ok(names.includes('fib'), 'JS from the perf map');
   assert.ok(names.includes('uv__io_poll'), 'libuv');
-  assert.ok(names.some((n) => n.startsWith('v8::')), 'V8 C++');
-  assert.ok(names.some((n) => n.endsWith('[kernel]')), 'kernel');
+  assert.ok(
+    names.some((n) => n.startsWith('v8::')),
+    'V8 C++',
+  );
+  assert.ok(
+    names.some((n) => n.endsWith('[kernel]')),
+    'kernel',
+  );
   // fib's caller chain reaches libuv: one stack from the event loop down to the JS.
   const byId = new Map(main.profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -48,16 +59,32 @@ test('perf script: one profile per process, its threads grouped under it, JS und
 test('hotpath import writes a run directory with the report and exports; bad input is a coded error', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-import-'));
   let err = '';
-  const sink = new Writable({ write(c, _e, cb) { err += String(c); cb(); } });
+  const sink = new Writable({
+    write(c, _e, cb) {
+      err += String(c);
+      cb();
+    },
+  });
   const io: CliIO = { stdout: sink, stderr: sink, env: {}, cwd: dir, color: false, interactive: false };
   assert.equal(await runCli(['import', fixture, '-o', join(dir, 'out')], io), 0, err);
   const [run] = readdirSync(join(dir, 'out'));
   const files = readdirSync(join(dir, 'out', run));
   for (const f of ['report.html', 'report.md', 'report.json']) assert.ok(files.includes(f), files.join(', '));
   assert.ok(files.some((f) => f.endsWith('.folded')));
-  const folded = readFileSync(join(dir, 'out', run, files.find((f) => f.endsWith('.folded'))!), 'utf8');
+  const folded = readFileSync(
+    join(
+      dir,
+      'out',
+      run,
+      files.find((f) => f.endsWith('.folded'))!,
+    ),
+    'utf8',
+  );
   assert.match(folded, /uv_run;.*;fib /);
-  for (const [name, text] of [['notes.txt', 'hello world\n'], ['bin.data', 'PERFILE2\u0000\u0001']] as const) {
+  for (const [name, text] of [
+    ['notes.txt', 'hello world\n'],
+    ['bin.data', 'PERFILE2\u0000\u0001'],
+  ] as const) {
     err = '';
     const file = join(dir, name);
     writeFileSync(file, text);

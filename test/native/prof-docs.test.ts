@@ -9,7 +9,8 @@ import { importCommand } from '../../src/cli/commands/import.js';
 const doc = readFileSync(new URL('../../../docs/prof.md', import.meta.url), 'utf8');
 
 test('every flag of hotpath prof and hotpath import is in docs/prof.md', () => {
-  const missing = [...profCommand.options, ...importCommand.options].filter((s) => !s.hidden)
+  const missing = [...profCommand.options, ...importCommand.options]
+    .filter((s) => !s.hidden)
     .map((s) => `--${s.type === 'boolean' && s.default === true ? 'no-' : ''}${s.flag}`)
     .filter((flag) => !doc.includes(`\`${flag}`) && !doc.includes(`, ${flag}`));
   assert.deepEqual(missing, []);

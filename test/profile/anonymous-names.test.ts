@@ -18,7 +18,13 @@ import { connect, profileLoop } from '../agent/helpers/inspector-session.js';
 import { functionRangesFileName, profiledScripts, type FunctionRangeRow } from '../../src/agent/profiling/function-ranges.js';
 
 const APP = 'file:///srv/app.js';
-const frame = (name: string, line: number, col: number, url = APP): CpuCallFrame => ({ functionName: name, scriptId: '7', url, lineNumber: line, columnNumber: col });
+const frame = (name: string, line: number, col: number, url = APP): CpuCallFrame => ({
+  functionName: name,
+  scriptId: '7',
+  url,
+  lineNumber: line,
+  columnNumber: col,
+});
 
 // app.js (0-based): the module function; computeInWorker 2-12 holding a Promise executor at 3:22
 // that holds a listener at 5:20; a top-level callback at 14:10; render 16-20.
@@ -36,13 +42,16 @@ const ranges: FunctionRanges = {
 test('an anonymous function is named by the nearest named function it lies in, however deep', () => {
   const frames = [frame('', 3, 22), frame('', 5, 20), frame('render', 16, 0), frame('', 14, 10), frame('', 1, 0, 'file:///srv/other.js')];
   nameAnonymousFrames(frames, ranges);
-  assert.deepEqual(frames.map((f) => f.functionName), [
-    '(anonymous in computeInWorker)',
-    '(anonymous in computeInWorker)',
-    'render', // named: untouched
-    '', // at the top level of the module: nothing names it
-    '', // a script without ranges
-  ]);
+  assert.deepEqual(
+    frames.map((f) => f.functionName),
+    [
+      '(anonymous in computeInWorker)',
+      '(anonymous in computeInWorker)',
+      'render', // named: untouched
+      '', // at the top level of the module: nothing names it
+      '', // a script without ranges
+    ],
+  );
 });
 
 test('a CommonJS file: the heap profile names it by its path, the ranges by its file:// URL, and the frame is named all the same', () => {
@@ -50,11 +59,15 @@ test('a CommonJS file: the heap profile names it by its path, the ranges by its 
   // coverage a file:// URL (probe: "(anonymous) lib/report.js:10" in gc-pressure beside
   // "(anonymous in buildRegionReport) lib/report.js:10" in event-loop-blocking).
   const node = (id: number, cf: CpuCallFrame, selfSize: number, children: unknown[] = []) => ({ id, callFrame: cf, selfSize, children });
-  const heap = { head: node(1, frame('(root)', -1, -1, ''), 0, [
-    node(2, frame('', 3, 22, '/srv/app.js'), 4096, [node(3, frame('', 5, 20, '/srv/app.js'), 1024)]),
-    node(4, frame('', 1, 0, '/srv/other.js'), 512),
-  ]) };
-  const parsed = parseRunHeapProfile({ functionRanges: ranges as Record<string, FunctionRangeRow[]> }, JSON.stringify(heap), { path: 'heap.heapprofile' });
+  const heap = {
+    head: node(1, frame('(root)', -1, -1, ''), 0, [
+      node(2, frame('', 3, 22, '/srv/app.js'), 4096, [node(3, frame('', 5, 20, '/srv/app.js'), 1024)]),
+      node(4, frame('', 1, 0, '/srv/other.js'), 512),
+    ]),
+  };
+  const parsed = parseRunHeapProfile({ functionRanges: ranges as Record<string, FunctionRangeRow[]> }, JSON.stringify(heap), {
+    path: 'heap.heapprofile',
+  });
   const [executor, other] = parsed.head.children;
   assert.equal(executor.callFrame.functionName, '(anonymous in computeInWorker)');
   assert.equal(executor.children[0].callFrame.functionName, '(anonymous in computeInWorker)');
@@ -94,11 +107,15 @@ test('a real profile: the callback passed to map() reads as "(anonymous in score
     ].join('\n');
     const scoreAll = runInThisContext(source, { filename: join(dir, 'score.js') }) as (xs: number[]) => number[];
     let sink = 0;
-    const profile = await profileLoop(() => { sink += scoreAll([sink, 1, 2])[0]; }, 300);
+    const profile = await profileLoop(() => {
+      sink += scoreAll([sink, 1, 2])[0];
+    }, 300);
     const sampled = new Set<string>();
     profiledScripts(profile.nodes, sampled);
     await new Promise<void>((resolve) => captureScripts(connect, { runDir: dir, pid: 7, threadId: 0, profiledScripts: sampled }, resolve));
-    const written = JSON.parse(readFileSync(join(dir, functionRangesFileName(7, 0)), 'utf8')) as { scripts: Record<string, FunctionRangeRow[]> };
+    const written = JSON.parse(readFileSync(join(dir, functionRangesFileName(7, 0)), 'utf8')) as {
+      scripts: Record<string, FunctionRangeRow[]>;
+    };
 
     const parsed = parseRunCpuProfile({ functionRanges: written.scripts }, JSON.stringify(profile), { path: 'score.cpuprofile' });
     const names = new Set(parsed.nodes.filter((n) => n.callFrame.url.endsWith('score.js')).map((n) => n.callFrame.functionName));
@@ -119,7 +136,7 @@ test('functionKey: a function and its closures share a key; two top-level anonym
   assert.equal(functionKey(timer), functionKey({ ...timer }));
 });
 
-test('a growth hook\'s anonymous call site is named by the function it was written in, from where it starts or where it calls', async () => {
+test("a growth hook's anonymous call site is named by the function it was written in, from where it starts or where it calls", async () => {
   const { nameAnonymousSite } = await import('../../src/profile/run-source-maps.js');
   // A call at 1-based 4:30 inside the executor written at 3:22 (0-based) of computeInWorker.
   const site = { function: '(anonymous)', file: APP, line: 4, column: 30 };

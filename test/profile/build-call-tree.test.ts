@@ -28,7 +28,10 @@ for (const { major, bin } of nodeBinaries()) {
 
     it('classifies app, dependency, core, builtin and special frames', () => {
       const handler = tree.frames[frameNamed(tree, 'handler')];
-      assert.deepEqual({ kind: handler.kind, file: handler.file, line: handler.line }, { kind: 'app', file: 'app.js', line: lineOf(WORK_APP, 'function handler') });
+      assert.deepEqual(
+        { kind: handler.kind, file: handler.file, line: handler.line },
+        { kind: 'app', file: 'app.js', line: lineOf(WORK_APP, 'function handler') },
+      );
       const dispatch = tree.frames[frameNamed(tree, 'dispatch')];
       assert.equal(dispatch.kind, 'deps');
       assert.equal(dispatch.file, 'node_modules/fakedep/index.js');
@@ -82,10 +85,16 @@ for (const { major, bin } of nodeBinaries()) {
         }
       }
       assert.ok(moved > 0.3 * tree.activeUs, 'most of the work is native/core, charged to app frames');
-      const top = attributed.filter((h) => h.kind === 'app').slice(0, 5).map((h) => h.function);
+      const top = attributed
+        .filter((h) => h.kind === 'app')
+        .slice(0, 5)
+        .map((h) => h.function);
       for (const name of ['matchRegex', 'deriveKey', 'compress']) assert.ok(top.includes(name), `${name} in ${top}`);
       const raw = hotspots(tree, { limit: 10, attributed: false });
-      assert.ok(raw.some((h) => h.function.startsWith('RegExp: ')), 'unattributed, the regexp engine itself is hot');
+      assert.ok(
+        raw.some((h) => h.function.startsWith('RegExp: ')),
+        'unattributed, the regexp engine itself is hot',
+      );
       const re = attributed.find((h) => h.function === 'matchRegex')!;
       assert.ok(re.selfShare > 0 && re.selfShare <= 1 && re.totalShare >= re.selfShare - 1e-9);
     });

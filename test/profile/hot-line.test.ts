@@ -13,9 +13,15 @@ const app = `file://${cwd}/lib/pricelist.js`;
 
 function profile(): CpuProfile {
   const render = node(2, 'renderPriceList', app, [3], 5);
-  render.positionTicks = [{ line: 9, ticks: 6 }, { line: 8, ticks: 1 }];
+  render.positionTicks = [
+    { line: 9, ticks: 6 },
+    { line: 8, ticks: 1 },
+  ];
   const again = node(4, 'renderPriceList', app, [], 5);
-  again.positionTicks = [{ line: 9, ticks: 2 }, { line: 11, ticks: 1 }];
+  again.positionTicks = [
+    { line: 9, ticks: 2 },
+    { line: 11, ticks: 1 },
+  ];
   const format = node(3, 'formatPrice', app, [], 1);
   format.positionTicks = [{ line: 3, ticks: 4 }];
   return {
@@ -27,7 +33,7 @@ function profile(): CpuProfile {
   };
 }
 
-test('hotLine: the line with most of a function\'s ticks, over all its nodes, with its share', () => {
+test("hotLine: the line with most of a function's ticks, over all its nodes, with its share", () => {
   const tree = buildCallTree(profile(), { cwd, sourceMaps: false });
   const render = tree.frames.findIndex((f) => f.name === 'renderPriceList');
   const format = tree.frames.findIndex((f) => f.name === 'formatPrice');

@@ -24,7 +24,7 @@ const SOURCE = [
   '}',
 ].join('\n');
 
-test('a callback is labelled by its own text on its first line, and a lookup\'s predicate by the lookup', () => {
+test("a callback is labelled by its own text on its first line, and a lookup's predicate by the lookup", () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-inline-work-'));
   try {
     const file = join(dir, 'feed.js');
@@ -49,8 +49,10 @@ test('a callback is labelled by its own text on its first line, and a lookup\'s 
       timeDeltas: Array.from({ length: 22 }, (_, i) => (i === 0 ? 0 : 1000)),
     };
     const tree = buildCallTree(profile, { cwd: dir });
-    const labelsOf = (name: string, line: number) => (tree.inlineWork ?? [])
-      .filter((e) => tree.frames[tree.frame[e.node]].name === name && tree.frames[tree.frame[e.node]].line === line).map((e) => e.work);
+    const labelsOf = (name: string, line: number) =>
+      (tree.inlineWork ?? [])
+        .filter((e) => tree.frames[tree.frame[e.node]].name === name && tree.frames[tree.frame[e.node]].line === line)
+        .map((e) => e.work);
     // The comparator (line 2) did not run the spread written before it; the function that did is labelled.
     assert.deepEqual(labelsOf('(anonymous)', 2), []);
     assert.deepEqual(labelsOf('recentActivity', 1), ['copy']);
@@ -61,20 +63,34 @@ test('a callback is labelled by its own text on its first line, and a lookup\'s 
   }
 });
 
-test('a dependency\'s hot line is read too: body-parser\'s JSON.parse is JSON work, with no app code on the stack', () => {
+test("a dependency's hot line is read too: body-parser's JSON.parse is JSON work, with no app code on the stack", () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-inline-deps-'));
   try {
     const pkg = join(dir, 'node_modules', 'body-parser', 'lib', 'types');
     mkdirSync(pkg, { recursive: true });
     const file = join(pkg, 'json.js');
     // body-parser 2.x, lib/types/json.js: parse() at line 3, its JSON.parse at line 5.
-    writeFileSync(file, ['\'use strict\'', '', 'function parse (body) {', '  try {', '    return JSON.parse(body, reviver)', '  } catch (e) { throw e }', '}'].join('\n'));
+    writeFileSync(
+      file,
+      [
+        "'use strict'",
+        '',
+        'function parse (body) {',
+        '  try {',
+        '    return JSON.parse(body, reviver)',
+        '  } catch (e) { throw e }',
+        '}',
+      ].join('\n'),
+    );
     // A minified dependency: one long line holding a JSON.parse says nothing about where the ticks fell.
     const min = join(dir, 'node_modules', 'tiny', 'index.min.js');
     mkdirSync(join(dir, 'node_modules', 'tiny'));
     writeFileSync(min, `function a(t){return JSON.parse(t)}${';var x=1'.repeat(100)}`);
     const parse = node(3, 'parse', pathToFileURL(file).href, [], 2);
-    parse.positionTicks = [{ line: 5, ticks: 9 }, { line: 3, ticks: 1 }];
+    parse.positionTicks = [
+      { line: 5, ticks: 9 },
+      { line: 3, ticks: 1 },
+    ];
     const minified = node(4, 'a', pathToFileURL(min).href, [], 0);
     minified.positionTicks = [{ line: 1, ticks: 5 }];
     const profile: CpuProfile = {
@@ -86,7 +102,10 @@ test('a dependency\'s hot line is read too: body-parser\'s JSON.parse is JSON wo
     };
     const tree = buildCallTree(profile, { cwd: dir });
     const parseFrame = tree.frames.findIndex((f) => f.name === 'parse');
-    assert.deepEqual((tree.inlineWork ?? []).map((e) => [tree.frames[tree.frame[e.node]].name, e.label]), [['parse', 'JSON.parse']]);
+    assert.deepEqual(
+      (tree.inlineWork ?? []).map((e) => [tree.frames[tree.frame[e.node]].name, e.label]),
+      [['parse', 'JSON.parse']],
+    );
     // Its hot line is the dependency's own line.
     assert.equal(hotLine(tree, parseFrame)?.line, 5);
     const json = workPlaces(tree).find((p) => p.work === 'json');
@@ -101,12 +120,20 @@ test('a dependency\'s hot line is read too: body-parser\'s JSON.parse is JSON wo
   }
 });
 
-test('a dependency\'s inline JSON goes with it to the app function that called it', () => {
+test("a dependency's inline JSON goes with it to the app function that called it", () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-inline-deps-'));
   try {
     mkdirSync(join(dir, 'node_modules', 'express', 'lib'), { recursive: true });
     const res = join(dir, 'node_modules', 'express', 'lib', 'response.js');
-    writeFileSync(res, ['function stringify (value, replacer, spaces) {', '  var json = replacer || spaces ? JSON.stringify(value, replacer, spaces) : JSON.stringify(value)', '  return json', '}'].join('\n'));
+    writeFileSync(
+      res,
+      [
+        'function stringify (value, replacer, spaces) {',
+        '  var json = replacer || spaces ? JSON.stringify(value, replacer, spaces) : JSON.stringify(value)',
+        '  return json',
+        '}',
+      ].join('\n'),
+    );
     writeFileSync(join(dir, 'app.js'), 'function report(req, res) {\n  res.json(build())\n}\n');
     const stringify = node(3, 'stringify', pathToFileURL(res).href, [], 0);
     stringify.positionTicks = [{ line: 2, ticks: 8 }];
@@ -121,7 +148,10 @@ test('a dependency\'s inline JSON goes with it to the app function that called i
     const report = tree.frames.findIndex((f) => f.name === 'report');
     const items = workBreakdown(tree, report).items;
     assert.equal(items.find((i) => i.label === 'JSON.stringify')?.share, 0.8);
-    assert.deepEqual(callersOfWork(tree, 'json').map((c) => tree.frames[c.frame].name), ['report']);
+    assert.deepEqual(
+      callersOfWork(tree, 'json').map((c) => tree.frames[c.frame].name),
+      ['report'],
+    );
     assert.equal(workPlaces(tree).find((p) => p.work === 'json')?.unownedUs, 0);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -12,8 +12,21 @@ import { buildCallTree } from '../../src/profile/build-call-tree.js';
 const APP = 'file:///srv/app.js';
 const LIB = 'file:///srv/lib.js';
 
-const at = (id: number, name: string, url: string, line: number, col: number, children: number[] = [], extra: Partial<CpuProfileNode> = {}): CpuProfileNode =>
-  ({ id, callFrame: { functionName: name, scriptId: url === LIB ? '8' : '7', url, lineNumber: line, columnNumber: col }, hitCount: 0, children, ...extra });
+const at = (
+  id: number,
+  name: string,
+  url: string,
+  line: number,
+  col: number,
+  children: number[] = [],
+  extra: Partial<CpuProfileNode> = {},
+): CpuProfileNode => ({
+  id,
+  callFrame: { functionName: name, scriptId: url === LIB ? '8' : '7', url, lineNumber: line, columnNumber: col },
+  hitCount: 0,
+  children,
+  ...extra,
+});
 
 /** `count` samples of node `id`. */
 const many = (id: number, count: number) => new Array<number>(count).fill(id);
@@ -53,22 +66,30 @@ function handlerProfile(): CpuProfile {
     { line: 24, ticks: 2 }, // a function that never ran
     { line: 31, ticks: 1 }, // two functions on one line
   ];
-  return profileOf([
-    at(1, '(root)', '', -1, -1, [2]),
-    at(2, 'handler', APP, 11, 18, [3], { hitCount: 101, positionTicks: handlerTicks }),
-    at(3, 'issueSession', APP, 7, 21, [4], { hitCount: 1, positionTicks: [{ line: 9, ticks: 1 }] }),
-    at(4, 'deriveToken', APP, 2, 20, [], { hitCount: 4, positionTicks: [{ line: 5, ticks: 4 }] }),
-  ], [...many(2, 101), 3, ...many(4, 4)]);
+  return profileOf(
+    [
+      at(1, '(root)', '', -1, -1, [2]),
+      at(2, 'handler', APP, 11, 18, [3], { hitCount: 101, positionTicks: handlerTicks }),
+      at(3, 'issueSession', APP, 7, 21, [4], { hitCount: 1, positionTicks: [{ line: 9, ticks: 1 }] }),
+      at(4, 'deriveToken', APP, 2, 20, [], { hitCount: 4, positionTicks: [{ line: 5, ticks: 4 }] }),
+    ],
+    [...many(2, 101), 3, ...many(4, 4)],
+  );
 }
 
-test('ticks on inlined callees\' lines move to them, through the callers the profile saw', () => {
+test("ticks on inlined callees' lines move to them, through the callers the profile saw", () => {
   const before = handlerProfile();
   const after = expandInlinedFrames(before, appRanges);
   assert.notEqual(after, before);
   assert.equal(before.nodes.length, 4, 'the input is left as it was');
 
   const handler = after.nodes.find((n) => n.id === 2)!;
-  assert.deepEqual(handler.positionTicks, [{ line: 13, ticks: 20 }, { line: 15, ticks: 3 }, { line: 24, ticks: 2 }, { line: 31, ticks: 1 }]);
+  assert.deepEqual(handler.positionTicks, [
+    { line: 13, ticks: 20 },
+    { line: 15, ticks: 3 },
+    { line: 24, ticks: 2 },
+    { line: 31, ticks: 1 },
+  ]);
   assert.equal(hits(after, 2), 26);
 
   const [session] = named(after, 'issueSession', 2).filter((n) => n.id !== 3);
@@ -114,31 +135,56 @@ test('samples of a node spread over its callees evenly in time, not in blocks', 
 
 test('a line outside the function is a callee in another file only when no function here spans it', () => {
   const ranges: FunctionRanges = {
-    [APP]: [['', 0, 0, 40, 0, 1], ['handler', 11, 18, 20, 1, 3], ['local', 22, 0, 25, 1, 3]],
-    [LIB]: [['', 0, 0, 60, 0, 1], ['helper', 22, 0, 24, 1, 2], ['format', 26, 0, 29, 1, 2]],
+    [APP]: [
+      ['', 0, 0, 40, 0, 1],
+      ['handler', 11, 18, 20, 1, 3],
+      ['local', 22, 0, 25, 1, 3],
+    ],
+    [LIB]: [
+      ['', 0, 0, 60, 0, 1],
+      ['helper', 22, 0, 24, 1, 2],
+      ['format', 26, 0, 29, 1, 2],
+    ],
   };
-  const before = profileOf([
-    at(1, '(root)', '', -1, -1, [2]),
-    at(2, 'handler', APP, 11, 18, [3, 4], { hitCount: 30, positionTicks: [{ line: 13, ticks: 10 }, { line: 24, ticks: 8 }, { line: 28, ticks: 12 }] }),
-    at(3, 'helper', LIB, 22, 15, [], { hitCount: 1, positionTicks: [{ line: 23, ticks: 1 }] }),
-    at(4, 'format', LIB, 26, 15, [], { hitCount: 1, positionTicks: [{ line: 27, ticks: 1 }] }),
-  ], [...many(2, 30), 3, 4]);
+  const before = profileOf(
+    [
+      at(1, '(root)', '', -1, -1, [2]),
+      at(2, 'handler', APP, 11, 18, [3, 4], {
+        hitCount: 30,
+        positionTicks: [
+          { line: 13, ticks: 10 },
+          { line: 24, ticks: 8 },
+          { line: 28, ticks: 12 },
+        ],
+      }),
+      at(3, 'helper', LIB, 22, 15, [], { hitCount: 1, positionTicks: [{ line: 23, ticks: 1 }] }),
+      at(4, 'format', LIB, 26, 15, [], { hitCount: 1, positionTicks: [{ line: 27, ticks: 1 }] }),
+    ],
+    [...many(2, 30), 3, 4],
+  );
   const after = expandInlinedFrames(before, ranges);
   const handler = after.nodes.find((n) => n.id === 2)!;
   // Line 24 is local's (this file) and helper's (called, another file): V8 does not say which.
-  assert.deepEqual(handler.positionTicks, [{ line: 13, ticks: 10 }, { line: 24, ticks: 8 }]);
+  assert.deepEqual(handler.positionTicks, [
+    { line: 13, ticks: 10 },
+    { line: 24, ticks: 8 },
+  ]);
   const [format] = named(after, 'format', 2).filter((n) => n.id !== 4);
   assert.ok(format, 'line 28 lies only in format (lib.js), which the handler calls');
   assert.deepEqual(format.positionTicks, [{ line: 28, ticks: 12 }]);
   assert.equal(hits(after, format.id), 12);
 });
 
-test('without ranges for the profile\'s scripts the profile is returned as it is', () => {
+test("without ranges for the profile's scripts the profile is returned as it is", () => {
   const p = handlerProfile();
   assert.equal(expandInlinedFrames(p, undefined), p);
   assert.equal(expandInlinedFrames(p, {}), p);
   assert.equal(expandInlinedFrames(p, { [LIB]: [['', 0, 0, 9, 0, 1]] }), p);
-  assert.equal(expandInlinedFrames(p, { [APP]: [['broken' as unknown as string, 'x' as unknown as number, 0, 0, 0, 0]] }), p, 'malformed rows are skipped');
+  assert.equal(
+    expandInlinedFrames(p, { [APP]: [['broken' as unknown as string, 'x' as unknown as number, 0, 0, 0, 0]] }),
+    p,
+    'malformed rows are skipped',
+  );
 });
 
 // The handler in server.js spans lines 9-17; checksum in lib/etag.js spans 5-16 and was sampled
@@ -147,37 +193,75 @@ const SERVER = 'file:///srv/server.js';
 const ETAG = 'file:///srv/lib/etag.js';
 const etagRanges: FunctionRanges = {
   [SERVER]: [['catalog', 8, 18, 16, 1, 1]],
-  [ETAG]: [['checksum', 4, 0, 15, 1, 1], ['etagFor', 17, 0, 19, 1, 1]],
+  [ETAG]: [
+    ['checksum', 4, 0, 15, 1, 1],
+    ['etagFor', 17, 0, 19, 1, 1],
+  ],
 };
 
 function catalogProfile(handlerTicks: { line: number; ticks: number }[], checksumTicks: { line: number; ticks: number }[]): CpuProfile {
   const total = handlerTicks.reduce((s, t) => s + t.ticks, 0);
   const own = checksumTicks.reduce((s, t) => s + t.ticks, 0);
-  return profileOf([
-    at(1, '(root)', '', -1, -1, [2]),
-    at(2, 'catalog', SERVER, 8, 34, [3], { hitCount: total, positionTicks: handlerTicks }),
-    at(3, 'etagFor', ETAG, 17, 16, [4]),
-    at(4, 'checksum', ETAG, 4, 17, [], { hitCount: own, positionTicks: checksumTicks }),
-  ], [...many(2, total), ...many(4, own)]);
+  return profileOf(
+    [
+      at(1, '(root)', '', -1, -1, [2]),
+      at(2, 'catalog', SERVER, 8, 34, [3], { hitCount: total, positionTicks: handlerTicks }),
+      at(3, 'etagFor', ETAG, 17, 16, [4]),
+      at(4, 'checksum', ETAG, 4, 17, [], { hitCount: own, positionTicks: checksumTicks }),
+    ],
+    [...many(2, total), ...many(4, own)],
+  );
 }
 
 test('a callee inlined from another file takes the lines its un-inlined samples share with the caller', () => {
-  const after = expandInlinedFrames(catalogProfile(
-    [{ line: 9, ticks: 60 }, { line: 10, ticks: 50 }, { line: 12, ticks: 200 }, { line: 16, ticks: 2 }, { line: 398, ticks: 1 }],
-    [{ line: 9, ticks: 6 }, { line: 10, ticks: 2 }, { line: 12, ticks: 9 }, { line: 15, ticks: 2 }],
-  ), etagRanges);
+  const after = expandInlinedFrames(
+    catalogProfile(
+      [
+        { line: 9, ticks: 60 },
+        { line: 10, ticks: 50 },
+        { line: 12, ticks: 200 },
+        { line: 16, ticks: 2 },
+        { line: 398, ticks: 1 },
+      ],
+      [
+        { line: 9, ticks: 6 },
+        { line: 10, ticks: 2 },
+        { line: 12, ticks: 9 },
+        { line: 15, ticks: 2 },
+      ],
+    ),
+    etagRanges,
+  );
   const catalog = after.nodes.find((n) => n.id === 2)!;
-  assert.deepEqual(catalog.positionTicks, [{ line: 16, ticks: 2 }, { line: 398, ticks: 1 }], 'lines checksum was never sampled on stay');
+  assert.deepEqual(
+    catalog.positionTicks,
+    [
+      { line: 16, ticks: 2 },
+      { line: 398, ticks: 1 },
+    ],
+    'lines checksum was never sampled on stay',
+  );
   const [etag] = named(after, 'etagFor', 2).filter((n) => n.id !== 3);
   const [checksum] = named(after, 'checksum', etag.id);
-  assert.deepEqual(checksum.positionTicks, [{ line: 9, ticks: 60 }, { line: 10, ticks: 50 }, { line: 12, ticks: 200 }]);
+  assert.deepEqual(checksum.positionTicks, [
+    { line: 9, ticks: 60 },
+    { line: 10, ticks: 50 },
+    { line: 12, ticks: 200 },
+  ]);
   assert.equal(hits(after, checksum.id), 310);
 });
 
 test('one line number in common with a callee is a coincidence: the caller keeps its line', () => {
   const before = catalogProfile(
-    [{ line: 12, ticks: 200 }, { line: 14, ticks: 30 }],
-    [{ line: 9, ticks: 6 }, { line: 10, ticks: 2 }, { line: 12, ticks: 9 }],
+    [
+      { line: 12, ticks: 200 },
+      { line: 14, ticks: 30 },
+    ],
+    [
+      { line: 9, ticks: 6 },
+      { line: 10, ticks: 2 },
+      { line: 12, ticks: 9 },
+    ],
   );
   assert.equal(expandInlinedFrames(before, etagRanges), before);
 });

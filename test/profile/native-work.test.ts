@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { specificWork, genericWork, SOCKET_WRITE_PATH } from '../../src/profile/work-kind.js';
 import type { Frame } from '../../src/profile/call-tree.js';
 
-const native = (name: string): Frame => ({ name, file: '', line: 0, column: 0, kind: 'native' } as unknown as Frame);
+const native = (name: string): Frame => ({ name, file: '', line: 0, column: 0, kind: 'native' }) as unknown as Frame;
 
 test('C, C++ and kernel symbols name their work', () => {
   const cases: [string, string | undefined][] = [

@@ -18,7 +18,8 @@ function tree(files: Record<string, string>): string {
   return root;
 }
 
-const rel = (root: string, sites: { path: string; line: number }[]) => sites.map((s) => `${s.path.slice(root.length + 1)}:${s.line}`).sort();
+const rel = (root: string, sites: { path: string; line: number }[]) =>
+  sites.map((s) => `${s.path.slice(root.length + 1)}:${s.line}`).sort();
 
 test('a pattern is found as a JS string, a JSON string and a regexp literal, each with its own escaping', () => {
   const source = '^(\\w+\\s?)*$'; // V8's frame: "RegExp: ^(\w+\s?)*$"

@@ -32,11 +32,24 @@ export function writeProject(files: Record<string, string>): string {
 }
 
 /** Runs `node --cpu-prof <script>` in dir and returns the profile. */
-export function cpuProfileOf(dir: string, script: string, opts: { bin?: string; intervalUs?: number; args?: string[]; scriptArgs?: string[] } = {}): CpuProfile {
+export function cpuProfileOf(
+  dir: string,
+  script: string,
+  opts: { bin?: string; intervalUs?: number; args?: string[]; scriptArgs?: string[] } = {},
+): CpuProfile {
   const out = join(dir, `prof-${Math.random().toString(36).slice(2)}`);
-  execFileSync(opts.bin ?? process.execPath, [
-    '--cpu-prof', `--cpu-prof-dir=${out}`, `--cpu-prof-interval=${opts.intervalUs ?? 500}`, ...(opts.args ?? []), script, ...(opts.scriptArgs ?? []),
-  ], { cwd: dir, timeout: 30_000, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    opts.bin ?? process.execPath,
+    [
+      '--cpu-prof',
+      `--cpu-prof-dir=${out}`,
+      `--cpu-prof-interval=${opts.intervalUs ?? 500}`,
+      ...(opts.args ?? []),
+      script,
+      ...(opts.scriptArgs ?? []),
+    ],
+    { cwd: dir, timeout: 30_000, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const file = readdirSync(out).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('no profile written');
   return asCpuProfile(JSON.parse(readFileSync(join(out, file), 'utf8')));

@@ -52,7 +52,7 @@ function profile(): CpuProfile {
   };
 }
 
-test('pipelineTime: Node\'s socket writes and the calling framework\'s own work are the answer; the payload\'s JSON and other packages are the function\'s choice', () => {
+test("pipelineTime: Node's socket writes and the calling framework's own work are the answer; the payload's JSON and other packages are the function's choice", () => {
   const tree = buildCallTree(profile(), { cwd, sourceMaps: false });
   const handler = tree.frames.findIndex((f) => f.name === 'handler' && f.kind === 'app');
   const helper = tree.frames.findIndex((f) => f.name === 'helper');
@@ -76,13 +76,22 @@ test('pipelineTime: without a framework above, a dependency the function calls i
   assert.equal(pipelineTime(tree)[handler], 2000);
 });
 
-test('pipelineTime: JSON the framework runs on its own lines (Express\'s stringify in res.json) is the payload\'s, not the answer\'s', () => {
+test("pipelineTime: JSON the framework runs on its own lines (Express's stringify in res.json) is the payload's, not the answer's", () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-pipeline-'));
   try {
     mkdirSync(join(dir, 'node_modules', 'express', 'lib'), { recursive: true });
     const res = join(dir, 'node_modules', 'express', 'lib', 'response.js');
     // express 5, lib/response.js: stringify() at line 1, its JSON.stringify at line 2, the rest of json() at line 5.
-    writeFileSync(res, ['function stringify (value, replacer, spaces, escape) {', '  var json = replacer || spaces ? JSON.stringify(value, replacer, spaces) : JSON.stringify(value);', '  return json', '}', 'res.json = function json(obj) { this.set(\'Content-Type\', \'application/json\') }'].join('\n'));
+    writeFileSync(
+      res,
+      [
+        'function stringify (value, replacer, spaces, escape) {',
+        '  var json = replacer || spaces ? JSON.stringify(value, replacer, spaces) : JSON.stringify(value);',
+        '  return json',
+        '}',
+        "res.json = function json(obj) { this.set('Content-Type', 'application/json') }",
+      ].join('\n'),
+    );
     const url = pathToFileURL(res).href;
     const stringify = node(5, 'stringify', url, [], 0);
     stringify.positionTicks = [{ line: 2, ticks: 3 }];

@@ -39,7 +39,7 @@ test('a call site without a source map is left as the agent reported it', () => 
   assert.deepEqual(mapCallSite(builtin, runResolver({})), builtin);
 });
 
-test('a call site in minified code gets its function\'s original name from where the function starts', () => {
+test("a call site in minified code gets its function's original name from where the function starts", () => {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-minified-'));
   const path = join(dir, 'compress.min.js');
   const src = [
@@ -59,13 +59,27 @@ test('a call site in minified code gets its function\'s original name from where
     // The minifier renamed the functions: V8 reports the short names and where the functions start.
     const fn = /function (\w+)\(/.exec(text)!;
     assert.notEqual(fn[1], 'compressPayload');
-    const site = { function: fn[1], file: `file://${path}`, line, column: text.indexOf('gzipSync') + 1, functionLine: line, functionColumn: fn.index + 1 };
+    const site = {
+      function: fn[1],
+      file: `file://${path}`,
+      line,
+      column: text.indexOf('gzipSync') + 1,
+      functionLine: line,
+      functionColumn: fn.index + 1,
+    };
     const mapped = mapCallSite(site, runResolver({}));
     assert.equal(mapped.function, 'compressPayload');
     assert.equal(mapped.line, 3);
     // An arrow function is named by the binding it is assigned to.
     const arrow = /(\w+)=(\(?\w+\)?)=>/.exec(text)!;
-    const arrowSite = { function: arrow[1], file: `file://${path}`, line, column: arrow.index + 1, functionLine: line, functionColumn: arrow.index + arrow[1].length + 2 };
+    const arrowSite = {
+      function: arrow[1],
+      file: `file://${path}`,
+      line,
+      column: arrow.index + 1,
+      functionLine: line,
+      functionColumn: arrow.index + arrow[1].length + 2,
+    };
     assert.equal(mapCallSite(arrowSite, runResolver({})).function, 'checksumOf');
     // Without the function's start (an older agent), the name stays as reported.
     const { functionLine: _l, functionColumn: _c, ...bare } = site;

@@ -42,7 +42,15 @@ describe('source maps', () => {
 
   it('uses a source map handed over by the agent (no comment in the file)', () => {
     const out = join(dir, 'dist', 'external.js');
-    esbuild.buildSync({ entryPoints: [join(dir, 'src/main.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: out, sourcemap: 'external', logLevel: 'silent' });
+    esbuild.buildSync({
+      entryPoints: [join(dir, 'src/main.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      outfile: out,
+      sourcemap: 'external',
+      logLevel: 'silent',
+    });
     const profile = cpuProfileOf(dir, out);
     assert.ok(!buildCallTree(profile, { cwd: dir }).frames.some((f) => f.file === 'src/handler.ts'), 'no comment, no map');
     const resolver = new SourceMapResolver();
@@ -63,14 +71,32 @@ describe('source maps', () => {
     rmSync(join(dir, 'package.json'));
   });
 
-  for (const variant of [{ name: 'inline map', sourcemap: 'inline' as const, minify: false }, { name: 'minified with a map file', sourcemap: true, minify: true }]) {
+  for (const variant of [
+    { name: 'inline map', sourcemap: 'inline' as const, minify: false },
+    { name: 'minified with a map file', sourcemap: true, minify: true },
+  ]) {
     it(`maps a bundled TypeScript function back to its .ts line and name (${variant.name})`, () => {
       const out = join(dir, 'dist', variant.minify ? 'min.js' : 'bundle.js');
-      esbuild.buildSync({ entryPoints: [join(dir, 'src/main.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: out, sourcemap: variant.sourcemap, minify: variant.minify, logLevel: 'silent' });
+      esbuild.buildSync({
+        entryPoints: [join(dir, 'src/main.ts')],
+        bundle: true,
+        platform: 'node',
+        format: 'cjs',
+        outfile: out,
+        sourcemap: variant.sourcemap,
+        minify: variant.minify,
+        logLevel: 'silent',
+      });
       const profile = cpuProfileOf(dir, out);
       const tree = buildCallTree(profile, { cwd: dir });
       const fn = tree.frames.find((f) => f.name === 'priceOrders');
-      assert.ok(fn, `priceOrders among ${tree.frames.filter((f) => f.kind === 'app').map((f) => `${f.name}@${f.file}`).join(', ')}`);
+      assert.ok(
+        fn,
+        `priceOrders among ${tree.frames
+          .filter((f) => f.kind === 'app')
+          .map((f) => `${f.name}@${f.file}`)
+          .join(', ')}`,
+      );
       assert.equal(fn.file, 'src/handler.ts');
       assert.equal(fn.line, lineOf(HANDLER_TS, 'export function priceOrders'));
       assert.equal(fn.kind, 'app');

@@ -3,7 +3,13 @@
 
 import type { CpuProfile, CpuProfileNode } from '../../src/profile/cpu-profile.js';
 
-const cf = (functionName: string, url: string, line = 0) => ({ functionName, scriptId: url ? '7' : '0', url, lineNumber: line, columnNumber: 4 });
+const cf = (functionName: string, url: string, line = 0) => ({
+  functionName,
+  scriptId: url ? '7' : '0',
+  url,
+  lineNumber: line,
+  columnNumber: 4,
+});
 
 export function node(id: number, name: string, url: string, children: number[] = [], line = 0): CpuProfileNode {
   return { id, callFrame: cf(name, url, line), hitCount: 0, children };

@@ -45,7 +45,10 @@ describe('buildCallTree arithmetic', () => {
     assert.equal(rel.totalUs, 3000); // samples at 4000, 5000, 6000
     assert.equal(rel.sampleCount, 3);
     assert.equal(rel.dropped, 7);
-    const epoch = buildCallTree(syntheticProfile(cwd), { cwd, window: { startMs: 1_700_000_000_004, endMs: 1_700_000_000_007, profileStartEpochMs: 1_700_000_000_000 } });
+    const epoch = buildCallTree(syntheticProfile(cwd), {
+      cwd,
+      window: { startMs: 1_700_000_000_004, endMs: 1_700_000_000_007, profileStartEpochMs: 1_700_000_000_000 },
+    });
     assert.deepEqual([...epoch.self], [...rel.self]);
     assert.equal(epoch.startUs, 1_004_000);
     assert.equal(epoch.endUs, 1_007_000);
@@ -67,20 +70,43 @@ describe('buildCallTree arithmetic', () => {
     const app = `file://${cwd}/app.js`;
     const agent = '/opt/hotpath/dist/agent/agent-core.cjs';
     const p = asCpuProfile({
-      nodes: [node(1, '(root)', '', [2]), node(2, 'handler', app, [3], 5), node(3, 'wrapper', agent, [4], 1750), node(4, 'rawFrames', agent, [], 425)],
-      startTime: 0, endTime: 4000, samples: [2, 4, 4, 3], timeDeltas: [0, 1000, 1000, 1000],
+      nodes: [
+        node(1, '(root)', '', [2]),
+        node(2, 'handler', app, [3], 5),
+        node(3, 'wrapper', agent, [4], 1750),
+        node(4, 'rawFrames', agent, [], 425),
+      ],
+      startTime: 0,
+      endTime: 4000,
+      samples: [2, 4, 4, 3],
+      timeDeltas: [0, 1000, 1000, 1000],
     });
     const tree = buildCallTree(p, { cwd });
     const list = hotspots(tree);
     assert.equal(list.find((h) => h.function === 'handler')?.selfMs, 1);
-    assert.deepEqual(list.filter((h) => h.kind === 'agent').map((h) => [h.function, h.selfMs, h.file]), [['rawFrames', 2, agent], ['wrapper', 1, agent]]);
+    assert.deepEqual(
+      list.filter((h) => h.kind === 'agent').map((h) => [h.function, h.selfMs, h.file]),
+      [
+        ['rawFrames', 2, agent],
+        ['wrapper', 1, agent],
+      ],
+    );
   });
 
   it('counts a recursive function once per sample in total time', () => {
     const app = `file://${cwd}/r.js`;
     const p = asCpuProfile({
-      nodes: [node(1, '(root)', '', [2]), node(2, 'handle', app, [3], 5), node(3, 'next', app, [4], 9), node(4, 'handle', app, [5], 5), node(5, 'next', app, [], 9)],
-      startTime: 0, endTime: 3000, samples: [5, 4, 5], timeDeltas: [0, 1000, 1000],
+      nodes: [
+        node(1, '(root)', '', [2]),
+        node(2, 'handle', app, [3], 5),
+        node(3, 'next', app, [4], 9),
+        node(4, 'handle', app, [5], 5),
+        node(5, 'next', app, [], 9),
+      ],
+      startTime: 0,
+      endTime: 3000,
+      samples: [5, 4, 5],
+      timeDeltas: [0, 1000, 1000],
     });
     const tree = buildCallTree(p, { cwd });
     const handle = find(tree, 'handle');
@@ -110,10 +136,17 @@ describe('buildCallTree arithmetic', () => {
   });
 
   it('rejects malformed profiles with HOTPATH_ERR_PROFILE', () => {
-    for (const text of ['not json', '{}', '{"nodes":[],"samples":[],"timeDeltas":[],"startTime":0,"endTime":1}',
+    for (const text of [
+      'not json',
+      '{}',
+      '{"nodes":[],"samples":[],"timeDeltas":[],"startTime":0,"endTime":1}',
       '{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","url":""}}],"samples":[1],"timeDeltas":[],"startTime":0,"endTime":1}',
-      '{"nodes":[{"id":1}],"samples":[],"timeDeltas":[],"startTime":0,"endTime":1}']) {
-      assert.throws(() => parseCpuProfile(text, 'x.cpuprofile'), (e: { code?: string; message: string }) => e.code === 'HOTPATH_ERR_PROFILE' && e.message.includes('x.cpuprofile'));
+      '{"nodes":[{"id":1}],"samples":[],"timeDeltas":[],"startTime":0,"endTime":1}',
+    ]) {
+      assert.throws(
+        () => parseCpuProfile(text, 'x.cpuprofile'),
+        (e: { code?: string; message: string }) => e.code === 'HOTPATH_ERR_PROFILE' && e.message.includes('x.cpuprofile'),
+      );
     }
   });
 

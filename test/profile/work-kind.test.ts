@@ -4,7 +4,17 @@
 // inlineWorkOfLine: code compiled at run time is recognised on its line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUFFER_COPIES, CHILD_PROCESS, CLONE_LABEL, COMPILE_LABEL, FILE_READS, HTTP_CLIENT, IPC_LABEL, inlineWorkOfLine, specificWork } from '../../src/profile/work-kind.js';
+import {
+  BUFFER_COPIES,
+  CHILD_PROCESS,
+  CLONE_LABEL,
+  COMPILE_LABEL,
+  FILE_READS,
+  HTTP_CLIENT,
+  IPC_LABEL,
+  inlineWorkOfLine,
+  specificWork,
+} from '../../src/profile/work-kind.js';
 import type { Frame } from '../../src/profile/call-tree.js';
 import type { CpuProfile } from '../../src/profile/cpu-profile.js';
 import { buildCallTree } from '../../src/profile/build-call-tree.js';
@@ -85,7 +95,10 @@ test('fetch, undici and node:http client frames are HTTP client work, with the s
     timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000],
   };
   const tree = buildCallTree(profile, { cwd });
-  const items = workBreakdown(tree, tree.frames.findIndex((f) => f.name === 'loadOrderLines')).items;
+  const items = workBreakdown(
+    tree,
+    tree.frames.findIndex((f) => f.name === 'loadOrderLines'),
+  ).items;
   const share = (label: string) => items.find((i) => i.label === label)?.share ?? 0;
   assert.equal(share(HTTP_CLIENT), 0.6);
   assert.equal(share('zlib compression'), 0.1);
@@ -114,17 +127,29 @@ test('child_process frames are child-process work, with the native spawn and the
     timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000],
   };
   const tree = buildCallTree(profile, { cwd });
-  const items = workBreakdown(tree, tree.frames.findIndex((f) => f.name === 'currentVersion')).items;
+  const items = workBreakdown(
+    tree,
+    tree.frames.findIndex((f) => f.name === 'currentVersion'),
+  ).items;
   assert.equal(items.find((i) => i.label === CHILD_PROCESS)?.share, 0.9);
-  assert.equal(items.find((i) => i.label === 'native/V8'), undefined, 'the native spawn is the child process\'s');
+  assert.equal(
+    items.find((i) => i.label === 'native/V8'),
+    undefined,
+    "the native spawn is the child process's",
+  );
 });
 
-test('issue 24: a cluster worker\'s connections arriving over IPC are IPC work, and the socket setup under them stays sockets', () => {
+test("issue 24: a cluster worker's connections arriving over IPC are IPC work, and the socket setup under them stays sockets", () => {
   // Frame names measured in the cluster-round-robin example's workers (Node 20): the hand-off is
   // read in channel.onread, parsed in parseChannelMessages, delivered by onconnection.
-  for (const [name, file] of [['channel.onread', 'node:internal/child_process'], ['parseChannelMessages', 'node:internal/child_process/serialization'],
-    ['target._send', 'node:internal/child_process'], ['handleMessage', 'node:internal/child_process'], ['onconnection', 'node:internal/cluster/child'],
-    ['onInternalMessage', 'node:internal/cluster/utils']]) {
+  for (const [name, file] of [
+    ['channel.onread', 'node:internal/child_process'],
+    ['parseChannelMessages', 'node:internal/child_process/serialization'],
+    ['target._send', 'node:internal/child_process'],
+    ['handleMessage', 'node:internal/child_process'],
+    ['onconnection', 'node:internal/cluster/child'],
+    ['onInternalMessage', 'node:internal/cluster/utils'],
+  ]) {
     assert.deepEqual(specificWork(frame(name, file, 'node-core')), { work: 'ipc', label: IPC_LABEL }, name);
   }
   assert.equal(specificWork(frame('ChildProcess.spawn', 'node:internal/child_process', 'node-core'))?.label, CHILD_PROCESS);
@@ -147,10 +172,10 @@ test('issue 24: a cluster worker\'s connections arriving over IPC are IPC work, 
   const totals = workTotals(tree);
   assert.equal(totals.get('child-process') ?? 0, 0, 'nothing was spawned');
   assert.ok((totals.get('ipc') ?? 0) > 0, JSON.stringify([...totals]));
-  assert.ok((totals.get('net') ?? 0) > (totals.get('ipc') ?? 0), 'the socket setup is the sockets\' work');
+  assert.ok((totals.get('net') ?? 0) > (totals.get('ipc') ?? 0), "the socket setup is the sockets' work");
 });
 
-test('a dependency run from a Node core event is the dependency\'s work, not the event\'s', () => {
+test("a dependency run from a Node core event is the dependency's work, not the event's", () => {
   const cwd = '/srv/app';
   const bodyParser = `file://${cwd}/node_modules/body-parser/lib/types/json.js`;
   const profile: CpuProfile = {
@@ -167,7 +192,10 @@ test('a dependency run from a Node core event is the dependency\'s work, not the
   };
   const tree = buildCallTree(profile, { cwd, sourceMaps: false });
   // No app frame: each node charges itself; the parse is body-parser's, the native under it no event's either.
-  assert.deepEqual([...workTotals(tree)].sort(), [['deps', 3000], ['native', 1000]]);
+  assert.deepEqual([...workTotals(tree)].sort(), [
+    ['deps', 3000],
+    ['native', 1000],
+  ]);
 });
 
 test('code compiled at run time is recognised on its line, not a method of the same name', () => {
@@ -178,8 +206,14 @@ test('code compiled at run time is recognised on its line, not a method of the s
     'const script = new vm.Script(source, { filename });',
     'const f = vm.compileFunction(code, params);',
     'const fn = new AsyncFunction("ctx", body);',
-  ]) assert.equal(inlineWorkOfLine(line)?.label, COMPILE_LABEL, line);
-  for (const line of ['await redis.eval(script, 1, key);', 'const f = makeFunction(x);', 'function build(x) {', 'typeof x === "function"']) {
+  ])
+    assert.equal(inlineWorkOfLine(line)?.label, COMPILE_LABEL, line);
+  for (const line of [
+    'await redis.eval(script, 1, key);',
+    'const f = makeFunction(x);',
+    'function build(x) {',
+    'typeof x === "function"',
+  ]) {
     assert.notEqual(inlineWorkOfLine(line)?.work, 'compile', line);
   }
   // The compile, not the JSON a template writes into the code.

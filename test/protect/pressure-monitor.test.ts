@@ -9,7 +9,9 @@ import { protect, type Protector } from '../../src/protect/index.js';
 
 function busy(ms: number): void {
   const end = Date.now() + ms;
-  while (Date.now() < end) { /* block the loop on purpose */ }
+  while (Date.now() < end) {
+    /* block the loop on purpose */
+  }
 }
 
 /** Waits until `guard.isUnderPressure()` equals `want`; fails after ~5 s. */
@@ -42,10 +44,16 @@ test('the delay p99 is per window: a block shows in its window, then rolls out',
   busy(300);
   await sleep(30);
   let seen = 0;
-  for (let i = 0; i < 100 && seen < 200; i++) { seen = Math.max(seen, guard.status().eventLoopDelay); await sleep(10); }
+  for (let i = 0; i < 100 && seen < 200; i++) {
+    seen = Math.max(seen, guard.status().eventLoopDelay);
+    await sleep(10);
+  }
   assert.ok(seen >= 200, `the window with the 300 ms block reports it: ${seen}`);
   let now = Infinity;
-  for (let i = 0; i < 200 && now >= 100; i++) { await sleep(20); now = guard.status().eventLoopDelay; }
+  for (let i = 0; i < 200 && now >= 100; i++) {
+    await sleep(20);
+    now = guard.status().eventLoopDelay;
+  }
   assert.ok(now < 100, `later windows no longer include it (not cumulative): ${now}`);
   assert.ok(guard.status().sampledAt > 0);
   assert.equal(guard.status().underPressure, false, 'threshold 0: the delay signal is off');
@@ -66,7 +74,10 @@ test('utilization is judged per window, not since start', async (t) => {
   await until(guard, false);
   // Keep the loop busy across whole windows, yielding so the sampling timer can run.
   const end = Date.now() + 400;
-  while (Date.now() < end) { busy(30); await nextTurn(); }
+  while (Date.now() < end) {
+    busy(30);
+    await nextTurn();
+  }
   assert.equal(guard.isUnderPressure(), true, JSON.stringify(guard.status()));
   assert.equal(guard.status().reason, 'eventLoopUtilization');
   assert.ok(guard.status().eventLoopUtilization > 0.7);
@@ -77,7 +88,11 @@ test('heap and RSS limits trip with their own reason', async (t) => {
   const heap = protect({ maxEventLoopDelay: 0, maxHeapUsedBytes: 1024, sampleInterval: 20 });
   const rss = protect({ maxEventLoopDelay: 0, maxRssBytes: 1024, sampleInterval: 20 });
   const roomy = protect({ maxEventLoopDelay: 0, maxHeapUsedBytes: 2 ** 50, maxRssBytes: 2 ** 50, sampleInterval: 20 });
-  t.after(() => { heap.close(); rss.close(); roomy.close(); });
+  t.after(() => {
+    heap.close();
+    rss.close();
+    roomy.close();
+  });
   await until(heap, true);
   await until(rss, true);
   assert.equal(heap.status().reason, 'heapUsedBytes');
@@ -89,7 +104,10 @@ test('heap and RSS limits trip with their own reason', async (t) => {
 test('hysteresis keeps shedding until the signal stayed low for recoveryTime', async (t) => {
   const plain = protect({ maxEventLoopDelay: 80 });
   const held = protect({ maxEventLoopDelay: 80, recoveryTime: 400 });
-  t.after(() => { plain.close(); held.close(); });
+  t.after(() => {
+    plain.close();
+    held.close();
+  });
   await until(plain, false);
   await until(held, false);
   busy(250);

@@ -12,7 +12,9 @@ import { protect } from '../../src/protect/index.js';
 const dir = fileURLToPath(new URL('../../src/protect/', import.meta.url));
 
 test('src/protect imports only node: built-ins, its own files and ../errors.js', () => {
-  const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.js'));
+  const files = readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.js'));
   assert.ok(files.length >= 8, `found the built files: ${files.join(', ')}`);
   for (const file of files) {
     const text = readFileSync(join(dir, file), 'utf8');
@@ -29,12 +31,18 @@ test('src/protect imports only node: built-ins, its own files and ../errors.js',
 test('the Fastify plugin registers on a real, typed Fastify instance and sheds through reply.send', async (t) => {
   const guard = protect({ maxEventLoopDelay: 0, maxHeapUsedBytes: 1, sampleInterval: 20, exempt: ['/health'] });
   const app = Fastify();
-  t.after(async () => { guard.close(); await app.close(); });
+  t.after(async () => {
+    guard.close();
+    await app.close();
+  });
   await app.register(guard.fastify);
   app.get('/', async () => 'hello');
   app.get('/health', async () => 'ok');
   let sent = 0;
-  app.addHook('onSend', async (_req, _reply, payload) => { sent++; return payload; });
+  app.addHook('onSend', async (_req, _reply, payload) => {
+    sent++;
+    return payload;
+  });
   while (!guard.isUnderPressure()) await new Promise((r) => setTimeout(r, 20));
   const shed = await app.inject({ url: '/', headers: { accept: 'application/json' } });
   assert.equal(shed.statusCode, 503);
@@ -50,4 +58,3 @@ test("the package export 'hotpath/protect' resolves to this module", async () =>
   const mod = (await import(specifier)) as { protect?: unknown };
   assert.equal(typeof mod.protect, 'function');
 });
-

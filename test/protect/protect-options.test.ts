@@ -5,12 +5,15 @@ import { resolveProtectOptions, numberRules } from '../../src/protect/protect-op
 import { protect } from '../../src/protect/index.js';
 
 function throwsCoded(options: unknown, mention: RegExp): void {
-  assert.throws(() => protect(options as never), (err: unknown) => {
-    const e = err as { code?: string; message?: string };
-    assert.equal(e.code, 'HOTPATH_ERR_PROTECT_OPTION');
-    assert.match(String(e.message), mention);
-    return true;
-  });
+  assert.throws(
+    () => protect(options as never),
+    (err: unknown) => {
+      const e = err as { code?: string; message?: string };
+      assert.equal(e.code, 'HOTPATH_ERR_PROTECT_OPTION');
+      assert.match(String(e.message), mention);
+      return true;
+    },
+  );
 }
 
 test('defaults: delay guard on at 100 ms, every other signal off', () => {
@@ -62,7 +65,13 @@ test('wrong types for exempt, onPressure and the options object throw', () => {
 
 test('valid options are kept', () => {
   const handler = (): void => {};
-  const o = resolveProtectOptions({ maxEventLoopDelay: 0, maxEventLoopUtilization: 0.9, exempt: ['/health', /^\/metrics/], onPressure: handler, recoveryTime: 500 });
+  const o = resolveProtectOptions({
+    maxEventLoopDelay: 0,
+    maxEventLoopUtilization: 0.9,
+    exempt: ['/health', /^\/metrics/],
+    onPressure: handler,
+    recoveryTime: 500,
+  });
   assert.equal(o.maxEventLoopDelay, 0);
   assert.equal(o.maxEventLoopUtilization, 0.9);
   assert.equal(o.onPressure, handler);

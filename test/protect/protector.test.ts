@@ -23,7 +23,10 @@ test('exempt paths, patterns and predicates are never shed; others are, and coun
   // A 1-byte heap limit trips at the first sample window, so every request is due to be shed.
   const paths = protect({ maxHeapUsedBytes: 1, sampleInterval: 20, exempt: ['/health', /^\/metrics/] });
   const pred = protect({ maxHeapUsedBytes: 1, sampleInterval: 20, exempt: (req) => req.headers['x-probe'] === '1' });
-  t.after(() => { paths.close(); pred.close(); });
+  t.after(() => {
+    paths.close();
+    pred.close();
+  });
   while (!paths.isUnderPressure() || !pred.isUnderPressure()) await new Promise((r) => setTimeout(r, 20));
   assert.equal(paths.shouldShed(fakeReq('/health?full=1')), null);
   assert.equal(paths.shouldShed(fakeReq('/metrics/prom')), null);
@@ -36,9 +39,23 @@ test('exempt paths, patterns and predicates are never shed; others are, and coun
 
 test('an onPressure handler that throws gets the default 503 sent instead, and one warning', async (t) => {
   const { createServer, get } = await import('node:http');
-  const guard = protect({ maxEventLoopDelay: 0, maxHeapUsedBytes: 1, sampleInterval: 20, onPressure: () => { throw new Error('boom'); } });
-  const server = createServer(guard.http((_req, res) => { res.end('served'); }));
-  t.after(() => { guard.close(); server.close(); });
+  const guard = protect({
+    maxEventLoopDelay: 0,
+    maxHeapUsedBytes: 1,
+    sampleInterval: 20,
+    onPressure: () => {
+      throw new Error('boom');
+    },
+  });
+  const server = createServer(
+    guard.http((_req, res) => {
+      res.end('served');
+    }),
+  );
+  t.after(() => {
+    guard.close();
+    server.close();
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   while (!guard.isUnderPressure()) await new Promise((r) => setTimeout(r, 20));
   const warning = new Promise<Error>((resolve) => process.once('warning', resolve));
@@ -46,7 +63,12 @@ test('an onPressure handler that throws gets the default 503 sent instead, and o
   const reply = await new Promise<{ status: number; body: string }>((resolve, reject) => {
     get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res
+        .setEncoding('utf8')
+        .on('data', (c: string) => {
+          body += c;
+        })
+        .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     }).on('error', reject);
   });
   assert.equal(reply.status, 503);
@@ -57,8 +79,15 @@ test('an onPressure handler that throws gets the default 503 sent instead, and o
 async function overloadedServer(t: import('node:test').TestContext, options: Parameters<typeof protect>[0]) {
   const { createServer } = await import('node:http');
   const guard = protect({ maxHeapUsedBytes: 1, sampleInterval: 20, ...options });
-  const server = createServer(guard.http((_req, res) => { res.end('served'); }));
-  t.after(() => { guard.close(); server.close(); });
+  const server = createServer(
+    guard.http((_req, res) => {
+      res.end('served');
+    }),
+  );
+  t.after(() => {
+    guard.close();
+    server.close();
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   while (!guard.isUnderPressure()) await new Promise((r) => setTimeout(r, 20));
   return { guard, port: (server.address() as { port: number }).port };
@@ -70,16 +99,30 @@ async function getReply(port: number, path = '/'): Promise<{ status: number; bod
     // A server whose handler threw never answers: fail, do not hang.
     get({ host: '127.0.0.1', port, path, agent: false, timeout: 5000 }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject).on('timeout', () => reject(new Error('no answer in 5 s')));
+      res
+        .setEncoding('utf8')
+        .on('data', (c: string) => {
+          body += c;
+        })
+        .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    })
+      .on('error', reject)
+      .on('timeout', () => reject(new Error('no answer in 5 s')));
   });
 }
 
 test('issue 23.8: an exempt function that throws does not crash the server: not exempt, one warning', async (t) => {
   let calls = 0;
-  const { guard, port } = await overloadedServer(t, { exempt: () => { calls++; throw new Error('exempt boom'); } });
+  const { guard, port } = await overloadedServer(t, {
+    exempt: () => {
+      calls++;
+      throw new Error('exempt boom');
+    },
+  });
   const warnings: Error[] = [];
-  const onWarning = (w: Error) => { if (w.name === 'HotpathProtectWarning') warnings.push(w); };
+  const onWarning = (w: Error) => {
+    if (w.name === 'HotpathProtectWarning') warnings.push(w);
+  };
   process.on('warning', onWarning);
   t.after(() => process.off('warning', onWarning));
   const first = await getReply(port);
@@ -95,7 +138,10 @@ test('issue 23.8: an exempt function that throws does not crash the server: not 
 test('issue 23.8: an exempt function that returns a truthy value exempts; a /g pattern matches every time', async (t) => {
   const pred = protect({ maxHeapUsedBytes: 1, sampleInterval: 20, exempt: (req) => req.headers['x-probe'] as unknown as boolean });
   const global = protect({ maxHeapUsedBytes: 1, sampleInterval: 20, exempt: [/^\/health/g] });
-  t.after(() => { pred.close(); global.close(); });
+  t.after(() => {
+    pred.close();
+    global.close();
+  });
   while (!pred.isUnderPressure() || !global.isUnderPressure()) await new Promise((r) => setTimeout(r, 20));
   const probe = { url: '/x', headers: { 'x-probe': 'yes' } } as unknown as IncomingMessage;
   assert.equal(pred.shouldShed(probe), null);
@@ -104,14 +150,24 @@ test('issue 23.8: an exempt function that returns a truthy value exempts; a /g p
 
 test('issue 23.8: an onPressure handler that answers and returns null (not a promise) keeps its answer', async (t) => {
   const { port } = await overloadedServer(t, {
-    onPressure: ((_req: IncomingMessage, res: import('node:http').ServerResponse) => { res.statusCode = 429; res.end('slow down'); return null; }) as never,
+    onPressure: ((_req: IncomingMessage, res: import('node:http').ServerResponse) => {
+      res.statusCode = 429;
+      res.end('slow down');
+      return null;
+    }) as never,
   });
   const warnings: Error[] = [];
-  const onWarning = (w: Error) => { if (w.name === 'HotpathProtectWarning') warnings.push(w); };
+  const onWarning = (w: Error) => {
+    if (w.name === 'HotpathProtectWarning') warnings.push(w);
+  };
   process.on('warning', onWarning);
   t.after(() => process.off('warning', onWarning));
   const reply = await getReply(port);
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(reply, { status: 429, body: 'slow down' });
-  assert.deepEqual(warnings.map((w) => w.message), [], 'a handler that answered did not fail');
+  assert.deepEqual(
+    warnings.map((w) => w.message),
+    [],
+    'a handler that answered did not fail',
+  );
 });

@@ -14,7 +14,9 @@ const BURST = 10;
 
 function busy(ms: number): void {
   const end = performance.now() + ms;
-  while (performance.now() < end) { /* hold the loop like a CPU-bound handler */ }
+  while (performance.now() < end) {
+    /* hold the loop like a CPU-bound handler */
+  }
 }
 
 async function listen(handler: RequestListener): Promise<{ port: number; close: () => void }> {
@@ -28,7 +30,9 @@ function get(agent: Agent, port: number, path: string): Promise<{ status: number
   return new Promise((resolve, reject) => {
     request({ host: '127.0.0.1', port, path, agent }, (res) => {
       res.resume().on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start }));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -52,7 +56,11 @@ test('a burst behind slow handlers: served requests wait about one limit, the ba
   const guard = protect({ maxEventLoopDelay: LIMIT_MS });
   const guarded = await listen(guard.http(slowHandler));
   const plain = await listen(slowHandler);
-  t.after(() => { guard.close(); guarded.close(); plain.close(); });
+  t.after(() => {
+    guard.close();
+    guarded.close();
+    plain.close();
+  });
 
   const without = await burst(plain.port);
   assert.ok(without.every((r) => r.status === 200));
@@ -89,7 +97,11 @@ test('idle time is not waiting: requests to an idle loop pass a limit as short a
   const trials: string[] = [];
   for (let trial = 0; trial < 3; trial++) {
     const guard = protect({ maxEventLoopDelay: 20, resolution: 20 });
-    const server = await listen(guard.http((_req, res) => { res.end('ok'); }));
+    const server = await listen(
+      guard.http((_req, res) => {
+        res.end('ok');
+      }),
+    );
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const statuses: number[] = [];
     let shed: number;

@@ -13,11 +13,30 @@ import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js'
 const cwd = '/srv/app';
 
 function blockedRun() {
-  const cpu = syntheticCpuProfile([
-    { name: 'login', file: 'app.js', line: 14, share: 0.05, callee: { name: 'pbkdf2Sync', file: 'node:internal/crypto/pbkdf2', share: 0.7 } },
-    { name: 'render', file: 'views.js', line: 3, share: 0.1 },
-  ], { cwd });
-  return syntheticRun({ cwd, rps: 120, elu: 0.99, eldP99Ms: 180, cores: 1, latencyMs: 150, profiles: [cpu], minorGcPerS: 10, minorGcMs: 1 });
+  const cpu = syntheticCpuProfile(
+    [
+      {
+        name: 'login',
+        file: 'app.js',
+        line: 14,
+        share: 0.05,
+        callee: { name: 'pbkdf2Sync', file: 'node:internal/crypto/pbkdf2', share: 0.7 },
+      },
+      { name: 'render', file: 'views.js', line: 3, share: 0.1 },
+    ],
+    { cwd },
+  );
+  return syntheticRun({
+    cwd,
+    rps: 120,
+    elu: 0.99,
+    eldP99Ms: 180,
+    cores: 1,
+    latencyMs: 150,
+    profiles: [cpu],
+    minorGcPerS: 10,
+    minorGcMs: 1,
+  });
 }
 
 test('buildReport: version, target, load and a telemetry summary over the load window', () => {
@@ -34,7 +53,10 @@ test('buildReport: version, target, load and a telemetry summary over the load w
   assert.ok(t.eventLoop.delayP99Ms >= 150);
   assert.equal(t.gc.count, 100 + 1);
   assert.ok(Math.abs(t.cpu.coresUsedMean - 1) < 0.15, `cores ${t.cpu.coresUsedMean}`);
-  assert.equal(t.http?.requests, run.threads[0].samples.reduce((a, s) => a + (s.http?.finished ?? 0), 0));
+  assert.equal(
+    t.http?.requests,
+    run.threads[0].samples.reduce((a, s) => a + (s.http?.finished ?? 0), 0),
+  );
   assert.deepEqual(t.targets, [{ pid: 4242, threadId: 0, port: 3000 }]);
 });
 

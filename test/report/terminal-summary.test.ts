@@ -6,14 +6,30 @@ import type { Report, Hotspot } from '../../src/report/report-schema.js';
 import type { Finding } from '../../src/analyze/finding.js';
 
 const finding: Finding = {
-  code: 'HOTPATH_SYNC_IO', category: 'sync-io', severity: 'critical', title: 'crypto.pbkdf2Sync blocks the event loop on the request path',
+  code: 'HOTPATH_SYNC_IO',
+  category: 'sync-io',
+  severity: 'critical',
+  title: 'crypto.pbkdf2Sync blocks the event loop on the request path',
   summary: 'crypto.pbkdf2Sync ran 400 times while requests were in flight.',
   evidence: { api: 'crypto.pbkdf2Sync', calls: 400, perCallMs: 9.125, shareOfWindow: 0.73, nested: { a: 1 } },
   culprit: { function: 'login', file: 'app.js', line: 21, column: 33 },
-  recommendation: 'Use the callback form (`crypto.pbkdf2`).\n\nMore detail.', impact: 0.73,
+  recommendation: 'Use the callback form (`crypto.pbkdf2`).\n\nMore detail.',
+  impact: 0.73,
 };
-const hot = (fn: string, kind: string, selfShare: number): Hotspot => ({ function: fn, file: kind === 'app' ? 'app.js' : 'node:internal/x', line: 3, kind, selfMs: selfShare * 1000, selfShare, totalMs: 0, totalShare: 0 });
-const report = { findings: [finding], hotspots: [hot('pbkdf2', 'native', 0.5), hot('login', 'app', 0.3), hot('parse', 'deps', 0.1)] } as unknown as Report;
+const hot = (fn: string, kind: string, selfShare: number): Hotspot => ({
+  function: fn,
+  file: kind === 'app' ? 'app.js' : 'node:internal/x',
+  line: 3,
+  kind,
+  selfMs: selfShare * 1000,
+  selfShare,
+  totalMs: 0,
+  totalShare: 0,
+});
+const report = {
+  findings: [finding],
+  hotspots: [hot('pbkdf2', 'native', 0.5), hot('login', 'app', 0.3), hot('parse', 'deps', 0.1)],
+} as unknown as Report;
 
 test('terminal: finding with culprit, evidence figures and every paragraph of the fix, plain without colour', () => {
   const text = formatDiagnosis(report, styler({ color: false }));
@@ -30,7 +46,10 @@ test('terminal: colour only when enabled', () => {
 });
 
 test('terminal: the hotspot table lists app code first', () => {
-  assert.deepEqual(orderHotspots(report.hotspots, 3).map((h) => h.function), ['login', 'pbkdf2', 'parse']);
+  assert.deepEqual(
+    orderHotspots(report.hotspots, 3).map((h) => h.function),
+    ['login', 'pbkdf2', 'parse'],
+  );
   const table = formatDiagnosis(report, styler({ color: false })).split('Hotspots')[1];
   assert.ok(table.indexOf('login') < table.indexOf('pbkdf2'));
 });
@@ -42,7 +61,12 @@ test('terminal: evidence figures skip arrays and objects', () => {
 test('terminal: an infinite figure shows as ∞, and findings folded into this one are listed by category and title', () => {
   const merged: Finding = {
     ...finding,
-    evidence: { growthRatio: 'Infinity', alsoFound: [{ code: 'HOTPATH_BLOCKING', category: 'event-loop-blocking', title: 'login blocks the event loop', evidence: { share: 0.7 } }] },
+    evidence: {
+      growthRatio: 'Infinity',
+      alsoFound: [
+        { code: 'HOTPATH_BLOCKING', category: 'event-loop-blocking', title: 'login blocks the event loop', evidence: { share: 0.7 } },
+      ],
+    },
   };
   const text = formatDiagnosis({ ...report, findings: [merged] }, styler({ color: false }));
   assert.match(text, /evidence growthRatio ∞/);
@@ -60,7 +84,10 @@ test('terminal: what the agent failed to do comes first, target processes marked
     hotspots: [...report.hotspots, hot('captureStack', 'agent', 0.4)],
   } as Report;
   const text = formatDiagnosis(withErrors, styler({ color: false }));
-  assert.match(text, /^Agent errors .*\n  ✖ hook:route-growth \(pid 12\): 'app\.router' is deprecated!\n  · listen \(pid 11, not a target\): boom\n/);
+  assert.match(
+    text,
+    /^Agent errors .*\n  ✖ hook:route-growth \(pid 12\): 'app\.router' is deprecated!\n  · listen \(pid 11, not a target\): boom\n/,
+  );
   assert.ok(text.indexOf('Agent errors') < text.indexOf('Diagnosis'));
   assert.doesNotMatch(text, /captureStack/);
   assert.doesNotMatch(formatDiagnosis(report, styler({ color: false })), /Agent errors/);

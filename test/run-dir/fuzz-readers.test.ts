@@ -18,9 +18,17 @@ test(`issue 23: ${CASES} damaged run directories each end in a report or a coded
   const source = realRunDir(base);
   let maxRss = 0;
   const problems = await fuzzRunDir({
-    source, scratch: base, seeds: Array.from({ length: CASES }, (_, i) => 23_000 + i), maxCaseMs: 15_000,
-    onCase: () => { maxRss = Math.max(maxRss, process.memoryUsage().rss); },
+    source,
+    scratch: base,
+    seeds: Array.from({ length: CASES }, (_, i) => 23_000 + i),
+    maxCaseMs: 15_000,
+    onCase: () => {
+      maxRss = Math.max(maxRss, process.memoryUsage().rss);
+    },
   });
-  assert.deepEqual(problems.map((p) => `seed ${p.seed} ${p.command}: ${p.problem} after ${p.mutations.join('; ')}\n${p.error ?? ''}`), []);
+  assert.deepEqual(
+    problems.map((p) => `seed ${p.seed} ${p.command}: ${p.problem} after ${p.mutations.join('; ')}\n${p.error ?? ''}`),
+    [],
+  );
   assert.ok(maxRss < 1024 * 1024 * 1024, `memory stays bounded: ${Math.round(maxRss / 1048576)} MB RSS`);
 });

@@ -19,15 +19,22 @@ import type { SampleMessage } from '../../src/agent/protocol.js';
 function captureIO(cwd: string): CliIO & { out: () => string; err: () => string } {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
-  let o = '', e = '';
-  stdout.on('data', (d) => { o += d; });
-  stderr.on('data', (d) => { e += d; });
+  let o = '',
+    e = '';
+  stdout.on('data', (d) => {
+    o += d;
+  });
+  stderr.on('data', (d) => {
+    e += d;
+  });
   return { stdout, stderr, env: {}, cwd, color: false, interactive: false, out: () => o, err: () => e };
 }
 
 const base = tempBase();
 after(() => rmSync(base, { recursive: true, force: true }));
-before(() => { realRunDir(base); });
+before(() => {
+  realRunDir(base);
+});
 
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
 const writeJson = (file: string, v: unknown) => writeFileSync(file, JSON.stringify(v));
@@ -48,7 +55,10 @@ describe('issue 23.3: paths stay inside the run directory', () => {
     const meta = readJson(join(dir, 'meta.json')) as { profiles: { file: string }[] };
     meta.profiles[0].file = '../elsewhere/x.cpuprofile';
     writeJson(join(dir, 'meta.json'), meta);
-    for (const args of [['report', dir], ['export', dir, '--format', 'folded']]) {
+    for (const args of [
+      ['report', dir],
+      ['export', dir, '--format', 'folded'],
+    ]) {
       const r = await cli(args, base);
       assert.equal(r.code, 1, r.err);
       assert.match(r.err, /HOTPATH_ERR_RUN_DIR_PATH/);
@@ -62,7 +72,20 @@ describe('issue 23.3: paths stay inside the run directory', () => {
     const meta = readJson(join(dir, 'meta.json'));
     meta.profiles = [];
     writeJson(join(dir, 'meta.json'), meta);
-    appendFileSync(join(dir, 'telemetry.ndjson'), JSON.stringify({ v: 1, pid: 1, threadId: 0, t: Date.now(), type: 'profile', kind: 'cpu', file: join(base, 'abs.cpuprofile'), start: 1, end: 2 }) + '\n');
+    appendFileSync(
+      join(dir, 'telemetry.ndjson'),
+      JSON.stringify({
+        v: 1,
+        pid: 1,
+        threadId: 0,
+        t: Date.now(),
+        type: 'profile',
+        kind: 'cpu',
+        file: join(base, 'abs.cpuprofile'),
+        start: 1,
+        end: 2,
+      }) + '\n',
+    );
     await assert.rejects(readRunDir(dir), { code: 'HOTPATH_ERR_RUN_DIR_PATH' });
   });
 
@@ -106,16 +129,47 @@ describe('issue 23.5: long runs', () => {
     mkdirSync(dir);
     const T0 = 1_795_000_000_000;
     writeJson(join(dir, 'meta.json'), {
-      version: RUN_DIR_VERSION, hotpathVersion: 'test', command: ['node', 'app.js'], cwd: dir, startedAt: T0,
-      phases: [{ phase: 'load', start: T0 }], processes: [{ pid: 10, threadId: 0, isTarget: true }],
-      outcome: { status: 'interrupted', reason: 'test' }, options: {}, profiles: [],
+      version: RUN_DIR_VERSION,
+      hotpathVersion: 'test',
+      command: ['node', 'app.js'],
+      cwd: dir,
+      startedAt: T0,
+      phases: [{ phase: 'load', start: T0 }],
+      processes: [{ pid: 10, threadId: 0, isTarget: true }],
+      outcome: { status: 'interrupted', reason: 'test' },
+      options: {},
+      profiles: [],
     });
     const eld = { count: 10, min: 0, mean: 1, max: 2, p50: 1, p90: 2, p99: 2 };
     const lines: string[] = [JSON.stringify({ v: 1, pid: 10, threadId: 0, t: T0, type: 'listen', address: '127.0.0.1', port: 3000 })];
     for (let i = 0; i < 150_000; i++) {
-      lines.push(JSON.stringify({ v: 1, pid: 10, threadId: 0, t: T0 + i * 10, type: 'sample', intervalMs: 10, eld, elu: 0.2, cpu: { user: 100, system: 10 },
-        mem: { rss: 5e7, heapUsed: 1e7, heapTotal: 2e7, external: 1, arrayBuffers: 1 }, resources: {},
-        http: { started: 5, finished: 5, active: 0, connections: 0, openConnections: 2, latency: eld, statusCodes: { 200: 5 }, reused: 5, closed: 0, requestsPerClosedConnection: 0 } }));
+      lines.push(
+        JSON.stringify({
+          v: 1,
+          pid: 10,
+          threadId: 0,
+          t: T0 + i * 10,
+          type: 'sample',
+          intervalMs: 10,
+          eld,
+          elu: 0.2,
+          cpu: { user: 100, system: 10 },
+          mem: { rss: 5e7, heapUsed: 1e7, heapTotal: 2e7, external: 1, arrayBuffers: 1 },
+          resources: {},
+          http: {
+            started: 5,
+            finished: 5,
+            active: 0,
+            connections: 0,
+            openConnections: 2,
+            latency: eld,
+            statusCodes: { 200: 5 },
+            reused: 5,
+            closed: 0,
+            requestsPerClosedConnection: 0,
+          },
+        }),
+      );
     }
     writeFileSync(join(dir, 'telemetry.ndjson'), lines.join('\n') + '\n');
     const run = await readRunDir(dir);
@@ -139,9 +193,21 @@ describe('issue 23.5: long runs', () => {
 
 describe('issue 23.6: profiles of any shape', () => {
   function chainProfile(depth: number) {
-    const nodes = [{ id: 1, callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, hitCount: 0, children: [2] }];
+    const nodes = [
+      {
+        id: 1,
+        callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 },
+        hitCount: 0,
+        children: [2],
+      },
+    ];
     for (let i = 2; i <= depth + 1; i++) {
-      nodes.push({ id: i, callFrame: { functionName: `f${i % 7}`, scriptId: '1', url: 'file:///app/deep.js', lineNumber: i % 50, columnNumber: 2 }, hitCount: 1, children: i <= depth ? [i + 1] : [] });
+      nodes.push({
+        id: i,
+        callFrame: { functionName: `f${i % 7}`, scriptId: '1', url: 'file:///app/deep.js', lineNumber: i % 50, columnNumber: 2 },
+        hitCount: 1,
+        children: i <= depth ? [i + 1] : [],
+      });
     }
     const samples = nodes.slice(1).map((n) => n.id);
     return { nodes, startTime: 0, endTime: samples.length * 1000, samples, timeDeltas: samples.map(() => 1000) };
@@ -151,18 +217,31 @@ describe('issue 23.6: profiles of any shape', () => {
     const dir = join(base, 'deep');
     mkdirSync(dir);
     writeJson(join(dir, 'meta.json'), {
-      version: RUN_DIR_VERSION, hotpathVersion: 'test', command: ['node', 'deep.js'], cwd: '/app', startedAt: 1, phases: [],
-      processes: [{ pid: 7, threadId: 0, isTarget: true }], outcome: { status: 'completed' }, options: {},
+      version: RUN_DIR_VERSION,
+      hotpathVersion: 'test',
+      command: ['node', 'deep.js'],
+      cwd: '/app',
+      startedAt: 1,
+      phases: [],
+      processes: [{ pid: 7, threadId: 0, isTarget: true }],
+      outcome: { status: 'completed' },
+      options: {},
       profiles: [{ kind: 'cpu', pid: 7, threadId: 0, file: 'cpu-7-0.cpuprofile', start: 1, end: 2 }],
     });
     writeJson(join(dir, 'cpu-7-0.cpuprofile'), chainProfile(20_000));
     for (const format of ['folded', 'pprof', 'speedscope']) {
-      const r = spawnSync(process.execPath, ['--max-old-space-size=300', CLI, 'export', dir, '--format', format], { encoding: 'utf8', timeout: 120_000 });
+      const r = spawnSync(process.execPath, ['--max-old-space-size=300', CLI, 'export', dir, '--format', format], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
       assert.equal(r.status, 0, `${format}: ${r.stderr}`);
     }
     const folded = readFileSync(join(dir, 'cpu-7-0.folded'), 'utf8').trimEnd().split('\n');
     assert.ok(folded.length >= 19_999, `one line per sampled stack (the first sample may weigh 0): ${folded.length}`);
-    assert.ok(folded.every((l) => l.split(';').length <= 512), 'deep stacks are cut to 512 frames');
+    assert.ok(
+      folded.every((l) => l.split(';').length <= 512),
+      'deep stacks are cut to 512 frames',
+    );
     assert.match(folded[folded.length - 1], /\(frames elided: deep stack\)/);
   });
 
@@ -180,7 +259,10 @@ describe('issue 23.6: profiles of any shape', () => {
     assert.equal(r.status, 0, r.stderr);
     const report = JSON.parse(r.stdout) as { findings: { category: string }[]; warnings?: string[] };
     assert.ok(!report.findings.some((f) => f.category === 'healthy'), 'not called healthy');
-    assert.ok(report.warnings?.some((w) => /cpu profile .* cannot be used.*cycle/.test(w)), String(report.warnings));
+    assert.ok(
+      report.warnings?.some((w) => /cpu profile .* cannot be used.*cycle/.test(w)),
+      String(report.warnings),
+    );
     assert.match(r.stderr, /warning cpu profile .* cannot be used/);
     assert.match(readFileSync(join(dir, 'report.md'), 'utf8'), /Verdict:\*\* no problem found, but the diagnosis is incomplete/);
   });
@@ -217,13 +299,29 @@ describe('issue 23.6: profiles of any shape', () => {
 describe('issue 23.7: telemetry lines with missing fields; reports all or nothing', () => {
   test('a sample line that is JSON but lacks fields is skipped with a warning, and the report is written', async () => {
     const dir = copyRun(base, 'missing-fields');
-    const first = JSON.parse(readFileSync(join(dir, 'telemetry.ndjson'), 'utf8').split('\n')[0]) as { pid: number; threadId: number; t: number };
-    appendFileSync(join(dir, 'telemetry.ndjson'), [
-      JSON.stringify({ v: 1, pid: first.pid, threadId: first.threadId, t: first.t + 500, type: 'sample' }),
-      JSON.stringify({ v: 1, pid: first.pid, threadId: first.threadId, t: first.t + 600, type: 'sample', intervalMs: 100, eld: null, elu: 'high' }),
-      JSON.stringify({ v: 1, pid: first.pid, threadId: first.threadId, t: first.t + 700, type: 'stall' }),
-      JSON.stringify({ v: 1, pid: first.pid, threadId: first.threadId, t: first.t + 800, type: 'growth', listeners: [{}] }),
-    ].join('\n') + '\n');
+    const first = JSON.parse(readFileSync(join(dir, 'telemetry.ndjson'), 'utf8').split('\n')[0]) as {
+      pid: number;
+      threadId: number;
+      t: number;
+    };
+    appendFileSync(
+      join(dir, 'telemetry.ndjson'),
+      [
+        JSON.stringify({ v: 1, pid: first.pid, threadId: first.threadId, t: first.t + 500, type: 'sample' }),
+        JSON.stringify({
+          v: 1,
+          pid: first.pid,
+          threadId: first.threadId,
+          t: first.t + 600,
+          type: 'sample',
+          intervalMs: 100,
+          eld: null,
+          elu: 'high',
+        }),
+        JSON.stringify({ v: 1, pid: first.pid, threadId: first.threadId, t: first.t + 700, type: 'stall' }),
+        JSON.stringify({ v: 1, pid: first.pid, threadId: first.threadId, t: first.t + 800, type: 'growth', listeners: [{}] }),
+      ].join('\n') + '\n',
+    );
     const r = await cli(['report', dir], base);
     assert.equal(r.code, 0, r.err);
     assert.match(r.err, /telemetry\.ndjson: line \d+ is an agent message with missing or malformed fields and was skipped/);
@@ -237,7 +335,11 @@ describe('issue 23.7: telemetry lines with missing fields; reports all or nothin
     mkdirSync(join(dir, 'report.md'));
     await assert.rejects(writeReports(dir));
     assert.equal(readFileSync(join(dir, 'report.json'), 'utf8'), before, 'report.json untouched');
-    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.endsWith('.tmp')),
+      [],
+      'no temporary file left',
+    );
     assert.ok(existsSync(join(dir, 'report.html')));
   });
 });

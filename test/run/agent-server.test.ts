@@ -13,7 +13,8 @@ import { AgentServer, socketPath } from '../../src/run/agent-server.js';
 const dir = mkdtempSync(join(tmpdir(), 'hotpath-agent-server-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const msg = (type: string, extra: object = {}, pid = 42, threadId = 0) => JSON.stringify({ v: 1, pid, threadId, t: Date.now(), type, ...extra });
+const msg = (type: string, extra: object = {}, pid = 42, threadId = 0) =>
+  JSON.stringify({ v: 1, pid, threadId, t: Date.now(), type, ...extra });
 
 async function client(path: string): Promise<Socket> {
   const s = connect(path);
@@ -32,7 +33,15 @@ test('messages are appended as received, split lines are joined, events fire, co
     const a = await client(server.path);
     const b = await client(server.path);
     const listened = once(server, 'listen');
-    const hello = msg('hello', { ppid: 1, argv: [], execArgv: [], cwd: '/', nodeVersion: 'v20', isMainThread: true, isClusterPrimary: false });
+    const hello = msg('hello', {
+      ppid: 1,
+      argv: [],
+      execArgv: [],
+      cwd: '/',
+      nodeVersion: 'v20',
+      isMainThread: true,
+      isClusterPrimary: false,
+    });
     const listen = msg('listen', { address: '127.0.0.1', port: 3000 });
     a.write(hello + '\n' + listen.slice(0, 20));
     a.write(listen.slice(20) + '\n');
@@ -56,12 +65,18 @@ test('messages are appended as received, split lines are joined, events fire, co
     const gone = once(server, 'disconnect');
     b.end();
     await gone;
-    assert.deepEqual(server.connected().map((p) => p.pid), [42]);
+    assert.deepEqual(
+      server.connected().map((p) => p.pid),
+      [42],
+    );
     assert.equal(server.malformed, 1);
   } finally {
     await server.close();
   }
-  const written = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; pid: number });
+  const written = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; pid: number });
   assert.deepEqual(written.map((w) => `${w.pid}:${w.type}`).sort(), ['42:bye', '42:hello', '42:listen', '43:hello']);
   assert.ok(!existsSync(server.path), 'the socket file is removed');
 });
@@ -125,11 +140,16 @@ test('issue 23.2: with a secret, a connection that does not open with it is drop
     good.write(auth(secret) + '\n' + msg('hello') + '\n');
     assert.match(String((await targetSeen)[0]), /"cmd":"target"/, 'the trusted agent gets the target');
 
-    const intruders = [msg('hello', {}, 66) + '\n' + msg('listen', { address: '127.0.0.1', port: 6666 }, 66) + '\n', auth('cd'.repeat(32)) + '\n' + msg('hello', {}, 67) + '\n'];
+    const intruders = [
+      msg('hello', {}, 66) + '\n' + msg('listen', { address: '127.0.0.1', port: 6666 }, 66) + '\n',
+      auth('cd'.repeat(32)) + '\n' + msg('hello', {}, 67) + '\n',
+    ];
     for (const lines of intruders) {
       const bad = await client(server.path);
       let got = '';
-      bad.on('data', (c) => { got += String(c); });
+      bad.on('data', (c) => {
+        got += String(c);
+      });
       bad.on('error', () => {});
       const closed = once(bad, 'close');
       bad.write(lines);
@@ -148,5 +168,11 @@ test('issue 23.2: with a secret, a connection that does not open with it is drop
   }
   const text = readFileSync(file, 'utf8');
   assert.ok(!text.includes(secret) && !text.includes('"auth"'), 'the secret is not in telemetry.ndjson');
-  assert.deepEqual(text.trim().split('\n').map((l) => (JSON.parse(l) as { pid: number }).pid), [42, 42]);
+  assert.deepEqual(
+    text
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { pid: number }).pid),
+    [42, 42],
+  );
 });

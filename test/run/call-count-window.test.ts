@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CALL_COUNT_GAP_MS, CALL_COUNT_MS, CALL_COUNT_TAIL_MS, callCountLoadMs, callCountWindow, loopBusyEnough } from '../../src/run/call-count-window.js';
+import {
+  CALL_COUNT_GAP_MS,
+  CALL_COUNT_MS,
+  CALL_COUNT_TAIL_MS,
+  callCountLoadMs,
+  callCountWindow,
+  loopBusyEnough,
+} from '../../src/run/call-count-window.js';
 
 test('call-count window: after the measured load, and the unmeasured load runs until it is read', () => {
   const w = callCountWindow(1_000_000, 5000);

@@ -17,7 +17,7 @@ test('quoting escapes quotes and backslashes', () => {
   assert.equal(quoteNodeOption('/a"b\\c'), '"/a\\"b\\\\c"');
 });
 
-test('a preload under a path with spaces and a quote runs, before the user\'s own NODE_OPTIONS', () => {
+test("a preload under a path with spaces and a quote runs, before the user's own NODE_OPTIONS", () => {
   const sub = join(dir, 'my "odd" dir');
   mkdirSync(sub);
   const agent = join(sub, 'agent.cjs');

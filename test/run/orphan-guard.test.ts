@@ -53,7 +53,7 @@ test('its parent dies without a word: the guard stops the group, SIGKILL for wha
       setInterval(() => {}, 1000);
     });`;
   const parent = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = await once(parent.stdout, 'data') as [Buffer];
+  const [line] = (await once(parent.stdout, 'data')) as [Buffer];
   const [pgid, guardPid] = String(line).trim().split(' ').map(Number);
   await sleep(200);
   assert.ok(groupAlive(pgid));

@@ -6,25 +6,74 @@ import { processesSeen } from '../../src/run/run-meta.js';
 import type { AgentPeer } from '../../src/run/agent-server.js';
 import type { ListenMessage } from '../../src/agent/protocol.js';
 
-const listen = (pid: number, port: number, extra: Partial<ListenMessage> = {}): ListenMessage =>
-  ({ v: 1, pid, threadId: 0, t: 0, type: 'listen', address: '127.0.0.1', port, server: { kind: 'http', keepAliveTimeout: 5000, headersTimeout: 60000 }, ...extra });
+const listen = (pid: number, port: number, extra: Partial<ListenMessage> = {}): ListenMessage => ({
+  v: 1,
+  pid,
+  threadId: 0,
+  t: 0,
+  type: 'listen',
+  address: '127.0.0.1',
+  port,
+  server: { kind: 'http', keepAliveTimeout: 5000, headersTimeout: 60000 },
+  ...extra,
+});
 const peer = (pid: number, ppid: number, listens: ListenMessage[]): AgentPeer => ({
-  pid, threadId: 0, listens, profiles: [], closed: false, loop: [],
-  hello: { v: 1, pid, threadId: 0, t: 0, type: 'hello', ppid, argv: ['node'], cwd: '/app', nodeVersion: 'v20.0.0', isMainThread: true } as AgentPeer['hello'],
+  pid,
+  threadId: 0,
+  listens,
+  profiles: [],
+  closed: false,
+  loop: [],
+  hello: {
+    v: 1,
+    pid,
+    threadId: 0,
+    t: 0,
+    type: 'hello',
+    ppid,
+    argv: ['node'],
+    cwd: '/app',
+    nodeVersion: 'v20.0.0',
+    isMainThread: true,
+  } as AgentPeer['hello'],
 });
 
 test('the server on the driven port is the target; the upstream child on another port is not', () => {
   const peers = [peer(10, 1, [listen(10, 3000)]), peer(11, 10, [listen(11, 4000)])];
   const seen = processesSeen(peers, 3000);
-  assert.deepEqual(seen.map((p) => [p.pid, p.isTarget]), [[10, true], [11, false]]);
+  assert.deepEqual(
+    seen.map((p) => [p.pid, p.isTarget]),
+    [
+      [10, true],
+      [11, false],
+    ],
+  );
 });
 
 test('without a driven port (a Unix socket, or before the load), every HTTP server is one', () => {
-  const peers = [peer(10, 1, [listen(10, 3000)]), peer(11, 10, [listen(11, 4000)]), peer(12, 10, [listen(12, 5000, { server: { kind: 'net' } })])];
-  assert.deepEqual(processesSeen(peers).map((p) => [p.pid, p.isTarget]), [[10, true], [11, true], [12, false]]);
+  const peers = [
+    peer(10, 1, [listen(10, 3000)]),
+    peer(11, 10, [listen(11, 4000)]),
+    peer(12, 10, [listen(12, 5000, { server: { kind: 'net' } })]),
+  ];
+  assert.deepEqual(
+    processesSeen(peers).map((p) => [p.pid, p.isTarget]),
+    [
+      [10, true],
+      [11, true],
+      [12, false],
+    ],
+  );
 });
 
 test('cluster workers sharing the driven port are targets, with their primary', () => {
-  const peers = [peer(10, 1, [listen(10, 3000, { clusterPrimary: true })]), peer(11, 10, [listen(11, 3000)]), peer(12, 10, [listen(12, 3000)])];
-  assert.deepEqual(processesSeen(peers, 3000).map((p) => p.isTarget), [true, true, true]);
+  const peers = [
+    peer(10, 1, [listen(10, 3000, { clusterPrimary: true })]),
+    peer(11, 10, [listen(11, 3000)]),
+    peer(12, 10, [listen(12, 3000)]),
+  ];
+  assert.deepEqual(
+    processesSeen(peers, 3000).map((p) => p.isTarget),
+    [true, true, true],
+  );
 });

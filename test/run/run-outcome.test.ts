@@ -14,12 +14,19 @@ const phases = [
 
 test('a crash names the phase it happened in, and its exit', () => {
   const o = endedOutcome({ code: 1, signal: null, at: 600 }, phases, ['Error: boom']);
-  assert.deepEqual(o, { status: 'target-crashed', reason: 'The target exited with code 1 during the load phase', stderrTail: ['Error: boom'] });
-  assert.equal(endedOutcome({ code: null, signal: 'SIGSEGV', at: 50 }, phases).reason, 'The target was killed by SIGSEGV during the starting phase');
+  assert.deepEqual(o, {
+    status: 'target-crashed',
+    reason: 'The target exited with code 1 during the load phase',
+    stderrTail: ['Error: boom'],
+  });
+  assert.equal(
+    endedOutcome({ code: null, signal: 'SIGSEGV', at: 50 }, phases).reason,
+    'The target was killed by SIGSEGV during the starting phase',
+  );
   assert.equal(endedOutcome({ code: 0, signal: null, at: 700 }, phases).status, 'target-exited');
 });
 
-test('an interruption names the last phase of the run, not hotpath\'s own cleanup', () => {
+test("an interruption names the last phase of the run, not hotpath's own cleanup", () => {
   assert.equal(interruptedOutcome(phases).reason, 'Interrupted (Ctrl-C) during the load phase');
   assert.equal(interruptedOutcome([]).reason, 'Interrupted (Ctrl-C) during the starting phase');
 });

@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import type { ListenMessage } from '../../src/agent/protocol.js';
 import { targetAddress } from '../../src/run/target-address.js';
 
-const listen = (over: Partial<ListenMessage>): ListenMessage => ({ v: 1, pid: 1, threadId: 0, t: 0, type: 'listen', address: '127.0.0.1', ...over });
+const listen = (over: Partial<ListenMessage>): ListenMessage => ({
+  v: 1,
+  pid: 1,
+  threadId: 0,
+  t: 0,
+  type: 'listen',
+  address: '127.0.0.1',
+  ...over,
+});
 
 test('wildcard binds are reached over 127.0.0.1', () => {
   assert.equal(targetAddress(listen({ address: '::', port: 3000 }), '/api?x=1').url, 'http://127.0.0.1:3000/api?x=1');

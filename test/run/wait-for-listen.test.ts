@@ -22,17 +22,36 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 async function timeoutMessage(stallMs: number | undefined): Promise<string> {
   const server = await AgentServer.start(join(dir, `telemetry-${stallMs}.ndjson`));
   const target = await TargetProcess.start({
-    command: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: dir, env: process.env, agentPath: agentBundlePath(),
-    socketPath: server.path, runDir: dir, logFile: join(dir, `target-${stallMs}.log`), graceMs: 1000,
+    command: [process.execPath, '-e', 'setInterval(() => {}, 1000)'],
+    cwd: dir,
+    env: process.env,
+    agentPath: agentBundlePath(),
+    socketPath: server.path,
+    runDir: dir,
+    logFile: join(dir, `target-${stallMs}.log`),
+    graceMs: 1000,
     agentConfig: { intervalMs: 100, cpuSamplingIntervalUs: 1000, heap: false, hooks: false, heapSample: false },
   });
   try {
     const client = connect(server.path);
     await once(client, 'connect');
     const line = (type: string, extra: object) => JSON.stringify({ v: 1, pid: 777, threadId: 0, t: Date.now(), type, ...extra }) + '\n';
-    client.write(line('hello', { ppid: 1, argv: ['node', 'app.js'], execArgv: [], cwd: dir, nodeVersion: process.version, isMainThread: true, isClusterPrimary: false }));
+    client.write(
+      line('hello', {
+        ppid: 1,
+        argv: ['node', 'app.js'],
+        execArgv: [],
+        cwd: dir,
+        nodeVersion: process.version,
+        isMainThread: true,
+        isClusterPrimary: false,
+      }),
+    );
     if (stallMs !== undefined) client.write(line('stall', { start: Date.now() - stallMs, durationMs: stallMs, ongoing: true }));
-    const err = await waitForListen(server, target, { timeoutMs: 1000 }).then(() => undefined, (e: unknown) => e);
+    const err = await waitForListen(server, target, { timeoutMs: 1000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     client.destroy();
     assert.ok(err instanceof HotpathError && err.code === 'HOTPATH_ERR_READY_TIMEOUT', String(err));
     return err.message;

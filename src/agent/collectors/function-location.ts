@@ -4,7 +4,11 @@
 // request path (a request left unanswered, seen once its connection closes), once per function.
 import type { Session } from 'node:inspector';
 
-export interface FunctionLocation { scriptId: string; line: number; column: number }
+export interface FunctionLocation {
+  scriptId: string;
+  line: number;
+  column: number;
+}
 
 const KEY = 'hotpath.function-location';
 const cache = new WeakMap<object, FunctionLocation | null>();
@@ -38,7 +42,11 @@ export function functionLocation(fn: (...args: never[]) => unknown): FunctionLoc
     // No inspector (built without it) or a session refused: no location.
   } finally {
     delete g[key];
-    try { session?.disconnect(); } catch { /* already */ }
+    try {
+      session?.disconnect();
+    } catch {
+      /* already */
+    }
   }
   cache.set(fn, found);
   return found ?? undefined;

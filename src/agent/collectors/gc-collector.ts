@@ -92,14 +92,21 @@ export class GcCollector {
     const perSecond = this.windowMs > 0 ? (this.windowEvents * 1000) / this.windowMs : 0;
     this.windowEvents = 0;
     this.windowMs = 0;
-    this.openFor(perSecond <= GC_EVENTS_PER_SECOND ? GC_WINDOW_PERIOD_MS : Math.max(GC_MIN_WINDOW_MS, (GC_WINDOW_PERIOD_MS * GC_EVENTS_PER_SECOND) / perSecond));
+    this.openFor(
+      perSecond <= GC_EVENTS_PER_SECOND
+        ? GC_WINDOW_PERIOD_MS
+        : Math.max(GC_MIN_WINDOW_MS, (GC_WINDOW_PERIOD_MS * GC_EVENTS_PER_SECOND) / perSecond),
+    );
   }
 
   /** Opens a window (or keeps the open one) for `ms`; a whole period stays open into the next. */
   private openFor(ms: number): void {
     this.open();
     if (ms >= GC_WINDOW_PERIOD_MS) return;
-    this.closeTimer = originalSetTimeout(timed(() => this.close()), ms);
+    this.closeTimer = originalSetTimeout(
+      timed(() => this.close()),
+      ms,
+    );
     this.closeTimer.unref();
   }
 

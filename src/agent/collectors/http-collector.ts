@@ -29,11 +29,26 @@ const START = 'http.server.request.start';
 const FINISH = 'http.server.response.finish';
 
 type HttpStats = NonNullable<SampleMessage['http']>;
-interface Response { statusCode?: number; _last?: boolean; maxRequestsOnConnectionReached?: boolean }
-interface Request { httpVersionMinor?: number; headers?: Record<string, unknown> }
-interface ChannelMessage { request?: Request; response?: Response; socket?: EventEmitter; server?: MarkedServer }
+interface Response {
+  statusCode?: number;
+  _last?: boolean;
+  maxRequestsOnConnectionReached?: boolean;
+}
+interface Request {
+  httpVersionMinor?: number;
+  headers?: Record<string, unknown>;
+}
+interface ChannelMessage {
+  request?: Request;
+  response?: Response;
+  socket?: EventEmitter;
+  server?: MarkedServer;
+}
 /** A connection: requests served, start times (ms) of those in flight, oldest first (aborted ones never finish). */
-interface SocketRecord { served: number; starts: number[] }
+interface SocketRecord {
+  served: number;
+  starts: number[];
+}
 /** Where a socket's record lives: a property lookup, cheaper per request than a WeakMap's. */
 const RECORD = Symbol('hotpath.http.connection');
 type Tracked = EventEmitter & ConnectionLike & { [RECORD]?: SocketRecord };
@@ -75,12 +90,20 @@ export class HttpCollector {
   // One call in OWN_TIME_EVERY is timed as the agent's own time (own-time.ts).
   private readonly onStart = (m: unknown): void => {
     const t0 = ownTimeStart();
-    try { this.requestStarted(m as ChannelMessage); } catch { /* counted nowhere */ }
+    try {
+      this.requestStarted(m as ChannelMessage);
+    } catch {
+      /* counted nowhere */
+    }
     ownTimeEnd(t0);
   };
   private readonly onFinish = (m: unknown): void => {
     const t0 = ownTimeStart();
-    try { this.responseFinished(m as ChannelMessage); } catch { /* counted nowhere */ }
+    try {
+      this.responseFinished(m as ChannelMessage);
+    } catch {
+      /* counted nowhere */
+    }
     ownTimeEnd(t0);
   };
   private readonly onSocketClose: (this: Tracked) => void;

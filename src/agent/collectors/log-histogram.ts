@@ -47,10 +47,18 @@ export class LogHistogram {
     if (v > this.hi) this.hi = v;
   }
 
-  get count(): number { return this.n; }
-  get min(): number { return this.n === 0 ? 0 : this.lo; }
-  get max(): number { return this.hi; }
-  get mean(): number { return this.n === 0 ? 0 : this.sum / this.n; }
+  get count(): number {
+    return this.n;
+  }
+  get min(): number {
+    return this.n === 0 ? 0 : this.lo;
+  }
+  get max(): number {
+    return this.hi;
+  }
+  get mean(): number {
+    return this.n === 0 ? 0 : this.sum / this.n;
+  }
 
   /** The value at percentile `p` (0..100): the highest value of its bucket, never above the maximum. */
   percentile(p: number): number {

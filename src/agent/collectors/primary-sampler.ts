@@ -22,7 +22,11 @@ type PrimaryBody = Omit<PrimaryMessage, 'v' | 'pid' | 'threadId' | 't'>;
 /** The resource type of an accepted TCP socket in getActiveResourcesInfo(). */
 export const HELD_SOCKET_RESOURCE = 'TCPSocketWrap';
 
-interface ClusterWorker { id: number; process?: NodeJS.EventEmitter; isDead?: () => boolean }
+interface ClusterWorker {
+  id: number;
+  process?: NodeJS.EventEmitter;
+  isDead?: () => boolean;
+}
 interface ClusterLike extends NodeJS.EventEmitter {
   workers?: Record<string, ClusterWorker | undefined>;
   schedulingPolicy?: number;
@@ -46,7 +50,11 @@ export class PrimarySampler {
   private readonly watched = new WeakSet<object>();
   private forkSite: CallStack | undefined;
 
-  constructor(private readonly cluster: ClusterLike, forkSite: CallStack | undefined, private readonly intervalMs: number) {
+  constructor(
+    private readonly cluster: ClusterLike,
+    forkSite: CallStack | undefined,
+    private readonly intervalMs: number,
+  ) {
     if (forkSite !== undefined && forkSite.length > 0) this.forkSite = forkSite;
   }
 

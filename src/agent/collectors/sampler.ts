@@ -28,7 +28,10 @@ export class Sampler {
   private resourceCount = 0;
   private resourcesReused = 0;
 
-  constructor(private readonly http: HttpCollector, private readonly intervalMs: number) {}
+  constructor(
+    private readonly http: HttpCollector,
+    private readonly intervalMs: number,
+  ) {}
 
   start(): void {
     this.eld.start();
@@ -72,7 +75,8 @@ export class Sampler {
    * RESOURCES_SLOW_EVERY samples and the last counts are repeated in between.
    */
   private resources(): Record<string, number> {
-    if (this.lastResources !== undefined && this.resourceCount > RESOURCES_MANY && ++this.resourcesReused < RESOURCES_SLOW_EVERY) return this.lastResources;
+    if (this.lastResources !== undefined && this.resourceCount > RESOURCES_MANY && ++this.resourcesReused < RESOURCES_SLOW_EVERY)
+      return this.lastResources;
     this.resourcesReused = 0;
     const info = (process as unknown as { getActiveResourcesInfo?: () => string[] }).getActiveResourcesInfo?.() ?? [];
     const out: Record<string, number> = {};

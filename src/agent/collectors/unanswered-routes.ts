@@ -12,12 +12,30 @@ import { functionLocation } from './function-location.js';
 export const MAX_UNANSWERED_ROUTES = 20;
 
 type Fn = (...args: never[]) => unknown;
-interface Layer { handle?: unknown; name?: string }
-interface Req { method?: string; url?: string; originalUrl?: string; baseUrl?: string; route?: { path?: unknown; stack?: Layer[] } }
-interface Res { req?: Req; writableEnded?: boolean; finished?: boolean }
-interface ServerLike { listeners?: (event: string) => unknown[] }
+interface Layer {
+  handle?: unknown;
+  name?: string;
+}
+interface Req {
+  method?: string;
+  url?: string;
+  originalUrl?: string;
+  baseUrl?: string;
+  route?: { path?: unknown; stack?: Layer[] };
+}
+interface Res {
+  req?: Req;
+  writableEnded?: boolean;
+  finished?: boolean;
+}
+interface ServerLike {
+  listeners?: (event: string) => unknown[];
+}
 /** An accepted connection as node leaves it: its current response and its server. */
-export interface ConnectionLike { _httpMessage?: unknown; server?: unknown }
+export interface ConnectionLike {
+  _httpMessage?: unknown;
+  server?: unknown;
+}
 
 const NOTED = Symbol('hotpath.unanswered');
 

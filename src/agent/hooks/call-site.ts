@@ -52,7 +52,7 @@ export function captureStack(skip: Function): CallSite[] {
   const out: CallSite[] = [];
   for (const f of rawFrames(skip, RAW_LIMIT)) {
     const file = f.getFileName();
-    if (!file || file.startsWith('node:') || agentFiles.has(file) || !file.includes('/') && !file.includes('\\')) continue;
+    if (!file || file.startsWith('node:') || agentFiles.has(file) || (!file.includes('/') && !file.includes('\\'))) continue;
     const site: CallSite = { function: functionName(f), file, line: f.getLineNumber() ?? 0, column: f.getColumnNumber() ?? 0 };
     const functionLine = f.getEnclosingLineNumber?.();
     const functionColumn = f.getEnclosingColumnNumber?.();

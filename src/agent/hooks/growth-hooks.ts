@@ -25,7 +25,16 @@ export interface NamedHook {
 
 export const hookPart = (name: string): string => `hook:${name}`;
 
-const emptyBody = (): GrowthBody => ({ type: 'growth', listeners: [], maxListenersDisabled: [], routes: [], timers: [], syncCalls: [], outgoing: [], handles: [] });
+const emptyBody = (): GrowthBody => ({
+  type: 'growth',
+  listeners: [],
+  maxListenersDisabled: [],
+  routes: [],
+  timers: [],
+  syncCalls: [],
+  outgoing: [],
+  handles: [],
+});
 
 export class GrowthHooks {
   private lastJson = '';
@@ -57,7 +66,16 @@ export class GrowthHooks {
     }
     const json = JSON.stringify(body);
     if (json === this.lastJson) return undefined;
-    const empty = body.listeners.length + body.maxListenersDisabled.length + body.routes.length + body.timers.length + body.syncCalls.length + (body.outgoing?.length ?? 0) + (body.closeHeaderSites?.length ?? 0) + (body.handles?.length ?? 0) === 0;
+    const empty =
+      body.listeners.length +
+        body.maxListenersDisabled.length +
+        body.routes.length +
+        body.timers.length +
+        body.syncCalls.length +
+        (body.outgoing?.length ?? 0) +
+        (body.closeHeaderSites?.length ?? 0) +
+        (body.handles?.length ?? 0) ===
+      0;
     this.lastJson = json;
     return empty ? undefined : body;
   }

@@ -16,8 +16,15 @@ import { defineLike } from './wrap.js';
 export const MAX_TRACKED_HANDLES = 50_000;
 
 type Api = 'fs.watch' | 'net.connect' | 'tls.connect' | 'dgram.createSocket' | 'child_process.spawn';
-interface Counts { resource: string; open: number; unref: number; untracked: number }
-interface NativeHandle { hasRef?: () => boolean }
+interface Counts {
+  resource: string;
+  open: number;
+  unref: number;
+  untracked: number;
+}
+interface NativeHandle {
+  hasRef?: () => boolean;
+}
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 
 export class HandleGrowth implements GrowthHook {
@@ -39,10 +46,19 @@ export class HandleGrowth implements GrowthHook {
     this.sweep();
     for (const e of this.sites.entries.values()) {
       const d = e.data;
-      into.handles!.push(withSite({
-        api: e.key, resource: d.resource, created: e.count, open: d.open,
-        ...(d.unref > 0 ? { unref: d.unref } : {}), ...(d.untracked > 0 ? { untracked: d.untracked } : {}),
-      }, e));
+      into.handles!.push(
+        withSite(
+          {
+            api: e.key,
+            resource: d.resource,
+            created: e.count,
+            open: d.open,
+            ...(d.unref > 0 ? { unref: d.unref } : {}),
+            ...(d.untracked > 0 ? { untracked: d.untracked } : {}),
+          },
+          e,
+        ),
+      );
     }
   }
 
@@ -110,10 +126,14 @@ export class HandleGrowth implements GrowthHook {
 /** The type process.getActiveResourcesInfo() lists the handle as. */
 function resourceOf(api: Api, args: unknown[]): string {
   switch (api) {
-    case 'fs.watch': return 'FSEventWrap';
-    case 'dgram.createSocket': return 'UDPWrap';
-    case 'child_process.spawn': return 'ProcessWrap';
-    default: return connectsToPath(args) ? 'PipeWrap' : 'TCPSocketWrap';
+    case 'fs.watch':
+      return 'FSEventWrap';
+    case 'dgram.createSocket':
+      return 'UDPWrap';
+    case 'child_process.spawn':
+      return 'ProcessWrap';
+    default:
+      return connectsToPath(args) ? 'PipeWrap' : 'TCPSocketWrap';
   }
 }
 
@@ -138,11 +158,11 @@ let dgramState: symbol | undefined;
  */
 function handleOf(obj: object, api: Api): object | null | undefined {
   const o = obj as Record<string | symbol, unknown>;
-  if (api === 'net.connect' || api === 'tls.connect') return o.destroyed === true ? null : (o._handle as object | null | undefined) ?? {};
+  if (api === 'net.connect' || api === 'tls.connect') return o.destroyed === true ? null : ((o._handle as object | null | undefined) ?? {});
   if (api === 'dgram.createSocket') {
     dgramState ??= Object.getOwnPropertySymbols(obj).find((s) => s.description === 'state symbol');
-    const state = dgramState !== undefined ? o[dgramState] as { handle?: object | null } | undefined : undefined;
-    return state === undefined ? undefined : state.handle ?? null;
+    const state = dgramState !== undefined ? (o[dgramState] as { handle?: object | null } | undefined) : undefined;
+    return state === undefined ? undefined : (state.handle ?? null);
   }
   if (!('_handle' in o)) return undefined;
   return (o._handle as object | null | undefined) ?? null;

@@ -69,7 +69,13 @@ export class ListenerGrowth implements GrowthHook {
 
   contribute(into: GrowthBody): void {
     for (const e of this.entries.values()) {
-      const row: GrowthBody['listeners'][number] = { emitter: e.emitter, event: e.event, count: e.count, added: e.added, ...(e.once === true ? { once: true } : {}) };
+      const row: GrowthBody['listeners'][number] = {
+        emitter: e.emitter,
+        event: e.event,
+        count: e.count,
+        added: e.added,
+        ...(e.once === true ? { once: true } : {}),
+      };
       const holder = e.holder?.deref();
       if (holder !== undefined && e.key !== undefined) {
         row.current = listenersNow(holder, e.key);

@@ -13,7 +13,12 @@ import type { CallSite } from '../protocol.js';
 import { calledByNode, captureStack } from './call-site.js';
 import { defineLike } from './wrap.js';
 
-interface Entry { what: string; value: number; site?: CallSite; stack?: CallSite[] }
+interface Entry {
+  what: string;
+  value: number;
+  site?: CallSite;
+  stack?: CallSite[];
+}
 const MAX_ENTRIES = 100;
 
 function disables(n: unknown): n is number {

@@ -33,21 +33,56 @@ import { defineLike } from './wrap.js';
 export const CONCURRENCY_LEVELS = 16;
 
 interface Data {
-  origin: string; api: string; completed: number; totalMs: number; newConnections: number;
+  origin: string;
+  api: string;
+  completed: number;
+  totalMs: number;
+  newConnections: number;
   /** node:http: calls left in their agent's queue, time from the call to a socket, the agent's socket limit. */
-  queued: number; socketWaitMs: number; maxSockets: number;
+  queued: number;
+  socketWaitMs: number;
+  maxSockets: number;
   /** Calls in flight now, ms spent at each level, and when the level last changed (0: never). */
-  inFlight: number; levelMs: number[]; changedAt: number;
+  inFlight: number;
+  levelMs: number[];
+  changedAt: number;
 }
-interface Pending { entry: SiteEntry<Data>; t0: number; socketAt?: number; fresh?: boolean }
-interface SocketLike { connecting?: boolean; bytesRead?: number }
-interface AgentLike { requests?: Record<string, unknown>; maxSockets?: number; maxTotalSockets?: number }
-interface HttpClientRequest { host?: string; protocol?: string; socket?: SocketLike | null; agent?: AgentLike | null; getHeader?(name: string): unknown }
+interface Pending {
+  entry: SiteEntry<Data>;
+  t0: number;
+  socketAt?: number;
+  fresh?: boolean;
+}
+interface SocketLike {
+  connecting?: boolean;
+  bytesRead?: number;
+}
+interface AgentLike {
+  requests?: Record<string, unknown>;
+  maxSockets?: number;
+  maxTotalSockets?: number;
+}
+interface HttpClientRequest {
+  host?: string;
+  protocol?: string;
+  socket?: SocketLike | null;
+  agent?: AgentLike | null;
+  getHeader?(name: string): unknown;
+}
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 
 const newData = (): Data => ({
-  origin: '', api: '', completed: 0, totalMs: 0, newConnections: 0, queued: 0, socketWaitMs: 0, maxSockets: 0,
-  inFlight: 0, levelMs: new Array<number>(CONCURRENCY_LEVELS + 1).fill(0), changedAt: 0,
+  origin: '',
+  api: '',
+  completed: 0,
+  totalMs: 0,
+  newConnections: 0,
+  queued: 0,
+  socketWaitMs: 0,
+  maxSockets: 0,
+  inFlight: 0,
+  levelMs: new Array<number>(CONCURRENCY_LEVELS + 1).fill(0),
+  changedAt: 0,
 });
 
 const ms = (x: number) => Math.round(x * 1000) / 1000;
@@ -81,15 +116,17 @@ export class OutgoingCalls implements GrowthHook {
       const socket = req.socket;
       p.fresh = socket != null && (socket.connecting === true || socket.bytesRead === 0);
     });
-    const done = (answered: boolean) => (message: unknown): void => {
-      const req = (message as { request?: HttpClientRequest } | null)?.request;
-      const p = req ? this.pending.get(req) : undefined;
-      if (!req || !p) return;
-      this.pending.delete(req);
-      const now = this.complete(p);
-      p.entry.data.socketWaitMs += (p.socketAt ?? now) - p.t0;
-      if (answered && p.fresh === true) p.entry.data.newConnections++;
-    };
+    const done =
+      (answered: boolean) =>
+      (message: unknown): void => {
+        const req = (message as { request?: HttpClientRequest } | null)?.request;
+        const p = req ? this.pending.get(req) : undefined;
+        if (!req || !p) return;
+        this.pending.delete(req);
+        const now = this.complete(p);
+        p.entry.data.socketWaitMs += (p.socketAt ?? now) - p.t0;
+        if (answered && p.fresh === true) p.entry.data.newConnections++;
+      };
     dc.subscribe('http.client.response.finish', done(true));
     dc.subscribe('http.client.request.error', done(false));
   }
@@ -98,7 +135,13 @@ export class OutgoingCalls implements GrowthHook {
     const out = (into.outgoing ??= []);
     for (const e of this.sites.entries.values()) {
       const d = e.data;
-      const row: NonNullable<GrowthBody['outgoing']>[number] = { api: d.api, origin: d.origin, count: e.count, completed: d.completed, totalMs: ms(d.totalMs) };
+      const row: NonNullable<GrowthBody['outgoing']>[number] = {
+        api: d.api,
+        origin: d.origin,
+        count: e.count,
+        completed: d.completed,
+        totalMs: ms(d.totalMs),
+      };
       if (d.api === 'http') {
         row.newConnections = d.newConnections;
         row.queued = d.queued;
@@ -163,7 +206,16 @@ export class OutgoingCalls implements GrowthHook {
       const p = self.start('fetch', fetchOrigin(args[0]), wrapper);
       if (!p) return result;
       // Returning the chained promise (not handling the original) keeps an unhandled rejection unhandled.
-      return result.then((r) => { self.complete(p); return r; }, (e: unknown) => { self.complete(p); throw e; });
+      return result.then(
+        (r) => {
+          self.complete(p);
+          return r;
+        },
+        (e: unknown) => {
+          self.complete(p);
+          throw e;
+        },
+      );
     };
     defineLike(wrapper, original);
     return wrapper;
@@ -209,7 +261,7 @@ function httpOrigin(r: HttpClientRequest): string {
   } catch {
     host = undefined;
   }
-  return `${r.protocol ?? 'http:'}//${typeof host === 'string' ? host : r.host ?? '?'}`;
+  return `${r.protocol ?? 'http:'}//${typeof host === 'string' ? host : (r.host ?? '?')}`;
 }
 
 function fetchOrigin(input: unknown): string {

@@ -17,13 +17,20 @@ import { defineLike } from './wrap.js';
 import { dataFunction, dataValue, replaceData } from './own-data.js';
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
-interface Stacked { stack?: unknown[] }
+interface Stacked {
+  stack?: unknown[];
+}
 /** The length of `obj[key]` when it is a plain data array (a router's stack, Koa's middleware). */
 const lengthOf = (obj: unknown, key: string): number | undefined => {
   const v = dataValue(obj, key);
   return Array.isArray(v) ? v.length : undefined;
 };
-interface RouteData { framework: string; method: string; path: string; stackSize?: number }
+interface RouteData {
+  framework: string;
+  method: string;
+  path: string;
+  stackSize?: number;
+}
 
 const EXPRESS5_ROUTER = /[\\/]node_modules[\\/]router[\\/]index\.js$/;
 const EXPRESS4_ROUTER = /[\\/]node_modules[\\/]express[\\/]lib[\\/]router[\\/]index\.js$/;
@@ -42,7 +49,8 @@ export class RouteGrowth implements GrowthHook {
   private readonly routeRouter = new WeakMap<object, Stacked>();
   /** Package directories of frameworks found under another name (an npm alias such as `express4`). */
   private readonly aliasRoots: string[] = [];
-  private readonly isFrameworkFile = (file: string): boolean => FRAMEWORK_FILE.test(file) || this.aliasRoots.some((r) => file.startsWith(r));
+  private readonly isFrameworkFile = (file: string): boolean =>
+    FRAMEWORK_FILE.test(file) || this.aliasRoots.some((r) => file.startsWith(r));
   private scanned = false;
 
   install(): void {
@@ -147,14 +155,22 @@ export class RouteGrowth implements GrowthHook {
       this.wrapMethod(proto, name, function (this: object, _args, wrapper) {
         const router = self.routeRouter.get(this);
         const path = dataValue(this, 'path');
-        self.record({ framework: 'express', method: name.toUpperCase(), path: typeof path === 'string' ? path : '', stackSize: lengthOf(router, 'stack') }, wrapper);
+        self.record(
+          {
+            framework: 'express',
+            method: name.toUpperCase(),
+            path: typeof path === 'string' ? path : '',
+            stackSize: lengthOf(router, 'stack'),
+          },
+          wrapper,
+        );
       });
     }
   }
 
   private patchKoaRouter(exp: Record<string, unknown>): void {
-    const Ctor = typeof exp === 'function' ? exp : dataValue(exp, 'default') ?? dataValue(exp, 'Router');
-    const proto = typeof Ctor === 'function' ? dataValue(Ctor, 'prototype') as Record<string, unknown> | undefined : undefined;
+    const Ctor = typeof exp === 'function' ? exp : (dataValue(exp, 'default') ?? dataValue(exp, 'Router'));
+    const proto = typeof Ctor === 'function' ? (dataValue(Ctor, 'prototype') as Record<string, unknown> | undefined) : undefined;
     if (typeof proto !== 'object' || proto === null || dataFunction(proto, 'register') === undefined || this.patched.has(proto)) return;
     this.patched.add(proto);
     const self = this;
@@ -185,7 +201,10 @@ export class RouteGrowth implements GrowthHook {
       if (dataFunction(proto, name) === undefined) continue;
       this.wrapMethod(proto, name, function (_args, wrapper) {
         const opts = _args[0];
-        const path = typeof opts === 'object' && opts !== null && !(opts instanceof RegExp) && !Array.isArray(opts) ? pathOf(dataValue(opts, 'path')) : pathOf(opts);
+        const path =
+          typeof opts === 'object' && opts !== null && !(opts instanceof RegExp) && !Array.isArray(opts)
+            ? pathOf(dataValue(opts, 'path'))
+            : pathOf(opts);
         const method = name === 'del' ? 'DELETE' : name === 'opts' ? 'OPTIONS' : name.toUpperCase();
         self.record({ framework: 'restify', method, path }, wrapper);
       });
@@ -227,12 +246,16 @@ export class RouteGrowth implements GrowthHook {
 function prototypeOf(exp: unknown): Record<string, unknown> | undefined {
   if (typeof exp !== 'function') return undefined;
   const proto = dataValue(exp, 'prototype');
-  return typeof proto === 'object' && proto !== null ? proto as Record<string, unknown> : undefined;
+  return typeof proto === 'object' && proto !== null ? (proto as Record<string, unknown>) : undefined;
 }
 
 /** The object in `obj`'s prototype chain (itself included) that owns `key`. */
 function ownerOf(obj: unknown, key: string): Record<string, unknown> | undefined {
-  for (let o = obj as object | null; o !== null && o !== undefined && o !== Object.prototype && o !== Function.prototype; o = Object.getPrototypeOf(o)) {
+  for (
+    let o = obj as object | null;
+    o !== null && o !== undefined && o !== Object.prototype && o !== Function.prototype;
+    o = Object.getPrototypeOf(o)
+  ) {
     if (Object.prototype.hasOwnProperty.call(o, key)) return o as Record<string, unknown>;
   }
   return undefined;

@@ -43,7 +43,7 @@ export class SiteCounter<T> {
       return k.last;
     }
     const stack = captureStack(skip);
-    const site = machinery === undefined ? stack[0] : stack.find((f) => !machinery(f.file)) ?? stack[0];
+    const site = machinery === undefined ? stack[0] : (stack.find((f) => !machinery(f.file)) ?? stack[0]);
     const full = `${key}\0${siteKey(site)}`;
     let e = this.entries.get(full);
     if (e === undefined) {
@@ -65,7 +65,10 @@ export class SiteCounter<T> {
 }
 
 /** Copies site and stack onto a protocol entry when known. */
-export function withSite<R extends object>(row: R, e: { site?: CallSite; stack?: CallSite[] }): R & { site?: CallSite; stack?: CallSite[] } {
+export function withSite<R extends object>(
+  row: R,
+  e: { site?: CallSite; stack?: CallSite[] },
+): R & { site?: CallSite; stack?: CallSite[] } {
   const out: R & { site?: CallSite; stack?: CallSite[] } = row;
   if (e.site !== undefined) out.site = e.site;
   if (e.stack !== undefined) out.stack = e.stack;

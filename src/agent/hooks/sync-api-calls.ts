@@ -25,7 +25,10 @@ export class SyncApiCalls implements GrowthHook {
     this.patch('child_process', CHILD_PROCESS);
     for (const name of ALL_SYNC) {
       const mod = require(`node:${name}`) as Record<string, unknown>;
-      this.patch(name, Object.keys(mod).filter((k) => k.endsWith('Sync') && typeof mod[k] === 'function'));
+      this.patch(
+        name,
+        Object.keys(mod).filter((k) => k.endsWith('Sync') && typeof mod[k] === 'function'),
+      );
     }
     (require('node:module') as { syncBuiltinESMExports(): void }).syncBuiltinESMExports();
   }

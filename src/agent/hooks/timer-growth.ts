@@ -37,12 +37,27 @@ export const MAX_TRACKED = 50_000;
 
 type Kind = 'timeout' | 'interval';
 interface Entry {
-  kind: Kind; created: number; cleared: number; fired: number; delayMs: number; site?: CallSite; stack?: CallSite[];
-  promise?: boolean; awaited?: boolean;
+  kind: Kind;
+  created: number;
+  cleared: number;
+  fired: number;
+  delayMs: number;
+  site?: CallSite;
+  stack?: CallSite[];
+  promise?: boolean;
+  awaited?: boolean;
 }
-interface TimerLike { _destroyed?: boolean }
+interface TimerLike {
+  _destroyed?: boolean;
+}
 /** A timers/promises timer: a timeout is due at `due` (performance.now()); an interval ends when its iterator returns. */
-interface PromiseTimer { entry: Entry; weight: number; due: number; signal?: { aborted?: boolean }; ended?: boolean }
+interface PromiseTimer {
+  entry: Entry;
+  weight: number;
+  due: number;
+  signal?: { aborted?: boolean };
+  ended?: boolean;
+}
 type SetFn = (this: unknown, ...args: unknown[]) => unknown;
 /**
  * Per callback function: timers set with it, the entry its captures went to, and whether they went
@@ -52,7 +67,11 @@ type SetFn = (this: unknown, ...args: unknown[]) => unknown;
  * left each site's pending count too noisy to trend. The timers sampled per window bound those
  * captures.
  */
-interface CallbackSites { hits: number; entry: Entry; multiSite: boolean }
+interface CallbackSites {
+  hits: number;
+  entry: Entry;
+  multiSite: boolean;
+}
 
 export class TimerGrowth implements GrowthHook {
   private readonly entries = new Map<string, Entry>();
@@ -70,7 +89,10 @@ export class TimerGrowth implements GrowthHook {
   install(): void {
     const timers = require('node:timers') as Record<string, SetFn>;
     const g = globalThis as unknown as Record<string, SetFn>;
-    for (const [name, kind] of [['setTimeout', 'timeout'], ['setInterval', 'interval']] as const) {
+    for (const [name, kind] of [
+      ['setTimeout', 'timeout'],
+      ['setInterval', 'interval'],
+    ] as const) {
       const wrapped = this.wrapSet(g[name], kind);
       g[name] = wrapped;
       if (timers[name] !== wrapped) timers[name] = wrapped;
@@ -82,7 +104,10 @@ export class TimerGrowth implements GrowthHook {
     }
     // util.promisify(setTimeout) reads timers/promises' export when called: it gets the wrapper too.
     const promises = require('node:timers/promises') as Record<string, SetFn>;
-    for (const [name, kind] of [['setTimeout', 'timeout'], ['setInterval', 'interval']] as const) {
+    for (const [name, kind] of [
+      ['setTimeout', 'timeout'],
+      ['setInterval', 'interval'],
+    ] as const) {
       if (typeof promises[name] === 'function') promises[name] = this.wrapPromised(promises[name], kind);
     }
     (require('node:module') as { syncBuiltinESMExports(): void }).syncBuiltinESMExports();
@@ -96,10 +121,21 @@ export class TimerGrowth implements GrowthHook {
     this.windowCalls = 0;
     for (const e of this.entries.values()) {
       const pending = Math.max(0, e.created - e.cleared - e.fired);
-      into.timers.push(withSite({
-        kind: e.kind, created: e.created, cleared: e.cleared, fired: e.fired, pending, delayMs: Math.round(e.delayMs),
-        ...(e.promise ? { promise: true } : {}), ...(e.awaited ? { awaited: true } : {}),
-      }, e));
+      into.timers.push(
+        withSite(
+          {
+            kind: e.kind,
+            created: e.created,
+            cleared: e.cleared,
+            fired: e.fired,
+            pending,
+            delayMs: Math.round(e.delayMs),
+            ...(e.promise ? { promise: true } : {}),
+            ...(e.awaited ? { awaited: true } : {}),
+          },
+          e,
+        ),
+      );
     }
   }
 
@@ -179,7 +215,13 @@ export class TimerGrowth implements GrowthHook {
       const fn = typeof callback === 'function' ? callback : undefined;
       const seen = fn !== undefined ? this.byCallback.get(fn) : undefined;
       let e: Entry | undefined;
-      if (seen !== undefined && !seen.multiSite && seen.entry.kind === kind && seen.hits >= SAMPLE_FIRST && seen.hits % SAMPLE_EVERY !== 0) {
+      if (
+        seen !== undefined &&
+        !seen.multiSite &&
+        seen.entry.kind === kind &&
+        seen.hits >= SAMPLE_FIRST &&
+        seen.hits % SAMPLE_EVERY !== 0
+      ) {
         seen.hits++;
         e = seen.entry;
       } else {
@@ -216,7 +258,12 @@ export class TimerGrowth implements GrowthHook {
       e.delayMs += weight * ms;
       if (this.tracked.size + this.promised.size >= MAX_TRACKED) return;
       const signal = typeof options === 'object' && options !== null ? (options as { signal?: { aborted?: boolean } }).signal : undefined;
-      const t: PromiseTimer = { entry: e, weight, due: kind === 'timeout' ? performance.now() + ms : Infinity, ...(signal ? { signal } : {}) };
+      const t: PromiseTimer = {
+        entry: e,
+        weight,
+        due: kind === 'timeout' ? performance.now() + ms : Infinity,
+        ...(signal ? { signal } : {}),
+      };
       if (kind === 'interval') endsOnReturn(made as AsyncIterator<unknown>, t);
       this.promised.set(made, t);
     } catch {
@@ -259,8 +306,11 @@ function delayOf(delay: unknown): number {
  * the function that made the promise.
  */
 function isResolveFunction(fn: Function): boolean {
-  return fn.name === '' && !Object.prototype.hasOwnProperty.call(fn, 'prototype') &&
-    Function.prototype.toString.call(fn) === 'function () { [native code] }';
+  return (
+    fn.name === '' &&
+    !Object.prototype.hasOwnProperty.call(fn, 'prototype') &&
+    Function.prototype.toString.call(fn) === 'function () { [native code] }'
+  );
 }
 
 /** A timers/promises interval ends when its iterator returns (a `break` out of `for await`) or throws. */
@@ -269,7 +319,9 @@ function endsOnReturn(it: AsyncIterator<unknown>, t: PromiseTimer): void {
     const original = it[name];
     if (typeof original !== 'function') continue;
     Object.defineProperty(it, name, {
-      configurable: true, writable: true, enumerable: false,
+      configurable: true,
+      writable: true,
+      enumerable: false,
       value: function (this: unknown, ...args: unknown[]) {
         t.ended = true;
         return (original as Function).apply(this, args);

@@ -34,7 +34,11 @@ export interface CallWindow {
   scripts: Map<string, ScriptCalls>;
 }
 
-interface ScriptCoverage { scriptId: string; url: string; functions: CoverageFunction[] }
+interface ScriptCoverage {
+  scriptId: string;
+  url: string;
+  functions: CoverageFunction[];
+}
 
 /** Scripts whose counts are kept: the app's own files (not node's, not dependencies, not the agent's). */
 export function isCountedScript(url: string, ownScriptsUrl?: string): boolean {
@@ -100,7 +104,9 @@ export class CallCounter {
     }
     this.session = s;
     this.onBusy?.(true);
-    const fail = (err: Error | null): void => { if (err) this.failed(err); };
+    const fail = (err: Error | null): void => {
+      if (err) this.failed(err);
+    };
     s.post('Profiler.enable', fail);
     s.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false }, fail);
     // The first take resets the counters: what it returns (calls since start) is dropped.
@@ -121,7 +127,7 @@ export class CallCounter {
       const end = epochNow();
       if (err) return this.failed(err);
       try {
-        const scripts = keptCalls(((result as { result?: ScriptCoverage[] } | undefined)?.result ?? []), this.ownScriptsUrl);
+        const scripts = keptCalls((result as { result?: ScriptCoverage[] } | undefined)?.result ?? [], this.ownScriptsUrl);
         this.window = { start, end, scripts };
       } catch (e) {
         this.onError('call-counts', e);

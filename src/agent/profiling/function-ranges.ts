@@ -54,7 +54,11 @@ export function functionRows(functions: readonly CoverageFunction[], source: str
 }
 
 /** A profile node as far as the capture needs it. */
-interface ProfiledNode { callFrame: { scriptId: string | number; url: string; functionName?: string }; hitCount?: number; positionTicks?: unknown[] }
+interface ProfiledNode {
+  callFrame: { scriptId: string | number; url: string; functionName?: string };
+  hitCount?: number;
+  positionTicks?: unknown[];
+}
 
 /**
  * The scripts worth ranges: those of profile nodes with ticks on their lines (inlined callees

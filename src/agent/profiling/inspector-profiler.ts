@@ -56,8 +56,14 @@ interface CpuProfile {
   samples?: number[];
   nodes?: { callFrame: { scriptId: string; url: string }; hitCount?: number; positionTicks?: unknown[] }[];
 }
-interface HeapProfileNode { callFrame: { scriptId: string; url: string; functionName?: string }; children?: HeapProfileNode[] }
-interface HeapProfile { head?: HeapProfileNode; samples?: unknown[] }
+interface HeapProfileNode {
+  callFrame: { scriptId: string; url: string; functionName?: string };
+  children?: HeapProfileNode[];
+}
+interface HeapProfile {
+  head?: HeapProfileNode;
+  samples?: unknown[];
+}
 
 /** One profiling window: its session, and what its heap sampler samples now. */
 interface Running {
@@ -90,7 +96,10 @@ export const ALLOCATION_SAMPLING_BYTES = 64 * 1024;
 export const RETAINED_SAMPLING_BYTES = 32 * 1024;
 
 /** Mean bytes between samples of the allocation sampler, then of the retained one. */
-export interface HeapSampling { allocationBytes: number; retainedBytes: number }
+export interface HeapSampling {
+  allocationBytes: number;
+  retainedBytes: number;
+}
 /** `--heap`: dense sampling, for a detailed allocation view. */
 export const DENSE_HEAP_SAMPLING: HeapSampling = { allocationBytes: ALLOCATION_SAMPLING_BYTES, retainedBytes: RETAINED_SAMPLING_BYTES };
 /**
@@ -115,7 +124,10 @@ export class InspectorProfiler {
   readonly profiledScripts = new Set<string>();
 
   /** `connect` opens a new connected session (connectToMainThread() or connect()). */
-  constructor(private readonly connect: () => Session, private readonly opts: ProfilerOptions) {}
+  constructor(
+    private readonly connect: () => Session,
+    private readonly opts: ProfilerOptions,
+  ) {}
 
   private get sampling(): HeapSampling {
     return this.opts.heapSampling ?? DENSE_HEAP_SAMPLING;
@@ -169,7 +181,11 @@ export class InspectorProfiler {
     const past = running.retainedFrom !== undefined && running.retainedFrom <= now;
     if (past && late === 'allocations') {
       running.heap = 'allocations';
-      s.post('HeapProfiler.startSampling', { samplingInterval: this.sampling.allocationBytes, ...ALLOCATION_FLAGS } as object, this.fail('heap-start'));
+      s.post(
+        'HeapProfiler.startSampling',
+        { samplingInterval: this.sampling.allocationBytes, ...ALLOCATION_FLAGS } as object,
+        this.fail('heap-start'),
+      );
       return;
     }
     if (past) {
@@ -178,7 +194,11 @@ export class InspectorProfiler {
       return;
     }
     running.heap = 'allocations';
-    s.post('HeapProfiler.startSampling', { samplingInterval: this.sampling.allocationBytes, ...ALLOCATION_FLAGS } as object, this.fail('heap-start'));
+    s.post(
+      'HeapProfiler.startSampling',
+      { samplingInterval: this.sampling.allocationBytes, ...ALLOCATION_FLAGS } as object,
+      this.fail('heap-start'),
+    );
     if (running.retainedFrom !== undefined) running.switchTimer = setTimeout(() => this.toRetained(running), running.retainedFrom - now);
   }
 
@@ -298,7 +318,9 @@ export class InspectorProfiler {
   }
 
   private fail(what: string): (err: Error | null) => void {
-    return (err) => { if (err) this.opts.onError(what, err); };
+    return (err) => {
+      if (err) this.opts.onError(what, err);
+    };
   }
 
   private track(): void {
@@ -332,7 +354,11 @@ export class InspectorProfiler {
     const start = profile.startTime / 1000 + offsetMs;
     const end = profile.endTime / 1000 + offsetMs;
     this.write(file, profile, done, {
-      type: 'profile', kind: 'cpu', file, start, end,
+      type: 'profile',
+      kind: 'cpu',
+      file,
+      start,
+      end,
       clock: { profileStartUs: profile.startTime, profileEndUs: profile.endTime },
       samples: profile.samples?.length ?? 0,
     });

@@ -62,7 +62,9 @@ export class ProfileRescueFlag {
  * the worker finish it and waits for that (bounded). Returns at once otherwise.
  */
 export function rescueProfilesAtExit(
-  worker: { threadId: number; postMessage(value: unknown): void }, flag: ProfileRescueFlag, timeoutMs = PROFILE_RESCUE_WAIT_MS,
+  worker: { threadId: number; postMessage(value: unknown): void },
+  flag: ProfileRescueFlag,
+  timeoutMs = PROFILE_RESCUE_WAIT_MS,
 ): boolean {
   // threadId is -1 once the worker is known to have exited: nobody would answer.
   if (!flag.busy || worker.threadId === -1) return false;

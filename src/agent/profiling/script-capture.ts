@@ -29,8 +29,15 @@ export const MAX_RANGE_SOURCE_BYTES = 32 * 1024 * 1024;
 /** A main thread still blocked at the end of the run cannot answer: the run's end does not wait longer. */
 export const SCRIPT_CAPTURE_TIMEOUT_MS = 1000;
 
-interface ScriptParsed { url?: string; sourceMapURL?: string }
-interface ScriptCoverage { scriptId: string; url: string; functions: CoverageFunction[] }
+interface ScriptParsed {
+  url?: string;
+  sourceMapURL?: string;
+}
+interface ScriptCoverage {
+  scriptId: string;
+  url: string;
+  functions: CoverageFunction[];
+}
 
 /** Scripts worth mapping: the app's own files, with a map. */
 export function isAppScript(s: ScriptParsed): s is Required<ScriptParsed> {
@@ -79,7 +86,10 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
   };
   const write = (file: string, data: unknown): void => {
     writes++;
-    writeFile(join(opts.runDir, file), JSON.stringify(data), () => { writes--; maybeDone(); });
+    writeFile(join(opts.runDir, file), JSON.stringify(data), () => {
+      writes--;
+      maybeDone();
+    });
   };
   // Call counts of plain JavaScript files are put in lines from the files themselves, written
   // at once: an app that compiled tens of thousands of scripts at run time (`new Function`) makes
@@ -90,7 +100,14 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
   const countedFromV8 = new Set<string>();
   const writeCalls = (): void => {
     if (window && Object.keys(counted).length > 0) {
-      write(callCountsFileName(opts.pid, opts.threadId), { v: 1, pid: opts.pid, threadId: opts.threadId, start: window.start, end: window.end, scripts: counted });
+      write(callCountsFileName(opts.pid, opts.threadId), {
+        v: 1,
+        pid: opts.pid,
+        threadId: opts.threadId,
+        start: window.start,
+        end: window.end,
+        scripts: counted,
+      });
     }
   };
   for (const [id, c] of window?.scripts ?? []) {
@@ -121,50 +138,57 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
   });
   const post = (method: string, params: object | undefined, then: (err: Error | null, result?: unknown) => void): void => {
     try {
-      session.post(method, params, (err, result) => { if (!sessionOver) then(err, result); });
+      session.post(method, params, (err, result) => {
+        if (!sessionOver) then(err, result);
+      });
     } catch {
       over(); // Disconnected meanwhile (the timeout): nothing more to ask.
     }
   };
-  const end = (): void => post('Debugger.disable', undefined, () => {
-    disconnect(session);
-    over();
-  });
+  const end = (): void =>
+    post('Debugger.disable', undefined, () => {
+      disconnect(session);
+      over();
+    });
   // The already parsed scripts are reported before Debugger.enable answers.
   post('Debugger.enable', undefined, () => {
     if (mapCount > 0) write(sourceMapFileName(opts.pid, opts.threadId), { v: 1, scripts: maps });
     if (opts.profiledScripts.size === 0 && countedFromV8.size === 0) return end();
-    post('Profiler.enable', undefined, () => post('Profiler.getBestEffortCoverage', undefined, (err, result) => {
-      const coverage = err ? [] : ((result as { result?: ScriptCoverage[] } | undefined)?.result ?? [])
-        .filter((s) => opts.profiledScripts.has(String(s.scriptId)))
-        .slice(0, MAX_RANGE_SCRIPTS);
-      // Sources to read: the profiled scripts', then those with call counts (each read once).
-      const ids = [...new Set([...coverage.map((s) => String(s.scriptId)), ...countedFromV8])].slice(0, MAX_RANGE_SCRIPTS);
-      if (ids.length === 0) return post('Profiler.disable', undefined, end);
-      const byId = new Map(coverage.map((s) => [String(s.scriptId), s]));
-      const scripts: Record<string, FunctionRangeRow[]> = {};
-      let bytes = 0;
-      const next = (i: number): void => {
-        if (i >= ids.length || bytes >= MAX_RANGE_SOURCE_BYTES) {
-          if (Object.keys(scripts).length > 0) write(functionRangesFileName(opts.pid, opts.threadId), { v: 1, scripts });
-          if (countedFromV8.size > 0) writeCalls();
-          return post('Profiler.disable', undefined, end);
-        }
-        const id = ids[i];
-        post('Debugger.getScriptSource', { scriptId: id }, (e, r) => {
-          const source = (r as { scriptSource?: string } | undefined)?.scriptSource;
-          if (!e && typeof source === 'string') {
-            bytes += source.length;
-            const s = byId.get(id);
-            if (s) scripts[s.url] = functionRows(s.functions, source);
-            const c = countedFromV8.has(id) ? window?.scripts.get(id) : undefined;
-            if (c) counted[c.url] = functionRows(c.functions, source);
+    post('Profiler.enable', undefined, () =>
+      post('Profiler.getBestEffortCoverage', undefined, (err, result) => {
+        const coverage = err
+          ? []
+          : ((result as { result?: ScriptCoverage[] } | undefined)?.result ?? [])
+              .filter((s) => opts.profiledScripts.has(String(s.scriptId)))
+              .slice(0, MAX_RANGE_SCRIPTS);
+        // Sources to read: the profiled scripts', then those with call counts (each read once).
+        const ids = [...new Set([...coverage.map((s) => String(s.scriptId)), ...countedFromV8])].slice(0, MAX_RANGE_SCRIPTS);
+        if (ids.length === 0) return post('Profiler.disable', undefined, end);
+        const byId = new Map(coverage.map((s) => [String(s.scriptId), s]));
+        const scripts: Record<string, FunctionRangeRow[]> = {};
+        let bytes = 0;
+        const next = (i: number): void => {
+          if (i >= ids.length || bytes >= MAX_RANGE_SOURCE_BYTES) {
+            if (Object.keys(scripts).length > 0) write(functionRangesFileName(opts.pid, opts.threadId), { v: 1, scripts });
+            if (countedFromV8.size > 0) writeCalls();
+            return post('Profiler.disable', undefined, end);
           }
-          next(i + 1);
-        });
-      };
-      next(0);
-    }));
+          const id = ids[i];
+          post('Debugger.getScriptSource', { scriptId: id }, (e, r) => {
+            const source = (r as { scriptSource?: string } | undefined)?.scriptSource;
+            if (!e && typeof source === 'string') {
+              bytes += source.length;
+              const s = byId.get(id);
+              if (s) scripts[s.url] = functionRows(s.functions, source);
+              const c = countedFromV8.has(id) ? window?.scripts.get(id) : undefined;
+              if (c) counted[c.url] = functionRows(c.functions, source);
+            }
+            next(i + 1);
+          });
+        };
+        next(0);
+      }),
+    );
   });
 }
 

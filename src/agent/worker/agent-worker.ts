@@ -19,7 +19,14 @@ import { captureScripts } from '../profiling/script-capture.js';
 import { CallCounter } from '../profiling/call-counts.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
 import { isHeapWanted, isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
-import { collectGarbage, POST_LOAD_GC_TIMEOUT_MS, POST_LOAD_SAMPLE_WAIT_MS, POST_LOAD_SAMPLED, POST_LOAD_STUCK_MS, type PostLoadGc } from '../profiling/post-load-gc.js';
+import {
+  collectGarbage,
+  POST_LOAD_GC_TIMEOUT_MS,
+  POST_LOAD_SAMPLE_WAIT_MS,
+  POST_LOAD_SAMPLED,
+  POST_LOAD_STUCK_MS,
+  type PostLoadGc,
+} from '../profiling/post-load-gc.js';
 
 /** How long a flush waits for the main thread's last sample before saying bye anyway. */
 export const MAIN_FLUSH_WAIT_MS = 500;
@@ -48,28 +55,51 @@ function run(data: AgentWorkerData): void {
   const ownScriptsUrl = `${pathToFileURL(__dirname).href}/`;
   // Sessions are connected only while they are used (a profile, a stall): see InspectorProfiler.
   const profiler = new InspectorProfiler(mainSession, {
-    runDir: data.runDir, pid: data.pid, threadId: data.threadId,
+    runDir: data.runDir,
+    pid: data.pid,
+    threadId: data.threadId,
     samplingIntervalUs: data.config.cpuSamplingIntervalUs,
     // The heap is sampled densely from the start with --heap; else sparsely, once the main
     // thread sees GC pressure or heap growth (heap-trigger.ts, HeapWantedMessage).
-    heap: data.config.heap, heapOnDemand: !data.config.heap && data.config.heapSample !== false,
+    heap: data.config.heap,
+    heapOnDemand: !data.config.heap && data.config.heapSample !== false,
     heapSampling: data.config.heap ? DENSE_HEAP_SAMPLING : LIGHT_HEAP_SAMPLING,
-    send: (body) => conn.send(body), onError, onBusy: (busy) => rescue.setBusy('profile', busy),
+    send: (body) => conn.send(body),
+    onError,
+    onBusy: (busy) => rescue.setBusy('profile', busy),
     onStopping: (stopping) => watchdog.agentWork(stopping),
-    onPause: (start, end) => conn.send({ type: 'stall', start, durationMs: Math.round((end - start) * 10) / 10, ongoing: false, byAgent: 'profile-stop' }),
+    onPause: (start, end) =>
+      conn.send({ type: 'stall', start, durationMs: Math.round((end - start) * 10) / 10, ongoing: false, byAgent: 'profile-stop' }),
     ownScriptsUrl,
   });
   // Calls per function in a short window right after the load (profile-start says when).
   const counter = new CallCounter(mainSession, onError, ownScriptsUrl, (busy) => watchdog.agentWork(busy, 'call-counts'));
   // Scripts a stall's profile sampled get function ranges too (a run without a CPU profile).
-  const cause = new StallCause(mainSession, (busy) => rescue.setBusy('stall', busy),
-    (nodes) => profiledScripts(nodes, profiler.profiledScripts, ownScriptsUrl));
+  const cause = new StallCause(
+    mainSession,
+    (busy) => rescue.setBusy('stall', busy),
+    (nodes) => profiledScripts(nodes, profiler.profiledScripts, ownScriptsUrl),
+  );
   const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause, watchedThreadCpu(data.threadId));
   watchdog.start();
-  const flusher = new Flusher(conn, profiler, (done) => watchdog.reportUnderWay(STALL_REPORT_WAIT_MS, done), (done) => captureScripts(mainSession, {
-    runDir: data.runDir, pid: data.pid, threadId: data.threadId, profiledScripts: profiler.profiledScripts,
-    ...(counter.window ? { callWindow: counter.window } : {}),
-  }, done), (done) => postLoadGc(watchdog, profiler, flusher, done));
+  const flusher = new Flusher(
+    conn,
+    profiler,
+    (done) => watchdog.reportUnderWay(STALL_REPORT_WAIT_MS, done),
+    (done) =>
+      captureScripts(
+        mainSession,
+        {
+          runDir: data.runDir,
+          pid: data.pid,
+          threadId: data.threadId,
+          profiledScripts: profiler.profiledScripts,
+          ...(counter.window ? { callWindow: counter.window } : {}),
+        },
+        done,
+      ),
+    (done) => postLoadGc(watchdog, profiler, flusher, done),
+  );
   let exiting = false;
   // Commands come twice (own connection, forwarded by the main thread): act on the first copy.
   const onControl = oncePerSeq((msg: ControlMessage): void => {
@@ -124,7 +154,9 @@ function postLoadGc(watchdog: StallWatchdog, profiler: InspectorProfiler, flushe
     // Right after the GC the retained sampler holds only what the app keeps (dropped without it).
     if (gcMs === undefined) return profiler.stopRetained(false, done);
     let pending = 2;
-    const finished = (): void => { if (--pending === 0) done(); };
+    const finished = (): void => {
+      if (--pending === 0) done();
+    };
     const ask: PostLoadGc = { hotpathPostLoadGc: { gcMs } };
     parentPort?.postMessage(ask);
     flusher.waitPostLoadSample(Date.now() + POST_LOAD_SAMPLE_WAIT_MS, finished);
@@ -143,10 +175,13 @@ class Flusher {
   private flushing = false;
   private scriptsCaptured = false;
 
-  constructor(private readonly conn: AgentConnection, private readonly profiler: InspectorProfiler,
+  constructor(
+    private readonly conn: AgentConnection,
+    private readonly profiler: InspectorProfiler,
     private readonly reportStall: (done: () => void) => void,
     private readonly captureScripts: (done: () => void) => void,
-    private readonly postLoadGc: (done: () => void) => void) {}
+    private readonly postLoadGc: (done: () => void) => void,
+  ) {}
 
   mainFlushed(): void {
     this.mainDone = true;
@@ -179,11 +214,13 @@ class Flusher {
     // The GC after the scripts' capture: a full GC can drop functions the coverage would report.
     const afterProfiles = (): void => this.postLoadGc(bye);
     // A stall still under way first: the scripts its stacks sampled get function ranges with the others.
-    this.reportStall(() => this.profiler.stop(() => {
-      if (this.scriptsCaptured) return afterProfiles();
-      this.scriptsCaptured = true;
-      this.captureScripts(afterProfiles);
-    }));
+    this.reportStall(() =>
+      this.profiler.stop(() => {
+        if (this.scriptsCaptured) return afterProfiles();
+        this.scriptsCaptured = true;
+        this.captureScripts(afterProfiles);
+      }),
+    );
   }
 }
 

@@ -38,7 +38,10 @@ export class OwnCpu {
   private lastScan = -Infinity;
   private readonly linux = process.platform === 'linux';
 
-  constructor(buffer: SharedArrayBuffer, private readonly profilerThreads: boolean) {
+  constructor(
+    buffer: SharedArrayBuffer,
+    private readonly profilerThreads: boolean,
+  ) {
     this.slots = new Float64Array(buffer);
   }
 

@@ -20,7 +20,10 @@ export interface ProfileNode {
   children?: number[];
   positionTicks?: { line: number; ticks: number }[];
 }
-interface Profile { nodes: ProfileNode[]; samples?: number[] }
+interface Profile {
+  nodes: ProfileNode[];
+  samples?: number[];
+}
 type Cause = NonNullable<StallMessage['cause']>;
 
 export class StallCause {
@@ -83,12 +86,19 @@ export function hottestStacks(profile: Profile): Cause | undefined {
     byId.set(n.id, n);
     for (const c of n.children ?? []) parent.set(c, n.id);
   }
-  const top = [...counts].filter(([id]) => isCode(byId.get(id))).sort((a, b) => b[1] - a[1]).slice(0, MAX_STACKS);
+  const top = [...counts]
+    .filter(([id]) => isCode(byId.get(id)))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, MAX_STACKS);
   const causes = top
     .filter(([, n]) => n / samples.length >= MIN_SHARE)
     .map(([id, n]) => {
       const line = hottestLine(byId.get(id));
-      return { share: Math.round((n / samples.length) * 1000) / 1000, stack: stackOf(id, byId, parent), ...(line !== undefined ? { line } : {}) };
+      return {
+        share: Math.round((n / samples.length) * 1000) / 1000,
+        stack: stackOf(id, byId, parent),
+        ...(line !== undefined ? { line } : {}),
+      };
     });
   return causes.length > 0 ? causes : undefined;
 }

@@ -29,13 +29,17 @@ const CHECK_MS = 100;
 
 type StallBody = Omit<StallMessage, 'v' | 'pid' | 'threadId' | 't'>;
 /** The watched thread's on-CPU time (ms) read at `at` (epoch ms). */
-interface CpuReading { at: number; ms: number }
+interface CpuReading {
+  at: number;
+  ms: number;
+}
 type AgentWork = NonNullable<StallMessage['byAgent']>;
 
 export class StallWatchdog {
   private readonly beat: Float64Array;
   /** The stall under way; `cause`: the stacks sent with it at a flush (reportUnderWay), repeated on its later reports. */
-  private stall: { start: number; lastSent: number; agent?: boolean; cause?: StallBody['cause']; cpuFrom?: CpuReading; cpuTo?: CpuReading } | undefined;
+  private stall:
+    { start: number; lastSent: number; agent?: boolean; cause?: StallBody['cause']; cpuFrom?: CpuReading; cpuTo?: CpuReading } | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Since when the agent has had V8 working on the main thread, if it has now, and on what. */
   private agentSince: { from: number; why: AgentWork } | undefined;
@@ -47,8 +51,12 @@ export class StallWatchdog {
    * own-cpu.ts watchedThreadCpu): read when a stall is seen and when it is reported, it tells a
    * thread that ran all along (a block) from one the machine kept off the CPU (preempted).
    */
-  constructor(heartbeat: SharedArrayBuffer, private readonly send: (body: StallBody) => void, private readonly cause?: StallCause,
-    private readonly threadCpu?: () => number | undefined) {
+  constructor(
+    heartbeat: SharedArrayBuffer,
+    private readonly send: (body: StallBody) => void,
+    private readonly cause?: StallCause,
+    private readonly threadCpu?: () => number | undefined,
+  ) {
     this.beat = new Float64Array(heartbeat);
   }
 
@@ -117,7 +125,10 @@ export class StallWatchdog {
     cause.stop((stacks) => {
       if (this.stall === stall) {
         if (stall.cpuFrom) stall.cpuTo = this.cpuNow(now) ?? stall.cpuTo;
-        const body = this.withCpu(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now), stall);
+        const body = this.withCpu(
+          this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true }, now),
+          stall,
+        );
         if (stacks !== undefined) body.cause = stall.cause = stacks;
         this.send(body);
         stall.lastSent = epochNow();
@@ -186,7 +197,21 @@ export class StallWatchdog {
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {
       stall.lastSent = now;
       // Each report replaces the last one of the same stall (read-telemetry.ts): the stacks so far go with it.
-      this.send(this.withCpu(this.mark({ type: 'stall', start: stall.start, durationMs: round(now - stall.start), ongoing: true, ...(stall.cause ? { cause: stall.cause } : {}) }, now), stall));
+      this.send(
+        this.withCpu(
+          this.mark(
+            {
+              type: 'stall',
+              start: stall.start,
+              durationMs: round(now - stall.start),
+              ongoing: true,
+              ...(stall.cause ? { cause: stall.cause } : {}),
+            },
+            now,
+          ),
+          stall,
+        ),
+      );
     }
   }
 

@@ -25,7 +25,9 @@ export interface AgentWorkerData {
 }
 
 /** Main thread -> worker: the target shows GC pressure or heap growth: start sampling the heap (profiling/heap-trigger.ts). */
-export interface HeapWantedMessage { hotpathHeapWanted: 'gc' | 'growth' }
+export interface HeapWantedMessage {
+  hotpathHeapWanted: 'gc' | 'growth';
+}
 
 export function isHeapWanted(v: unknown): v is HeapWantedMessage {
   const w = (v as { hotpathHeapWanted?: unknown } | null)?.hotpathHeapWanted;

@@ -43,7 +43,11 @@ export function agentCost(run: RunData): AgentCost | undefined {
   const threadMs = sum(measured.map((s) => s.intervalMs));
   return {
     shareOfCpu: targetCpuMs > 0 ? Math.min(1, agentCpuMs / targetCpuMs) : 0,
-    agentCpuMs, mainThreadMs, workerMs, profilerThreadMs, targetCpuMs,
+    agentCpuMs,
+    mainThreadMs,
+    workerMs,
+    profilerThreadMs,
+    targetCpuMs,
     loopShare: threadMs > 0 ? Math.min(1, mainThreadMs / threadMs) : 0,
   };
 }

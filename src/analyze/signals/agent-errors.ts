@@ -33,7 +33,13 @@ export function agentErrorsOf(run: RunData): AgentErrorRow[] {
       const key = `${t.pid}:${t.threadId}:${what}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      rows.push({ pid: t.pid, threadId: t.threadId, what, message: typeof e.message === 'string' ? e.message : String(e.message), target: targetPids.has(t.pid) });
+      rows.push({
+        pid: t.pid,
+        threadId: t.threadId,
+        what,
+        message: typeof e.message === 'string' ? e.message : String(e.message),
+        target: targetPids.has(t.pid),
+      });
     }
   }
   return rows.sort((a, b) => Number(b.target) - Number(a.target));

@@ -55,13 +55,15 @@ function heapPaths(run: RunData): string[] {
   if (listed.length > 0) return listed;
   try {
     // Only files that stay inside the directory (a link out of it is no profile of this run).
-    return readdirSync(run.dir).filter((f) => /^heap-\d.*\.heapprofile$/.test(f)).flatMap((f) => {
-      try {
-        return [runFilePath(run.dir, f)];
-      } catch {
-        return [];
-      }
-    });
+    return readdirSync(run.dir)
+      .filter((f) => /^heap-\d.*\.heapprofile$/.test(f))
+      .flatMap((f) => {
+        try {
+          return [runFilePath(run.dir, f)];
+        } catch {
+          return [];
+        }
+      });
   } catch {
     return [];
   }
@@ -72,11 +74,19 @@ function load(run: RunData): AllocationView | null {
   let best: AllocationView | null = null;
   for (const ref of refs) {
     try {
-      const tree = buildHeapTree(parseRunHeapProfile(run, readFileSync(ref.path, 'utf8'), ref), { cwd: run.cwd, resolver: runResolver(run) });
+      const tree = buildHeapTree(parseRunHeapProfile(run, readFileSync(ref.path, 'utf8'), ref), {
+        cwd: run.cwd,
+        resolver: runResolver(run),
+      });
       if (tree.totalUs <= 0 || (best && best.totalBytes >= tree.totalUs)) continue;
       const top = topAllocators(tree, { limit: 20 });
       const sites = top.map((a) => ({ frame: tree.frames[a.frame], bytes: a.bytes, share: a.share }));
-      const chosen = culpritIndex(tree, top.map((a) => a.frame), sites, cpuSelfOf(run));
+      const chosen = culpritIndex(
+        tree,
+        top.map((a) => a.frame),
+        sites,
+        cpuSelfOf(run),
+      );
       best = { totalBytes: tree.totalUs, sites, ...(chosen === undefined ? {} : { culprit: sites[chosen] }) };
     } catch {
       continue;
@@ -86,7 +96,12 @@ function load(run: RunData): AllocationView | null {
 }
 
 /** Index into `sites` of the allocator to name: follow callees that hold the work (inlining). */
-function culpritIndex(tree: CallTree, frames: number[], sites: AllocationSite[], cpuSelf: ((f: Frame) => number) | undefined): number | undefined {
+function culpritIndex(
+  tree: CallTree,
+  frames: number[],
+  sites: AllocationSite[],
+  cpuSelf: ((f: Frame) => number) | undefined,
+): number | undefined {
   const app = sites.map((s, i) => (s.frame.kind === 'app' ? i : -1)).filter((i) => i >= 0);
   if (app.length === 0) return undefined;
   const callees = new Map<number, Set<number>>();
@@ -97,9 +112,11 @@ function culpritIndex(tree: CallTree, frames: number[], sites: AllocationSite[],
     set.add(tree.frame[n]);
     callees.set(tree.frame[p], set);
   }
-  const holdsWork = (callee: number, caller: number): boolean => cpuSelf
-    ? sites[callee].bytes >= INLINED_CALLEE_MIN_RATIO * sites[caller].bytes && cpuSelf(sites[callee].frame) >= INLINED_CALLEE_MIN_CPU_RATIO * cpuSelf(sites[caller].frame)
-    : sites[callee].bytes >= INLINED_CALLEE_MIN_RATIO_NO_CPU * sites[caller].bytes;
+  const holdsWork = (callee: number, caller: number): boolean =>
+    cpuSelf
+      ? sites[callee].bytes >= INLINED_CALLEE_MIN_RATIO * sites[caller].bytes &&
+        cpuSelf(sites[callee].frame) >= INLINED_CALLEE_MIN_CPU_RATIO * cpuSelf(sites[caller].frame)
+      : sites[callee].bytes >= INLINED_CALLEE_MIN_RATIO_NO_CPU * sites[caller].bytes;
   let at = app[0];
   for (const seen = new Set([at]); ;) {
     const next = app.find((i) => !seen.has(i) && callees.get(frames[at])?.has(frames[i]) && holdsWork(i, at));

@@ -128,13 +128,23 @@ export interface PathStep {
 export function pathWithCalls(run: RunData, path: readonly (FunctionAt & { function?: string })[]): PathStep[] {
   return path.map((f) => {
     const rate = callsPerRequest(run, f);
-    return { function: f.function ?? f.name, file: f.file, line: f.line, ...(rate ? { callsPerRequest: round2(rate.perRequest), calls: rate.calls } : {}) };
+    return {
+      function: f.function ?? f.name,
+      file: f.file,
+      line: f.line,
+      ...(rate ? { callsPerRequest: round2(rate.perRequest), calls: rate.calls } : {}),
+    };
   });
 }
 
 /** "handler (server.js:18, 1 per request) → buildIndex (server.js:11, 1 per request) → slugify (server.js:7, 6,000 per request)". */
 export function describePath(steps: readonly PathStep[]): string {
-  return steps.map((s) => `${s.function} (${s.file}:${s.line}${s.callsPerRequest !== undefined ? `, ${describePerRequest(s.callsPerRequest)} per request` : ''})`).join(' → ');
+  return steps
+    .map(
+      (s) =>
+        `${s.function} (${s.file}:${s.line}${s.callsPerRequest !== undefined ? `, ${describePerRequest(s.callsPerRequest)} per request` : ''})`,
+    )
+    .join(' → ');
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;

@@ -65,8 +65,10 @@ function chooseProfile(run: RunData, w: Window | null): ProfileRef | undefined {
   const isTarget = (p: ProfileRef) => run.threads.length === 0 || targets.some((t) => t.pid === p.pid && t.threadId === p.threadId);
   const cpu = run.profiles.filter((p) => p.kind === 'cpu' && !p.unusable && isTarget(p));
   const busiest = busiestThread(run, w);
-  return cpu.find((p) => busiest && p.pid === busiest.pid && p.threadId === busiest.threadId) ??
-    [...cpu].sort((a, b) => b.end - b.start - (a.end - a.start))[0];
+  return (
+    cpu.find((p) => busiest && p.pid === busiest.pid && p.threadId === busiest.threadId) ??
+    [...cpu].sort((a, b) => b.end - b.start - (a.end - a.start))[0]
+  );
 }
 
 /** Builds a tree of the profile, restricted to [startMs, endMs] (epoch) when given. */
@@ -108,12 +110,21 @@ function loadView(run: RunData): CpuView | null {
   }
   if (tree.activeUs === 0) return null;
   const functions = hotspots(tree, { limit: CPU_VIEW_FUNCTIONS }).map((h) => ({
-    frameIndex: h.frame, frame: tree.frames[h.frame], selfUs: h.selfMs * 1000, totalUs: h.totalMs * 1000,
+    frameIndex: h.frame,
+    frame: tree.frames[h.frame],
+    selfUs: h.selfMs * 1000,
+    totalUs: h.totalMs * 1000,
   }));
   let breakdowns: Map<number, WorkItem[]> | undefined;
   let pipeline: Float64Array | undefined;
   return {
-    tree, activeUs: tree.activeUs, totalUs: tree.totalUs, functions, work: workTotals(tree), profile, ref,
+    tree,
+    activeUs: tree.activeUs,
+    totalUs: tree.totalUs,
+    functions,
+    work: workTotals(tree),
+    profile,
+    ref,
     ...(window ? { window } : {}),
     workOf(frameIndex) {
       breakdowns ??= allBreakdowns(tree);
@@ -169,10 +180,14 @@ function allBreakdowns(tree: CallTree): Map<number, WorkItem[]> {
  * clock does not line up with the window), without a call tree; undefined without a readable
  * profile of that thread.
  */
-export function threadActiveTime(run: RunData, thread: { pid: number; threadId: number }, w: Window | null): { totalUs: number; activeUs: number } | undefined {
+export function threadActiveTime(
+  run: RunData,
+  thread: { pid: number; threadId: number },
+  w: Window | null,
+): { totalUs: number; activeUs: number } | undefined {
   const ref = run.profiles
     .filter((p) => p.kind === 'cpu' && !p.unusable && p.pid === thread.pid && p.threadId === thread.threadId)
-    .sort((a, b) => (b.end - b.start) - (a.end - a.start))[0];
+    .sort((a, b) => b.end - b.start - (a.end - a.start))[0];
   if (!ref) return undefined;
   // Idle time needs no inlined frames expanded: the plain profile.
   const profile = readProfile(ref, (text) => parseCpuProfile(text, ref.path));
@@ -196,17 +211,19 @@ export function hotspotsOf(run: RunData): Hotspot[] {
   const view = cpuViewOf(run);
   if (!view || view.activeUs === 0) return [];
   // hotpath's own agent code is its overhead, never a hotspot of the app.
-  const rows = view.functions.filter((f) => f.frame.kind !== 'agent' && (f.frame.kind !== 'program' || f.selfUs > 0)).map((f) => ({
-    function: f.frame.name,
-    file: f.frame.file,
-    line: f.frame.line,
-    ...(f.frame.column ? { column: f.frame.column } : {}),
-    kind: f.frame.kind,
-    selfMs: Math.round(f.selfUs) / 1000,
-    selfShare: Math.round((f.selfUs / view.activeUs) * 10000) / 10000,
-    totalMs: Math.round(f.totalUs) / 1000,
-    totalShare: Math.round((f.totalUs / view.activeUs) * 10000) / 10000,
-  }));
+  const rows = view.functions
+    .filter((f) => f.frame.kind !== 'agent' && (f.frame.kind !== 'program' || f.selfUs > 0))
+    .map((f) => ({
+      function: f.frame.name,
+      file: f.frame.file,
+      line: f.frame.line,
+      ...(f.frame.column ? { column: f.frame.column } : {}),
+      kind: f.frame.kind,
+      selfMs: Math.round(f.selfUs) / 1000,
+      selfShare: Math.round((f.selfUs / view.activeUs) * 10000) / 10000,
+      totalMs: Math.round(f.totalUs) / 1000,
+      totalShare: Math.round((f.totalUs / view.activeUs) * 10000) / 10000,
+    }));
   // App code first among functions of similar weight: stable sort by self time, app before others on ties.
   return rows.sort((a, b) => b.selfMs - a.selfMs || Number(b.kind === 'app') - Number(a.kind === 'app'));
 }

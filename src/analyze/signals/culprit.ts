@@ -49,7 +49,8 @@ export function appCallers(e: { site?: CallSite; stack?: CallSite[] }): CallSite
   // An anonymous function named by the one it was written in ("(anonymous in f)") is skipped the same way.
   const anonymous = (name: string) => ownerOf(name) === ANONYMOUS;
   if (ownerOf(stack[i].function) !== stack[i].function || anonymous(stack[i].function)) {
-    if (next && next.file === stack[i].file && !anonymous(next.function) && ownerOf(next.function) === next.function && isAppSite(next)) i++;
+    if (next && next.file === stack[i].file && !anonymous(next.function) && ownerOf(next.function) === next.function && isAppSite(next))
+      i++;
   }
   const site = stack[i];
   const out = [site];

@@ -57,7 +57,8 @@ function requestBytes(run: RunData): number | undefined {
  * Packages that parse request bodies (JSON, urlencoded forms, multipart): their own code holding
  * the CPU with no app code on the stack, on large requests, is body parsing.
  */
-const BODY_PARSERS = /^(body-parser|qs|co-body|koa-body|koa-bodyparser|@koa\/bodyparser|@fastify\/formbody|fast-querystring|secure-json-parse|formidable|busboy|@fastify\/busboy|multer)$/;
+const BODY_PARSERS =
+  /^(body-parser|qs|co-body|koa-body|koa-bodyparser|@koa\/bodyparser|@fastify\/formbody|fast-querystring|secure-json-parse|formidable|busboy|@fastify\/busboy|multer)$/;
 
 /**
  * The specific kind of work holding the most of the CPU, when it holds DOMINANT_WORK_MIN_SHARE;
@@ -67,7 +68,8 @@ const BODY_PARSERS = /^(body-parser|qs|co-body|koa-body|koa-bodyparser|@koa\/bod
 export function dominantWork(run: RunData, view: CpuView): DominantWork | undefined {
   if (view.activeUs <= 0) return undefined;
   const [kind, us] = [...view.work].filter(([k]) => isSpecificWork(k)).sort((a, b) => b[1] - a[1])[0] ?? [];
-  if (kind !== undefined && us !== undefined && us / view.activeUs >= DOMINANT_WORK_MIN_SHARE) return workPlace(run, view, kind as WorkKind);
+  if (kind !== undefined && us !== undefined && us / view.activeUs >= DOMINANT_WORK_MIN_SHARE)
+    return workPlace(run, view, kind as WorkKind);
   const pkg = workPlaces(view.tree).find((p) => p.work === 'deps');
   if (!pkg || pkg.us / view.activeUs < DOMINANT_WORK_MIN_SHARE || pkg.unownedUs < pkg.us / 2) return undefined;
   return placeDetails(run, view, pkg, pkg.us);
@@ -85,7 +87,8 @@ function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number)
   const tree = view.tree;
   const sourceFrame = place.sources[0] !== undefined ? place.sources[0].frame : undefined;
   const source = sourceFrame === undefined ? undefined : sourceOf(tree.frames[sourceFrame], hotLine(tree, sourceFrame));
-  const regexFrame = kind === 'regex' ? place.frames.map((f) => tree.frames[f.frame]).find((f) => f.name.startsWith('RegExp: ')) : undefined;
+  const regexFrame =
+    kind === 'regex' ? place.frames.map((f) => tree.frames[f.frame]).find((f) => f.name.startsWith('RegExp: ')) : undefined;
   const pattern = regexFrame?.name.slice('RegExp: '.length);
   const sites = pattern !== undefined && pattern.length >= PATTERN_SITE_MIN_CHARS ? runPatternSites(run, pattern) : [];
   const bytes = requestBytes(run);
@@ -97,7 +100,9 @@ function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number)
     unowned: place.unownedUs >= place.us / 2,
     ...(source ? { source } : {}),
     ...(pattern !== undefined ? { pattern } : {}),
-    patternSites: sites.slice(0, 3).map((s) => ({ function: `/${pattern}/`, file: relativeFile(s.path, run.cwd), line: s.line, column: s.column })),
+    patternSites: sites
+      .slice(0, 3)
+      .map((s) => ({ function: `/${pattern}/`, file: relativeFile(s.path, run.cwd), line: s.line, column: s.column })),
     ...(bytes !== undefined && bytes >= LARGE_REQUEST_BYTES ? { requestBytes: bytes } : {}),
   };
 }
@@ -133,7 +138,11 @@ export function parsesRequestBodies(d: DominantWork): boolean {
  */
 export function describeDominantWork(d: DominantWork, cwd: string): string {
   const at = d.source ? `${shortFile(d.source.frame.file, cwd)}:${d.source.line}` : '';
-  const where = !d.source ? '' : d.source.package ? `the ${d.source.package} package (${d.source.frame.name}, ${at})` : `${d.source.frame.name} (${at})`;
+  const where = !d.source
+    ? ''
+    : d.source.package
+      ? `the ${d.source.package} package (${d.source.frame.name}, ${at})`
+      : `${d.source.frame.name} (${at})`;
   if (d.pattern !== undefined) return `the regular expression /${d.pattern}/${where ? `, run from ${where}` : ''}`;
   if (d.work === 'deps') return `the ${d.label} package's own code${d.source ? ` (${d.source.frame.name}, ${at})` : ''}`;
   return `${d.label}${where ? ` in ${where}` : ''}`;

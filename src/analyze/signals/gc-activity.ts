@@ -82,10 +82,15 @@ export function gcActivity(threads: readonly ThreadTelemetry[], w: Window | null
   }
   heapAfterFull.sort((a, b) => a.t - b.t);
   return {
-    events, sampledMs, observedMs, coverage, observed, estimated,
+    events,
+    sampledMs,
+    observedMs,
+    coverage,
+    observed,
+    estimated,
     estimatedMs: Object.values(estimated).reduce((a, k) => a + k.totalMs, 0),
     estimatedCount: Object.values(estimated).reduce((a, k) => a + k.count, 0),
-    fullGcs: counted > 0 ? fullGcs : observed.major?.count ?? 0,
+    fullGcs: counted > 0 ? fullGcs : (observed.major?.count ?? 0),
     heapAfterFull,
   };
 }

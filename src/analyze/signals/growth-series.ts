@@ -24,7 +24,10 @@ export interface GrowthStats {
 
 /** Stats of `value(message)` over a thread's growth reports; undefined when never present. */
 export function growthStats(thread: ThreadTelemetry, value: (m: GrowthMessage) => number | undefined): GrowthStats | undefined {
-  return pointStats(thread, thread.growth.map((m) => ({ t: m.t, v: value(m) })).filter((p): p is { t: number; v: number } => p.v !== undefined));
+  return pointStats(
+    thread,
+    thread.growth.map((m) => ({ t: m.t, v: value(m) })).filter((p): p is { t: number; v: number } => p.v !== undefined),
+  );
 }
 
 /** The same stats over any readings of the thread in time order (active resources per sample); undefined without any. */
@@ -43,8 +46,20 @@ export function pointStats(thread: ThreadTelemetry, pts: readonly { t: number; v
     delta,
     perRequest: dReq > 0 ? round(delta / dReq, 4) : 0,
     perSecond: spanMs > 0 ? round((delta * 1000) / spanMs, 3) : 0,
-    requestCorrelation: round(correlation(reqs, pts.map((p) => p.v)), 3),
-    timeCorrelation: round(correlation(pts.map((p) => p.t), pts.map((p) => p.v)), 3),
+    requestCorrelation: round(
+      correlation(
+        reqs,
+        pts.map((p) => p.v),
+      ),
+      3,
+    ),
+    timeCorrelation: round(
+      correlation(
+        pts.map((p) => p.t),
+        pts.map((p) => p.v),
+      ),
+      3,
+    ),
     points: pts.length,
     spanMs,
   };
@@ -90,8 +105,10 @@ export function lateShare(pts: readonly { t: number; v: number }[]): number {
  * count, as growth goes out once a second).
  */
 export function lateGrowthShare(thread: ThreadTelemetry, value: (m: GrowthMessage) => number | undefined, w: Window | null): number {
-  return lateShare(thread.growth
-    .filter((m) => !w || (m.t >= w.start && m.t <= w.end + 1000))
-    .map((m) => ({ t: m.t, v: value(m) }))
-    .filter((p): p is { t: number; v: number } => p.v !== undefined));
+  return lateShare(
+    thread.growth
+      .filter((m) => !w || (m.t >= w.start && m.t <= w.end + 1000))
+      .map((m) => ({ t: m.t, v: value(m) }))
+      .filter((p): p is { t: number; v: number } => p.v !== undefined),
+  );
 }

@@ -57,7 +57,10 @@ function computeImmediateYields(run: RunData): ImmediateYields | undefined {
   const w = loadWindow(run);
   const thread = targetThreads(run).find((t) => t.pid === view.ref.pid && t.threadId === view.ref.threadId);
   const samples = thread ? windowSamples(thread, w) : [];
-  const elu = weightedMean(samples.map((s) => s.elu), samples.map((s) => s.intervalMs));
+  const elu = weightedMean(
+    samples.map((s) => s.elu),
+    samples.map((s) => s.intervalMs),
+  );
   if (!loopNeverSlept(samples, elu)) return undefined;
   const http = samples.map((s) => s.http).filter((h) => h !== undefined);
   const inFlightMean = http.length > 0 ? http.reduce((a, h) => a + h.active, 0) / http.length : 0;

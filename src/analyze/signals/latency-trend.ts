@@ -89,13 +89,24 @@ function summarize(seconds: number[], p50Ms: number[], cpuPerRequestMs: number[]
   const [earlyMs, lateMs] = thirds(p50Ms);
   const [cpuEarly, cpuLate] = thirds(cpuPerRequestMs.filter((x) => x > 0));
   const ratio = earlyMs > 0 ? lateMs / earlyMs : 0;
-  const creeping = seconds.length >= CREEP_MIN_POINTS && fit.slope > 0 && ratio >= CREEP_MIN_RATIO &&
-    fit.r2 >= CREEP_MIN_R2 && lateMs - earlyMs >= CREEP_MIN_DELTA_MS;
+  const creeping =
+    seconds.length >= CREEP_MIN_POINTS &&
+    fit.slope > 0 &&
+    ratio >= CREEP_MIN_RATIO &&
+    fit.r2 >= CREEP_MIN_R2 &&
+    lateMs - earlyMs >= CREEP_MIN_DELTA_MS;
   return {
-    seconds, p50Ms: p50Ms.map((x) => round(x, 3)), cpuPerRequestMs: cpuPerRequestMs.map((x) => round(x, 4)),
-    earlyMs: round(earlyMs, 3), lateMs: round(lateMs, 3), ratio: round(ratio, 2),
-    slopeMsPerS: round(fit.slope, 4), r2: round(fit.r2, 3),
-    cpuPerRequestEarlyMs: round(cpuEarly, 4), cpuPerRequestLateMs: round(cpuLate, 4), creeping,
+    seconds,
+    p50Ms: p50Ms.map((x) => round(x, 3)),
+    cpuPerRequestMs: cpuPerRequestMs.map((x) => round(x, 4)),
+    earlyMs: round(earlyMs, 3),
+    lateMs: round(lateMs, 3),
+    ratio: round(ratio, 2),
+    slopeMsPerS: round(fit.slope, 4),
+    r2: round(fit.r2, 3),
+    cpuPerRequestEarlyMs: round(cpuEarly, 4),
+    cpuPerRequestLateMs: round(cpuLate, 4),
+    creeping,
   };
 }
 

@@ -39,7 +39,10 @@ export function leakCulprit(run: RunData, w?: Window): LeakCulprit {
     evidence: {
       ...found.evidence,
       heldIn: {
-        name: holder.name, kind: holder.kind, scope: holder.scope, storeLine: holder.storeLine,
+        name: holder.name,
+        kind: holder.kind,
+        scope: holder.scope,
+        storeLine: holder.storeLine,
         ...(holder.declaredLine !== undefined ? { declaredLine: holder.declaredLine } : {}),
         ...(holder.enclosing ? { enclosing: holder.enclosing } : {}),
       },
@@ -57,14 +60,21 @@ function leakCulpritFromProfiles(run: RunData, w?: Window): LeakCulprit {
   const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
   return {
     ...(culprit ? { culprit } : {}),
-    text: culprit ? ` The largest app allocation site is \`${culprit.function}\` at ${culprit.file}:${culprit.line} (all allocations, garbage included: this run has no view of what stayed alive).` : '',
-    evidence: { topAllocators: alloc.sites.slice(0, 5).map((s) => ({ function: s.frame.name, file: s.frame.file, line: s.frame.line, share: round(s.share, 3) })) },
+    text: culprit
+      ? ` The largest app allocation site is \`${culprit.function}\` at ${culprit.file}:${culprit.line} (all allocations, garbage included: this run has no view of what stayed alive).`
+      : '',
+    evidence: {
+      topAllocators: alloc.sites
+        .slice(0, 5)
+        .map((s) => ({ function: s.frame.name, file: s.frame.file, line: s.frame.line, share: round(s.share, 3) })),
+    },
     profiled: true,
   };
 }
 
 const pct = (x: number): string => `${Math.round(x * 100)} %`;
-const where = (f: Frame, cwd: string): string => `\`${f.name || '(anonymous)'}\` (${relativeFile(f.file, cwd)}${f.line > 0 ? `:${f.line}` : ''})`;
+const where = (f: Frame, cwd: string): string =>
+  `\`${f.name || '(anonymous)'}\` (${relativeFile(f.file, cwd)}${f.line > 0 ? `:${f.line}` : ''})`;
 
 /** Node core by module, V8 by name, a dependency by its package and file. */
 function maker(f: Frame, cwd: string): string {
@@ -78,14 +88,19 @@ function fromRetained(run: RunData, v: RetainedView, w: Window | undefined): Lea
   const cwd = run.cwd;
   const c = v.culprit;
   const culprit = c ? frameCulprit(c.frame, cwd) : undefined;
-  const since = w && v.from > w.start && v.from < w.end
-    ? `from ${round((v.from - w.start) / 1000, 1)} s into the load on`
-    : `in the last ${round(Math.max(0, v.to - v.from) / 1000, 1)} s of the run`;
+  const since =
+    w && v.from > w.start && v.from < w.end
+      ? `from ${round((v.from - w.start) / 1000, 1)} s into the load on`
+      : `in the last ${round(Math.max(0, v.to - v.from) / 1000, 1)} s of the run`;
   let text = ` Of the objects allocated ${since} and still alive once it was over and a full GC had run,`;
   text += c ? ` ${pct(c.share)} ${how(c, v, cwd)}.` : ` no app function holds ${pct(RETAINED_CULPRIT_MIN_SHARE)}.`;
-  if (c && v.callees) text += ` ${where(c.frame, cwd)} calls ${v.callees.map((f) => where(f, cwd)).join(', ')}: what V8 inlined into it shows as its own.`;
+  if (c && v.callees)
+    text += ` ${where(c.frame, cwd)} calls ${v.callees.map((f) => where(f, cwd)).join(', ')}: what V8 inlined into it shows as its own.`;
   if (v.unknownShare >= LEAK_UNKNOWN_SAY_SHARE) {
-    const makers = v.unowned.filter((u) => !u.storedBy).slice(0, 2).map((u) => maker(u.frame, cwd));
+    const makers = v.unowned
+      .filter((u) => !u.storedBy)
+      .slice(0, 2)
+      .map((u) => maker(u.frame, cwd));
     text += ` ${pct(v.unknownShare)} were made with no app code on the stack${makers.length ? ` (by ${makers.join(', ')})` : ''} and no app code that keeps objects ran with them: who keeps those cannot be known from the profile.`;
   }
   return {
@@ -94,7 +109,10 @@ function fromRetained(run: RunData, v: RetainedView, w: Window | undefined): Lea
     evidence: {
       retainedBytes: Math.round(v.totalBytes),
       topRetainers: v.sites.slice(0, 5).map((s) => ({
-        function: s.frame.name, file: s.frame.file, line: s.frame.line, share: round(s.share, 3),
+        function: s.frame.name,
+        file: s.frame.file,
+        line: s.frame.line,
+        share: round(s.share, 3),
         ...(s.stored > 0 ? { storedShare: round(s.stored / v.totalBytes, 3) } : {}),
         ...(s.loaded > 0 ? { loadedShare: round(s.loaded / v.totalBytes, 3) } : {}),
       })),
@@ -112,15 +130,24 @@ function fromRetained(run: RunData, v: RetainedView, w: Window | undefined): Lea
  */
 function how(c: RetainedSite, v: RetainedView, cwd: string): string {
   const top = v.inlinedInto ?? c.frame;
-  const inlined = v.inlinedInto ? ` (V8 inlined it into its caller ${where(v.inlinedInto, cwd)}, which the heap profile shows instead)` : '';
+  const inlined = v.inlinedInto
+    ? ` (V8 inlined it into its caller ${where(v.inlinedInto, cwd)}, which the heap profile shows instead)`
+    : '';
   if (c.loaded >= c.allocated && c.loaded >= c.stored && c.module) {
-    return `were allocated by the top-level code of ${relativeFile(c.module.file, cwd)}, loaded again and again during the load ` +
-      `(a module required per request, or deleted from require.cache) by ${where(c.frame, cwd)}${inlined}`;
+    return (
+      `were allocated by the top-level code of ${relativeFile(c.module.file, cwd)}, loaded again and again during the load ` +
+      `(a module required per request, or deleted from require.cache) by ${where(c.frame, cwd)}${inlined}`
+    );
   }
   if (c.stored > c.allocated) {
-    const makers = v.unowned.filter((u) => u.storedBy === top).slice(0, 2).map((u) => maker(u.frame, cwd));
-    return `are most likely kept by ${where(c.frame, cwd)}${inlined}: ${pct(c.stored / v.totalBytes)} were made with no app code on the stack` +
-      `${makers.length ? `, by ${makers.join(' and ')},` : ''} and it is the app code that ran in the same call and keeps objects of its own`;
+    const makers = v.unowned
+      .filter((u) => u.storedBy === top)
+      .slice(0, 2)
+      .map((u) => maker(u.frame, cwd));
+    return (
+      `are most likely kept by ${where(c.frame, cwd)}${inlined}: ${pct(c.stored / v.totalBytes)} were made with no app code on the stack` +
+      `${makers.length ? `, by ${makers.join(' and ')},` : ''} and it is the app code that ran in the same call and keeps objects of its own`
+    );
   }
   return `were allocated in ${where(c.frame, cwd)}${inlined}`;
 }

@@ -33,8 +33,10 @@ export interface LeakHolder {
   enclosing?: string;
 }
 
-const STORE = /(?<![\w$.])((?:this\.)?[A-Za-z_$][\w$]*)\s*(?:\.\s*(set|push|unshift|add|splice|on|addListener|prependListener|concat)\s*\(|\[[^\]]+\]\s*=(?!=))/g;
-const FUNCTION_NAME = /(?:function\s*\*?\s*([A-Za-z_$][\w$]*)|([A-Za-z_$][\w$]*)\s*[:=]\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)|^\s*(?:async\s+)?([A-Za-z_$][\w$]*)\s*\([^)]*\)\s*\{)/;
+const STORE =
+  /(?<![\w$.])((?:this\.)?[A-Za-z_$][\w$]*)\s*(?:\.\s*(set|push|unshift|add|splice|on|addListener|prependListener|concat)\s*\(|\[[^\]]+\]\s*=(?!=))/g;
+const FUNCTION_NAME =
+  /(?:function\s*\*?\s*([A-Za-z_$][\w$]*)|([A-Za-z_$][\w$]*)\s*[:=]\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)|^\s*(?:async\s+)?([A-Za-z_$][\w$]*)\s*\([^)]*\)\s*\{)/;
 
 /** Reads the culprit's file under `cwd` and finds its holder. */
 export function leakHolder(cwd: string, culprit: Culprit): LeakHolder | undefined {
@@ -66,15 +68,41 @@ export function findHolder(source: string, line: number): LeakHolder | undefined
       const decl = declarationOf(lines, name, start);
       if (decl === undefined) continue;
       return {
-        name, kind: decl.kind === 'value' ? kindOfVia(via) : decl.kind, scope: decl.depth === 0 ? 'module' : 'closure', via,
-        storeLine: start + i + 1, declaredLine: decl.line + 1, ...(decl.enclosing ? { enclosing: decl.enclosing } : {}),
+        name,
+        kind: decl.kind === 'value' ? kindOfVia(via) : decl.kind,
+        scope: decl.depth === 0 ? 'module' : 'closure',
+        via,
+        storeLine: start + i + 1,
+        declaredLine: decl.line + 1,
+        ...(decl.enclosing ? { enclosing: decl.enclosing } : {}),
       };
     }
   }
   return undefined;
 }
 
-const KEYWORDS = new Set(['return', 'await', 'yield', 'typeof', 'void', 'new', 'delete', 'in', 'of', 'case', 'console', 'process', 'res', 'req', 'JSON', 'Object', 'Array', 'Promise', 'Math', 'Reflect']);
+const KEYWORDS = new Set([
+  'return',
+  'await',
+  'yield',
+  'typeof',
+  'void',
+  'new',
+  'delete',
+  'in',
+  'of',
+  'case',
+  'console',
+  'process',
+  'res',
+  'req',
+  'JSON',
+  'Object',
+  'Array',
+  'Promise',
+  'Math',
+  'Reflect',
+]);
 
 function kindOfVia(via: string): HolderKind {
   if (via === 'push' || via === 'unshift' || via === 'splice' || via === 'concat') return 'array';
@@ -98,7 +126,10 @@ function functionEnd(lines: string[], start: number): number {
   const last = Math.min(lines.length - 1, start + HOLDER_MAX_FUNCTION_LINES);
   for (let i = start; i <= last; i++) {
     for (const ch of lines[i]) {
-      if (ch === '{') { depth++; opened = true; } else if (ch === '}') depth--;
+      if (ch === '{') {
+        depth++;
+        opened = true;
+      } else if (ch === '}') depth--;
     }
     if (opened && depth <= 0) return i;
     // An arrow function with an expression body ends on its line.
@@ -123,29 +154,58 @@ function ownNames(body: string): Set<string> {
 }
 
 /** The nearest declaration of `name` above `before` (else anywhere at the top level), its kind, brace depth and enclosing function. */
-function declarationOf(lines: string[], name: string, before: number): { line: number; kind: HolderKind; depth: number; enclosing?: string } | undefined {
+function declarationOf(
+  lines: string[],
+  name: string,
+  before: number,
+): { line: number; kind: HolderKind; depth: number; enclosing?: string } | undefined {
   const decl = new RegExp(`\\b(?:const|let|var)\\s+${name.replace(/\$/g, '\\$')}\\b\\s*(?::[^=]+)?(=\\s*(.*))?`);
   const depths: number[] = [];
   let depth = 0;
   for (const l of lines) {
     depths.push(depth);
-    for (const ch of l) { if (ch === '{') depth++; else if (ch === '}') depth--; }
+    for (const ch of l) {
+      if (ch === '{') depth++;
+      else if (ch === '}') depth--;
+    }
   }
   let found = -1;
-  for (let i = before; i >= 0; i--) if (decl.test(lines[i])) { found = i; break; }
-  if (found < 0) for (let i = before + 1; i < lines.length; i++) if (depths[i] === 0 && decl.test(lines[i])) { found = i; break; }
+  for (let i = before; i >= 0; i--)
+    if (decl.test(lines[i])) {
+      found = i;
+      break;
+    }
+  if (found < 0)
+    for (let i = before + 1; i < lines.length; i++)
+      if (depths[i] === 0 && decl.test(lines[i])) {
+        found = i;
+        break;
+      }
   if (found < 0) return undefined;
   const init = decl.exec(lines[found])?.[2] ?? '';
-  const kind: HolderKind = /^new\s+Map\b/.test(init) ? 'Map' : /^new\s+WeakMap\b/.test(init) ? 'WeakMap' : /^new\s+Set\b/.test(init) ? 'Set'
-    : /^(\[|new\s+Array\b|Array\.)/.test(init) ? 'array' : /^new\s+(EventEmitter|events\.EventEmitter)\b/.test(init) ? 'EventEmitter'
-      : /^\{/.test(init) || /^Object\.create\b/.test(init) ? 'object' : 'value';
+  const kind: HolderKind = /^new\s+Map\b/.test(init)
+    ? 'Map'
+    : /^new\s+WeakMap\b/.test(init)
+      ? 'WeakMap'
+      : /^new\s+Set\b/.test(init)
+        ? 'Set'
+        : /^(\[|new\s+Array\b|Array\.)/.test(init)
+          ? 'array'
+          : /^new\s+(EventEmitter|events\.EventEmitter)\b/.test(init)
+            ? 'EventEmitter'
+            : /^\{/.test(init) || /^Object\.create\b/.test(init)
+              ? 'object'
+              : 'value';
   const d = depths[found];
   let enclosing: string | undefined;
   if (d > 0) {
     for (let i = found; i >= 0; i--) {
       if (depths[i] < d || (i < found && depths[i] === d - 1)) {
         const m = FUNCTION_NAME.exec(lines[i]);
-        if (m) { enclosing = m[1] ?? m[2] ?? m[3]; break; }
+        if (m) {
+          enclosing = m[1] ?? m[2] ?? m[3];
+          break;
+        }
         if (depths[i] === 0) break;
       }
     }
@@ -155,11 +215,24 @@ function declarationOf(lines: string[], name: string, before: number): { line: n
 
 /** " They are most likely kept in `sessions`, a Map declared at the module's top level (server.js:2), which `rememberSession` fills (`set`, line 5)." */
 export function describeHolder(h: LeakHolder, culprit: Culprit): string {
-  const what = h.kind === 'value' ? 'a value' : h.kind === 'array' ? 'an array' : h.kind === 'object' ? 'an object' : h.kind === 'EventEmitter' ? 'an EventEmitter' : `a ${h.kind}`;
+  const what =
+    h.kind === 'value'
+      ? 'a value'
+      : h.kind === 'array'
+        ? 'an array'
+        : h.kind === 'object'
+          ? 'an object'
+          : h.kind === 'EventEmitter'
+            ? 'an EventEmitter'
+            : `a ${h.kind}`;
   const at = h.declaredLine !== undefined ? ` (${culprit.file}:${h.declaredLine})` : '';
-  const where = h.scope === 'module' ? `${what} declared at the module's top level${at}, which lives as long as the process`
-    : h.scope === 'closure' ? `${what} declared${h.enclosing ? ` in \`${h.enclosing}\`` : ' in an enclosing function'}${at} and kept alive by the closure \`${culprit.function}\` that uses it`
-      : `a property of the object that \`${culprit.function}\` runs on`;
-  const how = h.via === '[]=' ? 'assigns into it' : h.kind === 'EventEmitter' ? `adds listeners to it (\`${h.via}\`)` : `adds to it (\`${h.via}\`)`;
+  const where =
+    h.scope === 'module'
+      ? `${what} declared at the module's top level${at}, which lives as long as the process`
+      : h.scope === 'closure'
+        ? `${what} declared${h.enclosing ? ` in \`${h.enclosing}\`` : ' in an enclosing function'}${at} and kept alive by the closure \`${culprit.function}\` that uses it`
+        : `a property of the object that \`${culprit.function}\` runs on`;
+  const how =
+    h.via === '[]=' ? 'assigns into it' : h.kind === 'EventEmitter' ? `adds listeners to it (\`${h.via}\`)` : `adds to it (\`${h.via}\`)`;
   return ` They are most likely kept in \`${h.name}\`, ${where}; \`${culprit.function}\` ${how} at ${culprit.file}:${h.storeLine}.`;
 }

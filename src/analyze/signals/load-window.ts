@@ -65,7 +65,8 @@ export function loopDelaySamples(thread: ThreadTelemetry, w: Window | null): Sam
   const pauses = thread.stalls.filter((s) => s.byAgent !== undefined && !s.ongoing);
   const samples = windowSamples(thread, w);
   if (pauses.length === 0) return samples;
-  const overlaps = (s: SampleMessage): boolean => pauses.some((p) => s.t - s.intervalMs < p.start + p.durationMs + AGENT_PAUSE_SLACK_MS && s.t > p.start);
+  const overlaps = (s: SampleMessage): boolean =>
+    pauses.some((p) => s.t - s.intervalMs < p.start + p.durationMs + AGENT_PAUSE_SLACK_MS && s.t > p.start);
   const kept = samples.filter((s) => !overlaps(s));
   return kept.length > 0 ? kept : samples;
 }

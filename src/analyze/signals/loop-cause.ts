@@ -31,7 +31,8 @@ export interface LoopCaller {
   path: Frame[];
 }
 
-const LOOP = /\bfor\s*(?:await\s*)?\(|\bwhile\s*\(|\.(?:map|forEach|filter|reduce|reduceRight|flatMap|some|every|find|findIndex|findLast|sort)\s*\(/;
+const LOOP =
+  /\bfor\s*(?:await\s*)?\(|\bwhile\s*\(|\.(?:map|forEach|filter|reduce|reduceRight|flatMap|some|every|find|findIndex|findLast|sort)\s*\(/;
 
 /** Whether the call on line `call` (1-based) sits in a loop that starts at or above it, within [start, call]. */
 export function loopAround(lines: readonly string[], start: number, call: number): number | undefined {
@@ -75,15 +76,23 @@ export function loopCaller(run: RunData, view: CpuView, fn: FunctionCost): LoopC
     lines.push(t);
   }
   // A call, or the function handed to an array method as its callback (`words.map(escape)`).
-  const call = new RegExp(`(?<![\\w$])${escapeRe(name)}\\s*\\(|\\.(?:map|forEach|filter|reduce|flatMap|some|every|find|sort)\\(\\s*${escapeRe(name)}\\s*[,)]`);
+  const call = new RegExp(
+    `(?<![\\w$])${escapeRe(name)}\\s*\\(|\\.(?:map|forEach|filter|reduce|flatMap|some|every|find|sort)\\(\\s*${escapeRe(name)}\\s*[,)]`,
+  );
   for (let i = 0; i < lines.length; i++) {
     if (i === 0 && new RegExp(`function\\s+${escapeRe(name)}\\b`).test(lines[i])) continue;
     if (!call.test(lines[i].replace(/\/\/.*$/, ''))) continue;
     const loopLine = loopAround(lines, start, start + i);
     if (loopLine === undefined) continue;
     return {
-      caller, ...(view.functions.find((c) => c.frameIndex === top.frame) ? { callerCost: view.functions.find((c) => c.frameIndex === top.frame)! } : {}),
-      loopLine, callLine: start + i, share: top.us / total, path: callPath(view, fn.frameIndex),
+      caller,
+      ...(view.functions.find((c) => c.frameIndex === top.frame)
+        ? { callerCost: view.functions.find((c) => c.frameIndex === top.frame)! }
+        : {}),
+      loopLine,
+      callLine: start + i,
+      share: top.us / total,
+      path: callPath(view, fn.frameIndex),
     };
   }
   return undefined;
@@ -109,7 +118,8 @@ export function callPath(view: CpuView, frameIndex: number): Frame[] {
  * a handler awaiting an I/O call once per item serialises the waits there. Its line, or undefined.
  */
 export function loopAtSite(run: RunData, site: CallSite): number | undefined {
-  if (site.functionLine === undefined || site.functionLine > site.line || site.line - site.functionLine > LOOP_CALLER_MAX_LINES) return undefined;
+  if (site.functionLine === undefined || site.functionLine > site.line || site.line - site.functionLine > LOOP_CALLER_MAX_LINES)
+    return undefined;
   const lines: string[] = [];
   for (let n = site.functionLine; n <= site.line; n++) {
     const t = runSourceLine(run, site.file, n);

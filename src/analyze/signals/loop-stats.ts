@@ -76,7 +76,9 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   const preempted = allStalls.filter((st) => isPreemptedStall(st));
   const http = samples.map((s) => s.http).filter((h) => h !== undefined);
   const requests = sum(http.map((h) => h.finished));
-  const cpuUs = sum(samples.map((s) => (s.cpu.threadUser !== undefined ? s.cpu.threadUser + (s.cpu.threadSystem ?? 0) : s.cpu.user + s.cpu.system)));
+  const cpuUs = sum(
+    samples.map((s) => (s.cpu.threadUser !== undefined ? s.cpu.threadUser + (s.cpu.threadSystem ?? 0) : s.cpu.user + s.cpu.system)),
+  );
   const counts = http.map(latencyWeight);
   const resources: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.resources)) resources[k] = (resources[k] ?? 0) + v / samples.length;
@@ -87,12 +89,18 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
   }
   const perThread = threads.map((t, i) => {
     const own = perThreadSamples[i];
-    const sampledElu = weightedMean(own.map((s) => s.elu), own.map((s) => s.intervalMs));
+    const sampledElu = weightedMean(
+      own.map((s) => s.elu),
+      own.map((s) => s.intervalMs),
+    );
     // A loop that never slept: its profile's (idle) samples are polls that returned at once, not waits.
     const profiled = loopNeverSlept(own, sampledElu) ? undefined : profiledUtilization(run, t, w, sampledElu);
     return { utilization: profiled ?? sampledElu, ms: sum(own.map((s) => s.intervalMs)) };
   });
-  const eluMean = weightedMean(perThread.map((t) => t.utilization), perThread.map((t) => t.ms));
+  const eluMean = weightedMean(
+    perThread.map((t) => t.utilization),
+    perThread.map((t) => t.ms),
+  );
   const coresMean = durationMs > 0 ? cpuUs / 1000 / (durationMs * threads.length) : 0;
   const rest = atRest(threads, w);
   return {
@@ -101,8 +109,14 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
     coresMean,
     cpuPerActive: eluMean > 0 ? coresMean / eluMean : 1,
     eluMean,
-    eldP50Ms: percentile(delay.map((s) => s.eld.p50), 50),
-    eldP99Ms: percentile(delay.map((s) => s.eld.p99), 99),
+    eldP50Ms: percentile(
+      delay.map((s) => s.eld.p50),
+      50,
+    ),
+    eldP99Ms: percentile(
+      delay.map((s) => s.eld.p99),
+      99,
+    ),
     eldMaxMs: max(delay.map((s) => s.eld.max)),
     stallMaxMs: max(stalls.map((s) => s.durationMs)),
     stallCount: stalls.length,
@@ -111,8 +125,15 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
     requests,
     requestsPerSecond: durationMs > 0 ? (requests * 1000) / durationMs : 0,
     cpuPerRequestMs: requests > 0 ? cpuUs / 1000 / requests : 0,
-    latencyP50Ms: weightedPercentile(http.map((h) => h.latency.p50), counts, 50),
-    latencyP99Ms: weightedMean(http.map((h) => h.latency.p99), counts),
+    latencyP50Ms: weightedPercentile(
+      http.map((h) => h.latency.p50),
+      counts,
+      50,
+    ),
+    latencyP99Ms: weightedMean(
+      http.map((h) => h.latency.p99),
+      counts,
+    ),
     inFlightMean: http.length > 0 ? sum(http.map((h) => h.active)) / http.length : 0,
     resources,
     resourceBands,
@@ -145,9 +166,10 @@ function atRest(threads: ThreadTelemetry[], w: Window | null): Record<string, nu
  */
 function profiledUtilization(run: RunData, thread: ThreadTelemetry, w: Window | null, sampledElu: number): number | undefined {
   const view = cpuViewOf(run);
-  const time = view && view.ref.pid === thread.pid && view.ref.threadId === thread.threadId
-    ? { activeUs: view.activeUs, totalUs: view.totalUs }
-    : threadActiveTime(run, thread, w);
+  const time =
+    view && view.ref.pid === thread.pid && view.ref.threadId === thread.threadId
+      ? { activeUs: view.activeUs, totalUs: view.totalUs }
+      : threadActiveTime(run, thread, w);
   if (!time || time.totalUs <= 0) return undefined;
   const active = time.activeUs / time.totalUs;
   if (active >= 1 && sampledElu < SATURATED_ELU) return undefined;

@@ -44,21 +44,30 @@ export function outgoingWaits(thread: ThreadTelemetry, w: Window | null): Outgoi
   const bounds = windowGrowth(thread, w);
   if (!bounds) return [];
   const { before, end } = bounds;
-  return (end.outgoing ?? []).map((e) => {
-    const prev = before?.outgoing?.find((p) => key(p) === key(e));
-    const [site, caller, ...through] = appCallers(e);
-    const since = (field: 'newConnections' | 'queued' | 'socketWaitMs') => (e[field] !== undefined ? { [field]: e[field] - (prev?.[field] ?? 0) } : {});
-    return {
-      api: e.api, origin: e.origin, started: e.count - (prev?.count ?? 0),
-      completed: e.completed - (prev?.completed ?? 0), totalMs: e.totalMs - (prev?.totalMs ?? 0),
-      ...since('newConnections'), ...since('queued'), ...since('socketWaitMs'),
-      ...(e.maxSockets !== undefined ? { maxSockets: e.maxSockets } : {}),
-      ...(e.concurrencyMs ? { concurrencyMs: e.concurrencyMs.map((ms, i) => Math.max(0, ms - (prev?.concurrencyMs?.[i] ?? 0))) } : {}),
-      ...(site ? { site } : {}),
-      ...(caller ? { caller } : {}),
-      ...(through.length > 0 ? { through } : {}),
-    };
-  }).filter((x) => x.completed > 0).sort((a, b) => b.totalMs - a.totalMs);
+  return (end.outgoing ?? [])
+    .map((e) => {
+      const prev = before?.outgoing?.find((p) => key(p) === key(e));
+      const [site, caller, ...through] = appCallers(e);
+      const since = (field: 'newConnections' | 'queued' | 'socketWaitMs') =>
+        e[field] !== undefined ? { [field]: e[field] - (prev?.[field] ?? 0) } : {};
+      return {
+        api: e.api,
+        origin: e.origin,
+        started: e.count - (prev?.count ?? 0),
+        completed: e.completed - (prev?.completed ?? 0),
+        totalMs: e.totalMs - (prev?.totalMs ?? 0),
+        ...since('newConnections'),
+        ...since('queued'),
+        ...since('socketWaitMs'),
+        ...(e.maxSockets !== undefined ? { maxSockets: e.maxSockets } : {}),
+        ...(e.concurrencyMs ? { concurrencyMs: e.concurrencyMs.map((ms, i) => Math.max(0, ms - (prev?.concurrencyMs?.[i] ?? 0))) } : {}),
+        ...(site ? { site } : {}),
+        ...(caller ? { caller } : {}),
+        ...(through.length > 0 ? { through } : {}),
+      };
+    })
+    .filter((x) => x.completed > 0)
+    .sort((a, b) => b.totalMs - a.totalMs);
 }
 
 export interface ConcurrencyBand {
@@ -99,7 +108,14 @@ export function callsFrom(run: RunData, fn: Culprit): { api: string; origin: str
   const thread = busiestThread(run, w);
   if (!thread) return undefined;
   const is = (f: CallSite | undefined) => f !== undefined && f.function === fn.function && relativeFile(f.file, run.cwd) === fn.file;
-  const mine = outgoingWaits(thread, w).filter((c) => is(c.site) || is(c.caller)).sort((a, b) => b.completed - a.completed);
+  const mine = outgoingWaits(thread, w)
+    .filter((c) => is(c.site) || is(c.caller))
+    .sort((a, b) => b.completed - a.completed);
   if (mine.length === 0) return undefined;
-  return { api: mine[0].api, origin: mine[0].origin, completed: mine.reduce((a, c) => a + c.completed, 0), totalMs: mine.reduce((a, c) => a + c.totalMs, 0) };
+  return {
+    api: mine[0].api,
+    origin: mine[0].origin,
+    completed: mine.reduce((a, c) => a + c.completed, 0),
+    totalMs: mine.reduce((a, c) => a + c.totalMs, 0),
+  };
 }

@@ -38,7 +38,9 @@ export function isPreemptedStall(stall: Pick<StallMessage, 'threadCpuMs' | 'thre
  */
 export function describePreemptedStall(s: { preemptedStallMaxMs: number; preemptedStalls: number }, minMs: number): string {
   if (s.preemptedStalls === 0 || s.preemptedStallMaxMs < minMs) return '';
-  return ` The loop missed its heartbeat for up to ${Math.round(s.preemptedStallMaxMs)} ms while the process was kept off the CPU ` +
+  return (
+    ` The loop missed its heartbeat for up to ${Math.round(s.preemptedStallMaxMs)} ms while the process was kept off the CPU ` +
     `(${s.preemptedStalls === 1 ? 'one stall' : `${s.preemptedStalls} stalls`} in which the main thread ran less than ${Math.round(STALL_PREEMPTED_MAX_CPU_SHARE * 100)} % of the time, under ${STALL_PREEMPTED_MAX_CPU_MS} ms of CPU): ` +
-    'other processes starved it; that is not a block, and it is not counted as one.';
+    'other processes starved it; that is not a block, and it is not counted as one.'
+  );
 }

@@ -78,7 +78,12 @@ function load(run: RunData): RetainedView | null {
   const owners = retainedOwners(tree);
   const all = owners.totalBytes;
   const site = (o: RetainedOwner): RetainedSite => ({
-    frame: tree.frames[o.frame], bytes: o.bytes, share: o.bytes / all, allocated: o.allocated, stored: o.stored, loaded: o.loaded,
+    frame: tree.frames[o.frame],
+    bytes: o.bytes,
+    share: o.bytes / all,
+    allocated: o.allocated,
+    stored: o.stored,
+    loaded: o.loaded,
     ...(o.module !== undefined ? { module: tree.frames[o.module] } : {}),
   });
   const sites = owners.owners.slice(0, 20).map(site);
@@ -88,7 +93,10 @@ function load(run: RunData): RetainedView | null {
     totalBytes: all,
     sites,
     unowned: owners.unowned.slice(0, 5).map((u) => ({
-      frame: tree.frames[u.frame], bytes: u.bytes, share: u.bytes / all, ...(u.storedBy !== undefined ? { storedBy: tree.frames[u.storedBy] } : {}),
+      frame: tree.frames[u.frame],
+      bytes: u.bytes,
+      share: u.bytes / all,
+      ...(u.storedBy !== undefined ? { storedBy: tree.frames[u.storedBy] } : {}),
     })),
     unownedShare: owners.unownedBytes / all,
     unknownShare: owners.unknownBytes / all,

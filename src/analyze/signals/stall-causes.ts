@@ -30,7 +30,9 @@ export interface StallCulprit {
 export function stallCulprits(run: RunData): StallCulprit[] {
   const w = loadWindow(run);
   // A stall the machine caused (the thread was kept off the cores) says nothing of the code.
-  const stalls = targetThreads(run).flatMap((t) => windowStalls(t, w)).filter((s) => !s.ongoing && !isPreemptedStall(s));
+  const stalls = targetThreads(run)
+    .flatMap((t) => windowStalls(t, w))
+    .filter((s) => !s.ongoing && !isPreemptedStall(s));
   const totalMs = stalls.reduce((a, s) => a + s.durationMs, 0);
   if (totalMs <= 0) return [];
   const bySite = new Map<string, StallCulprit>();
@@ -50,15 +52,17 @@ export function stallCulprits(run: RunData): StallCulprit[] {
       bySite.set(key, entry);
     }
   }
-  return [...bySite.values()]
-    .map((e) => ({ ...e, share: e.blockedMs / totalMs }))
-    .sort((a, b) => b.blockedMs - a.blockedMs);
+  return [...bySite.values()].map((e) => ({ ...e, share: e.blockedMs / totalMs })).sort((a, b) => b.blockedMs - a.blockedMs);
 }
 
 type Cause = NonNullable<StallMessage['cause']>[number];
 
 /** The app function a cause's stack charges (its first app frame, see siteOf); none without app code. */
-function causeSite(c: Cause, functions: (url: string) => ScriptFunctions | undefined, lineText: (url: string, line: number) => string | undefined): CallSite | undefined {
+function causeSite(
+  c: Cause,
+  functions: (url: string) => ScriptFunctions | undefined,
+  lineText: (url: string, line: number) => string | undefined,
+): CallSite | undefined {
   const at = c.stack.findIndex(isAppSite);
   return at < 0 ? undefined : siteOf(c.stack[at], at === 0 ? c.line : undefined, functions, lineText);
 }
@@ -118,7 +122,10 @@ export function stuckStalls(run: RunData): StuckStall[] {
       const own = at === 0 && site !== undefined && leaf !== undefined && site.function === leaf.function && site.line === leaf.line;
       const hotLine = own && top?.line !== undefined && top.line !== site.line ? top.line : undefined;
       out.push({
-        thread, stall: latest, ...(site ? { site } : {}), ...(hotLine !== undefined ? { hotLine } : {}),
+        thread,
+        stall: latest,
+        ...(site ? { site } : {}),
+        ...(hotLine !== undefined ? { hotLine } : {}),
         ...(top ? { share: top.share, stack } : {}),
       });
     }
@@ -133,17 +140,30 @@ export function stuckStalls(run: RunData): StuckStall[] {
  * function into the frame, and the time is that function's (as in the CPU profile, see
  * profile/inlined-frames.ts); an anonymous function is named by the one it lies in.
  */
-function siteOf(frame: CallSite, hotLine: number | undefined, functions: (url: string) => ScriptFunctions | undefined, lineText: (url: string, line: number) => string | undefined): CallSite {
+function siteOf(
+  frame: CallSite,
+  hotLine: number | undefined,
+  functions: (url: string) => ScriptFunctions | undefined,
+  lineText: (url: string, line: number) => string | undefined,
+): CallSite {
   const script = functions(frame.file);
   if (!script) return frame;
   const own = script.at(frame.line - 1, frame.column - 1);
   const hot = hotLine !== undefined ? script.onLine(hotLine - 1) : undefined;
-  let inlined = typeof hot === 'object' && hot !== own && hot.count > 0 && hot.name !== '' && (own === undefined || !contains(hot, own)) ? hot : undefined;
+  let inlined =
+    typeof hot === 'object' && hot !== own && hot.count > 0 && hot.name !== '' && (own === undefined || !contains(hot, own))
+      ? hot
+      : undefined;
   // Maglev (Node 22+) charges an inlined callee's ticks to the line that calls it: a hot line of
   // the frame's own that calls one function of the script that ran stands for that function.
   if (!inlined && hot === own && own !== undefined && hotLine !== undefined) {
     const text = lineText(frame.file, hotLine);
-    const called = text === undefined ? [] : callsOnLine(text).flatMap((name) => script.named(name)).filter((f) => f !== own && f.count > 0);
+    const called =
+      text === undefined
+        ? []
+        : callsOnLine(text)
+            .flatMap((name) => script.named(name))
+            .filter((f) => f !== own && f.count > 0);
     if (called.length === 1) inlined = called[0];
   }
   if (inlined) return { function: inlined.name, file: frame.file, line: inlined.sl + 1, column: inlined.sc + 1 };

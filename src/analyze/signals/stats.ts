@@ -42,7 +42,8 @@ export function max(xs: readonly number[]): number {
  * passes every value as an argument and overflows the stack past ~125,000 of them (a long run).
  */
 export function extent(xs: Iterable<number>): { min: number; max: number } {
-  let min = Infinity, max = -Infinity;
+  let min = Infinity,
+    max = -Infinity;
   for (const x of xs) {
     if (x < min) min = x;
     if (x > max) max = x;
@@ -95,7 +96,10 @@ export function round(x: number, digits = 2): number {
 
 /** Percentile (0..100) of values each carrying a weight (e.g. per-interval p50s weighted by count). */
 export function weightedPercentile(xs: readonly number[], ws: readonly number[], p: number): number {
-  const idx = xs.map((_, i) => i).filter((i) => ws[i] > 0).sort((a, b) => xs[a] - xs[b]);
+  const idx = xs
+    .map((_, i) => i)
+    .filter((i) => ws[i] > 0)
+    .sort((a, b) => xs[a] - xs[b]);
   const total = sum(idx.map((i) => ws[i]));
   if (total === 0) return 0;
   let acc = 0;

@@ -33,12 +33,24 @@ export function timerWaits(thread: ThreadTelemetry, w: Window | null): TimerWait
   const bounds = windowGrowth(thread, w);
   if (!bounds) return [];
   const { before, end } = bounds;
-  return end.timers.filter((e) => e.kind === 'timeout' && e.delayMs !== undefined).map((e) => {
-    const prev = before?.timers.find((p) => key(p) === key(e));
-    const created = e.created - (prev?.created ?? 0);
-    const fired = e.fired - (prev?.fired ?? 0);
-    const meanDelayMs = created > 0 ? ((e.delayMs ?? 0) - (prev?.delayMs ?? 0)) / created : 0;
-    const [site, caller, ...through] = appCallers(e);
-    return { ...(site ? { site } : {}), ...(caller ? { caller } : {}), ...(through.length > 0 ? { through } : {}), created, fired, meanDelayMs, waitedMs: fired * meanDelayMs };
-  }).filter((x) => x.fired > 0).sort((a, b) => b.waitedMs - a.waitedMs);
+  return end.timers
+    .filter((e) => e.kind === 'timeout' && e.delayMs !== undefined)
+    .map((e) => {
+      const prev = before?.timers.find((p) => key(p) === key(e));
+      const created = e.created - (prev?.created ?? 0);
+      const fired = e.fired - (prev?.fired ?? 0);
+      const meanDelayMs = created > 0 ? ((e.delayMs ?? 0) - (prev?.delayMs ?? 0)) / created : 0;
+      const [site, caller, ...through] = appCallers(e);
+      return {
+        ...(site ? { site } : {}),
+        ...(caller ? { caller } : {}),
+        ...(through.length > 0 ? { through } : {}),
+        created,
+        fired,
+        meanDelayMs,
+        waitedMs: fired * meanDelayMs,
+      };
+    })
+    .filter((x) => x.fired > 0)
+    .sort((a, b) => b.waitedMs - a.waitedMs);
 }

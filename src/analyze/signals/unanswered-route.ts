@@ -40,7 +40,12 @@ export function unansweredRoute(run: RunData): UnansweredRouteView | undefined {
   return { entry: best.entry, total, ...located };
 }
 
-interface Fn { name: string; url: string; line: number; column: number }
+interface Fn {
+  name: string;
+  url: string;
+  line: number;
+  column: number;
+}
 
 function locate(run: RunData, thread: ThreadTelemetry, entry: UnansweredRoute): { culprit?: Culprit; via?: Culprit } {
   const h = entry.handler;
@@ -68,7 +73,10 @@ function soleAppCallee(profile: CpuProfile, h: NonNullable<UnansweredRoute['hand
       if (c === undefined || !isAppUrl(c.callFrame.url) || c.callFrame.functionName === '') continue;
       const cf = c.callFrame;
       const key = `${cf.scriptId}:${cf.lineNumber}:${cf.columnNumber}`;
-      const e = callees.get(key) ?? { fn: { name: cf.functionName, url: cf.url, line: cf.lineNumber + 1, column: cf.columnNumber + 1 }, hits: 0 };
+      const e = callees.get(key) ?? {
+        fn: { name: cf.functionName, url: cf.url, line: cf.lineNumber + 1, column: cf.columnNumber + 1 },
+        hits: 0,
+      };
       e.hits += weight.get(id) ?? 0;
       callees.set(key, e);
     }
@@ -102,9 +110,16 @@ function subtreeHits(profile: CpuProfile, byId: Map<number, CpuProfileNode>): Ma
 }
 
 function isAppUrl(url: string): boolean {
-  return url !== '' && !url.startsWith('node:') && !/[\\/]node_modules[\\/]/.test(url) && (url.startsWith('file://') || url.startsWith('/'));
+  return (
+    url !== '' && !url.startsWith('node:') && !/[\\/]node_modules[\\/]/.test(url) && (url.startsWith('file://') || url.startsWith('/'))
+  );
 }
 
 function toCulprit(fn: Fn, cwd: string): Culprit {
-  return { function: fn.name || '(anonymous)', file: relativeFile(fn.url, cwd), line: fn.line, ...(fn.column ? { column: fn.column } : {}) };
+  return {
+    function: fn.name || '(anonymous)',
+    file: relativeFile(fn.url, cwd),
+    line: fn.line,
+    ...(fn.column ? { column: fn.column } : {}),
+  };
 }

@@ -34,8 +34,15 @@ export function workerSpread(run: RunData): WorkerSpread | undefined {
   const serving = new Set(targetThreads(run));
   if (workers.length === 0 || !workers.some((t) => serving.has(t))) return undefined;
   const rows = workers.map((t) => {
-    const http = windowSamples(t, w).map((s) => s.http).filter((h) => h !== undefined);
-    return { workerId: t.hello!.clusterWorkerId!, pid: t.pid, requests: sum(http.map((h) => h.finished)), connections: sum(http.map((h) => h.connections)) };
+    const http = windowSamples(t, w)
+      .map((s) => s.http)
+      .filter((h) => h !== undefined);
+    return {
+      workerId: t.hello!.clusterWorkerId!,
+      pid: t.pid,
+      requests: sum(http.map((h) => h.finished)),
+      connections: sum(http.map((h) => h.connections)),
+    };
   });
   const requests = sum(rows.map((r) => r.requests));
   if (requests === 0) return undefined;

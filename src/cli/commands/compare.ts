@@ -14,15 +14,40 @@ import { renderCompareMarkdown } from '../../compare/render-compare-md.js';
 
 export const compareOptionSpecs: readonly OptionSpec[] = [
   { key: 'json', flag: 'json', type: 'boolean', default: false, description: 'Print the comparison as JSON on stdout' },
-  { key: 'md', flag: 'md', type: 'boolean', default: false, description: 'Print the Markdown summary on stdout (for a pull-request comment)', conflicts: ['json'] },
-  { key: 'minEffect', flag: 'min-effect', type: 'number', valueName: '<percent>', default: 10, min: 0, max: 100, description: 'Noise margin: a change is real only when its 95% interval lies wholly beyond ±this percentage' },
-  { key: 'allowMismatch', flag: 'allow-mismatch', type: 'boolean', default: false, description: 'Compare runs that measured different requests (path, method, scenario) instead of refusing' },
+  {
+    key: 'md',
+    flag: 'md',
+    type: 'boolean',
+    default: false,
+    description: 'Print the Markdown summary on stdout (for a pull-request comment)',
+    conflicts: ['json'],
+  },
+  {
+    key: 'minEffect',
+    flag: 'min-effect',
+    type: 'number',
+    valueName: '<percent>',
+    default: 10,
+    min: 0,
+    max: 100,
+    description: 'Noise margin: a change is real only when its 95% interval lies wholly beyond ±this percentage',
+  },
+  {
+    key: 'allowMismatch',
+    flag: 'allow-mismatch',
+    type: 'boolean',
+    default: false,
+    description: 'Compare runs that measured different requests (path, method, scenario) instead of refusing',
+  },
 ];
 
 async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   if (args.positionals.length !== 2) {
-    throw hotpathError(args.positionals.length < 2 ? 'HOTPATH_ERR_MISSING_ARGUMENT' : 'HOTPATH_ERR_INVALID_OPTION',
-      `hotpath compare takes two run directories, before and after; got ${args.positionals.length}`, { showUsage: true });
+    throw hotpathError(
+      args.positionals.length < 2 ? 'HOTPATH_ERR_MISSING_ARGUMENT' : 'HOTPATH_ERR_INVALID_OPTION',
+      `hotpath compare takes two run directories, before and after; got ${args.positionals.length}`,
+      { showUsage: true },
+    );
   }
   const [before, after] = args.positionals.map((p) => resolve(io.cwd, p));
   const { comparison: c, diff } = await compareRunDirs(before, after, {
@@ -35,7 +60,9 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   } catch (err) {
     // A read-only run directory (a downloaded artifact) still gets its comparison printed.
     md = renderCompareMarkdown(c);
-    io.stderr.write(`hotpath: compare.json, compare.md and compare.html were not written into ${c.after.runDir}: ${(err as Error).message}\n`);
+    io.stderr.write(
+      `hotpath: compare.json, compare.md and compare.html were not written into ${c.after.runDir}: ${(err as Error).message}\n`,
+    );
   }
   if (args.values.md === true) io.stdout.write(md);
   else io.stderr.write(md);

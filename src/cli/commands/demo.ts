@@ -49,10 +49,23 @@ export function exampleRunArgv(name: string, extra: readonly string[] = []): str
 }
 
 const options: readonly OptionSpec[] = [
-  { key: 'example', flag: 'example', type: 'string', default: DEFAULT_EXAMPLE, valueName: '<name>',
-    description: 'Which bundled example to diagnose (see the list below)' },
-  { key: 'out', flag: 'out', short: 'o', type: 'string', default: '.hotpath', valueName: '<dir>',
-    description: 'Where to write the run directory (relative to the current directory)' },
+  {
+    key: 'example',
+    flag: 'example',
+    type: 'string',
+    default: DEFAULT_EXAMPLE,
+    valueName: '<name>',
+    description: 'Which bundled example to diagnose (see the list below)',
+  },
+  {
+    key: 'out',
+    flag: 'out',
+    short: 'o',
+    type: 'string',
+    default: '.hotpath',
+    valueName: '<dir>',
+    description: 'Where to write the run directory (relative to the current directory)',
+  },
   { key: 'json', flag: 'json', type: 'boolean', default: false, description: 'Print report.json on stdout' },
 ];
 
@@ -61,13 +74,19 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   const [positional, ...surplus] = args.positionals;
   const flag = args.values.example as string | undefined;
   if (surplus.length > 0 || (positional !== undefined && flag !== undefined && flag !== DEFAULT_EXAMPLE && flag !== positional)) {
-    throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `hotpath demo takes one example name; got ${[...args.positionals, ...(flag && flag !== DEFAULT_EXAMPLE ? [flag] : [])].join(', ')}`, { showUsage: true });
+    throw hotpathError(
+      'HOTPATH_ERR_INVALID_OPTION',
+      `hotpath demo takes one example name; got ${[...args.positionals, ...(flag && flag !== DEFAULT_EXAMPLE ? [flag] : [])].join(', ')}`,
+      { showUsage: true },
+    );
   }
   const name = String(positional ?? flag ?? DEFAULT_EXAMPLE);
   const available = listExamples();
   if (!available.includes(name)) {
-    throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `--example must be one of ${available.join(', ')}; got ${JSON.stringify(name)}`,
-      { showUsage: true, details: { option: 'example', value: name } });
+    throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `--example must be one of ${available.join(', ')}; got ${JSON.stringify(name)}`, {
+      showUsage: true,
+      details: { option: 'example', value: name },
+    });
   }
   const s = styler(io);
   const dir = await exampleRunDir(name, join(examplesDir, name), io);
@@ -81,7 +100,11 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
 function readme(dir: string): string {
   const file = join(dir, 'README.md');
   if (!existsSync(file)) return '';
-  return readFileSync(file, 'utf8').split('\n').filter((l) => !l.startsWith('#')).join('\n').trim();
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => !l.startsWith('#'))
+    .join('\n')
+    .trim();
 }
 
 export const demoCommand: Command = {

@@ -12,19 +12,51 @@ import { readRunDir } from '../../run-dir/read-run-dir.js';
 import { EXPORT_FORMATS, exportProfile, type ExportFormat } from '../../report/export/export-profile.js';
 
 const options: readonly OptionSpec[] = [
-  { key: 'format', flag: 'format', short: 'f', type: 'string', choices: EXPORT_FORMATS, default: 'pprof', valueName: '<format>',
-    description: 'pprof, speedscope, folded or cpuprofile' },
-  { key: 'out', flag: 'out', short: 'o', type: 'string', valueName: '<file>', description: 'Where to write (default: next to the profile in the run directory)' },
-  { key: 'thread', flag: 'thread', type: 'string', valueName: '<pid:tid>', description: 'Export this thread\'s profile (default: the target thread\'s)' },
-  { key: 'heap', flag: 'heap', type: 'boolean', default: false, description: 'Export the allocation (heap) profile instead of the CPU profile' },
+  {
+    key: 'format',
+    flag: 'format',
+    short: 'f',
+    type: 'string',
+    choices: EXPORT_FORMATS,
+    default: 'pprof',
+    valueName: '<format>',
+    description: 'pprof, speedscope, folded or cpuprofile',
+  },
+  {
+    key: 'out',
+    flag: 'out',
+    short: 'o',
+    type: 'string',
+    valueName: '<file>',
+    description: 'Where to write (default: next to the profile in the run directory)',
+  },
+  {
+    key: 'thread',
+    flag: 'thread',
+    type: 'string',
+    valueName: '<pid:tid>',
+    description: "Export this thread's profile (default: the target thread's)",
+  },
+  {
+    key: 'heap',
+    flag: 'heap',
+    type: 'boolean',
+    default: false,
+    description: 'Export the allocation (heap) profile instead of the CPU profile',
+  },
 ];
 
 async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   const [dirArg, ...extra] = args.positionals;
   if (dirArg === undefined) {
-    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'Which run? e.g. hotpath export .hotpath/20261122-101500-server --format pprof', { showUsage: true });
+    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'Which run? e.g. hotpath export .hotpath/20261122-101500-server --format pprof', {
+      showUsage: true,
+    });
   }
-  if (extra.length > 0) throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `hotpath export takes one run directory; got ${args.positionals.length}`, { showUsage: true });
+  if (extra.length > 0)
+    throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `hotpath export takes one run directory; got ${args.positionals.length}`, {
+      showUsage: true,
+    });
   const run = await readRunDir(resolve(io.cwd, dirArg));
   const v = args.values;
   const result = await exportProfile(run, {
@@ -38,14 +70,16 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   io.stderr.write(`${result.path}\n`);
   if (result.others.length > 0 && typeof v.thread !== 'string') {
     const list = result.others.map((p) => `${p.pid}:${p.threadId}`).join(', ');
-    io.stderr.write(s.dim(`exported thread ${result.profile.pid}:${result.profile.threadId}; others: ${list} (pick one with --thread)`) + '\n');
+    io.stderr.write(
+      s.dim(`exported thread ${result.profile.pid}:${result.profile.threadId}; others: ${list} (pick one with --thread)`) + '\n',
+    );
   }
   return 0;
 }
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: 'Convert a run\'s profile to pprof, speedscope, folded stacks or .cpuprofile',
+  summary: "Convert a run's profile to pprof, speedscope, folded stacks or .cpuprofile",
   usage: 'hotpath export [options] <run-dir>',
   details: [
     'Formats: pprof (.pb.gz: go tool pprof, Pyroscope, Grafana), speedscope (.speedscope.json),',

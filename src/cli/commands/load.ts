@@ -28,27 +28,35 @@ export const loadCommand: Command = {
   async run(args, io) {
     const [url, ...extra] = args.positionals;
     if (url === undefined) {
-      throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'The URL to load is missing, e.g. hotpath load http://127.0.0.1:3000/', { showUsage: true });
+      throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'The URL to load is missing, e.g. hotpath load http://127.0.0.1:3000/', {
+        showUsage: true,
+      });
     }
     if (extra.length > 0) {
-      throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `Unexpected argument ${JSON.stringify(extra[0])}: give one URL`, { showUsage: true });
+      throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `Unexpected argument ${JSON.stringify(extra[0])}: give one URL`, {
+        showUsage: true,
+      });
     }
     const { json, ...flags } = args.values;
     const controller = new AbortController();
     const onSigint = () => controller.abort('interrupted (Ctrl-C)');
     process.once('SIGINT', onSigint);
     const live = io.interactive && json !== true;
-    const planned = flags.amount === undefined
-      ? { seconds: (flags.duration as number | undefined) ?? DEFAULT_DURATION_S }
-      : { amount: flags.amount as number };
+    const planned =
+      flags.amount === undefined
+        ? { seconds: (flags.duration as number | undefined) ?? DEFAULT_DURATION_S }
+        : { amount: flags.amount as number };
     try {
-      const result = await load({ ...(flags as Omit<LoadOptions, 'url'>), url, signal: controller.signal }, {
-        onProgress: live ? (p) => io.stderr.write(`\r\u001b[2K${formatProgress(p, planned)}`) : undefined,
-        onPhase: (phase) => {
-          if (phase === 'load-end' && live) io.stderr.write('\r\u001b[2K');
-          else if (phase === 'warmup-start' && live) io.stderr.write(`warming up for ${String(flags.warmup)} s\n`);
+      const result = await load(
+        { ...(flags as Omit<LoadOptions, 'url'>), url, signal: controller.signal },
+        {
+          onProgress: live ? (p) => io.stderr.write(`\r\u001b[2K${formatProgress(p, planned)}`) : undefined,
+          onPhase: (phase) => {
+            if (phase === 'load-end' && live) io.stderr.write('\r\u001b[2K');
+            else if (phase === 'warmup-start' && live) io.stderr.write(`warming up for ${String(flags.warmup)} s\n`);
+          },
         },
-      });
+      );
       if (json === true) io.stdout.write(JSON.stringify(result, null, 2) + '\n');
       else io.stderr.write(formatResult(result, styler(io)));
       const nothing = noResponsesReason(result);

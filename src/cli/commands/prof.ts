@@ -11,19 +11,54 @@ import { checkTickLogFiles, profRun } from '../../native/prof-run.js';
 import { formatRunSummary } from '../../run/run-summary.js';
 
 const options: readonly OptionSpec[] = [
-  { key: 'json', flag: 'json', type: 'boolean', default: false, description: 'Print the figures as JSON on stdout instead of the --prof-process text' },
-  { key: 'out', flag: 'out', short: 'o', type: 'string', default: '.hotpath', valueName: '<dir>', description: 'Where the run directory is created' },
-  { key: 'report', flag: 'report', type: 'boolean', default: true, description: 'Print the figures only: no run directory, reports or exports' },
+  {
+    key: 'json',
+    flag: 'json',
+    type: 'boolean',
+    default: false,
+    description: 'Print the figures as JSON on stdout instead of the --prof-process text',
+  },
+  {
+    key: 'out',
+    flag: 'out',
+    short: 'o',
+    type: 'string',
+    default: '.hotpath',
+    valueName: '<dir>',
+    description: 'Where the run directory is created',
+  },
+  {
+    key: 'report',
+    flag: 'report',
+    type: 'boolean',
+    default: true,
+    description: 'Print the figures only: no run directory, reports or exports',
+  },
 ];
 
 async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   const files = args.positionals;
   if (files.length === 0) {
-    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'Which tick log? e.g. hotpath prof isolate-0x5a1c0a0-4242-v8.log (written by node --prof)', { showUsage: true });
+    throw hotpathError(
+      'HOTPATH_ERR_MISSING_ARGUMENT',
+      'Which tick log? e.g. hotpath prof isolate-0x5a1c0a0-4242-v8.log (written by node --prof)',
+      { showUsage: true },
+    );
   }
   checkTickLogFiles(files, io.cwd);
-  const result = await profRun(files, { cwd: io.cwd, out: typeof args.values.out === 'string' ? args.values.out : '.hotpath', reports: args.values.report !== false });
-  if (args.values.json === true) io.stdout.write(JSON.stringify(result.analyses.map((a) => a.statistics), null, 2) + '\n');
+  const result = await profRun(files, {
+    cwd: io.cwd,
+    out: typeof args.values.out === 'string' ? args.values.out : '.hotpath',
+    reports: args.values.report !== false,
+  });
+  if (args.values.json === true)
+    io.stdout.write(
+      JSON.stringify(
+        result.analyses.map((a) => a.statistics),
+        null,
+        2,
+      ) + '\n',
+    );
   else io.stdout.write(result.text);
   const s = styler(io);
   if (result.report) io.stderr.write('\n' + formatRunSummary(result.report, io.cwd, s, result.warnings));
@@ -33,11 +68,11 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
 
 export const profCommand: Command = {
   name: 'prof',
-  summary: 'Read node --prof tick logs: --prof-process\'s figures, C++ named, and a run\'s report',
+  summary: "Read node --prof tick logs: --prof-process's figures, C++ named, and a run's report",
   usage: 'hotpath prof [options] <isolate-*.log...>',
   details: [
     'Prints what node --prof-process prints (Summary, JavaScript, C++, bottom-up profile), with',
-    'the node binary\'s and shared libraries\' C++ symbols resolved (nm), then writes a run',
+    "the node binary's and shared libraries' C++ symbols resolved (nm), then writes a run",
     'directory: report.html (flame graph), report.md, prof.txt, and pprof/speedscope/folded exports.',
     'Several logs (isolates) are read at once, one thread each.',
     '',

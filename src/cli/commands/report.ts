@@ -20,15 +20,21 @@ const options: readonly OptionSpec[] = [
 async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   const [dirArg, ...extra] = args.positionals;
   if (dirArg === undefined) {
-    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'Which run? e.g. hotpath report .hotpath/20261122-101500-server', { showUsage: true });
+    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT', 'Which run? e.g. hotpath report .hotpath/20261122-101500-server', {
+      showUsage: true,
+    });
   }
   if (extra.length > 0) {
-    throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `hotpath report takes one run directory; got ${args.positionals.length}`, { showUsage: true });
+    throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `hotpath report takes one run directory; got ${args.positionals.length}`, {
+      showUsage: true,
+    });
   }
   const dir = resolve(io.cwd, dirArg);
   const data = await readRunDir(dir);
   const s = styler(io);
-  const report = await writeReports(dir, { run: data }).catch((err: unknown) => { throw runDirWriteError(dir, err); });
+  const report = await writeReports(dir, { run: data }).catch((err: unknown) => {
+    throw runDirWriteError(dir, err);
+  });
   io.stderr.write(formatRunSummary(report, io.cwd, s, [...(data.meta.warnings ?? []), ...data.readWarnings]));
   if (args.values.json === true) io.stdout.write(JSON.stringify(report, null, 2) + '\n');
   return 0;

@@ -40,7 +40,6 @@ export interface SeriesContext {
   json: boolean;
 }
 
-
 /** File paths of the run flags made absolute, so a run started in another directory reads the same files. */
 function absolutePaths(values: RunOptions, cwd: string): RunOptions {
   const abs = (f: unknown) => (typeof f === 'string' ? resolve(cwd, f) : f);
@@ -52,11 +51,18 @@ function absolutePaths(values: RunOptions, cwd: string): RunOptions {
 
 async function oneRun(ctx: SeriesContext, label: string, command: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<RunResult> {
   ctx.say(`${label}: ${command.join(' ')}${cwd !== ctx.io.cwd ? ` (in ${cwd})` : ''}`);
-  const result = await run({ ...absolutePaths(ctx.runValues, ctx.io.cwd), command }, {
-    signal: ctx.signal, killSignal: ctx.killSignal, env, cwd,
-    onRunDir: (dir) => ctx.say(`run directory: ${displayPath(dir, ctx.io.cwd)}`),
-    onStatus: ctx.say, ...(ctx.onLoadProgress ? { onLoadProgress: ctx.onLoadProgress } : {}),
-  });
+  const result = await run(
+    { ...absolutePaths(ctx.runValues, ctx.io.cwd), command },
+    {
+      signal: ctx.signal,
+      killSignal: ctx.killSignal,
+      env,
+      cwd,
+      onRunDir: (dir) => ctx.say(`run directory: ${displayPath(dir, ctx.io.cwd)}`),
+      onStatus: ctx.say,
+      ...(ctx.onLoadProgress ? { onLoadProgress: ctx.onLoadProgress } : {}),
+    },
+  );
   ctx.clearProgress();
   const f = result.report ? runFigures(result.runDir, result.report) : undefined;
   ctx.say(`${label}: ${f ? figuresLine(f) : `no load results (${result.meta.outcome.status})`}`);
@@ -64,9 +70,12 @@ async function oneRun(ctx: SeriesContext, label: string, command: string[], env:
 }
 
 function figuresLine(f: RunFigures): string {
-  return [`${f.rps.toFixed(1)} req/s`, `p99 ${f.p99Ms.toFixed(1)} ms`,
+  return [
+    `${f.rps.toFixed(1)} req/s`,
+    `p99 ${f.p99Ms.toFixed(1)} ms`,
     ...(f.gcShare !== undefined ? [`GC ${(f.gcShare * 100).toFixed(1)}%`] : []),
-    ...(f.rssMaxBytes !== undefined ? [`RSS ${(f.rssMaxBytes / 1048576).toFixed(0)} MB`] : [])].join(', ');
+    ...(f.rssMaxBytes !== undefined ? [`RSS ${(f.rssMaxBytes / 1048576).toFixed(0)} MB`] : []),
+  ].join(', ');
 }
 
 const stopped = (ctx: SeriesContext) => ctx.signal.aborted || ctx.killSignal.aborted;
@@ -80,13 +89,19 @@ const stopped = (ctx: SeriesContext) => ctx.signal.aborted || ctx.killSignal.abo
 export function baselineRerun(base: RunData, command: readonly string[], cwd: string): { rerun: boolean; note: string } {
   const cmd = base.meta.command;
   if (cmd.length === 0 || /^https?:\/\//i.test(cmd[0] ?? '')) {
-    return { rerun: false, note: 'the baseline drove a server already running (--url): it has no command to re-run; judged against its recorded run' };
+    return {
+      rerun: false,
+      note: 'the baseline drove a server already running (--url): it has no command to re-run; judged against its recorded run',
+    };
   }
   if (!existsSync(base.meta.cwd)) {
     return { rerun: false, note: `the baseline's directory ${base.meta.cwd} is not on this machine: judged against its recorded run` };
   }
   if (resolve(base.meta.cwd) === resolve(cwd) && cmd.join('\u0000') === command.join('\u0000')) {
-    return { rerun: false, note: "the baseline's command and directory are this run's: re-running it would measure the new code, so it is judged against its recorded run" };
+    return {
+      rerun: false,
+      note: "the baseline's command and directory are this run's: re-running it would measure the new code, so it is judged against its recorded run",
+    };
   }
   return { rerun: true, note: `the baseline's command (${cmd.join(' ')} in ${base.meta.cwd}) re-run before each run, in turn` };
 }
@@ -99,19 +114,37 @@ function distributionLines(title: string, loads: Report[]): string[] {
     return `${m.median.toFixed(d)} ${unit}${m.low !== undefined ? ` (95% interval ${m.low.toFixed(d)} … ${m.high!.toFixed(d)})` : ''}`;
   };
   return [
-    `  ${title} (${figs.length} runs, medians): throughput ${show(figs.map((l) => l.requests.perSecond), 'req/s')}`,
-    `    p50 ${show(figs.map((l) => l.latency.p50), 'ms', 2)}, p99 ${show(figs.map((l) => l.latency.p99), 'ms', 2)}`,
+    `  ${title} (${figs.length} runs, medians): throughput ${show(
+      figs.map((l) => l.requests.perSecond),
+      'req/s',
+    )}`,
+    `    p50 ${show(
+      figs.map((l) => l.latency.p50),
+      'ms',
+      2,
+    )}, p99 ${show(
+      figs.map((l) => l.latency.p99),
+      'ms',
+      2,
+    )}`,
   ];
 }
 
 /** `--repeat N`: N runs (each after a baseline re-run when that is sound), budgets on their distribution. */
-export async function runRepeated(ctx: SeriesContext, repeat: number, budgets: readonly Budget[], baselineDir: string | undefined): Promise<number> {
+export async function runRepeated(
+  ctx: SeriesContext,
+  repeat: number,
+  budgets: readonly Budget[],
+  baselineDir: string | undefined,
+): Promise<number> {
   const { io } = ctx;
   const s = styler(io);
   const base = baselineDir !== undefined ? await readRunDir(baselineDir) : undefined;
-  const plan = !base ? undefined : ctx.command.length === 0
-    ? { rerun: false, note: 'this run drives a server already running (--url): judged against the recorded baseline run' }
-    : baselineRerun(base, ctx.command, io.cwd);
+  const plan = !base
+    ? undefined
+    : ctx.command.length === 0
+      ? { rerun: false, note: 'this run drives a server already running (--url): judged against the recorded baseline run' }
+      : baselineRerun(base, ctx.command, io.cwd);
   if (plan) ctx.say(`baseline: ${plan.note}`);
   const results: RunResult[] = [];
   const baseResults: RunResult[] = [];
@@ -135,15 +168,23 @@ export async function runRepeated(ctx: SeriesContext, repeat: number, budgets: r
   const applied = lastBase !== undefined ? await applyBudgets(last.report, last.runDir, lastBase, []) : {};
   let verdict: BudgetVerdict | undefined;
   if (budgets.length > 0) {
-    const baseline: RepeatBaseline | undefined = !base ? undefined
-      : plan?.rerun ? { kind: 'reruns', loads: baseResults.flatMap((r) => (r.report?.load && r.report.load.requests.total > 0 ? [r.report.load] : [])) }
-        : base.load && base.load.requests.total > 0 ? { kind: 'recorded', load: base.load }
+    const baseline: RepeatBaseline | undefined = !base
+      ? undefined
+      : plan?.rerun
+        ? { kind: 'reruns', loads: baseResults.flatMap((r) => (r.report?.load && r.report.load.requests.total > 0 ? [r.report.load] : [])) }
+        : base.load && base.load.requests.total > 0
+          ? { kind: 'recorded', load: base.load }
           : { kind: 'error', error: new Error(`the baseline run ${baselineDir} has no load results`) };
     const results_ = judgeRepeated(budgets, reports, baseline);
     verdict = {
-      passed: results_.every((r) => r.passed), results: results_,
+      passed: results_.every((r) => r.passed),
+      results: results_,
       ...(baselineDir !== undefined ? { baseline: baselineDir } : {}),
-      repeat: { runs: results.map((r) => r.runDir), baselineRuns: baseResults.map((r) => r.runDir), ...(plan ? { baselineNote: plan.note } : {}) },
+      repeat: {
+        runs: results.map((r) => r.runDir),
+        baselineRuns: baseResults.map((r) => r.runDir),
+        ...(plan ? { baselineNote: plan.note } : {}),
+      },
     };
     last.report.budgets = verdict;
     await writeFile(join(last.runDir, 'report.json'), JSON.stringify(last.report, null, 2) + '\n');
@@ -151,8 +192,17 @@ export async function runRepeated(ctx: SeriesContext, repeat: number, budgets: r
   io.stderr.write(formatRunSummary(last.report, io.cwd, s, last.meta.warnings));
   if (applied.markdown) io.stderr.write(`\n${applied.markdown}`);
   if (applied.compareError) io.stderr.write(`${s.red('error')} the comparison with the baseline failed: ${applied.compareError.message}\n`);
-  io.stderr.write(`\nrepeated runs:\n${[...distributionLines('this build', reports),
-    ...(baseResults.length ? distributionLines('baseline', baseResults.flatMap((r) => (r.report ? [r.report] : []))) : [])].join('\n')}\n`);
+  io.stderr.write(
+    `\nrepeated runs:\n${[
+      ...distributionLines('this build', reports),
+      ...(baseResults.length
+        ? distributionLines(
+            'baseline',
+            baseResults.flatMap((r) => (r.report ? [r.report] : [])),
+          )
+        : []),
+    ].join('\n')}\n`,
+  );
   if (ctx.json) io.stdout.write(JSON.stringify(last.report, null, 2) + '\n');
   if (verdict) io.stderr.write(formatBudgetLines(verdict.results));
   if (stopped(ctx)) return EXIT_INTERRUPTED;
@@ -180,8 +230,16 @@ export async function runVary(ctx: SeriesContext, spec: VarySpec, repeat: number
       lastDir = r.runDir;
       const figures = r.report ? runFigures(r.runDir, r.report) : undefined;
       runs.push({
-        value, order, runDir: r.runDir,
-        ...(figures ? { figures } : { failed: r.reportError ? `the diagnosis failed: ${r.reportError.message}` : `no load results: ${outcomeLine(r.meta.outcome, styler({ color: false }))}` }),
+        value,
+        order,
+        runDir: r.runDir,
+        ...(figures
+          ? { figures }
+          : {
+              failed: r.reportError
+                ? `the diagnosis failed: ${r.reportError.message}`
+                : `no load results: ${outcomeLine(r.meta.outcome, styler({ color: false }))}`,
+            }),
       });
     }
   }

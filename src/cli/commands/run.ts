@@ -57,7 +57,9 @@ function interruptHandling(io: CliIO) {
       io.stderr.write(`\nhotpath: ${signal}: stopping, collecting what was measured (Ctrl-C again to kill the target at once)\n`);
       graceful.abort(new Error(`interrupted by ${signal}`));
     } else if (performance.now() - firstAt < REPEAT_SIGNAL_WINDOW_MS) {
-      io.stderr.write(`hotpath: ${signal} again within ${REPEAT_SIGNAL_WINDOW_MS} ms: taken as a repeat of the first (the same signal sent to hotpath and its group), not a second Ctrl-C\n`);
+      io.stderr.write(
+        `hotpath: ${signal} again within ${REPEAT_SIGNAL_WINDOW_MS} ms: taken as a repeat of the first (the same signal sent to hotpath and its group), not a second Ctrl-C\n`,
+      );
     } else if (!kill.signal.aborted) {
       io.stderr.write('hotpath: killing the target now\n');
       kill.abort(new Error('killed'));
@@ -68,22 +70,30 @@ function interruptHandling(io: CliIO) {
   return {
     signal: graceful.signal,
     killSignal: kill.signal,
-    dispose: () => { for (const sig of signals) process.off(sig, onSignal); },
+    dispose: () => {
+      for (const sig of signals) process.off(sig, onSignal);
+    },
   };
 }
 
 export function exitCodeOf(result: RunResult): number {
   switch (result.meta.outcome.status) {
-    case 'completed': return result.report?.findings.some((f) => f.code === INCOMPLETE_CODE) ? EXIT_INCOMPLETE : 0;
-    case 'interrupted': return EXIT_INTERRUPTED;
-    default: return 1;
+    case 'completed':
+      return result.report?.findings.some((f) => f.code === INCOMPLETE_CODE) ? EXIT_INCOMPLETE : 0;
+    case 'interrupted':
+      return EXIT_INTERRUPTED;
+    default:
+      return 1;
   }
 }
 
 async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   if (args.positionals.length > 0) {
-    throw hotpathError('HOTPATH_ERR_MISSING_ARGUMENT',
-      `Put the command that starts your server after \`--\`: hotpath run [options] -- ${args.positionals.join(' ')}`, { showUsage: true });
+    throw hotpathError(
+      'HOTPATH_ERR_MISSING_ARGUMENT',
+      `Put the command that starts your server after \`--\`: hotpath run [options] -- ${args.positionals.join(' ')}`,
+      { showUsage: true },
+    );
   }
   const budgetFlags = args.values as BudgetFlags;
   const budgets = readBudgets(budgetFlags);
@@ -92,24 +102,43 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   const repeat = (args.values.repeat as number | undefined) ?? 1;
   const vary = typeof args.values.vary === 'string' ? parseVary(args.values.vary) : undefined;
   if (vary && args.rest.length === 0) {
-    throw hotpathError('HOTPATH_ERR_VARY', '--vary restarts the server once per value: give the command that starts it after `--`', { showUsage: true });
+    throw hotpathError('HOTPATH_ERR_VARY', '--vary restarts the server once per value: give the command that starts it after `--`', {
+      showUsage: true,
+    });
   }
-  const runValues = Object.fromEntries(Object.entries(args.values).filter(([k]) => !BUDGET_KEYS.includes(k) && !EXPERIMENT_KEYS.includes(k)));
+  const runValues = Object.fromEntries(
+    Object.entries(args.values).filter(([k]) => !BUDGET_KEYS.includes(k) && !EXPERIMENT_KEYS.includes(k)),
+  );
   const s = styler(io);
   let progressShown = false;
-  const clearProgress = () => { if (progressShown) io.stderr.write('\r\u001b[2K'); progressShown = false; };
-  const say = (m: string) => { clearProgress(); io.stderr.write(s.dim(`hotpath: ${m}`) + '\n'); };
+  const clearProgress = () => {
+    if (progressShown) io.stderr.write('\r\u001b[2K');
+    progressShown = false;
+  };
+  const say = (m: string) => {
+    clearProgress();
+    io.stderr.write(s.dim(`hotpath: ${m}`) + '\n');
+  };
   // A live line on a terminal only; logs and CI get the status lines alone.
-  const onLoadProgress = io.interactive ? (second: number, requests: number) => {
-    io.stderr.write(`\r\u001b[2K${s.dim(`hotpath: load ${second} s, ${requests.toLocaleString('en-US')} requests`)}`);
-    progressShown = true;
-  } : undefined;
+  const onLoadProgress = io.interactive
+    ? (second: number, requests: number) => {
+        io.stderr.write(`\r\u001b[2K${s.dim(`hotpath: load ${second} s, ${requests.toLocaleString('en-US')} requests`)}`);
+        progressShown = true;
+      }
+    : undefined;
   const interrupts = interruptHandling(io);
   let runDir: string | undefined;
   if (vary || repeat > 1) {
     const ctx = {
-      io, runValues: runValues as RunOptions, command: args.rest, signal: interrupts.signal, killSignal: interrupts.killSignal,
-      say, clearProgress, json: args.values.json === true, ...(onLoadProgress ? { onLoadProgress } : {}),
+      io,
+      runValues: runValues as RunOptions,
+      command: args.rest,
+      signal: interrupts.signal,
+      killSignal: interrupts.killSignal,
+      say,
+      clearProgress,
+      json: args.values.json === true,
+      ...(onLoadProgress ? { onLoadProgress } : {}),
     };
     try {
       return vary ? await runVary(ctx, vary, repeat) : await runRepeated(ctx, repeat, budgets, baseline);
@@ -119,15 +148,21 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
     }
   }
   try {
-    const result = await run({ ...(runValues as RunOptions), command: args.rest }, {
-      signal: interrupts.signal,
-      killSignal: interrupts.killSignal,
-      env: io.env,
-      cwd: io.cwd,
-      onRunDir: (dir) => { runDir = dir; say(`run directory: ${displayPath(dir, io.cwd)}`); },
-      onStatus: say,
-      onLoadProgress,
-    });
+    const result = await run(
+      { ...(runValues as RunOptions), command: args.rest },
+      {
+        signal: interrupts.signal,
+        killSignal: interrupts.killSignal,
+        env: io.env,
+        cwd: io.cwd,
+        onRunDir: (dir) => {
+          runDir = dir;
+          say(`run directory: ${displayPath(dir, io.cwd)}`);
+        },
+        onStatus: say,
+        onLoadProgress,
+      },
+    );
     clearProgress();
     if (interrupts.killSignal.aborted) {
       io.stderr.write(`run directory: ${displayPath(result.runDir, io.cwd)}\n`);
@@ -138,15 +173,18 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
       if (budgets.length > 0 || baseline !== undefined) applied = await applyBudgets(result.report, result.runDir, baseline, budgets);
       io.stderr.write(formatRunSummary(result.report, io.cwd, s, result.meta.warnings));
       if (applied.markdown) io.stderr.write(`\n${applied.markdown}`);
-      if (applied.compareError) io.stderr.write(`${s.red('error')} the comparison with the baseline failed: ${applied.compareError.message}\n`);
+      if (applied.compareError)
+        io.stderr.write(`${s.red('error')} the comparison with the baseline failed: ${applied.compareError.message}\n`);
       if (args.values.json === true) io.stdout.write(JSON.stringify(result.report, null, 2) + '\n');
       if (applied.verdict) io.stderr.write(formatBudgetLines(applied.verdict.results));
     } else {
       io.stderr.write(`hotpath ${outcomeLine(result.meta.outcome, s)}\nrun directory: ${displayPath(result.runDir, io.cwd)}\n`);
     }
     if (result.reportError) {
-      io.stderr.write(`${s.red('error')} the diagnosis failed (a bug in hotpath): ${result.reportError.message}\n` +
-        `The measurements are complete in the run directory; retry with \`hotpath report <dir> --debug\`.\n`);
+      io.stderr.write(
+        `${s.red('error')} the diagnosis failed (a bug in hotpath): ${result.reportError.message}\n` +
+          `The measurements are complete in the run directory; retry with \`hotpath report <dir> --debug\`.\n`,
+      );
       return 1;
     }
     const nothing = result.report?.load ? noResponsesReason(result.report.load) : undefined;

@@ -41,7 +41,8 @@ export function fastifyAdapter(guard: Protector): FastifyPlugin {
     }
     const start = performance.now();
     const r = guard.shedResponse(request.raw, reason);
-    reply.code(503)
+    reply
+      .code(503)
       .header('retry-after', String(r.headers['retry-after']))
       .header('cache-control', 'no-store')
       .header('content-type', String(r.headers['content-type']))

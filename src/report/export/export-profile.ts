@@ -44,7 +44,10 @@ const extensions: Record<ExportFormat, string> = { pprof: '.pb.gz', speedscope: 
 
 function parseThread(thread: string): { pid: number; threadId: number } {
   const m = /^(\d+)(?::(\d+))?$/.exec(thread.trim());
-  if (!m) throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `--thread must be <pid>:<threadId> or <pid>; got ${JSON.stringify(thread)}`, { showUsage: true });
+  if (!m)
+    throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `--thread must be <pid>:<threadId> or <pid>; got ${JSON.stringify(thread)}`, {
+      showUsage: true,
+    });
   return { pid: Number(m[1]), threadId: m[2] === undefined ? -1 : Number(m[2]) };
 }
 
@@ -55,18 +58,25 @@ export function chooseProfile(run: RunData, kind: 'cpu' | 'heap', thread?: strin
   const all = run.profiles.filter((p) => p.kind === kind);
   if (all.length === 0) {
     const has = run.profiles.map(describe).join(', ') || 'none';
-    throw hotpathError('HOTPATH_ERR_NO_PROFILE', `${run.dir} holds no ${kind} profile${kind === 'heap' ? ' (record one with hotpath run --heap)' : ''}; profiles: ${has}`, { details: { dir: run.dir } });
+    throw hotpathError(
+      'HOTPATH_ERR_NO_PROFILE',
+      `${run.dir} holds no ${kind} profile${kind === 'heap' ? ' (record one with hotpath run --heap)' : ''}; profiles: ${has}`,
+      { details: { dir: run.dir } },
+    );
   }
   let pool = all;
   if (thread !== undefined) {
     const want = parseThread(thread);
     pool = all.filter((p) => p.pid === want.pid && (want.threadId < 0 || p.threadId === want.threadId));
-    if (pool.length === 0) throw hotpathError('HOTPATH_ERR_NO_PROFILE', `No ${kind} profile for thread ${thread}; profiles: ${all.map(describe).join(', ')}`, { details: { dir: run.dir } });
+    if (pool.length === 0)
+      throw hotpathError('HOTPATH_ERR_NO_PROFILE', `No ${kind} profile for thread ${thread}; profiles: ${all.map(describe).join(', ')}`, {
+        details: { dir: run.dir },
+      });
   } else {
     const targets = all.filter((p) => run.meta.processes.some((x) => x.pid === p.pid && x.threadId === p.threadId && x.isTarget));
     if (targets.length > 0) pool = targets;
   }
-  const chosen = [...pool].sort((a, b) => (b.end - b.start) - (a.end - a.start))[0];
+  const chosen = [...pool].sort((a, b) => b.end - b.start - (a.end - a.start))[0];
   return { chosen, others: all.filter((p) => p !== chosen) };
 }
 
@@ -74,13 +84,18 @@ async function samplesOf(run: RunData, ref: ProfileRef): Promise<{ text: string;
   const text = await readFile(ref.path, 'utf8').catch((cause: Error) => {
     throw hotpathError('HOTPATH_ERR_PROFILE', `Cannot read the profile ${ref.path}: ${cause.message}`, { cause });
   });
-  if (ref.kind === 'heap') return { text, samples: treeStackSamples(buildHeapTree(parseRunHeapProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) })) };
+  if (ref.kind === 'heap')
+    return {
+      text,
+      samples: treeStackSamples(buildHeapTree(parseRunHeapProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) })),
+    };
   return { text, samples: cpuStackSamples(parseRunCpuProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) }) };
 }
 
 function render(format: ExportFormat, samples: StackSamples, ref: ProfileRef, exporter: string): string | Buffer | Iterable<string> {
   const name = `${ref.kind} ${ref.pid}:${ref.threadId}`;
-  if (format === 'pprof') return toPprof(samples, { startEpochMs: ref.kind === 'cpu' && ref.start > 0 ? ref.start : undefined, comments: [exporter, name] });
+  if (format === 'pprof')
+    return toPprof(samples, { startEpochMs: ref.kind === 'cpu' && ref.start > 0 ? ref.start : undefined, comments: [exporter, name] });
   if (format === 'speedscope') return JSON.stringify(toSpeedscope(samples, { name, exporter }));
   return foldedChunks(samples);
 }

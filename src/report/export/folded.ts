@@ -8,7 +8,10 @@ import type { StackSamples } from '../../profile/stack-samples.js';
 import { frameLabel } from './frame-label.js';
 
 export function escapeFoldedFrame(label: string): string {
-  return label.replace(/%/g, '%25').replace(/;/g, '%3B').replace(/[\r\n]+/g, ' ');
+  return label
+    .replace(/%/g, '%25')
+    .replace(/;/g, '%3B')
+    .replace(/[\r\n]+/g, ' ');
 }
 
 /** Renders the stacks; integer weights are kept exact, fractional ones rounded. */

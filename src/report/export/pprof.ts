@@ -43,12 +43,24 @@ export function toPprofProfile(samples: StackSamples, options: PprofOptions = {}
   const strings = new StringTable();
   const kind = samples.unit === 'bytes' ? heapProfile(samples, strings) : cpuProfile(samples, strings);
   // Location and function ids equal the frame index (frame 0, the root, is never used).
-  const functions = samples.frames.slice(1).map((f, k) => new PFunction({
-    id: k + 1, name: strings.dedup(f.name), systemName: strings.dedup(f.name), filename: strings.dedup(f.file), startLine: f.line,
-  }));
-  const locations = samples.frames.slice(1).map((f, k) => new Location({
-    id: k + 1, mappingId: 1, line: [new Line({ functionId: k + 1, line: f.line, column: f.column })],
-  }));
+  const functions = samples.frames.slice(1).map(
+    (f, k) =>
+      new PFunction({
+        id: k + 1,
+        name: strings.dedup(f.name),
+        systemName: strings.dedup(f.name),
+        filename: strings.dedup(f.file),
+        startLine: f.line,
+      }),
+  );
+  const locations = samples.frames.slice(1).map(
+    (f, k) =>
+      new Location({
+        id: k + 1,
+        mappingId: 1,
+        line: [new Line({ functionId: k + 1, line: f.line, column: f.column })],
+      }),
+  );
   const sample: Sample[] = [];
   for (let s = 0; s < samples.stacks.length; s++) {
     sample.push(new Sample({ locationId: [...samples.stacks[s]].reverse(), value: kind.values(s) }));
@@ -57,8 +69,15 @@ export function toPprofProfile(samples: StackSamples, options: PprofOptions = {}
   const mapping = [new Mapping({ id: 1, filename: strings.dedup('node'), hasFunctions: true, hasFilenames: true, hasLineNumbers: true })];
   const comment = (options.comments ?? []).map((c) => strings.dedup(c));
   return new Profile({
-    sampleType: kind.sampleType, sample, mapping, location: locations, function: functions, stringTable: strings,
-    periodType: kind.periodType, period: kind.period, comment,
+    sampleType: kind.sampleType,
+    sample,
+    mapping,
+    location: locations,
+    function: functions,
+    stringTable: strings,
+    periodType: kind.periodType,
+    period: kind.period,
+    comment,
     timeNanos: options.startEpochMs === undefined ? 0 : BigInt(Math.round(options.startEpochMs * 1e6)),
     durationNanos: samples.unit === 'bytes' ? 0 : Math.round((samples.endUs - samples.startUs) * 1000),
   });

@@ -43,15 +43,17 @@ export function toSpeedscope(samples: StackSamples, options: { name: string; exp
   return {
     $schema: 'https://www.speedscope.app/file-format-schema.json',
     shared: { frames },
-    profiles: [{
-      type: 'sampled',
-      name: options.name,
-      unit: samples.unit === 'bytes' ? 'bytes' : 'microseconds',
-      startValue: 0,
-      endValue: weights.reduce((a, b) => a + b, 0),
-      samples: stacks,
-      weights,
-    }],
+    profiles: [
+      {
+        type: 'sampled',
+        name: options.name,
+        unit: samples.unit === 'bytes' ? 'bytes' : 'microseconds',
+        startValue: 0,
+        endValue: weights.reduce((a, b) => a + b, 0),
+        samples: stacks,
+        weights,
+      },
+    ],
     activeProfileIndex: 0,
     exporter: options.exporter,
     name: options.name,

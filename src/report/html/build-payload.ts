@@ -27,10 +27,12 @@ export async function buildPayload(run: RunData, report: Report, options: BuildP
   const runStart = runStartOf(run);
   const end = meta.endedAt ?? Math.max(runStart, extent(meta.phases.map((p) => p.end ?? p.start)).max);
   const sec = (ms: number): number => Math.round(ms - runStart) / 1000;
-  const findings = await Promise.all(report.findings.map(async (f) => {
-    const excerpt = f.culprit ? await readExcerpt(run.cwd, f.culprit.file, f.culprit.line) : undefined;
-    return excerpt ? { ...f, excerpt } : f;
-  }));
+  const findings = await Promise.all(
+    report.findings.map(async (f) => {
+      const excerpt = f.culprit ? await readExcerpt(run.cwd, f.culprit.file, f.culprit.line) : undefined;
+      return excerpt ? { ...f, excerpt } : f;
+    }),
+  );
   const threads = [...run.threads].sort((a, b) => served(b) - served(a) || Number(b.listens.length > 0) - Number(a.listens.length > 0));
   return {
     version: PAYLOAD_VERSION,
@@ -64,7 +66,8 @@ function runStartOf(run: RunData): number {
   if (run.meta.startedAt > 0) return run.meta.startedAt;
   const firsts = [
     ...run.threads.flatMap((t) => (t.hello ? [t.hello.t] : t.samples.length ? [t.samples[0].t - t.samples[0].intervalMs] : [])),
-    ...(run.load ? [run.load.start] : []), ...run.profiles.map((p) => p.start),
+    ...(run.load ? [run.load.start] : []),
+    ...run.profiles.map((p) => p.start),
   ].filter((t) => t > 0);
   return firsts.length ? extent(firsts).min : 0;
 }
@@ -86,8 +89,7 @@ function order(run: RunData): ProfileRef[] {
   const requests = new Map(run.threads.map((t) => [`${t.pid}:${t.threadId}`, served(t)]));
   const load = (p: ProfileRef): number => requests.get(`${p.pid}:${p.threadId}`) ?? 0;
   const rank = (p: ProfileRef): number => (p.kind === 'cpu' ? 0 : p.kind === 'heap' ? 1 : 2);
-  return [...run.profiles].sort((a, b) => rank(a) - rank(b) ||
-    load(b) - load(a) || a.pid - b.pid || a.threadId - b.threadId);
+  return [...run.profiles].sort((a, b) => rank(a) - rank(b) || load(b) - load(a) || a.pid - b.pid || a.threadId - b.threadId);
 }
 
 async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfile[]> {
@@ -99,9 +101,15 @@ async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfil
     const where = thread ? threadLabel(thread, run.meta) : `pid ${ref.pid} thread ${ref.threadId}`;
     const who = { id: `${ref.kind}-${ref.pid}-${ref.threadId}-${out.length}`, pid: ref.pid, threadId: ref.threadId, start: ref.start };
     try {
-      out.push(ref.kind === 'cpu'
-        ? cpuProfilePayload(await readRunCpuProfile(run, ref), { ...who, label: `CPU · ${where}` }, ctx)
-        : heapProfilePayload(await readRunHeapProfile(run, ref), { ...who, label: `${ref.kind === 'heap' ? 'Allocations' : 'Retained after the load'} · ${where}` }, ctx));
+      out.push(
+        ref.kind === 'cpu'
+          ? cpuProfilePayload(await readRunCpuProfile(run, ref), { ...who, label: `CPU · ${where}` }, ctx)
+          : heapProfilePayload(
+              await readRunHeapProfile(run, ref),
+              { ...who, label: `${ref.kind === 'heap' ? 'Allocations' : 'Retained after the load'} · ${where}` },
+              ctx,
+            ),
+      );
     } catch (err) {
       warnings.push(`${ref.kind} profile ${ref.path} left out: ${(err as Error).message}`);
     }

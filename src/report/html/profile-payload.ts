@@ -50,7 +50,10 @@ function rawTree(profile: CpuProfile): RawTree & { byId: Map<number, number> } {
     const kids: number[] = [];
     for (const id of profile.nodes[i].children ?? []) {
       const c = byId.get(id);
-      if (c !== undefined && c !== i && parent[c] === -1) { parent[c] = i; kids.push(c); }
+      if (c !== undefined && c !== i && parent[c] === -1) {
+        parent[c] = i;
+        kids.push(c);
+      }
     }
     children[i] = Int32Array.from(kids);
   }
@@ -87,7 +90,12 @@ export function cpuProfilePayload(profile: CpuProfile, who: ProfileIdentity, ctx
   const samples = capSamples(encoded, ctx.maxSamples ?? MAX_STORED_SAMPLES);
   const strings = new StringTable();
   return {
-    id: who.id, kind: 'cpu', pid: who.pid, threadId: who.threadId, label: who.label, unit: 'us',
+    id: who.id,
+    kind: 'cpu',
+    pid: who.pid,
+    threadId: who.threadId,
+    label: who.label,
+    unit: 'us',
     frames: frameColumns(frames.frames, strings),
     nodes: { parent: Array.from(arrays.parent), frame: Array.from(arrays.frame) },
     samples: { node: samples.node, dt: samples.dt, lastWeight: samples.lastWeight, ...(samples.w ? { w: samples.w } : {}) },
@@ -100,7 +108,12 @@ export function cpuProfilePayload(profile: CpuProfile, who: ProfileIdentity, ctx
   };
 }
 
-interface EncodedSamples { node: number[]; dt: number[]; lastWeight: number; dropped: number }
+interface EncodedSamples {
+  node: number[];
+  dt: number[];
+  lastWeight: number;
+  dropped: number;
+}
 
 /**
  * Consecutive samples of the same node are stored once (its weight then runs to the next
@@ -110,14 +123,22 @@ interface EncodedSamples { node: number[]; dt: number[]; lastWeight: number; dro
 export const SAMPLE_RUN_MAX_US = 5000;
 
 /** Samples in time order as (node, integer µs since the previous one), rounding without drift. */
-function encodeSamples(profile: CpuProfile, byId: Map<number, number>, aggOf: Int32Array, w: ReturnType<typeof sampleWeights>): EncodedSamples {
+function encodeSamples(
+  profile: CpuProfile,
+  byId: Map<number, number>,
+  aggOf: Int32Array,
+  w: ReturnType<typeof sampleWeights>,
+): EncodedSamples {
   const out: EncodedSamples = { node: [], dt: [], lastWeight: 0, dropped: 0 };
   let prev = 0;
   let runWeight = 0;
   for (const s of w.order) {
     const r = byId.get(profile.samples[s]);
     const node = r === undefined ? -1 : aggOf[r];
-    if (node < 0) { if (w.weight[s] > 0) out.dropped++; continue; }
+    if (node < 0) {
+      if (w.weight[s] > 0) out.dropped++;
+      continue;
+    }
     const at = Math.round(w.time[s] - profile.startTime);
     const last = out.node.length - 1;
     // prev is where the stored run started; merging extends it to this sample's end.
@@ -134,7 +155,10 @@ function encodeSamples(profile: CpuProfile, byId: Map<number, number>, aggOf: In
   return out;
 }
 
-interface StoredSamples extends EncodedSamples { w?: number[]; slotUs?: number }
+interface StoredSamples extends EncodedSamples {
+  w?: number[];
+  slotUs?: number;
+}
 
 /** Sums samples per node into time slots (doubling the slot) until at most `max` remain. */
 export function capSamples(e: EncodedSamples, max: number): StoredSamples {
@@ -152,7 +176,12 @@ export function capSamples(e: EncodedSamples, max: number): StoredSamples {
       const sums = new Map<number, number>();
       for (; i < n && Math.floor(time[i] / slotUs) === slot; i++) sums.set(e.node[i], (sums.get(e.node[i]) ?? 0) + weight(i));
       const at = slot * slotUs;
-      for (const [node, w] of sums) { out.node.push(node); out.dt.push(at - prev); out.w!.push(w); prev = at; }
+      for (const [node, w] of sums) {
+        out.node.push(node);
+        out.dt.push(at - prev);
+        out.w!.push(w);
+        prev = at;
+      }
     }
     if (out.node.length <= max) return out;
   }
@@ -162,7 +191,12 @@ export function heapProfilePayload(profile: HeapProfile, who: ProfileIdentity, c
   const tree: CallTree = buildHeapTree(profile, { cwd: ctx.cwd, resolver: ctx.resolver });
   const strings = new StringTable();
   return {
-    id: who.id, kind: 'heap', pid: who.pid, threadId: who.threadId, label: who.label, unit: 'bytes',
+    id: who.id,
+    kind: 'heap',
+    pid: who.pid,
+    threadId: who.threadId,
+    label: who.label,
+    unit: 'bytes',
     frames: frameColumns(tree.frames, strings),
     nodes: { parent: Array.from(tree.parent), frame: Array.from(tree.frame) },
     self: Array.from(tree.self, (v) => Math.round(v)),

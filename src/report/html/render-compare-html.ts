@@ -11,14 +11,21 @@ import { encodePayload, renderPage } from './render-report-html.js';
 
 export function comparePayload(c: Comparison, diff?: DiffTree): ComparePayload {
   return {
-    version: COMPARE_PAYLOAD_VERSION, kind: 'compare', generatedAt: Date.now(), hotpathVersion: hotpathVersion(),
-    comparison: c, ...(diff ? { diff } : {}),
+    version: COMPARE_PAYLOAD_VERSION,
+    kind: 'compare',
+    generatedAt: Date.now(),
+    hotpathVersion: hotpathVersion(),
+    comparison: c,
+    ...(diff ? { diff } : {}),
   };
 }
 
 export function renderCompareHtml(c: Comparison, diff?: DiffTree, assets: ReportAssets = loadUiAssets('compare')): string {
   const name = (cmd: string[], dir: string) => cmd.join(' ') || dir;
-  return renderPage(`hotpath compare: ${name(c.before.command, c.before.runDir)} → ${name(c.after.command, c.after.runDir)}`,
-    encodePayload(comparePayload(c, diff)), assets,
-    'This comparison needs JavaScript: it draws its differential flame graph in the page, offline.');
+  return renderPage(
+    `hotpath compare: ${name(c.before.command, c.before.runDir)} → ${name(c.after.command, c.after.runDir)}`,
+    encodePayload(comparePayload(c, diff)),
+    assets,
+    'This comparison needs JavaScript: it draws its differential flame graph in the page, offline.',
+  );
 }

@@ -32,15 +32,25 @@ export function encodePayload(payload: ReportPayload | object): string {
 export function contentSecurityPolicy(script: string): string {
   const hash = createHash('sha256').update(script, 'utf8').digest('base64');
   return [
-    "default-src 'none'", `script-src 'sha256-${hash}'`, "style-src 'unsafe-inline'", 'img-src data:',
-    'font-src data:', "connect-src 'none'", "base-uri 'none'", "form-action 'none'",
+    "default-src 'none'",
+    `script-src 'sha256-${hash}'`,
+    "style-src 'unsafe-inline'",
+    'img-src data:',
+    'font-src data:',
+    "connect-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
   ].join('; ');
 }
 
 export function renderReportHtml(payload: ReportPayload, assets: ReportAssets = loadReportAssets()): string {
   const title = `hotpath: ${payload.run.command.join(' ') || payload.run.url || payload.run.dir}`;
-  return renderPage(title, encodePayload(payload), assets,
-    'This report needs JavaScript: it draws its charts and flame graphs in the page, offline.');
+  return renderPage(
+    title,
+    encodePayload(payload),
+    assets,
+    'This report needs JavaScript: it draws its charts and flame graphs in the page, offline.',
+  );
 }
 
 /** One offline page: a prebuilt UI inlined, its data embedded, everything else forbidden. */

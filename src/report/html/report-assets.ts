@@ -25,7 +25,11 @@ export function loadUiAssets(name: 'report' | 'compare'): ReportAssets {
       style: readFileSync(new URL(`${name}.css`, UI_DIR), 'utf8'),
     };
   } catch (cause) {
-    throw hotpathError('HOTPATH_ERR_REPORT_UI', `The report UI bundle is missing from ${fileURLToPath(UI_DIR)}; build the package (npm run build)`, { cause });
+    throw hotpathError(
+      'HOTPATH_ERR_REPORT_UI',
+      `The report UI bundle is missing from ${fileURLToPath(UI_DIR)}; build the package (npm run build)`,
+      { cause },
+    );
   }
   cached.set(name, assets);
   return assets;

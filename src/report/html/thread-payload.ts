@@ -67,7 +67,10 @@ function gcCoverage(t: ThreadTelemetry): { gcCoverage?: number } {
 function resourceColumns(t: ThreadTelemetry): Record<string, number[]> {
   const peak = new Map<string, number>();
   for (const x of t.samples) for (const [k, v] of Object.entries(x.resources)) peak.set(k, Math.max(peak.get(k) ?? 0, v));
-  const types = [...peak].sort((a, b) => b[1] - a[1]).slice(0, RESOURCE_TYPES_SHOWN).map(([k]) => k);
+  const types = [...peak]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, RESOURCE_TYPES_SHOWN)
+    .map(([k]) => k);
   return Object.fromEntries(types.map((k) => [k, t.samples.map((x) => x.resources[k] ?? 0)]));
 }
 

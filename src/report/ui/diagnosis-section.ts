@@ -26,27 +26,48 @@ export function diagnosisSection(p: ReportPayload): HTMLElement {
   const profiled = profiledFunctions(p);
   const findings = p.findings.length
     ? p.findings.map((f) => findingCard(f, profiled))
-    : [h('p', { class: 'muted' }, p.load?.requests.total === 0
-      ? 'No findings: no request got a response, so this run measured nothing.'
-      : 'No findings: nothing measured in this run crossed a threshold.')];
+    : [
+        h(
+          'p',
+          { class: 'muted' },
+          p.load?.requests.total === 0
+            ? 'No findings: no request got a response, so this run measured nothing.'
+            : 'No findings: nothing measured in this run crossed a threshold.',
+        ),
+      ];
   return section('diagnosis', 'Diagnosis', ...findings, hotspots(p.hotspots, profiled));
 }
 
 function findingCard(f: PayloadFinding, profiled: Profiled): HTMLElement {
   const culprit = f.culprit
-    ? h('div', { class: 'culprit' },
-      h('span', { class: 'muted' }, 'Culprit: '), h('code', null, f.culprit.function), ' at ',
-      h('code', null, f.culprit.line > 0 ? `${f.culprit.file}:${f.culprit.line}` : f.culprit.file), ' ',
-      profiled(f.culprit.function, f.culprit.file, f.culprit.line) ? flameLink(f.culprit.function, f.culprit.file, f.culprit.line) : null)
+    ? h(
+        'div',
+        { class: 'culprit' },
+        h('span', { class: 'muted' }, 'Culprit: '),
+        h('code', null, f.culprit.function),
+        ' at ',
+        h('code', null, f.culprit.line > 0 ? `${f.culprit.file}:${f.culprit.line}` : f.culprit.file),
+        ' ',
+        profiled(f.culprit.function, f.culprit.file, f.culprit.line) ? flameLink(f.culprit.function, f.culprit.file, f.culprit.line) : null,
+      )
     : null;
-  return h('article', { class: `finding sev-${f.severity}`, data: { code: f.code } },
-    h('header', null, h('span', { class: `badge sev-${f.severity}` }, f.severity), ' ', h('h3', null, f.title),
-      h('span', { class: 'muted code' }, ` ${f.code} · ${f.category} · explains ${pct(f.impact)}`)),
+  return h(
+    'article',
+    { class: `finding sev-${f.severity}`, data: { code: f.code } },
+    h(
+      'header',
+      null,
+      h('span', { class: `badge sev-${f.severity}` }, f.severity),
+      ' ',
+      h('h3', null, f.title),
+      h('span', { class: 'muted code' }, ` ${f.code} · ${f.category} · explains ${pct(f.impact)}`),
+    ),
     h('p', { class: 'summary' }, f.summary),
     evidence(f.evidence),
     culprit,
     f.excerpt ? sourceExcerpt(f.excerpt) : null,
-    h('div', { class: 'fix' }, h('h4', null, 'Fix'), renderMarkdown(f.recommendation)));
+    h('div', { class: 'fix' }, h('h4', null, 'Fix'), renderMarkdown(f.recommendation)),
+  );
 }
 
 function flameLink(name: string, file: string, line: number): HTMLElement {
@@ -73,25 +94,45 @@ function formatEvidence(key: string, v: unknown): Node | string {
 type Flat = Record<string, string | number | boolean | null>;
 
 function isFlatObject(v: unknown): v is Flat {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) &&
-    Object.values(v).every((x) => x === null || ['string', 'number', 'boolean'].includes(typeof x));
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.values(v).every((x) => x === null || ['string', 'number', 'boolean'].includes(typeof x))
+  );
 }
 
 /** Evidence that is a list of records (top functions, work breakdown): a small table. */
 function objectTable(rows: Flat[]): HTMLElement {
   const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const shown = rows.slice(0, 8);
-  return h('div', null, table(keys, shown.map((r) => keys.map((k) => (r[k] === undefined ? '' : formatEvidence(k, r[k]))))),
-    rows.length > shown.length ? h('span', { class: 'muted' }, `…and ${rows.length - shown.length} more`) : null);
+  return h(
+    'div',
+    null,
+    table(
+      keys,
+      shown.map((r) => keys.map((k) => (r[k] === undefined ? '' : formatEvidence(k, r[k])))),
+    ),
+    rows.length > shown.length ? h('span', { class: 'muted' }, `…and ${rows.length - shown.length} more`) : null,
+  );
 }
 
 function hotspots(list: ReportPayload['hotspots'], profiled: Profiled): HTMLElement | null {
   if (list.length === 0) return null;
-  const rows: Child[][] = list.slice(0, 15).map((s) => [
-    h('code', null, s.function), h('code', null, s.line ? `${s.file}:${s.line}` : s.file), s.kind,
-    `${ms(s.selfMs)} (${pct(s.selfShare)})`, `${ms(s.totalMs)} (${pct(s.totalShare)})`,
-    profiled(s.function, s.file, s.line) ? flameLink(s.function, s.file, s.line) : '',
-  ]);
-  return h('div', { class: 'hotspots' }, h('h3', null, 'Hotspots (self time after attributing library work to the calling app frame)'),
-    table(['function', 'location', 'layer', 'self', 'total', ''], rows));
+  const rows: Child[][] = list
+    .slice(0, 15)
+    .map((s) => [
+      h('code', null, s.function),
+      h('code', null, s.line ? `${s.file}:${s.line}` : s.file),
+      s.kind,
+      `${ms(s.selfMs)} (${pct(s.selfShare)})`,
+      `${ms(s.totalMs)} (${pct(s.totalShare)})`,
+      profiled(s.function, s.file, s.line) ? flameLink(s.function, s.file, s.line) : '',
+    ]);
+  return h(
+    'div',
+    { class: 'hotspots' },
+    h('h3', null, 'Hotspots (self time after attributing library work to the calling app frame)'),
+    table(['function', 'location', 'layer', 'self', 'total', ''], rows),
+  );
 }

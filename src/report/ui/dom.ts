@@ -51,7 +51,10 @@ export function section(id: string, title: string, ...children: Child[]): HTMLEl
 
 /** A small table from header cells and rows of cells. */
 export function table(head: string[], rows: Child[][], cls = 'grid'): HTMLTableElement {
-  return h('table', { class: cls },
+  return h(
+    'table',
+    { class: cls },
     h('thead', null, h('tr', null, ...head.map((c) => h('th', null, c)))),
-    h('tbody', null, ...rows.map((r) => h('tr', null, ...r.map((c) => h('td', null, c))))));
+    h('tbody', null, ...rows.map((r) => h('tr', null, ...r.map((c) => h('td', null, c))))),
+  );
 }

@@ -18,7 +18,10 @@ export function bytes(v: number): string {
   if (!Number.isFinite(v)) return '–';
   const units = ['B', 'KB', 'MB', 'GB'];
   let i = 0;
-  while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
   return `${v >= 100 || i === 0 ? Math.round(v) : v.toFixed(1)} ${units[i]}`;
 }
 

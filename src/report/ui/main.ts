@@ -23,13 +23,21 @@ async function boot(): Promise<void> {
   const p = await decodePayload(document);
   const fromUrl = readUrlState();
   if (fromUrl.window) timeWindow.set(fromUrl.window);
-  const sections: [string, string][] = [['diagnosis', 'Diagnosis'], ['timeline', 'Timeline'], ['load', 'Load']];
+  const sections: [string, string][] = [
+    ['diagnosis', 'Diagnosis'],
+    ['timeline', 'Timeline'],
+    ['load', 'Load'],
+  ];
   if (p.profiles.length) sections.push(['flame', 'Flame graph']);
   const timeline = new TimelineSection(p);
   const load = loadSection(p.load);
   const flame = p.profiles.length ? new FlameSection(p.profiles) : null;
-  replace(root, runHeader(p, sections), h('main', null, diagnosisSection(p), timeline.element, load.element, flame?.element ?? null),
-    h('footer', { class: 'muted' }, `hotpath ${p.hotpathVersion} · run directory `, h('code', null, p.run.dir)));
+  replace(
+    root,
+    runHeader(p, sections),
+    h('main', null, diagnosisSection(p), timeline.element, load.element, flame?.element ?? null),
+    h('footer', { class: 'muted' }, `hotpath ${p.hotpathVersion} · run directory `, h('code', null, p.run.dir)),
+  );
   timeline.render();
   load.render();
   flame?.rebuild(false);

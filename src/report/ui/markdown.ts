@@ -11,11 +11,24 @@ export function renderMarkdown(md: string): DocumentFragment {
   let i = 0;
   while (i < lines.length) {
     const line = lines[i];
-    if (line.trim() === '') { i++; continue; }
-    if (/^\s*```/.test(line)) { i = codeBlock(lines, i, frag); continue; }
+    if (line.trim() === '') {
+      i++;
+      continue;
+    }
+    if (/^\s*```/.test(line)) {
+      i = codeBlock(lines, i, frag);
+      continue;
+    }
     const heading = /^(#{1,4})\s+(.*)$/.exec(line);
-    if (heading) { frag.appendChild(h(heading[1].length <= 2 ? 'h4' : 'h5', null, ...inline(heading[2]))); i++; continue; }
-    if (LIST_ITEM.test(line)) { i = list(lines, i, frag); continue; }
+    if (heading) {
+      frag.appendChild(h(heading[1].length <= 2 ? 'h4' : 'h5', null, ...inline(heading[2])));
+      i++;
+      continue;
+    }
+    if (LIST_ITEM.test(line)) {
+      i = list(lines, i, frag);
+      continue;
+    }
     i = paragraph(lines, i, frag);
   }
   return frag;
@@ -49,7 +62,13 @@ function list(lines: string[], start: number, out: Node): number {
 function paragraph(lines: string[], start: number, out: Node): number {
   const parts: string[] = [];
   let i = start;
-  while (i < lines.length && lines[i].trim() !== '' && !/^\s*```/.test(lines[i]) && !/^#{1,4}\s/.test(lines[i]) && !LIST_ITEM.test(lines[i])) {
+  while (
+    i < lines.length &&
+    lines[i].trim() !== '' &&
+    !/^\s*```/.test(lines[i]) &&
+    !/^#{1,4}\s/.test(lines[i]) &&
+    !LIST_ITEM.test(lines[i])
+  ) {
     parts.push(lines[i++].trim());
   }
   out.appendChild(h('p', null, ...inline(parts.join(' '))));

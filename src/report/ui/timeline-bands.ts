@@ -18,16 +18,18 @@ const WINDOW_FILL = 'rgba(123,82,199,0.16)';
 export function bandsPlugin(p: ReportPayload, thread: () => PayloadThread | undefined, win: () => TimeWindow | null): uPlot.Plugin {
   return {
     hooks: {
-      drawClear: [(u) => {
-        for (const ph of p.phases) {
-          const fill = PHASE_FILL[ph.phase];
-          if (fill) band(u, ph.start, ph.end, fill);
-        }
-        const t = thread();
-        if (t) t.stalls.t.forEach((s, i) => band(u, s, s + t.stalls.ms[i] / 1000, STALL_FILL, 2));
-        const w = win();
-        if (w) band(u, w.from, w.to, WINDOW_FILL);
-      }],
+      drawClear: [
+        (u) => {
+          for (const ph of p.phases) {
+            const fill = PHASE_FILL[ph.phase];
+            if (fill) band(u, ph.start, ph.end, fill);
+          }
+          const t = thread();
+          if (t) t.stalls.t.forEach((s, i) => band(u, s, s + t.stalls.ms[i] / 1000, STALL_FILL, 2));
+          const w = win();
+          if (w) band(u, w.from, w.to, WINDOW_FILL);
+        },
+      ],
     },
   };
 }

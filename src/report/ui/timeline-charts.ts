@@ -31,7 +31,9 @@ export function joinTables(tables: { x: number[]; ys: Column[] }[]): Column[] {
   for (const t of tables) {
     for (const y of t.ys) {
       const col: Column = new Array<number | null>(xs.length).fill(null);
-      t.x.forEach((x, i) => { col[at.get(x) ?? 0] = y[i] ?? null; });
+      t.x.forEach((x, i) => {
+        col[at.get(x) ?? 0] = y[i] ?? null;
+      });
       out.push(col);
     }
   }
@@ -39,7 +41,14 @@ export function joinTables(tables: { x: number[]; ys: Column[] }[]): Column[] {
 }
 
 const C = {
-  blue: '#2f6fdf', red: '#d9453b', orange: '#e8891c', green: '#2e9d5b', violet: '#7b52c7', grey: '#7d8590', teal: '#1f9bab', pink: '#d04f93',
+  blue: '#2f6fdf',
+  red: '#d9453b',
+  orange: '#e8891c',
+  green: '#2e9d5b',
+  violet: '#7b52c7',
+  grey: '#7d8590',
+  teal: '#1f9bab',
+  pink: '#d04f93',
 };
 
 /** x of the load generator's per-second points: `second` counts from 1 and marks the end of its slot. */
@@ -60,42 +69,90 @@ export function buildCharts(p: ReportPayload, thread: PayloadThread | undefined)
     const keep = series.filter((_, i) => seriesTable(tables, i).x.length > 0);
     charts.push({ id, title, series: keep, data: joinTables(used) });
   };
-  add('rps', 'Requests per second', [
-    { label: 'load: completed/s', color: C.blue, unit: 'req/s' },
-    { label: 'load: errors/s', color: C.red, unit: 'err/s' },
-    { label: 'server: finished/s', color: C.teal, unit: 'req/s' },
-  ], [{ x: lx, ys: [tl.map((t) => t.requests), tl.map((t) => t.errors)] }, { x: tx, ys: [thread?.httpRps ?? []] }]);
-  add('latency', 'Latency (ms)', [
-    { label: 'load p50', color: C.blue, unit: 'ms' },
-    { label: 'load p99', color: C.red, unit: 'ms' },
-    { label: 'server p99', color: C.teal, unit: 'ms' },
-  ], [{ x: lx, ys: [tl.map((t) => t.p50), tl.map((t) => t.p99)] }, { x: tx, ys: [thread?.httpP99 ?? []] }]);
+  add(
+    'rps',
+    'Requests per second',
+    [
+      { label: 'load: completed/s', color: C.blue, unit: 'req/s' },
+      { label: 'load: errors/s', color: C.red, unit: 'err/s' },
+      { label: 'server: finished/s', color: C.teal, unit: 'req/s' },
+    ],
+    [
+      { x: lx, ys: [tl.map((t) => t.requests), tl.map((t) => t.errors)] },
+      { x: tx, ys: [thread?.httpRps ?? []] },
+    ],
+  );
+  add(
+    'latency',
+    'Latency (ms)',
+    [
+      { label: 'load p50', color: C.blue, unit: 'ms' },
+      { label: 'load p99', color: C.red, unit: 'ms' },
+      { label: 'server p99', color: C.teal, unit: 'ms' },
+    ],
+    [
+      { x: lx, ys: [tl.map((t) => t.p50), tl.map((t) => t.p99)] },
+      { x: tx, ys: [thread?.httpP99 ?? []] },
+    ],
+  );
   if (!thread) return charts;
   const x = thread.t;
-  add('eld', 'Event-loop delay (ms); stalls shaded red', [
-    { label: 'p50', color: C.blue, unit: 'ms' }, { label: 'p99', color: C.orange, unit: 'ms' }, { label: 'max', color: C.red, unit: 'ms' },
-  ], [{ x, ys: [thread.eldP50, thread.eldP99, thread.eldMax] }]);
-  add('elu', 'Event-loop utilization and CPU (%)', [
-    { label: 'ELU', color: C.violet, unit: '%' }, { label: 'CPU (process, % of one core)', color: C.green, unit: '%' },
-  ], [{ x, ys: [thread.elu, thread.cpu] }]);
-  add('memory', 'Memory (MB)', [
-    { label: 'RSS', color: C.grey, unit: 'MB' }, { label: 'heap used', color: C.blue, unit: 'MB' },
-    { label: 'heap total', color: C.teal, unit: 'MB' }, { label: 'external', color: C.orange, unit: 'MB' },
-  ], [{ x, ys: [thread.rss, thread.heapUsed, thread.heapTotal, thread.external] }]);
+  add(
+    'eld',
+    'Event-loop delay (ms); stalls shaded red',
+    [
+      { label: 'p50', color: C.blue, unit: 'ms' },
+      { label: 'p99', color: C.orange, unit: 'ms' },
+      { label: 'max', color: C.red, unit: 'ms' },
+    ],
+    [{ x, ys: [thread.eldP50, thread.eldP99, thread.eldMax] }],
+  );
+  add(
+    'elu',
+    'Event-loop utilization and CPU (%)',
+    [
+      { label: 'ELU', color: C.violet, unit: '%' },
+      { label: 'CPU (process, % of one core)', color: C.green, unit: '%' },
+    ],
+    [{ x, ys: [thread.elu, thread.cpu] }],
+  );
+  add(
+    'memory',
+    'Memory (MB)',
+    [
+      { label: 'RSS', color: C.grey, unit: 'MB' },
+      { label: 'heap used', color: C.blue, unit: 'MB' },
+      { label: 'heap total', color: C.teal, unit: 'MB' },
+      { label: 'external', color: C.orange, unit: 'MB' },
+    ],
+    [{ x, ys: [thread.rss, thread.heapUsed, thread.heapTotal, thread.external] }],
+  );
   const gc = gcPerInterval(thread);
-  const seen = thread.gcCoverage !== undefined && thread.gcCoverage < 0.99
-    ? `GC pauses seen (ms per interval; GCs are observed in windows, ${Math.round(thread.gcCoverage * 100)} % of the time)`
-    : 'GC pauses (ms per interval)';
-  add('gc', seen, [
-    { label: 'minor', color: C.pink, unit: 'ms', style: 'bars' }, { label: 'major and other', color: C.red, unit: 'ms', style: 'bars' },
-  ], [{ x, ys: [gc.minor, gc.other] }]);
+  const seen =
+    thread.gcCoverage !== undefined && thread.gcCoverage < 0.99
+      ? `GC pauses seen (ms per interval; GCs are observed in windows, ${Math.round(thread.gcCoverage * 100)} % of the time)`
+      : 'GC pauses (ms per interval)';
+  add(
+    'gc',
+    seen,
+    [
+      { label: 'minor', color: C.pink, unit: 'ms', style: 'bars' },
+      { label: 'major and other', color: C.red, unit: 'ms', style: 'bars' },
+    ],
+    [{ x, ys: [gc.minor, gc.other] }],
+  );
   const types = Object.keys(thread.resourcesByType);
   const palette = [C.blue, C.orange, C.green, C.violet, C.pink];
-  add('resources', 'Active resources and connections', [
-    { label: 'all resources', color: C.grey, unit: '' },
-    ...types.map((t, i) => ({ label: t, color: palette[i % palette.length], unit: '' })),
-    { label: 'open connections', color: C.red, unit: '' },
-  ], [{ x, ys: [thread.resources, ...types.map((t) => thread.resourcesByType[t]), thread.openConnections] }]);
+  add(
+    'resources',
+    'Active resources and connections',
+    [
+      { label: 'all resources', color: C.grey, unit: '' },
+      ...types.map((t, i) => ({ label: t, color: palette[i % palette.length], unit: '' })),
+      { label: 'open connections', color: C.red, unit: '' },
+    ],
+    [{ x, ys: [thread.resources, ...types.map((t) => thread.resourcesByType[t]), thread.openConnections] }],
+  );
   return charts;
 }
 

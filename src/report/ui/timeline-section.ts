@@ -28,20 +28,46 @@ export class TimelineSection {
     const threads = payload.threads;
     // The payload lists the thread that served the most requests first.
     this.thread = threads[0];
-    const select = h('select', { attrs: { 'aria-label': 'Thread' } },
-      ...threads.map((t, i) => { const o = h('option', null, t.label); o.value = String(i); o.selected = t === this.thread; return o; }));
+    const select = h(
+      'select',
+      { attrs: { 'aria-label': 'Thread' } },
+      ...threads.map((t, i) => {
+        const o = h('option', null, t.label);
+        o.value = String(i);
+        o.selected = t === this.thread;
+        return o;
+      }),
+    );
     select.disabled = threads.length < 2;
-    select.addEventListener('change', () => { this.thread = threads[Number(select.value)]; this.render(); });
+    select.addEventListener('change', () => {
+      this.thread = threads[Number(select.value)];
+      this.render();
+    });
     const hint = h('span', { class: 'muted' }, 'Drag across a chart to show that window in the flame graph; double-click to clear.');
-    this.element = section('timeline', 'Timeline', h('div', { class: 'toolbar' }, select, hint), this.legendKey(), this.summary, this.charts);
-    timeWindow.subscribe(() => { for (const p of this.plots) p.redraw(false, false); this.summarize(); });
+    this.element = section(
+      'timeline',
+      'Timeline',
+      h('div', { class: 'toolbar' }, select, hint),
+      this.legendKey(),
+      this.summary,
+      this.charts,
+    );
+    timeWindow.subscribe(() => {
+      for (const p of this.plots) p.redraw(false, false);
+      this.summarize();
+    });
     new ResizeObserver(() => this.resize()).observe(this.charts);
   }
 
   private legendKey(): HTMLElement {
     const phases = this.payload.phases.filter((p) => p.phase !== 'load').map((p) => p.phase);
-    return h('div', { class: 'muted phase-key' }, 'Shaded: ', ...[...new Set(phases)].map((p) => h('span', { class: `phase-chip phase-${p}` }, p)),
-      h('span', { class: 'phase-chip phase-window' }, 'selected window'));
+    return h(
+      'div',
+      { class: 'muted phase-key' },
+      'Shaded: ',
+      ...[...new Set(phases)].map((p) => h('span', { class: `phase-chip phase-${p}` }, p)),
+      h('span', { class: 'phase-chip phase-window' }, 'selected window'),
+    );
   }
 
   private summarize(): void {
@@ -55,7 +81,10 @@ export class TimelineSection {
     for (const p of this.plots) p.destroy();
     this.plots = [];
     const specs = buildCharts(this.payload, this.thread);
-    if (specs.length === 0) { replace(this.charts, h('p', { class: 'muted' }, 'No telemetry was recorded for this run.')); return; }
+    if (specs.length === 0) {
+      replace(this.charts, h('p', { class: 'muted' }, 'No telemetry was recorded for this run.'));
+      return;
+    }
     replace(this.charts);
     for (const spec of specs) this.plots.push(this.plot(spec));
     hookState().timelineCharts = this.plots.length;
@@ -83,7 +112,13 @@ export class TimelineSection {
           value: (_u: uPlot, v: number | null) => (v == null ? '–' : `${Math.round(v * 100) / 100} ${s.unit}`),
         })),
       ],
-      plugins: [bandsPlugin(this.payload, () => this.thread, () => timeWindow.value)],
+      plugins: [
+        bandsPlugin(
+          this.payload,
+          () => this.thread,
+          () => timeWindow.value,
+        ),
+      ],
       hooks: {
         setSelect: [(u) => this.selected(u)],
       },

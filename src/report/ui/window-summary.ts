@@ -16,7 +16,10 @@ function loadPart(p: ReportPayload, w: TimeWindow): string[] {
   if (pts.length === 0) return [];
   const requests = pts.reduce((a, pt) => a + pt.requests, 0);
   const errors = pts.reduce((a, pt) => a + pt.errors, 0);
-  return [`${num(requests)} requests${errors ? `, ${num(errors)} errors` : ''}`, `worst per-second p99 ${ms(Math.max(...pts.map((pt) => pt.p99)))}`];
+  return [
+    `${num(requests)} requests${errors ? `, ${num(errors)} errors` : ''}`,
+    `worst per-second p99 ${ms(Math.max(...pts.map((pt) => pt.p99)))}`,
+  ];
 }
 
 function threadPart(t: PayloadThread, w: TimeWindow): string[] {
@@ -24,8 +27,11 @@ function threadPart(t: PayloadThread, w: TimeWindow): string[] {
   const out: string[] = [];
   if (idx.length > 0) {
     const mean = (col: number[]): number => idx.reduce((a, i) => a + col[i], 0) / idx.length;
-    out.push(`event-loop delay max ${ms(Math.max(...idx.map((i) => t.eldMax[i])))}`,
-      `utilization ${pct(mean(t.elu) / 100, 0)}`, `CPU ${pct(mean(t.cpu) / 100, 0)} of a core`);
+    out.push(
+      `event-loop delay max ${ms(Math.max(...idx.map((i) => t.eldMax[i])))}`,
+      `utilization ${pct(mean(t.elu) / 100, 0)}`,
+      `CPU ${pct(mean(t.cpu) / 100, 0)} of a core`,
+    );
   }
   const gc = t.gc.t.map((x, i) => (inside(w, x) ? t.gc.ms[i] : -1)).filter((x) => x >= 0);
   const seen = t.gcCoverage !== undefined && t.gcCoverage < 0.99 ? ' seen' : '';

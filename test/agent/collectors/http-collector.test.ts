@@ -55,8 +55,10 @@ test('a busy thread: counts stay exact, a random sample of about LATENCY_SAMPLES
     const second = c.take()!;
     assert.deepEqual([second.started, second.finished, second.statusCodes[200]], [40_000, 40_000, 40_000]);
     const expected = (40_000 * LATENCY_SAMPLES_PER_SECOND) / (40_000 / (firstMs / 1000));
-    assert.ok(second.latency.count > expected * 0.7 && second.latency.count < expected * 1.3,
-      `timed ${second.latency.count}, expected about ${Math.round(expected)} (first interval ${firstMs.toFixed(0)} ms, second ${(performance.now() - t1).toFixed(0)} ms)`);
+    assert.ok(
+      second.latency.count > expected * 0.7 && second.latency.count < expected * 1.3,
+      `timed ${second.latency.count}, expected about ${Math.round(expected)} (first interval ${firstMs.toFixed(0)} ms, second ${(performance.now() - t1).toFixed(0)} ms)`,
+    );
   } finally {
     c.stop();
   }
@@ -103,7 +105,7 @@ test('a request in flight when its server gets marked still finishes counted; th
     finish.publish(second);
     const s = c.take()!;
     assert.deepEqual([s.started, s.finished, s.active], [1, 1, 0]);
-    assert.equal(s.drivenOnly, undefined, 'no target named: the figures are not said to be the driven server\'s');
+    assert.equal(s.drivenOnly, undefined, "no target named: the figures are not said to be the driven server's");
     assert.equal(c.takeOther(), 1);
   } finally {
     c.stop();

@@ -22,8 +22,10 @@ test('values below 128 are exact; count, min, max and mean are exact', () => {
 
 test('percentiles of a long-tailed latency sample are within 1/64 above the exact value', () => {
   let seed = 7;
-  const rand = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
-  const values = Array.from({ length: 50_000 }, () => Math.max(1, Math.round(200 * Math.exp(3 * rand()) + (rand() < 0.01 ? 2e6 * rand() : 0))));
+  const rand = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+  const values = Array.from({ length: 50_000 }, () =>
+    Math.max(1, Math.round(200 * Math.exp(3 * rand()) + (rand() < 0.01 ? 2e6 * rand() : 0))),
+  );
   const h = new LogHistogram();
   for (const v of values) h.record(v);
   const sorted = [...values].sort((a, b) => a - b);

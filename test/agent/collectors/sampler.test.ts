@@ -10,7 +10,10 @@ function countingListings<T>(fn: () => T): { result: T; calls: number } {
   const proc = process as unknown as { getActiveResourcesInfo: () => string[] };
   const original = proc.getActiveResourcesInfo;
   let calls = 0;
-  proc.getActiveResourcesInfo = function (this: unknown) { calls++; return original.call(process); };
+  proc.getActiveResourcesInfo = function (this: unknown) {
+    calls++;
+    return original.call(process);
+  };
   try {
     return { result: fn(), calls };
   } finally {

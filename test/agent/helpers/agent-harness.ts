@@ -59,7 +59,10 @@ export class Collector {
       if (left <= 0) throw new Error(`timed out waiting for ${what}; got: ${this.messages.map((m) => m.type).join(',')}`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
-        this.waiters.push(() => { clearTimeout(t); resolve(); });
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
       });
     }
   }
@@ -126,18 +129,32 @@ export function launch(collector: Collector | undefined, args: string[], opts: L
   const child = spawn(opts.node ?? process.execPath, args, { env, cwd: opts.cwd ?? FIXTURES, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
-  return { child, stdout: () => out, stderr: () => err, exited, kill: () => { if (child.exitCode === null) child.kill('SIGKILL'); } };
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    kill: () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
 }
 
 /** Awaits `p`, failing after `ms` (a bound on a hung child, not a timing assertion). */
 export async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms); });
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
+  });
   try {
     return await Promise.race([p, timeout]);
   } finally {
@@ -153,7 +170,9 @@ export function get(port: number, path: string, agent: http.Agent | false = keep
     const req = http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (d: string) => { body += d; });
+      res.on('data', (d: string) => {
+        body += d;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', reject);

@@ -6,8 +6,23 @@ import { dataFunction, dataValue, replaceData } from '../../../src/agent/hooks/o
 function trap(): { obj: Record<string, unknown>; calls: string[] } {
   const calls: string[] = [];
   const obj: Record<string, unknown> = { plain: 1 };
-  Object.defineProperty(obj, 'router', { configurable: true, get() { calls.push('get router'); throw new Error('deprecated'); } });
-  Object.defineProperty(obj, 'lazy', { configurable: true, get() { calls.push('get lazy'); return {}; }, set() { calls.push('set lazy'); } });
+  Object.defineProperty(obj, 'router', {
+    configurable: true,
+    get() {
+      calls.push('get router');
+      throw new Error('deprecated');
+    },
+  });
+  Object.defineProperty(obj, 'lazy', {
+    configurable: true,
+    get() {
+      calls.push('get lazy');
+      return {};
+    },
+    set() {
+      calls.push('set lazy');
+    },
+  });
   return { obj, calls };
 }
 
@@ -35,7 +50,14 @@ test('dataValue on functions, primitives, null and throwing proxies', () => {
   assert.equal(dataValue(null, 'x'), undefined);
   assert.equal(dataValue(undefined, 'x'), undefined);
   assert.equal(dataValue('text', 'length'), undefined, 'primitives have no own descriptors to read');
-  const hostile = new Proxy({}, { getOwnPropertyDescriptor() { throw new Error('trap'); } });
+  const hostile = new Proxy(
+    {},
+    {
+      getOwnPropertyDescriptor() {
+        throw new Error('trap');
+      },
+    },
+  );
   assert.equal(dataValue(hostile, 'x'), undefined);
 });
 

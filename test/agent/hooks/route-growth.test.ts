@@ -20,38 +20,66 @@ async function startWith(args: string[]) {
   const c = new Collector();
   await c.start();
   const t = launch(c, args);
-  cleanups.push(async () => { t.kill(); await t.exited; await c.close(); });
+  cleanups.push(async () => {
+    t.kill();
+    await t.exited;
+    await c.close();
+  });
   const listen = await c.waitForListen();
   return { c, t, port: listen.port! };
 }
 
-const growthWhere = (pred: (g: GrowthMessage) => boolean) => (m: AgentMessage): m is GrowthMessage => m.type === 'growth' && pred(m);
+const growthWhere =
+  (pred: (g: GrowthMessage) => boolean) =>
+  (m: AgentMessage): m is GrowthMessage =>
+    m.type === 'growth' && pred(m);
 
 function markerLine(fixture: string, name: string): number {
-  return readFileSync(join(FIXTURES, fixture), 'utf8').split('\n').findIndex((l) => l.includes(`@site:${name}`)) + 1;
+  return (
+    readFileSync(join(FIXTURES, fixture), 'utf8')
+      .split('\n')
+      .findIndex((l) => l.includes(`@site:${name}`)) + 1
+  );
 }
 
 /** Express 4 as the npm alias (`express4`) and as a real node_modules/express 4 (NestJS 10's, in the compat fixtures). */
 const express4Builds = [
   { name: 'the `express4` alias (found from the request listener)', module: 'express4', pathPart: '/node_modules/express4/' },
-  { name: 'node_modules/express 4 (found in require.cache)', module: join(ROOT, 'test', 'fixtures', 'compat', 'nest10', 'node_modules', 'express'), pathPart: '/nest10/node_modules/express/' },
+  {
+    name: 'node_modules/express 4 (found in require.cache)',
+    module: join(ROOT, 'test', 'fixtures', 'compat', 'nest10', 'node_modules', 'express'),
+    pathPart: '/nest10/node_modules/express/',
+  },
 ];
 
 for (const build of express4Builds) {
-  const installed = existsSync(join(build.module.startsWith('/') ? build.module : join(ROOT, 'node_modules', build.module), 'package.json'));
-  test(`Express 4 via ${build.name}: no agent error, no deprecation, routes after listen counted at their line`, { skip: !installed && `${build.module} is not installed` }, async () => {
-    const { c, t, port } = await startWith(['express4-routes.cjs', build.module]);
-    await getMany(port, '/register', 6, 1);
-    const g = await c.waitFor(growthWhere((m) => m.routes.some((r) => r.path === '/static' && r.count >= 6)), 10_000, 'routes');
-    const route = g.routes.find((r) => r.path === '/static')!;
-    assert.equal(route.framework, 'express');
-    assert.equal(route.method, 'GET');
-    assert.equal(route.site?.line, markerLine('express4-routes.cjs', 'route'));
-    assert.equal(route.site?.function, 'refreshRoutes');
-    assert.ok(route.stack!.some((f) => f.file.includes(build.pathPart)), JSON.stringify(route.stack));
-    assert.deepEqual(c.of('agent-error'), []);
-    assert.doesNotMatch(t.stderr(), /deprecated/);
-  });
+  const installed = existsSync(
+    join(build.module.startsWith('/') ? build.module : join(ROOT, 'node_modules', build.module), 'package.json'),
+  );
+  test(
+    `Express 4 via ${build.name}: no agent error, no deprecation, routes after listen counted at their line`,
+    { skip: !installed && `${build.module} is not installed` },
+    async () => {
+      const { c, t, port } = await startWith(['express4-routes.cjs', build.module]);
+      await getMany(port, '/register', 6, 1);
+      const g = await c.waitFor(
+        growthWhere((m) => m.routes.some((r) => r.path === '/static' && r.count >= 6)),
+        10_000,
+        'routes',
+      );
+      const route = g.routes.find((r) => r.path === '/static')!;
+      assert.equal(route.framework, 'express');
+      assert.equal(route.method, 'GET');
+      assert.equal(route.site?.line, markerLine('express4-routes.cjs', 'route'));
+      assert.equal(route.site?.function, 'refreshRoutes');
+      assert.ok(
+        route.stack!.some((f) => f.file.includes(build.pathPart)),
+        JSON.stringify(route.stack),
+      );
+      assert.deepEqual(c.of('agent-error'), []);
+      assert.doesNotMatch(t.stderr(), /deprecated/);
+    },
+  );
 }
 
 test('a framework stand-in with throwing `router` getters: the probe never calls them', async () => {

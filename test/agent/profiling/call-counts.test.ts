@@ -4,9 +4,13 @@ import { Session } from 'node:inspector';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CallCounter, isCountedScript, keptCalls } from '../../../src/agent/profiling/call-counts.js';
 
-test('call counts: only the app\'s own scripts with calls are kept', () => {
+test("call counts: only the app's own scripts with calls are kept", () => {
   // The shape of Profiler.takePreciseCoverage's result ({callCount: true, detailed: false}).
-  const fn = (functionName: string, count: number) => ({ functionName, isBlockCoverage: false, ranges: [{ startOffset: 0, endOffset: 90, count }] });
+  const fn = (functionName: string, count: number) => ({
+    functionName,
+    isBlockCoverage: false,
+    ranges: [{ startOffset: 0, endOffset: 90, count }],
+  });
   const result = [
     { scriptId: '10', url: 'node:internal/streams/readable', functions: [fn('read', 50)] },
     { scriptId: '11', url: 'file:///srv/app/node_modules/koa/lib/application.js', functions: [fn('handleRequest', 50)] },
@@ -17,7 +21,10 @@ test('call counts: only the app\'s own scripts with calls are kept', () => {
   ];
   const kept = keptCalls(result, 'file:///opt/hotpath/dist/agent/');
   assert.deepEqual([...kept.keys()], ['12']);
-  assert.deepEqual(kept.get('12')?.functions.map((f) => f.functionName), ['evaluateRule']);
+  assert.deepEqual(
+    kept.get('12')?.functions.map((f) => f.functionName),
+    ['evaluateRule'],
+  );
   assert.equal(isCountedScript('/srv/app/server.js'), true);
   assert.equal(isCountedScript('evalmachine.<anonymous>'), false);
 });

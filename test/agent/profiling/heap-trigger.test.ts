@@ -9,7 +9,13 @@ const gc = (durationMs: number): GcEvent => ({ kind: 'minor', start: 0, duration
 let reason: string | undefined;
 
 /** Feeds `seconds` of 100 ms intervals, each with `gcMs` of observed GC, the old generation at `old(t)`; the time it fired (and `reason`), if it did. */
-function feed(trigger: HeapTrigger, seconds: number, gcMs: number, oldAt: (t: number) => number, heap: { old: number }): number | undefined {
+function feed(
+  trigger: HeapTrigger,
+  seconds: number,
+  gcMs: number,
+  oldAt: (t: number) => number,
+  heap: { old: number },
+): number | undefined {
   for (let t = 100; t <= seconds * 1000; t += 100) {
     heap.old = oldAt(t);
     reason = trigger.observe(t, gcMs > 0 ? [gc(gcMs)] : [], 100);
@@ -28,8 +34,15 @@ test('heap trigger: GC taking 8 % of the observed time starts the sampler at the
   // 4 % is below the share: never.
   const light = new HeapTrigger(() => heap.old);
   light.arm(0);
-  assert.equal(feed(light, 5, 4, () => 20 * MB, heap), undefined);
-  assert.equal(feed(t, 5, 8, () => 20 * MB, heap), undefined, 'once per profile');
+  assert.equal(
+    feed(light, 5, 4, () => 20 * MB, heap),
+    undefined,
+  );
+  assert.equal(
+    feed(t, 5, 8, () => 20 * MB, heap),
+    undefined,
+    'once per profile',
+  );
 });
 
 test('heap trigger: a growing old generation starts it; a flat heap with light GC never does', () => {
@@ -43,17 +56,33 @@ test('heap trigger: a growing old generation starts it; a flat heap with light G
   const flat = new HeapTrigger(() => heap.old);
   flat.arm(0);
   // Up and down by 3 MiB (young objects promoted, then collected): below the growth threshold.
-  assert.equal(feed(flat, 10, 2, (ms) => 20 * MB + (Math.floor(ms / 700) % 2) * 3 * MB, heap), undefined);
+  assert.equal(
+    feed(flat, 10, 2, (ms) => 20 * MB + (Math.floor(ms / 700) % 2) * 3 * MB, heap),
+    undefined,
+  );
 });
 
 test('heap trigger: nothing before arm() or after disarm(), and a throwing heap reading is no growth', () => {
   const heap = { old: 20 * MB };
   const t = new HeapTrigger(() => heap.old);
-  assert.equal(feed(t, 3, 50, () => 20 * MB, heap), undefined, 'not armed');
+  assert.equal(
+    feed(t, 3, 50, () => 20 * MB, heap),
+    undefined,
+    'not armed',
+  );
   t.arm(0);
   t.disarm();
-  assert.equal(feed(t, 3, 50, () => 20 * MB, heap), undefined, 'disarmed');
-  const broken = new HeapTrigger(() => { throw new Error('no statistics'); });
+  assert.equal(
+    feed(t, 3, 50, () => 20 * MB, heap),
+    undefined,
+    'disarmed',
+  );
+  const broken = new HeapTrigger(() => {
+    throw new Error('no statistics');
+  });
   broken.arm(0);
-  assert.equal(feed(broken, 3, 0, () => 0, heap), undefined);
+  assert.equal(
+    feed(broken, 3, 0, () => 0, heap),
+    undefined,
+  );
 });

@@ -20,7 +20,11 @@ async function start(node: string, config: Record<string, unknown> = {}): Promis
   const c = new Collector();
   await c.start();
   const t = launch(c, ['crash.cjs'], { node, config });
-  cleanups.push(async () => { t.kill(); await t.exited; await c.close(); });
+  cleanups.push(async () => {
+    t.kill();
+    await t.exited;
+    await c.close();
+  });
   const listen = await c.waitForListen();
   await c.waitFor((m) => m.type === 'sample', 5000, 'first sample');
   return { c, t, port: listen.port as number, pid: listen.pid };
@@ -28,7 +32,9 @@ async function start(node: string, config: Record<string, unknown> = {}): Promis
 
 /** Asks for a crash, after blocking the loop `blockMs` first; the request itself fails with the process. */
 function crash(port: number, how: 'throw' | 'exit', blockMs?: number): void {
-  get(port, `/crash?how=${how}${blockMs === undefined ? '' : `&blockMs=${blockMs}`}`, false).catch(() => { /* the server died, as asked */ });
+  get(port, `/crash?how=${how}${blockMs === undefined ? '' : `&blockMs=${blockMs}`}`, false).catch(() => {
+    /* the server died, as asked */
+  });
 }
 
 const isProfile = (m: AgentMessage): m is ProfileMessage => m.type === 'profile';
@@ -54,9 +60,15 @@ for (const node of NODES) {
       assert.equal(profile.kind, 'cpu');
       assert.equal(profile.pid, pid);
       assert.ok((profile.samples ?? 0) > 100, `${profile.samples} samples`);
-      const data = JSON.parse(readFileSync(join(c.dir, profile.file), 'utf8')) as { nodes: { callFrame: { functionName: string } }[]; samples: number[] };
+      const data = JSON.parse(readFileSync(join(c.dir, profile.file), 'utf8')) as {
+        nodes: { callFrame: { functionName: string } }[];
+        samples: number[];
+      };
       assert.equal(data.samples.length, profile.samples);
-      assert.ok(data.nodes.some((n) => n.callFrame.functionName === 'blockFor'), 'the work before the crash is in it');
+      assert.ok(
+        data.nodes.some((n) => n.callFrame.functionName === 'blockFor'),
+        'the work before the crash is in it',
+      );
       // The profile went out before the main thread's bye (the CLI may stop reading after bye).
       const byeAt = c.messages.findIndex((m) => m.type === 'bye' && m.pid === pid);
       assert.ok(byeAt > c.messages.indexOf(profile), 'profile, then bye');
@@ -74,7 +86,10 @@ test('with --heap both the CPU and the allocation profile are kept', async () =>
   crash(port, 'throw');
   await within(t.exited, 10_000, 'the crash');
   await c.waitFor((m) => m.type === 'bye', 3000, 'bye');
-  const kinds = c.messages.filter(isProfile).map((p) => p.kind).sort();
+  const kinds = c.messages
+    .filter(isProfile)
+    .map((p) => p.kind)
+    .sort();
   assert.deepEqual(kinds, ['cpu', 'heap']);
   for (const p of c.messages.filter(isProfile)) assert.ok(existsSync(join(c.dir, p.file)));
 });
@@ -87,7 +102,10 @@ test('a crash after the mid-load heap switch keeps the CPU and allocation profil
   crash(port, 'throw');
   await within(t.exited, 10_000, 'the crash');
   await c.waitFor((m) => m.type === 'bye', 3000, 'bye');
-  const kinds = c.messages.filter(isProfile).map((p) => p.kind).sort();
+  const kinds = c.messages
+    .filter(isProfile)
+    .map((p) => p.kind)
+    .sort();
   assert.deepEqual(kinds, ['cpu', 'heap'], 'the retained view needs the post-load GC: none at a crash');
   assert.doesNotMatch(t.stderr(), /Waiting for the debugger/);
 });
@@ -102,7 +120,10 @@ for (const node of NODES) {
     assert.ok(final, `a final stall: ${c.messages.map((m) => m.type).join(',')}`);
     assert.ok(final.durationMs >= 600, `duration ${final.durationMs}`);
     // The block's code (blockFor, or the handler V8 inlined it into) is the cause.
-    assert.ok(final.cause?.some((x) => x.share > 0.5 && x.stack[0]?.file.endsWith('/crash.cjs')), JSON.stringify(final.cause));
+    assert.ok(
+      final.cause?.some((x) => x.share > 0.5 && x.stack[0]?.file.endsWith('/crash.cjs')),
+      JSON.stringify(final.cause),
+    );
     assert.ok(exitDelay(t) < PROFILE_RESCUE_WAIT_MS, 'well within the bound');
     assert.doesNotMatch(t.stderr(), /Waiting for the debugger/);
   });

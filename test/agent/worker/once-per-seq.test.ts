@@ -5,8 +5,12 @@ import assert from 'node:assert/strict';
 import { oncePerSeq } from '../../../src/agent/worker/worker-data.js';
 import type { ControlMessage } from '../../../src/agent/protocol.js';
 
-const cmd = (c: 'profile-start' | 'profile-stop' | 'flush', seq?: number): ControlMessage =>
-  ({ v: 1, type: 'control', cmd: c, ...(seq === undefined ? {} : { seq }) });
+const cmd = (c: 'profile-start' | 'profile-stop' | 'flush', seq?: number): ControlMessage => ({
+  v: 1,
+  type: 'control',
+  cmd: c,
+  ...(seq === undefined ? {} : { seq }),
+});
 
 test('each seq is acted on once, whichever copy comes first; older commands are dropped', () => {
   const seen: string[] = [];

@@ -37,9 +37,12 @@ async function missBeats(blockMs: number, during?: (dog: StallWatchdog) => void,
   return sent;
 }
 
-test('a missed heartbeat: ongoing reports, then the final duration, not the agent\'s', async () => {
+test("a missed heartbeat: ongoing reports, then the final duration, not the agent's", async () => {
   const sent = await missBeats(700);
-  assert.ok(sent.some((b) => b.ongoing), 'reported while it lasted');
+  assert.ok(
+    sent.some((b) => b.ongoing),
+    'reported while it lasted',
+  );
   const final = sent.find((b) => !b.ongoing);
   assert.ok(final && final.durationMs >= 650 && final.durationMs < 1500, JSON.stringify(sent));
   assert.ok(sent.every((b) => b.byAgent === undefined));
@@ -51,7 +54,10 @@ test('a block while the agent stops its profiles is marked byAgent, ongoing and 
     setTimeout(() => dog.agentWork(false), 600);
   });
   assert.ok(sent.length >= 2 && sent.some((b) => !b.ongoing), JSON.stringify(sent));
-  assert.ok(sent.every((b) => b.byAgent === 'profile-stop'), JSON.stringify(sent));
+  assert.ok(
+    sent.every((b) => b.byAgent === 'profile-stop'),
+    JSON.stringify(sent),
+  );
 });
 
 test('agent work that ended before the block began does not mark it', async () => {
@@ -73,8 +79,14 @@ test('agent work that begins once the loop has been blocked for a second does no
       setTimeout(() => dog.agentWork(false), 300);
     }, 1300);
   });
-  assert.ok(sent.some((b) => !b.ongoing), JSON.stringify(sent));
-  assert.ok(sent.every((b) => b.byAgent === undefined), JSON.stringify(sent));
+  assert.ok(
+    sent.some((b) => !b.ongoing),
+    JSON.stringify(sent),
+  );
+  assert.ok(
+    sent.every((b) => b.byAgent === undefined),
+    JSON.stringify(sent),
+  );
 });
 
 function spinStuck(ms: number): number {
@@ -105,7 +117,10 @@ test('a stall still under way at the flush is sent with its stacks so far; sampl
     assert.ok(underWay, JSON.stringify(sent));
     assert.equal(underWay.ongoing, true, 'still under way');
     assert.equal(underWay.byAgent, undefined);
-    assert.ok(underWay.cause?.some((c) => c.stack[0]?.function === 'spinStuck'), JSON.stringify(underWay.cause));
+    assert.ok(
+      underWay.cause?.some((c) => c.stack[0]?.function === 'spinStuck'),
+      JSON.stringify(underWay.cause),
+    );
     // Each later report replaces the last (read-telemetry.ts): it repeats the stacks so far.
     const before = sent.length;
     for (const end = Date.now() + 3000; Date.now() < end && sent.length === before;) await sleep(20);
@@ -118,7 +133,10 @@ test('a stall still under way at the flush is sent with its stacks so far; sampl
     const final = sent.find((b) => !b.ongoing);
     assert.ok(final && final.durationMs >= underWay.durationMs, JSON.stringify(sent));
     // spinStuck, or the test's function it is now inlined into (V8 optimised it by then).
-    assert.ok(final.cause?.some((c) => c.stack[0]?.file.includes('stall-watchdog.test')), JSON.stringify(final.cause));
+    assert.ok(
+      final.cause?.some((c) => c.stack[0]?.file.includes('stall-watchdog.test')),
+      JSON.stringify(final.cause),
+    );
   } finally {
     dog.stop();
   }
@@ -153,8 +171,8 @@ test('a stall carries the CPU the watched thread got while it lasted: all of it 
   assert.ok(unknown && unknown.threadCpuMs === undefined && unknown.threadCpuOverMs === undefined, JSON.stringify(unknown));
 });
 
-test('watchedThreadCpu: the main thread\'s own CPU on Linux (it advances while this thread computes), nothing for a worker thread', () => {
-  assert.equal(watchedThreadCpu(1), undefined, 'a worker thread\'s tid is not known');
+test("watchedThreadCpu: the main thread's own CPU on Linux (it advances while this thread computes), nothing for a worker thread", () => {
+  assert.equal(watchedThreadCpu(1), undefined, "a worker thread's tid is not known");
   const read = watchedThreadCpu(0);
   if (process.platform !== 'linux') return assert.equal(read, undefined);
   assert.ok(read, 'readable on Linux');

@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callsPerRequest, describePath, describePerRequest, requestsAtTime, requestsInWindow } from '../../../src/analyze/signals/call-counts.js';
+import {
+  callsPerRequest,
+  describePath,
+  describePerRequest,
+  requestsAtTime,
+  requestsInWindow,
+} from '../../../src/analyze/signals/call-counts.js';
 import { syntheticRun } from '../../fixtures/telemetry/synthetic-run.js';
 
 test('call counts: requests in a window are interpolated between telemetry samples', () => {
@@ -18,13 +24,21 @@ test('call counts: calls per request of a function, found by position or, source
   const t = run.threads[0];
   const start = run.loadWindow!.start + 5000;
   // Rows as the agent writes them (captured from a koa app: name, 0-based start line and column, end, calls).
-  run.callCounts = [{
-    pid: t.pid, threadId: t.threadId, start, end: start + 500,
-    scripts: {
-      'file:///srv/app/lib/discounts.js': [['evaluateRule', 17, 0, 25, 1, 1000], ['computeDiscount', 27, 0, 36, 1, 250]],
-      'file:///srv/app/server.js': [['', 10, 8, 17, 1, 250]],
+  run.callCounts = [
+    {
+      pid: t.pid,
+      threadId: t.threadId,
+      start,
+      end: start + 500,
+      scripts: {
+        'file:///srv/app/lib/discounts.js': [
+          ['evaluateRule', 17, 0, 25, 1, 1000],
+          ['computeDiscount', 27, 0, 36, 1, 250],
+        ],
+        'file:///srv/app/server.js': [['', 10, 8, 17, 1, 250]],
+      },
     },
-  }];
+  ];
   const requests = requestsInWindow(t, run.callCounts[0]);
   assert.ok(requests > 200 && requests < 300, `requests ${requests}`);
   const rule = callsPerRequest(run, { name: 'evaluateRule', file: 'lib/discounts.js', line: 18, column: 1 });
@@ -45,7 +59,9 @@ test('call counts: a window with too few requests tells nothing', () => {
   const run = syntheticRun({ cwd: '/srv/app', rps: 4, elu: 0.5, cores: 0.5, latencyMs: 2 });
   const t = run.threads[0];
   const start = run.loadWindow!.start + 5000;
-  run.callCounts = [{ pid: t.pid, threadId: t.threadId, start, end: start + 500, scripts: { 'file:///srv/app/a.js': [['f', 0, 0, 3, 1, 90]] } }];
+  run.callCounts = [
+    { pid: t.pid, threadId: t.threadId, start, end: start + 500, scripts: { 'file:///srv/app/a.js': [['f', 0, 0, 3, 1, 90]] } },
+  ];
   assert.equal(callsPerRequest(run, { name: 'f', file: 'a.js', line: 1, column: 1 }), undefined);
 });
 
@@ -53,11 +69,14 @@ test('call counts: calls per request and paths as sentences', () => {
   assert.equal(describePerRequest(5992.4), '5,992');
   assert.equal(describePerRequest(11.4), '11');
   assert.equal(describePerRequest(1.06), '1.1');
-  assert.equal(describePath([
-    { function: 'handler', file: 'server.js', line: 3, callsPerRequest: 1 },
-    { function: 'slugify', file: 'lib/slug.js', line: 1, callsPerRequest: 3000 },
-    { function: 'other', file: 'lib/o.js', line: 9 },
-  ]), 'handler (server.js:3, 1 per request) → slugify (lib/slug.js:1, 3,000 per request) → other (lib/o.js:9)');
+  assert.equal(
+    describePath([
+      { function: 'handler', file: 'server.js', line: 3, callsPerRequest: 1 },
+      { function: 'slugify', file: 'lib/slug.js', line: 1, callsPerRequest: 3000 },
+      { function: 'other', file: 'lib/o.js', line: 9 },
+    ]),
+    'handler (server.js:3, 1 per request) → slugify (lib/slug.js:1, 3,000 per request) → other (lib/o.js:9)',
+  );
 });
 
 test('call counts: async functions and generators get none (V8 counts each resumption as a call)', async () => {
@@ -65,21 +84,39 @@ test('call counts: async functions and generators get none (V8 counts each resum
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const cwd = mkdtempSync(join(tmpdir(), 'hotpath-calls-'));
-  writeFileSync(join(cwd, 'server.mjs'), [
-    'async function fetchPrice(base, sku) {',
-    '  const r = await fetch(`${base}/price/${sku}`);',
-    '  return (await r.json()).price;',
-    '}',
-    'function price(x) { return x * 2; }',
-    'class Repo { async find(id) { return id; } }',
-    'function* rows() { yield 1; }',
-  ].join('\n'));
+  writeFileSync(
+    join(cwd, 'server.mjs'),
+    [
+      'async function fetchPrice(base, sku) {',
+      '  const r = await fetch(`${base}/price/${sku}`);',
+      '  return (await r.json()).price;',
+      '}',
+      'function price(x) { return x * 2; }',
+      'class Repo { async find(id) { return id; } }',
+      'function* rows() { yield 1; }',
+    ].join('\n'),
+  );
   const run = syntheticRun({ cwd, rps: 500, elu: 0.5, cores: 0.5, latencyMs: 2 });
   const t = run.threads[0];
   const start = run.loadWindow!.start + 5000;
   const url = `file://${join(cwd, 'server.mjs')}`;
   // Counts as V8 gave them for a fetch helper: three entries per call.
-  run.callCounts = [{ pid: t.pid, threadId: t.threadId, start, end: start + 500, scripts: { [url]: [['fetchPrice', 0, 0, 3, 1, 750], ['price', 4, 0, 4, 38, 250], ['find', 5, 13, 5, 42, 90], ['rows', 6, 0, 6, 30, 10]] } }];
+  run.callCounts = [
+    {
+      pid: t.pid,
+      threadId: t.threadId,
+      start,
+      end: start + 500,
+      scripts: {
+        [url]: [
+          ['fetchPrice', 0, 0, 3, 1, 750],
+          ['price', 4, 0, 4, 38, 250],
+          ['find', 5, 13, 5, 42, 90],
+          ['rows', 6, 0, 6, 30, 10],
+        ],
+      },
+    },
+  ];
   assert.equal(callsPerRequest(run, { name: 'fetchPrice', file: 'server.mjs', line: 1, column: 1 }), undefined);
   assert.equal(callsPerRequest(run, { name: 'find', file: 'server.mjs', line: 6, column: 20 }), undefined);
   assert.equal(callsPerRequest(run, { name: 'rows', file: 'server.mjs', line: 7, column: 1 }), undefined);

@@ -42,20 +42,30 @@ test('leak holder: an array declared in an enclosing function is held by the clo
   assert.equal(h?.scope, 'closure');
   assert.equal(h?.enclosing, 'makeAuditTrail');
   assert.equal(h?.storeLine, 7, 'the local `copy` is skipped');
-  assert.match(describeHolder(h!, { function: 'audit', file: 'a.js', line: 3 }), /declared in `makeAuditTrail` \(a\.js:2\) and kept alive by the closure `audit`/);
+  assert.match(
+    describeHolder(h!, { function: 'audit', file: 'a.js', line: 3 }),
+    /declared in `makeAuditTrail` \(a\.js:2\) and kept alive by the closure `audit`/,
+  );
 });
 
 test('leak holder: indexed assignment into a module object, listeners on an emitter, a property of this', () => {
   const obj = ['const byUser = {};', 'const remember = (user, data) => {', '  byUser[user.id] = data;', '};'].join('\n');
   assert.deepEqual(findHolder(obj, 2), { name: 'byUser', kind: 'object', scope: 'module', via: '[]=', storeLine: 3, declaredLine: 1 });
-  const bus = ["const bus = new EventEmitter();", 'function subscribe(fn) {', "  bus.on('tick', () => fn());", '}'].join('\n');
+  const bus = ['const bus = new EventEmitter();', 'function subscribe(fn) {', "  bus.on('tick', () => fn());", '}'].join('\n');
   assert.equal(findHolder(bus, 2)?.kind, 'EventEmitter');
   const cls = ['class Cache {', '  put(k, v) {', '    this.items.set(k, v);', '  }', '}'].join('\n');
   assert.deepEqual(findHolder(cls, 2), { name: 'this.items', kind: 'value', scope: 'property', via: 'set', storeLine: 3 });
 });
 
 test('leak holder: nothing when the function only fills its own locals or its parameters', () => {
-  const src = ['function build(rows, out) {', '  const list = [];', '  for (const r of rows) list.push(r);', '  out.push(list);', '  return list;', '}'].join('\n');
+  const src = [
+    'function build(rows, out) {',
+    '  const list = [];',
+    '  for (const r of rows) list.push(r);',
+    '  out.push(list);',
+    '  return list;',
+    '}',
+  ].join('\n');
   assert.equal(findHolder(src, 1), undefined);
   assert.equal(findHolder(src, 99), undefined);
 });

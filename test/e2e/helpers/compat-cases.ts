@@ -13,7 +13,7 @@ export const SUITE_MAJORS = [20, 24];
 
 /** How the app is started, in the order the table lists them. */
 export const LAUNCHERS = ['node', 'npm start', 'tsx', 'node --import', 'type stripping', 'cluster primary'] as const;
-export type Launcher = typeof LAUNCHERS[number];
+export type Launcher = (typeof LAUNCHERS)[number];
 
 export interface MatrixPackage {
   /** The package's own name, and its major ("0.5" below 1.0): the installed version starts with it. */
@@ -43,36 +43,158 @@ const JS = 'lib/password.js';
 const TS = 'ts/lib/password.ts';
 const express4: MatrixPackage = { name: 'express', major: '4', as: 'express4' };
 const fastify4: MatrixPackage = { name: 'fastify', major: '4', as: 'fastify4' };
-const koa2 = [{ name: 'koa', major: '2', as: 'koa2' }, { name: '@koa/router', major: '13', as: 'koa-router13' }];
-const nest10 = [{ name: '@nestjs/core', major: '10' }, { name: '@nestjs/platform-express', major: '10' }, { name: 'express', major: '4' }];
-const nest11 = [{ name: '@nestjs/core', major: '11' }, { name: '@nestjs/platform-express', major: '11' }];
+const koa2 = [
+  { name: 'koa', major: '2', as: 'koa2' },
+  { name: '@koa/router', major: '13', as: 'koa-router13' },
+];
+const nest10 = [
+  { name: '@nestjs/core', major: '10' },
+  { name: '@nestjs/platform-express', major: '10' },
+  { name: 'express', major: '4' },
+];
+const nest11 = [
+  { name: '@nestjs/core', major: '11' },
+  { name: '@nestjs/platform-express', major: '11' },
+];
 
 export const matrixCases: MatrixCase[] = [
   { framework: 'Express', version: '4', packages: [express4], app: 'express4.js', launcher: 'node', culpritFile: JS },
   { framework: 'Express', version: '4', packages: [express4], app: 'express4.js', launcher: 'node', healthy: true, culpritFile: JS },
   { framework: 'Express', version: '4', packages: [express4], app: 'ts/express4.ts', launcher: 'tsx', culpritFile: TS },
-  { framework: 'Express', version: '4', packages: [express4], app: 'ts/express4.ts', launcher: 'type stripping', node: 22, culpritFile: TS },
-  { framework: 'Express', version: '4', packages: [express4], app: 'ts/express4.ts', launcher: 'type stripping', node: 24, culpritFile: TS },
-  { framework: 'Express', version: '5', packages: [{ name: 'express', major: '5' }], app: 'express5.js', launcher: 'npm start', culpritFile: JS },
-  { framework: 'Express', version: '5', packages: [{ name: 'express', major: '5' }], app: 'express5.js', launcher: 'npm start', healthy: true, culpritFile: JS },
+  {
+    framework: 'Express',
+    version: '4',
+    packages: [express4],
+    app: 'ts/express4.ts',
+    launcher: 'type stripping',
+    node: 22,
+    culpritFile: TS,
+  },
+  {
+    framework: 'Express',
+    version: '4',
+    packages: [express4],
+    app: 'ts/express4.ts',
+    launcher: 'type stripping',
+    node: 24,
+    culpritFile: TS,
+  },
+  {
+    framework: 'Express',
+    version: '5',
+    packages: [{ name: 'express', major: '5' }],
+    app: 'express5.js',
+    launcher: 'npm start',
+    culpritFile: JS,
+  },
+  {
+    framework: 'Express',
+    version: '5',
+    packages: [{ name: 'express', major: '5' }],
+    app: 'express5.js',
+    launcher: 'npm start',
+    healthy: true,
+    culpritFile: JS,
+  },
   { framework: 'Fastify', version: '4', packages: [fastify4], app: 'fastify4.js', launcher: 'node', culpritFile: JS },
-  { framework: 'Fastify', version: '4', packages: [fastify4], app: 'fastify4.js', launcher: 'node', node: 22, healthy: true, culpritFile: JS },
-  { framework: 'Fastify', version: '5', packages: [{ name: 'fastify', major: '5' }], app: 'fastify5.js', launcher: 'node --import', culpritFile: JS },
+  {
+    framework: 'Fastify',
+    version: '4',
+    packages: [fastify4],
+    app: 'fastify4.js',
+    launcher: 'node',
+    node: 22,
+    healthy: true,
+    culpritFile: JS,
+  },
+  {
+    framework: 'Fastify',
+    version: '5',
+    packages: [{ name: 'fastify', major: '5' }],
+    app: 'fastify5.js',
+    launcher: 'node --import',
+    culpritFile: JS,
+  },
   { framework: 'Koa', version: '2', packages: koa2, app: 'koa2.js', launcher: 'cluster primary', culpritFile: JS },
   { framework: 'Koa', version: '2', packages: koa2, app: 'koa2.js', launcher: 'cluster primary', node: 22, culpritFile: JS },
-  { framework: 'Koa', version: '3', packages: [{ name: 'koa', major: '3' }, { name: '@koa/router', major: '15' }], app: 'koa3.js', launcher: 'node', culpritFile: JS },
-  { framework: 'Koa', version: '3', packages: [{ name: 'koa', major: '3' }, { name: '@koa/router', major: '15' }], app: 'koa3.js', launcher: 'node', healthy: true, culpritFile: JS },
-  { framework: 'restify', version: '12', packages: [{ name: 'restify', major: '12' }], app: 'restify.js', launcher: 'node', culpritFile: JS },
-  { framework: 'restify', version: '12', packages: [{ name: 'restify', major: '12' }], app: 'restify.js', launcher: 'node', healthy: true, culpritFile: JS },
+  {
+    framework: 'Koa',
+    version: '3',
+    packages: [
+      { name: 'koa', major: '3' },
+      { name: '@koa/router', major: '15' },
+    ],
+    app: 'koa3.js',
+    launcher: 'node',
+    culpritFile: JS,
+  },
+  {
+    framework: 'Koa',
+    version: '3',
+    packages: [
+      { name: 'koa', major: '3' },
+      { name: '@koa/router', major: '15' },
+    ],
+    app: 'koa3.js',
+    launcher: 'node',
+    healthy: true,
+    culpritFile: JS,
+  },
+  {
+    framework: 'restify',
+    version: '12',
+    packages: [{ name: 'restify', major: '12' }],
+    app: 'restify.js',
+    launcher: 'node',
+    culpritFile: JS,
+  },
+  {
+    framework: 'restify',
+    version: '12',
+    packages: [{ name: 'restify', major: '12' }],
+    app: 'restify.js',
+    launcher: 'node',
+    healthy: true,
+    culpritFile: JS,
+  },
   { framework: 'hapi', version: '21', packages: [{ name: '@hapi/hapi', major: '21' }], app: 'hapi.js', launcher: 'node', culpritFile: JS },
-  { framework: 'Hono', version: '4', packages: [{ name: 'hono', major: '4' }, { name: '@hono/node-server', major: '2' }], app: 'hono.mjs', launcher: 'node', culpritFile: JS },
-  { framework: 'Hono', version: '4', packages: [{ name: 'hono', major: '4' }, { name: '@hono/node-server', major: '2' }], app: 'hono.mjs', launcher: 'node', healthy: true, culpritFile: JS },
+  {
+    framework: 'Hono',
+    version: '4',
+    packages: [
+      { name: 'hono', major: '4' },
+      { name: '@hono/node-server', major: '2' },
+    ],
+    app: 'hono.mjs',
+    launcher: 'node',
+    culpritFile: JS,
+  },
+  {
+    framework: 'Hono',
+    version: '4',
+    packages: [
+      { name: 'hono', major: '4' },
+      { name: '@hono/node-server', major: '2' },
+    ],
+    app: 'hono.mjs',
+    launcher: 'node',
+    healthy: true,
+    culpritFile: JS,
+  },
   { framework: 'NestJS', version: '10', packages: nest10, app: 'nest10/server.js', launcher: 'node', culpritFile: JS },
   { framework: 'NestJS', version: '10', packages: nest10, app: 'nest10/server.js', launcher: 'node', healthy: true, culpritFile: JS },
   { framework: 'NestJS', version: '10', packages: nest10, app: 'nest10/server.js', launcher: 'node', node: 22, culpritFile: JS },
   { framework: 'NestJS', version: '11', packages: nest11, app: 'nest11.js', launcher: 'node', culpritFile: JS },
   { framework: 'h3', version: '2', packages: [{ name: 'h3', major: '2' }], app: 'h3.mjs', launcher: 'node', culpritFile: JS },
-  { framework: 'h3', version: '2', packages: [{ name: 'h3', major: '2' }], app: 'h3.mjs', launcher: 'node', healthy: true, culpritFile: JS },
+  {
+    framework: 'h3',
+    version: '2',
+    packages: [{ name: 'h3', major: '2' }],
+    app: 'h3.mjs',
+    launcher: 'node',
+    healthy: true,
+    culpritFile: JS,
+  },
   { framework: 'polka', version: '0.5', packages: [{ name: 'polka', major: '0.5' }], app: 'polka.js', launcher: 'node', culpritFile: JS },
   { framework: 'connect', version: '3', packages: [{ name: 'connect', major: '3' }], app: 'connect.js', launcher: 'node', culpritFile: JS },
 ];
@@ -115,8 +237,11 @@ export function docRowsOf(cases: MatrixCase[]): CompatRow[] {
 /** The table as markdown, as docs/compatibility.md holds it. */
 export function renderCompatTable(rows: CompatRow[]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
-  return [line(COLUMNS), line(COLUMNS.map(() => '---')),
-    ...rows.map((r) => line([r.framework, r.version, r.packages, r.launchers, r.node, r.checks]))].join('\n');
+  return [
+    line(COLUMNS),
+    line(COLUMNS.map(() => '---')),
+    ...rows.map((r) => line([r.framework, r.version, r.packages, r.launchers, r.node, r.checks])),
+  ].join('\n');
 }
 
 /** The rows of the table that starts with the matrix's header in a markdown page. */
@@ -127,7 +252,11 @@ export function parseCompatTable(markdown: string): CompatRow[] {
   const rows: CompatRow[] = [];
   for (const l of lines.slice(start + 2)) {
     if (!l.trim().startsWith('|')) break;
-    const [framework, version, packages, launchers, node, checks] = l.trim().replace(/^\||\|$/g, '').split('|').map((s) => s.trim());
+    const [framework, version, packages, launchers, node, checks] = l
+      .trim()
+      .replace(/^\||\|$/g, '')
+      .split('|')
+      .map((s) => s.trim());
     rows.push({ framework, version, packages, launchers, node, checks });
   }
   return rows;

@@ -8,7 +8,10 @@ import type { Finding } from '../../../src/analyze/finding.js';
 
 /** One line per finding, then the main finding's evidence (what a failure needs to be understood). */
 export function findingsSummary(report: Report): string {
-  const lines = report.findings.map((f) => `${f.severity} ${f.category} ${f.culprit ? `${f.culprit.function} ${f.culprit.file}:${f.culprit.line}:${f.culprit.column ?? 0}` : ''}`);
+  const lines = report.findings.map(
+    (f) =>
+      `${f.severity} ${f.category} ${f.culprit ? `${f.culprit.function} ${f.culprit.file}:${f.culprit.line}:${f.culprit.column ?? 0}` : ''}`,
+  );
   const main = report.findings[0];
   return [...lines, ...(main ? [`main finding evidence: ${JSON.stringify(main.evidence).slice(0, 3000)}`] : [])].join('\n');
 }
@@ -18,8 +21,15 @@ export function checkDiagnosis(report: Report, stderr: string, healthy: boolean)
   const summary = findingsSummary(report);
   assert.equal(report.target.outcome.status, 'completed', stderr);
   if (healthy) {
-    assert.deepEqual(report.findings.filter((f) => f.severity !== 'info').map((f) => f.code), [], summary);
-    assert.ok(report.findings.some((f) => f.category === 'healthy'), summary);
+    assert.deepEqual(
+      report.findings.filter((f) => f.severity !== 'info').map((f) => f.code),
+      [],
+      summary,
+    );
+    assert.ok(
+      report.findings.some((f) => f.category === 'healthy'),
+      summary,
+    );
     return undefined;
   }
   const [main] = report.findings;

@@ -15,8 +15,12 @@ export function perfSkipReason(): string | false {
   if (!('path' in found)) return (cached = `perf unavailable: ${found.reason}`);
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-perf-probe-'));
   try {
-    const r = spawnSync(found.path, ['record', '-q', '-g', '-o', join(dir, 'probe.data'), '--', process.execPath, '-e', '0'], { encoding: 'utf8', timeout: 30_000 });
-    cached = r.status === 0 ? false : `perf cannot record here: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim().split('\n')[0]}`;
+    const r = spawnSync(found.path, ['record', '-q', '-g', '-o', join(dir, 'probe.data'), '--', process.execPath, '-e', '0'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    cached =
+      r.status === 0 ? false : `perf cannot record here: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim().split('\n')[0]}`;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -9,11 +9,24 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { load } from '../../../src/load/load.js';
 
-export interface RecordedLog { dir: string; log: string; requests: number }
+export interface RecordedLog {
+  dir: string;
+  log: string;
+  requests: number;
+}
 
-export async function recordTickLog(server: string, seconds: number, node = process.execPath, extraFlags: string[] = []): Promise<RecordedLog> {
+export async function recordTickLog(
+  server: string,
+  seconds: number,
+  node = process.execPath,
+  extraFlags: string[] = [],
+): Promise<RecordedLog> {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-prof-'));
-  const child = spawn(node, ['--prof', ...extraFlags, server], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORT: '0', NODE_OPTIONS: '' } });
+  const child = spawn(node, ['--prof', ...extraFlags, server], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, PORT: '0', NODE_OPTIONS: '' },
+  });
   let out = '';
   const port = await new Promise<number>((ok, fail) => {
     child.stdout.on('data', (c: Buffer) => {

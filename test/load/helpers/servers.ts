@@ -20,7 +20,10 @@ export interface TestServer {
  * A raw TCP server: `respond(path, index)` returns the bytes to answer each request with,
  * or `null` to answer nothing; `'close'` closes after writing. Requests have no bodies here.
  */
-export function rawServer(respond: (path: string, index: number, socket: net.Socket) => string | Buffer | null, listenOn?: string): Promise<TestServer> {
+export function rawServer(
+  respond: (path: string, index: number, socket: net.Socket) => string | Buffer | null,
+  listenOn?: string,
+): Promise<TestServer> {
   const sockets = new Set<net.Socket>();
   const state: TestServer = { url: '', requests: 0, connections: 0, paths: [], close: async () => {} };
   const server = net.createServer((socket) => {
@@ -69,10 +72,11 @@ function listen(server: net.Server, state: TestServer, sockets: Set<net.Socket>,
     const done = () => {
       const port = path === undefined ? (server.address() as AddressInfo).port : 0;
       state.url = path === undefined ? `http://127.0.0.1:${port}/` : 'http://localhost/';
-      state.close = () => new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      });
+      state.close = () =>
+        new Promise<void>((r) => {
+          for (const s of sockets) s.destroy();
+          server.close(() => r());
+        });
       resolve(state);
     };
     if (path === undefined) server.listen(0, '127.0.0.1', done);

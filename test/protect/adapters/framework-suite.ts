@@ -14,7 +14,11 @@ import { join } from 'node:path';
 
 const fixture = fileURLToPath(new URL('../fixtures/protect-server.js', import.meta.url));
 
-interface Reply { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 type Ports = Record<'guarded' | 'disabled' | 'custom', number>;
 
 /** One GET on a fresh connection (no keep-alive, so each request is a new accept on the server). */
@@ -23,7 +27,9 @@ export function get(port: number, path: string, headers: Record<string, string> 
     const req = request({ host: '127.0.0.1', port, path, headers, agent: false, timeout: 10_000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (c: string) => { body += c; });
+      res.on('data', (c: string) => {
+        body += c;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
     });
     req.on('timeout', () => req.destroy(new Error(`GET ${path} timed out`)));
@@ -45,7 +51,13 @@ function startBlock(port: number, flag: string): Promise<{ done: Promise<Reply> 
       const done = new Promise<Reply>((resolveDone) => {
         res.on('end', () => resolveDone({ status: res.statusCode ?? 0, headers: res.headers, body }));
       });
-      res.once('data', (c: string) => { body += c; resolveStarted({ done }); res.on('data', (d: string) => { body += d; }); });
+      res.once('data', (c: string) => {
+        body += c;
+        resolveStarted({ done });
+        res.on('data', (d: string) => {
+          body += d;
+        });
+      });
     });
     req.on('timeout', () => req.destroy(new Error('/block timed out')));
     req.on('error', reject);
@@ -80,17 +92,24 @@ let blocks = 0;
 /** A GET whose `written` settles once the request is handed to the kernel. */
 function send(port: number, path: string, headers: Record<string, string> = {}): { written: Promise<void>; reply: Promise<Reply> } {
   let markWritten = (): void => {};
-  const written = new Promise<void>((resolve) => { markWritten = resolve; });
+  const written = new Promise<void>((resolve) => {
+    markWritten = resolve;
+  });
   const reply = new Promise<Reply>((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, headers, agent: false, timeout: 15_000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (c: string) => { body += c; });
+      res.on('data', (c: string) => {
+        body += c;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
     });
     req.on('finish', markWritten);
     req.on('timeout', () => req.destroy(new Error(`GET ${path} timed out`)));
-    req.on('error', (err) => { markWritten(); reject(err); });
+    req.on('error', (err) => {
+      markWritten();
+      reject(err);
+    });
     req.end();
   });
   return { written, reply };

@@ -20,20 +20,34 @@ import { FAKE_DEP, WORK_APP, cpuProfileOf, writeProject } from '../../profile/pr
 function captureIO(cwd: string): CliIO & { out: () => string; err: () => string } {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
-  let o = '', e = '';
-  stdout.on('data', (d) => { o += d; });
-  stderr.on('data', (d) => { e += d; });
+  let o = '',
+    e = '';
+  stdout.on('data', (d) => {
+    o += d;
+  });
+  stderr.on('data', (d) => {
+    e += d;
+  });
   return { stdout, stderr, env: {}, cwd, color: false, interactive: false, out: () => o, err: () => e };
 }
 
 function writeRunDir(dir: string, profiles: { kind: 'cpu' | 'heap'; pid: number; threadId: number; file: string }[], cwd: string) {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'meta.json'), JSON.stringify({
-    version: 1, hotpathVersion: '0.0.0-test', command: ['node', 'app.js'], cwd, startedAt: 1_700_000_000_000,
-    phases: [], processes: profiles.map((p) => ({ pid: p.pid, threadId: p.threadId, isTarget: p.pid === 101 })),
-    outcome: { status: 'completed' }, options: {},
-    profiles: profiles.map((p) => ({ ...p, start: 1_700_000_000_000, end: 1_700_000_002_000 })),
-  }));
+  writeFileSync(
+    join(dir, 'meta.json'),
+    JSON.stringify({
+      version: 1,
+      hotpathVersion: '0.0.0-test',
+      command: ['node', 'app.js'],
+      cwd,
+      startedAt: 1_700_000_000_000,
+      phases: [],
+      processes: profiles.map((p) => ({ pid: p.pid, threadId: p.threadId, isTarget: p.pid === 101 })),
+      outcome: { status: 'completed' },
+      options: {},
+      profiles: profiles.map((p) => ({ ...p, start: 1_700_000_000_000, end: 1_700_000_002_000 })),
+    }),
+  );
 }
 
 describe('hotpath export', () => {
@@ -45,16 +59,23 @@ describe('hotpath export', () => {
     const profile = cpuProfileOf(project, 'app.js', { scriptArgs: ['600'], intervalUs: 1000 });
     totalUs = buildCallTree(profile, { cwd: project }).totalUs;
     run = join(project, '.hotpath', 'run1');
-    writeRunDir(run, [
-      { kind: 'cpu', pid: 101, threadId: 0, file: 'cpu-101-0.cpuprofile' },
-      { kind: 'cpu', pid: 202, threadId: 0, file: 'cpu-202-0.cpuprofile' },
-    ], project);
+    writeRunDir(
+      run,
+      [
+        { kind: 'cpu', pid: 101, threadId: 0, file: 'cpu-101-0.cpuprofile' },
+        { kind: 'cpu', pid: 202, threadId: 0, file: 'cpu-202-0.cpuprofile' },
+      ],
+      project,
+    );
     writeFileSync(join(run, 'cpu-101-0.cpuprofile'), JSON.stringify(profile));
-    writeFileSync(join(run, 'cpu-202-0.cpuprofile'), JSON.stringify({ ...profile, samples: profile.samples.slice(0, 10), timeDeltas: profile.timeDeltas.slice(0, 10) }));
+    writeFileSync(
+      join(run, 'cpu-202-0.cpuprofile'),
+      JSON.stringify({ ...profile, samples: profile.samples.slice(0, 10), timeDeltas: profile.timeDeltas.slice(0, 10) }),
+    );
   });
   after(() => rmSync(project, { recursive: true, force: true }));
 
-  it('writes gzipped pprof next to the target thread\'s profile and prints its path on stderr', async () => {
+  it("writes gzipped pprof next to the target thread's profile and prints its path on stderr", async () => {
     const io = captureIO(project);
     assert.equal(await runCli(['export', run, '--format', 'pprof'], io), 0, io.err());
     const file = join(run, 'cpu-101-0.pb.gz');
@@ -68,19 +89,32 @@ describe('hotpath export', () => {
 
   it('writes speedscope and folded files, honours --out (creating its directory) and --thread', async () => {
     const io2 = captureIO(project);
-    assert.equal(await runCli(['export', '.hotpath/run1', '-f', 'speedscope', '--out', 'out/s.json', '--thread', '202:0'], io2), 0, io2.err());
+    assert.equal(
+      await runCli(['export', '.hotpath/run1', '-f', 'speedscope', '--out', 'out/s.json', '--thread', '202:0'], io2),
+      0,
+      io2.err(),
+    );
     const s = JSON.parse(readFileSync(join(project, 'out/s.json'), 'utf8')) as { profiles: { samples: unknown[] }[] };
     assert.equal(s.profiles[0].samples.length, 10);
     const io3 = captureIO(project);
     assert.equal(await runCli(['export', run, '--format', 'folded'], io3), 0, io3.err());
     const folded = readFileSync(join(run, 'cpu-101-0.folded'), 'utf8');
-    assert.equal(folded.trimEnd().split('\n').reduce((t, l) => t + Number(l.split(' ').pop()), 0), totalUs);
+    assert.equal(
+      folded
+        .trimEnd()
+        .split('\n')
+        .reduce((t, l) => t + Number(l.split(' ').pop()), 0),
+      totalUs,
+    );
   });
 
   it('exports the heap profile with --heap, in bytes', async () => {
     const heapRun = join(project, '.hotpath', 'heap');
     writeRunDir(heapRun, [{ kind: 'heap', pid: 101, threadId: 0, file: 'heap-101-0.heapprofile' }], '/project');
-    copyFileSync(fileURLToPath(new URL('../../../../test/fixtures/profiles/alloc-node22.heapprofile', import.meta.url)), join(heapRun, 'heap-101-0.heapprofile'));
+    copyFileSync(
+      fileURLToPath(new URL('../../../../test/fixtures/profiles/alloc-node22.heapprofile', import.meta.url)),
+      join(heapRun, 'heap-101-0.heapprofile'),
+    );
     const io = captureIO(project);
     assert.equal(await runCli(['export', heapRun, '--heap', '--format', 'pprof'], io), 0, io.err());
     const decoded = Profile.decode(gunzipSync(readFileSync(join(heapRun, 'heap-101-0.pb.gz'))));
@@ -121,4 +155,3 @@ describe('hotpath export', () => {
     assert.ok(!existsSync(join(bad, 'cpu-101-0.pb.gz')));
   });
 });
-

@@ -37,9 +37,19 @@ describe('exports of a real CPU profile', () => {
     const decoded = Profile.decode(gunzipSync(toPprof(samples, { startEpochMs: 1_700_000_000_000 })));
     const str = decoded.stringTable.strings;
     assert.equal(str[0], '');
-    assert.deepEqual(decoded.sampleType.map((t) => [str[Number(t.type)], str[Number(t.unit)]]), [['samples', 'count'], ['cpu', 'nanoseconds']]);
-    let count = 0, ns = 0;
-    for (const s of decoded.sample) { count += Number(s.value[0]); ns += Number(s.value[1]); }
+    assert.deepEqual(
+      decoded.sampleType.map((t) => [str[Number(t.type)], str[Number(t.unit)]]),
+      [
+        ['samples', 'count'],
+        ['cpu', 'nanoseconds'],
+      ],
+    );
+    let count = 0,
+      ns = 0;
+    for (const s of decoded.sample) {
+      count += Number(s.value[0]);
+      ns += Number(s.value[1]);
+    }
     assert.equal(count, profile.samples.length);
     assert.ok(Math.abs(ns - treeTotal * 1000) <= decoded.sample.length, `${ns} vs ${treeTotal * 1000}`);
     assert.ok(Number(decoded.period) > 0);
@@ -77,7 +87,10 @@ describe('exports of a real CPU profile', () => {
     const p = file.profiles[0];
     assert.equal(p.unit, 'microseconds');
     assert.equal(p.samples.length, p.weights.length);
-    assert.equal(p.weights.reduce((a, b) => a + b, 0), treeTotal);
+    assert.equal(
+      p.weights.reduce((a, b) => a + b, 0),
+      treeTotal,
+    );
     assert.equal(p.endValue, treeTotal);
     const n = file.shared.frames.length;
     assert.ok(p.samples.every((s) => s.length > 0 && s.every((f) => f >= 0 && f < n)));
@@ -93,7 +106,13 @@ describe('export details', () => {
     p.nodes[1].callFrame.functionName = 'we;ird';
     const text = toFolded(cpuStackSamples(p, { cwd: '/srv/app' }));
     assert.ok(text.includes('we%3Bird app.js:2;'), text);
-    assert.equal(text.trimEnd().split('\n').reduce((s, l) => s + Number(l.split(' ').pop()), 0), 10_000);
+    assert.equal(
+      text
+        .trimEnd()
+        .split('\n')
+        .reduce((s, l) => s + Number(l.split(' ').pop()), 0),
+      10_000,
+    );
   });
 
   it('exports aggregated trees (heap) in bytes to every format', () => {
@@ -101,7 +120,10 @@ describe('export details', () => {
     const heapLike = treeStackSamples({ ...tree, unit: 'bytes' });
     assert.equal(heapLike.total, 10_000);
     const decoded = Profile.decode(gunzipSync(toPprof(heapLike)));
-    assert.equal(decoded.sample.reduce((s, x) => s + Number(x.value[0]), 0), 10_000);
+    assert.equal(
+      decoded.sample.reduce((s, x) => s + Number(x.value[0]), 0),
+      10_000,
+    );
     assert.equal(decoded.stringTable.strings[Number(decoded.sampleType[0].unit)], 'bytes');
     assert.equal(toSpeedscope(heapLike, { name: 'heap', exporter: 't' }).profiles[0].unit, 'bytes');
   });

@@ -8,8 +8,14 @@ import type { HotpathHook } from '../../../src/report/ui/hook-state.js';
 
 export const CHROMIUM = process.env.HOTPATH_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 export async function launch(): Promise<Browser> {
@@ -24,18 +30,29 @@ export interface OpenedReport {
 }
 
 /** Opens the report and waits until the page says it is ready (or failed). */
-export async function openReport(browser: Browser, file: string, hash = '', viewport = { width: 1280, height: 900 }): Promise<OpenedReport> {
+export async function openReport(
+  browser: Browser,
+  file: string,
+  hash = '',
+  viewport = { width: 1280, height: 900 },
+): Promise<OpenedReport> {
   const page = await browser.newPage({ viewport });
   const consoleErrors: string[] = [];
   const requests: string[] = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(m.text());
+  });
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   page.on('request', (r) => requests.push(r.url()));
   await page.goto(pathToFileURL(file).href + hash);
-  await page.waitForFunction(() => {
-    const h = (globalThis as unknown as { __hotpath?: { ready: boolean; errors: string[] } }).__hotpath;
-    return h !== undefined && (h.ready || h.errors.length > 0);
-  }, undefined, { timeout: 20_000 });
+  await page.waitForFunction(
+    () => {
+      const h = (globalThis as unknown as { __hotpath?: { ready: boolean; errors: string[] } }).__hotpath;
+      return h !== undefined && (h.ready || h.errors.length > 0);
+    },
+    undefined,
+    { timeout: 20_000 },
+  );
   return { page, consoleErrors, requests };
 }
 

@@ -17,12 +17,24 @@ const DEPTH = 300;
 
 /** A chain root → f1 → … → f300, every sample on the deepest frame. */
 function deepProfile(dir: string): CpuProfile {
-  const nodes: CpuProfile['nodes'] = [{ id: 1, callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, children: [2] }];
+  const nodes: CpuProfile['nodes'] = [
+    { id: 1, callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, children: [2] },
+  ];
   for (let d = 1; d <= DEPTH; d++) {
-    nodes.push({ id: d + 1, callFrame: { functionName: `f${d}`, scriptId: '1', url: `file://${dir}/deep.js`, lineNumber: d, columnNumber: 0 }, children: d < DEPTH ? [d + 2] : [] });
+    nodes.push({
+      id: d + 1,
+      callFrame: { functionName: `f${d}`, scriptId: '1', url: `file://${dir}/deep.js`, lineNumber: d, columnNumber: 0 },
+      children: d < DEPTH ? [d + 2] : [],
+    });
   }
   const n = 200;
-  return { nodes, startTime: 0, endTime: n * 1000, samples: new Array<number>(n).fill(DEPTH + 1), timeDeltas: new Array<number>(n).fill(1000) };
+  return {
+    nodes,
+    startTime: 0,
+    endTime: n * 1000,
+    samples: new Array<number>(n).fill(DEPTH + 1),
+    timeDeltas: new Array<number>(n).fill(1000),
+  };
 }
 
 describe('a flame graph deeper than the canvas', () => {
@@ -47,7 +59,8 @@ describe('a flame graph deeper than the canvas', () => {
   it('caps the canvas and scrolls the rows, drawing the deep ones when scrolled', async () => {
     const page = opened.page;
     const sizes = await page.evaluate(() => {
-      const doc = (globalThis as unknown as { document: { querySelector(s: string): { clientHeight: number; scrollHeight: number } } }).document;
+      const doc = (globalThis as unknown as { document: { querySelector(s: string): { clientHeight: number; scrollHeight: number } } })
+        .document;
       return { canvas: doc.querySelector('#flame canvas').clientHeight, scroll: doc.querySelector('#flame .flame-scroll').scrollHeight };
     });
     assert.equal(sizes.canvas, MAX_CANVAS_HEIGHT);
@@ -60,15 +73,18 @@ describe('a flame graph deeper than the canvas', () => {
       doc.querySelector('#flame .flame-scroll').scrollTop = 1e9;
     });
     // Two animation frames: the scroll handler schedules the redraw on the next one.
-    await page.evaluate(() => new Promise((resolve) => {
-      const raf = (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame;
-      raf(() => raf(() => resolve(null)));
-    }));
+    await page.evaluate(
+      () =>
+        new Promise((resolve) => {
+          const raf = (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame;
+          raf(() => raf(() => resolve(null)));
+        }),
+    );
     // Scrolled to the bottom: the last rows, and the deepest frame under the pointer.
     const canvas = page.locator('#flame canvas').first();
     await canvas.scrollIntoViewIfNeeded();
     const box = (await canvas.boundingBox())!;
     await page.mouse.move(box.x + 50, box.y + box.height - ROW_HEIGHT / 2 - 1);
-    assert.match(await page.textContent('.flame-tooltip') ?? '', new RegExp(`^f${DEPTH}deep\\.js:${DEPTH + 1}`));
+    assert.match((await page.textContent('.flame-tooltip')) ?? '', new RegExp(`^f${DEPTH}deep\\.js:${DEPTH + 1}`));
   });
 });

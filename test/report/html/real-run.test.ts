@@ -35,8 +35,11 @@ describe('report.html of a real hotpath run', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'hotpath-real-report-'));
     writeFileSync(join(dir, 'server.js'), SERVER);
-    execFileSync(process.execPath, [CLI, 'run', '-d', '2s', '-c', '4', '--heap', '--', process.execPath, 'server.js'],
-      { cwd: dir, timeout: 60_000, stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(process.execPath, [CLI, 'run', '-d', '2s', '-c', '4', '--heap', '--', process.execPath, 'server.js'], {
+      cwd: dir,
+      timeout: 60_000,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const runs = readdirSync(join(dir, '.hotpath'));
     assert.equal(runs.length, 1);
     runDir = join(dir, '.hotpath', runs[0]);
@@ -67,7 +70,9 @@ describe('report.html of a real hotpath run', () => {
   it('finds the hot function in the CPU profile and shows the allocation profile', async () => {
     const page = opened.page;
     await page.fill('#flame input[type=search]', 'hashPassword');
-    await page.waitForFunction(() => (globalThis as unknown as { __hotpath: { flame: { searchShare: number | null } } }).__hotpath.flame.searchShare !== null);
+    await page.waitForFunction(
+      () => (globalThis as unknown as { __hotpath: { flame: { searchShare: number | null } } }).__hotpath.flame.searchShare !== null,
+    );
     const share = (await hook(page)).flame!.searchShare!;
     assert.ok(share > 0.2, `hashPassword share of the shown CPU time: ${share}`);
     const labels = await page.locator('#flame select option').allTextContents();

@@ -78,7 +78,11 @@ export interface Captured {
 export function captureProfiles(phaseMs = 500): Captured {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-report-'));
   writeFileSync(join(dir, 'server.js'), WORK_SCRIPT);
-  const out = execFileSync(process.execPath, ['server.js'], { cwd: dir, timeout: 30_000, env: { ...process.env, PHASE_MS: String(phaseMs) } });
+  const out = execFileSync(process.execPath, ['server.js'], {
+    cwd: dir,
+    timeout: 30_000,
+    env: { ...process.env, PHASE_MS: String(phaseMs) },
+  });
   const { start, end } = JSON.parse(out.toString()) as { start: number; end: number };
   return { dir, cpuPath: join(dir, 'cpu.cpuprofile'), heapPath: join(dir, 'heap.heapprofile'), durationMs: end - start };
 }
@@ -87,7 +91,8 @@ export function captureProfiles(phaseMs = 500): Captured {
 export function renameFunctions(cap: Captured, names: Record<string, string>): Captured {
   const rename = (path: string, to: string): void => {
     let text = readFileSync(path, 'utf8');
-    for (const [from, name] of Object.entries(names)) text = text.replaceAll(`"functionName":"${from}"`, `"functionName":${JSON.stringify(name)}`);
+    for (const [from, name] of Object.entries(names))
+      text = text.replaceAll(`"functionName":"${from}"`, `"functionName":${JSON.stringify(name)}`);
     writeFileSync(to, text);
   };
   const cpuPath = join(cap.dir, 'hostile.cpuprofile');
@@ -108,8 +113,23 @@ export function fixtureRun(cap: Captured, o: FixtureOptions = {}): { run: RunDat
   const profiles: RunData['profiles'] = [
     { kind: 'cpu', pid: 4242, threadId: 0, path: cap.cpuPath, start: SYNTHETIC_START, end: SYNTHETIC_START + cap.durationMs },
   ];
-  if (o.heap !== false) profiles.push({ kind: 'heap', pid: 4242, threadId: 0, path: cap.heapPath, start: SYNTHETIC_START, end: SYNTHETIC_START + cap.durationMs });
-  const run = syntheticRun({ durationS: 2, cwd: cap.dir, profiles, stalls: [{ atProgress: 0.5, durationMs: 120 }], minorGcPerS: 20, minorGcMs: 1.5 });
+  if (o.heap !== false)
+    profiles.push({
+      kind: 'heap',
+      pid: 4242,
+      threadId: 0,
+      path: cap.heapPath,
+      start: SYNTHETIC_START,
+      end: SYNTHETIC_START + cap.durationMs,
+    });
+  const run = syntheticRun({
+    durationS: 2,
+    cwd: cap.dir,
+    profiles,
+    stalls: [{ atProgress: 0.5, durationMs: 120 }],
+    minorGcPerS: 20,
+    minorGcMs: 1.5,
+  });
   run.dir = cap.dir;
   run.meta.phases = [
     { phase: 'warmup', start: SYNTHETIC_START - 1000, end: SYNTHETIC_START },
@@ -149,8 +169,14 @@ function finding(hostile: boolean): Finding {
     title: `handleRequest blocks the event loop${tag}`,
     summary: `Synchronous hashing and JSON work in handleRequest hold the loop${hostile ? ` ${HOSTILE_NAME}` : ''}.`,
     evidence: {
-      eldP99Ms: 42.5, utilizationMean: 0.97, requests: 1234, note: hostile ? HOSTILE_NAME : 'plain', growthRatio: 'Infinity',
-      alsoFound: [{ code: 'HOTPATH_SERIALIZATION', category: 'serialization', title: 'JSON work in handleRequest', evidence: { share: 0.2 } }],
+      eldP99Ms: 42.5,
+      utilizationMean: 0.97,
+      requests: 1234,
+      note: hostile ? HOSTILE_NAME : 'plain',
+      growthRatio: 'Infinity',
+      alsoFound: [
+        { code: 'HOTPATH_SERIALIZATION', category: 'serialization', title: 'JSON work in handleRequest', evidence: { share: 0.2 } },
+      ],
     },
     culprit: { function: 'handleRequest', file: 'server.js', line: CULPRIT_LINE },
     recommendation: [

@@ -26,14 +26,24 @@ async function expectedShare(cap: Captured, name: string): Promise<number> {
   for (let i = 0; i < tree.frame.length;) {
     const f = tree.frames[tree.frame[i]];
     if (f.kind === 'idle') idle += tree.total[i];
-    if (f.name === name) { matched += tree.total[i]; i += tree.subtreeSize[i]; } else i++;
+    if (f.name === name) {
+      matched += tree.total[i];
+      i += tree.subtreeSize[i];
+    } else i++;
   }
   return matched / (tree.total[0] - idle);
 }
 
 // Just enough of the DOM's types for the functions evaluated in the page (tests compile without lib.dom).
-interface PageCanvas { width: number; height: number; getContext(k: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } }
-interface PageDocument { querySelector(s: string): unknown; body: { innerText: string } }
+interface PageCanvas {
+  width: number;
+  height: number;
+  getContext(k: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+}
+interface PageDocument {
+  querySelector(s: string): unknown;
+  body: { innerText: string };
+}
 
 /** Pixels of the main flame canvas that are painted, and those in the search highlight colour. */
 async function canvasPixels(page: Page): Promise<{ painted: number; matched: number }> {
@@ -106,7 +116,12 @@ describe('report.html in headless Chromium', () => {
     assert.ok(evidence.includes('serialization: JSON work in handleRequest'), 'folded findings read as category: title');
     // Links into the flame graph only for functions the CPU profile has.
     assert.equal(await page.locator('.culprit button.link').count(), 1);
-    assert.deepEqual(await page.locator('.hotspots tbody tr').evaluateAll((rows) => rows.map((r) => (r as unknown as { querySelector(s: string): unknown }).querySelector('button') !== null)), [true, false]);
+    assert.deepEqual(
+      await page
+        .locator('.hotspots tbody tr')
+        .evaluateAll((rows) => rows.map((r) => (r as unknown as { querySelector(s: string): unknown }).querySelector('button') !== null)),
+      [true, false],
+    );
   });
 
   it('shows corrected latency beside service time, the schedule and generator warnings of an open-model run', async () => {
@@ -114,11 +129,11 @@ describe('report.html in headless Chromium', () => {
     const legend = await page.textContent('#load .percentile-plot');
     assert.match(legend ?? '', /latency \(corrected, from intended send\)/);
     assert.match(legend ?? '', /service time \(from actual write\)/);
-    const details = await page.textContent('#load .load-details') ?? '';
+    const details = (await page.textContent('#load .load-details')) ?? '';
     assert.match(details, /Schedule \(open model\)/);
     assert.match(details, /late sends12 \(0\.3%\)/);
     assert.match(details, /generator warning: 12 sends went out late/);
-    assert.match(await page.textContent('#load .model') ?? '', /^open model, 2000 req\/s intended/);
+    assert.match((await page.textContent('#load .model')) ?? '', /^open model, 2000 req\/s intended/);
   });
 
   it('draws the flame graph on canvas', async () => {
@@ -137,7 +152,7 @@ describe('report.html in headless Chromium', () => {
     const expected = await expectedShare(cap, 'hashWork');
     assert.ok(expected > 0.05 && expected < 0.95, `expected share ${expected}`);
     assert.ok(Math.abs((state.flame?.searchShare ?? -1) - expected) < 1e-6, `share ${state.flame?.searchShare} vs ${expected}`);
-    assert.match(await page.textContent('#flame .search-share') ?? '', /^matched: \d+\.\d% of shown time$/);
+    assert.match((await page.textContent('#flame .search-share')) ?? '', /^matched: \d+\.\d% of shown time$/);
     assert.ok((await canvasPixels(page)).matched > 50);
     await search(page, '');
     assert.equal((await canvasPixels(page)).matched, 0);
@@ -178,15 +193,17 @@ describe('report.html in headless Chromium', () => {
     await page.mouse.down();
     await page.mouse.move(xOf(2.35), box.y + box.height / 2, { steps: 5 });
     await page.mouse.up();
-    await page.waitForFunction(() => (globalThis as unknown as { __hotpath: { flame: { window: unknown } } }).__hotpath.flame.window !== null);
+    await page.waitForFunction(
+      () => (globalThis as unknown as { __hotpath: { flame: { window: unknown } } }).__hotpath.flame.window !== null,
+    );
     const win = (await hook(page)).flame!;
     assert.equal(win.builds - buildsBefore, 1, 'one rebuild per drag, not one per mouse move');
     assert.ok(Math.abs(win.window!.from - 2.1) < 0.05 && Math.abs(win.window!.to - 2.35) < 0.05, JSON.stringify(win.window));
     assert.ok(win.totalShown > 0 && win.totalShown < full.totalShown * 0.6, `${win.totalShown} of ${full.totalShown}`);
     assert.ok(win.searchShare! > fullShare + 0.2, `hashing dominates its phase: ${win.searchShare} vs ${fullShare}`);
-    assert.match(await page.textContent('#flame .flame-status') ?? '', /^Window 2\.1\d–2\.3\d s/);
-    assert.ok(await page.locator('#flame .top-functions tbody tr').count() > 3, 'top functions of the window listed');
-    assert.match(await page.textContent('#timeline .window-summary') ?? '', /^Window 2\.1\d–2\.3\d s: .*event-loop delay max/);
+    assert.match((await page.textContent('#flame .flame-status')) ?? '', /^Window 2\.1\d–2\.3\d s/);
+    assert.ok((await page.locator('#flame .top-functions tbody tr').count()) > 3, 'top functions of the window listed');
+    assert.match((await page.textContent('#timeline .window-summary')) ?? '', /^Window 2\.1\d–2\.3\d s: .*event-loop delay max/);
     await page.click('#flame .flame-status button');
     assert.equal((await hook(page)).flame!.window, null);
     await search(page, '');
@@ -224,7 +241,7 @@ describe('report.html in headless Chromium', () => {
     const heap = (await hook(page)).flame!;
     assert.match(heap.profile, /^heap-/);
     assert.ok(heap.totalShown > 0 && heap.visibleFrames > 0);
-    assert.match(await page.textContent('#flame .flame-status') ?? '', /Allocation profile/);
+    assert.match((await page.textContent('#flame .flame-status')) ?? '', /Allocation profile/);
     await page.selectOption('#flame select', { index: 0 });
   });
 
@@ -260,7 +277,7 @@ describe('report.html in headless Chromium', () => {
     const state = await hook(empty.page);
     assert.deepEqual([state.errors, empty.consoleErrors], [[], []]);
     assert.deepEqual(state.sections, ['diagnosis', 'timeline', 'load']);
-    const text = await empty.page.textContent('body') ?? '';
+    const text = (await empty.page.textContent('body')) ?? '';
     assert.match(text, /Run never-listened: the target exited with code 1 before listening/);
     assert.match(text, /No telemetry was recorded for this run\./);
     assert.match(text, /No load was driven in this run\./);
@@ -275,8 +292,8 @@ describe('report.html in headless Chromium', () => {
     assert.equal(await page.locator('img').count(), 0);
     assert.equal(await page.locator('main script, header script').count(), 0);
     const text: string = await page.evaluate(() => (globalThis as unknown as { document: PageDocument }).document.body.innerText);
-    assert.ok(text.includes(HOSTILE_SCRIPT), "hostile script text shown");
-    assert.ok(text.includes(HOSTILE_NAME), "hostile name text shown");
+    assert.ok(text.includes(HOSTILE_SCRIPT), 'hostile script text shown');
+    assert.ok(text.includes(HOSTILE_NAME), 'hostile name text shown');
     await search(page, '<script>');
     assert.ok((await hook(page)).flame!.searchShare! > 0, 'the hostile name is a frame');
     // Hover the widest frame of the hostile row: the tooltip holds the name as text.

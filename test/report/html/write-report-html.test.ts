@@ -16,7 +16,15 @@ import { readCpuProfile } from '../../../src/profile/read-profile.js';
 import { sampleWeights } from '../../../src/profile/sample-weights.js';
 import { cpuProfilePayload } from '../../../src/report/html/profile-payload.js';
 import { decodeProfile, selfWeights } from '../../../src/report/ui/flame/profile-model.js';
-import { captureProfiles, fixtureRun, renameFunctions, CULPRIT_LINE, HOSTILE_NAME, HOSTILE_SCRIPT, type Captured } from './report-fixture.js';
+import {
+  captureProfiles,
+  fixtureRun,
+  renameFunctions,
+  CULPRIT_LINE,
+  HOSTILE_NAME,
+  HOSTILE_SCRIPT,
+  type Captured,
+} from './report-fixture.js';
 
 function embedded(html: string): ReportPayload {
   const m = /<script type="application\/x-hotpath-data\+gzip;base64" id="hotpath-data">([A-Za-z0-9+/=]+)<\/script>/.exec(html);
@@ -26,7 +34,9 @@ function embedded(html: string): ReportPayload {
 
 describe('writeReportHtml', () => {
   let cap: Captured;
-  before(() => { cap = captureProfiles(250); });
+  before(() => {
+    cap = captureProfiles(250);
+  });
   after(() => rmSync(cap.dir, { recursive: true, force: true }));
 
   it('writes one self-contained page whose CSP forbids requests and pins the script by hash', async () => {
@@ -61,8 +71,10 @@ describe('writeReportHtml', () => {
 
   it('keeps inlined code from closing its element or opening an HTML comment', async () => {
     const { run, report } = fixtureRun(cap, { heap: false });
-    const html = renderReportHtml(await buildPayload(run, report, { profiles: false }),
-      { script: 'window.s = "</script><!--<script>";', style: 'a::after { content: "</style>"; }' });
+    const html = renderReportHtml(await buildPayload(run, report, { profiles: false }), {
+      script: 'window.s = "</script><!--<script>";',
+      style: 'a::after { content: "</style>"; }',
+    });
     assert.equal(html.match(/<\/script>/g)?.length, 2);
     assert.equal(html.match(/<\/style>/g)?.length, 1);
     assert.ok(!html.includes('<!--'));
@@ -76,12 +88,21 @@ describe('writeReportHtml', () => {
     assert.ok(x, 'excerpt read at report time');
     assert.equal(x.line, CULPRIT_LINE);
     assert.equal(x.lines[x.line - x.firstLine], 'function handleRequest(phase, i) {');
-    assert.deepEqual(p.phases.map((ph) => [ph.phase, ph.start, ph.end]), [['warmup', 1, 2], ['load', 2, 4]]);
+    assert.deepEqual(
+      p.phases.map((ph) => [ph.phase, ph.start, ph.end]),
+      [
+        ['warmup', 1, 2],
+        ['load', 2, 4],
+      ],
+    );
     assert.equal(p.threads.length, 1);
     assert.equal(p.threads[0].t.length, 20);
     assert.equal(p.threads[0].t[0], 2.1);
     assert.equal(p.threads[0].stalls.t.length, 1);
-    assert.deepEqual(p.profiles.map((q) => q.kind), ['cpu', 'heap']);
+    assert.deepEqual(
+      p.profiles.map((q) => q.kind),
+      ['cpu', 'heap'],
+    );
     const cpu = p.profiles[0];
     const raw = await readCpuProfile(cap.cpuPath);
     const s = cpu.samples!;
@@ -92,13 +113,19 @@ describe('writeReportHtml', () => {
     const w = sampleWeights(raw);
     const rawSpan = w.time[w.order[w.order.length - 1]] - raw.startTime + w.weight[w.order[w.order.length - 1]];
     assert.ok(Math.abs(span - rawSpan) <= 2, `${span} vs ${rawSpan}`);
-    assert.ok(s.node.every((v, i) => i === 0 || v !== s.node[i - 1] || s.dt[i] > 0), 'no zero-length duplicates');
+    assert.ok(
+      s.node.every((v, i) => i === 0 || v !== s.node[i - 1] || s.dt[i] > 0),
+      'no zero-length duplicates',
+    );
     assert.equal(cpu.nodes.parent[0], -1);
-    assert.ok(cpu.nodes.parent.every((par, i) => i === 0 || (par >= 0 && par < i)), 'pre-order: parents first');
+    assert.ok(
+      cpu.nodes.parent.every((par, i) => i === 0 || (par >= 0 && par < i)),
+      'pre-order: parents first',
+    );
     assert.ok(cpu.strings.length < cpu.frames.name.length * 2 + 2, 'names and files interned');
   });
 
-  it('sums samples into time slots past the sample cap, keeping every node\'s weight', async () => {
+  it("sums samples into time slots past the sample cap, keeping every node's weight", async () => {
     const raw = await readCpuProfile(cap.cpuPath);
     const who = { id: 'x', label: 'x', pid: 1, threadId: 0, start: 0 };
     const full = cpuProfilePayload(raw, who, { cwd: cap.dir, runStart: 0 });
@@ -122,7 +149,10 @@ describe('writeReportHtml', () => {
     const { run, report } = fixtureRun(cap);
     run.profiles[0] = { ...run.profiles[0], path: join(cap.dir, 'missing.cpuprofile') };
     const p = await buildPayload(run, report);
-    assert.deepEqual(p.profiles.map((q) => q.kind), ['heap']);
+    assert.deepEqual(
+      p.profiles.map((q) => q.kind),
+      ['heap'],
+    );
     assert.match(p.warnings.join('\n'), /cpu profile .*missing\.cpuprofile left out/);
   });
 
@@ -135,6 +165,9 @@ describe('writeReportHtml', () => {
       { ...f, culprit: { function: 'x', file: 'server.js', line: 100_000 } },
     ];
     const p = await buildPayload(run, report);
-    assert.deepEqual(p.findings.map((q) => q.excerpt), [undefined, undefined, undefined]);
+    assert.deepEqual(
+      p.findings.map((q) => q.excerpt),
+      [undefined, undefined, undefined],
+    );
   });
 });

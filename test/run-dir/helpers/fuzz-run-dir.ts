@@ -34,7 +34,9 @@ function captureIO(cwd: string): CliIO & { err: () => string } {
   const stderr = new PassThrough();
   let e = '';
   stdout.resume();
-  stderr.on('data', (d) => { e += d; });
+  stderr.on('data', (d) => {
+    e += d;
+  });
   return { stdout, stderr, env: {}, cwd, color: false, interactive: false, err: () => e };
 }
 
@@ -42,7 +44,8 @@ function captureIO(cwd: string): CliIO & { err: () => string } {
 function otherValue(rand: Random, was: unknown): unknown {
   const candidates: unknown[] = [null, 'x', '', -1, 0, 1e308, 3.5, true, [], {}, [1, 'a'], { a: 1 }, '../../../etc/passwd'];
   let v: unknown;
-  do v = pick(rand, candidates); while (typeof v === typeof was && v !== null && was !== null && !Array.isArray(was));
+  do v = pick(rand, candidates);
+  while (typeof v === typeof was && v !== null && was !== null && !Array.isArray(was));
   return v;
 }
 
@@ -52,8 +55,16 @@ function slots(root: unknown, max: number): [Record<string, unknown> | unknown[]
   const queue: unknown[] = [root];
   while (queue.length > 0 && out.length < max) {
     const v = queue.shift();
-    if (Array.isArray(v)) v.forEach((x, i) => { out.push([v, i]); queue.push(x); });
-    else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) { out.push([v as Record<string, unknown>, k]); queue.push(x); }
+    if (Array.isArray(v))
+      v.forEach((x, i) => {
+        out.push([v, i]);
+        queue.push(x);
+      });
+    else if (typeof v === 'object' && v !== null)
+      for (const [k, x] of Object.entries(v)) {
+        out.push([v as Record<string, unknown>, k]);
+        queue.push(x);
+      }
   }
   return out;
 }
@@ -73,14 +84,25 @@ function mutateJson(rand: Random, value: unknown): { value: unknown; what: strin
   return { value, what: `retyped ${String(key)}` };
 }
 
-const OUTSIDE_PATHS = ['../../outside/secret.cpuprofile', '../stray.cpuprofile', '/etc/passwd', 'a/../../../outside/secret.cpuprofile', '..', '', 'sub/../cpu.cpuprofile', '\u0000x'];
+const OUTSIDE_PATHS = [
+  '../../outside/secret.cpuprofile',
+  '../stray.cpuprofile',
+  '/etc/passwd',
+  'a/../../../outside/secret.cpuprofile',
+  '..',
+  '',
+  'sub/../cpu.cpuprofile',
+  '\u0000x',
+];
 
 /** Applies 1..3 random damages to the files of `dir` (given as name → bytes). Returns what was done. */
 function damage(rand: Random, dir: string, files: Map<string, Buffer>, outside: string): string[] {
   const done: string[] = [];
   const names = [...files.keys()];
   // The files readers parse most are damaged most.
-  const weighted = names.flatMap((f) => Array<string>(f === 'telemetry.ndjson' ? 8 : f === 'meta.json' ? 4 : /profile$/.test(f) ? 3 : f === 'load.json' ? 2 : 1).fill(f));
+  const weighted = names.flatMap((f) =>
+    Array<string>(f === 'telemetry.ndjson' ? 8 : f === 'meta.json' ? 4 : /profile$/.test(f) ? 3 : f === 'load.json' ? 2 : 1).fill(f),
+  );
   for (let n = 1 + Math.floor(rand() * 3); n > 0; n--) {
     const name = pick(rand, weighted);
     const text = files.get(name);
@@ -132,13 +154,19 @@ function damage(rand: Random, dir: string, files: Map<string, Buffer>, outside: 
           else if (Array.isArray(m.profiles) && m.profiles.length > 0) pick(rand, m.profiles).file = target;
           files.set('meta.json', Buffer.from(JSON.stringify(m)));
           done.push(`meta.json profile file -> ${JSON.stringify(target)}`);
-        } catch { /* meta.json already broken */ }
+        } catch {
+          /* meta.json already broken */
+        }
       } else {
         const t = files.get('telemetry.ndjson');
         if (t) {
           // As if the target thread announced it, so that export may pick it.
           let who = { pid: 1, threadId: 0 };
-          try { who = JSON.parse(t.toString('utf8').split('\n')[0]) as typeof who; } catch { /* damaged already */ }
+          try {
+            who = JSON.parse(t.toString('utf8').split('\n')[0]) as typeof who;
+          } catch {
+            /* damaged already */
+          }
           const msg = { v: 1, pid: who.pid, threadId: who.threadId, t: 1, type: 'profile', kind: 'cpu', file: target, start: 0, end: 1e15 };
           files.set('telemetry.ndjson', Buffer.concat([t, Buffer.from(`\n${JSON.stringify(msg)}\n`)]));
           done.push(`telemetry profile message -> ${JSON.stringify(target)}`);
@@ -195,7 +223,10 @@ export async function fuzzRunDir(o: FuzzOptions): Promise<FuzzProblem[]> {
     mkdirSync(dir);
     const mutations = damage(rand, dir, new Map(pristine), outside);
     const format = pick(rand, ['pprof', 'speedscope', 'folded', 'cpuprofile']);
-    for (const args of [['report', dir, '--json'], ['export', dir, '--format', format, ...(rand() < 0.3 ? ['--heap'] : [])]]) {
+    for (const args of [
+      ['report', dir, '--json'],
+      ['export', dir, '--format', format, ...(rand() < 0.3 ? ['--heap'] : [])],
+    ]) {
       const io = captureIO(o.scratch);
       const start = performance.now();
       let code: number;
@@ -206,17 +237,37 @@ export async function fuzzRunDir(o: FuzzOptions): Promise<FuzzProblem[]> {
         code = -1;
         error = `runCli threw: ${(err as Error).stack}`;
       }
-      const outcome: FuzzOutcome = { seed, mutations, command: args[0], code, ms: Math.round(performance.now() - start), ...(error || code !== 0 ? { error: error ?? io.err() } : {}) };
+      const outcome: FuzzOutcome = {
+        seed,
+        mutations,
+        command: args[0],
+        code,
+        ms: Math.round(performance.now() - start),
+        ...(error || code !== 0 ? { error: error ?? io.err() } : {}),
+      };
       o.onCase?.(outcome);
-      const problem = code === -1 ? 'threw out of runCli'
-        : /This is a bug in hotpath/.test(io.err()) ? 'uncoded error'
-        : code !== 0 && !/HOTPATH_ERR_[A-Z_]+/.test(io.err()) ? 'failed without a code'
-        : outcome.ms > o.maxCaseMs ? `took ${outcome.ms} ms` : undefined;
+      const problem =
+        code === -1
+          ? 'threw out of runCli'
+          : /This is a bug in hotpath/.test(io.err())
+            ? 'uncoded error'
+            : code !== 0 && !/HOTPATH_ERR_[A-Z_]+/.test(io.err())
+              ? 'failed without a code'
+              : outcome.ms > o.maxCaseMs
+                ? `took ${outcome.ms} ms`
+                : undefined;
       if (problem) problems.push({ ...outcome, problem });
     }
     const strays = readdirSync(cases).filter((f) => f !== `case-${seed}`);
     if (digest(outside) !== before || strays.length > 0) {
-      problems.push({ seed, mutations, command: 'both', code: 0, ms: 0, problem: `wrote outside the run directory: ${strays.join(', ') || 'outside/ changed'}` });
+      problems.push({
+        seed,
+        mutations,
+        command: 'both',
+        code: 0,
+        ms: 0,
+        problem: `wrote outside the run directory: ${strays.join(', ') || 'outside/ changed'}`,
+      });
     }
     rmSync(dir, { recursive: true, force: true });
   }

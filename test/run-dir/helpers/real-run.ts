@@ -16,8 +16,11 @@ let made: string | undefined;
 export function realRunDir(base: string): string {
   if (made) return made;
   const out = join(base, 'runs');
-  const r = spawnSync(process.execPath, [CLI, 'run', '-d', '1', '-c', '2', '-w', '1', '--heap', '-o', out, '--', process.execPath, APP],
-    { encoding: 'utf8', timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [CLI, 'run', '-d', '1', '-c', '2', '-w', '1', '--heap', '-o', out, '--', process.execPath, APP], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   if (r.status !== 0) throw new Error(`hotpath run failed (${r.status}): ${r.stderr}`);
   made = join(out, readdirSync(out)[0]);
   return made;

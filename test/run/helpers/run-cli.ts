@@ -30,19 +30,25 @@ export interface RunCliOptions {
 
 export function runCli(args: string[], o: RunCliOptions = {}): Promise<CliResult> {
   const child = spawn(process.execPath, [cli, ...args], {
-    cwd: o.cwd ?? root, env: { ...process.env, NO_COLOR: '1', ...o.env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: o.cwd ?? root,
+    env: { ...process.env, NO_COLOR: '1', ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
   const waiters: { text: string; resolve: () => void }[] = [];
-  child.stdout.on('data', (c: Buffer) => { stdout += c; });
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c;
+  });
   child.stderr.on('data', (c: Buffer) => {
     stderr += c;
     for (const w of waiters.filter((x) => stderr.includes(x.text))) w.resolve();
   });
-  const waitFor = (text: string) => new Promise<void>((resolve) => {
-    if (stderr.includes(text)) resolve(); else waiters.push({ text, resolve });
-  });
+  const waitFor = (text: string) =>
+    new Promise<void>((resolve) => {
+      if (stderr.includes(text)) resolve();
+      else waiters.push({ text, resolve });
+    });
   o.onSpawn?.(child, waitFor);
   const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs ?? 45_000);
   return new Promise((resolve) => {
@@ -113,7 +119,9 @@ function groupMembersOf(pgid: number): number[] {
       const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
       const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') out.push(Number(e));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }

@@ -5,7 +5,8 @@
 /** Colour steps each way, from just beyond neutral to the strongest shade. */
 export const DIFF_STEPS = 8;
 export const DIFF_NEUTRAL = 'hsl(220 8% 88%)';
-const scale = (hue: number) => Array.from({ length: DIFF_STEPS }, (_, k) => `hsl(${hue} ${45 + 40 * ((k + 1) / DIFF_STEPS)}% ${86 - 34 * ((k + 1) / DIFF_STEPS)}%)`);
+const scale = (hue: number) =>
+  Array.from({ length: DIFF_STEPS }, (_, k) => `hsl(${hue} ${45 + 40 * ((k + 1) / DIFF_STEPS)}% ${86 - 34 * ((k + 1) / DIFF_STEPS)}%)`);
 /** More CPU per request after the change. */
 export const LOSS_COLORS = scale(2);
 /** Less CPU per request after the change. */

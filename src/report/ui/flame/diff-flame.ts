@@ -18,7 +18,8 @@ export type WidthBy = 'both' | 'after' | 'before';
 export type ColorBy = 'self' | 'total';
 
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${us(Math.abs(x))}`;
-const relative = (b: number, a: number) => (b > 0 ? ` (${a >= b ? '+' : '−'}${(Math.abs(a / b - 1) * 100).toFixed(0)}%)` : a > 0 ? ' (new)' : '');
+const relative = (b: number, a: number) =>
+  b > 0 ? ` (${a >= b ? '+' : '−'}${(Math.abs(a / b - 1) * 100).toFixed(0)}%)` : a > 0 ? ' (new)' : '';
 
 export class DiffFlameSection {
   readonly element: HTMLElement;
@@ -44,15 +45,43 @@ export class DiffFlameSection {
       el.addEventListener('change', () => on(el.value as T));
       return h('label', null, `${label} `, el);
     };
-    const controls = h('div', { class: 'flame-controls' },
-      select<WidthBy>('width', [['both', 'CPU per request, both runs'], ['after', 'CPU per request, after'], ['before', 'CPU per request, before']],
-        (v) => { this.widthBy = v; this.rebuild(); }),
-      select<ColorBy>('colour', [['self', 'change of self time per request'], ['total', 'change of total time per request']],
-        (v) => { this.colorBy = v; this.rebuild(); }),
-      h('span', { class: 'diff-legend' },
-        h('span', { class: 'swatch', style: { background: GAIN_COLORS[DIFF_STEPS - 1] } }), ' less CPU per request after  ',
-        h('span', { class: 'swatch', style: { background: LOSS_COLORS[DIFF_STEPS - 1] } }), ' more CPU per request after  ',
-        h('span', { class: 'swatch', style: { background: DIFF_NEUTRAL } }), ' about the same'));
+    const controls = h(
+      'div',
+      { class: 'flame-controls' },
+      select<WidthBy>(
+        'width',
+        [
+          ['both', 'CPU per request, both runs'],
+          ['after', 'CPU per request, after'],
+          ['before', 'CPU per request, before'],
+        ],
+        (v) => {
+          this.widthBy = v;
+          this.rebuild();
+        },
+      ),
+      select<ColorBy>(
+        'colour',
+        [
+          ['self', 'change of self time per request'],
+          ['total', 'change of total time per request'],
+        ],
+        (v) => {
+          this.colorBy = v;
+          this.rebuild();
+        },
+      ),
+      h(
+        'span',
+        { class: 'diff-legend' },
+        h('span', { class: 'swatch', style: { background: GAIN_COLORS[DIFF_STEPS - 1] } }),
+        ' less CPU per request after  ',
+        h('span', { class: 'swatch', style: { background: LOSS_COLORS[DIFF_STEPS - 1] } }),
+        ' more CPU per request after  ',
+        h('span', { class: 'swatch', style: { background: DIFF_NEUTRAL } }),
+        ' about the same',
+      ),
+    );
     this.canvas.colorOf = (node) => this.colorOf(node);
     this.canvas.onDrawn = () => this.publish();
     this.canvas.canvas.addEventListener('mousemove', (e) => this.hover(e));
@@ -63,10 +92,19 @@ export class DiffFlameSection {
       this.canvas.setZoom(node === this.canvas.zoom ? Math.max(0, this.tree.parent[node]) : node);
       this.canvas.draw();
     });
-    this.element = h('section', { id: 'diff-flame', class: 'section' },
+    this.element = h(
+      'section',
+      { id: 'diff-flame', class: 'section' },
       h('h2', null, 'Differential flame graph'),
-      h('p', { class: 'muted' }, 'Both runs\' CPU profiles (the busiest serving thread over the load window) merged by call path, per completed request. Hover a frame for its time per request before and after; click to zoom.'),
-      controls, this.canvas.element, this.tooltip);
+      h(
+        'p',
+        { class: 'muted' },
+        "Both runs' CPU profiles (the busiest serving thread over the load window) merged by call path, per completed request. Hover a frame for its time per request before and after; click to zoom.",
+      ),
+      controls,
+      this.canvas.element,
+      this.tooltip,
+    );
   }
 
   private changeOf(node: number): number {
@@ -90,7 +128,8 @@ export class DiffFlameSection {
     const n = d.parent.length;
     const b = new TreeBuilder(-1, n, n + 1);
     const disp = new Int32Array(n);
-    const w = (i: number) => (this.widthBy === 'after' ? d.selfAfter[i] : this.widthBy === 'before' ? d.selfBefore[i] : d.selfBefore[i] + d.selfAfter[i]);
+    const w = (i: number) =>
+      this.widthBy === 'after' ? d.selfAfter[i] : this.widthBy === 'before' ? d.selfBefore[i] : d.selfBefore[i] + d.selfAfter[i];
     for (let i = 1; i < n; i++) disp[i] = b.append(disp[d.parent[i]], i);
     for (let i = 0; i < n; i++) if (w(i) > 0) b.addSelf(disp[i], w(i));
     this.tree = b.finish();
@@ -113,7 +152,10 @@ export class DiffFlameSection {
 
   private hover(e: MouseEvent): void {
     const node = this.nodeAt(e);
-    if (node < 0) { this.hide(); return; }
+    if (node < 0) {
+      this.hide();
+      return;
+    }
     const i = this.diffNode(node);
     const d = this.d;
     const f = d.frame[i];
@@ -121,8 +163,16 @@ export class DiffFlameSection {
       h('div', { class: 'tt-name' }, f < 0 ? 'all' : d.frames.name[f]),
       f >= 0 ? h('div', { class: 'tt-file' }, d.frames.file[f] || '(no source location)') : null,
       f >= 0 ? h('div', { class: 'tt-kind' }, `layer: ${KIND_NAMES[d.frames.kind[f]] ?? '?'}`) : null,
-      h('div', null, `self per request: before ${us(d.selfBefore[i])}, after ${us(d.selfAfter[i])}, ${signed(d.selfAfter[i] - d.selfBefore[i])}${relative(d.selfBefore[i], d.selfAfter[i])}`),
-      h('div', null, `total per request: before ${us(this.totalBefore[i])}, after ${us(this.totalAfter[i])}, ${signed(this.totalAfter[i] - this.totalBefore[i])}${relative(this.totalBefore[i], this.totalAfter[i])}`),
+      h(
+        'div',
+        null,
+        `self per request: before ${us(d.selfBefore[i])}, after ${us(d.selfAfter[i])}, ${signed(d.selfAfter[i] - d.selfBefore[i])}${relative(d.selfBefore[i], d.selfAfter[i])}`,
+      ),
+      h(
+        'div',
+        null,
+        `total per request: before ${us(this.totalBefore[i])}, after ${us(this.totalAfter[i])}, ${signed(this.totalAfter[i] - this.totalBefore[i])}${relative(this.totalBefore[i], this.totalAfter[i])}`,
+      ),
     ];
     replace(this.tooltip, ...lines);
     this.tooltip.style.display = 'block';
@@ -152,14 +202,24 @@ export class DiffFlameSection {
       const i = this.diffNode(k);
       const f = d.frame[i];
       frames.push({
-        name: f < 0 ? 'all' : d.frames.name[f], file: f < 0 ? '' : d.frames.file[f],
-        x: rect.x, y: rect.row * ROW_HEIGHT - this.canvas.element.scrollTop + ROW_HEIGHT / 2, w: rect.w, color: this.colorOf(k),
-        selfBeforeUs: d.selfBefore[i], selfAfterUs: d.selfAfter[i], totalBeforeUs: this.totalBefore[i], totalAfterUs: this.totalAfter[i],
+        name: f < 0 ? 'all' : d.frames.name[f],
+        file: f < 0 ? '' : d.frames.file[f],
+        x: rect.x,
+        y: rect.row * ROW_HEIGHT - this.canvas.element.scrollTop + ROW_HEIGHT / 2,
+        w: rect.w,
+        color: this.colorOf(k),
+        selfBeforeUs: d.selfBefore[i],
+        selfAfterUs: d.selfAfter[i],
+        totalBeforeUs: this.totalBefore[i],
+        totalAfterUs: this.totalAfter[i],
       });
     }
     frames.sort((a, b) => b.w - a.w);
     hookState().diff = {
-      widthBy: this.widthBy, colorBy: this.colorBy, treeNodes: tree.n, visibleFrames: this.canvas.stats.visibleFrames,
+      widthBy: this.widthBy,
+      colorBy: this.colorBy,
+      treeNodes: tree.n,
+      visibleFrames: this.canvas.stats.visibleFrames,
       frames: frames.slice(0, 300),
       tooltip: this.tooltip.style.display === 'block' ? this.tooltip.innerText : null,
     };

@@ -75,7 +75,10 @@ export class FlameCanvas {
 
   private schedule(): void {
     if (this.pending) return;
-    this.pending = requestAnimationFrame(() => { this.pending = 0; this.draw(); });
+    this.pending = requestAnimationFrame(() => {
+      this.pending = 0;
+      this.draw();
+    });
   }
 
   /** Draws now (synchronously) and returns what it cost. */
@@ -131,7 +134,10 @@ export class FlameCanvas {
     while (i < end) {
       const w = tree.total[i] * scale;
       const d = tree.depth[i];
-      if (w < MIN_FRAME_PX || d >= rowEnd) { i += tree.size[i]; continue; }
+      if (w < MIN_FRAME_PX || d >= rowEnd) {
+        i += tree.size[i];
+        continue;
+      }
       if (d >= rowStart) this.frame(ctx, tree, i, (tree.x[i] - x0) * scale, w, scrollTop, this.color(tree, i));
       i++;
     }
@@ -175,14 +181,21 @@ export class FlameCanvas {
   private record(i: number, x: number, w: number, row: number): void {
     const r = this.rects;
     if (r.n === r.node.length) this.growRects();
-    r.node[r.n] = i; r.x[r.n] = x; r.w[r.n] = w; r.row[r.n] = row; r.n++;
+    r.node[r.n] = i;
+    r.x[r.n] = x;
+    r.w[r.n] = w;
+    r.row[r.n] = row;
+    r.n++;
   }
 
   private growRects(): void {
     const old = this.rects;
     const cap = old.node.length * 2 || 1024;
     const r = { node: new Int32Array(cap), x: new Float64Array(cap), w: new Float64Array(cap), row: new Int32Array(cap), n: old.n };
-    r.node.set(old.node); r.x.set(old.x); r.w.set(old.w); r.row.set(old.row);
+    r.node.set(old.node);
+    r.x.set(old.x);
+    r.w.set(old.w);
+    r.row.set(old.row);
     this.rects = r;
   }
 

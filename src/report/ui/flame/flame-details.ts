@@ -18,9 +18,13 @@ export type OnFocus = (frame: number) => void;
 export function statusLine(m: ProfileModel, tree: ViewTree | null, win: TimeWindow | null, clearWindow: () => void): Child[] {
   const span = sampleSpan(m);
   const parts = [
-    m.kind === 'heap' ? 'Allocation profile (sampled bytes, not time-resolved)'
-      : win ? `Window ${win.from.toFixed(2)}–${win.to.toFixed(2)} s (drag on the timeline to change)`
-      : span ? `All samples, ${span.from.toFixed(1)}–${span.to.toFixed(1)} s (drag on the timeline to pick a window)` : 'No samples',
+    m.kind === 'heap'
+      ? 'Allocation profile (sampled bytes, not time-resolved)'
+      : win
+        ? `Window ${win.from.toFixed(2)}–${win.to.toFixed(2)} s (drag on the timeline to change)`
+        : span
+          ? `All samples, ${span.from.toFixed(1)}–${span.to.toFixed(1)} s (drag on the timeline to pick a window)`
+          : 'No samples',
     tree ? `shown: ${weight(tree.total[0], m.unit)}` : '',
     ...m.notes,
   ].filter(Boolean);
@@ -36,7 +40,10 @@ export function describedNode(m: ProfileModel, tree: ViewTree, selectedFrame: nu
     const f = tree.frame[i];
     if (selectedFrame >= 0 && f !== selectedFrame) continue;
     const score = tree.self[i] * (m.frameKind[f] === 0 ? 4 : 1);
-    if (score > bestScore) { best = i; bestScore = score; }
+    if (score > bestScore) {
+      best = i;
+      bestScore = score;
+    }
   }
   return best;
 }
@@ -45,10 +52,15 @@ export function frameDetails(m: ProfileModel, tree: ViewTree, node: number, pref
   const f = tree.frame[node];
   if (f < 0) return [];
   const whole = tree.total[0] || 1;
-  return [prefix, h('strong', null, m.frameName[f]), ' ', h('code', null, location(m, f)),
+  return [
+    prefix,
+    h('strong', null, m.frameName[f]),
+    ' ',
+    h('code', null, location(m, f)),
     ` · ${KIND_NAMES[m.frameKind[f]]} · total ${weight(tree.total[node], m.unit)} (${pct(tree.total[node] / whole)})`,
     ` · self ${weight(tree.self[node], m.unit)} (${pct(tree.self[node] / whole)}) `,
-    h('button', { on: { click: () => onFocus(f) } }, 'Show callers & callees')];
+    h('button', { on: { click: () => onFocus(f) } }, 'Show callers & callees'),
+  ];
 }
 
 /** The functions with the most self time in what is shown (window, layers), each a link to its callers & callees. */
@@ -56,8 +68,10 @@ export function topFunctionsTable(m: ProfileModel, tree: ViewTree, onFocus: OnFo
   const whole = tree.total[0] || 1;
   const rows = topFunctions(tree, m.frameCount, TOP_FUNCTIONS).map((t) => [
     h('button', { class: 'link', on: { click: () => onFocus(t.frame) } }, m.frameName[t.frame]),
-    h('code', null, location(m, t.frame)), KIND_NAMES[m.frameKind[t.frame]],
-    `${weight(t.self, m.unit)} (${pct(t.self / whole)})`, `${weight(t.total, m.unit)} (${pct(t.total / whole)})`,
+    h('code', null, location(m, t.frame)),
+    KIND_NAMES[m.frameKind[t.frame]],
+    `${weight(t.self, m.unit)} (${pct(t.self / whole)})`,
+    `${weight(t.total, m.unit)} (${pct(t.total / whole)})`,
   ]);
   const what = m.unit === 'us' ? 'self time' : 'bytes allocated';
   return [h('h3', null, `Most ${what} in this view`), table(['function', 'location', 'layer', 'self', 'total'], rows)];

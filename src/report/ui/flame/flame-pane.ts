@@ -19,7 +19,11 @@ export class FlamePane {
   private model: ProfileModel | null = null;
   private rootName = 'all';
 
-  constructor(title: string, private readonly tooltip: FlameTooltip, private readonly events: PaneEvents) {
+  constructor(
+    title: string,
+    private readonly tooltip: FlameTooltip,
+    private readonly events: PaneEvents,
+  ) {
     this.canvas = new FlameCanvas(title);
     this.element = h('div', { class: 'flame-pane' }, h('div', { class: 'pane-title' }, title), this.canvas.element);
     const c = this.canvas.canvas;
@@ -39,7 +43,8 @@ export class FlamePane {
     this.rootName = rootName;
     this.canvas.setTree(tree, {
       name: (f) => model.frameName[f],
-      where: (f) => (model.frameFile[f] ? (model.frameLine[f] > 0 ? `${model.frameFile[f]}:${model.frameLine[f]}` : model.frameFile[f]) : ''),
+      where: (f) =>
+        model.frameFile[f] ? (model.frameLine[f] > 0 ? `${model.frameFile[f]}:${model.frameLine[f]}` : model.frameFile[f]) : '',
       kind: (f) => model.frameKind[f],
       rootName,
     });
@@ -52,7 +57,10 @@ export class FlamePane {
 
   private hover(e: MouseEvent): void {
     const node = this.point(e);
-    if (node < 0 || !this.model || !this.tree) { this.tooltip.hide(); return; }
+    if (node < 0 || !this.model || !this.tree) {
+      this.tooltip.hide();
+      return;
+    }
     this.tooltip.show(this.model, this.tree, node, this.rootName, e.clientX, e.clientY);
   }
 

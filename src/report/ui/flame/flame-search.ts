@@ -37,7 +37,10 @@ export function matchedShare(tree: ViewTree, match: Uint8Array, root = 0): numbe
   let i = root;
   while (i < end) {
     const f = tree.frame[i];
-    if (f >= 0 && match[f]) { sum += tree.total[i]; i += tree.size[i]; } else i++;
+    if (f >= 0 && match[f]) {
+      sum += tree.total[i];
+      i += tree.size[i];
+    } else i++;
   }
   return sum / total;
 }

@@ -17,7 +17,6 @@ import { kindColor } from './flame-colors.js';
 import { describedNode, frameDetails, statusLine, topFunctionsTable } from './flame-details.js';
 import { readUrlState, writeUrlState, type UrlState } from '../url-state.js';
 
-
 const DEFAULT_HIDDEN = new Set([6]); // idle: a server waiting for requests is not a hotspot
 
 interface State {
@@ -32,7 +31,14 @@ interface State {
 export class FlameSection {
   readonly element: HTMLElement;
   private readonly models: (ProfileModel | null)[];
-  private readonly state: State = { profile: 0, mode: 'flame', hidden: new Set(DEFAULT_HIDDEN), focusFrame: -1, query: '', selectedFrame: -1 };
+  private readonly state: State = {
+    profile: 0,
+    mode: 'flame',
+    hidden: new Set(DEFAULT_HIDDEN),
+    focusFrame: -1,
+    query: '',
+    selectedFrame: -1,
+  };
   private readonly tooltip = new FlameTooltip();
   private readonly main: FlamePane;
   private readonly second: FlamePane;
@@ -50,10 +56,17 @@ export class FlameSection {
     const events = { onSelect: (pane: FlamePane, node: number) => this.select(pane, node) };
     this.main = new FlamePane('Flame graph', this.tooltip, events);
     this.second = new FlamePane('Callees', this.tooltip, events);
-    this.element = section('flame', 'Flame graph',
-      this.toolbar(), this.layerBar(), this.status, this.details,
+    this.element = section(
+      'flame',
+      'Flame graph',
+      this.toolbar(),
+      this.layerBar(),
+      this.status,
+      this.details,
       h('div', { class: 'flame-panes' }, this.main.element, this.second.element),
-      this.top, this.tooltip.element);
+      this.top,
+      this.tooltip.element,
+    );
     this.tooltip.hide();
     this.main.canvas.onDrawn = () => this.publish();
     timeWindow.subscribe(() => this.rebuild(true));
@@ -63,7 +76,9 @@ export class FlameSection {
       this.second.zoomTo(0);
       this.publish();
     });
-    focusRequest.subscribe((r) => { if (r) this.focusByLocation(r); });
+    focusRequest.subscribe((r) => {
+      if (r) this.focusByLocation(r);
+    });
   }
 
   /** Applies a view read from the URL (unknown names are ignored). */
@@ -80,8 +95,12 @@ export class FlameSection {
     const m = this.model;
     const focus = this.state.mode === 'callers' && this.state.focusFrame >= 0 ? m.frameName[this.state.focusFrame] : undefined;
     writeUrlState({
-      profile: this.state.profile, mode: this.state.mode, hidden: [...this.state.hidden].map((k) => KIND_NAMES[k]),
-      query: this.state.query, ...(timeWindow.value && m.kind === 'cpu' ? { window: timeWindow.value } : {}), ...(focus ? { focus } : {}),
+      profile: this.state.profile,
+      mode: this.state.mode,
+      hidden: [...this.state.hidden].map((k) => KIND_NAMES[k]),
+      query: this.state.query,
+      ...(timeWindow.value && m.kind === 'cpu' ? { window: timeWindow.value } : {}),
+      ...(focus ? { focus } : {}),
     });
   }
 
@@ -92,23 +111,55 @@ export class FlameSection {
   }
 
   private toolbar(): HTMLElement {
-    const select = h('select', { attrs: { 'aria-label': 'Profile' }, on: { change: () => this.pickProfile(Number(select.value)) } },
-      ...this.profiles.map((p, i) => { const o = h('option', null, p.label); o.value = String(i); o.selected = i === this.state.profile; return o; }));
+    const select = h(
+      'select',
+      { attrs: { 'aria-label': 'Profile' }, on: { change: () => this.pickProfile(Number(select.value)) } },
+      ...this.profiles.map((p, i) => {
+        const o = h('option', null, p.label);
+        o.value = String(i);
+        o.selected = i === this.state.profile;
+        return o;
+      }),
+    );
     if (this.profiles.length < 2) select.disabled = true;
-    const modes: [ViewMode, string][] = [['flame', 'Flame'], ['inverted', 'Inverted (bottom-up)'], ['callers', 'Callers & callees']];
+    const modes: [ViewMode, string][] = [
+      ['flame', 'Flame'],
+      ['inverted', 'Inverted (bottom-up)'],
+      ['callers', 'Callers & callees'],
+    ];
     const buttons = modes.map(([mode, label]) => {
       const b = h('button', { class: 'mode', data: { mode }, on: { click: () => this.setMode(mode) } }, label);
       this.modeButtons.set(mode, b);
       return b;
     });
     let timer = 0;
-    const search = h('input', { class: 'flame-search', attrs: { type: 'search', placeholder: 'Search functions or files (/regex/)', 'aria-label': 'Search' } });
+    const search = h('input', {
+      class: 'flame-search',
+      attrs: { type: 'search', placeholder: 'Search functions or files (/regex/)', 'aria-label': 'Search' },
+    });
     search.value = this.state.query;
     search.addEventListener('input', () => {
       clearTimeout(timer);
-      timer = window.setTimeout(() => { this.state.query = search.value; this.applySearch(); this.paint(); this.save(); }, 120);
+      timer = window.setTimeout(() => {
+        this.state.query = search.value;
+        this.applySearch();
+        this.paint();
+        this.save();
+      }, 120);
     });
-    const reset = h('button', { on: { click: () => { this.main.zoomTo(0); this.second.zoomTo(0); this.publish(); } } }, 'Reset zoom');
+    const reset = h(
+      'button',
+      {
+        on: {
+          click: () => {
+            this.main.zoomTo(0);
+            this.second.zoomTo(0);
+            this.publish();
+          },
+        },
+      },
+      'Reset zoom',
+    );
     return h('div', { class: 'flame-toolbar' }, select, h('span', { class: 'modes' }, ...buttons), reset, search, this.share);
   }
 
@@ -117,14 +168,32 @@ export class FlameSection {
       const box = h('input', { attrs: { type: 'checkbox', 'aria-label': `show ${name}` }, data: { layer: name } });
       box.checked = !this.state.hidden.has(k);
       box.addEventListener('change', () => {
-        if (box.checked) this.state.hidden.delete(k); else this.state.hidden.add(k);
+        if (box.checked) this.state.hidden.delete(k);
+        else this.state.hidden.add(k);
         this.rebuild(true);
       });
-      return h('label', { class: 'layer', title: REMOVED_WHEN_HIDDEN.has(k) ? 'hiding removes this time' : 'hiding merges these frames into their callers' },
-        box, h('span', { class: 'swatch', style: { background: kindColor(k) } }), name);
+      return h(
+        'label',
+        {
+          class: 'layer',
+          title: REMOVED_WHEN_HIDDEN.has(k) ? 'hiding removes this time' : 'hiding merges these frames into their callers',
+        },
+        box,
+        h('span', { class: 'swatch', style: { background: kindColor(k) } }),
+        name,
+      );
     });
-    return h('div', { class: 'flame-layers' }, h('span', { class: 'muted' }, 'Layers:'), ...boxes,
-      h('span', { class: 'muted note' }, 'Colour: the layer; a deeper shade means more self time. Hidden app, deps, node-core, v8-builtin, native and agent frames are merged into their callers; hidden gc, idle and program time is removed.'));
+    return h(
+      'div',
+      { class: 'flame-layers' },
+      h('span', { class: 'muted' }, 'Layers:'),
+      ...boxes,
+      h(
+        'span',
+        { class: 'muted note' },
+        'Colour: the layer; a deeper shade means more self time. Hidden app, deps, node-core, v8-builtin, native and agent frames are merged into their callers; hidden gc, idle and program time is removed.',
+      ),
+    );
   }
 
   private pickProfile(i: number): void {
@@ -155,7 +224,13 @@ export class FlameSection {
     const opts = { hidden: this.state.hidden, focusFrame: focus };
     const mainTree = buildViewTree(m, self, { ...opts, mode: focused ? 'callers' : this.state.mode });
     this.main.show(m, mainTree, focused ? m.frameName[focus] : 'all');
-    this.main.setTitle(focused ? `Callers of ${m.frameName[focus]} (who calls it, bottom-up)` : this.state.mode === 'inverted' ? 'Inverted: where time was spent, and who called it' : 'Flame graph: callers above callees, width = time');
+    this.main.setTitle(
+      focused
+        ? `Callers of ${m.frameName[focus]} (who calls it, bottom-up)`
+        : this.state.mode === 'inverted'
+          ? 'Inverted: where time was spent, and who called it'
+          : 'Flame graph: callers above callees, width = time',
+    );
     this.second.element.style.display = focused ? '' : 'none';
     if (focused) {
       this.second.show(m, buildViewTree(m, self, { ...opts, mode: 'callees' }), m.frameName[focus]);
@@ -200,7 +275,8 @@ export class FlameSection {
     this.second.canvas.setSearch(this.match);
     if (test === undefined) replace(this.share, 'invalid regular expression');
     else if (!this.match || !this.main.tree) replace(this.share);
-    else replace(this.share, `matched: ${pct(matchedShare(this.main.tree, this.match))} of shown ${m.unit === 'us' ? 'time' : 'allocations'}`);
+    else
+      replace(this.share, `matched: ${pct(matchedShare(this.main.tree, this.match))} of shown ${m.unit === 'us' ? 'time' : 'allocations'}`);
   }
 
   /** Draws the panes and refreshes the status line and the test hook. */
@@ -225,7 +301,13 @@ export class FlameSection {
   }
 
   private renderDetails(tree: ViewTree, node: number, prefix = ''): void {
-    replace(this.details, ...frameDetails(this.model, tree, node, prefix, (f) => { this.state.focusFrame = f; this.setMode('callers'); }));
+    replace(
+      this.details,
+      ...frameDetails(this.model, tree, node, prefix, (f) => {
+        this.state.focusFrame = f;
+        this.setMode('callers');
+      }),
+    );
   }
 
   private hottestFrame(): number {
@@ -245,7 +327,8 @@ export class FlameSection {
     const m = this.model;
     let found = -1;
     for (let f = 0; f < m.frameCount && found < 0; f++) {
-      if (m.frameName[f] === r.name && (r.file === '' || m.frameFile[f] === r.file) && (r.line === 0 || m.frameLine[f] === r.line)) found = f;
+      if (m.frameName[f] === r.name && (r.file === '' || m.frameFile[f] === r.file) && (r.line === 0 || m.frameLine[f] === r.line))
+        found = f;
     }
     if (found < 0) return;
     this.state.focusFrame = found;

@@ -94,7 +94,8 @@ function lowerBound(a: Float64Array, v: number): number {
   let hi = a.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (a[mid] < v) lo = mid + 1; else hi = mid;
+    if (a[mid] < v) lo = mid + 1;
+    else hi = mid;
   }
   return lo;
 }

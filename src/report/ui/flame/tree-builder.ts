@@ -78,9 +78,15 @@ export class TreeBuilder {
 
   private grow(): void {
     const cap = this.parent.length * 2;
-    const p = new Int32Array(cap); p.set(this.parent); this.parent = p;
-    const f = new Int32Array(cap); f.set(this.frame); this.frame = f;
-    const s = new Float64Array(cap); s.set(this.self); this.self = s;
+    const p = new Int32Array(cap);
+    p.set(this.parent);
+    this.parent = p;
+    const f = new Int32Array(cap);
+    f.set(this.frame);
+    this.frame = f;
+    const s = new Float64Array(cap);
+    s.set(this.self);
+    this.self = s;
   }
 
   /** Lays the tree out; nodes with no weight are dropped. */
@@ -97,7 +103,10 @@ function hash(parent: number, frame: number): number {
   return (Math.imul(parent, 0x9e3779b1) ^ Math.imul(frame + 1, 0x85ebca6b)) >>> 0;
 }
 
-interface ChildLists { start: Int32Array; list: Int32Array }
+interface ChildLists {
+  start: Int32Array;
+  list: Int32Array;
+}
 
 /** Children of each node (CSR form), heaviest first, zero-weight children left out. */
 function childLists(parent: Int32Array, total: Float64Array, n: number): ChildLists {
@@ -116,14 +125,24 @@ function childLists(parent: Int32Array, total: Float64Array, n: number): ChildLi
 function layout(kids: ChildLists, frameOld: Int32Array, selfOld: Float64Array, totalOld: Float64Array): ViewTree {
   const m = kids.list.length + 1;
   const out: ViewTree = {
-    n: m, frame: new Int32Array(m), parent: new Int32Array(m), depth: new Int32Array(m),
-    self: new Float64Array(m), total: new Float64Array(m), x: new Float64Array(m), size: new Int32Array(m), maxDepth: 0,
+    n: m,
+    frame: new Int32Array(m),
+    parent: new Int32Array(m),
+    depth: new Int32Array(m),
+    self: new Float64Array(m),
+    total: new Float64Array(m),
+    x: new Float64Array(m),
+    size: new Int32Array(m),
+    maxDepth: 0,
   };
   const stackNode = new Int32Array(m);
   const stackParentPos = new Int32Array(m);
   const stackX = new Float64Array(m);
   let sp = 0;
-  stackNode[sp] = 0; stackParentPos[sp] = -1; stackX[sp] = 0; sp++;
+  stackNode[sp] = 0;
+  stackParentPos[sp] = -1;
+  stackX[sp] = 0;
+  sp++;
   let pos = 0;
   while (sp > 0) {
     sp--;
@@ -145,7 +164,10 @@ function layout(kids: ChildLists, frameOld: Int32Array, selfOld: Float64Array, t
     for (let k = b - 1; k >= a; k--) {
       const c = kids.list[k];
       cx -= totalOld[c];
-      stackNode[sp] = c; stackParentPos[sp] = p; stackX[sp] = cx; sp++;
+      stackNode[sp] = c;
+      stackParentPos[sp] = p;
+      stackX[sp] = cx;
+      sp++;
     }
   }
   for (let i = 0; i < m; i++) out.size[i] = 1;

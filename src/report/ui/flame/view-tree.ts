@@ -49,10 +49,14 @@ export function buildViewTree(m: ProfileModel, self: Float64Array, opts: ViewOpt
   const vis = visibility(m, self, opts.hidden);
   const focus = opts.focusFrame ?? -1;
   switch (opts.mode) {
-    case 'flame': return flame(m, vis);
-    case 'inverted': return inverted(m, vis);
-    case 'callees': return callees(m, vis, focus);
-    case 'callers': return callers(m, vis, focus);
+    case 'flame':
+      return flame(m, vis);
+    case 'inverted':
+      return inverted(m, vis);
+    case 'callees':
+      return callees(m, vis, focus);
+    case 'callers':
+      return callers(m, vis, focus);
   }
 }
 
@@ -94,7 +98,11 @@ function flame(m: ProfileModel, vis: Visible): ViewTree {
 export const INVERTED_MIN_SHARE = 1 / 20_000;
 
 /** Upward walks in progress: the view node reached, the next base node up, the weight carried. */
-interface Walks { at: number[]; next: number[]; w: number[] }
+interface Walks {
+  at: number[];
+  next: number[];
+  w: number[];
+}
 
 function expandCallers(m: ProfileModel, vis: Visible, b: TreeBuilder, walks: Walks, minWeight: number): void {
   let cur = walks;
@@ -104,7 +112,10 @@ function expandCallers(m: ProfileModel, vis: Visible, b: TreeBuilder, walks: Wal
     const next: Walks = { at: [], next: [], w: [] };
     for (let k = 0; k < cur.at.length; k++) {
       const j = cur.next[k];
-      if (j === 0 || weight[cur.at[k]] < minWeight) { b.addSelf(cur.at[k], cur.w[k]); continue; }
+      if (j === 0 || weight[cur.at[k]] < minWeight) {
+        b.addSelf(cur.at[k], cur.w[k]);
+        continue;
+      }
       next.at.push(b.child(cur.at[k], m.nodeFrame[j]));
       next.next.push(shownParent(m, vis, j));
       next.w.push(cur.w[k]);

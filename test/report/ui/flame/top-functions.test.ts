@@ -15,9 +15,15 @@ describe('topFunctions', () => {
     const x2 = b.child(x1, 0);
     const y1 = b.child(x2, 1);
     const y2 = b.child(0, 1);
-    b.addSelf(x1, 1); b.addSelf(x2, 2); b.addSelf(y1, 3); b.addSelf(y2, 4);
+    b.addSelf(x1, 1);
+    b.addSelf(x2, 2);
+    b.addSelf(y1, 3);
+    b.addSelf(y2, 4);
     const top = topFunctions(b.finish(), 2, 10);
-    assert.deepEqual(top, [{ frame: 1, self: 7, total: 7 }, { frame: 0, self: 3, total: 6 }]);
+    assert.deepEqual(top, [
+      { frame: 1, self: 7, total: 7 },
+      { frame: 0, self: 3, total: 6 },
+    ]);
     assert.equal(topFunctions(b.finish(), 2, 1).length, 1);
   });
 });

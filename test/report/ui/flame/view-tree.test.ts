@@ -14,13 +14,26 @@ import type { PayloadProfile } from '../../../../src/report/html/report-payload.
 const K = (k: (typeof FRAME_KINDS)[number]): number => FRAME_KINDS.indexOf(k);
 
 /** frames: [name, kind]; nodes: [parent, frame]; frame 0 is the root. */
-function model(frames: [string, string][], nodes: [number, number][], samples?: { node: number[]; dt: number[]; lastWeight: number }): ProfileModel {
+function model(
+  frames: [string, string][],
+  nodes: [number, number][],
+  samples?: { node: number[]; dt: number[]; lastWeight: number },
+): ProfileModel {
   const strings = [...new Set(frames.map((f) => f[0])), ''];
   const p: PayloadProfile = {
-    id: 't', kind: 'cpu', pid: 1, threadId: 0, label: 't', unit: 'us', strings,
+    id: 't',
+    kind: 'cpu',
+    pid: 1,
+    threadId: 0,
+    label: 't',
+    unit: 'us',
+    strings,
     frames: {
-      name: frames.map((f) => strings.indexOf(f[0])), file: frames.map(() => strings.length - 1),
-      line: frames.map(() => 0), col: frames.map(() => 0), kind: frames.map((f) => K(f[1] as (typeof FRAME_KINDS)[number])),
+      name: frames.map((f) => strings.indexOf(f[0])),
+      file: frames.map(() => strings.length - 1),
+      line: frames.map(() => 0),
+      col: frames.map(() => 0),
+      kind: frames.map((f) => K(f[1] as (typeof FRAME_KINDS)[number])),
     },
     nodes: { parent: nodes.map((n) => n[0]), frame: nodes.map((n) => n[1]) },
     ...(samples ? { samples } : {}),
@@ -41,8 +54,23 @@ function shape(m: ProfileModel, t: ViewTree): string[] {
 //       │            └ C(app, 1)
 //       ├ G(gc, 7)
 //       └ I(idle, 100)
-const FRAMES: [string, string][] = [['(root)', 'program'], ['A', 'app'], ['B', 'node-core'], ['C', 'app'], ['G', 'gc'], ['I', 'idle']];
-const NODES: [number, number][] = [[-1, 0], [0, 1], [1, 2], [2, 3], [1, 3], [0, 4], [0, 5]];
+const FRAMES: [string, string][] = [
+  ['(root)', 'program'],
+  ['A', 'app'],
+  ['B', 'node-core'],
+  ['C', 'app'],
+  ['G', 'gc'],
+  ['I', 'idle'],
+];
+const NODES: [number, number][] = [
+  [-1, 0],
+  [0, 1],
+  [1, 2],
+  [2, 3],
+  [1, 3],
+  [0, 4],
+  [0, 5],
+];
 const SELF = Float64Array.from([0, 10, 5, 20, 1, 7, 100]);
 const m = model(FRAMES, NODES);
 const none: ViewOptions = { mode: 'flame', hidden: new Set() };
@@ -87,7 +115,20 @@ describe('buildViewTree', () => {
 
   it('leaves the callers of frames too light to be seen unexpanded in the inverted view', () => {
     // root ─ A(1e6)   root ─ B ─ C(1): C is under 1/20000 of the time.
-    const r = model([['(root)', 'program'], ['A', 'app'], ['B', 'app'], ['C', 'app']], [[-1, 0], [0, 1], [0, 2], [2, 3]]);
+    const r = model(
+      [
+        ['(root)', 'program'],
+        ['A', 'app'],
+        ['B', 'app'],
+        ['C', 'app'],
+      ],
+      [
+        [-1, 0],
+        [0, 1],
+        [0, 2],
+        [2, 3],
+      ],
+    );
     const t = buildViewTree(r, Float64Array.from([0, 1e6, 0, 1]), { ...none, mode: 'inverted' });
     assert.deepEqual(shape(r, t), ['all:1000001', '  A:1000000', '  C:1']);
     const heavier = buildViewTree(r, Float64Array.from([0, 1e3, 0, 1]), { ...none, mode: 'inverted' });
@@ -96,7 +137,19 @@ describe('buildViewTree', () => {
 
   it('counts a recursive function once in its callers and callees views', () => {
     // root ─ X(1) ─ X(2) ─ Y(3)
-    const r = model([['(root)', 'program'], ['X', 'app'], ['Y', 'deps']], [[-1, 0], [0, 1], [1, 1], [2, 2]]);
+    const r = model(
+      [
+        ['(root)', 'program'],
+        ['X', 'app'],
+        ['Y', 'deps'],
+      ],
+      [
+        [-1, 0],
+        [0, 1],
+        [1, 1],
+        [2, 2],
+      ],
+    );
     const self = Float64Array.from([0, 1, 2, 3]);
     assert.deepEqual(shape(r, buildViewTree(r, self, { ...none, mode: 'callees', focusFrame: 1 })), ['X:6', '  X:5', '    Y:3']);
     assert.deepEqual(shape(r, buildViewTree(r, self, { ...none, mode: 'callers', focusFrame: 1 })), ['X:6']);
