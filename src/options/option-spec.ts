@@ -232,10 +232,23 @@ export function resolveOptions(specs: readonly OptionSpec[], input: object): Rec
     if (!spec) throw unknownOption(key);
     out[key] = coerceOption(spec, value);
   }
+  checkConflicts(specs, out);
   for (const spec of specs) {
-    if (!(spec.key in out)) continue;
+    if (!(spec.key in out) && spec.default !== undefined) out[spec.key] = spec.default;
+  }
+  return out;
+}
+
+/**
+ * Rejects two options given together that `specs` declare conflicting (a conflict may name a key
+ * declared elsewhere, such as a run flag from a budget flag: it is read from `values` all the same).
+ */
+export function checkConflicts(specs: readonly OptionSpec[], values: Record<string, unknown>): void {
+  const given = (key: string) => key in values && values[key] !== undefined;
+  for (const spec of specs) {
+    if (!given(spec.key)) continue;
     for (const other of spec.conflicts ?? []) {
-      if (other in out) {
+      if (given(other)) {
         const o = specs.find((s) => s.key === other);
         throw hotpathError('HOTPATH_ERR_INVALID_OPTION', `--${spec.flag} cannot be used with --${o?.flag ?? other}`, {
           showUsage: true,
@@ -244,10 +257,6 @@ export function resolveOptions(specs: readonly OptionSpec[], input: object): Rec
       }
     }
   }
-  for (const spec of specs) {
-    if (!(spec.key in out) && spec.default !== undefined) out[spec.key] = spec.default;
-  }
-  return out;
 }
 
 /** The options section of a command's help text, generated from its declaration. */

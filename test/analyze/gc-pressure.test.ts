@@ -115,3 +115,14 @@ test('gc: on a target starved of CPU (busy machine), the share is what free core
   assert.equal(saturated?.severity, 'warning');
   assert.ok(Math.abs((saturated.evidence.gcShare as number) - (saturated.evidence.gcWallShare as number)) < 0.005);
 });
+
+test('gc: one long GC is a pause, not pressure: at most a note, and said so', () => {
+  // About one major GC of 800 ms in the window, nothing else: a large share drawn from one event.
+  const run = syntheticRun({ noise: 0, minorGcPerS: 0, majorGcPerS: 0.1, majorGcMs: 800 });
+  const [f] = gcPressure(run);
+  assert.ok(f, 'the pause is still mentioned');
+  assert.ok((f.evidence.gcCount as number) < 3, JSON.stringify(f.evidence));
+  assert.ok((f.evidence.gcShare as number) >= 0.05, JSON.stringify(f.evidence));
+  assert.equal(f.severity, 'info');
+  assert.match(f.summary, /too few to call pressure/);
+});

@@ -42,7 +42,8 @@ describe('hotpath run when things go wrong', () => {
     const what = how === 'throws' ? 'throws an uncaught exception' : 'calls process.exit()';
     test(`the target ${what} after 1 s of profiled load: the CPU profile up to then is kept and reported`, async () => {
       const env = { CRASH_AFTER_MS: '1000', ...(how === 'exit' ? { CRASH_WITH: 'exit' } : {}) };
-      const { r, dir, meta } = await runApp('crash-server.cjs', ['-d', '10'], { env });
+      // At 1 ms (the default for a 10 s load is 10 ms): enough samples to tell the profile covers the second before the crash.
+      const { r, dir, meta } = await runApp('crash-server.cjs', ['-d', '10', '--cpu-interval', '1000'], { env });
       assert.equal(r.code, 1, r.stderr);
       assert.equal(meta.outcome.status, 'target-crashed');
       assert.equal(meta.outcome.exitCode, how === 'exit' ? 3 : 1);

@@ -5,7 +5,7 @@
 import type { Command } from '../command.js';
 import type { CliIO } from '../io.js';
 import { styler } from '../io.js';
-import type { ParsedArgs } from '../../options/option-spec.js';
+import { checkConflicts, type ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { noResponsesReason } from '../../load/no-responses.js';
 import { INCOMPLETE_CODE } from '../../analyze/incomplete.js';
@@ -95,6 +95,9 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
       { showUsage: true },
     );
   }
+  // run() checks the run's own flags; the budget and experiment flags stop here, before a
+  // baseline is read or anything starts.
+  checkConflicts([...budgetOptionSpecs, ...experimentOptionSpecs], args.values);
   const budgetFlags = args.values as BudgetFlags;
   const budgets = readBudgets(budgetFlags);
   const baseline = budgetFlags.baseline === undefined ? undefined : resolve(io.cwd, budgetFlags.baseline);
