@@ -10,7 +10,7 @@ import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
 import { buildHeapTree, topAllocators } from '../../profile/build-heap-tree.js';
 import { cpuViewOf } from './cpu-view.js';
 import { runResolver } from '../../profile/run-source-maps.js';
-import { perRun } from './per-run.js';
+import { perRun } from '../../run-dir/per-run.js';
 
 export interface AllocationSite {
   frame: Frame;

@@ -19,7 +19,7 @@ import { busiestThread, loadWindow, targetThreads, type Window } from './load-wi
 import { runResolver } from '../../profile/run-source-maps.js';
 import { cpuStackSamples, type StackSamples } from '../../profile/stack-samples.js';
 import type { ProfileWindow } from '../../profile/profile-window.js';
-import { perRun } from './per-run.js';
+import { perRun } from '../../run-dir/per-run.js';
 
 /** Functions kept per view (the long tail carries no finding). */
 export const CPU_VIEW_FUNCTIONS = 200;

@@ -15,7 +15,7 @@ import { retainedOwners, type RetainedOwner } from '../../profile/retained-owner
 import { runResolver } from '../../profile/run-source-maps.js';
 import { busiestThread, loadWindow } from './load-window.js';
 import { cpuViewOf } from './cpu-view.js';
-import { perRun } from './per-run.js';
+import { perRun } from '../../run-dir/per-run.js';
 
 export interface RetainedSite {
   frame: Frame;
