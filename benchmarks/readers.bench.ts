@@ -76,7 +76,7 @@ export function longTelemetryRun(dir: string, samples: number): string {
 
 /** `hotpath report` of `dir` in a child: wall ms and peak RSS. */
 function measureReport(root: string, dir: string): { ms: number; maxRssMb: number; ok: boolean } {
-  const script = `const { readRunDir } = await import(${JSON.stringify(join(root, 'dist/src/run-dir/read-run-dir.js'))});
+  const script = `const { readRunDir } = await import(${JSON.stringify(join(root, 'dist/src/profile/read-run.js'))});
 const { writeReports } = await import(${JSON.stringify(join(root, 'dist/src/report/write-reports.js'))});
 const t = performance.now();
 await writeReports(${JSON.stringify(dir)}, { run: await readRunDir(${JSON.stringify(dir)}) });

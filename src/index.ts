@@ -6,7 +6,7 @@ export type { LoadResult, LatencyStats, TimelinePoint, GeneratorWorkerStats, Set
 export type { ScenarioRequest } from './load/request-template.js';
 export { run, type RunHooks, type RunResult } from './run/run.js';
 export { runOptionSpecs, type RunOptions } from './run/run-options.js';
-export { readRunDir } from './run-dir/read-run-dir.js';
+export { readRunDir } from './profile/read-run.js';
 export type { RunMeta } from './run-dir/schema.js';
 export type { RunData, ThreadTelemetry, ProfileRef } from './run-dir/run-data.js';
 export type { CallTree, Frame, FrameKind, WorkKind } from './profile/call-tree.js';

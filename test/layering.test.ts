@@ -32,9 +32,6 @@ const LAYERS: readonly (readonly string[])[] = [
 
 /** Known exceptions, each with its reason; the list only shrinks. */
 const EXCEPTIONS: ReadonlyMap<string, string> = new Map([
-  // Issue 22 item 2 (one loader per run directory in run-dir/) removes these two.
-  ['run-dir/read-run-dir.js -> profile/run-source-maps.js', 'readRunDir maps the call sites through source maps'],
-  ['run-dir/read-run-dir.js -> profile/read-profile.js', 'readRunDir parses each profile once to mark unusable ones'],
   // report.json carries the budgets' verdict: a type only.
   ['report/report-schema.js -> budget/budget.js', 'type of report.json budgets'],
   // compare.html is drawn by the report's page machinery from compare.json's shapes: types only.

@@ -3,7 +3,7 @@
 // (a CPU profile, telemetry) is named in `missing` instead of failing the comparison.
 
 import { hotpathError } from '../errors.js';
-import { readRunDir } from '../run-dir/read-run-dir.js';
+import { readRunDir } from '../profile/read-run.js';
 import type { RunData } from '../run-dir/run-data.js';
 import { buildReport } from '../report/build-report.js';
 import type { Report } from '../report/report-schema.js';

@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { hotpathError, type ErrorCode } from '../errors.js';
 import { createRunDir } from '../run-dir/create-run-dir.js';
 import { RUN_DIR_VERSION, RUN_FILES, profileFileName, type RunMeta } from '../run-dir/schema.js';
-import { readRunDir } from '../run-dir/read-run-dir.js';
+import { readRunDir } from '../profile/read-run.js';
 import { writeReports } from '../report/write-reports.js';
 import { exportProfile, type ExportFormat } from '../report/export/export-profile.js';
 import type { Report } from '../report/report-schema.js';

@@ -11,6 +11,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { RunData } from '../run-dir/run-data.js';
+import { perRunAndKey } from '../run-dir/per-run.js';
 
 /** Files searched at most (in directory order, breadth first): a large monorepo is cut short, not slow. */
 export const PATTERN_SEARCH_MAX_FILES = 2000;
@@ -123,13 +124,7 @@ function isBuildOutput(root: string, path: string): boolean {
     .some((part) => BUILD_DIRS.has(part));
 }
 
-const cache = new WeakMap<object, Map<string, PatternSite[]>>();
-
 /** findPatternSites over the run's working directory, once per pattern and run. */
-export function runPatternSites(run: Pick<RunData, 'cwd'>, source: string): PatternSite[] {
-  let byPattern = cache.get(run);
-  if (!byPattern) cache.set(run, (byPattern = new Map()));
-  let sites = byPattern.get(source);
-  if (!sites) byPattern.set(source, (sites = findPatternSites(run.cwd, source)));
-  return sites;
-}
+export const runPatternSites: (run: Pick<RunData, 'cwd'>, source: string) => PatternSite[] = perRunAndKey(
+  (run: Pick<RunData, 'cwd'>, source: string) => findPatternSites(run.cwd, source),
+);

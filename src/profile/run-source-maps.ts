@@ -10,22 +10,17 @@ import { SourceMapResolver } from './source-maps.js';
 import { urlToPath } from './classify-frame.js';
 import { scriptFunctions, type FunctionRanges } from './script-functions.js';
 import { anonymousNameAt } from './anonymous-names.js';
-
-const resolvers = new WeakMap<object, SourceMapResolver>();
+import { perRun } from '../run-dir/per-run.js';
 
 /** The resolver of a run, with the captured maps registered (one per run: files are read once). */
-export function runResolver(run: Pick<RunData, 'sourceMaps'>): SourceMapResolver {
-  let resolver = resolvers.get(run);
-  if (resolver === undefined) {
-    resolver = new SourceMapResolver();
-    for (const [url, mapUrl] of Object.entries(run.sourceMaps ?? {})) {
-      const path = urlToPath(url);
-      if (path !== undefined) resolver.addSourceMapUrl(path, mapUrl);
-    }
-    resolvers.set(run, resolver);
+export const runResolver: (run: Pick<RunData, 'sourceMaps'>) => SourceMapResolver = perRun((run: Pick<RunData, 'sourceMaps'>) => {
+  const resolver = new SourceMapResolver();
+  for (const [url, mapUrl] of Object.entries(run.sourceMaps ?? {})) {
+    const path = urlToPath(url);
+    if (path !== undefined) resolver.addSourceMapUrl(path, mapUrl);
   }
   return resolver;
-}
+});
 
 /**
  * An anonymous call site's function named by the named function it was written in ("(anonymous

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { RunData } from '../run-dir/run-data.js';
 import type { Report } from './report-schema.js';
 import { buildReport } from './build-report.js';
-import { readRunDir } from '../run-dir/read-run-dir.js';
+import { readRunDir } from '../profile/read-run.js';
 import { buildPayload, renderReportHtml } from './html/write-report-html.js';
 import { writeFilesAtomically, type FileToWrite } from './write-atomic.js';
 import { renderReportMarkdown } from './export/report-md.js';

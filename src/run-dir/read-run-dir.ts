@@ -1,11 +1,13 @@
-// readRunDir: a run directory read back into RunData, the input of every analyzer and of
-// `hotpath report`. Tolerant: a missing load.json, a missing profile or a truncated
-// telemetry line becomes a readWarning; only a directory that holds no run is an error, and a
-// file name that leads out of the directory (run-dir-path.ts).
+// readRunFiles: the files of a run directory read back into RunData, as they are: the call
+// sites as the agents reported them, the profiles listed but not parsed. profile/read-run.ts's
+// readRunDir completes it (profiles checked, call sites source-mapped): the input of every
+// analyzer and of `hotpath report`. Tolerant: a missing load.json, a missing profile or a
+// truncated telemetry line becomes a readWarning; only a directory that holds no run is an
+// error, and a file name that leads out of the directory (run-dir-path.ts).
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { hotpathError } from '../errors.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { ProfileMessage } from '../agent/protocol.js';
@@ -13,10 +15,8 @@ import { readTelemetry, type TelemetryContents } from './read-telemetry.js';
 import type { CallCounts, ProfileRef, RunData, ThreadTelemetry } from './run-data.js';
 import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
 import { RUN_DIR_VERSION, RUN_FILES, type RunMeta } from './schema.js';
-import { mapRunCallSites } from '../profile/run-source-maps.js';
 import { runDirPath, runFilePath } from './run-dir-path.js';
 import { isLoadResult } from './load-shape.js';
-import { readCpuProfile, readHeapProfile } from '../profile/read-profile.js';
 import { arrayOf, bool, num, opt, shape, str, type Check } from './shape.js';
 
 function notARunDir(dir: string, why: string): Error {
@@ -168,7 +168,8 @@ function targetCwd(meta: RunMeta, threads: ThreadTelemetry[]): string {
   return threads.find((t) => t.listens.length > 0 && t.hello)?.hello?.cwd ?? meta.cwd;
 }
 
-export async function readRunDir(dirArg: string): Promise<RunData> {
+/** The run directory's files, read as they are (see profile/read-run.ts's readRunDir for the whole reading). */
+export async function readRunFiles(dirArg: string): Promise<RunData> {
   const dir = resolve(dirArg);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw notARunDir(dir, 'no such directory');
   const warnings: string[] = [];
@@ -193,7 +194,7 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
     meta,
     load,
     threads: telemetry.threads,
-    profiles: await checkProfiles(collectProfiles(dir, meta, telemetry.profiles, warnings), warnings),
+    profiles: collectProfiles(dir, meta, telemetry.profiles, warnings),
     loadWindow: loadWindowOf(meta, load, telemetry.threads),
     cwd: targetCwd(meta, telemetry.threads),
     readWarnings: warnings,
@@ -201,25 +202,7 @@ export async function readRunDir(dirArg: string): Promise<RunData> {
     ...(functionRanges ? { functionRanges: functionRanges as Record<string, FunctionRangeRow[]> } : {}),
     ...(callCounts.length > 0 ? { callCounts } : {}),
   };
-  mapRunCallSites(run, run.threads);
   return run;
-}
-
-/**
- * Each profile parsed once to know it can be used: an empty, truncated or malformed one is
- * marked `unusable` with a warning (the analysis leaves it out and does not call the run healthy).
- */
-async function checkProfiles(refs: ProfileRef[], warnings: string[]): Promise<ProfileRef[]> {
-  for (const ref of refs) {
-    try {
-      if (ref.kind === 'cpu') await readCpuProfile(ref.path);
-      else await readHeapProfile(ref.path);
-    } catch (err) {
-      ref.unusable = (err as Error).message;
-      warnings.push(`${ref.kind} profile ${basename(ref.path)} cannot be used and is left out of the diagnosis: ${ref.unusable}`);
-    }
-  }
-  return refs;
 }
 
 const SOURCE_MAPS_FILE = /^sourcemaps-\d+-\d+\.json$/;

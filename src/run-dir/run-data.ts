@@ -1,5 +1,6 @@
 // RunData: a run directory read back into memory, the one input of every analyzer
-// (`(run: RunData) => Finding[]`) and of the report writers. Built by read-run-dir.ts.
+// (`(run: RunData) => Finding[]`) and of the report writers. Read by read-run-dir.ts, completed
+// by profile/read-run.ts (readRunDir).
 
 import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
 import type {
@@ -64,7 +65,7 @@ export interface RunData {
   /**
    * Source map URLs the agents captured in the target (script URL → the `sourceMappingURL` V8
    * saw: a `data:` URL from a loader that compiles in memory, or a path), from
-   * `sourcemaps-<pid>-<tid>.json`. Call sites in `threads` are already mapped with them.
+   * `sourcemaps-<pid>-<tid>.json`. Call sites in `threads` are mapped with them by readRunDir.
    */
   sourceMaps?: Record<string, string>;
   /**

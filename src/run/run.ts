@@ -15,7 +15,7 @@ import { DEFAULT_DURATION_S } from '../load/load-options.js';
 import { callCountLoadMs, callCountWindow, loopBusyEnough } from './call-count-window.js';
 import type { Report } from '../report/report-schema.js';
 import { writeReports } from '../report/write-reports.js';
-import { readRunDir } from '../run-dir/read-run-dir.js';
+import { readRunDir } from '../profile/read-run.js';
 import { RUN_FILES, type RunMeta } from '../run-dir/schema.js';
 import { writeLoadResult, writeMeta, writeMetaSync } from '../run-dir/write-run-files.js';
 import { AgentServer } from './agent-server.js';

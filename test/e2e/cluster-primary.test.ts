@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Report } from '../../src/report/report-schema.js';
 import { examplesDir } from '../../src/cli/commands/demo.js';
-import { readRunDir } from '../../src/run-dir/read-run-dir.js';
+import { readRunDir } from '../../src/profile/read-run.js';
 import { runCli, tempOut } from '../run/helpers/run-cli.js';
 import { findingsSummary } from './helpers/diagnosis.js';
 

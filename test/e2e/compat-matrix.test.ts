@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { run } from '../../src/index.js';
-import { readRunDir } from '../../src/run-dir/read-run-dir.js';
+import { readRunDir } from '../../src/profile/read-run.js';
 import type { Report } from '../../src/report/report-schema.js';
 import { BLOCKING_STARVED_CPU_PER_ACTIVE } from '../../src/analyze/event-loop-blocking.js';
 import { root, survivors, tempOut } from '../run/helpers/run-cli.js';

@@ -12,7 +12,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readRunDir } from '../../src/run-dir/read-run-dir.js';
+import { readRunDir } from '../../src/profile/read-run.js';
 import type { Report } from '../../src/report/report-schema.js';
 import { EXIT_INCOMPLETE } from '../../src/cli/commands/run.js';
 import { apps, onlyRunDir, readMeta, runCli, survivors, tempOut } from '../run/helpers/run-cli.js';

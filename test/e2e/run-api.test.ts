@@ -5,7 +5,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { run } from '../../src/index.js';
-import { readRunDir } from '../../src/run-dir/read-run-dir.js';
+import { readRunDir } from '../../src/profile/read-run.js';
 import { apps, survivors, tempOut } from '../run/helpers/run-cli.js';
 
 test('run() resolves with the run directory, meta, load and report', async () => {

@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readRunDir } from '../../src/run-dir/read-run-dir.js';
+import { readRunDir } from '../../src/profile/read-run.js';
 import type { Finding } from '../../src/analyze/finding.js';
 import { apps, onlyRunDir, readMeta, runCli, survivors, tempOut, type RunCliOptions } from '../run/helpers/run-cli.js';
 

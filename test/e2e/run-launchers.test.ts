@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readRunDir } from '../../src/run-dir/read-run-dir.js';
+import { readRunDir } from '../../src/profile/read-run.js';
 import { apps, onlyRunDir, readMeta, root, runCli, survivors, tempOut } from '../run/helpers/run-cli.js';
 
 const LOAD = ['-d', '1', '-c', '4', '-w', '1'];

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runCli } from '../../src/cli/cli.js';
 import type { CliIO } from '../../src/cli/io.js';
-import { readRunDir } from '../../src/run-dir/read-run-dir.js';
+import { readRunDir } from '../../src/profile/read-run.js';
 import { writeReports } from '../../src/report/write-reports.js';
 import { RUN_DIR_VERSION } from '../../src/run-dir/schema.js';
 import { CLI, copyRun, realRunDir, tempBase } from './helpers/real-run.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readRunDir } from '../../src/run-dir/read-run-dir.js';
+import { readRunDir } from '../../src/profile/read-run.js';
 import { RUN_DIR_VERSION, type RunMeta } from '../../src/run-dir/schema.js';
 
 const base = mkdtempSync(join(tmpdir(), 'hotpath-read-run-dir-'));

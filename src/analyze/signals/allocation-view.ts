@@ -2,15 +2,15 @@
 // with allocations made inside dependencies, Node core or builtins charged to the nearest
 // app frame above them (src/profile/build-heap-tree.ts), so the site named is the user's code.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { runFilePath } from '../../run-dir/run-dir-path.js';
 import type { RunData } from '../../run-dir/run-data.js';
 import type { CallTree, Frame } from '../../profile/call-tree.js';
-import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
+import { runHeapProfile } from '../../profile/run-heap-profile.js';
 import { buildHeapTree, topAllocators } from '../../profile/build-heap-tree.js';
 import { cpuViewOf } from './cpu-view.js';
 import { runResolver } from '../../profile/run-source-maps.js';
-import { perRun } from './per-run.js';
+import { perRun } from '../../run-dir/per-run.js';
 
 export interface AllocationSite {
   frame: Frame;
@@ -74,7 +74,7 @@ function load(run: RunData): AllocationView | null {
   let best: AllocationView | null = null;
   for (const ref of refs) {
     try {
-      const tree = buildHeapTree(parseRunHeapProfile(run, readFileSync(ref.path, 'utf8'), ref), {
+      const tree = buildHeapTree(runHeapProfile(run, ref), {
         cwd: run.cwd,
         resolver: runResolver(run),
       });

@@ -3,13 +3,13 @@
 // see src/profile/attribution.ts) and what that time was spent on (JSON, crypto, regex,
 // zlib...). Built once per run from the busiest target thread's profile, over the load window.
 
-import { readFileSync } from 'node:fs';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
 import type { CallTree, Frame } from '../../profile/call-tree.js';
 import type { Hotspot } from '../../profile/hotspots.js';
 import { parseCpuProfile, type CpuProfile } from '../../profile/cpu-profile.js';
 import { activeTime } from '../../profile/active-time.js';
-import { parseRunCpuProfile } from '../../profile/run-cpu-profile.js';
+import { runCpuProfile } from '../../profile/run-cpu-profile.js';
+import { readProfileFile } from '../../run-dir/read-profile-file.js';
 import { buildCallTree } from '../../profile/build-call-tree.js';
 import { hotspots } from '../../profile/hotspots.js';
 import { nodeWork, workTotals, type WorkItem } from '../../profile/work-breakdown.js';
@@ -19,7 +19,7 @@ import { busiestThread, loadWindow, targetThreads, type Window } from './load-wi
 import { runResolver } from '../../profile/run-source-maps.js';
 import { cpuStackSamples, type StackSamples } from '../../profile/stack-samples.js';
 import type { ProfileWindow } from '../../profile/profile-window.js';
-import { perRun } from './per-run.js';
+import { perRun } from '../../run-dir/per-run.js';
 
 /** Functions kept per view (the long tail carries no finding). */
 export const CPU_VIEW_FUNCTIONS = 200;
@@ -86,10 +86,10 @@ export function samplesOf(run: RunData, view: CpuView): StackSamples {
   return cpuStackSamples(view.profile, { cwd: run.cwd, resolver: runResolver(run), ...(view.window ? { window: view.window } : {}) });
 }
 
-/** The profile of `ref` read and parsed with `parse`; undefined when it cannot be (a bad file is no view). */
-function readProfile(ref: ProfileRef, parse: (text: string) => CpuProfile): CpuProfile | undefined {
+/** The profile `read` gives; undefined when it cannot be read or parsed (a bad file is no view: HOTPATH_ERR_PROFILE is left to readRunDir's warning). */
+function readProfile(read: () => CpuProfile): CpuProfile | undefined {
   try {
-    return parse(readFileSync(ref.path, 'utf8'));
+    return read();
   } catch {
     return undefined;
   }
@@ -99,7 +99,7 @@ function loadView(run: RunData): CpuView | null {
   const w = loadWindow(run);
   const ref = chooseProfile(run, w);
   if (!ref) return null;
-  const profile = readProfile(ref, (text) => parseRunCpuProfile(run, text, ref));
+  const profile = readProfile(() => runCpuProfile(run, ref));
   if (!profile) return null;
   let window = w ? windowOf(ref, w.start, w.end) : undefined;
   let tree = treeOf(run, profile, ref, w?.start, w?.end);
@@ -190,7 +190,7 @@ export function threadActiveTime(
     .sort((a, b) => b.end - b.start - (a.end - a.start))[0];
   if (!ref) return undefined;
   // Idle time needs no inlined frames expanded: the plain profile.
-  const profile = readProfile(ref, (text) => parseCpuProfile(text, ref.path));
+  const profile = readProfile(() => parseCpuProfile(readProfileFile(ref.path), ref.path));
   if (!profile) return undefined;
   const windowed = w && ref.start > 0 ? activeTime(profile, { startMs: w.start, endMs: w.end, profileStartEpochMs: ref.start }) : undefined;
   return windowed && windowed.totalUs > 0 ? windowed : activeTime(profile);

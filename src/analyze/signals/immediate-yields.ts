@@ -12,7 +12,7 @@ import { ownerOf } from '../../profile/anonymous-names.js';
 import { cpuViewOf } from './cpu-view.js';
 import { loadWindow, targetThreads, windowSamples } from './load-window.js';
 import { weightedMean } from './stats.js';
-import { perRun } from './per-run.js';
+import { perRun } from '../../run-dir/per-run.js';
 
 /** Sampled ELU from which the loop counts as saturated (it agrees with a profile that holds no idle samples). */
 export const SATURATED_ELU = 0.95;

@@ -6,7 +6,7 @@ import type { RunData } from '../../run-dir/run-data.js';
 import { busiestThread, loadWindow, windowSamples } from './load-window.js';
 import { linearFit, mean, round, weightedMean } from './stats.js';
 import { latencyWeight } from './latency-weight.js';
-import { perRun } from './per-run.js';
+import { perRun } from '../../run-dir/per-run.js';
 
 /** Late latency must be at least this multiple of early latency (a 50 % rise is not noise). */
 export const CREEP_MIN_RATIO = 1.5;

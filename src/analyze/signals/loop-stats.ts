@@ -7,7 +7,7 @@ import { max, percentile, sum, weightedMean, weightedPercentile } from './stats.
 import { latencyWeight } from './latency-weight.js';
 import { cpuViewOf, threadActiveTime } from './cpu-view.js';
 import { loopNeverSlept, SATURATED_ELU } from './immediate-yields.js';
-import { perRun } from './per-run.js';
+import { perRun } from '../../run-dir/per-run.js';
 import { isPreemptedStall } from './preempted-stall.js';
 
 export interface LoopStats {

@@ -6,16 +6,15 @@
 // src/profile/retained-owners.ts (allocated, stored, loaded). Used by memory-leak; gc-pressure
 // keeps the allocation view (signals/allocation-view.ts).
 
-import { readFileSync } from 'node:fs';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
 import type { CallTree, Frame } from '../../profile/call-tree.js';
-import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
+import { runHeapProfile } from '../../profile/run-heap-profile.js';
 import { buildHeapTree } from '../../profile/build-heap-tree.js';
 import { retainedOwners, type RetainedOwner } from '../../profile/retained-owners.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import { busiestThread, loadWindow } from './load-window.js';
 import { cpuViewOf } from './cpu-view.js';
-import { perRun } from './per-run.js';
+import { perRun } from '../../run-dir/per-run.js';
 
 export interface RetainedSite {
   frame: Frame;
@@ -70,7 +69,7 @@ function load(run: RunData): RetainedView | null {
   if (!ref) return null;
   let tree: CallTree;
   try {
-    tree = buildHeapTree(parseRunHeapProfile(run, readFileSync(ref.path, 'utf8'), ref), { cwd: run.cwd, resolver: runResolver(run) });
+    tree = buildHeapTree(runHeapProfile(run, ref), { cwd: run.cwd, resolver: runResolver(run) });
   } catch {
     return null;
   }

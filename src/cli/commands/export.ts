@@ -8,7 +8,7 @@ import type { Command } from '../command.js';
 import { styler, type CliIO } from '../io.js';
 import type { OptionSpec, ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
-import { readRunDir } from '../../run-dir/read-run-dir.js';
+import { readRunDir } from '../../profile/read-run.js';
 import { EXPORT_FORMATS, exportProfile, type ExportFormat } from '../../report/export/export-profile.js';
 
 const options: readonly OptionSpec[] = [

@@ -8,7 +8,7 @@ import { styler } from '../io.js';
 import type { OptionSpec, ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { writeReports } from '../../report/write-reports.js';
-import { readRunDir } from '../../run-dir/read-run-dir.js';
+import { readRunDir } from '../../profile/read-run.js';
 import { runDirWriteError } from '../../run-dir/write-run-files.js';
 import { formatRunSummary } from '../../run/run-summary.js';
 import { resolve } from 'node:path';

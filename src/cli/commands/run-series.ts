@@ -12,7 +12,7 @@ import { styler } from '../io.js';
 import { run, type RunResult } from '../../run/run.js';
 import type { RunOptions } from '../../run/run-options.js';
 import { displayPath, formatRunSummary, outcomeLine } from '../../run/run-summary.js';
-import { readRunDir } from '../../run-dir/read-run-dir.js';
+import { readRunDir } from '../../profile/read-run.js';
 import type { RunData } from '../../run-dir/run-data.js';
 import type { Report } from '../../report/report-schema.js';
 import type { Budget, BudgetVerdict } from '../../budget/budget.js';

@@ -13,7 +13,7 @@ import { run, type RunResult } from '../../run/run.js';
 import { runOptionSpecs, type RunOptions } from '../../run/run-options.js';
 import { displayPath, formatRunSummary, outcomeLine } from '../../run/run-summary.js';
 import { resolve } from 'node:path';
-import { readRunDir } from '../../run-dir/read-run-dir.js';
+import { readRunDir } from '../../profile/read-run.js';
 import { budgetOptionSpecs, BUDGET_KEYS, type BudgetFlags } from '../../budget/budget-options.js';
 import { applyBudgets, readBudgets, type AppliedBudgets } from '../../budget/apply-budgets.js';
 import { formatBudgetLines } from '../../budget/judge-budgets.js';

@@ -2,12 +2,13 @@
 // V8 file: picks the profile (the target thread's, or --thread pid:tid), converts it with
 // frames classified and source-mapped, and writes the file (by default next to the profile).
 
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { hotpathError } from '../../errors.js';
 import type { ProfileRef, RunData } from '../../run-dir/run-data.js';
-import { parseRunCpuProfile } from '../../profile/run-cpu-profile.js';
-import { parseRunHeapProfile } from '../../profile/run-heap-profile.js';
+import { runCpuProfile } from '../../profile/run-cpu-profile.js';
+import { runHeapProfile } from '../../profile/run-heap-profile.js';
+import { readProfileFile } from '../../run-dir/read-profile-file.js';
 import { buildHeapTree } from '../../profile/build-heap-tree.js';
 import { cpuStackSamples, treeStackSamples, type StackSamples } from '../../profile/stack-samples.js';
 import { foldedChunks } from './folded.js';
@@ -80,16 +81,10 @@ export function chooseProfile(run: RunData, kind: 'cpu' | 'heap', thread?: strin
   return { chosen, others: all.filter((p) => p !== chosen) };
 }
 
-async function samplesOf(run: RunData, ref: ProfileRef): Promise<{ text: string; samples: StackSamples }> {
-  const text = await readFile(ref.path, 'utf8').catch((cause: Error) => {
-    throw hotpathError('HOTPATH_ERR_PROFILE', `Cannot read the profile ${ref.path}: ${cause.message}`, { cause });
-  });
-  if (ref.kind === 'heap')
-    return {
-      text,
-      samples: treeStackSamples(buildHeapTree(parseRunHeapProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) })),
-    };
-  return { text, samples: cpuStackSamples(parseRunCpuProfile(run, text, ref), { cwd: run.cwd, resolver: runResolver(run) }) };
+/** The profile's samples, from the run's one read of it (HOTPATH_ERR_PROFILE when it cannot be read or parsed). */
+function samplesOf(run: RunData, ref: ProfileRef): StackSamples {
+  if (ref.kind === 'heap') return treeStackSamples(buildHeapTree(runHeapProfile(run, ref), { cwd: run.cwd, resolver: runResolver(run) }));
+  return cpuStackSamples(runCpuProfile(run, ref), { cwd: run.cwd, resolver: runResolver(run) });
 }
 
 function render(format: ExportFormat, samples: StackSamples, ref: ProfileRef, exporter: string): string | Buffer | Iterable<string> {
@@ -105,9 +100,10 @@ export async function exportProfile(run: RunData, options: ExportOptions): Promi
   const base = chosen.path.replace(/\.(cpuprofile|heapprofile)$/, '');
   const out = options.out ? resolve(options.out) : `${base}${extensions[options.format]}`;
   await mkdir(dirname(out), { recursive: true });
-  const { text, samples } = await samplesOf(run, chosen); // validates the file before handing it out
+  const samples = samplesOf(run, chosen); // validates the file before handing it out
   if (options.format === 'cpuprofile') {
-    if (out !== resolve(chosen.path)) await write(out, text);
+    // The original file, byte for byte (the parsed profile has its inlined frames expanded).
+    if (out !== resolve(chosen.path)) await write(out, readProfileFile(chosen.path));
     return { path: out, profile: chosen, others, total: samples.total };
   }
   await write(out, render(options.format, samples, chosen, options.exporter ?? 'hotpath'));

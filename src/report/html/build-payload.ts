@@ -3,8 +3,8 @@
 // result, and every CPU and heap profile in compact form. Unreadable parts become
 // warnings shown in the page, never a failed report.
 
-import { readRunHeapProfile } from '../../profile/run-heap-profile.js';
-import { readRunCpuProfile } from '../../profile/run-cpu-profile.js';
+import { runHeapProfile } from '../../profile/run-heap-profile.js';
+import { runCpuProfile } from '../../profile/run-cpu-profile.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import type { ProfileRef, RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { Report } from '../report-schema.js';
@@ -103,9 +103,9 @@ async function profiles(run: RunData, warnings: string[]): Promise<PayloadProfil
     try {
       out.push(
         ref.kind === 'cpu'
-          ? cpuProfilePayload(await readRunCpuProfile(run, ref), { ...who, label: `CPU · ${where}` }, ctx)
+          ? cpuProfilePayload(runCpuProfile(run, ref), { ...who, label: `CPU · ${where}` }, ctx)
           : heapProfilePayload(
-              await readRunHeapProfile(run, ref),
+              runHeapProfile(run, ref),
               { ...who, label: `${ref.kind === 'heap' ? 'Allocations' : 'Retained after the load'} · ${where}` },
               ctx,
             ),
