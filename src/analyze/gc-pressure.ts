@@ -82,7 +82,14 @@ function finding(run: RunData, gc: GcActivity, share: number, starved?: { wallSh
   return {
     code: 'HOTPATH_GC_PRESSURE',
     category: 'gc-pressure',
-    severity: gc.estimatedCount < GC_MIN_PRESSURE_COUNT ? 'info' : share >= GC_CRITICAL_SHARE ? 'critical' : share >= GC_WARN_SHARE ? 'warning' : 'info',
+    severity:
+      gc.estimatedCount < GC_MIN_PRESSURE_COUNT
+        ? 'info'
+        : share >= GC_CRITICAL_SHARE
+          ? 'critical'
+          : share >= GC_WARN_SHARE
+            ? 'warning'
+            : 'info',
     title: 'Garbage collection takes a large share of the time',
     summary:
       `GC took about ${round(totalMs, 0)} ms, ${round(share * 100, 1)} % of the load window` +
