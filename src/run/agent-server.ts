@@ -101,8 +101,10 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
    */
   static async start(telemetryFile: string, path = socketPath(), secret?: string): Promise<AgentServer> {
     const s = new AgentServer(telemetryFile, path, secret);
+    // telemetry.ndjson exists (0600) once the server is started, not some time after.
+    const opened = once(s.out, 'open');
     s.server.listen(path);
-    await once(s.server, 'listening');
+    await Promise.all([once(s.server, 'listening'), opened]);
     // The directory is 0700 already; the socket's own mode would follow the umask.
     chmodSync(path, 0o600);
     process.on('exit', s.onExit);

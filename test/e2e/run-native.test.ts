@@ -86,10 +86,12 @@ test(
     const profile = JSON.parse(readFileSync(join(result.runDir, entry.file), 'utf8')) as CpuProfile;
     const zlibC = (name: string) =>
       /^(deflate|longest_match|compress_block|fill_window|crc32|adler32|_tr_|send_bits|build_tree|pqdownheap)|ZlibContext/.test(name);
-    const s = under(profile, zlibC, (name, url) => name === 'compressBody' && url.endsWith('zlib-server.cjs'));
-    // Shares, not speeds: most of the thread's running time is deflate, nearly all of it under compressBody.
+    // Under the app's JS: compressBody, or the request handler it was inlined into (perf's map names
+    // optimized code by its outer function only: on Node 24 about half the samples read so).
+    const s = under(profile, zlibC, (_name, url) => url.endsWith('zlib-server.cjs'));
+    // Shares, not speeds: most of the thread's running time is deflate, nearly all of it under the app's frames.
     assert.ok(s.all / s.active > 0.3, `zlib's C frames hold ${s.all} of ${s.active} running samples`);
-    assert.ok(s.underCaller / s.all > 0.9, `${s.underCaller} of ${s.all} zlib samples sit under compressBody`);
+    assert.ok(s.underCaller / s.all > 0.9, `${s.underCaller} of ${s.all} zlib samples sit under the app's frames`);
     // One stack from the loop to the kernel: libuv's loop and kernel frames are there too.
     const names = new Set(profile.nodes.map((n) => n.callFrame.functionName));
     assert.ok(names.has('uv_run'), "libuv's uv_run frame");

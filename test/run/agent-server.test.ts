@@ -33,6 +33,16 @@ test('messages are appended as received, split lines are joined, events fire, co
     const a = await client(server.path);
     const b = await client(server.path);
     const listened = once(server, 'listen');
+    // Both agents heard before the broadcast: a's lines can be read before the server has even
+    // accepted b (a client's connect completes in the backlog), and a broadcast reaches only the
+    // connections accepted so far.
+    const bothHeard = new Promise<void>((resolve) => {
+      const pids = new Set<number>();
+      server.on('hello', (h) => {
+        pids.add(h.pid);
+        if (pids.size === 2) resolve();
+      });
+    });
     const hello = msg('hello', {
       ppid: 1,
       argv: [],
@@ -46,7 +56,7 @@ test('messages are appended as received, split lines are joined, events fire, co
     a.write(hello + '\n' + listen.slice(0, 20));
     a.write(listen.slice(20) + '\n');
     b.write(msg('hello', {}, 43) + '\nthis is not json\n');
-    const [m, peer] = await listened;
+    const [[m, peer]] = await Promise.all([listened, bothHeard]);
     assert.equal(m.port, 3000);
     assert.equal(peer.pid, 42);
 
@@ -121,10 +131,14 @@ test('issue 23.2: the socket is 0600 in a 0700 directory of its own, whatever th
   } finally {
     process.umask(old);
   }
-  assert.equal(statSync(server.path).mode & 0o777, 0o600);
-  assert.equal(statSync(dirname(server.path)).mode & 0o777, 0o700);
-  assert.equal(statSync(join(dir, 'telemetry-mode.ndjson')).mode & 0o777, 0o600);
-  await server.close();
+  try {
+    assert.equal(statSync(server.path).mode & 0o777, 0o600);
+    assert.equal(statSync(dirname(server.path)).mode & 0o777, 0o700);
+    assert.equal(statSync(join(dir, 'telemetry-mode.ndjson')).mode & 0o777, 0o600);
+  } finally {
+    // A failed check must not leave the server listening: the test file would never exit.
+    await server.close();
+  }
   assert.ok(!existsSync(dirname(server.path)), 'the socket directory is removed');
 });
 
