@@ -5,6 +5,7 @@ import type { Finding } from '../analyze/finding.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { RunMeta } from '../run-dir/schema.js';
 import type { AgentErrorRow } from '../analyze/signals/agent-errors.js';
+import type { AgentCost } from '../analyze/signals/agent-cost.js';
 import type { BudgetVerdict } from '../budget/budget.js';
 import type { Hotspot } from '../profile/hotspots.js';
 
@@ -41,14 +42,7 @@ export interface TelemetrySummary {
    * utilization. A lower bound (V8's stack walks on the loop are not counted). Absent when the
    * agent did not measure it (an older agent).
    */
-  agentCost?: {
-    shareOfCpu: number;
-    agentCpuMs: number;
-    mainThreadMs: number;
-    workerMs: number;
-    profilerThreadMs: number;
-    targetCpuMs: number;
-    loopShare: number;
+  agentCost?: AgentCost & {
     /** The CPU profile's sampling interval this run used (--cpu-interval), µs; absent without a CPU profile. */
     cpuSamplingIntervalUs?: number;
   };
