@@ -1,9 +1,14 @@
 // Advice for HOTPATH_CLUSTER_PRIMARY (Markdown), in the order to try it.
 
-/** The command that measures round-robin against SCHED_NONE on the user's app (needs `hotpath run --vary`). */
-export const VARY_SCHED_COMMAND = "hotpath run --no-keepalive --vary 'NODE_CLUSTER_SCHED_POLICY=rr,none' -- node server.js";
+import { shellWord } from './gc-pressure.advice.js';
 
-export function clusterPrimaryAdvice(spreadNote: string | undefined): string {
+/** The command that measures round-robin against SCHED_NONE on the user's app (the run's own command when known). */
+export function varySchedCommand(command?: readonly string[]): string {
+  const target = command && command.length > 0 ? command.map(shellWord).join(' ') : 'node server.js';
+  return `hotpath run --no-keepalive --vary 'NODE_CLUSTER_SCHED_POLICY=rr,none' -- ${target}`;
+}
+
+export function clusterPrimaryAdvice(spreadNote: string | undefined, command?: readonly string[]): string {
   return [
     '1. **Keep-alive from the proxy.** The primary pays per *new* connection, not per request: with',
     'keep-alive between the proxy and Node (nginx: `proxy_http_version 1.1;`, `proxy_set_header Connection "";`,',
@@ -17,7 +22,7 @@ export function clusterPrimaryAdvice(spreadNote: string | undefined): string {
     'each worker accepts from the shared socket itself. The known cost: the kernel, not Node, picks the worker,',
     'and on Linux the spread is uneven (a few workers take most connections); hotpath reports requests per worker',
     `so you can see it${spreadNote !== undefined ? ` (${spreadNote})` : ''}. To measure both on your app:`,
-    `\`${VARY_SCHED_COMMAND}\` (needs \`hotpath run --vary\`).`,
+    `\`${varySchedCommand(command)}\` (add \`--repeat 3\` and the load options you used: the spread varies from run to run).`,
     '',
     '4. **One process per port behind the proxy**, and let the proxy balance (an nginx `upstream` with one',
     'server per port), or on Node 22.12+ and 23.1+ start each process with `server.listen({ port, reusePort: true })`',

@@ -161,7 +161,7 @@ function finding(run: RunData, load: PrimaryLoad): Finding {
       ...(forkSite !== undefined ? { forkSite } : {}),
     },
     culprit: DISTRIBUTION_PATH,
-    recommendation: clusterPrimaryAdvice(undefined),
+    recommendation: clusterPrimaryAdvice(undefined, run.meta.target?.pid !== undefined ? run.meta.command : undefined),
     impact: load.cpuUs / Math.max(1, load.cpuUs + workersCpu),
   };
 }

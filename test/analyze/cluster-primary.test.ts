@@ -6,7 +6,7 @@ import { workerSpread } from '../../src/analyze/signals/worker-spread.js';
 import { fitLine } from '../../src/analyze/signals/cluster-primary-load.js';
 import { targetThreads } from '../../src/analyze/signals/load-window.js';
 import { summarizeTelemetry } from '../../src/report/telemetry-summary.js';
-import { VARY_SCHED_COMMAND } from '../../src/analyze/cluster-primary.advice.js';
+import { varySchedCommand } from '../../src/analyze/cluster-primary.advice.js';
 import { syntheticCluster } from '../fixtures/telemetry/synthetic-cluster.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
@@ -129,7 +129,9 @@ test('cluster primary: the advice in order: keep-alive, fewer connections, SCHED
   assert.match(r, /NODE_CLUSTER_SCHED_POLICY=none/);
   assert.match(r, /uneven/);
   assert.match(r, /reusePort/);
-  assert.ok(r.includes(VARY_SCHED_COMMAND) && /needs `hotpath run --vary`/.test(r));
+  // The experiment, with the run's own command.
+  assert.ok(r.includes("`hotpath run --no-keepalive --vary 'NODE_CLUSTER_SCHED_POLICY=rr,none' -- node server.js`"), r);
+  assert.equal(varySchedCommand(['npm', 'start']), "hotpath run --no-keepalive --vary 'NODE_CLUSTER_SCHED_POLICY=rr,none' -- npm start");
 });
 
 test('requests per worker: shares, the busiest over an even share, and the summary for report.json', () => {
