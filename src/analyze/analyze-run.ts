@@ -125,6 +125,15 @@ const reloadsModules = (f: Finding) =>
   Number(f.evidence.callsPerRequest ?? 0) >= HOLDING_MIN_PER_REQUEST;
 
 /**
+ * Code compiled per request (`new Function`, `eval`, vm: blocking whose work is compiling) holds
+ * heap of its own: each compile leaves its script, its code and a compilation-cache entry in the
+ * old generation until full GCs age them out, so the heap after full GCs rises with the requests
+ * for a while (the rule-compile scenario: 12 → 52 MB in 5 s, its allocator the handler). The
+ * compiling is the cause to fix; the growth is its symptom, as a module reloaded per request.
+ */
+const compilesPerRequest = (f: Finding) => f.category === 'event-loop-blocking' && f.evidence.work === 'compile' && f.severity !== 'info';
+
+/**
  * Heap growth that a leak of listeners, timers or handlers accounts for is its symptom: each
  * pending timer or listener holds its closure. The growth finding leads (with the heap's
  * severity when that was higher) and the memory leak says what most likely holds its memory.
@@ -143,7 +152,9 @@ export function heapHeldByGrowth(findings: Finding[]): Finding[] {
     findings
       .filter((f) => isHolder(f) && f.severity !== 'info' && rate(f) >= HOLDING_MIN_PER_REQUEST)
       .filter((f) => bytesPerRequest > 0 && bytesPerRequest <= rate(f) * HEAP_PER_REGISTRATION_BYTES)
-      .sort((a, b) => rate(b) - rate(a))[0] ?? findings.find(reloadsModules);
+      .sort((a, b) => rate(b) - rate(a))[0] ??
+    findings.find(reloadsModules) ??
+    findings.find(compilesPerRequest);
   if (!holder) return findings;
   const top = Math.min(severityRank[holder.severity], severityRank[heap.severity]);
   return findings.map((f) => {
@@ -154,7 +165,9 @@ export function heapHeldByGrowth(findings: Finding[]): Finding[] {
       severity: 'warning',
       summary: reloadsModules(holder)
         ? `${f.summary} Most likely what holds it: ${lowerFirst(holder.title)} (${holder.category}); each reload leaves a new Module with its exports in its parent's children.`
-        : `${f.summary} Most likely what holds it: ${lowerFirst(holder.title)} (${holder.code === HANDLE_LEAK ? 'a handle leak' : holder.category}), each one keeping its closure alive.`,
+        : compilesPerRequest(holder)
+          ? `${f.summary} Most likely what holds it: code compiled per request (${lowerFirst(holder.title)}); each compile keeps its script, code and a compilation-cache entry until full GCs age them out.`
+          : `${f.summary} Most likely what holds it: ${lowerFirst(holder.title)} (${holder.code === HANDLE_LEAK ? 'a handle leak' : holder.category}), each one keeping its closure alive.`,
       evidence: { ...f.evidence, heldBy: holder.code },
     };
   });

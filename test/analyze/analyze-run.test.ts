@@ -523,3 +523,42 @@ test('mergeSameCulprit: a handle leak and heap growth blamed on one function kee
     );
   }
 });
+
+test('heapHeldByGrowth: heap growth beside code compiled per request is its symptom; blocking on other work is not', () => {
+  const heap: Finding = {
+    code: 'HOTPATH_MEMORY_LEAK',
+    category: 'memory-leak',
+    severity: 'critical',
+    title: 'The heap keeps growing after garbage collection',
+    summary: 'Heap grew.',
+    evidence: { bytesPerRequest: 2056 },
+    recommendation: 'r',
+    impact: 0.05,
+  };
+  const blocking = (work: string): Finding => ({
+    code: 'HOTPATH_EVENT_LOOP_BLOCKING',
+    category: 'event-loop-blocking',
+    severity: 'warning',
+    title: 'evaluateRule blocks the event loop (compiling code)',
+    summary: 's',
+    evidence: { work },
+    recommendation: 'r',
+    impact: 0.3,
+    culprit: { function: 'evaluateRule', file: 'lib/discounts.js', line: 12 },
+  });
+  const out = heapHeldByGrowth([heap, blocking('compile')]);
+  assert.deepEqual(
+    out.map((f) => [f.category, f.severity]),
+    [
+      ['memory-leak', 'warning'],
+      ['event-loop-blocking', 'critical'],
+    ],
+  );
+  assert.equal(out[0].evidence.heldBy, 'HOTPATH_EVENT_LOOP_BLOCKING');
+  assert.match(out[0].summary, /code compiled per request/);
+  // Blocking on hashing holds nothing: the leak stands alone.
+  assert.deepEqual(
+    heapHeldByGrowth([heap, blocking('crypto')]).map((f) => f.severity),
+    ['critical', 'warning'],
+  );
+});
