@@ -61,37 +61,17 @@ function scaling(load: PrimaryLoad): Record<string, unknown> {
   if (load.points.length < PRIMARY_FIT_MIN_POINTS || lo <= 0 || hi / lo < PRIMARY_FIT_MIN_RATE_SPREAD) {
     return { ...base, note: "the connection rate hardly varied: the cost per connection assumes the primary's work grows in proportion" };
   }
-  const per1k = (f: Fit | undefined, digits: number) => (f ? { per1000PerS: round(f.slope * 1000, digits), r: round(f.r, 2) } : undefined);
+  // Growth per 1,000 connections/s of one figure of the points, with its correlation.
+  const per1k = (figure: (p: (typeof load.points)[number]) => number, digits: number) => {
+    const f: Fit | undefined = fitLine(rates, load.points.map(figure));
+    return f ? { per1000PerS: round(f.slope * 1000, digits), r: round(f.r, 2) } : undefined;
+  };
   return {
     ...base,
-    coreShare: per1k(
-      fitLine(
-        rates,
-        load.points.map((p) => p.coreShare),
-      ),
-      3,
-    ),
-    elu: per1k(
-      fitLine(
-        rates,
-        load.points.map((p) => p.elu),
-      ),
-      3,
-    ),
-    loopDelayP99Ms: per1k(
-      fitLine(
-        rates,
-        load.points.map((p) => p.delayP99Ms),
-      ),
-      1,
-    ),
-    heldSockets: per1k(
-      fitLine(
-        rates,
-        load.points.map((p) => p.heldSockets),
-      ),
-      1,
-    ),
+    coreShare: per1k((p) => p.coreShare, 3),
+    elu: per1k((p) => p.elu, 3),
+    loopDelayP99Ms: per1k((p) => p.delayP99Ms, 1),
+    heldSockets: per1k((p) => p.heldSockets, 1),
   };
 }
 
