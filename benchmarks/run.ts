@@ -35,8 +35,18 @@ function ensureTools(): void {
   }
 }
 
-function header(): string {
+/**
+ * The document's header. A full run states its date; a partial one (`npm run bench -- <name>`)
+ * keeps the last full run's line and says which sections were measured again, and when.
+ */
+function header(partial: string[] | undefined): string {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const machine = `Node ${process.version}, ${cpus().length} × ${cpu}`;
+  const today = new Date().toISOString().slice(0, 10);
+  const previous = existsSync(docPath) ? /^Last full run: .*$/m.exec(readFileSync(docPath, 'utf8'))?.[0] : undefined;
+  const dates = partial
+    ? [previous ?? 'Last full run: none yet.', `Re-run since: ${partial.join(', ')} on ${today}, ${machine}.`]
+    : [`Last full run: ${today}, ${machine}.`];
   return [
     '# Benchmarks',
     '',
@@ -44,7 +54,7 @@ function header(): string {
     '(ratios, not lone figures), because these machines are shared and noisy. Target and load',
     'generator are pinned to different cores with `taskset` where the suite says so.',
     '',
-    `Last full run: ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} × ${cpu}.`,
+    ...dates,
     '',
   ].join('\n');
 }
@@ -89,7 +99,7 @@ async function main(): Promise<void> {
     .sort(([a], [b]) => rank(order, a) - rank(order, b))
     .map(([, md]) => md)
     .join('\n');
-  writeFileSync(docPath, `${header()}\n${body}`);
+  writeFileSync(docPath, `${header(chosen.length === suites.length ? undefined : chosen.map((s) => s.name))}\n${body}`);
   ctx.log(`wrote ${docPath}`);
 }
 
