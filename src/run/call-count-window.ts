@@ -15,9 +15,9 @@
 /** The window opens this long after the load's planned end (the profile's stop, sent at the end, goes first). */
 export const CALL_COUNT_GAP_MS = 100;
 /** How long calls are counted. */
-export const CALL_COUNT_MS = 600;
+export const CALL_COUNT_MS = 500;
 /** The extra load runs on this long after the window closes, so requests run until it is read. */
-export const CALL_COUNT_TAIL_MS = 100;
+export const CALL_COUNT_TAIL_MS = 50;
 
 /** Epoch ms of the window for a load starting at `loadStart` and lasting `durationMs`. */
 export function callCountWindow(loadStart: number, durationMs: number): { from: number; until: number } | undefined {
@@ -34,7 +34,7 @@ export function callCountLoadMs(window: { until: number }, now: number): number 
 /**
  * Counting pays off only where a finding can use the counts: event-loop-blocking, which needs the
  * loop busy at least half the time (its BLOCKING_MIN_ELU). A run whose driven threads all stayed
- * under it skips the extra load and is 0.8 s sooner.
+ * under it skips the extra load and is 0.65 s sooner.
  */
 export const CALL_COUNT_MIN_ELU = 0.5;
 

@@ -145,7 +145,7 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     // while the window runs goes uncounted for those calls: 2,899 was seen), and a search that
     // was running when the counters were reset adds its later slugify calls without its own call
     // (3,003.5 was seen, with some hundred searches in the window; 3,121.8 with about thirty in the
-    // 0.6 s window on a machine at load average 17: one search's calls over thirty).
+    // 0.6 s window on a machine at load average 17 (0.5 s now): one search's calls over thirty).
     const perCall = e.helperCallsPerCallerCall as number;
     assert.ok(perCall > 2000 && perCall <= 3300, `slugify calls per call of search: ${perCall}`);
     assert.ok((path.at(-1)?.callsPerRequest ?? 0) > 1000, `slugify calls per request: ${String(path.at(-1)?.callsPerRequest)}`);
