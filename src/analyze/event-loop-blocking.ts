@@ -8,6 +8,7 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
+import { buildFinding } from './build-finding.js';
 import { immediateYields } from './signals/immediate-yields.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
 import { appFunctions, cpuViewOf, samplesOf, type CpuView, type FunctionCost } from './signals/cpu-view.js';
@@ -563,7 +564,7 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
       : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
   const starved = cpuShortfall(s) + describePreemptedStall(s, BLOCKING_STALL_MS);
-  return {
+  return buildFinding({
     code: 'HOTPATH_EVENT_LOOP_BLOCKING',
     category: 'event-loop-blocking',
     severity: isCritical(s) ? 'critical' : 'warning',
@@ -627,7 +628,7 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
           }
         : {}),
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation: dominant
       ? blockingAdvice(dominant.work, dominant.label, undefined, false, {
           requestBodies: parsesRequestBodies(dominant),
@@ -647,7 +648,7 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
                 ? dominant.share
                 : spreadShare(view)),
     ),
-  };
+  });
 }
 
 /**
