@@ -7,6 +7,7 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Culprit, Finding, Severity } from './finding.js';
+import { buildFinding } from './build-finding.js';
 import { fitLine, primaryLoad, primaryThreads, type Fit, type PrimaryLoad } from './signals/cluster-primary-load.js';
 import { workerSpread, type WorkerSpread } from './signals/worker-spread.js';
 import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
@@ -102,7 +103,7 @@ function finding(run: RunData, load: PrimaryLoad): Finding {
   const workersCpu = workersCpuUs(run);
   const spread = workerSpread(run);
   const held = load.heldPeak > 0 ? `, up to ${load.heldPeak} accepted sockets held waiting for a worker` : '';
-  return {
+  return buildFinding({
     code: 'HOTPATH_CLUSTER_PRIMARY',
     category: 'connection-churn',
     severity,
@@ -143,5 +144,5 @@ function finding(run: RunData, load: PrimaryLoad): Finding {
     culprit: DISTRIBUTION_PATH,
     recommendation: clusterPrimaryAdvice(undefined, run.meta.target?.pid !== undefined ? run.meta.command : undefined),
     impact: load.cpuUs / Math.max(1, load.cpuUs + workersCpu),
-  };
+  });
 }

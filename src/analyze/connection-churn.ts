@@ -4,6 +4,7 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
+import { buildFinding } from './build-finding.js';
 import { loadWindow, targetThreads, windowSamples, type Window } from './signals/load-window.js';
 import { outgoingWaits } from './signals/outgoing-waits.js';
 import { round, sum } from './signals/stats.js';
@@ -157,7 +158,7 @@ function finding(run: RunData, f: ChurnFigures, cutShort: boolean, churn: boolea
       : cutShort
         ? `The server's keepAliveTimeout (${f.keepAliveTimeout} ms) is shorter than the ${round(f.clientIdleMs ?? 0, 0)} ms each client connection sits idle, so keep-alive is cut short.`
         : 'The server closed connections the clients meant to reuse.';
-  return {
+  return buildFinding({
     code: 'HOTPATH_CONNECTION_CHURN',
     category: 'connection-churn',
     severity: 'warning',
@@ -178,8 +179,8 @@ function finding(run: RunData, f: ChurnFigures, cutShort: boolean, churn: boolea
       ...(f.clientIdleMs !== undefined ? { clientIdleMs: round(f.clientIdleMs, 0) } : {}),
       ...(f.closedByApp !== undefined ? { closedByApp: f.closedByApp, closedByAppShare: round(appShare, 3) } : {}),
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation: advice.join('\n\n'),
     impact: Math.min(1, f.perRequest) * CHURN_COST_SHARE,
-  };
+  });
 }

@@ -7,18 +7,16 @@
 // regexp, tied to the place the app's source writes its pattern), with that kind's advice.
 
 import type { RunData } from '../run-dir/run-data.js';
-import type { Culprit, Finding } from './finding.js';
+import type { Culprit, Evidence, Finding } from './finding.js';
+import { buildFinding } from './build-finding.js';
 import { immediateYields } from './signals/immediate-yields.js';
 import { loopStats, type LoopStats } from './signals/loop-stats.js';
-import { appFunctions, cpuViewOf, samplesOf, type CpuView, type FunctionCost } from './signals/cpu-view.js';
-import { longestHolder, longStretches, type LongStretches } from '../profile/long-stretches.js';
+import { appFunctions, cpuViewOf, type CpuView, type FunctionCost } from './signals/cpu-view.js';
 import { describeCulprit, frameCulprit, siteCulprit } from './signals/culprit.js';
 import { stallCulprits, type StallCulprit } from './signals/stall-causes.js';
-import { functionKey } from '../profile/anonymous-names.js';
-import { entryShares } from '../profile/entry-points.js';
 import { attributedSelf, firstAppAncestor } from '../profile/attribution.js';
-import { hotLine } from '../profile/hot-line.js';
-import type { Frame } from '../profile/call-tree.js';
+import { hotLine, type HotLine } from '../profile/hot-line.js';
+import type { WorkItem } from '../profile/work-breakdown.js';
 import { describeWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
 import { blockingAdvice } from './event-loop-blocking.advice.js';
@@ -26,7 +24,11 @@ import { callsFrom } from './signals/outgoing-waits.js';
 import { IO_WAIT_MIN_LATENCY_MS, waitsInSequence } from './io-wait.js';
 import { loopCaller, type LoopCaller } from './signals/loop-cause.js';
 import { describePreemptedStall } from './signals/preempted-stall.js';
-import { describePath, describePerRequest, pathWithCalls, type PathStep } from './signals/call-counts.js';
+import { pathWithCalls, type PathStep } from './signals/call-counts.js';
+import { BLOCKING_AVOIDABLE_SHARE, focusedWork, ownGroup, type Focus } from './signals/focused-work.js';
+import { describeScheduled, scheduledBy, type Scheduled } from './signals/scheduled-by.js';
+import { describeHolder, longHolder, type Holder } from './signals/loop-holder.js';
+import { atLine, causedByLoop, describeLoop, helperCalls } from './signals/loop-blame.js';
 import {
   describeBytes,
   describeDominantWork,
@@ -56,34 +58,6 @@ export const BLOCKING_ELD_P99_MS = 100;
  */
 export const BLOCKING_FOCUSED_CPU_PER_REQUEST_MS = 0.3;
 export const BLOCKING_FOCUSED_SHARE = 0.3;
-/**
- * Work a function has V8 or Node do for it that no response needs done per request: compiling
- * code (`new Function`, `eval`, `vm`), regular expressions, hashing, compression, buffer copies,
- * structured clones, linear searches, `util.inspect`, building Errors, Intl formatting. When one
- * app function's such work is at least BLOCKING_AVOIDABLE_SHARE of a busy loop's CPU, the loop
- * is blocked by it whatever a request costs in milliseconds: the share is the same on a fast
- * idle core and on a slow shared one, where the CPU per request is not (a handler compiling
- * four rules with `new Function` per request cost 0.18 ms on a quiet core and 0.5 ms beside a
- * CPU hog, 24-38 % of the CPU compiling either way). The share is serialization's (20 %): a
- * kind of work a fix removes, on a fifth of the loop. JSON has its own finding (serialization);
- * synchronous file and child-process work theirs (sync-io); the function's own JavaScript and a
- * dependency's (a library doing its job) stay under the CPU-per-request floor above.
- */
-export const BLOCKING_AVOIDABLE_SHARE = 0.2;
-export const BLOCKING_AVOIDABLE_WORK: ReadonlySet<string> = new Set([
-  'compile',
-  'regex',
-  'crypto',
-  'zlib',
-  'buffer',
-  'clone',
-  'copy',
-  'vm',
-  'inspect',
-  'errors',
-  'intl',
-  'search',
-]);
 /** A single stall this long blocks every connection at once, whatever the utilization (ms). */
 export const BLOCKING_STALL_MS = 500;
 /** Critical above these: 10 ms per request (100 req/s per core), 100 ms delay p99, a 1 s stall. */
@@ -157,116 +131,6 @@ function ownCodeShare(view: CpuView, fn: FunctionCost): number {
   let own = 0;
   for (let i = 1; i < tree.frame.length; i++) if (tree.frame[i] === fn.frameIndex) own += tree.self[i];
   return fn.selfUs > 0 ? own / fn.selfUs : 0;
-}
-
-/** App functions compared for the focus rule (the rest carry too little to matter). */
-const FOCUS_CANDIDATES = 10;
-
-/**
- * The app function doing the most work of its own choosing, with the functions written inside
- * it and the one it was written in ("(anonymous in f)": the callbacks f hands to map, replace,
- * sort...), work a reader counts as f's (a template compiler and its replace callback, 34 % and
- * 23 %), and that work's share of the CPU. The cost of answering the request, which every handler
- * pays (Node's HTTP and socket writes, the framework's res.json: see profile/response-pipeline.ts),
- * is left out: a healthy Express route spends most of its handler's time there.
- */
-interface Focus {
-  fn: FunctionCost;
-  share: number;
-  /** The app function with the most avoidable work (BLOCKING_AVOIDABLE_WORK) of its choosing, and that work's share. */
-  avoidable?: { fn: FunctionCost; share: number };
-}
-
-function focusedWork(view: CpuView | undefined, starved = false): Focus | undefined {
-  if (!view || view.activeUs <= 0) return undefined;
-  const base = view.activeUs - (starved ? unownedNativeUs(view) : 0);
-  if (base <= 0) return undefined;
-  let best: Focus | undefined;
-  let avoidable: Focus['avoidable'];
-  for (const fn of appFunctions(view).slice(0, FOCUS_CANDIDATES)) {
-    const group = ownGroup(view, fn);
-    const chosenUs = group.reduce((a, f) => a + f.selfUs - view.pipelineOf(f.frameIndex), 0);
-    const share = chosenUs / base;
-    if (best === undefined || share > best.share) best = { fn, share };
-    // Avoidable work answering a request needs (a framework's ETag hash) is no choice: never more than the chosen work.
-    const avoidUs = Math.min(
-      chosenUs,
-      group.reduce((a, f) => a + avoidableUs(view, f), 0),
-    );
-    if (avoidable === undefined || avoidUs / base > avoidable.share) avoidable = { fn, share: avoidUs / base };
-  }
-  return best && avoidable ? { ...best, avoidable } : best;
-}
-
-/** The part of a function's attributed time spent on avoidable kinds of work (see BLOCKING_AVOIDABLE_WORK), µs. */
-function avoidableUs(view: CpuView, fn: FunctionCost): number {
-  return view.workOf(fn.frameIndex).reduce((a, item) => a + (BLOCKING_AVOIDABLE_WORK.has(item.work) ? item.us : 0), 0);
-}
-
-/**
- * Profile samples are wall-clock: a thread that other processes keep off the cores is sampled
- * while it waits for one, and the wait lands in whatever it was running, often a system call
- * with no app code on the stack (a socket's `writev` held 35 % of the samples of a rule-compiling
- * handler beside a CPU hog, on a target that got 18 % of the CPU its loop asked for), or the
- * collector and V8's own unattributed work. On a starved target that time, charged to no app
- * function, is left out of the focused share's base: the work the app chose is then a share of
- * the work its functions ran (the function compiling rules: 18 % of all samples, 31 % of those).
- */
-function unownedNativeUs(view: CpuView): number {
-  return view.functions.filter((f) => ['native', 'gc', 'program'].includes(f.frame.kind)).reduce((a, f) => a + f.selfUs, 0);
-}
-
-/** A function with the functions written inside it and the one it was written in (see focusedWork). */
-function ownGroup(view: CpuView, fn: FunctionCost): FunctionCost[] {
-  const key = functionKey(fn.frame);
-  return appFunctions(view).filter((f) => functionKey(f.frame) === key);
-}
-
-/**
- * Share of the culprit's time that must run from one kind of queued callback (process.nextTick,
- * a timer) for the finding to say so: then how it is scheduled is part of the fix.
- */
-export const BLOCKING_ENTRY_SHARE = 0.5;
-
-interface Scheduled {
-  kind: 'nextTick' | 'timer';
-  share: number;
-  callback?: Frame;
-}
-
-/** How the culprit's work reached the loop, when that is a nextTick chain or a timer. */
-function scheduledBy(view: CpuView, top: FunctionCost): Scheduled | undefined {
-  const group = new Set(ownGroup(view, top).map((f) => f.frameIndex));
-  group.add(top.frameIndex);
-  const first = entryShares(view.tree, (frame) => group.has(frame))[0];
-  if (!first || first.share < BLOCKING_ENTRY_SHARE || (first.kind !== 'nextTick' && first.kind !== 'timer')) return undefined;
-  // A framework that runs the app's middleware through process.nextTick (restify) is no chain
-  // the app drains: only app code seen calling process.nextTick makes it the app's.
-  if (first.kind === 'nextTick' && !appCallsNextTick(view.tree)) return undefined;
-  const callback = first.callbacks[0];
-  return { kind: first.kind, share: first.share, ...(callback ? { callback: view.tree.frames[callback.frame] } : {}) };
-}
-
-/** Whether app code (not a dependency) was sampled calling process.nextTick. */
-function appCallsNextTick(tree: CpuView['tree']): boolean {
-  for (let i = 1; i < tree.frame.length; i++) {
-    const f = tree.frames[tree.frame[i]];
-    if (f.name !== 'nextTick' || f.file !== 'node:internal/process/task_queues') continue;
-    for (let p = tree.parent[i]; p > 0; p = tree.parent[p]) {
-      const kind = tree.frames[tree.frame[p]].kind;
-      if (kind === 'app') return true;
-      if (kind === 'deps') break;
-    }
-  }
-  return false;
-}
-
-function describeScheduled(s: Scheduled, cwd: string): string {
-  const pct = round(s.share * 100, 0);
-  const where = s.callback ? `, most in ${describeCulprit(frameCulprit(s.callback, cwd))}` : '';
-  return s.kind === 'nextTick'
-    ? ` ${pct} % of it runs in process.nextTick callbacks${where}: Node runs all queued nextTick callbacks, and those they queue, before it returns to I/O.`
-    : ` ${pct} % of it runs in timer callbacks${where}, not in request handlers: a background job holds the loop while requests wait.`;
 }
 
 /** The target got too little CPU for its loop's activity, and not because of child processes of its own. */
@@ -353,74 +217,6 @@ function stallCulprit(run: RunData, s: LoopStats): StallCulprit | undefined {
 }
 
 /**
- * Stretches of time a function held the loop without a break count from this long (ms), and
- * from half the loop's delay p99 when that is longer: the blocks that make the delay.
- */
-export const BLOCKING_STRETCH_MIN_MS = 20;
-
-interface Holder {
-  stretches: LongStretches;
-  cost?: FunctionCost;
-}
-
-/**
- * When the requests are cheap and the loop is still delayed, the function that held it for long
- * stretches (a timer job, a periodic flush), not the one with the most CPU (the cheap handler
- * run 40,000 times a second).
- */
-function longHolder(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean): Holder | undefined {
-  if (!view || heavy) return undefined;
-  const minUs = Math.max(BLOCKING_STRETCH_MIN_MS, s.eldP99Ms / 2) * 1000;
-  const holder = longestHolder(longStretches(samplesOf(run, view), minUs));
-  if (!holder) return undefined;
-  const f = holder.frame;
-  const at = view.functions.find((c) => c.frame.name === f.name && c.frame.file === f.file && c.frame.line === f.line);
-  const cost = at ? mainWorkUnder(view, at) : undefined;
-  return { stretches: holder, ...(cost ? { cost } : {}) };
-}
-
-/**
- * The app function doing most of the work under `fn` (itself included), when one does at least
- * half of it: a sampled stack may lose the callee V8 inlined into the job's callback, but the
- * tree, with inlined frames restored, still has it.
- */
-function mainWorkUnder(view: CpuView, fn: FunctionCost): FunctionCost {
-  const tree = view.tree;
-  // fn is an app frame: what its subtree's nodes are charged to stays inside the subtree.
-  const attributed = attributedSelf(tree);
-  const self = new Map<number, number>();
-  let total = 0;
-  for (let i = 1; i < tree.frame.length; i++) {
-    if (tree.frame[i] !== fn.frameIndex) continue;
-    const end = i + tree.subtreeSize[i];
-    for (let j = i; j < end; j++) {
-      const frame = tree.frame[j];
-      if (attributed[j] <= 0 || tree.frames[frame].kind !== 'app') continue;
-      self.set(frame, (self.get(frame) ?? 0) + attributed[j]);
-      total += attributed[j];
-    }
-    i = end - 1;
-  }
-  const [frame, us] = [...self].sort((a, b) => b[1] - a[1])[0] ?? [fn.frameIndex, 0];
-  if (frame === fn.frameIndex || us < total / 2) return fn;
-  return view.functions.find((c) => c.frameIndex === frame) ?? fn;
-}
-
-function describeHolder(held: Holder, cwd: string, totalUs: number, activeUs: number): string {
-  const h = held.stretches;
-  const inAll = totalUs > 0 ? `, ${round((h.totalUs / totalUs) * 100, 0)} % of the time` : '';
-  const holder = frameCulprit(h.frame, cwd);
-  const work =
-    held.cost && functionKey(held.cost.frame) !== functionKey(h.frame) && activeUs > 0
-      ? ` Most of that work is in ${describeCulprit(frameCulprit(held.cost.frame, cwd))}, ${round((held.cost.selfUs / activeUs) * 100, 0)} % of the CPU time.`
-      : '';
-  return (
-    ` ${describeCulprit(holder)} held the loop for up to ${round(h.maxUs / 1000, 0)} ms at a time ` +
-    `(${h.count} stretch${h.count === 1 ? '' : 'es'} without a break, ${round(h.totalUs / 1000, 0)} ms in all${inAll}).${work}`
-  );
-}
-
-/**
  * When the culprit's CPU is mostly HTTP client work: the outgoing calls the agent saw it make,
  * per request, and whether each request waits for them one after another (io-wait's rule).
  */
@@ -485,219 +281,267 @@ function unownedWork(run: RunData, s: LoopStats, d: DominantWork): { text: strin
   return { text, ...(sites.length === 1 ? { culprit: sites[0] } : {}) };
 }
 
-function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Finding {
-  const held = longHolder(run, s, view, heavy);
+/**
+ * Who the finding blames: the function that held the loop for long stretches, else the one whose
+ * CPU it weighs (top) or the stalls' samples name; without any, the work no app function owns;
+ * and the loop that calls the paying function per item when the loop, not the helper, causes it.
+ */
+interface Blame {
+  held?: Holder;
+  top?: FunctionCost;
+  stalledBy?: StallCulprit;
+  /** The function the profile or the stalls' samples name. */
+  framed?: Culprit;
+  dominant?: DominantWork;
+  unowned?: { text: string; culprit?: Culprit };
+  /** Where the cost is paid: the framed function, or the place the app writes the hot pattern. */
+  paidIn?: Culprit;
+  loop?: LoopBlame;
+  culprit?: Culprit;
+}
+
+interface LoopBlame {
+  caller: LoopCaller;
+  /** The loop's line in its function. */
+  at: Culprit;
+  /** Calls per request along the path from the request's first app function down to the helper. */
+  steps: PathStep[];
+  causes: boolean;
+}
+
+function blameOf(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Blame {
+  const held = heavy ? undefined : longHolder(run, s, view);
   const top = held ? held.cost : culpritOf(view, focus);
   const stalledBy = top || held ? undefined : stallCulprit(run, s);
-  const framed = held
-    ? frameCulprit(held.cost?.frame ?? held.stretches.frame, run.cwd)
-    : top
-      ? frameCulprit(top.frame, run.cwd)
-      : stalledBy
-        ? siteCulprit(stalledBy.site, run.cwd)
-        : undefined;
+  const framed = framedCulprit(run.cwd, held, top, stalledBy);
   const dominant = !framed && view ? dominantWork(run, view) : undefined;
   const unowned = dominant ? unownedWork(run, s, dominant) : undefined;
   const paidIn = framed ?? unowned?.culprit;
   // A helper called per item by a loop pays; the loop, doing per-item work of its own, causes.
-  const loop = top && view && !held ? loopCaller(run, view, top) : undefined;
-  const loopCulprit = loop ? atLine(frameCulprit(loop.caller, run.cwd), loop.loopLine) : undefined;
-  // Calls per request along the path from the request's first app function down to the helper.
-  const pathSteps = loop
-    ? pathWithCalls(
-        run,
-        loop.path.map((f) => ({ ...f, function: frameCulprit(f, run.cwd).function })),
-      )
-    : undefined;
+  const loop = top && view && !held ? loopBlame(run, s, view, top, paidIn) : undefined;
+  const culprit = loop?.causes ? loop.at : paidIn;
+  return { held, top, stalledBy, framed, dominant, unowned, paidIn, loop, culprit };
+}
+
+function framedCulprit(
+  cwd: string,
+  held: Holder | undefined,
+  top: FunctionCost | undefined,
+  stalledBy: StallCulprit | undefined,
+): Culprit | undefined {
+  if (held) return frameCulprit(held.cost?.frame ?? held.stretches.frame, cwd);
+  if (top) return frameCulprit(top.frame, cwd);
+  return stalledBy ? siteCulprit(stalledBy.site, cwd) : undefined;
+}
+
+function loopBlame(run: RunData, s: LoopStats, view: CpuView, top: FunctionCost, paidIn: Culprit | undefined): LoopBlame | undefined {
+  const caller = loopCaller(run, view, top);
+  if (!caller) return undefined;
+  const steps = pathWithCalls(
+    run,
+    caller.path.map((f) => ({ ...f, function: frameCulprit(f, run.cwd).function })),
+  );
   // HTTP client calls awaited one after another from the loop: the loop serialises them (and its
   // calls are resumptions V8 cannot count: async helpers get no call counts).
   const serialClient =
-    loop !== undefined &&
-    top !== undefined &&
-    view !== undefined &&
     paidIn !== undefined &&
     workSummary(view.workOf(top.frameIndex)).dominant === 'http-client' &&
     clientCalls(run, s, paidIn)?.sequential === true;
-  const loopCauses = loop !== undefined && top !== undefined && (causedByLoop(loop, top, pathSteps) || serialClient);
-  const culprit = loopCauses ? loopCulprit : paidIn;
-  const share = top && view ? top.selfUs / view.activeUs : 0;
+  const at = atLine(frameCulprit(caller.caller, run.cwd), caller.loopLine);
+  return { caller, at, steps, causes: causedByLoop(caller, top, steps) || serialClient };
+}
+
+/** What the weighed function (top) spends its CPU on, how it is scheduled, its hottest line, its calls and its main callee. */
+interface TopWork {
+  share: number;
+  items: WorkItem[];
+  work: ReturnType<typeof workSummary>;
+  scheduled?: Scheduled;
+  hot?: HotLine;
+  calls?: ReturnType<typeof clientCalls>;
+  callee?: { fn: FunctionCost; share: number };
+  /** The work the advice is about: the callee's when the kind of work shows there. */
+  advised: ReturnType<typeof workSummary>;
+}
+
+function topWorkOf(run: RunData, s: LoopStats, view: CpuView | undefined, b: Blame): TopWork {
+  const { top, paidIn } = b;
   const items = top && view ? view.workOf(top.frameIndex) : [];
   const work = workSummary(items);
-  const workText = describeWork(items);
-  const scheduled = top && view ? scheduledBy(view, top) : undefined;
-  const scheduledText = scheduled ? describeScheduled(scheduled, run.cwd) : '';
-  const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
   // Ticks fall on lines only for a function's own code: its callees' work has no line in it.
   const hot =
     top && view && paidIn && ownCodeShare(view, top) >= BLOCKING_HOT_LINE_OWN_SHARE ? hotLine(view.tree, top.frameIndex) : undefined;
-  const hotText =
-    hot && paidIn && hot.share >= BLOCKING_HOT_LINE_SHARE && hot.line !== paidIn.line
-      ? ` Its hottest line is ${paidIn.file}:${hot.line} (${round(hot.share * 100, 0)} % of its own samples).`
-      : '';
-  const calls = work.dominant === 'http-client' && paidIn ? clientCalls(run, s, paidIn) : undefined;
   // The helper the culprit hands much of its work to, when that is where the kind of work shows.
-  const callee = top && view && !held && work.dominant === undefined ? mainCallee(view, top) : undefined;
+  const callee = top && view && !b.held && work.dominant === undefined ? mainCallee(view, top) : undefined;
   const calleeWork = callee && view ? workSummary(view.workOf(callee.fn.frameIndex)) : undefined;
-  const calleeText =
-    callee && view
-      ? ` It calls ${describeCulprit(frameCulprit(callee.fn.frame, run.cwd))}, which carries ${round(callee.share * 100, 0)} % more${describeWork(view.workOf(callee.fn.frameIndex)) ? `, spent on ${describeWork(view.workOf(callee.fn.frameIndex))}` : ''}.`
-      : '';
-  const advised = calleeWork?.dominant !== undefined ? calleeWork : work;
-  const who =
-    culprit && held && view
-      ? describeHolder(held, run.cwd, view.totalUs, view.activeUs) + scheduledText
-      : paidIn && top
-        ? ` ${describeCulprit(paidIn)} carries ${round(share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.${hotText}${calleeText}${calls?.text ?? ''}${scheduledText}`
-        : culprit && stalledBy
-          ? ` The stalls' own samples put ${round(stalledBy.share * 100, 0)} % of the stalled time (${round(stalledBy.blockedMs, 0)} ms) in ${describeCulprit(culprit)}.`
-          : '';
-  // With dominant work, its own sentence says where the CPU went (a dependency may carry more than 25 %).
-  const spread =
-    !framed && view && !dominant
-      ? ` No ${appFunctions(view).length > 0 ? 'app' : 'single'} function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${topFunctions(
-          view,
-        )
-          .slice(0, 3)
-          .map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`)
-          .join(', ')}.`
-      : '';
-  const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
-  const starved = cpuShortfall(s) + describePreemptedStall(s, BLOCKING_STALL_MS);
   return {
+    share: top && view ? top.selfUs / view.activeUs : 0,
+    items,
+    work,
+    scheduled: top && view ? scheduledBy(view, top) : undefined,
+    hot,
+    calls: work.dominant === 'http-client' && paidIn ? clientCalls(run, s, paidIn) : undefined,
+    callee,
+    advised: calleeWork?.dominant !== undefined ? calleeWork : work,
+  };
+}
+
+function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Finding {
+  const b = blameOf(run, s, view, heavy, focus);
+  const t = topWorkOf(run, s, view, b);
+  return buildFinding({
     code: 'HOTPATH_EVENT_LOOP_BLOCKING',
     category: 'event-loop-blocking',
     severity: isCritical(s) ? 'critical' : 'warning',
-    title: title(culprit, work.label, dominant),
-    summary: `The event loop was busy ${round(s.eluMean * 100, 0)} % of the time with a delay p99 of ${round(s.eldP99Ms, 1)} ms.${perRequest}${who}${loop && loopCulprit && paidIn ? describeLoop(loop, loopCulprit, paidIn, pathSteps ?? []) : ''}${spread}${unowned?.text ?? ''}${stall}${starved}`,
-    evidence: {
-      eluMean: round(s.eluMean, 3),
-      eldP99Ms: round(s.eldP99Ms, 2),
-      eldMaxMs: round(s.eldMaxMs, 1),
-      cpuPerRequestMs: round(s.cpuPerRequestMs, 3),
-      requestsPerSecond: round(s.requestsPerSecond, 1),
-      cpuPerActive: round(s.cpuPerActive, 2),
-      ...(s.childProcessesMean > 0 ? { childProcesses: round(s.childProcessesMean, 1) } : {}),
-      ...(s.stallCount > 0 ? { stalls: s.stallCount, stallMaxMs: round(s.stallMaxMs, 0) } : {}),
-      ...(s.preemptedStalls > 0 ? { preemptedStalls: s.preemptedStalls, preemptedStallMaxMs: round(s.preemptedStallMaxMs, 0) } : {}),
-      ...(top ? { culpritSelfShare: round(share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
-      ...(focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE ? { avoidableShare: round(focus.avoidable.share, 3) } : {}),
-      ...(hot ? { hotLine: hot.line, hotLineShare: round(hot.share, 3) } : {}),
-      ...(held
-        ? {
-            culpritStretches: held.stretches.count,
-            culpritStretchMaxMs: round(held.stretches.maxUs / 1000, 1),
-            culpritStretchMs: round(held.stretches.totalUs / 1000, 0),
-          }
-        : {}),
-      ...(stalledBy ? { culpritStalledMs: round(stalledBy.blockedMs, 0), culpritStalledShare: round(stalledBy.share, 3) } : {}),
-      ...(work.dominant ? { work: work.dominant, workLabel: work.label } : {}),
-      ...(dominant ? dominantEvidence(dominant, run.cwd) : {}),
-      ...(items.length > 0 ? { workBreakdown: work.breakdown } : {}),
-      ...(view ? { topFunctions: topFunctions(view) } : {}),
-      ...(calls
-        ? {
-            callsPerRequest: round(calls.perRequest, 2),
-            perCallMs: round(calls.perCallMs, 2),
-            ...(calls.sequential ? { sequential: true } : {}),
-          }
-        : {}),
-      ...(scheduled
-        ? {
-            scheduledBy: scheduled.kind,
-            scheduledShare: round(scheduled.share, 3),
-            ...(scheduled.callback ? { scheduledCallback: scheduled.callback.name } : {}),
-          }
-        : {}),
-      ...(loop && loopCulprit
-        ? {
-            calledInLoop: loopCulprit,
-            callPath: loop.path.map((f, i) => ({
-              ...frameCulprit(f, run.cwd),
-              ...(pathSteps?.[i]?.callsPerRequest !== undefined ? { callsPerRequest: pathSteps[i].callsPerRequest } : {}),
-            })),
-            ...(loopCauses && paidIn ? { paidIn } : {}),
-            ...(helperCalls(pathSteps)
-              ? {
-                  helperCallsPerRequest: helperCalls(pathSteps)!.perRequest,
-                  ...(helperCalls(pathSteps)!.perCallerCall !== undefined
-                    ? { helperCallsPerCallerCall: helperCalls(pathSteps)!.perCallerCall }
-                    : {}),
-                }
-              : {}),
-          }
-        : {}),
-    },
-    ...(culprit ? { culprit } : {}),
-    recommendation: dominant
-      ? blockingAdvice(dominant.work, dominant.label, undefined, false, {
-          requestBodies: parsesRequestBodies(dominant),
-          ...(dominant.pattern !== undefined ? { pattern: dominant.pattern } : {}),
-        })
-      : blockingAdvice(advised.dominant, advised.label, scheduled?.kind, calls?.sequential),
-    impact: Math.min(
-      1,
-      Math.max(s.eluMean, s.stallMaxMs / s.durationMs) *
-        (held && view
-          ? held.stretches.totalUs / view.totalUs
-          : top
-            ? share
-            : stalledBy
-              ? stalledBy.share
-              : dominant
-                ? dominant.share
-                : spreadShare(view)),
-    ),
-  };
+    title: title(b.culprit, t.work.label, b.dominant),
+    summary: summaryOf(run, s, view, b, t),
+    evidence: evidenceOf(run, s, view, focus, b, t),
+    culprit: b.culprit,
+    recommendation: recommendationOf(b.dominant, t),
+    impact: Math.min(1, Math.max(s.eluMean, s.stallMaxMs / s.durationMs) * blamedShare(view, b, t.share)),
+  });
 }
 
-/**
- * The loop is the cause when it does per-item work of its own beside the helper's, at least this
- * share of the two together: many iterations, each cheap (a listing ranker's loop at 12 % beside
- * the normalizer it calls for every listing). A loop of four heavy calls (a rule compiled per
- * rule) spends next to nothing of its own, and the helper's own work is the cause.
- */
-export const BLOCKING_LOOP_OWN_MIN_SHARE = 0.08;
-/**
- * With call counts (docs/agent.md, Call counts), the loop is the cause too when it calls the
- * helper at least this many times per call of its own, whatever its own share: a loop whose body
- * is only the call spends nothing of its own, yet makes thousands of calls per request (a count
- * the machine's speed does not change, unlike the shares of CPU time).
- */
-export const BLOCKING_LOOP_MANY_CALLS = 100;
-
-function causedByLoop(loop: LoopCaller, helper: FunctionCost, steps: readonly PathStep[] | undefined): boolean {
-  const own = loop.callerCost?.selfUs ?? 0;
-  if (own + helper.selfUs > 0 && own / (own + helper.selfUs) >= BLOCKING_LOOP_OWN_MIN_SHARE) return true;
-  const calls = helperCalls(steps);
-  return calls?.perCallerCall !== undefined && calls.perCallerCall >= BLOCKING_LOOP_MANY_CALLS;
-}
-
-/** The helper's calls per request (the path's last step) and per call of the caller holding the loop (the step above it). */
-function helperCalls(steps: readonly PathStep[] | undefined): { perRequest: number; perCallerCall?: number } | undefined {
-  const helper = steps?.at(-1);
-  if (!steps || helper?.callsPerRequest === undefined) return undefined;
-  const caller = steps.at(-2)?.calls;
-  return {
-    perRequest: helper.callsPerRequest,
-    ...(caller !== undefined && caller > 0 && helper.calls !== undefined ? { perCallerCall: round(helper.calls / caller, 1) } : {}),
-  };
-}
-
-/** A culprit at another line of its function (no column: the function's own would mislead). */
-function atLine(c: Culprit, line: number): Culprit {
-  const { column: _column, ...rest } = c;
-  return { ...rest, line };
-}
-
-function describeLoop(loop: LoopCaller, at: Culprit, helper: Culprit, steps: readonly PathStep[]): string {
-  const calls = helperCalls(steps);
-  const counted = calls
-    ? ` ${describePerRequest(calls.perRequest)} times per request${calls.perCallerCall !== undefined ? ` (${describePerRequest(calls.perCallerCall)} per call of ${at.function})` : ''}`
-    : ' for every item';
+function summaryOf(run: RunData, s: LoopStats, view: CpuView | undefined, b: Blame, t: TopWork): string {
+  const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
+  const loop = b.loop && b.paidIn ? describeLoop(b.loop.caller, b.loop.at, b.paidIn, b.loop.steps) : '';
+  // With dominant work, its own sentence says where the CPU went (a dependency may carry more than 25 %).
+  const spread = !b.framed && view && !b.dominant ? describeSpread(view) : '';
+  const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
+  const starved = cpuShortfall(s) + describePreemptedStall(s, BLOCKING_STALL_MS);
   return (
-    ` ${helper.function} is called${counted} by the loop at ${at.file}:${at.line} in ${at.function} (the call on line ${loop.callLine}): ` +
-    `the cost is paid in ${helper.function}, and made by the loop that calls it per item on every request. Path: ${describePath(steps)}.`
+    `The event loop was busy ${round(s.eluMean * 100, 0)} % of the time with a delay p99 of ${round(s.eldP99Ms, 1)} ms.` +
+    `${perRequest}${describeBlamed(run, view, b, t)}${loop}${spread}${b.unowned?.text ?? ''}${stall}${starved}`
   );
+}
+
+/** The sentences naming who holds the loop: the long holder, the function that pays, or the stalls' culprit. */
+function describeBlamed(run: RunData, view: CpuView | undefined, b: Blame, t: TopWork): string {
+  const scheduled = t.scheduled ? describeScheduled(t.scheduled, run.cwd) : '';
+  if (b.culprit && b.held && view) return describeHolder(b.held, run.cwd, view.totalUs, view.activeUs) + scheduled;
+  if (b.paidIn && b.top) {
+    const workText = describeWork(t.items);
+    return (
+      ` ${describeCulprit(b.paidIn)} carries ${round(t.share * 100, 0)} % of the CPU time${workText ? `, spent on ${workText}` : ''}.` +
+      `${describeHotLine(t.hot, b.paidIn)}${describeCallee(run, view, t.callee)}${t.calls?.text ?? ''}${scheduled}`
+    );
+  }
+  if (b.culprit && b.stalledBy) {
+    const { share, blockedMs } = b.stalledBy;
+    return ` The stalls' own samples put ${round(share * 100, 0)} % of the stalled time (${round(blockedMs, 0)} ms) in ${describeCulprit(b.culprit)}.`;
+  }
+  return '';
+}
+
+function describeHotLine(hot: HotLine | undefined, paidIn: Culprit): string {
+  if (!hot || hot.share < BLOCKING_HOT_LINE_SHARE || hot.line === paidIn.line) return '';
+  return ` Its hottest line is ${paidIn.file}:${hot.line} (${round(hot.share * 100, 0)} % of its own samples).`;
+}
+
+function describeCallee(run: RunData, view: CpuView | undefined, callee: TopWork['callee']): string {
+  if (!callee || !view) return '';
+  const workText = describeWork(view.workOf(callee.fn.frameIndex));
+  return ` It calls ${describeCulprit(frameCulprit(callee.fn.frame, run.cwd))}, which carries ${round(callee.share * 100, 0)} % more${workText ? `, spent on ${workText}` : ''}.`;
+}
+
+/** No function carries enough to blame: the hottest few. */
+function describeSpread(view: CpuView): string {
+  const hottest = topFunctions(view)
+    .slice(0, 3)
+    .map((f) => `${f.function} (${f.file || f.kind}${f.line ? `:${f.line}` : ''}) ${round(f.selfShare * 100, 0)} %`)
+    .join(', ');
+  const who = appFunctions(view).length > 0 ? 'app' : 'single';
+  return ` No ${who} function carries ${round(BLOCKING_CULPRIT_MIN_SHARE * 100, 0)} % of the CPU; the hottest: ${hottest}.`;
+}
+
+function evidenceOf(run: RunData, s: LoopStats, view: CpuView | undefined, focus: Focus | undefined, b: Blame, t: TopWork): Evidence {
+  const { held, top, stalledBy, dominant } = b;
+  const { hot, work, calls, scheduled } = t;
+  return {
+    ...loopEvidence(s),
+    ...(top ? { culpritSelfShare: round(t.share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
+    ...(focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE ? { avoidableShare: round(focus.avoidable.share, 3) } : {}),
+    ...(hot ? { hotLine: hot.line, hotLineShare: round(hot.share, 3) } : {}),
+    ...(held
+      ? {
+          culpritStretches: held.stretches.count,
+          culpritStretchMaxMs: round(held.stretches.maxUs / 1000, 1),
+          culpritStretchMs: round(held.stretches.totalUs / 1000, 0),
+        }
+      : {}),
+    ...(stalledBy ? { culpritStalledMs: round(stalledBy.blockedMs, 0), culpritStalledShare: round(stalledBy.share, 3) } : {}),
+    ...(work.dominant ? { work: work.dominant, workLabel: work.label } : {}),
+    ...(dominant ? dominantEvidence(dominant, run.cwd) : {}),
+    ...(t.items.length > 0 ? { workBreakdown: work.breakdown } : {}),
+    ...(view ? { topFunctions: topFunctions(view) } : {}),
+    ...(calls
+      ? {
+          callsPerRequest: round(calls.perRequest, 2),
+          perCallMs: round(calls.perCallMs, 2),
+          ...(calls.sequential ? { sequential: true } : {}),
+        }
+      : {}),
+    ...(scheduled
+      ? {
+          scheduledBy: scheduled.kind,
+          scheduledShare: round(scheduled.share, 3),
+          ...(scheduled.callback ? { scheduledCallback: scheduled.callback.name } : {}),
+        }
+      : {}),
+    ...(b.loop ? loopBlameEvidence(run.cwd, b.loop, b.paidIn) : {}),
+  };
+}
+
+/** The loop's own figures over the load window. */
+function loopEvidence(s: LoopStats): Evidence {
+  return {
+    eluMean: round(s.eluMean, 3),
+    eldP99Ms: round(s.eldP99Ms, 2),
+    eldMaxMs: round(s.eldMaxMs, 1),
+    cpuPerRequestMs: round(s.cpuPerRequestMs, 3),
+    requestsPerSecond: round(s.requestsPerSecond, 1),
+    cpuPerActive: round(s.cpuPerActive, 2),
+    ...(s.childProcessesMean > 0 ? { childProcesses: round(s.childProcessesMean, 1) } : {}),
+    ...(s.stallCount > 0 ? { stalls: s.stallCount, stallMaxMs: round(s.stallMaxMs, 0) } : {}),
+    ...(s.preemptedStalls > 0 ? { preemptedStalls: s.preemptedStalls, preemptedStallMaxMs: round(s.preemptedStallMaxMs, 0) } : {}),
+  };
+}
+
+/** The loop that calls the paying helper: where it is, the call path with its calls per request, and where the cost is paid. */
+function loopBlameEvidence(cwd: string, loop: LoopBlame, paidIn: Culprit | undefined): Evidence {
+  const calls = helperCalls(loop.steps);
+  return {
+    calledInLoop: loop.at,
+    callPath: loop.caller.path.map((f, i) => ({
+      ...frameCulprit(f, cwd),
+      ...(loop.steps[i]?.callsPerRequest !== undefined ? { callsPerRequest: loop.steps[i].callsPerRequest } : {}),
+    })),
+    ...(loop.causes && paidIn ? { paidIn } : {}),
+    ...(calls
+      ? {
+          helperCallsPerRequest: calls.perRequest,
+          ...(calls.perCallerCall !== undefined ? { helperCallsPerCallerCall: calls.perCallerCall } : {}),
+        }
+      : {}),
+  };
+}
+
+function recommendationOf(dominant: DominantWork | undefined, t: TopWork): string {
+  if (dominant) {
+    return blockingAdvice(dominant.work, dominant.label, undefined, false, {
+      requestBodies: parsesRequestBodies(dominant),
+      ...(dominant.pattern !== undefined ? { pattern: dominant.pattern } : {}),
+    });
+  }
+  return blockingAdvice(t.advised.dominant, t.advised.label, t.scheduled?.kind, t.calls?.sequential);
+}
+
+/** The share of the loop's busy time the blamed function (or work) explains. */
+function blamedShare(view: CpuView | undefined, b: Blame, topShare: number): number {
+  if (b.held && view) return b.held.stretches.totalUs / view.totalUs;
+  if (b.top) return topShare;
+  if (b.stalledBy) return b.stalledBy.share;
+  return b.dominant ? b.dominant.share : spreadShare(view);
 }
 
 function title(culprit: Culprit | undefined, label: string | undefined, dominant: DominantWork | undefined): string {

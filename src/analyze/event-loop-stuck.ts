@@ -7,6 +7,7 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
+import { buildFinding } from './build-finding.js';
 import { stuckStalls, type StuckStall } from './signals/stall-causes.js';
 import { loadWindow } from './signals/load-window.js';
 import { describeCulprit, relativeFile, siteCulprit } from './signals/culprit.js';
@@ -48,11 +49,11 @@ function finding(run: RunData, s: StuckStall, loadStart: number | undefined): Fi
     : stack.length > 0
       ? ` No app code was on the blocking stack: ${stack.slice(0, 4).join(' ← ')}.`
       : ' Its stack could not be sampled (blocked in native code, or an agent without stall sampling).';
-  return {
+  return buildFinding({
     code: 'HOTPATH_EVENT_LOOP_STUCK',
     category: 'event-loop-blocking',
     severity: 'critical',
-    title: culprit ? `The event loop never came back: ${culprit.function} never returned` : 'The event loop never came back',
+    title: culprit ? `The event loop never came back: ${culprit.function} never returned` : undefined,
     summary:
       `The event loop of ${who} stopped ${when}${after}, and was still blocked ${seconds(stall.durationMs)} later when the run ended: ` +
       `from then on no request could be answered and nothing else was measured.${blame}`,
@@ -67,10 +68,10 @@ function finding(run: RunData, s: StuckStall, loadStart: number | undefined): Fi
       ...(stack.length > 0 ? { stack } : {}),
       loopReturned: false,
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation: loopStuckAdvice,
     impact: 1,
-  };
+  });
 }
 
 function frameText(f: CallSite, cwd: string): string {

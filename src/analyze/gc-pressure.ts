@@ -6,6 +6,7 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
+import { buildFinding } from './build-finding.js';
 import { loadWindow, targetThreads } from './signals/load-window.js';
 import { gcActivity, roundKinds, type GcActivity } from './signals/gc-activity.js';
 import { allocationsOf, type AllocationSite } from './signals/allocation-view.js';
@@ -79,7 +80,7 @@ function finding(run: RunData, gc: GcActivity, share: number, starved?: { wallSh
   const command = run.meta.target?.pid !== undefined || !/^https?:\/\//i.test(run.meta.command[0] ?? '') ? run.meta.command : undefined;
   if (semiSpace) advice.push(semiSpaceAdvice(SEMI_SPACE_SUGGESTED_MIB, command));
   if (!alloc) advice.push(heapProfileHint);
-  return {
+  return buildFinding({
     code: 'HOTPATH_GC_PRESSURE',
     category: 'gc-pressure',
     severity:
@@ -90,7 +91,6 @@ function finding(run: RunData, gc: GcActivity, share: number, starved?: { wallSh
           : share >= GC_WARN_SHARE
             ? 'warning'
             : 'info',
-    title: 'Garbage collection takes a large share of the time',
     summary:
       `GC took about ${round(totalMs, 0)} ms, ${round(share * 100, 1)} % of the load window` +
       ` (${round(minorShare * 100, 0)} % of it in scavenges, ${round(scavengesPerS, 1)} per second)` +
@@ -124,13 +124,13 @@ function finding(run: RunData, gc: GcActivity, share: number, starved?: { wallSh
         : {}),
       ...(semiSpace ? { suggestedSemiSpaceMiB: SEMI_SPACE_SUGGESTED_MIB } : {}),
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation: advice.join('\n\n'),
     // The time this explains: collecting the garbage plus making it (the allocating functions'
     // CPU, weighted by their share of the bytes), so it ranks against a blocking finding that
     // names a neighbour of the allocator.
     impact: Math.min(1, share + (alloc ? allocatorCpuShare(run, alloc.sites) : 0)),
-  };
+  });
 }
 
 /** Σ (share of sampled bytes × share of active CPU) over the app functions that allocate most. */

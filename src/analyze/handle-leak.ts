@@ -6,10 +6,11 @@
 import type { GrowthMessage, SampleMessage } from '../agent/protocol.js';
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
+import { buildFinding, growthSeverity } from './build-finding.js';
 import { inFlightPeak, loadWindow, targetThreads, windowSamples, type Window } from './signals/load-window.js';
 import { growthStats, lateShare, pointStats, windowGrowth, type GrowthStats } from './signals/growth-series.js';
 import { appCallers, siteCulprit } from './signals/culprit.js';
-import { creepShare, latencyTrend, trendEvidence, type LatencyTrend } from './signals/latency-trend.js';
+import { latencyTrend, type LatencyTrend } from './signals/latency-trend.js';
 import { round } from './signals/stats.js';
 import { handleKind, handleLeakAdvice } from './handle-leak.advice.js';
 
@@ -217,10 +218,10 @@ function finding(ctx: Context, type: string, t: Trend, site: Site | undefined, h
   const hidden = unrefOnly
     ? ` They are unref'd, so \`process.getActiveResourcesInfo()\` does not list them; the agent's hook saw them.`
     : '';
-  return {
+  return buildFinding({
     code: 'HOTPATH_HANDLE_LEAK',
     category: 'memory-leak',
-    severity: perRequest || fds || ctx.trend?.creeping ? 'critical' : 'warning',
+    severity: growthSeverity(perRequest || fds, ctx.trend),
     title: `${capitalize(kind.noun)} pile up without being closed`,
     summary: `${seenAs}${after}. Each holds ${kind.holds}.${where}${hidden}`,
     evidence: {
@@ -236,12 +237,11 @@ function finding(ctx: Context, type: string, t: Trend, site: Site | undefined, h
       inFlightPeak: ctx.inFlightPeak,
       ...(e ? { api: e.api, created: e.created, open: e.open, ...(unref > 0 ? { unref } : {}) } : {}),
       ...(hookOnly ? { seenBy: 'hook' } : {}),
-      ...trendEvidence(ctx.trend),
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation: handleLeakAdvice(kind, unrefOnly),
-    impact: Math.max(creepShare(ctx.trend), HANDLE_LEAK_BASE_IMPACT),
-  };
+    growth: { trend: ctx.trend, baseImpact: HANDLE_LEAK_BASE_IMPACT },
+  });
 }
 
 /** "TCP sockets", "Child processes..."; an API name stays as written ("fs.watch watchers"). */

@@ -5,10 +5,11 @@
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { GrowthMessage } from '../agent/protocol.js';
 import type { Finding } from './finding.js';
+import { buildFinding, growthSeverity } from './build-finding.js';
 import { targetThreads } from './signals/load-window.js';
 import { growthStats, lastGrowth, type GrowthStats } from './signals/growth-series.js';
 import { isAppSite, siteCulprit } from './signals/culprit.js';
-import { creepShare, latencyTrend, trendEvidence, type LatencyTrend } from './signals/latency-trend.js';
+import { latencyTrend, type LatencyTrend } from './signals/latency-trend.js';
 import { koaGrowthAdvice, handlerGrowthAdvice } from './handler-growth.advice.js';
 import { round, extent } from './signals/stats.js';
 
@@ -108,10 +109,10 @@ function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: La
   const where = culprit ? ` Registered by \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : '';
   const stackText = stack > 0 ? ` ${stackName(top.framework)} now holds ${stack} ${top.framework === 'koa' ? 'functions' : 'layers'}.` : '';
   const rate = s && s.perSecond > 0 ? ` (${round(s.perSecond, 1)} per second)` : '';
-  return {
+  return buildFinding({
     code: 'HOTPATH_HANDLER_GROWTH',
     category: 'handler-growth',
-    severity: deep || trend?.creeping ? 'critical' : 'warning',
+    severity: growthSeverity(deep, trend),
     title: `${name[0].toUpperCase()}${name.slice(1)} is registered again and again after listen`,
     summary: `${top.framework} ${name} was registered ${g.count} times after the server started listening${rate}; ${walk(top.framework, trend?.creeping === true)}.${stackText}${where}`,
     evidence: {
@@ -124,10 +125,9 @@ function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: La
         ? { perSecond: s.perSecond, perRequest: s.perRequest, timeCorrelation: s.timeCorrelation, requestCorrelation: s.requestCorrelation }
         : {}),
       routes: g.entries.map((e) => ({ method: e.method, path: e.path, count: e.count })),
-      ...trendEvidence(trend),
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation: top.framework === 'koa' ? koaGrowthAdvice : handlerGrowthAdvice(name),
-    impact: Math.max(creepShare(trend), HANDLER_GROWTH_BASE_IMPACT),
-  };
+    growth: { trend, baseImpact: HANDLER_GROWTH_BASE_IMPACT },
+  });
 }

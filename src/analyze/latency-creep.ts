@@ -9,6 +9,7 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
+import { buildFinding } from './build-finding.js';
 import { latencyTrend, creepShare, type LatencyTrend } from './signals/latency-trend.js';
 import { cpuViewOf, treeOf } from './signals/cpu-view.js';
 import { busiestThread, loadWindow } from './signals/load-window.js';
@@ -160,7 +161,7 @@ function finding(trend: LatencyTrend, cpuGrows: boolean, growers: Grower[]): Fin
   const who = grower
     ? ` \`${grower.function}\` (${grower.file}:${grower.line}) went from ${round(grower.earlyMsPerRequest, 2)} to ${round(grower.lateMsPerRequest, 2)} ms of CPU per request.`
     : elsewhere;
-  return {
+  return buildFinding({
     code: 'HOTPATH_LATENCY_CREEP',
     category: cpuGrows ? 'handler-growth' : 'io-wait',
     severity: 'warning',
@@ -187,8 +188,8 @@ function finding(trend: LatencyTrend, cpuGrows: boolean, growers: Grower[]): Fin
           }
         : {}),
     },
-    ...(grower?.culprit ? { culprit: grower.culprit } : {}),
+    culprit: grower?.culprit,
     recommendation: cpuGrows ? workGrowthAdvice : ioWaitAdvice(undefined),
     impact: creepShare(trend),
-  };
+  });
 }

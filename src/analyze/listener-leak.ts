@@ -6,10 +6,11 @@
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { GrowthMessage } from '../agent/protocol.js';
 import type { Finding } from './finding.js';
+import { buildFinding, growthSeverity } from './build-finding.js';
 import { targetThreads } from './signals/load-window.js';
 import { growthStats, lastGrowth, type GrowthStats } from './signals/growth-series.js';
 import { isAppSite, relativeFile, siteCulprit } from './signals/culprit.js';
-import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
+import { latencyTrend } from './signals/latency-trend.js';
 import { listenerLeakAdvice, maxListenersAdvice, onceLeakAdvice } from './listener-leak.advice.js';
 import { round } from './signals/stats.js';
 import { loopStats } from './signals/loop-stats.js';
@@ -115,10 +116,10 @@ function finding(
       : s.perRequest > 0
         ? `${round(s.perRequest, 2)} per request`
         : `${round(s.perSecond, 1)} per second`;
-  return {
+  return buildFinding({
     code: 'HOTPATH_LISTENER_LEAK',
     category: 'listener-leak',
-    severity: perRequest || trend?.creeping ? 'critical' : 'warning',
+    severity: growthSeverity(perRequest, trend),
     title: `'${entry.event}' listeners on ${entry.emitter} grow with every request`,
     summary: `Listeners for '${entry.event}' on ${across !== undefined ? `one ${entry.emitter}` : entry.emitter} grew from ${s.first} to ${entry.count} during the run (${rate}); each one runs on every '${entry.event}' event.${where}${warning}`,
     evidence: {
@@ -134,14 +135,13 @@ function finding(
       requestCorrelation: s.requestCorrelation,
       ...(across !== undefined ? { perRequestAllSockets: across.perRequest, openConnections: across.sockets } : {}),
       ...(silenced.length > 0 ? { maxListenersDisabled: silenced } : {}),
-      ...trendEvidence(trend),
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation:
       (entry.once === true ? onceLeakAdvice : listenerLeakAdvice)(entry.emitter, entry.event) +
       (silenced.length > 0 ? `\n\n${maxListenersAdvice}` : ''),
-    impact: Math.max(creepShare(trend), LISTENER_LEAK_BASE_IMPACT),
-  };
+    growth: { trend, baseImpact: LISTENER_LEAK_BASE_IMPACT },
+  });
 }
 
 const lifts = (limit: number | null): boolean => limit === null || limit === 0;

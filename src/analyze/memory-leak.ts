@@ -6,12 +6,13 @@
 
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
+import { buildFinding } from './build-finding.js';
 import { busiestThread, loadWindow, windowSamples, type Window } from './signals/load-window.js';
 import { gcActivity, type GcActivity } from './signals/gc-activity.js';
 import { leakCulprit } from './signals/leak-culprit.js';
 import { requestSeries, requestsAt } from './signals/request-series.js';
 import { linearFit, round, type LinearFit, extent } from './signals/stats.js';
-import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
+import { latencyTrend } from './signals/latency-trend.js';
 import { externalLeakAdvice, memoryLeakAdvice } from './memory-leak.advice.js';
 import { heapProfileHint } from './gc-pressure.advice.js';
 
@@ -276,7 +277,7 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, grow
   const { culprit, text, evidence, profiled } = leakCulprit(run, w);
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   const perRequest = requests > 0 ? growth / requests : 0;
-  return {
+  return buildFinding({
     code: 'HOTPATH_MEMORY_LEAK',
     category: 'memory-leak',
     severity: growth / baseline >= LEAK_CRITICAL_RATIO ? 'critical' : 'warning',
@@ -294,10 +295,9 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, grow
       ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
       ...(after ? { heapAfterLoadGcBytes: after.bytes } : {}),
       ...evidence,
-      ...trendEvidence(trend),
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation: profiled ? memoryLeakAdvice : `${memoryLeakAdvice}\n\n${heapProfileHint}`,
-    impact: Math.max(LEAK_BASE_IMPACT, creepShare(trend)),
-  };
+    growth: { trend, baseImpact: LEAK_BASE_IMPACT },
+  });
 }

@@ -6,6 +6,7 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
+import { buildFinding } from './build-finding.js';
 import { loadWindow, targetThreads } from './signals/load-window.js';
 import { outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
 import { describeCulprit, siteCulprit } from './signals/culprit.js';
@@ -36,7 +37,7 @@ function finding(run: RunData, c: Churning, inbound: number): Finding {
   const culprit = c.site ? siteCulprit(c.site, run.cwd) : undefined;
   const tls = c.origin.startsWith('https:');
   const perRequest = inbound > 0 ? c.completed / inbound : undefined;
-  return {
+  return buildFinding({
     code: 'HOTPATH_OUTGOING_CONNECTION_CHURN',
     category: 'connection-churn',
     severity: 'warning',
@@ -53,8 +54,8 @@ function finding(run: RunData, c: Churning, inbound: number): Finding {
       perCallMs: round(c.totalMs / c.completed, 2),
       ...(perRequest !== undefined ? { callsPerRequest: round(perRequest, 3) } : {}),
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation: outgoingChurnAdvice(tls),
     impact: Math.min(1, share * Math.min(1, perRequest ?? 1) * CHURN_COST_SHARE),
-  };
+  });
 }

@@ -5,6 +5,7 @@
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { GrowthMessage } from '../agent/protocol.js';
 import type { Finding } from './finding.js';
+import { buildFinding } from './build-finding.js';
 import { loadWindow, targetThreads, type Window } from './signals/load-window.js';
 import { isAppSite, siteCulprit } from './signals/culprit.js';
 import { dependencyName } from '../profile/work-kind.js';
@@ -80,7 +81,7 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
   const inRequire = reload
     ? " The reads are `require()`'s: the module is read, parsed and compiled again on every call, which happens only to a module deleted from `require.cache`."
     : '';
-  return {
+  return buildFinding({
     code: 'HOTPATH_SYNC_IO',
     category: 'sync-io',
     severity: critical ? 'critical' : 'warning',
@@ -98,10 +99,10 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
       ...(via ? { via } : {}),
       ...(reload ? { reloadsModule: true } : {}),
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation: reload ? moduleReloadAdvice : syncIoAdvice(x.entry.api, via),
     impact: share,
-  };
+  });
 }
 
 /** Whether the app line that made the call is a `require(`: Node's module loader read the file. */

@@ -7,10 +7,11 @@
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { GrowthMessage } from '../agent/protocol.js';
 import type { Culprit, Finding } from './finding.js';
+import { buildFinding, growthSeverity } from './build-finding.js';
 import { inFlightPeak, loadWindow, targetThreads } from './signals/load-window.js';
 import { growthStats, lastGrowth, lateGrowthShare } from './signals/growth-series.js';
 import { appCallers, isAppSite, siteCulprit } from './signals/culprit.js';
-import { creepShare, latencyTrend, trendEvidence } from './signals/latency-trend.js';
+import { latencyTrend } from './signals/latency-trend.js';
 import { timerLeakAdvice } from './timer-leak.advice.js';
 import { round } from './signals/stats.js';
 
@@ -128,10 +129,10 @@ function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: Re
   const meanDelayMs = t.delayMs !== undefined && t.created > 0 ? t.delayMs / t.created : undefined;
   const expiry = t.kind === 'timeout' && meanDelayMs !== undefined && meanDelayMs >= TIMER_LEAK_EXPIRY_MS;
   const delayText = meanDelayMs !== undefined && t.kind === 'timeout' ? ` Each asks for ${describeDelay(meanDelayMs)}.` : '';
-  return {
+  return buildFinding({
     code: 'HOTPATH_TIMER_LEAK',
     category: 'timer-leak',
-    severity: t.kind === 'interval' || trend?.creeping || t.pending >= TIMER_LEAK_CRITICAL_PENDING ? 'critical' : 'warning',
+    severity: growthSeverity(t.kind === 'interval' || t.pending >= TIMER_LEAK_CRITICAL_PENDING, trend),
     title: rearm ? `${fn} loops that re-arm their timer pile up` : `${fn} timers pile up without being cleared`,
     summary: `${t.pending} ${fn} timers from one site are pending (${t.created} created, ${t.cleared} cleared, ${t.fired} fired)${s && s.perRequest > 0 ? `, ${round(s.perRequest, 2)} more per request` : ''}.${delayText}${loop}${where}`,
     evidence: {
@@ -145,12 +146,11 @@ function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: Re
       ...(helper ? { through: helper } : {}),
       ...(meanDelayMs !== undefined ? { meanDelayMs: round(meanDelayMs, 0) } : {}),
       ...(s ? { perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation } : {}),
-      ...trendEvidence(trend),
     },
-    ...(culprit ? { culprit } : {}),
+    culprit,
     recommendation: timerLeakAdvice(rearm ? 'rearm' : expiry ? 'expiry' : t.kind),
-    impact: Math.max(creepShare(trend), TIMER_LEAK_BASE_IMPACT),
-  };
+    growth: { trend, baseImpact: TIMER_LEAK_BASE_IMPACT },
+  });
 }
 
 /** "30 min", "45 s", "250 ms". */

@@ -95,4 +95,35 @@ export interface Report {
 
   /** The budgets of `hotpath run --assert/--max-regression` and their verdict; absent without budgets. */
   budgets?: BudgetVerdict;
+
+  /** `hotpath run --repeat N`: in the last run's report, the series' medians with their 95% intervals; absent otherwise. */
+  repeat?: RepeatSummary;
+}
+
+/** A median over the runs of a series, with its seeded bootstrap 95% interval (absent with one run). */
+export interface SeriesMedian {
+  median: number;
+  low?: number;
+  high?: number;
+}
+
+/** The figures of a series of runs, each the median over the runs that have load results. */
+export interface SeriesFigures {
+  /** Runs with load results: what the medians are over. */
+  runs: number;
+  requestsPerSecond: SeriesMedian;
+  latencyP50Ms: SeriesMedian;
+  latencyP99Ms: SeriesMedian;
+}
+
+export interface RepeatSummary {
+  /** The run directories of the series, in order, and of the baseline's re-runs. */
+  runs: string[];
+  baselineRuns: string[];
+  /** Why the baseline was or was not re-run; absent without --baseline. */
+  baselineNote?: string;
+  /** null when no run of the series has load results. */
+  thisBuild: SeriesFigures | null;
+  /** The baseline's re-runs; absent when it was not re-run. */
+  baseline?: SeriesFigures | null;
 }

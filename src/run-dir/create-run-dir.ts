@@ -30,6 +30,11 @@ export function runTimestamp(date: Date): string {
 
 /** Creates the directory and returns its absolute path; adds `-2`, `-3`... when the name is taken. */
 export async function createRunDir(outDir: string, command: readonly string[], now = new Date()): Promise<string> {
+  return createNamedDir(outDir, runName(command), now);
+}
+
+/** The same for a directory named `<timestamp>-<name>` (an experiment's own directory: `vary-server`). */
+export async function createNamedDir(outDir: string, name: string, now = new Date()): Promise<string> {
   const root = resolve(outDir);
   try {
     await mkdir(root, { recursive: true });
@@ -39,7 +44,7 @@ export async function createRunDir(outDir: string, command: readonly string[], n
       details: { out: root },
     });
   }
-  const stem = `${runTimestamp(now)}-${runName(command)}`;
+  const stem = `${runTimestamp(now)}-${name}`;
   for (let i = 1; ; i++) {
     const dir = resolve(root, i === 1 ? stem : `${stem}-${i}`);
     try {

@@ -1,7 +1,8 @@
 // `hotpath run --vary` and `--repeat` on real runs: semi-space sizes on the allocation-churn
 // example are ranked as their GC share says (the size that spends less time in GC serves
-// more), with the table and vary.md/vary.json; an environment variable is varied as well; and
-// --repeat judges budgets on the distribution of the runs, a failing one exiting 4.
+// more), with the table and vary.md/vary.json in the experiment's own directory; an environment
+// variable is varied as well; --repeat records the series' medians in the last report.json and
+// judges budgets on the distribution of the runs, a failing one exiting 4.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -63,11 +64,18 @@ test(
     assert.equal(large.rank, 1);
     assert.equal(v.best?.value, '64');
     assert.match(v.best?.evidence ?? '', /req\/s.*p99 .* ms, GC .*% of wall time, RSS \d+ MB/);
-    const dirs = dirsOf('semi');
+    // One run directory per run, and one of the experiment's own (named after it) for its table.
+    const experiment = dirsOf('semi').filter((d) => /-vary-server$/.test(d));
+    const dirs = dirsOf('semi').filter((d) => !experiment.includes(d));
     assert.equal(dirs.length, 4, 'one run directory per run');
-    const last = dirs[dirs.length - 1];
-    assert.deepEqual(JSON.parse(readFileSync(join(last, 'vary.json'), 'utf8')), v);
-    const md = readFileSync(join(last, 'vary.md'), 'utf8');
+    assert.equal(experiment.length, 1, "the experiment's own directory");
+    assert.deepEqual(v.runs.map((x) => x.runDir).sort(), dirs);
+    assert.ok(
+      dirs.every((d) => !existsSync(join(d, 'vary.json'))),
+      'no run directory holds the experiment',
+    );
+    assert.deepEqual(JSON.parse(readFileSync(join(experiment[0], 'vary.json'), 'utf8')), v);
+    const md = readFileSync(join(experiment[0], 'vary.md'), 'utf8');
     assert.match(md, /\| `--max-semi-space-size=64` \| 1 \|/);
     assert.match(md, /\*\*Best: `--max-semi-space-size=64`\*\*/);
     assert.match(r.stderr, /## hotpath vary: --max-semi-space-size=1,64/);
@@ -188,9 +196,38 @@ test(
     assert.equal(report.budgets?.passed, false);
     assert.deepEqual(report.budgets?.repeat?.runs, dirs);
     assert.deepEqual(report.budgets?.repeat?.baselineRuns, []);
+    assert.deepEqual(report.repeat?.runs, dirs);
+    assert.equal(report.repeat?.thisBuild?.runs, 2);
     assert.ok(existsSync(join(dirs[1], 'compare.html')), 'the last run is compared with the baseline');
   },
 );
+
+test('--repeat 2 without budgets: the medians and their intervals are recorded in the last report.json', { timeout: 120_000 }, async () => {
+  const r = await runCli(['run', '-d', '1', '-c', '2', '--out', join(out, 'plain'), '--json', '--repeat', '2', '--', 'node', 'server.js'], {
+    cwd: cpuWork,
+    env: { PORT: '0', WORK: '1' },
+    timeoutMs: 100_000,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const dirs = dirsOf('plain');
+  assert.equal(dirs.length, 2);
+  const report = JSON.parse(readFileSync(join(dirs[1], 'report.json'), 'utf8')) as Report;
+  assert.deepEqual(JSON.parse(r.stdout), report, '--json prints the last report.json');
+  assert.equal(report.budgets, undefined);
+  const rep = report.repeat;
+  assert.ok(rep?.thisBuild, JSON.stringify(rep));
+  assert.deepEqual(rep.runs, dirs);
+  assert.deepEqual(rep.baselineRuns, []);
+  assert.equal(rep.baseline, undefined);
+  assert.equal(rep.thisBuild.runs, 2);
+  const loads = dirs.map((d) => (JSON.parse(readFileSync(join(d, 'report.json'), 'utf8')) as Report).load!);
+  const rps = loads.map((l) => l.requests.perSecond).sort((a, b) => a - b);
+  // The median of two runs is their mean; its interval spans what the runs measured.
+  assert.equal(rep.thisBuild.requestsPerSecond.median, (rps[0] + rps[1]) / 2);
+  assert.ok(rep.thisBuild.requestsPerSecond.low! >= rps[0] && rep.thisBuild.requestsPerSecond.high! <= rps[1]);
+  for (const m of [rep.thisBuild.latencyP50Ms, rep.thisBuild.latencyP99Ms]) assert.ok(m.low! <= m.median && m.median <= m.high!);
+  assert.match(r.stderr, /this build \(2 runs, medians\): throughput [\d.]+ req\/s \(95% interval/);
+});
 
 test(
   '--repeat 2 with a baseline from another directory: the baseline is re-run in turn, judged on both distributions',

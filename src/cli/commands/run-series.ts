@@ -14,16 +14,16 @@ import type { RunOptions } from '../../run/run-options.js';
 import { displayPath, formatRunSummary, outcomeLine } from '../../run/run-summary.js';
 import { readRunDir } from '../../profile/read-run.js';
 import type { RunData } from '../../run-dir/run-data.js';
-import type { Report } from '../../report/report-schema.js';
 import type { Budget, BudgetVerdict } from '../../budget/budget.js';
 import { applyBudgets } from '../../budget/apply-budgets.js';
 import { formatBudgetLines } from '../../budget/judge-budgets.js';
 import { judgeRepeated, type RepeatBaseline } from '../../budget/judge-repeated.js';
-import { medianInterval } from '../../compare/median-interval.js';
+import { repeatLines, repeatSummary } from '../../experiment/repeat-summary.js';
 import { runFigures, type RunFigures } from '../../experiment/run-figures.js';
 import { applyVariant, variantLabel, type VarySpec } from '../../experiment/vary-spec.js';
 import { judgeVary } from '../../experiment/judge-vary.js';
-import type { VaryRun } from '../../experiment/vary-result.js';
+import type { VaryResult, VaryRun } from '../../experiment/vary-result.js';
+import { createNamedDir, runName } from '../../run-dir/create-run-dir.js';
 import { renderVaryMarkdown } from '../../experiment/render-vary.js';
 import { EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED } from './run-exit-codes.js';
 
@@ -106,30 +106,6 @@ export function baselineRerun(base: RunData, command: readonly string[], cwd: st
   return { rerun: true, note: `the baseline's command (${cmd.join(' ')} in ${base.meta.cwd}) re-run before each run, in turn` };
 }
 
-function distributionLines(title: string, loads: Report[]): string[] {
-  const figs = loads.flatMap((r) => (r.load && r.load.requests.total > 0 ? [r.load] : []));
-  if (figs.length === 0) return [`  ${title}: no run has load results`];
-  const show = (xs: number[], unit: string, d = 1) => {
-    const m = medianInterval(xs);
-    return `${m.median.toFixed(d)} ${unit}${m.low !== undefined ? ` (95% interval ${m.low.toFixed(d)} … ${m.high!.toFixed(d)})` : ''}`;
-  };
-  return [
-    `  ${title} (${figs.length} runs, medians): throughput ${show(
-      figs.map((l) => l.requests.perSecond),
-      'req/s',
-    )}`,
-    `    p50 ${show(
-      figs.map((l) => l.latency.p50),
-      'ms',
-      2,
-    )}, p99 ${show(
-      figs.map((l) => l.latency.p99),
-      'ms',
-      2,
-    )}`,
-  ];
-}
-
 /** `--repeat N`: N runs (each after a baseline re-run when that is sound), budgets on their distribution. */
 export async function runRepeated(
   ctx: SeriesContext,
@@ -187,22 +163,15 @@ export async function runRepeated(
       },
     };
     last.report.budgets = verdict;
-    await writeFile(join(last.runDir, 'report.json'), JSON.stringify(last.report, null, 2) + '\n');
   }
+  // The series' medians, with or without budgets: recorded where CI reads them, printed below.
+  const summary = repeatSummary({ runs: results, baselineRuns: baseResults, baselineNote: plan?.note });
+  last.report.repeat = summary;
+  await writeFile(join(last.runDir, 'report.json'), JSON.stringify(last.report, null, 2) + '\n');
   io.stderr.write(formatRunSummary(last.report, io.cwd, s, last.meta.warnings));
   if (applied.markdown) io.stderr.write(`\n${applied.markdown}`);
   if (applied.compareError) io.stderr.write(`${s.red('error')} the comparison with the baseline failed: ${applied.compareError.message}\n`);
-  io.stderr.write(
-    `\nrepeated runs:\n${[
-      ...distributionLines('this build', reports),
-      ...(baseResults.length
-        ? distributionLines(
-            'baseline',
-            baseResults.flatMap((r) => (r.report ? [r.report] : [])),
-          )
-        : []),
-    ].join('\n')}\n`,
-  );
+  io.stderr.write(`\nrepeated runs:\n${repeatLines(summary).join('\n')}\n`);
   if (ctx.json) io.stdout.write(JSON.stringify(last.report, null, 2) + '\n');
   if (verdict) io.stderr.write(formatBudgetLines(verdict.results));
   if (stopped(ctx)) return EXIT_INTERRUPTED;
@@ -213,12 +182,11 @@ export async function runRepeated(
 /**
  * `--vary`: one run per value, the values interleaved and repeated (the order reversed every
  * other round, so no value always runs first on a warming machine); one table, vary.md and
- * vary.json in the last run directory.
+ * vary.json in a directory of the experiment's own beside the runs' (`<timestamp>-vary-<name>`).
  */
 export async function runVary(ctx: SeriesContext, spec: VarySpec, repeat: number): Promise<number> {
   const { io } = ctx;
   const runs: VaryRun[] = [];
-  let lastDir: string | undefined;
   const total = repeat * spec.values.length;
   for (let round = 0; round < repeat && !stopped(ctx); round++) {
     const values = round % 2 === 0 ? spec.values : [...spec.values].reverse();
@@ -227,7 +195,6 @@ export async function runVary(ctx: SeriesContext, spec: VarySpec, repeat: number
       const v = applyVariant(spec, value, ctx.command, io.env);
       const order = runs.length + 1;
       const r = await oneRun(ctx, `run ${order}/${total} ${variantLabel(spec, value)}`, v.command, v.env, io.cwd);
-      lastDir = r.runDir;
       const figures = r.report ? runFigures(r.runDir, r.report) : undefined;
       runs.push({
         value,
@@ -246,17 +213,23 @@ export async function runVary(ctx: SeriesContext, spec: VarySpec, repeat: number
   if (ctx.killSignal.aborted) return EXIT_INTERRUPTED;
   const result = judgeVary(spec, ctx.command, repeat, runs);
   const md = renderVaryMarkdown(result);
-  if (lastDir) {
-    try {
-      await writeFile(join(lastDir, 'vary.json'), JSON.stringify(result, null, 2) + '\n');
-      await writeFile(join(lastDir, 'vary.md'), md);
-      ctx.say(`vary.md and vary.json: ${displayPath(lastDir, io.cwd)}`);
-    } catch (err) {
-      io.stderr.write(`hotpath: vary.md and vary.json were not written into ${lastDir}: ${(err as Error).message}\n`);
-    }
-  }
+  if (runs.length > 0) await writeVaryFiles(ctx, result, md);
   io.stderr.write(`\n${md}`);
   if (ctx.json) io.stdout.write(JSON.stringify(result, null, 2) + '\n');
   if (stopped(ctx)) return EXIT_INTERRUPTED;
   return result.best && runs.every((r) => r.figures) ? 0 : EXIT_FAILED;
+}
+
+/** vary.json and vary.md into the experiment's own directory; a failure to write them is said, the table is still printed. */
+async function writeVaryFiles(ctx: SeriesContext, result: VaryResult, md: string): Promise<void> {
+  const { io } = ctx;
+  const out = absolutePaths(ctx.runValues, io.cwd).out ?? '.hotpath';
+  try {
+    const dir = await createNamedDir(out, `vary-${runName(ctx.command)}`);
+    await writeFile(join(dir, 'vary.json'), JSON.stringify(result, null, 2) + '\n');
+    await writeFile(join(dir, 'vary.md'), md);
+    ctx.say(`vary.md and vary.json: ${displayPath(dir, io.cwd)}`);
+  } catch (err) {
+    io.stderr.write(`hotpath: vary.md and vary.json were not written into ${out}: ${(err as Error).message}\n`);
+  }
 }
