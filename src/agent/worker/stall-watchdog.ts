@@ -4,7 +4,11 @@
 // sends the final duration (with the hottest stacks) once the main thread beats again. A
 // stall still under way when the run ends is sent with its stacks so far (reportUnderWay).
 // A stall that overlaps the agent's own work on the main thread (V8 building the profiles
-// just stopped) is marked `byAgent` and not sampled for a cause.
+// just stopped) is marked `byAgent` and not sampled for a cause. Nor is one while the watched
+// thread is kept off the cores (a busy machine, not a block): where its CPU time can be read,
+// the stacks are sampled only once it has run its own code through the silence (see
+// sampleIfBlocked); sampling a thread that merely waits for a core starts V8's profiler at 1 ms
+// on it for nothing, which cost a server under load 13 % of its CPU per request.
 //
 //   main thread:  beat ─ beat ─ beat ─ [ blocked 2 s ............ ] ─ beat
 //   agent worker:        check  check  check ─ stall(ongoing) ─ stall(ongoing) ─ stall(final)
@@ -26,6 +30,23 @@ const AGENT_SLACK_MS = HEARTBEAT_MS + 50;
 export const BLOCKED_BEFORE_AGENT_MS = 1000;
 /** Every wakeup costs CPU (≈ 0.1 ms each on a busy VM): the check runs at the heartbeat's pace. */
 const CHECK_MS = 100;
+/**
+ * A heartbeat this late (ms) has the watched thread's CPU read, once per beat: the check that
+ * then sees the stall knows what the thread ran since, without a file read at every check.
+ */
+export const LATE_BEAT_MS = 150;
+/**
+ * The watched thread counts as blocked by its own code (its stacks worth sampling) once it has
+ * run at least this share of the wall time since its CPU was first read without a heartbeat...
+ */
+export const BLOCKED_MIN_CPU_SHARE = 0.5;
+/**
+ * ...or at least this much CPU in all (ms): a loop that turned would have beaten long before
+ * (the analysis's own line between a block and a preemption, preempted-stall.ts).
+ */
+export const BLOCKED_MIN_CPU_MS = 100;
+/** Two readings closer than this (ms) say nothing about the share: the next check decides. */
+const MIN_JUDGED_MS = 50;
 
 type StallBody = Omit<StallMessage, 'v' | 'pid' | 'threadId' | 't'>;
 /** The watched thread's on-CPU time (ms) read at `at` (epoch ms). */
@@ -34,12 +55,23 @@ interface CpuReading {
   ms: number;
 }
 type AgentWork = NonNullable<StallMessage['byAgent']>;
+interface Stall {
+  start: number;
+  lastSent: number;
+  agent?: boolean;
+  /** Its stacks are being sampled (StallCause started). */
+  sampling?: boolean;
+  cause?: StallBody['cause'];
+  cpuFrom?: CpuReading;
+  cpuTo?: CpuReading;
+}
 
 export class StallWatchdog {
   private readonly beat: Float64Array;
   /** The stall under way; `cause`: the stacks sent with it at a flush (reportUnderWay), repeated on its later reports. */
-  private stall:
-    { start: number; lastSent: number; agent?: boolean; cause?: StallBody['cause']; cpuFrom?: CpuReading; cpuTo?: CpuReading } | undefined;
+  private stall: Stall | undefined;
+  /** The watched thread's CPU read at the first check that found the beat `beat` late (LATE_BEAT_MS). */
+  private late: { beat: number; cpu: CpuReading | undefined } | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Since when the agent has had V8 working on the main thread, if it has now, and on what. */
   private agentSince: { from: number; why: AgentWork } | undefined;
@@ -112,7 +144,8 @@ export class StallWatchdog {
   reportUnderWay(maxWaitMs: number, done: () => void): void {
     const stall = this.stall;
     const cause = this.cause;
-    if (stall === undefined || stall.agent || cause === undefined) return done();
+    // Not sampled (yet): a thread kept off the cores has no stacks of its own to give.
+    if (stall === undefined || stall.agent || cause === undefined || !stall.sampling) return done();
     let finished = false;
     const finish = (): void => {
       if (finished) return;
@@ -183,17 +216,27 @@ export class StallWatchdog {
     const now = epochNow();
     const stall = this.stall;
     if (stall === undefined) {
-      if (now - last < STALL_THRESHOLD_MS) return;
-      const cpuFrom = this.cpuNow(now);
-      this.stall = { start: last, lastSent: now, ...(cpuFrom ? { cpuFrom } : {}) };
-      const body = this.mark({ type: 'stall', start: last, durationMs: round(now - last), ongoing: true }, now);
+      const age = now - last;
+      if (age < LATE_BEAT_MS) return;
+      if (age < STALL_THRESHOLD_MS) {
+        if (this.late?.beat !== last) this.late = { beat: last, cpu: this.cpuNow(now) };
+        return;
+      }
+      const pre = this.late?.beat === last ? this.late.cpu : undefined;
+      this.late = undefined;
+      const cpuFrom = pre ?? this.cpuNow(now);
+      const cpuTo = pre !== undefined ? this.cpuNow(now) : undefined;
+      const started: Stall = { start: last, lastSent: now, ...(cpuFrom ? { cpuFrom } : {}), ...(cpuTo ? { cpuTo } : {}) };
+      this.stall = started;
+      const body = this.withCpu(this.mark({ type: 'stall', start: last, durationMs: round(now - last), ongoing: true }, now), started);
       this.send(body);
-      if (body.byAgent === undefined) this.cause?.start();
-      else this.stall.agent = true;
+      if (body.byAgent === undefined) this.sampleIfBlocked(started);
+      else started.agent = true;
       return;
     }
     if (last > stall.start) return this.finish(stall, last);
     if (stall.cpuFrom) stall.cpuTo = this.cpuNow(now) ?? stall.cpuTo;
+    if (!stall.agent && !stall.sampling) this.sampleIfBlocked(stall);
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {
       stall.lastSent = now;
       // Each report replaces the last one of the same stall (read-telemetry.ts): the stacks so far go with it.
@@ -215,10 +258,31 @@ export class StallWatchdog {
     }
   }
 
-  private finish(stall: NonNullable<StallWatchdog['stall']>, resumed: number, sent: () => void = () => {}): void {
+  /**
+   * Starts sampling the stall's stacks once the watched thread is known to run its own code
+   * through the silence: it got BLOCKED_MIN_CPU_SHARE of the wall time since its CPU was first
+   * read without a heartbeat, or BLOCKED_MIN_CPU_MS in all. A thread that got less was waiting for
+   * a core (other processes ran); its stacks would be those of its next turn, and V8's profiler at
+   * 1 ms on the loop costs it dearly: checked again at each later check. Where the thread's CPU
+   * cannot be read (not Linux, a worker thread), sampling starts at once, as it always did.
+   */
+  private sampleIfBlocked(stall: Stall): void {
+    const cause = this.cause;
+    if (cause === undefined) return;
+    const { cpuFrom: from, cpuTo: to } = stall;
+    if (from !== undefined) {
+      if (to === undefined || to.at - from.at < MIN_JUDGED_MS) return;
+      const ran = to.ms - from.ms;
+      if (ran < BLOCKED_MIN_CPU_MS && ran < BLOCKED_MIN_CPU_SHARE * (to.at - from.at)) return;
+    }
+    stall.sampling = true;
+    cause.start();
+  }
+
+  private finish(stall: Stall, resumed: number, sent: () => void = () => {}): void {
     this.stall = undefined;
     const { start } = stall;
-    const sampled = !stall.agent;
+    const sampled = stall.sampling === true;
     const body = this.withCpu(this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed), stall);
     if (this.cause === undefined || !sampled) {
       this.send(body);
