@@ -28,8 +28,11 @@ const AGENT_SLACK_MS = HEARTBEAT_MS + 50;
  * pause, a loop blocked for a second before it is the app's (and stays so while the agent works).
  */
 export const BLOCKED_BEFORE_AGENT_MS = 1000;
-/** Every wakeup costs CPU (≈ 0.1 ms each on a busy VM): the check runs at the heartbeat's pace. */
-const CHECK_MS = 100;
+/**
+ * Every wakeup costs CPU (≈ 0.1 ms each on a busy VM): the check runs at the heartbeat's pace,
+ * and the agent worker's other periodic work rides on it (start's `alsoEachCheck`).
+ */
+export const CHECK_MS = 100;
 /**
  * A heartbeat this late (ms) has the watched thread's CPU read, once per beat: the check that
  * then sees the stall knows what the thread ran since, without a file read at every check.
@@ -114,8 +117,12 @@ export class StallWatchdog {
     return body;
   }
 
-  start(): void {
-    this.timer ??= setInterval(() => this.check(), CHECK_MS);
+  /** `alsoEachCheck` runs after every check: the worker's other periodic work, without a timer of its own. */
+  start(alsoEachCheck?: () => void): void {
+    this.timer ??= setInterval(() => {
+      this.check();
+      alsoEachCheck?.();
+    }, CHECK_MS);
   }
 
   stop(): void {
