@@ -44,10 +44,14 @@ export const LATE_BEAT_MS = 150;
  */
 export const BLOCKED_MIN_CPU_SHARE = 0.5;
 /**
- * ...or at least this much CPU in all (ms): a loop that turned would have beaten long before
- * (the analysis's own line between a block and a preemption, preempted-stall.ts).
+ * ...or at least this much CPU in all (ms): a loop that turned would have beaten long before. A
+ * blocked thread on a starved machine gets its fair share of a core (a few % at load average 25
+ * on 2 cores: a 2 s block still reaches this within a second); the preempted stalls seen there got
+ * 1-16 ms over 100-450 ms (a backlog served once the thread ran again). Lower than the analysis's
+ * line between a block and a preemption (100 ms, preempted-stall.ts): a cause too many costs one
+ * profile, a cause lost costs the diagnosis.
  */
-export const BLOCKED_MIN_CPU_MS = 100;
+export const BLOCKED_MIN_CPU_MS = 50;
 /** Two readings closer than this (ms) say nothing about the share: the next check decides. */
 const MIN_JUDGED_MS = 50;
 
