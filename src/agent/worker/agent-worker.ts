@@ -83,7 +83,13 @@ function run(data: AgentWorkerData): void {
     (busy) => rescue.setBusy('stall', busy),
     (nodes) => profiledScripts(nodes, profiler.profiledScripts, ownScriptsUrl),
   );
-  const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause, watchedThreadCpu(data.threadId));
+  const watchdog = new StallWatchdog(
+    data.heartbeat,
+    (body) => conn.send(body),
+    cause,
+    watchedThreadCpu(data.threadId),
+    (underWay) => rescue.setBusy('stallUnderWay', underWay),
+  );
   watchdog.start(alsoEachCheck);
   const flusher = new Flusher(
     conn,

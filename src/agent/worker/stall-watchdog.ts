@@ -40,9 +40,11 @@ export const CHECK_MS = 100;
 export const LATE_BEAT_MS = 150;
 /**
  * The watched thread counts as blocked by its own code (its stacks worth sampling) once it has
- * run at least this share of the wall time since its CPU was first read without a heartbeat...
+ * run at least this share of the wall time since its CPU was first read without a heartbeat (the
+ * preempted stalls seen at load average 20-26 got 1-4 %; a block gets all of a calm core, and its
+ * fair share of a busy one: about 10 % at load average 20 on 2 cores)...
  */
-export const BLOCKED_MIN_CPU_SHARE = 0.5;
+export const BLOCKED_MIN_CPU_SHARE = 0.1;
 /**
  * ...or at least this much CPU in all (ms): a loop that turned would have beaten long before. A
  * blocked thread on a starved machine gets its fair share of a core (a few % at load average 25
@@ -51,7 +53,7 @@ export const BLOCKED_MIN_CPU_SHARE = 0.5;
  * line between a block and a preemption (100 ms, preempted-stall.ts): a cause too many costs one
  * profile, a cause lost costs the diagnosis.
  */
-export const BLOCKED_MIN_CPU_MS = 50;
+export const BLOCKED_MIN_CPU_MS = 30;
 /** Two readings closer than this (ms) say nothing about the share: the next check decides. */
 const MIN_JUDGED_MS = 50;
 
@@ -95,6 +97,8 @@ export class StallWatchdog {
     private readonly send: (body: StallBody) => void,
     private readonly cause?: StallCause,
     private readonly threadCpu?: () => number | undefined,
+    /** Hears when a stall that is not the agent's starts (true) and when its final report is sent (false). */
+    private readonly onUnderWay?: (underWay: boolean) => void,
   ) {
     this.beat = new Float64Array(heartbeat);
   }
@@ -241,8 +245,10 @@ export class StallWatchdog {
       this.stall = started;
       const body = this.withCpu(this.mark({ type: 'stall', start: last, durationMs: round(now - last), ongoing: true }, now), started);
       this.send(body);
-      if (body.byAgent === undefined) this.sampleIfBlocked(started);
-      else started.agent = true;
+      if (body.byAgent === undefined) {
+        this.onUnderWay?.(true);
+        this.sampleIfBlocked(started);
+      } else started.agent = true;
       return;
     }
     if (last > stall.start) return this.finish(stall, last);
@@ -295,14 +301,18 @@ export class StallWatchdog {
     const { start } = stall;
     const sampled = stall.sampling === true;
     const body = this.withCpu(this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed), stall);
+    const done = (): void => {
+      if (!stall.agent) this.onUnderWay?.(false);
+      sent();
+    };
     if (this.cause === undefined || !sampled) {
       this.send(body);
-      return sent();
+      return done();
     }
     this.cause.stop((cause) => {
       if (cause !== undefined || stall.cause !== undefined) body.cause = cause ?? stall.cause;
       this.send(body);
-      sent();
+      done();
     });
   }
 }
