@@ -1,7 +1,7 @@
 // Pristine references to everything the growth hooks patch, taken when the agent loads
 // (before any hook is installed), so the agent's own listeners and timers are never counted.
 import { EventEmitter } from 'node:events';
-import { timed } from './own-time.js';
+import { timed, timedEvery } from './own-time.js';
 
 export const originalOn = EventEmitter.prototype.on;
 export const originalSetTimeout = globalThis.setTimeout;
@@ -14,9 +14,9 @@ export function listen(emitter: EventEmitter, event: string | symbol, fn: (...ar
   originalOn.call(emitter, event, fn as (...args: unknown[]) => void);
 }
 
-/** An unref'd interval the hooks never see; its callbacks' time is the agent's (own-time.ts). */
+/** An unref'd interval the hooks never see; its callbacks' time is the agent's (own-time.ts, a few timed a second). */
 export function unrefInterval(fn: () => void, ms: number): NodeJS.Timeout {
-  const t = originalSetInterval(timed(fn), ms);
+  const t = originalSetInterval(timed(fn, timedEvery(ms)), ms);
   t.unref();
   return t;
 }

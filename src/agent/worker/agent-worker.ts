@@ -12,7 +12,7 @@ import type { ControlMessage } from '../protocol.js';
 import { AgentConnection, useConnectionSecret } from '../connection.js';
 import { DENSE_HEAP_SAMPLING, LIGHT_HEAP_SAMPLING, InspectorProfiler } from '../profiling/inspector-profiler.js';
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
-import { StallWatchdog } from './stall-watchdog.js';
+import { CHECK_MS, StallWatchdog } from './stall-watchdog.js';
 import { OwnCpu, watchedThreadCpu } from './own-cpu.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
@@ -43,9 +43,12 @@ function mainSession(): Session {
 function run(data: AgentWorkerData): void {
   useConnectionSecret(data.config.secret);
   const conn = new AgentConnection(data.socket, data.threadId, true);
-  if (data.cost !== undefined) new OwnCpu(data.cost, !data.watchdogOnly).start();
+  // The agent's own CPU is refreshed from the watchdog's timer: no wakeup of its own.
+  const ownCpu = data.cost !== undefined ? new OwnCpu(data.cost, !data.watchdogOnly) : undefined;
+  ownCpu?.refresh();
+  const alsoEachCheck = ownCpu === undefined ? undefined : () => ownCpu.refreshIfDue(CHECK_MS);
   if (data.watchdogOnly) {
-    new StallWatchdog(data.heartbeat, (body) => conn.send(body), undefined, watchedThreadCpu(data.threadId)).start();
+    new StallWatchdog(data.heartbeat, (body) => conn.send(body), undefined, watchedThreadCpu(data.threadId)).start(alsoEachCheck);
     return;
   }
   const onError = (what: string, err: unknown): void => {
@@ -80,8 +83,14 @@ function run(data: AgentWorkerData): void {
     (busy) => rescue.setBusy('stall', busy),
     (nodes) => profiledScripts(nodes, profiler.profiledScripts, ownScriptsUrl),
   );
-  const watchdog = new StallWatchdog(data.heartbeat, (body) => conn.send(body), cause, watchedThreadCpu(data.threadId));
-  watchdog.start();
+  const watchdog = new StallWatchdog(
+    data.heartbeat,
+    (body) => conn.send(body),
+    cause,
+    watchedThreadCpu(data.threadId),
+    (underWay) => rescue.setBusy('stallUnderWay', underWay),
+  );
+  watchdog.start(alsoEachCheck);
   const flusher = new Flusher(
     conn,
     profiler,

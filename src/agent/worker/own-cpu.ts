@@ -15,7 +15,11 @@ import { performance } from 'node:perf_hooks';
 export const COST_WORKER = 0;
 export const COST_PROFILER = 1;
 export const COST_SLOTS = 2;
-/** How often the figures are refreshed: the sampler reads at most this stale a figure. */
+/**
+ * How often the figures are refreshed: the sampler reads at most this stale a figure. The stall
+ * watchdog's check drives the refresh (every other check): one wakeup of the agent worker fewer
+ * per refresh, on the target's own core when it is pinned.
+ */
 export const OWN_CPU_EVERY_MS = 200;
 /** Threads are listed again at most this often (the reading of known ones is every refresh). */
 const RESCAN_EVERY_MS = 1000;
@@ -31,7 +35,7 @@ export function newCostBuffer(): SharedArrayBuffer {
 export class OwnCpu {
   private readonly slots: Float64Array;
   private readonly threadCpu = threadCpuFn();
-  private timer: NodeJS.Timeout | undefined;
+  private lastRefresh = -Infinity;
   /** Profiler threads being read: tid -> last on-CPU ms; `ended`: the sum of those gone. */
   private readonly tids = new Map<string, number>();
   private ended = 0;
@@ -45,18 +49,16 @@ export class OwnCpu {
     this.slots = new Float64Array(buffer);
   }
 
-  start(): void {
-    this.refresh();
-    this.timer ??= setInterval(() => this.refresh(), OWN_CPU_EVERY_MS);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
+  /**
+   * Refreshes the figures when the last refresh is OWN_CPU_EVERY_MS old (within half of
+   * `pacedEveryMs`, the period of the caller's timer, which drives it).
+   */
+  refreshIfDue(pacedEveryMs: number): void {
+    if (performance.now() - this.lastRefresh >= OWN_CPU_EVERY_MS - pacedEveryMs / 2) this.refresh();
   }
 
   refresh(): void {
+    this.lastRefresh = performance.now();
     try {
       this.slots[COST_WORKER] = this.workerMs();
       if (this.profilerThreads && this.linux) this.slots[COST_PROFILER] = this.profilerMs();

@@ -4,7 +4,11 @@
 // sends the final duration (with the hottest stacks) once the main thread beats again. A
 // stall still under way when the run ends is sent with its stacks so far (reportUnderWay).
 // A stall that overlaps the agent's own work on the main thread (V8 building the profiles
-// just stopped) is marked `byAgent` and not sampled for a cause.
+// just stopped) is marked `byAgent` and not sampled for a cause. Nor is one while the watched
+// thread is kept off the cores (a busy machine, not a block): where its CPU time can be read,
+// the stacks are sampled only once it has run its own code through the silence (see
+// sampleIfBlocked); sampling a thread that merely waits for a core starts V8's profiler at 1 ms
+// on it for nothing, which cost a server under load 13 % of its CPU per request.
 //
 //   main thread:  beat ─ beat ─ beat ─ [ blocked 2 s ............ ] ─ beat
 //   agent worker:        check  check  check ─ stall(ongoing) ─ stall(ongoing) ─ stall(final)
@@ -24,8 +28,34 @@ const AGENT_SLACK_MS = HEARTBEAT_MS + 50;
  * pause, a loop blocked for a second before it is the app's (and stays so while the agent works).
  */
 export const BLOCKED_BEFORE_AGENT_MS = 1000;
-/** Every wakeup costs CPU (≈ 0.1 ms each on a busy VM): the check runs at the heartbeat's pace. */
-const CHECK_MS = 100;
+/**
+ * Every wakeup costs CPU (≈ 0.1 ms each on a busy VM): the check runs at the heartbeat's pace,
+ * and the agent worker's other periodic work rides on it (start's `alsoEachCheck`).
+ */
+export const CHECK_MS = 100;
+/**
+ * A heartbeat this late (ms) has the watched thread's CPU read, once per beat: the check that
+ * then sees the stall knows what the thread ran since, without a file read at every check.
+ */
+export const LATE_BEAT_MS = 150;
+/**
+ * The watched thread counts as blocked by its own code (its stacks worth sampling) once it has
+ * run at least this share of the wall time since its CPU was first read without a heartbeat (the
+ * preempted stalls seen at load average 20-26 got 1-4 %; a block gets all of a calm core, and its
+ * fair share of a busy one: about 10 % at load average 20 on 2 cores)...
+ */
+export const BLOCKED_MIN_CPU_SHARE = 0.1;
+/**
+ * ...or at least this much CPU in all (ms): a loop that turned would have beaten long before. A
+ * blocked thread on a starved machine gets its fair share of a core (a few % at load average 25
+ * on 2 cores: a 2 s block still reaches this within a second); the preempted stalls seen there got
+ * 1-16 ms over 100-450 ms (a backlog served once the thread ran again). Lower than the analysis's
+ * line between a block and a preemption (100 ms, preempted-stall.ts): a cause too many costs one
+ * profile, a cause lost costs the diagnosis.
+ */
+export const BLOCKED_MIN_CPU_MS = 30;
+/** Two readings closer than this (ms) say nothing about the share: the next check decides. */
+const MIN_JUDGED_MS = 50;
 
 type StallBody = Omit<StallMessage, 'v' | 'pid' | 'threadId' | 't'>;
 /** The watched thread's on-CPU time (ms) read at `at` (epoch ms). */
@@ -34,12 +64,23 @@ interface CpuReading {
   ms: number;
 }
 type AgentWork = NonNullable<StallMessage['byAgent']>;
+interface Stall {
+  start: number;
+  lastSent: number;
+  agent?: boolean;
+  /** Its stacks are being sampled (StallCause started). */
+  sampling?: boolean;
+  cause?: StallBody['cause'];
+  cpuFrom?: CpuReading;
+  cpuTo?: CpuReading;
+}
 
 export class StallWatchdog {
   private readonly beat: Float64Array;
   /** The stall under way; `cause`: the stacks sent with it at a flush (reportUnderWay), repeated on its later reports. */
-  private stall:
-    { start: number; lastSent: number; agent?: boolean; cause?: StallBody['cause']; cpuFrom?: CpuReading; cpuTo?: CpuReading } | undefined;
+  private stall: Stall | undefined;
+  /** The watched thread's CPU read at the first check that found the beat `beat` late (LATE_BEAT_MS). */
+  private late: { beat: number; cpu: CpuReading | undefined } | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Since when the agent has had V8 working on the main thread, if it has now, and on what. */
   private agentSince: { from: number; why: AgentWork } | undefined;
@@ -56,6 +97,8 @@ export class StallWatchdog {
     private readonly send: (body: StallBody) => void,
     private readonly cause?: StallCause,
     private readonly threadCpu?: () => number | undefined,
+    /** Hears when a stall that is not the agent's starts (true) and when its final report is sent (false). */
+    private readonly onUnderWay?: (underWay: boolean) => void,
   ) {
     this.beat = new Float64Array(heartbeat);
   }
@@ -82,8 +125,12 @@ export class StallWatchdog {
     return body;
   }
 
-  start(): void {
-    this.timer ??= setInterval(() => this.check(), CHECK_MS);
+  /** `alsoEachCheck` runs after every check: the worker's other periodic work, without a timer of its own. */
+  start(alsoEachCheck?: () => void): void {
+    this.timer ??= setInterval(() => {
+      this.check();
+      alsoEachCheck?.();
+    }, CHECK_MS);
   }
 
   stop(): void {
@@ -112,7 +159,8 @@ export class StallWatchdog {
   reportUnderWay(maxWaitMs: number, done: () => void): void {
     const stall = this.stall;
     const cause = this.cause;
-    if (stall === undefined || stall.agent || cause === undefined) return done();
+    // Not sampled (yet): a thread kept off the cores has no stacks of its own to give.
+    if (stall === undefined || stall.agent || cause === undefined || !stall.sampling) return done();
     let finished = false;
     const finish = (): void => {
       if (finished) return;
@@ -183,17 +231,29 @@ export class StallWatchdog {
     const now = epochNow();
     const stall = this.stall;
     if (stall === undefined) {
-      if (now - last < STALL_THRESHOLD_MS) return;
-      const cpuFrom = this.cpuNow(now);
-      this.stall = { start: last, lastSent: now, ...(cpuFrom ? { cpuFrom } : {}) };
-      const body = this.mark({ type: 'stall', start: last, durationMs: round(now - last), ongoing: true }, now);
+      const age = now - last;
+      if (age < LATE_BEAT_MS) return;
+      if (age < STALL_THRESHOLD_MS) {
+        if (this.late?.beat !== last) this.late = { beat: last, cpu: this.cpuNow(now) };
+        return;
+      }
+      const pre = this.late?.beat === last ? this.late.cpu : undefined;
+      this.late = undefined;
+      const cpuFrom = pre ?? this.cpuNow(now);
+      const cpuTo = pre !== undefined ? this.cpuNow(now) : undefined;
+      const started: Stall = { start: last, lastSent: now, ...(cpuFrom ? { cpuFrom } : {}), ...(cpuTo ? { cpuTo } : {}) };
+      this.stall = started;
+      const body = this.withCpu(this.mark({ type: 'stall', start: last, durationMs: round(now - last), ongoing: true }, now), started);
       this.send(body);
-      if (body.byAgent === undefined) this.cause?.start();
-      else this.stall.agent = true;
+      if (body.byAgent === undefined) {
+        this.onUnderWay?.(true);
+        this.sampleIfBlocked(started);
+      } else started.agent = true;
       return;
     }
     if (last > stall.start) return this.finish(stall, last);
     if (stall.cpuFrom) stall.cpuTo = this.cpuNow(now) ?? stall.cpuTo;
+    if (!stall.agent && !stall.sampling) this.sampleIfBlocked(stall);
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {
       stall.lastSent = now;
       // Each report replaces the last one of the same stall (read-telemetry.ts): the stacks so far go with it.
@@ -215,19 +275,44 @@ export class StallWatchdog {
     }
   }
 
-  private finish(stall: NonNullable<StallWatchdog['stall']>, resumed: number, sent: () => void = () => {}): void {
+  /**
+   * Starts sampling the stall's stacks once the watched thread is known to run its own code
+   * through the silence: it got BLOCKED_MIN_CPU_SHARE of the wall time since its CPU was first
+   * read without a heartbeat, or BLOCKED_MIN_CPU_MS in all. A thread that got less was waiting for
+   * a core (other processes ran); its stacks would be those of its next turn, and V8's profiler at
+   * 1 ms on the loop costs it dearly: checked again at each later check. Where the thread's CPU
+   * cannot be read (not Linux, a worker thread), sampling starts at once, as it always did.
+   */
+  private sampleIfBlocked(stall: Stall): void {
+    const cause = this.cause;
+    if (cause === undefined) return;
+    const { cpuFrom: from, cpuTo: to } = stall;
+    if (from !== undefined) {
+      if (to === undefined || to.at - from.at < MIN_JUDGED_MS) return;
+      const ran = to.ms - from.ms;
+      if (ran < BLOCKED_MIN_CPU_MS && ran < BLOCKED_MIN_CPU_SHARE * (to.at - from.at)) return;
+    }
+    stall.sampling = true;
+    cause.start();
+  }
+
+  private finish(stall: Stall, resumed: number, sent: () => void = () => {}): void {
     this.stall = undefined;
     const { start } = stall;
-    const sampled = !stall.agent;
+    const sampled = stall.sampling === true;
     const body = this.withCpu(this.mark({ type: 'stall', start, durationMs: round(resumed - start), ongoing: false }, resumed), stall);
+    const done = (): void => {
+      if (!stall.agent) this.onUnderWay?.(false);
+      sent();
+    };
     if (this.cause === undefined || !sampled) {
       this.send(body);
-      return sent();
+      return done();
     }
     this.cause.stop((cause) => {
       if (cause !== undefined || stall.cause !== undefined) body.cause = cause ?? stall.cause;
       this.send(body);
-      sent();
+      done();
     });
   }
 }

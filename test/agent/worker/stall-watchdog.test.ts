@@ -13,11 +13,16 @@ import type { StallMessage } from '../../../src/agent/protocol.js';
 
 type Body = Omit<StallMessage, 'v' | 'pid' | 'threadId' | 't'>;
 
-async function missBeats(blockMs: number, during?: (dog: StallWatchdog) => void, threadCpu?: () => number | undefined): Promise<Body[]> {
+async function missBeats(
+  blockMs: number,
+  during?: (dog: StallWatchdog) => void,
+  threadCpu?: () => number | undefined,
+  cause?: StallCause,
+): Promise<Body[]> {
   const heartbeat = new SharedArrayBuffer(8);
   const beat = new Float64Array(heartbeat);
   const sent: Body[] = [];
-  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), undefined, threadCpu);
+  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), cause, threadCpu);
   dog.start();
   try {
     for (let i = 0; i < 3; i++) {
@@ -169,6 +174,70 @@ test('a stall carries the CPU the watched thread got while it lasted: all of it 
   // Without a readable clock (not Linux, a worker thread), nothing is claimed.
   const unknown = (await missBeats(700, undefined, () => undefined)).find((b) => !b.ongoing);
   assert.ok(unknown && unknown.threadCpuMs === undefined && unknown.threadCpuOverMs === undefined, JSON.stringify(unknown));
+});
+
+/** The watched thread's CPU clock, as a test drives it: running (it follows the wall clock) or preempted (it stands still). */
+function drivenClock(): { read: () => number; running: boolean } {
+  let cpu = 0;
+  let last = Date.now();
+  const clock = {
+    running: true,
+    read: () => {
+      const now = Date.now();
+      if (clock.running) cpu += now - last;
+      last = now;
+      return cpu;
+    },
+  };
+  return clock;
+}
+
+test("a thread kept off the cores is not sampled for a cause (V8's profiler on a thread that waits for a core costs it for nothing); one that runs through the silence is", async () => {
+  for (const running of [false, true]) {
+    const clock = drivenClock();
+    clock.running = running;
+    let connects = 0;
+    const cause = new StallCause(() => {
+      connects++;
+      const session = new Session();
+      session.connect();
+      return session;
+    });
+    const sent = await missBeats(700, undefined, clock.read, cause);
+    const final = sent.find((b) => !b.ongoing);
+    assert.ok(final?.threadCpuOverMs !== undefined, JSON.stringify(sent));
+    assert.equal(connects, running ? 1 : 0, `running ${running}: ${JSON.stringify(sent)}`);
+    if (!running) assert.equal(final.cause, undefined);
+  }
+});
+
+test('a stall first read as a preemption is sampled once the thread runs through it (a block on a starved machine)', async () => {
+  const clock = drivenClock();
+  clock.running = false;
+  let connects = 0;
+  const cause = new StallCause(() => {
+    connects++;
+    const session = new Session();
+    session.connect();
+    return session;
+  });
+  // Kept off the cores for the first 400 ms of the silence, then running its own code for 600 ms.
+  const sent = await missBeats(
+    1000,
+    () => {
+      setTimeout(() => {
+        clock.read();
+        clock.running = true;
+      }, 400);
+    },
+    clock.read,
+    cause,
+  );
+  assert.ok(
+    sent.some((b) => !b.ongoing),
+    JSON.stringify(sent),
+  );
+  assert.equal(connects, 1, JSON.stringify(sent));
 });
 
 test("watchedThreadCpu: the main thread's own CPU on Linux (it advances while this thread computes), nothing for a worker thread", () => {
