@@ -4,8 +4,9 @@
 export const externalLeakAdvice = [
   'Something keeps Buffers (or typed arrays) alive across requests: a module-level array, map or cache of',
   'request bodies, file contents or `Buffer.from` copies, or a small slice (`buf.subarray()`) that pins a large',
-  'parent buffer. Their bytes live outside the JS heap, so `--heap` cannot name the allocating function: in a heap',
-  'snapshot, sort by retained size and look for ArrayBuffer / Buffer owners. Keep ids or parsed values instead of',
+  'parent buffer. Their bytes live outside the JS heap; the heap profiles see only the small Buffer objects and',
+  'what holds them (the culprit, when named). To confirm, in a heap snapshot sort by retained size and look for',
+  'ArrayBuffer / Buffer owners. Keep ids or parsed values instead of',
   'raw bytes, bound the collection, or copy small slices out of large buffers (`Buffer.from(slice)`).',
 ].join(' ');
 

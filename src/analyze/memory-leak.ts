@@ -95,6 +95,9 @@ function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs:
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   const perRequest = requests > 0 ? growth / requests : 0;
   const last = samples[samples.length - 1]?.mem;
+  // The Buffers' bytes are off the heap, but their JS objects (and the records holding them) are
+  // in it: the retained view names who keeps them like any leak's.
+  const held = leakCulprit(run, w);
   return [
     {
       code: 'HOTPATH_EXTERNAL_MEMORY_LEAK',
@@ -107,7 +110,8 @@ function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs:
         `a steady rise (R² ${round(fit.r2, 2)}) through ${fullGcs} full GC${fullGcs === 1 ? '' : 's'}.` +
         (last
           ? ` At the end: external ${mb(last.external)} MB (array buffers ${mb(last.arrayBuffers)} MB), JS heap ${mb(last.heapUsed)} MB, RSS ${mb(last.rss)} MB.`
-          : ''),
+          : '') +
+        (held.culprit ? held.text : ''),
       evidence: {
         externalGrowthBytes: Math.round(growth),
         externalBaselineBytes: Math.round(baseline),
@@ -116,7 +120,9 @@ function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs:
         fullGcs,
         ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
         ...(last ? { externalEndBytes: last.external, arrayBuffersEndBytes: last.arrayBuffers, rssEndBytes: last.rss } : {}),
+        ...(held.culprit ? held.evidence : {}),
       },
+      ...(held.culprit ? { culprit: held.culprit } : {}),
       recommendation: externalLeakAdvice,
       impact: LEAK_BASE_IMPACT,
     },

@@ -5,6 +5,9 @@ import { SYNTHETIC_START, syntheticRun } from '../fixtures/telemetry/synthetic-r
 import { syntheticCpuProfile, syntheticHeapProfile, type SyntheticAllocation } from '../fixtures/telemetry/synthetic-profile.js';
 import type { ProfileRef } from '../../src/run-dir/run-data.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 for (const noise of NOISE_LEVELS) {
   test(`memory leak: heap after GC rising 40 -> 100 MB is reported with slope and fit (noise ${noise})`, () => {
@@ -335,4 +338,101 @@ test('memory leak: the top-level code of a module loaded again during the load i
     f.summary,
     /100 % were allocated by the top-level code of lib\/templates\.js, loaded again and again during the load \(a module required per request, or deleted from require\.cache\) by `loadTemplates` \(lib\/view\.js:3\)\./,
   );
+});
+
+// Probe round l (idempotency store): a handler builds the reply, looks it up in the store and
+// remembers it; V8 inlines all three helpers into the handler, which the retained view charges
+// with 90 % of what stayed alive. The replies are Buffers: their bytes are off the heap, their JS
+// objects and the records holding them are not.
+test('memory leak: of several inlined callees, the only one that stores into a long-lived collection is named; a Buffer leak gets it too', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-leak-'));
+  try {
+    mkdirSync(join(dir, 'lib'));
+    writeFileSync(
+      join(dir, 'server.js'),
+      [
+        'const { remember, lookup } = require("./lib/store");',
+        'function summary(id) {',
+        '  const lines = [];',
+        '  lines.push(id);',
+        '  return lines;',
+        '}',
+        'app.get("/", (req, res) => {',
+        '  res.send(lookup(req.id) ?? remember(req.id, summary(req.id)));',
+        '});',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(dir, 'lib', 'store.js'),
+      [
+        'const replies = new Map();',
+        'function remember(key, body) {',
+        '  replies.set(key, Buffer.from(String(body)));',
+        '}',
+        'function lookup(key) {',
+        '  return replies.get(key);',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const handler = { name: '(anonymous)', file: 'server.js', line: 7 };
+    const held = syntheticHeapProfile(
+      [
+        { ...handler, bytes: 9e6 },
+        { name: '(V8 API)', file: '', line: 0, bytes: 1e6 },
+      ],
+      {
+        cwd: dir,
+        kind: 'heap-retained',
+      },
+    );
+    const cpu = syntheticCpuProfile(
+      [
+        { ...handler, share: 0.05 },
+        { name: 'summary', file: 'server.js', line: 2, share: 0.1, calledBy: '(anonymous)' },
+        { name: 'remember', file: 'lib/store.js', line: 2, share: 0.05, calledBy: '(anonymous)' },
+        { name: 'lookup', file: 'lib/store.js', line: 5, share: 0.02, calledBy: '(anonymous)' },
+      ],
+      { cwd: dir },
+    );
+    const onHeap = memoryLeak(syntheticRun({ cwd: dir, heapMB: (p) => 40 + 60 * p, heapSawMB: 10, majorGcPerS: 1, profiles: [held, cpu] }));
+    assert.deepEqual([onHeap[0].culprit?.function, onHeap[0].culprit?.file, onHeap[0].culprit?.line], ['remember', 'lib/store.js', 2]);
+    assert.match(onHeap[0].summary, /of them only `remember` \(lib\/store\.js:2\) stores into a collection that outlives the call/);
+    assert.match(onHeap[0].summary, /kept in `replies`, a Map declared at the module's top level/);
+
+    const offHeap = memoryLeak(
+      syntheticRun({
+        cwd: dir,
+        heapMB: 12,
+        heapSawMB: 4,
+        externalMB: (p) => 1 + 130 * p,
+        externalSawMB: 3,
+        majorGcPerS: 0.2,
+        profiles: [held, cpu],
+      }),
+    );
+    assert.equal(offHeap[0].code, 'HOTPATH_EXTERNAL_MEMORY_LEAK');
+    assert.equal(offHeap[0].culprit?.function, 'remember');
+    assert.deepEqual((offHeap[0].evidence.heldIn as { name: string }).name, 'replies');
+
+    // Two callees that store: the profile cannot tell which one kept the bytes, the handler is named.
+    writeFileSync(
+      join(dir, 'lib', 'store.js'),
+      [
+        'const replies = new Map();',
+        'function remember(key, body) {',
+        '  replies.set(key, body);',
+        '}',
+        'function lookup(key) {',
+        '  seen.push(key);',
+        '}',
+        'const seen = [];',
+      ].join('\n'),
+    );
+    const both = memoryLeak(syntheticRun({ cwd: dir, heapMB: (p) => 40 + 60 * p, heapSawMB: 10, majorGcPerS: 1, profiles: [held, cpu] }));
+    assert.equal(both[0].culprit?.function, '(anonymous)');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

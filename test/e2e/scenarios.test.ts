@@ -74,6 +74,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'express-hung-route': { category: 'unanswered-requests', culprit: { function: 'showInvoice', file: 'lib/invoices.js' } },
   'healthy-koa': 'healthy',
   'healthy-express': 'healthy',
+  'export-hung-aliases': { category: 'unanswered-requests', culprit: { function: 'exportReport', file: 'lib/export.js' } },
+  'webhook-buffer-archive': { category: 'memory-leak', culprit: { function: 'archiveDelivery', file: 'lib/archive.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -157,6 +159,12 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
       `offLoopCores ${String(e.offLoopCores)} of ${String(e.processCores)}`,
     );
     if (e.api !== undefined) assert.equal(e.api, 'crypto.pbkdf2');
+  },
+  'export-hung-aliases': (e) => assert.equal(e.unansweredRoute, 'GET /export/:format, /reports/:id/export/:format'),
+  'webhook-buffer-archive': (e) => {
+    assert.equal(e.externalGrowthBytes !== undefined, true, "the Buffers' bytes are off the heap");
+    const held = e.heldIn as { name?: string; scope?: string } | undefined;
+    assert.deepEqual([held?.name, held?.scope], ['deliveries', 'module'], JSON.stringify(held));
   },
 };
 

@@ -92,17 +92,32 @@ export class UnansweredRoutes {
 /** The route a request took and the last app function known to have handled it. */
 function routeOf(req: Req, server: ServerLike | undefined): { route: string; pattern: boolean; handler?: Fn; listener?: boolean } {
   const r = req.route;
-  if (r !== undefined && r !== null && typeof r.path === 'string') {
+  const route = r === undefined || r === null ? undefined : routePath(r.path, req.baseUrl ?? '');
+  if (r && route !== undefined) {
     const stack = Array.isArray(r.stack) ? r.stack : [];
     const last = stack[stack.length - 1]?.handle;
-    return { route: `${req.baseUrl ?? ''}${r.path}`, pattern: true, ...(typeof last === 'function' ? { handler: last as Fn } : {}) };
+    return { route, pattern: true, ...(typeof last === 'function' ? { handler: last as Fn } : {}) };
   }
   const url = req.originalUrl ?? req.url ?? '';
   const q = url.indexOf('?');
-  const route = q < 0 ? url : url.slice(0, q);
+  const path = q < 0 ? url : url.slice(0, q);
   const listeners = typeof server?.listeners === 'function' ? server.listeners('request') : [];
   const first = listeners.find((l): l is Fn => typeof l === 'function' && !isFrameworkApp(l));
-  return { route, pattern: false, ...(first !== undefined ? { handler: first, listener: true } : {}) };
+  return { route: path, pattern: false, ...(first !== undefined ? { handler: first, listener: true } : {}) };
+}
+
+/**
+ * A route's path as written: Express also takes an array of paths (`app.get(['/', '/r/:id'], h)`)
+ * and a RegExp, and leaves it as such on `req.route.path`.
+ */
+function routePath(path: unknown, base: string): string | undefined {
+  if (typeof path === 'string') return `${base}${path}`;
+  if (path instanceof RegExp) return `${base}${String(path)}`;
+  if (Array.isArray(path) && path.length > 0) {
+    const parts = path.map((p) => routePath(p, base));
+    return parts.every((x): x is string => x !== undefined) ? parts.join(', ') : undefined;
+  }
+  return undefined;
 }
 
 /** An Express (or connect-style) app used as the listener: the framework's function, not the app's. */

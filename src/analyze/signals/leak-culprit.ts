@@ -94,7 +94,11 @@ function fromRetained(run: RunData, v: RetainedView, w: Window | undefined): Lea
       : `in the last ${round(Math.max(0, v.to - v.from) / 1000, 1)} s of the run`;
   let text = ` Of the objects allocated ${since} and still alive once it was over and a full GC had run,`;
   text += c ? ` ${pct(c.share)} ${how(c, v, cwd)}.` : ` no app function holds ${pct(RETAINED_CULPRIT_MIN_SHARE)}.`;
-  if (c && v.callees)
+  if (c && v.callees && v.inlinedInto)
+    text +=
+      ` ${where(v.inlinedInto, cwd)} calls ${v.callees.map((f) => where(f, cwd)).join(', ')}; of them only ${where(c.frame, cwd)} ` +
+      `stores into a collection that outlives the call.`;
+  else if (c && v.callees)
     text += ` ${where(c.frame, cwd)} calls ${v.callees.map((f) => where(f, cwd)).join(', ')}: what V8 inlined into it shows as its own.`;
   if (v.unknownShare >= LEAK_UNKNOWN_SAY_SHARE) {
     const makers = v.unowned

@@ -15,6 +15,8 @@ import { runResolver } from '../../profile/run-source-maps.js';
 import { busiestThread, loadWindow } from './load-window.js';
 import { cpuViewOf } from './cpu-view.js';
 import { perRun } from '../../run-dir/per-run.js';
+import { leakHolder } from './leak-holder.js';
+import { frameCulprit } from './culprit.js';
 
 export interface RetainedSite {
   frame: Frame;
@@ -48,7 +50,11 @@ export interface RetainedView {
    * it (see culpritOf): `inlinedInto` is that top site.
    */
   inlinedInto?: Frame;
-  /** The app functions the top site calls in the CPU profile, when it calls several (they may hold its bytes). */
+  /**
+   * The app functions the top site calls in the CPU profile, when it calls several (they may hold
+   * its bytes); with `inlinedInto`, the culprit is the only one of them that stores into a
+   * long-lived collection.
+   */
   callees?: Frame[];
 }
 
@@ -119,12 +125,31 @@ function culpritOf(run: RunData, sites: RetainedSite[]): Pick<RetainedView, 'cul
   const top = sites[0];
   if (!top || top.share < RETAINED_CULPRIT_MIN_SHARE || top.frame.kind !== 'app') return {};
   const callees = appCalleesOf(run, top.frame);
-  if (callees.length === 1 && top.allocated > 0) {
-    const callee = sites.find((s) => sameFrame(s.frame, callees[0]));
+  const keeper = callees.length === 1 ? callees[0] : callees.length > 1 ? soleStorer(run, top.frame, callees) : undefined;
+  if (keeper && top.allocated > 0) {
+    const callee = sites.find((s) => sameFrame(s.frame, keeper));
     const bytes = top.bytes + (callee?.bytes ?? 0);
-    return { culprit: { ...top, frame: callees[0], bytes, share: bytes / (top.bytes / top.share) }, inlinedInto: top.frame };
+    return {
+      culprit: { ...top, frame: keeper, bytes, share: bytes / (top.bytes / top.share) },
+      inlinedInto: top.frame,
+      ...(callees.length > 1 ? { callees: callees.slice(0, 3) } : {}),
+    };
   }
   return { culprit: top, ...(callees.length > 1 ? { callees: callees.slice(0, 3) } : {}) };
+}
+
+/**
+ * Of several app callees, the one that keeps what it is given: its source stores into a
+ * collection that outlives the call (leak-holder.ts: a module-level or closure's Map or array,
+ * an object's property), when it is the only one that does and the caller itself stores into
+ * none. A handler that builds a reply, looks up a cache and remembers the reply inlines all three;
+ * only the one with `replies.set(...)` keeps anything.
+ */
+function soleStorer(run: RunData, caller: Frame, callees: Frame[]): Frame | undefined {
+  const stores = (f: Frame): boolean => leakHolder(run.cwd, frameCulprit(f, run.cwd)) !== undefined;
+  if (stores(caller)) return undefined;
+  const storing = callees.filter(stores);
+  return storing.length === 1 ? storing[0] : undefined;
 }
 
 /** The app functions `frame` calls directly in the CPU profile of the load, by their total time. */
