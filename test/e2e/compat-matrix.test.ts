@@ -5,7 +5,8 @@
 // the sync-io finding naming hashPassword at its line, with no agent error in any process; a
 // healthy control (the same app with COMPAT_MODE=healthy) must be healthy. The table in
 // docs/compatibility.md must list exactly the rows these cases make.
-// Runs use the programmatic run() (no CLI start-up per run) with a 2 s load.
+// Runs use the programmatic run() (no CLI start-up per run) with a 2 s load. HOTPATH_BUSY=1
+// (npm run test:busy) runs every case beside a CPU hog: the same verdicts, healthy included.
 
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
