@@ -126,3 +126,43 @@ test('gc: one long GC is a pause, not pressure: at most a note, and said so', ()
   assert.equal(f.severity, 'info');
   assert.match(f.summary, /too few to call pressure/);
 });
+
+test('gc: a kind of GC seen fewer than 3 times is a pause beside recurring ones: stated, not a rate of pressure', () => {
+  // A healthy app on a busy machine: ~4 scavenges a second of 2 ms and, once in the 10 s window,
+  // two major GCs of 600 ms (a small heap the OS kept off the cores): 13 % of the time in GC.
+  const run = syntheticRun({ seed: 3, noise: 0, minorGcPerS: 4, minorGcMs: 2, majorGcPerS: 0.2, majorGcMs: 600 });
+  const [f] = gcPressure(run);
+  assert.ok(f, 'the GC time is still mentioned');
+  assert.ok((f.evidence.gcShare as number) >= 0.1, JSON.stringify(f.evidence));
+  assert.ok((f.evidence.recurringGcShare as number) < 0.02, JSON.stringify(f.evidence));
+  assert.equal(f.severity, 'info');
+  assert.match(f.summary, /kinds of GC seen fewer than 3 times: pauses, not a rate of pressure/);
+  // The same major GCs recurring (four a second, 35 ms each) are pressure.
+  const recurring = gcPressure(syntheticRun({ seed: 3, noise: 0, minorGcPerS: 4, minorGcMs: 2, majorGcPerS: 4, majorGcMs: 35 }))[0];
+  assert.equal(recurring?.severity, 'warning');
+  assert.equal(recurring.evidence.recurringGcShare, undefined);
+});
+
+test('gc: on a starved target, a GC share the CPU profile does not see is not believed', () => {
+  // 60 scavenges a second of 3 ms on a saturated loop that got the CPU 40 % of its active time:
+  // 18 % of the wall time, kept as is by the scaling (a saturated loop keeps its share).
+  const cpu = (gcShare: number) =>
+    syntheticCpuProfile(
+      [
+        { name: 'handler', file: 'server.js', line: 4, share: 0.9 - gcShare },
+        { name: '(garbage collector)', file: '', line: 0, share: gcShare },
+      ],
+      { cwd, idleShare: 0.05 },
+    );
+  const busy = { seed: 2, noise: 0, cwd, elu: 1, cores: 0.4, minorGcPerS: 60, minorGcMs: 3 };
+  // The scavenges waited for helper threads the OS did not run: 3 % of the samples are GC.
+  const waited = gcPressure(syntheticRun({ ...busy, profiles: [cpu(0.03)] }))[0];
+  assert.ok(waited === undefined || waited.severity === 'info', JSON.stringify(waited?.evidence));
+  // An app's own churn shows in the samples as well: 20 % of them.
+  const churn = gcPressure(syntheticRun({ ...busy, profiles: [cpu(0.2)] }))[0];
+  assert.equal(churn?.severity, 'warning', JSON.stringify(churn?.evidence));
+  assert.ok(Math.abs((churn.evidence.gcSampleShare as number) - 0.2) < 0.03, JSON.stringify(churn.evidence));
+  // A target that had the CPU: the wall time is taken as measured, whatever the profile says.
+  const quiet = gcPressure(syntheticRun({ ...busy, cores: 1, profiles: [cpu(0.03)] }))[0];
+  assert.equal(quiet?.severity, 'warning', JSON.stringify(quiet?.evidence));
+});

@@ -78,10 +78,32 @@ test('loop yields: an immediate queued inline, or by a callback that re-queues i
   assert.equal(g?.culprit?.function, 'processNextChunk');
 });
 
+test('loop yields: a busy machine, whose preemptions inside the zero-timeout polls ELU books as idle, changes nothing', () => {
+  // The thread got 43 % of a core and ELU read 0.67 (seen beside one spinning process per core):
+  // the immediates queued at every sample still kept every poll from waiting.
+  const run = syntheticRun({ ...spinning, elu: 0.67, cores: 0.43, rps: 480, profiles: [profileOf(helperLoop)] });
+  const [f] = loopYields(run);
+  assert.equal(f?.code, 'HOTPATH_LOOP_YIELDS');
+  assert.equal(f.culprit?.function, 'applyDiscounts');
+  assert.ok(Math.abs((f.evidence.eluMean as number) - 0.67) < 0.05, String(f.evidence.eluMean));
+  assert.deepEqual(eventLoopBlocking(run), []);
+  // A third of the samples found no request in flight and no immediate (a starved load generator
+  // sent the next requests late): the samples that found requests all found their immediates.
+  const gaps = (p: number) => ((p * 12) % 1 < 0.3 ? 0 : 19);
+  const late = syntheticRun({
+    ...spinning,
+    elu: 0.67,
+    cores: 0.43,
+    inFlight: gaps,
+    resourcesAt: (p) => ({ Immediate: gaps(p) }),
+    profiles: [profileOf(helperLoop)],
+  });
+  assert.equal(loopYields(late)[0]?.code, 'HOTPATH_LOOP_YIELDS');
+  assert.equal(loopYields(late)[0]?.evidence.immediatesQueuedShare, 1);
+});
+
 test('loop yields: quiet when the loop sleeps, when few immediates are queued, or without requests in flight to queue them', () => {
   const profiles = [profileOf(helperLoop)];
-  // A loop with headroom: ELU below saturation.
-  assert.deepEqual(loopYields(syntheticRun({ ...spinning, elu: 0.6, profiles })), []);
   // Immediates at some samples only (a stream's occasional setImmediate).
   assert.deepEqual(
     loopYields(
@@ -94,6 +116,9 @@ test('loop yields: quiet when the loop sleeps, when few immediates are queued, o
     ),
     [],
   );
+  // Requests in flight at a few samples only, each with its immediates: a loop that mostly slept, not a loaded one.
+  const few = (p: number) => ((p * 12) % 1 < 0.3 ? 19 : 0);
+  assert.deepEqual(loopYields(syntheticRun({ ...spinning, inFlight: few, resourcesAt: (p) => ({ Immediate: few(p) }), profiles })), []);
   // One immediate queued all along (a background job) against 19 requests in flight: not the requests'.
   assert.deepEqual(loopYields(syntheticRun({ ...spinning, resources: { Immediate: 1 }, profiles })), []);
   // No profile: no culprit to name, so no finding (blocking and the healthy note speak for the loop).

@@ -11,33 +11,50 @@ import type { CallTree } from '../../profile/call-tree.js';
 import { ownerOf } from '../../profile/anonymous-names.js';
 import { cpuViewOf } from './cpu-view.js';
 import { loadWindow, targetThreads, windowSamples } from './load-window.js';
-import { weightedMean } from './stats.js';
 import { perRun } from '../../run-dir/per-run.js';
 
 /** Sampled ELU from which the loop counts as saturated (it agrees with a profile that holds no idle samples). */
 export const SATURATED_ELU = 0.95;
 /**
- * Share of the window's samples that found immediates queued (`Immediate` in the active
- * resources) from which the loop is taken to never sleep: with an immediate queued, libuv polls
+ * Share of the samples with requests in flight that found immediates queued (`Immediate` in the
+ * active resources) from which the loop is taken to never sleep: with an immediate queued, libuv polls
  * without waiting, and V8 still marks every poll (idle) in the CPU profile. A handler yielding
  * per item with `setImmediate` read ELU 1.0 against 53 % idle samples, while its loop turned
  * ~90,000 times a second and served requests that needed 10 µs of work in 20 ms.
  */
 export const SPINNING_IMMEDIATE_SHARE = 0.8;
+/** A loaded loop: requests were in flight at least at this share of the samples. */
+export const YIELDS_MIN_SERVING_SHARE = 0.5;
 /** Immediates queued on average, per request in flight, for the requests to be the ones yielding. */
 export const YIELDS_MIN_PER_IN_FLIGHT = 0.5;
 
-/** A loop that never slept: saturated by ELU, with immediates queued at nearly every sample. */
-export function loopNeverSlept(samples: readonly SampleMessage[], sampledElu: number): boolean {
-  return samples.length > 0 && sampledElu >= SATURATED_ELU && immediatesQueuedShare(samples) >= SPINNING_IMMEDIATE_SHARE;
+/**
+ * A loop that never slept: immediates queued at nearly every sample. A ref'd immediate keeps
+ * Node's idle handle started, and libuv polls with a zero timeout while one is: the loop cannot
+ * wait for I/O then, whatever ELU reads. ELU is not asked: on a busy machine a loop turning
+ * through immediates is preempted inside its zero-timeout `epoll_wait` (the kernel lets another
+ * process run there) and ELU books that time as idle. The same yielding scenario read ELU 1.0
+ * alone on the cores and 0.67 beside one spinning process per core, with immediates queued at
+ * every sample in both.
+ */
+export function loopNeverSlept(samples: readonly SampleMessage[]): boolean {
+  const serving = samples.filter((s) => (s.http?.active ?? 0) > 0).length;
+  return serving >= YIELDS_MIN_SERVING_SHARE * samples.length && immediatesQueuedShare(samples) >= SPINNING_IMMEDIATE_SHARE;
 }
 
+/**
+ * Share of the samples that found requests in flight which found immediates queued too. A sample
+ * without one is a moment the server had nothing to do: a load generator that fell behind (on a
+ * busy machine the requests run in lockstep, finish together, and the next ones come late), not
+ * a loop that slept between its own requests' turns.
+ */
 function immediatesQueuedShare(samples: readonly SampleMessage[]): number {
-  return samples.length === 0 ? 0 : samples.filter((s) => (s.resources.Immediate ?? 0) > 0).length / samples.length;
+  const serving = samples.filter((s) => (s.http?.active ?? 0) > 0);
+  return serving.length === 0 ? 0 : serving.filter((s) => (s.resources.Immediate ?? 0) > 0).length / serving.length;
 }
 
 export interface ImmediateYields {
-  /** Share of the window's samples with immediates queued, their mean count, and the requests in flight. */
+  /** Share of the samples with requests in flight that had immediates queued, their mean count, and the requests in flight. */
   queuedShare: number;
   queuedMean: number;
   inFlightMean: number;
@@ -57,11 +74,7 @@ function computeImmediateYields(run: RunData): ImmediateYields | undefined {
   const w = loadWindow(run);
   const thread = targetThreads(run).find((t) => t.pid === view.ref.pid && t.threadId === view.ref.threadId);
   const samples = thread ? windowSamples(thread, w) : [];
-  const elu = weightedMean(
-    samples.map((s) => s.elu),
-    samples.map((s) => s.intervalMs),
-  );
-  if (!loopNeverSlept(samples, elu)) return undefined;
+  if (!loopNeverSlept(samples)) return undefined;
   const http = samples.map((s) => s.http).filter((h) => h !== undefined);
   const inFlightMean = http.length > 0 ? http.reduce((a, h) => a + h.active, 0) / http.length : 0;
   const queuedMean = samples.reduce((a, s) => a + (s.resources.Immediate ?? 0), 0) / samples.length;

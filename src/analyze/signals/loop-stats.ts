@@ -94,7 +94,7 @@ function computeLoopStats(run: RunData): LoopStats | undefined {
       own.map((s) => s.intervalMs),
     );
     // A loop that never slept: its profile's (idle) samples are polls that returned at once, not waits.
-    const profiled = loopNeverSlept(own, sampledElu) ? undefined : profiledUtilization(run, t, w, sampledElu);
+    const profiled = loopNeverSlept(own) ? undefined : profiledUtilization(run, t, w, sampledElu);
     return { utilization: profiled ?? sampledElu, ms: sum(own.map((s) => s.intervalMs)) };
   });
   const eluMean = weightedMean(
