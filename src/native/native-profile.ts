@@ -5,9 +5,12 @@
 //    window it, weigh it and measure the loop's utilization as they do the inspector's profile;
 //  - its other threads (libuv's pool, V8's GC and compiler workers, the agent's worker) in one
 //    profile, each under a `[thread <comm> <tid>]` frame: work done off the loop.
+// Given the inspector's profile of the same main thread, each main-thread sample takes the
+// callees V8 inlined and the source line from it (inspector-stacks.ts).
 
 import type { CpuProfile } from '../profile/cpu-profile.js';
 import { ProfileBuilder, type RawSample } from './perf-script.js';
+import { InspectorStacks } from './inspector-stacks.js';
 
 export interface NativeProcessProfiles {
   pid: number;
@@ -20,13 +23,17 @@ export interface NativeProcessProfiles {
   threadSamples: Record<string, number>;
   /** Main-thread samples with at least one JS frame (from the perf map). */
   jsSamples: number;
+  /** Main-thread JS samples an inspector sample agreed with, those it gave inlined frames and a line. */
+  inspector?: { matched: number; inlined: number; lined: number };
 }
 
 export function nativeProcessProfiles(
   raw: readonly RawSample[],
   pid: number,
-  o: { startUs: number; endUs: number; periodUs: number },
+  o: { startUs: number; endUs: number; periodUs: number; inspector?: CpuProfile },
 ): NativeProcessProfiles {
+  const stacks = o.inspector ? new InspectorStacks(o.inspector) : undefined;
+  const inspector = { matched: 0, inlined: 0, lined: 0 };
   const main = new ProfileBuilder();
   const others = new ProfileBuilder();
   const threadSamples: Record<string, number> = {};
@@ -39,9 +46,13 @@ export function nativeProcessProfiles(
     const frames =
       r.frames.length > 0 ? [...r.frames] : [{ functionName: '(program)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }];
     if (r.tid === pid) {
-      main.add(frames, r.time, r.period);
+      const e = stacks?.enrich(frames, r.optimized, r.time * 1e6);
+      main.add(e?.frames ?? frames, r.time, r.period, e?.line);
       mainSamples++;
       if (frames.some((f) => f.scriptId === '1')) jsSamples++;
+      if (e?.matched) inspector.matched++;
+      if (e?.inserted) inspector.inlined++;
+      if (e?.line) inspector.lined++;
     } else {
       frames.push({ functionName: `[thread ${r.comm} ${r.tid}]`, scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 });
       others.add(frames, r.time, r.period);
@@ -56,5 +67,6 @@ export function nativeProcessProfiles(
     ...(otherCount > 0 ? { threads: others.build() } : {}),
     threadSamples,
     jsSamples,
+    ...(stacks ? { inspector } : {}),
   };
 }

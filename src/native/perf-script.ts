@@ -62,12 +62,29 @@ export function perfCallFrame(symbol: string, object: string): CpuCallFrame {
   return { functionName: sym, ...none };
 }
 
+/** V8's perf map marks optimized code `*` (TurboFan) or `+` (Maglev): code that may hold inlined callees. */
+export function isOptimizedJs(symbol: string): boolean {
+  return /^(?:JS|LazyCompile|Function):\s*[*+]/.test(symbol);
+}
+
 interface Node {
   id: number;
   frame: CpuCallFrame;
   key: string;
   children: Map<string, Node>;
   hits: number;
+  /** Source line (1-based) → samples, for a node some samples gave a line to. */
+  lines?: Map<number, number>;
+}
+
+function toProfileNode(n: Node): CpuProfileNode {
+  return {
+    id: n.id,
+    callFrame: n.frame,
+    hitCount: n.hits,
+    children: [...n.children.values()].map((c) => c.id),
+    ...(n.lines ? { positionTicks: [...n.lines].map(([line, ticks]) => ({ line, ticks })) } : {}),
+  };
 }
 
 export class ProfileBuilder {
@@ -83,7 +100,8 @@ export class ProfileBuilder {
   readonly times: number[] = [];
   readonly periods: number[] = [];
 
-  add(frames: CpuCallFrame[], time: number, period: number): void {
+  /** One sample, frames leaf first; `line`: the source line of frames[line.index]. */
+  add(frames: CpuCallFrame[], time: number, period: number, line?: { index: number; line: number }): void {
     let node = this.root;
     for (let i = frames.length - 1; i >= 0; i--) {
       const f = frames[i];
@@ -95,6 +113,7 @@ export class ProfileBuilder {
         this.nodes.push(c);
       }
       node = c;
+      if (line?.index === i) (node.lines ??= new Map()).set(line.line, (node.lines.get(line.line) ?? 0) + 1);
     }
     node.hits++;
     this.samples.push(node.id);
@@ -142,12 +161,7 @@ export class ProfileBuilder {
       push(idle, covered);
       idle.hits++;
     }
-    const nodes: CpuProfileNode[] = this.nodes.map((n) => ({
-      id: n.id,
-      callFrame: n.frame,
-      hitCount: n.hits,
-      children: [...n.children.values()].map((c) => c.id),
-    }));
+    const nodes: CpuProfileNode[] = this.nodes.map(toProfileNode);
     return { nodes, startTime: Math.round(startUs), endTime: Math.round(Math.max(endUs, covered)), samples, timeDeltas };
   }
 
@@ -157,12 +171,7 @@ export class ProfileBuilder {
     for (let i = 1; i < this.times.length; i++) if (this.times[i] > this.times[i - 1]) gaps.push((this.times[i] - this.times[i - 1]) * 1e6);
     gaps.sort((a, b) => a - b);
     const interval = gaps.length > 0 ? gaps[gaps.length >> 1] : 10_000;
-    const nodes: CpuProfileNode[] = this.nodes.map((n) => ({
-      id: n.id,
-      callFrame: n.frame,
-      hitCount: n.hits,
-      children: [...n.children.values()].map((c) => c.id),
-    }));
+    const nodes: CpuProfileNode[] = this.nodes.map(toProfileNode);
     const startTime = Math.round((this.times[0] ?? 0) * 1e6);
     const timeDeltas = this.samples.map((_, i) => (i === 0 ? 0 : interval));
     return { nodes, startTime, endTime: startTime + interval * this.samples.length, samples: this.samples, timeDeltas };
@@ -177,6 +186,8 @@ export interface RawSample {
   time: number;
   period: number;
   frames: CpuCallFrame[];
+  /** Per frame: optimized JS code (may hold inlined callees, see inspector-stacks.ts). */
+  optimized: boolean[];
   mapPid?: number;
 }
 
@@ -203,6 +214,7 @@ export function readPerfSamples(text: string, file: string): { raw: RawSample[];
     const f = frameRe.exec(line);
     if (f && current) {
       current.frames.push(perfCallFrame(f[2], f[3]));
+      current.optimized.push(isOptimizedJs(f[2]));
       const map = /\/perf-(\d+)\.map$/.exec(f[3]);
       if (map) current.mapPid = Number(map[1]);
       continue;
@@ -219,6 +231,7 @@ export function readPerfSamples(text: string, file: string): { raw: RawSample[];
         time: Number(h[4]),
         period: h[5] !== undefined ? Number(h[5]) : 0,
         frames: [],
+        optimized: [],
       };
       continue;
     }

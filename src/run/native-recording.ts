@@ -12,11 +12,12 @@
 //     ── native-profile.ts ── cpu-<pid>-0.cpuprofile ── maps removed
 
 import { existsSync, rmSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ErrorCode } from '../errors.js';
 import type { RunMeta } from '../run-dir/schema.js';
 import { profileFileName } from '../run-dir/schema.js';
+import { parseCpuProfile, type CpuProfile } from '../profile/cpu-profile.js';
 import { nativeProcessProfiles } from '../native/native-profile.js';
 import { readPerfSamples } from '../native/perf-script.js';
 import { findPerf, perfScript, PerfRecorder, type PerfUnavailable } from '../native/perf-recorder.js';
@@ -157,17 +158,24 @@ export class NativeRecording {
   }
 
   private async mergeProcess(dir: string, meta: RunMeta, raw: Parameters<typeof nativeProcessProfiles>[0], pid: number) {
-    const p = nativeProcessProfiles(raw, pid, { startUs: this.startUs, endUs: this.endUs, periodUs: 1e6 / NATIVE_RATE_HZ });
+    const file = profileFileName('cpu', pid, 0);
+    const inspector = await readInspectorProfile(join(dir, file));
+    const p = nativeProcessProfiles(raw, pid, {
+      startUs: this.startUs,
+      endUs: this.endUs,
+      periodUs: 1e6 / NATIVE_RATE_HZ,
+      ...(inspector ? { inspector } : {}),
+    });
     const summary = {
       pid,
       mainThreadSamples: p.mainSamples,
       jsSamples: p.jsSamples,
+      ...(p.inspector ? { fromInspector: p.inspector } : {}),
       otherThreads: p.threadSamples,
       profile: undefined as string | undefined,
       threadsProfile: undefined as string | undefined,
     };
     if (p.main) {
-      const file = profileFileName('cpu', pid, 0);
       if (existsSync(join(dir, file))) await rename(join(dir, file), join(dir, file.replace(/\.cpuprofile$/, '.inspector.cpuprofile')));
       await writeFile(join(dir, file), JSON.stringify(p.main));
       // perf's clock is CLOCK_MONOTONIC: placed on the epoch by the offset between the two now.
@@ -227,6 +235,15 @@ export class NativeRecording {
     const message = `${NATIVE_UNAVAILABLE}: --native: ${why.reason}; the run goes on without native frames. Fix: ${why.fix}`;
     this.warnings.push(message);
     this.say(message);
+  }
+}
+
+/** The agent's inspector profile of the main thread, when it wrote one that parses. */
+async function readInspectorProfile(path: string): Promise<CpuProfile | undefined> {
+  try {
+    return parseCpuProfile(await readFile(path, 'utf8'), path);
+  } catch {
+    return undefined;
   }
 }
 
