@@ -18,6 +18,7 @@ import { functionKey } from '../profile/anonymous-names.js';
 import { entryShares } from '../profile/entry-points.js';
 import { attributedSelf, firstAppAncestor } from '../profile/attribution.js';
 import { hotLine } from '../profile/hot-line.js';
+import { ownCodeWeight } from '../profile/engine-frames.js';
 import type { Frame } from '../profile/call-tree.js';
 import { describeWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
@@ -151,12 +152,12 @@ export const BLOCKING_HOT_LINE_SHARE = 0.25;
 /** ...and when the function's own code (not its callees') is at least this share of its time. */
 export const BLOCKING_HOT_LINE_OWN_SHARE = 0.5;
 
-/** The share of a function's attributed time spent in its own code (the samples its own frames took). */
+/**
+ * The share of a function's attributed time spent in its own code (the samples its own frames
+ * took, and with native stacks the V8 builtins and runtime it ran through: profile/engine-frames.ts).
+ */
 function ownCodeShare(view: CpuView, fn: FunctionCost): number {
-  const tree = view.tree;
-  let own = 0;
-  for (let i = 1; i < tree.frame.length; i++) if (tree.frame[i] === fn.frameIndex) own += tree.self[i];
-  return fn.selfUs > 0 ? own / fn.selfUs : 0;
+  return fn.selfUs > 0 ? ownCodeWeight(view.tree, fn.frameIndex) / fn.selfUs : 0;
 }
 
 /** App functions compared for the focus rule (the rest carry too little to matter). */

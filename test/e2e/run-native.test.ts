@@ -86,12 +86,16 @@ test(
     const profile = JSON.parse(readFileSync(join(result.runDir, entry.file), 'utf8')) as CpuProfile;
     const zlibC = (name: string) =>
       /^(deflate|longest_match|compress_block|fill_window|crc32|adler32|_tr_|send_bits|build_tree|pqdownheap)|ZlibContext/.test(name);
-    // Under the app's JS: compressBody, or the request handler it was inlined into (perf's map names
-    // optimized code by its outer function only: on Node 24 about half the samples read so).
-    const s = under(profile, zlibC, (_name, url) => url.endsWith('zlib-server.cjs'));
-    // Shares, not speeds: most of the thread's running time is deflate, nearly all of it under the app's frames.
+    // Under compressBody, also where V8 inlined it into the request handler (on Node 24 about half
+    // the samples: perf's map names optimized code by its outer function; the inspector's sample of
+    // the same moment gives the callee back).
+    const s = under(profile, zlibC, (name, url) => name === 'compressBody' && url.endsWith('zlib-server.cjs'));
+    // Shares, not speeds: most of the thread's running time is deflate, nearly all of it under compressBody.
     assert.ok(s.all / s.active > 0.3, `zlib's C frames hold ${s.all} of ${s.active} running samples`);
-    assert.ok(s.underCaller / s.all > 0.9, `${s.underCaller} of ${s.all} zlib samples sit under the app's frames`);
+    assert.ok(s.underCaller / s.all > 0.9, `${s.underCaller} of ${s.all} zlib samples sit under compressBody`);
+    const fromInspector = (native.processes.find((p) => p.pid === pid) as { fromInspector?: { matched: number; lined: number } })
+      .fromInspector;
+    assert.ok(fromInspector && fromInspector.matched > proc.jsSamples / 2, JSON.stringify(fromInspector));
     // One stack from the loop to the kernel: libuv's loop and kernel frames are there too.
     const names = new Set(profile.nodes.map((n) => n.callFrame.functionName));
     assert.ok(names.has('uv_run'), "libuv's uv_run frame");
@@ -105,6 +109,30 @@ test(
     assert.ok(statuses.includes('map seen during the load'), 'the target wrote its perf map');
     assertNoMaps(result.meta);
     assert.ok(!existsSync(join(result.runDir, 'perf.data')), 'perf.data is removed once read');
+  },
+);
+
+test(
+  "run --native: a culprit whose time is its own loop keeps its hot line (perf has no lines: the inspector's of the same moment)",
+  { skip, timeout: 120_000 },
+  async () => {
+    const tmp = tempOut();
+    after(tmp.cleanup);
+    const result = await run({
+      command: ['node', join(apps, 'checksum-server.cjs')],
+      duration: 3,
+      connections: 2,
+      workers: 1,
+      out: tmp.out,
+      native: true,
+    });
+    assert.equal(result.meta.outcome.status, 'completed');
+    assertNoMaps(result.meta);
+    const found = result.report!.findings.find((f) => f.code === 'HOTPATH_EVENT_LOOP_BLOCKING');
+    assert.ok(found, result.report!.findings.map((f) => f.code).join(', '));
+    assert.equal(found.culprit?.function, 'checksum');
+    // checksum()'s inner loop.
+    assert.equal(found.evidence.hotLine, 10, JSON.stringify(found.evidence));
   },
 );
 
