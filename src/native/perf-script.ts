@@ -12,6 +12,7 @@ import { basename, isAbsolute } from 'node:path';
 import { hotpathError } from '../errors.js';
 import type { CpuCallFrame, CpuProfile, CpuProfileNode } from '../profile/cpu-profile.js';
 import { scriptUrl } from './ticks-to-cpuprofile.js';
+import { KERNEL_SUFFIX } from '../profile/classify-frame.js';
 
 export interface PerfProcess {
   pid: number;
@@ -58,7 +59,7 @@ export function perfCallFrame(symbol: string, object: string): CpuCallFrame {
     return { functionName: sym.replace(/^(\w+):\s*/, '$1: '), ...none };
   }
   if (sym === '[unknown]' || sym === '') return { functionName: `[unknown] (${basename(object)})`, ...none };
-  if (object === '[kernel.kallsyms]' || object.startsWith('[kernel')) return { functionName: `${sym} [kernel]`, ...none };
+  if (object === '[kernel.kallsyms]' || object.startsWith('[kernel')) return { functionName: `${sym}${KERNEL_SUFFIX}`, ...none };
   return { functionName: sym, ...none };
 }
 
