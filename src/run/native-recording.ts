@@ -18,8 +18,7 @@ import type { ErrorCode } from '../errors.js';
 import type { RunMeta } from '../run-dir/schema.js';
 import { profileFileName } from '../run-dir/schema.js';
 import { parseCpuProfile, type CpuProfile } from '../profile/cpu-profile.js';
-import { nativeProcessProfiles } from '../native/native-profile.js';
-import { readPerfSamples } from '../native/perf-script.js';
+import { NativeProcessBuilder, type NativeProcessProfiles } from '../native/native-profile.js';
 import { findPerf, perfScript, PerfRecorder, type PerfUnavailable } from '../native/perf-recorder.js';
 
 /** The V8 flags that make the target write /tmp/perf-<pid>.map (all supported Node majors need both). */
@@ -141,9 +140,24 @@ export class NativeRecording {
         if (failure) this.refuse(failure);
         return;
       }
-      const { raw } = readPerfSamples(await perfScript(this.perf, data), data);
+      // Every process's builder is ready before perf script runs: its samples stream through them.
+      const builders: NativeProcessBuilder[] = [];
+      for (const pid of this.pids) {
+        const inspector = await readInspectorProfile(join(dir, profileFileName('cpu', pid, 0)));
+        builders.push(
+          new NativeProcessBuilder(pid, {
+            startUs: this.startUs,
+            endUs: this.endUs,
+            periodUs: 1e6 / NATIVE_RATE_HZ,
+            ...(inspector ? { inspector } : {}),
+          }),
+        );
+      }
+      await perfScript(this.perf, data, (r) => {
+        for (const b of builders) b.add(r);
+      });
       const summary = [];
-      for (const pid of this.pids) summary.push(await this.mergeProcess(dir, meta, raw, pid));
+      for (const b of builders) summary.push(await this.mergeProcess(dir, meta, b.result()));
       await writeFile(
         join(dir, NATIVE_FILE),
         JSON.stringify({ rateHz: NATIVE_RATE_HZ, flags: PERF_MAP_FLAGS, processes: summary }, null, 2) + '\n',
@@ -157,15 +171,9 @@ export class NativeRecording {
     }
   }
 
-  private async mergeProcess(dir: string, meta: RunMeta, raw: Parameters<typeof nativeProcessProfiles>[0], pid: number) {
+  private async mergeProcess(dir: string, meta: RunMeta, p: NativeProcessProfiles) {
+    const pid = p.pid;
     const file = profileFileName('cpu', pid, 0);
-    const inspector = await readInspectorProfile(join(dir, file));
-    const p = nativeProcessProfiles(raw, pid, {
-      startUs: this.startUs,
-      endUs: this.endUs,
-      periodUs: 1e6 / NATIVE_RATE_HZ,
-      ...(inspector ? { inspector } : {}),
-    });
     const summary = {
       pid,
       mainThreadSamples: p.mainSamples,
