@@ -16,6 +16,7 @@ import { describeCulprit, frameCulprit, siteCulprit } from './signals/culprit.js
 import { stallCulprits, type StallCulprit } from './signals/stall-causes.js';
 import { attributedSelf, firstAppAncestor } from '../profile/attribution.js';
 import { hotLine, type HotLine } from '../profile/hot-line.js';
+import { ownCodeWeight } from '../profile/engine-frames.js';
 import type { WorkItem } from '../profile/work-breakdown.js';
 import { describeWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
@@ -125,12 +126,12 @@ export const BLOCKING_HOT_LINE_SHARE = 0.25;
 /** ...and when the function's own code (not its callees') is at least this share of its time. */
 export const BLOCKING_HOT_LINE_OWN_SHARE = 0.5;
 
-/** The share of a function's attributed time spent in its own code (the samples its own frames took). */
+/**
+ * The share of a function's attributed time spent in its own code (the samples its own frames
+ * took, and with native stacks the V8 builtins and runtime it ran through: profile/engine-frames.ts).
+ */
 function ownCodeShare(view: CpuView, fn: FunctionCost): number {
-  const tree = view.tree;
-  let own = 0;
-  for (let i = 1; i < tree.frame.length; i++) if (tree.frame[i] === fn.frameIndex) own += tree.self[i];
-  return fn.selfUs > 0 ? own / fn.selfUs : 0;
+  return fn.selfUs > 0 ? ownCodeWeight(view.tree, fn.frameIndex) / fn.selfUs : 0;
 }
 
 /** The target got too little CPU for its loop's activity, and not because of child processes of its own. */

@@ -147,7 +147,7 @@ function growingFunctions(run: RunData): (ProfileWindows & { growers: Grower[] }
 }
 
 /** The work a request pays for: every kind but idle, the program and GC. */
-const CREEP_KINDS = ['app', 'deps', 'node-core', 'native', 'v8-builtin'] as const;
+const CREEP_KINDS = ['app', 'deps', 'node-core', 'native', 'kernel', 'v8-builtin'] as const;
 
 function finding(trend: LatencyTrend, cpuGrows: boolean, growers: Grower[]): Finding {
   const grower = growers.find((g) => g.culprit && g.shareOfGrowth >= CREEP_CULPRIT_MIN_SHARE && g === growers[0]);

@@ -1,11 +1,10 @@
 // `hotpath import <perf.script>`: `perf script` output made elsewhere into a run directory
 // with the same report, flame graph and exports as a run (see perf-script.ts).
 
-import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { hotpathError } from '../errors.js';
+import { hotpathError, isHotpathError } from '../errors.js';
 import type { Report } from '../report/report-schema.js';
-import { parsePerfScript, type PerfProcess } from './perf-script.js';
+import { parsePerfScriptFile, type PerfProcess } from './perf-script.js';
 import { appDirectory, writeProfileRunDir } from './prof-run.js';
 
 export interface ImportPerfResult {
@@ -18,17 +17,18 @@ export interface ImportPerfResult {
 
 export async function importPerfScript(file: string, options: { cwd: string; out?: string; pid?: number }): Promise<ImportPerfResult> {
   const path = resolve(options.cwd, file);
-  let text: string;
+  let parsed;
   try {
-    text = await readFile(path, 'utf8');
+    // Read as a stream: a long recording's text is never held whole.
+    parsed = await parsePerfScriptFile(path, file);
   } catch (err) {
+    if (isHotpathError(err)) throw err;
     throw hotpathError(
       'HOTPATH_ERR_PERF_SCRIPT',
       `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
       { cause: err, details: { file } },
     );
   }
-  const parsed = parsePerfScript(text, file);
   const warnings: string[] = [];
   if (parsed.skippedLines > 0)
     warnings.push(`${basename(file)}: ${parsed.skippedLines} line(s) that are neither a sample nor a frame were skipped`);

@@ -5,9 +5,12 @@
 //    window it, weigh it and measure the loop's utilization as they do the inspector's profile;
 //  - its other threads (libuv's pool, V8's GC and compiler workers, the agent's worker) in one
 //    profile, each under a `[thread <comm> <tid>]` frame: work done off the loop.
+// Given the inspector's profile of the same main thread, each main-thread sample takes the
+// callees V8 inlined and the source line from it (inspector-stacks.ts).
 
 import type { CpuProfile } from '../profile/cpu-profile.js';
 import { ProfileBuilder, type RawSample } from './perf-script.js';
+import { InspectorStacks } from './inspector-stacks.js';
 
 export interface NativeProcessProfiles {
   pid: number;
@@ -20,41 +23,75 @@ export interface NativeProcessProfiles {
   threadSamples: Record<string, number>;
   /** Main-thread samples with at least one JS frame (from the perf map). */
   jsSamples: number;
+  /** Main-thread JS samples an inspector sample agreed with, those it gave inlined frames and a line. */
+  inspector?: { matched: number; inlined: number; lined: number };
 }
 
-export function nativeProcessProfiles(
-  raw: readonly RawSample[],
-  pid: number,
-  o: { startUs: number; endUs: number; periodUs: number },
-): NativeProcessProfiles {
-  const main = new ProfileBuilder();
-  const others = new ProfileBuilder();
-  const threadSamples: Record<string, number> = {};
-  let mainSamples = 0;
-  let jsSamples = 0;
-  let otherCount = 0;
-  for (const r of raw) {
+export interface NativeWindow {
+  startUs: number;
+  endUs: number;
+  periodUs: number;
+  /** The inspector's profile of the same main thread (its inlined callees and lines). */
+  inspector?: CpuProfile;
+}
+
+/** One process's samples, added one at a time as perf script prints them (nothing else kept). */
+export class NativeProcessBuilder {
+  private readonly stacks?: InspectorStacks;
+  private readonly inspector = { matched: 0, inlined: 0, lined: 0 };
+  private readonly main = new ProfileBuilder();
+  private readonly others = new ProfileBuilder();
+  private readonly threadSamples: Record<string, number> = {};
+  private mainSamples = 0;
+  private jsSamples = 0;
+  private otherCount = 0;
+
+  constructor(
+    readonly pid: number,
+    private readonly o: NativeWindow,
+  ) {
+    if (o.inspector) this.stacks = new InspectorStacks(o.inspector);
+  }
+
+  add(r: RawSample): void {
+    const { pid, o } = this;
     // perf attached before the load and may sample a moment after it: the window's samples only.
-    if ((r.pid ?? r.mapPid) !== pid || r.time * 1e6 < o.startUs || r.time * 1e6 - o.periodUs > o.endUs) continue;
+    if ((r.pid ?? r.mapPid) !== pid || r.time * 1e6 < o.startUs || r.time * 1e6 - o.periodUs > o.endUs) return;
     const frames =
       r.frames.length > 0 ? [...r.frames] : [{ functionName: '(program)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }];
     if (r.tid === pid) {
-      main.add(frames, r.time, r.period);
-      mainSamples++;
-      if (frames.some((f) => f.scriptId === '1')) jsSamples++;
+      const e = this.stacks?.enrich(frames, r.optimized, r.time * 1e6);
+      this.main.add(e?.frames ?? frames, r.time, r.period, e?.line);
+      this.mainSamples++;
+      if (frames.some((f) => f.scriptId === '1')) this.jsSamples++;
+      if (e?.matched) this.inspector.matched++;
+      if (e?.inserted) this.inspector.inlined++;
+      if (e?.line) this.inspector.lined++;
     } else {
       frames.push({ functionName: `[thread ${r.comm} ${r.tid}]`, scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 });
-      others.add(frames, r.time, r.period);
-      threadSamples[r.comm] = (threadSamples[r.comm] ?? 0) + 1;
-      otherCount++;
+      this.others.add(frames, r.time, r.period);
+      this.threadSamples[r.comm] = (this.threadSamples[r.comm] ?? 0) + 1;
+      this.otherCount++;
     }
   }
-  return {
-    pid,
-    ...(mainSamples > 0 ? { main: main.buildTimed(o.startUs, o.endUs, o.periodUs) } : {}),
-    mainSamples,
-    ...(otherCount > 0 ? { threads: others.build() } : {}),
-    threadSamples,
-    jsSamples,
-  };
+
+  result(): NativeProcessProfiles {
+    const { o } = this;
+    return {
+      pid: this.pid,
+      ...(this.mainSamples > 0 ? { main: this.main.buildTimed(o.startUs, o.endUs, o.periodUs) } : {}),
+      mainSamples: this.mainSamples,
+      ...(this.otherCount > 0 ? { threads: this.others.build() } : {}),
+      threadSamples: this.threadSamples,
+      jsSamples: this.jsSamples,
+      ...(this.stacks ? { inspector: this.inspector } : {}),
+    };
+  }
+}
+
+/** The profiles of `pid` from samples already read. */
+export function nativeProcessProfiles(raw: readonly RawSample[], pid: number, o: NativeWindow): NativeProcessProfiles {
+  const b = new NativeProcessBuilder(pid, o);
+  for (const r of raw) b.add(r);
+  return b.result();
 }

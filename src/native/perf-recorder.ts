@@ -9,11 +9,12 @@
 //
 //   hotpath ── spawn ──> perf record --control fd:3,4 -p <pids>
 //           ── fd 3: ping → ack on fd 4 (recording) ── disable (load ends)
-//           ── SIGINT ──> perf.data ── spawn ──> perf script -F +pid -i perf.data ──> text
+//           ── SIGINT ──> perf.data ── spawn ──> perf script -F +pid -i perf.data ──> samples, streamed
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { PerfSampleReader, readPerfLines, type RawSample } from './perf-script.js';
 
 /** Why perf cannot record, and what would let it. */
 export interface PerfUnavailable {
@@ -194,21 +195,28 @@ export class PerfRecorder {
   }
 }
 
-/** `perf script` of `file`, with the pid beside the thread id of every sample. */
-export function perfScript(perf: string, file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(perf, ['script', '-F', '+pid', '-i', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let err = '';
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (s: string) => {
-      if (err.length < 16 * 1024) err += s;
-    });
-    child.once('error', reject);
-    child.once('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
-      else reject(new Error(`perf script exited with code ${code}: ${err.trim().split('\n')[0] ?? ''}`));
-    });
+/**
+ * `perf script` of `file`, with the pid beside the thread id of every sample, read as it prints:
+ * each sample goes to `onSample` and its text is dropped (a long recording is never held whole).
+ */
+export async function perfScript(perf: string, file: string, onSample: (r: RawSample) => void): Promise<void> {
+  const child = spawn(perf, ['script', '-F', '+pid', '-i', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (s: string) => {
+    if (err.length < 16 * 1024) err += s;
   });
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve(code));
+  });
+  try {
+    await readPerfLines(child.stdout, new PerfSampleReader(file, onSample));
+  } catch (e) {
+    child.kill('SIGKILL');
+    await exited.catch(() => undefined);
+    throw e;
+  }
+  const code = await exited;
+  if (code !== 0) throw new Error(`perf script exited with code ${code}: ${err.trim().split('\n')[0] ?? ''}`);
 }

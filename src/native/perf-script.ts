@@ -8,10 +8,14 @@
 // (older V8), `Builtin:ArrayMap`... Samples of other threads than the main one (libuv's pool,
 // V8's workers) sit under a `[thread <comm>]` frame. Each sample weighs one sampling period.
 
+import { createReadStream } from 'node:fs';
 import { basename, isAbsolute } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { hotpathError } from '../errors.js';
 import type { CpuCallFrame, CpuProfile, CpuProfileNode } from '../profile/cpu-profile.js';
 import { scriptUrl } from './ticks-to-cpuprofile.js';
+import { KERNEL_SUFFIX } from '../profile/classify-frame.js';
 
 export interface PerfProcess {
   pid: number;
@@ -58,8 +62,13 @@ export function perfCallFrame(symbol: string, object: string): CpuCallFrame {
     return { functionName: sym.replace(/^(\w+):\s*/, '$1: '), ...none };
   }
   if (sym === '[unknown]' || sym === '') return { functionName: `[unknown] (${basename(object)})`, ...none };
-  if (object === '[kernel.kallsyms]' || object.startsWith('[kernel')) return { functionName: `${sym} [kernel]`, ...none };
+  if (object === '[kernel.kallsyms]' || object.startsWith('[kernel')) return { functionName: `${sym}${KERNEL_SUFFIX}`, ...none };
   return { functionName: sym, ...none };
+}
+
+/** V8's perf map marks optimized code `*` (TurboFan) or `+` (Maglev): code that may hold inlined callees. */
+export function isOptimizedJs(symbol: string): boolean {
+  return /^(?:JS|LazyCompile|Function):\s*[*+]/.test(symbol);
 }
 
 interface Node {
@@ -68,6 +77,18 @@ interface Node {
   key: string;
   children: Map<string, Node>;
   hits: number;
+  /** Source line (1-based) → samples, for a node some samples gave a line to. */
+  lines?: Map<number, number>;
+}
+
+function toProfileNode(n: Node): CpuProfileNode {
+  return {
+    id: n.id,
+    callFrame: n.frame,
+    hitCount: n.hits,
+    children: [...n.children.values()].map((c) => c.id),
+    ...(n.lines ? { positionTicks: [...n.lines].map(([line, ticks]) => ({ line, ticks })) } : {}),
+  };
 }
 
 export class ProfileBuilder {
@@ -83,7 +104,8 @@ export class ProfileBuilder {
   readonly times: number[] = [];
   readonly periods: number[] = [];
 
-  add(frames: CpuCallFrame[], time: number, period: number): void {
+  /** One sample, frames leaf first; `line`: the source line of frames[line.index]. */
+  add(frames: CpuCallFrame[], time: number, period: number, line?: { index: number; line: number }): void {
     let node = this.root;
     for (let i = frames.length - 1; i >= 0; i--) {
       const f = frames[i];
@@ -95,6 +117,7 @@ export class ProfileBuilder {
         this.nodes.push(c);
       }
       node = c;
+      if (line?.index === i) (node.lines ??= new Map()).set(line.line, (node.lines.get(line.line) ?? 0) + 1);
     }
     node.hits++;
     this.samples.push(node.id);
@@ -142,12 +165,7 @@ export class ProfileBuilder {
       push(idle, covered);
       idle.hits++;
     }
-    const nodes: CpuProfileNode[] = this.nodes.map((n) => ({
-      id: n.id,
-      callFrame: n.frame,
-      hitCount: n.hits,
-      children: [...n.children.values()].map((c) => c.id),
-    }));
+    const nodes: CpuProfileNode[] = this.nodes.map(toProfileNode);
     return { nodes, startTime: Math.round(startUs), endTime: Math.round(Math.max(endUs, covered)), samples, timeDeltas };
   }
 
@@ -157,12 +175,7 @@ export class ProfileBuilder {
     for (let i = 1; i < this.times.length; i++) if (this.times[i] > this.times[i - 1]) gaps.push((this.times[i] - this.times[i - 1]) * 1e6);
     gaps.sort((a, b) => a - b);
     const interval = gaps.length > 0 ? gaps[gaps.length >> 1] : 10_000;
-    const nodes: CpuProfileNode[] = this.nodes.map((n) => ({
-      id: n.id,
-      callFrame: n.frame,
-      hitCount: n.hits,
-      children: [...n.children.values()].map((c) => c.id),
-    }));
+    const nodes: CpuProfileNode[] = this.nodes.map(toProfileNode);
     const startTime = Math.round((this.times[0] ?? 0) * 1e6);
     const timeDeltas = this.samples.map((_, i) => (i === 0 ? 0 : interval));
     return { nodes, startTime, endTime: startTime + interval * this.samples.length, samples: this.samples, timeDeltas };
@@ -177,77 +190,135 @@ export interface RawSample {
   time: number;
   period: number;
   frames: CpuCallFrame[];
+  /** Per frame: optimized JS code (may hold inlined callees, see inspector-stacks.ts). */
+  optimized: boolean[];
   mapPid?: number;
 }
 
-/** The samples of `perf script` text, in file order (see parsePerfScript for the format). */
-export function readPerfSamples(text: string, file: string): { raw: RawSample[]; skipped: number; events: Set<string> } {
-  if (text.includes('\u0000'))
-    throw notPerf(file, 'it holds binary data (a perf.data file? convert it with `perf script -i perf.data > out.perf`)');
-  const events = new Set<string>();
-  const raw: RawSample[] = [];
-  let skipped = 0;
-  let current: RawSample | undefined;
-  const flush = () => {
-    if (current) raw.push(current);
-    current = undefined;
-  };
-  let lineNo = 0;
-  for (const line of text.split('\n')) {
-    lineNo++;
-    if (line.trim() === '') {
-      flush();
-      continue;
-    }
-    if (line.startsWith('#')) continue;
+const BINARY = 'it holds binary data (a perf.data file? convert it with `perf script -i perf.data > out.perf`)';
+const NO_HEADER = 'no sample header (`<command> <pid> <time>: <event>:`) was found';
+
+/**
+ * `perf script` text read line by line, each sample handed on as soon as its frames are read:
+ * a long recording is never held whole (see parsePerfScript for the format). A file that shows
+ * no sample header in its first 50 lines, or holds binary data, is not perf script output.
+ */
+export class PerfSampleReader {
+  readonly events = new Set<string>();
+  skipped = 0;
+  samples = 0;
+  private current?: RawSample;
+  private lineNo = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly onSample: (r: RawSample) => void,
+  ) {}
+
+  line(line: string): void {
+    this.lineNo++;
+    if (line.trim() === '') return this.flush();
+    if (line.startsWith('#')) return;
+    const current = this.current;
     const f = frameRe.exec(line);
     if (f && current) {
       current.frames.push(perfCallFrame(f[2], f[3]));
+      current.optimized.push(isOptimizedJs(f[2]));
       const map = /\/perf-(\d+)\.map$/.exec(f[3]);
       if (map) current.mapPid = Number(map[1]);
-      continue;
+      return;
     }
     const h = headerRe.exec(line);
     if (h) {
-      flush();
-      events.add(h[6]);
+      this.flush();
+      this.events.add(h[6]);
       // `comm pid/tid` with -F pid,tid; the default output shows the thread id alone.
-      current = {
+      this.current = {
         comm: h[1].trim(),
         ...(h[3] !== undefined ? { pid: Number(h[2]) } : {}),
         tid: Number(h[3] ?? h[2]),
         time: Number(h[4]),
         period: h[5] !== undefined ? Number(h[5]) : 0,
         frames: [],
+        optimized: [],
       };
-      continue;
+      return;
     }
-    skipped++;
-    if (raw.length === 0 && !current && lineNo >= 50) break;
+    if (line.includes('\u0000')) throw notPerf(this.file, BINARY);
+    this.skipped++;
+    if (this.samples === 0 && !current && this.lineNo >= 50) throw notPerf(this.file, NO_HEADER);
   }
-  flush();
-  if (raw.length === 0) throw notPerf(file, 'no sample header (`<command> <pid> <time>: <event>:`) was found');
-  return { raw, skipped, events };
+
+  /** The end of the text: the last sample handed on; no sample at all is an error. */
+  end(): void {
+    this.flush();
+    if (this.samples === 0) throw notPerf(this.file, NO_HEADER);
+  }
+
+  private flush(): void {
+    if (!this.current) return;
+    const r = this.current;
+    this.current = undefined;
+    this.samples++;
+    this.onSample(r);
+  }
 }
 
-export function parsePerfScript(text: string, file: string): PerfScriptResult {
-  const { raw, skipped, events } = readPerfSamples(text, file);
-  // Without a pid column, a thread belongs to the process whose perf map its JS frames come
-  // from; threads without JS (libuv's pool, V8's workers) to the JS process of the same name.
-  const pidOfTid = new Map<number, number>();
-  const pidOfComm = new Map<string, number>();
-  for (const r of raw) {
-    const pid = r.pid ?? r.mapPid;
-    if (pid !== undefined) {
-      pidOfTid.set(r.tid, pid);
-      if (r.mapPid !== undefined && !pidOfComm.has(r.comm)) pidOfComm.set(r.comm, pid);
-    }
+/** Feeds `input`'s lines to a reader; the stream is let go on the first error. */
+export async function readPerfLines(input: Readable, reader: PerfSampleReader): Promise<void> {
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  try {
+    for await (const line of lines) reader.line(line);
+    reader.end();
+  } finally {
+    lines.close();
+    input.destroy();
   }
-  const byPid = new Map<number, { comm: string; builder: ProfileBuilder; first: number; last: number; count: number }>();
-  for (const r of raw) {
-    const pid = r.pid ?? pidOfTid.get(r.tid) ?? pidOfComm.get(r.comm) ?? r.tid;
-    let p = byPid.get(pid);
-    if (!p) byPid.set(pid, (p = { comm: r.comm, builder: new ProfileBuilder(), first: r.time, last: r.time, count: 0 }));
+}
+
+/** The samples of `perf script` text, in file order (see parsePerfScript for the format). */
+export function readPerfSamples(text: string, file: string): { raw: RawSample[]; skipped: number; events: Set<string> } {
+  if (text.includes('\u0000')) throw notPerf(file, BINARY);
+  const raw: RawSample[] = [];
+  const reader = new PerfSampleReader(file, (r) => raw.push(r));
+  for (const line of text.split('\n')) reader.line(line);
+  reader.end();
+  return { raw, skipped: reader.skipped, events: reader.events };
+}
+
+/**
+ * Which process each sample belongs to. Without a pid column (perf script's default shows the
+ * thread id alone), a thread belongs to the process whose perf map its JS frames come from;
+ * threads without JS (libuv's pool, V8's workers) to the JS process of the same name.
+ */
+export class PerfPids {
+  private readonly pidOfTid = new Map<number, number>();
+  private readonly pidOfComm = new Map<string, number>();
+
+  see(r: RawSample): void {
+    const pid = r.pid ?? r.mapPid;
+    if (pid === undefined) return;
+    this.pidOfTid.set(r.tid, pid);
+    if (r.mapPid !== undefined && !this.pidOfComm.has(r.comm)) this.pidOfComm.set(r.comm, pid);
+  }
+
+  pidOf(r: RawSample): number {
+    return r.pid ?? this.pidOfTid.get(r.tid) ?? this.pidOfComm.get(r.comm) ?? r.tid;
+  }
+}
+
+/** perf's samples into one profile per process (samples added once their pids are known). */
+export class PerfProfiles {
+  private readonly byPid = new Map<number, { comm: string; builder: ProfileBuilder; first: number; last: number; count: number }>();
+  readonly events = new Set<string>();
+  skippedLines = 0;
+
+  constructor(private readonly pids: PerfPids) {}
+
+  add(r: RawSample): void {
+    const pid = this.pids.pidOf(r);
+    let p = this.byPid.get(pid);
+    if (!p) this.byPid.set(pid, (p = { comm: r.comm, builder: new ProfileBuilder(), first: r.time, last: r.time, count: 0 }));
     const stack =
       r.frames.length > 0 ? r.frames : [{ functionName: '(program)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }];
     if (r.tid !== pid)
@@ -257,10 +328,39 @@ export function parsePerfScript(text: string, file: string): PerfScriptResult {
     p.last = Math.max(p.last, r.time);
     p.count++;
   }
-  const processes = [...byPid]
-    .map(([pid, p]) => ({ pid, comm: p.comm, profile: p.builder.build(), samples: p.count, firstTime: p.first, lastTime: p.last }))
-    .sort((a, b) => b.samples - a.samples);
-  return { processes, skippedLines: skipped, events: [...events] };
+
+  result(): PerfScriptResult {
+    const processes = [...this.byPid]
+      .map(([pid, p]) => ({ pid, comm: p.comm, profile: p.builder.build(), samples: p.count, firstTime: p.first, lastTime: p.last }))
+      .sort((a, b) => b.samples - a.samples);
+    return { processes, skippedLines: this.skippedLines, events: [...this.events] };
+  }
+}
+
+export function parsePerfScript(text: string, file: string): PerfScriptResult {
+  const { raw, skipped, events } = readPerfSamples(text, file);
+  const pids = new PerfPids();
+  for (const r of raw) pids.see(r);
+  const profiles = new PerfProfiles(pids);
+  for (const r of raw) profiles.add(r);
+  profiles.skippedLines = skipped;
+  for (const e of events) profiles.events.add(e);
+  return profiles.result();
+}
+
+/**
+ * parsePerfScript of a file, read as a stream twice (the pids first, then the profiles): its
+ * memory is the profiles', never the text's.
+ */
+export async function parsePerfScriptFile(path: string, file: string): Promise<PerfScriptResult> {
+  const pids = new PerfPids();
+  await readPerfLines(createReadStream(path), new PerfSampleReader(file, (r) => pids.see(r)));
+  const profiles = new PerfProfiles(pids);
+  const reader = new PerfSampleReader(file, (r) => profiles.add(r));
+  await readPerfLines(createReadStream(path), reader);
+  profiles.skippedLines = reader.skipped;
+  for (const e of reader.events) profiles.events.add(e);
+  return profiles.result();
 }
 
 function notPerf(file: string, why: string): Error {

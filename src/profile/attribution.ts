@@ -5,7 +5,7 @@
 
 import type { CallTree, FrameKind } from './call-tree.js';
 
-const movable: ReadonlySet<FrameKind> = new Set(['native', 'v8-builtin', 'node-core', 'deps']);
+const movable: ReadonlySet<FrameKind> = new Set(['native', 'kernel', 'v8-builtin', 'node-core', 'deps']);
 
 /** Per node, the nearest app node at or above it, or -1 when no app frame is on its stack. */
 export function appOwners(tree: CallTree): Int32Array {

@@ -7,7 +7,7 @@
 // optional `inlineWork` and `dropped` fields, and the FrameKind constant list.
 
 /** Frame classes: where the time was spent. */
-export const FRAME_KINDS = ['app', 'deps', 'node-core', 'v8-builtin', 'native', 'gc', 'idle', 'program', 'agent'] as const;
+export const FRAME_KINDS = ['app', 'deps', 'node-core', 'v8-builtin', 'native', 'gc', 'idle', 'program', 'agent', 'kernel'] as const;
 export type FrameKind = (typeof FRAME_KINDS)[number];
 
 export interface Frame {
@@ -53,7 +53,8 @@ export type WorkKind =
   | 'app'
   | 'deps'
   | 'node-core'
-  | 'native';
+  | 'native'
+  | 'kernel';
 
 /**
  * An aggregated call tree in flat, typed-array form (compact and fast to walk).

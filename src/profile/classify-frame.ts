@@ -14,6 +14,9 @@ const specialKinds: Record<string, FrameKind> = {
   '(garbage collector)': 'gc',
 };
 
+/** The suffix of a kernel frame's name, as perf-script.ts writes it (`tcp_sendmsg [kernel]`). */
+export const KERNEL_SUFFIX = ' [kernel]';
+
 /** V8 code without a script: the regexp engine, accessors and builtins named like `Array.prototype.sort`. */
 const v8BuiltinName = /^(RegExp: |(get|set) [\w$]+$|[A-Z][\w$]*\.(prototype\.)?[\w$]+$)/;
 
@@ -75,6 +78,8 @@ export function classifyFrame(functionName: string, url: string, scriptId: strin
   if (special) return special;
   if (url === '') {
     if (v8BuiltinName.test(functionName)) return 'v8-builtin';
+    // perf's kernel frames (`hotpath run --native`, `hotpath import`): perf-script.ts names them so.
+    if (functionName.endsWith(KERNEL_SUFFIX)) return 'kernel';
     // A script without a URL is eval'd or `new Function` code (compiled serializers, validators).
     return scriptId !== '0' && scriptId !== '' ? 'deps' : 'native';
   }

@@ -183,7 +183,7 @@ export function specificWork(frame: Frame): WorkLabel | undefined {
   }
   if (kind === 'native' && /^(copy|fill)$/.test(name)) return { work: 'buffer', label: BUFFER_COPIES };
   if (kind === 'native' && nativeBuffer.test(name)) return { work: 'buffer', label: 'buffer/string encoding' };
-  if (kind === 'native') for (const [re, work, label] of nativeWork) if (re.test(name)) return { work, label };
+  if (kind === 'native' || kind === 'kernel') for (const [re, work, label] of nativeWork) if (re.test(name)) return { work, label };
   return undefined;
 }
 
@@ -196,8 +196,10 @@ export function genericWork(frame: Frame): WorkLabel {
       return { work: 'deps', label: dependencyName(frame.file) };
     case 'node-core':
       return { work: 'node-core', label: 'Node.js core' };
+    case 'kernel':
+      return { work: 'kernel', label: 'kernel' };
     default:
-      return { work: 'native', label: frame.name.endsWith(' [kernel]') ? 'kernel' : 'native/V8' };
+      return { work: 'native', label: 'native/V8' };
   }
 }
 

@@ -12,13 +12,15 @@
 //     ── native-profile.ts ── cpu-<pid>-0.cpuprofile ── maps removed
 
 import { existsSync, rmSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ErrorCode } from '../errors.js';
+import type { AgentPeer } from './agent-server.js';
+import { processesSeen } from './run-meta.js';
 import type { RunMeta } from '../run-dir/schema.js';
 import { profileFileName } from '../run-dir/schema.js';
-import { nativeProcessProfiles } from '../native/native-profile.js';
-import { readPerfSamples } from '../native/perf-script.js';
+import { parseCpuProfile, type CpuProfile } from '../profile/cpu-profile.js';
+import { NativeProcessBuilder, type NativeProcessProfiles } from '../native/native-profile.js';
 import { findPerf, perfScript, PerfRecorder, type PerfUnavailable } from '../native/perf-recorder.js';
 
 /** The V8 flags that make the target write /tmp/perf-<pid>.map (all supported Node majors need both). */
@@ -37,6 +39,44 @@ export const NATIVE_FILE = 'native.json';
 
 /** How long perf may take to attach before the load starts anyway (its first moments then go unrecorded). */
 const ATTACH_WAIT_MS = 15_000;
+
+/** How long the set of serving processes must stay the same before perf attaches, and the most it waits. */
+const SETTLE_MS = 600;
+const SETTLE_MAX_MS = 5_000;
+
+/**
+ * The processes serving the port once their set has stopped growing: a cluster's workers listen
+ * one after the other, and perf records only the pids it was given when it attached (`-p`), so
+ * a worker that listens a moment after the first would go unrecorded. Waits SETTLE_MS after the
+ * last new one, at most SETTLE_MAX_MS; a single process costs SETTLE_MS before the load.
+ */
+export async function settledServers(current: () => number[], signal?: AbortSignal): Promise<number[]> {
+  const started = Date.now();
+  let pids = new Set(current());
+  let changed = Date.now();
+  while (!signal?.aborted && Date.now() - changed < SETTLE_MS && Date.now() - started < SETTLE_MAX_MS) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = current();
+    if (now.some((p) => !pids.has(p))) {
+      pids = new Set([...pids, ...now]);
+      changed = Date.now();
+    }
+  }
+  return [...pids];
+}
+
+/**
+ * The main threads perf records: the processes serving the driven port, and the cluster workers
+ * of a serving primary that have not listened yet (a worker's agent says hello before its server
+ * listens; on a busy machine the second worker can listen seconds after the first).
+ */
+export function nativeTargets(peers: readonly AgentPeer[], port: number | undefined): number[] {
+  const seen = processesSeen(peers, port).filter((p) => p.threadId === 0);
+  const serving = new Set(seen.filter((p) => p.isTarget).map((p) => p.pid));
+  return seen
+    .filter((p) => serving.has(p.pid) || (p.clusterWorkerId !== undefined && p.ppid !== undefined && serving.has(p.ppid)))
+    .map((p) => p.pid);
+}
 
 /** Where V8 writes its perf map (fixed in V8). */
 export function perfMapPath(pid: number): string {
@@ -140,9 +180,24 @@ export class NativeRecording {
         if (failure) this.refuse(failure);
         return;
       }
-      const { raw } = readPerfSamples(await perfScript(this.perf, data), data);
+      // Every process's builder is ready before perf script runs: its samples stream through them.
+      const builders: NativeProcessBuilder[] = [];
+      for (const pid of this.pids) {
+        const inspector = await readInspectorProfile(join(dir, profileFileName('cpu', pid, 0)));
+        builders.push(
+          new NativeProcessBuilder(pid, {
+            startUs: this.startUs,
+            endUs: this.endUs,
+            periodUs: 1e6 / NATIVE_RATE_HZ,
+            ...(inspector ? { inspector } : {}),
+          }),
+        );
+      }
+      await perfScript(this.perf, data, (r) => {
+        for (const b of builders) b.add(r);
+      });
       const summary = [];
-      for (const pid of this.pids) summary.push(await this.mergeProcess(dir, meta, raw, pid));
+      for (const b of builders) summary.push(await this.mergeProcess(dir, meta, b.result()));
       await writeFile(
         join(dir, NATIVE_FILE),
         JSON.stringify({ rateHz: NATIVE_RATE_HZ, flags: PERF_MAP_FLAGS, processes: summary }, null, 2) + '\n',
@@ -156,18 +211,19 @@ export class NativeRecording {
     }
   }
 
-  private async mergeProcess(dir: string, meta: RunMeta, raw: Parameters<typeof nativeProcessProfiles>[0], pid: number) {
-    const p = nativeProcessProfiles(raw, pid, { startUs: this.startUs, endUs: this.endUs, periodUs: 1e6 / NATIVE_RATE_HZ });
+  private async mergeProcess(dir: string, meta: RunMeta, p: NativeProcessProfiles) {
+    const pid = p.pid;
+    const file = profileFileName('cpu', pid, 0);
     const summary = {
       pid,
       mainThreadSamples: p.mainSamples,
       jsSamples: p.jsSamples,
+      ...(p.inspector ? { fromInspector: p.inspector } : {}),
       otherThreads: p.threadSamples,
       profile: undefined as string | undefined,
       threadsProfile: undefined as string | undefined,
     };
     if (p.main) {
-      const file = profileFileName('cpu', pid, 0);
       if (existsSync(join(dir, file))) await rename(join(dir, file), join(dir, file.replace(/\.cpuprofile$/, '.inspector.cpuprofile')));
       await writeFile(join(dir, file), JSON.stringify(p.main));
       // perf's clock is CLOCK_MONOTONIC: placed on the epoch by the offset between the two now.
@@ -227,6 +283,15 @@ export class NativeRecording {
     const message = `${NATIVE_UNAVAILABLE}: --native: ${why.reason}; the run goes on without native frames. Fix: ${why.fix}`;
     this.warnings.push(message);
     this.say(message);
+  }
+}
+
+/** The agent's inspector profile of the main thread, when it wrote one that parses. */
+async function readInspectorProfile(path: string): Promise<CpuProfile | undefined> {
+  try {
+    return parseCpuProfile(await readFile(path, 'utf8'), path);
+  } catch {
+    return undefined;
   }
 }
 

@@ -33,7 +33,7 @@ import { TargetProcess } from './target-process.js';
 import { targetAddress } from './target-address.js';
 import { waitForListen } from './wait-for-listen.js';
 import { endedOutcome, failureOutcome, interruptedOutcome } from './run-outcome.js';
-import { NativeRecording } from './native-recording.js';
+import { nativeTargets, NativeRecording, settledServers } from './native-recording.js';
 
 export interface RunHooks {
   /** Stops the run gracefully (the first Ctrl-C): load stops, everything is collected and written. */
@@ -224,12 +224,10 @@ class RunSession {
     });
     const address = targetAddress(listen, this.options.path);
     // --native: perf attaches to the processes serving the port now, and records the load only.
-    await this.native?.attach(
-      processesSeen(this.agents.peers, listen.port)
-        .filter((p) => p.isTarget && p.threadId === 0)
-        .map((p) => p.pid),
-      this.dir,
-    );
+    // A cluster's workers listen one after the other: perf waits until their set stops growing.
+    const agents = this.agents;
+    if (this.native?.usable)
+      await this.native.attach(await settledServers(() => nativeTargets(agents.peers, listen.port), this.hooks.signal), this.dir);
     // From here on the agents count only this server's requests in their HTTP figures.
     this.agents.setTarget(address.socket !== undefined ? { pipe: address.socket } : { port: listen.port });
     this.meta.target = { url: address.url, pid: peer.pid, port: listen.port };

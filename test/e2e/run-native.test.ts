@@ -13,6 +13,11 @@ import type { CpuProfile } from '../../src/profile/cpu-profile.js';
 import type { RunMeta } from '../../src/run-dir/schema.js';
 import { apps, survivors, tempOut } from '../run/helpers/run-cli.js';
 import { perfSkipReason } from './helpers/perf.js';
+import { readRunDir } from '../../src/profile/read-run.js';
+import { cpuViewOf } from '../../src/analyze/signals/cpu-view.js';
+import { hotLine } from '../../src/profile/hot-line.js';
+import { ownCodeWeight } from '../../src/profile/engine-frames.js';
+import { BLOCKING_HOT_LINE_OWN_SHARE } from '../../src/analyze/event-loop-blocking.js';
 
 const zlibServer = join(apps, 'zlib-server.cjs');
 const skip = perfSkipReason();
@@ -86,12 +91,16 @@ test(
     const profile = JSON.parse(readFileSync(join(result.runDir, entry.file), 'utf8')) as CpuProfile;
     const zlibC = (name: string) =>
       /^(deflate|longest_match|compress_block|fill_window|crc32|adler32|_tr_|send_bits|build_tree|pqdownheap)|ZlibContext/.test(name);
-    // Under the app's JS: compressBody, or the request handler it was inlined into (perf's map names
-    // optimized code by its outer function only: on Node 24 about half the samples read so).
-    const s = under(profile, zlibC, (_name, url) => url.endsWith('zlib-server.cjs'));
-    // Shares, not speeds: most of the thread's running time is deflate, nearly all of it under the app's frames.
+    // Under compressBody, also where V8 inlined it into the request handler (on Node 24 about half
+    // the samples: perf's map names optimized code by its outer function; the inspector's sample of
+    // the same moment gives the callee back).
+    const s = under(profile, zlibC, (name, url) => name === 'compressBody' && url.endsWith('zlib-server.cjs'));
+    // Shares, not speeds: most of the thread's running time is deflate, nearly all of it under compressBody.
     assert.ok(s.all / s.active > 0.3, `zlib's C frames hold ${s.all} of ${s.active} running samples`);
-    assert.ok(s.underCaller / s.all > 0.9, `${s.underCaller} of ${s.all} zlib samples sit under the app's frames`);
+    assert.ok(s.underCaller / s.all > 0.9, `${s.underCaller} of ${s.all} zlib samples sit under compressBody`);
+    const fromInspector = (native.processes.find((p) => p.pid === pid) as { fromInspector?: { matched: number; lined: number } })
+      .fromInspector;
+    assert.ok(fromInspector && fromInspector.matched > proc.jsSamples / 2, JSON.stringify(fromInspector));
     // One stack from the loop to the kernel: libuv's loop and kernel frames are there too.
     const names = new Set(profile.nodes.map((n) => n.callFrame.functionName));
     assert.ok(names.has('uv_run'), "libuv's uv_run frame");
@@ -105,6 +114,76 @@ test(
     assert.ok(statuses.includes('map seen during the load'), 'the target wrote its perf map');
     assertNoMaps(result.meta);
     assert.ok(!existsSync(join(result.runDir, 'perf.data')), 'perf.data is removed once read');
+  },
+);
+
+test(
+  "run --native: a culprit whose time is its own loop keeps its hot line (perf has no lines: the inspector's of the same moment)",
+  { skip, timeout: 120_000 },
+  async () => {
+    const tmp = tempOut();
+    after(tmp.cleanup);
+    const result = await run({
+      command: ['node', join(apps, 'checksum-server.cjs')],
+      duration: 3,
+      connections: 2,
+      workers: 1,
+      out: tmp.out,
+      native: true,
+    });
+    assert.equal(result.meta.outcome.status, 'completed');
+    assertNoMaps(result.meta);
+    // The run's CPU view (what the culprit's hot line is read from): checksum's hottest line is
+    // its inner loop (line 10), and its own code is most of its time.
+    const data = await readRunDir(result.runDir);
+    const view = cpuViewOf(data)!;
+    const fn = view.functions.find((f) => f.frame.name === 'checksum');
+    assert.ok(fn, JSON.stringify(view.functions.slice(0, 3).map((f) => f.frame.name)));
+    assert.equal(hotLine(view.tree, fn.frameIndex)?.line, 10);
+    assert.ok(ownCodeWeight(view.tree, fn.frameIndex) / fn.selfUs >= BLOCKING_HOT_LINE_OWN_SHARE);
+    // A blocking finding (the loop busy enough: on a loaded machine the load generator may not
+    // keep it so) tells that line.
+    const found = result.report!.findings.find((f) => f.code === 'HOTPATH_EVENT_LOOP_BLOCKING');
+    if (found) assert.equal(found.evidence.hotLine, 10, JSON.stringify(found.evidence));
+  },
+);
+
+test(
+  "run --native on a cluster: every worker's main thread is recorded (also one that listens late), and the diagnosis reads a worker's",
+  { skip, timeout: 120_000 },
+  async () => {
+    const tmp = tempOut();
+    after(tmp.cleanup);
+    const result = await run({
+      command: ['node', join(apps, 'cluster-checksum-server.cjs')],
+      duration: 3,
+      connections: 4,
+      workers: 1,
+      out: tmp.out,
+      native: true,
+    });
+    assert.equal(result.meta.outcome.status, 'completed');
+    assert.deepEqual(survivors(result.meta), []);
+    assertNoMaps(result.meta);
+    const workers = result.meta.processes.filter((p) => p.threadId === 0 && p.clusterWorkerId !== undefined).map((p) => p.pid);
+    assert.equal(workers.length, 2, JSON.stringify(result.meta.processes));
+    const native = JSON.parse(readFileSync(join(result.runDir, 'native.json'), 'utf8')) as {
+      processes: { pid: number; mainThreadSamples: number; jsSamples: number; profile?: string }[];
+    };
+    for (const pid of workers) {
+      const p = native.processes.find((x) => x.pid === pid);
+      assert.ok(p && p.mainThreadSamples > 0 && p.jsSamples > 0, `worker ${pid}: ${JSON.stringify(native.processes)}`);
+      // Its CPU profile is perf's (one stack down from libuv), the inspector's kept beside it.
+      const profile = JSON.parse(readFileSync(join(result.runDir, p.profile!), 'utf8')) as CpuProfile;
+      assert.ok(profile.nodes.some((n) => n.callFrame.functionName === 'uv_run'));
+      assert.ok(existsSync(join(result.runDir, p.profile!.replace(/\.cpuprofile$/, '.inspector.cpuprofile'))));
+    }
+    // The diagnosis reads a worker (never the primary): checksum carries its time. (On a starved
+    // machine the loop may read too idle for a blocking finding; when there is one, it names checksum.)
+    const report = result.report!;
+    assert.equal(report.hotspots[0]?.function, 'checksum', JSON.stringify(report.hotspots.slice(0, 3)));
+    const blocking = report.findings.find((f) => f.code === 'HOTPATH_EVENT_LOOP_BLOCKING');
+    if (blocking) assert.equal(blocking.culprit?.function, 'checksum');
   },
 );
 

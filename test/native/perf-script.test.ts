@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Writable } from 'node:stream';
-import { parsePerfScript, perfCallFrame } from '../../src/native/perf-script.js';
+import { PassThrough, Writable } from 'node:stream';
+import { parsePerfScript, parsePerfScriptFile, perfCallFrame, PerfSampleReader, readPerfLines } from '../../src/native/perf-script.js';
 import { runCli } from '../../src/cli/cli.js';
 import type { CliIO } from '../../src/cli/io.js';
 
@@ -95,4 +95,32 @@ test('hotpath import writes a run directory with the report and exports; bad inp
   err = '';
   assert.equal(await runCli(['import', join(dir, 'missing.perf')], io), 1);
   assert.match(err, /HOTPATH_ERR_PERF_SCRIPT/);
+});
+
+test('perf script read as a stream: each sample is handed on once its frames are read, and a file gives what its text gives', async () => {
+  const input = new PassThrough();
+  const seen: number[] = [];
+  const reader = new PerfSampleReader('live.perf', (r) => seen.push(r.tid));
+  const done = readPerfLines(input, reader);
+  const sample = (tid: number) => `node 100/${tid} 10.${tid}: 1001001 cpu-clock:ppp: \n\t    14ac8a7 uv_run+0x187 (/usr/bin/node)\n\n`;
+  input.write(sample(100) + sample(101));
+  await new Promise((r) => setImmediate(r));
+  // Both samples are out while the stream is still open: nothing waits for the end of the text.
+  assert.deepEqual(seen, [100, 101]);
+  input.end(sample(102));
+  await done;
+  assert.deepEqual(seen, [100, 101, 102]);
+  // The file streamed twice (pids, then profiles) is the text parsed whole.
+  const whole = parsePerfScript(readFileSync(fixture, 'utf8'), 'node-server.perf');
+  const streamed = await parsePerfScriptFile(fixture, 'node-server.perf');
+  assert.deepEqual(streamed, whole);
+  // Not perf script: the stream is let go at the first lines that cannot be, with the coded error.
+  const junk = new PassThrough();
+  const failed = readPerfLines(junk, new PerfSampleReader('junk.txt', () => undefined));
+  junk.write('hello\n'.repeat(60));
+  await assert.rejects(
+    failed,
+    (e: Error & { code?: string }) => e.code === 'HOTPATH_ERR_PERF_SCRIPT' && /no sample header/.test(e.message),
+  );
+  assert.ok(junk.destroyed);
 });

@@ -5,8 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { specificWork, genericWork, SOCKET_WRITE_PATH } from '../../src/profile/work-kind.js';
 import type { Frame } from '../../src/profile/call-tree.js';
+import { classifyFrame } from '../../src/profile/classify-frame.js';
 
-const native = (name: string): Frame => ({ name, file: '', line: 0, column: 0, kind: 'native' }) as unknown as Frame;
+const native = (name: string): Frame => ({ name, file: '', line: 0, column: 0, kind: classifyFrame(name, '', '0', { cwd: '/app' }) });
 
 test('C, C++ and kernel symbols name their work', () => {
   const cases: [string, string | undefined][] = [
@@ -27,6 +28,9 @@ test('C, C++ and kernel symbols name their work', () => {
     ['v8::internal::Invoke', undefined],
   ];
   for (const [name, label] of cases) assert.equal(specificWork(native(name))?.label, label, name);
-  assert.equal(genericWork(native('_raw_spin_lock [kernel]')).label, 'kernel');
+  // The kernel is a layer (frame kind) and a work kind of its own.
+  assert.equal(native('_raw_spin_lock [kernel]').kind, 'kernel');
+  assert.deepEqual(genericWork(native('_raw_spin_lock [kernel]')), { work: 'kernel', label: 'kernel' });
+  assert.equal(native('uv_run').kind, 'native');
   assert.equal(genericWork(native('uv_run')).label, 'native/V8');
 });

@@ -89,7 +89,7 @@ function avoidableUs(view: CpuView, fn: FunctionCost): number {
  * the work its functions ran (the function compiling rules: 18 % of all samples, 31 % of those).
  */
 function unownedNativeUs(view: CpuView): number {
-  return view.functions.filter((f) => ['native', 'gc', 'program'].includes(f.frame.kind)).reduce((a, f) => a + f.selfUs, 0);
+  return view.functions.filter((f) => ['native', 'kernel', 'gc', 'program'].includes(f.frame.kind)).reduce((a, f) => a + f.selfUs, 0);
 }
 
 /** A function with the functions written inside it and the one it was written in (see focusedWork). */

@@ -1,5 +1,5 @@
 // Frame colours: the hue says the layer (app, deps, node core, V8, native, GC, idle,
-// program, agent), the intensity says how much self time the frame has (heat). Precomputed so the
+// program, agent, kernel), the intensity says how much self time the frame has (heat). Precomputed so the
 // draw loop only indexes arrays.
 
 export const HEAT_STEPS = 8;
@@ -15,6 +15,7 @@ const KIND_HUES: [number, number][] = [
   [0, 0], // idle: grey
   [30, 12], // program: grey-brown
   [95, 25], // agent: muted olive, hotpath's own overhead
+  [225, 30], // kernel: slate, the operating system under the process (perf's native stacks)
 ];
 
 function palette(light: (heat: number) => number, satScale: number): string[][] {

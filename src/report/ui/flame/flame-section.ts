@@ -191,7 +191,7 @@ export class FlameSection {
       h(
         'span',
         { class: 'muted note' },
-        'Colour: the layer; a deeper shade means more self time. Hidden app, deps, node-core, v8-builtin, native and agent frames are merged into their callers; hidden gc, idle and program time is removed.',
+        'Colour: the layer; a deeper shade means more self time. Hidden app, deps, node-core, v8-builtin, native, agent and kernel frames are merged into their callers; hidden gc, idle and program time is removed.',
       ),
     );
   }

@@ -33,7 +33,8 @@ function visibility(m: ProfileModel, self: Float64Array, hidden: ReadonlySet<num
   const n = m.nodeCount;
   const anc = new Int32Array(n);
   const eff = new Float64Array(n);
-  const hide = new Uint8Array(8);
+  // One flag per kind code (a Uint8: any FRAME_KINDS index; agent, 8, and kernel, 9, too).
+  const hide = new Uint8Array(256);
   for (const k of hidden) hide[k] = 1;
   for (let i = 1; i < n; i++) {
     const k = m.frameKind[m.nodeFrame[i]];
