@@ -1,0 +1,75 @@
+// The last function a router handed each request to, kept on the request (one symbol-keyed
+// property store per handler call), so a request left unanswered can name the middleware or
+// route handler that took it last (collectors/unanswered-routes.ts reads it, only for such a
+// request). Express hands every layer over through one prototype method (Layer's
+// `handle_request` in Express 4, `handleRequest` in the router package of Express 5), which is
+// patched; connect and polka call their stacks' functions directly, so those functions are
+// wrapped in place, once, when route-growth.ts finds the app. A wrapper keeps the name, length
+// and properties of the function it wraps (connect tells error handlers by their length, which
+// are left as they are: their first argument is the error).
+import { defineLike } from './wrap.js';
+import { dataFunction, replaceData } from './own-data.js';
+
+export const LAST_HANDLER = Symbol.for('hotpath.lastHandler');
+
+type Fn = (this: unknown, ...args: unknown[]) => unknown;
+type Stamped = Record<symbol, unknown>;
+
+/** Wrappers made here, so a function is never wrapped twice. */
+const wrappers = new WeakSet<Function>();
+const patchedLayers = new WeakSet<object>();
+
+/** `fn` wrapped so that each call stamps its first argument (the request) with `fn`; error handlers and wrappers as they are. */
+export function stamping(fn: unknown): unknown {
+  if (typeof fn !== 'function' || wrappers.has(fn) || fn.length >= 4) return fn;
+  const original = fn as Fn;
+  const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+    const req = args[0];
+    if (typeof req === 'object' && req !== null) (req as Stamped)[LAST_HANDLER] = original;
+    return original.apply(this, args);
+  };
+  defineLike(wrapper, original);
+  wrappers.add(wrapper);
+  return wrapper;
+}
+
+/** Wraps every function of `list` in place (an array a router calls its entries from). */
+export function stampList(list: unknown): void {
+  if (!Array.isArray(list)) return;
+  for (let i = 0; i < list.length; i++) {
+    const w = stamping(list[i]);
+    if (w !== list[i]) list[i] = w;
+  }
+}
+
+/** connect's stack: `{ route, handle }` entries, each handle wrapped in place. */
+export function stampLayers(stack: unknown): void {
+  if (!Array.isArray(stack)) return;
+  for (const layer of stack as unknown[]) {
+    if (typeof layer !== 'object' || layer === null) continue;
+    const handle = (layer as { handle?: unknown }).handle;
+    const w = stamping(handle);
+    if (w !== handle) (layer as { handle?: unknown }).handle = w;
+  }
+}
+
+/**
+ * An Express Layer prototype: its request method stamps the request with the layer's handle
+ * before the layer runs it (a route's dispatch is stamped, then each of the route's own layers).
+ */
+export function stampExpressLayer(proto: object | undefined): void {
+  if (proto === undefined || patchedLayers.has(proto)) return;
+  patchedLayers.add(proto);
+  for (const name of ['handle_request', 'handleRequest']) {
+    if (!Object.prototype.hasOwnProperty.call(proto, name)) continue;
+    const original = dataFunction(proto, name) as Fn | undefined;
+    if (original === undefined) continue;
+    const wrapper = function (this: { handle?: unknown }, ...args: unknown[]): unknown {
+      const req = args[0];
+      if (typeof req === 'object' && req !== null) (req as Stamped)[LAST_HANDLER] = this.handle;
+      return original.apply(this, args);
+    };
+    defineLike(wrapper, original);
+    replaceData(proto, name, wrapper);
+  }
+}
