@@ -74,6 +74,11 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'express-hung-route': { category: 'unanswered-requests', culprit: { function: 'showInvoice', file: 'lib/invoices.js' } },
   'healthy-koa': 'healthy',
   'healthy-express': 'healthy',
+  // The middleware that took the hung requests last (the router stamps each request), not the framework's listener.
+  'polka-hung-middleware': { category: 'unanswered-requests', culprit: { function: 'requireApiKey', file: 'lib/auth.js' } },
+  'connect-hung-middleware': { category: 'unanswered-requests', culprit: { function: 'loadSession', file: 'lib/session.js' } },
+  'express4-hung-middleware': { category: 'unanswered-requests', culprit: { function: 'resolveTenant', file: 'lib/tenant.js' } },
+  'polka-route-growth': { category: 'handler-growth', culprit: { function: 'registerTenant', file: 'lib/tenants.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -94,6 +99,14 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.deepEqual([held?.name, held?.scope, held?.enclosing], ['entries', 'closure', 'createAuditTrail'], JSON.stringify(held));
   },
   'express-hung-route': (e) => assert.equal(e.unansweredRoute, 'GET /invoices/:id'),
+  // No route pattern matched where the middleware stopped them: the URL's shape, its id as `:id`.
+  'polka-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /orders/:id'),
+  'connect-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /cart'),
+  'express4-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /reports/:id'),
+  'polka-route-growth': (e) => {
+    assert.equal(e.framework, 'polka');
+    assert.equal(e.path, '/t/acme');
+  },
   'permissions-deep-copy': (e) => assert.equal(e.deepCopy, true),
   'schema-regex': (e) => {
     assert.equal(e.work, 'regex');
