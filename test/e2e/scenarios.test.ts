@@ -79,6 +79,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'connect-hung-middleware': { category: 'unanswered-requests', culprit: { function: 'loadSession', file: 'lib/session.js' } },
   'express4-hung-middleware': { category: 'unanswered-requests', culprit: { function: 'resolveTenant', file: 'lib/tenant.js' } },
   'polka-route-growth': { category: 'handler-growth', culprit: { function: 'registerTenant', file: 'lib/tenants.js' } },
+  // The load engine honours the header (a new connection per request); the line that sets it is named.
+  'close-header-api': { category: 'connection-churn', culprit: { function: 'applyHeaders', file: 'lib/headers.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -103,6 +105,10 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'polka-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /orders/:id'),
   'connect-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /cart'),
   'express4-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /reports/:id'),
+  'close-header-api': (e) => {
+    assert.equal(e.connectionsPerRequest, 1);
+    assert.equal(e.closedByAppShare, 1);
+  },
   'polka-route-growth': (e) => {
     assert.equal(e.framework, 'polka');
     assert.equal(e.path, '/t/acme');
