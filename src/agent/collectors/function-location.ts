@@ -22,7 +22,8 @@ export function functionLocation(fn: (...args: never[]) => unknown): FunctionLoc
   const g = globalThis as Record<symbol, unknown>;
   const key = Symbol.for(KEY);
   try {
-    const inspector = require('node:inspector') as typeof import('node:inspector');
+    // getBuiltinModule where there is one (ESM callers have no `require`), else the bundle's require.
+    const inspector = (process.getBuiltinModule?.('node:inspector') ?? require('node:inspector')) as typeof import('node:inspector');
     session = new inspector.Session();
     session.connect();
     const s = session;
