@@ -79,6 +79,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'connect-hung-middleware': { category: 'unanswered-requests', culprit: { function: 'loadSession', file: 'lib/session.js' } },
   'express4-hung-middleware': { category: 'unanswered-requests', culprit: { function: 'resolveTenant', file: 'lib/tenant.js' } },
   'polka-route-growth': { category: 'handler-growth', culprit: { function: 'registerTenant', file: 'lib/tenants.js' } },
+  // Fastify 5 publishes each handler call with its route: the route's handler, not fastify's listener.
+  'fastify-hung-route': { category: 'unanswered-requests', culprit: { function: 'showAccount', file: 'lib/accounts.js' } },
   // The load engine honours the header (a new connection per request); the line that sets it is named.
   'close-header-api': { category: 'connection-churn', culprit: { function: 'applyHeaders', file: 'lib/headers.js' } },
 };
@@ -105,6 +107,7 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'polka-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /orders/:id'),
   'connect-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /cart'),
   'express4-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /reports/:id'),
+  'fastify-hung-route': (e) => assert.equal(e.unansweredRoute, 'GET /accounts/:id'),
   'close-header-api': (e) => {
     assert.equal(e.connectionsPerRequest, 1);
     assert.equal(e.closedByAppShare, 1);

@@ -3,14 +3,14 @@
 // only when its connection closes while it still waits (a client that timed out, the load's
 // end) or when it still waits at the flush. The response on the connection (`socket._httpMessage`)
 // leads to its request; the routers the agent knows stamp it with the last function they handed
-// it to (hooks/last-handler.ts: Express, connect, polka), Express also leaves the matched route on
+// it to (hooks/last-handler.ts: Express, connect, polka; Fastify 5's route and its handler), Express also leaves the matched route on
 // it (`req.route`, whose last handler took it when nothing was stamped), else the server's own
 // 'request' listener is the app function that took it (plain node:http). Without a route
 // pattern the route is the URL's shape (ids in its path as `:id`). Kept for at most
 // MAX_UNANSWERED_ROUTES routes.
 import type { UnansweredRoute } from '../protocol.js';
 import { functionLocation } from './function-location.js';
-import { LAST_HANDLER } from '../hooks/last-handler.js';
+import { LAST_HANDLER, fastifyRoute } from '../hooks/last-handler.js';
 
 /** Distinct method + route entries kept (a server hung on every URL would fill any map). */
 export const MAX_UNANSWERED_ROUTES = 20;
@@ -96,6 +96,8 @@ export class UnansweredRoutes {
 
 /** The route a request took and the last app function known to have handled it. */
 function routeOf(req: Req, server: ServerLike | undefined): { route: string; pattern: boolean; handler?: Fn; listener?: boolean } {
+  const fastify = fastifyRoute(req);
+  if (fastify !== undefined) return { route: fastify.route, pattern: true, ...(fastify.handler ? { handler: fastify.handler as Fn } : {}) };
   const stamped = req[LAST_HANDLER];
   const handed = typeof stamped === 'function' ? { handler: stamped as Fn } : undefined;
   const r = req.route;

@@ -6,11 +6,18 @@
 // patched; connect and polka call their stacks' functions directly, so those functions are
 // wrapped in place, once, when route-growth.ts finds the app. A wrapper keeps the name, length
 // and properties of the function it wraps (connect tells error handlers by their length, which
-// are left as they are: their first argument is the error).
+// are left as they are: their first argument is the error). Fastify 5 publishes each route
+// handler's call (`tracing:fastify.request.handler`, with the route's pattern): the raw request
+// keeps that message, whose fastify request holds the route's handler (Fastify 4 publishes none).
+import * as dc from 'node:diagnostics_channel';
 import { defineLike } from './wrap.js';
 import { dataFunction, replaceData } from './own-data.js';
 
 export const LAST_HANDLER = Symbol.for('hotpath.lastHandler');
+/** Fastify's handler message (`{ request, reply, route: { url, method } }`) kept on the raw request. */
+export const FASTIFY_CALL = Symbol.for('hotpath.fastifyCall');
+
+const FASTIFY_HANDLER_START = 'tracing:fastify.request.handler:start';
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 type Stamped = Record<symbol, unknown>;
@@ -72,4 +79,29 @@ export function stampExpressLayer(proto: object | undefined): void {
     defineLike(wrapper, original);
     replaceData(proto, name, wrapper);
   }
+}
+
+const onFastifyHandler = (m: unknown): void => {
+  try {
+    const raw = (m as { request?: { raw?: unknown } }).request?.raw;
+    if (typeof raw === 'object' && raw !== null) (raw as Stamped)[FASTIFY_CALL] = m;
+  } catch {
+    // Never into the target.
+  }
+};
+
+/** Keeps Fastify 5's handler message on each raw request (subscribed once, for the agent's life). */
+export function watchFastify(): void {
+  dc.subscribe(FASTIFY_HANDLER_START, onFastifyHandler);
+}
+
+/** The route pattern and handler of a raw request Fastify handed to a route handler, read from the message kept on it. */
+export function fastifyRoute(req: object): { route: string; handler?: Function } | undefined {
+  const call = (req as Stamped)[FASTIFY_CALL] as { request?: object; route?: { url?: unknown } } | undefined;
+  const url = call?.route?.url;
+  if (call === undefined || typeof url !== 'string') return undefined;
+  const request = call.request;
+  const key = request === undefined ? undefined : Object.getOwnPropertySymbols(request).find((s) => s.description === 'fastify.context');
+  const handler = key === undefined ? undefined : dataFunction((request as Stamped)[key], 'handler');
+  return { route: url, ...(handler !== undefined ? { handler } : {}) };
 }

@@ -18,7 +18,7 @@ import { threadState } from '../thread-state.js';
 import { SiteCounter, withSite } from './site-counter.js';
 import { defineLike } from './wrap.js';
 import { dataFunction, dataValue, replaceData } from './own-data.js';
-import { stampExpressLayer, stampLayers, stampList } from './last-handler.js';
+import { stampExpressLayer, stampLayers, stampList, watchFastify } from './last-handler.js';
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 interface Stacked {
@@ -63,7 +63,8 @@ export class RouteGrowth implements GrowthHook {
   private scanned = false;
 
   install(): void {
-    // Nothing to patch before listen: the frameworks are found then.
+    // Nothing to patch before listen: the frameworks are found then. Fastify 5 publishes its handler calls.
+    watchFastify();
   }
 
   onListen(server: net.Server): void {

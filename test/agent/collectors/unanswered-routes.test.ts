@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UnansweredRoutes, urlShape } from '../../../src/agent/collectors/unanswered-routes.js';
-import { LAST_HANDLER, stamping } from '../../../src/agent/hooks/last-handler.js';
+import { FASTIFY_CALL, LAST_HANDLER, stamping } from '../../../src/agent/hooks/last-handler.js';
 
 test('urlShape: numbers, UUIDs and long hex segments read :id; words and short hex stay', () => {
   assert.equal(urlShape('/orders/42'), '/orders/:id');
@@ -64,4 +64,20 @@ test('stamping: a wrapper keeps name and length, stamps the request, passes this
   // Error handlers (four arguments: the error first) are left as they are.
   const onError = (err: unknown, req: unknown, res: unknown, next: unknown) => [err, req, res, next];
   assert.equal(stamping(onError), onError);
+});
+
+test("a request Fastify handed to a route: the route's pattern and the handler its route context holds", () => {
+  function showAccount(): void {}
+  const context = Symbol('fastify.context');
+  const conn = waiting('/accounts/42');
+  conn._httpMessage.req[FASTIFY_CALL] = {
+    request: { [context]: { handler: showAccount } },
+    route: { url: '/accounts/:id', method: 'GET' },
+  };
+  const routes = new UnansweredRoutes();
+  routes.note(conn, 1, 2000);
+  const [entry] = routes.take()!;
+  assert.equal(entry.route, '/accounts/:id');
+  assert.equal(entry.pattern, true);
+  assert.equal(entry.handler?.name, 'showAccount');
 });
