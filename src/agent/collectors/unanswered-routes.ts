@@ -88,7 +88,7 @@ export class UnansweredRoutes {
       const entry = this.routes.get(key);
       this.fns.delete(key);
       const loc = functionLocation(fn);
-      if (entry !== undefined && loc !== undefined) entry.handler = { name: fn.name, ...loc };
+      if (entry !== undefined && loc !== undefined) entry.handler = { name: fn.name.replace(/^(bound )+/, ''), ...loc };
     }
     return [...this.routes.values()].map((e) => ({ ...e }));
   }

@@ -66,12 +66,12 @@ test('stamping: a wrapper keeps name and length, stamps the request, passes this
   assert.equal(stamping(onError), onError);
 });
 
-test("a request Fastify handed to a route: the route's pattern and the handler its route context holds", () => {
+test("a request Fastify handed to a route: the route's pattern and the handler its route context holds (bound, as Fastify binds it)", () => {
   function showAccount(): void {}
   const context = Symbol('fastify.context');
   const conn = waiting('/accounts/42');
   conn._httpMessage.req[FASTIFY_CALL] = {
-    request: { [context]: { handler: showAccount } },
+    request: { [context]: { handler: showAccount.bind({}) } },
     route: { url: '/accounts/:id', method: 'GET' },
   };
   const routes = new UnansweredRoutes();
@@ -80,4 +80,6 @@ test("a request Fastify handed to a route: the route's pattern and the handler i
   assert.equal(entry.route, '/accounts/:id');
   assert.equal(entry.pattern, true);
   assert.equal(entry.handler?.name, 'showAccount');
+  // The bound function's target's location: the line after this test's `function showAccount` marker.
+  assert.ok((entry.handler?.line ?? 0) > 0, JSON.stringify(entry.handler));
 });
