@@ -30,10 +30,10 @@ const patchedLayers = new WeakSet<object>();
 export function stamping(fn: unknown): unknown {
   if (typeof fn !== 'function' || wrappers.has(fn) || fn.length >= 4) return fn;
   const original = fn as Fn;
-  const wrapper = function (this: unknown, ...args: unknown[]): unknown {
-    const req = args[0];
+  // Fixed arguments (req, res, next), as the routers call them: no array per call.
+  const wrapper = function (this: unknown, req: unknown, res: unknown, next: unknown): unknown {
     if (typeof req === 'object' && req !== null) (req as Stamped)[LAST_HANDLER] = original;
-    return original.apply(this, args);
+    return original.call(this, req, res, next);
   };
   defineLike(wrapper, original);
   wrappers.add(wrapper);
@@ -71,10 +71,9 @@ export function stampExpressLayer(proto: object | undefined): void {
     if (!Object.prototype.hasOwnProperty.call(proto, name)) continue;
     const original = dataFunction(proto, name) as Fn | undefined;
     if (original === undefined) continue;
-    const wrapper = function (this: { handle?: unknown }, ...args: unknown[]): unknown {
-      const req = args[0];
+    const wrapper = function (this: { handle?: unknown }, req: unknown, res: unknown, next: unknown): unknown {
       if (typeof req === 'object' && req !== null) (req as Stamped)[LAST_HANDLER] = this.handle;
-      return original.apply(this, args);
+      return original.call(this, req, res, next);
     };
     defineLike(wrapper, original);
     replaceData(proto, name, wrapper);
