@@ -279,7 +279,10 @@ export interface GcMessage extends Envelope {
 /** Requests that never got a response, for one method and route. */
 export interface UnansweredRoute {
   method: string;
-  /** The framework's route pattern when one matched (Express `req.route.path`, with its mount path), else the URL path without its query. */
+  /**
+   * The framework's route pattern when one matched (Express `req.route.path`, with its mount
+   * path), else the URL path without its query, its id segments (numbers, UUIDs, long hex) as `:id`.
+   */
   route: string;
   /** True when `route` is a framework's pattern. */
   pattern?: boolean;
@@ -287,8 +290,8 @@ export interface UnansweredRoute {
   /** Age of the oldest such request when it was seen (ms), when its start was timed. */
   oldestMs?: number;
   /**
-   * The last app function known to have handled them: the matched route's last handler, else
-   * the server's 'request' listener; where V8 says it is defined (1-based line and column; the
+   * The last function known to have handled them: the one a router last handed them to (Express,
+   * connect, polka), else the matched route's last handler, else the server's 'request' listener; where V8 says it is defined (1-based line and column; the
    * script id is the isolate's, a CPU profile of the same thread gives its URL).
    */
   handler?: { name: string; scriptId: string; line: number; column: number };

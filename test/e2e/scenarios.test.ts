@@ -76,6 +76,15 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'healthy-express': 'healthy',
   'export-hung-aliases': { category: 'unanswered-requests', culprit: { function: 'exportReport', file: 'lib/export.js' } },
   'webhook-buffer-archive': { category: 'memory-leak', culprit: { function: 'archiveDelivery', file: 'lib/archive.js' } },
+  // The middleware that took the hung requests last (the router stamps each request), not the framework's listener.
+  'polka-hung-middleware': { category: 'unanswered-requests', culprit: { function: 'requireApiKey', file: 'lib/auth.js' } },
+  'connect-hung-middleware': { category: 'unanswered-requests', culprit: { function: 'loadSession', file: 'lib/session.js' } },
+  'express4-hung-middleware': { category: 'unanswered-requests', culprit: { function: 'resolveTenant', file: 'lib/tenant.js' } },
+  'polka-route-growth': { category: 'handler-growth', culprit: { function: 'registerTenant', file: 'lib/tenants.js' } },
+  // Fastify 5 publishes each handler call with its route: the route's handler, not fastify's listener.
+  'fastify-hung-route': { category: 'unanswered-requests', culprit: { function: 'showAccount', file: 'lib/accounts.js' } },
+  // The load engine honours the header (a new connection per request); the line that sets it is named.
+  'close-header-api': { category: 'connection-churn', culprit: { function: 'applyHeaders', file: 'lib/headers.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -96,6 +105,19 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.deepEqual([held?.name, held?.scope, held?.enclosing], ['entries', 'closure', 'createAuditTrail'], JSON.stringify(held));
   },
   'express-hung-route': (e) => assert.equal(e.unansweredRoute, 'GET /invoices/:id'),
+  // No route pattern matched where the middleware stopped them: the URL's shape, its id as `:id`.
+  'polka-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /orders/:id'),
+  'connect-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /cart'),
+  'express4-hung-middleware': (e) => assert.equal(e.unansweredRoute, 'GET /reports/:id'),
+  'fastify-hung-route': (e) => assert.equal(e.unansweredRoute, 'GET /accounts/:id'),
+  'close-header-api': (e) => {
+    assert.equal(e.connectionsPerRequest, 1);
+    assert.equal(e.closedByAppShare, 1);
+  },
+  'polka-route-growth': (e) => {
+    assert.equal(e.framework, 'polka');
+    assert.equal(e.path, '/t/acme');
+  },
   'permissions-deep-copy': (e) => assert.equal(e.deepCopy, true),
   'schema-regex': (e) => {
     assert.equal(e.work, 'regex');

@@ -13,7 +13,7 @@ export interface FunctionLocation {
 const KEY = 'hotpath.function-location';
 const cache = new WeakMap<object, FunctionLocation | null>();
 
-/** 1-based line and column, or undefined when V8 cannot tell (a native or bound function, no inspector). */
+/** 1-based line and column (a bound function's target's), or undefined when V8 cannot tell (a native function, no inspector). */
 export function functionLocation(fn: (...args: never[]) => unknown): FunctionLocation | undefined {
   const known = cache.get(fn);
   if (known !== undefined) return known ?? undefined;
@@ -22,7 +22,8 @@ export function functionLocation(fn: (...args: never[]) => unknown): FunctionLoc
   const g = globalThis as Record<symbol, unknown>;
   const key = Symbol.for(KEY);
   try {
-    const inspector = require('node:inspector') as typeof import('node:inspector');
+    // getBuiltinModule where there is one (ESM callers have no `require`), else the bundle's require.
+    const inspector = (process.getBuiltinModule?.('node:inspector') ?? require('node:inspector')) as typeof import('node:inspector');
     session = new inspector.Session();
     session.connect();
     const s = session;
@@ -30,12 +31,19 @@ export function functionLocation(fn: (...args: never[]) => unknown): FunctionLoc
     s.post('Runtime.evaluate', { expression: `globalThis[Symbol.for(${JSON.stringify(KEY)})]` }, (err, res) => {
       const objectId = res?.result?.objectId;
       if (err || objectId === undefined) return;
-      s.post('Runtime.getProperties', { objectId, ownProperties: true }, (err2, props) => {
-        const loc = props?.internalProperties?.find((p) => p.name === '[[FunctionLocation]]')?.value?.value as
-          { scriptId?: string; lineNumber?: number; columnNumber?: number } | undefined;
-        if (err2 || loc?.scriptId === undefined || loc.lineNumber === undefined) return;
-        found = { scriptId: String(loc.scriptId), line: loc.lineNumber + 1, column: (loc.columnNumber ?? 0) + 1 };
-      });
+      // A bound function (Fastify binds route handlers to its instance) has no location of its own: its target's.
+      const locate = (id: string, depth: number): void =>
+        s.post('Runtime.getProperties', { objectId: id, ownProperties: true }, (err2, props) => {
+          const internal = props?.internalProperties ?? [];
+          const loc = internal.find((p) => p.name === '[[FunctionLocation]]')?.value?.value as
+            { scriptId?: string; lineNumber?: number; columnNumber?: number } | undefined;
+          const target = internal.find((p) => p.name === '[[TargetFunction]]')?.value?.objectId;
+          if (err2) return;
+          if (loc?.scriptId !== undefined && loc.lineNumber !== undefined)
+            found = { scriptId: String(loc.scriptId), line: loc.lineNumber + 1, column: (loc.columnNumber ?? 0) + 1 };
+          else if (target !== undefined && depth < 4) locate(target, depth + 1);
+        });
+      locate(objectId, 0);
       s.post('Runtime.releaseObject', { objectId }, () => {});
     });
   } catch {

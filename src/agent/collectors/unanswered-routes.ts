@@ -2,11 +2,15 @@
 // app function known to have handled them. Nothing runs per request: a request is looked at
 // only when its connection closes while it still waits (a client that timed out, the load's
 // end) or when it still waits at the flush. The response on the connection (`socket._httpMessage`)
-// leads to its request; Express leaves the matched route on it (`req.route`, whose last handler
-// is the app function that took it last), else the server's own 'request' listener is the app
-// function that took it (plain node:http). Kept for at most MAX_UNANSWERED_ROUTES routes.
+// leads to its request; the routers the agent knows stamp it with the last function they handed
+// it to (hooks/last-handler.ts: Express, connect, polka; Fastify 5's route and its handler), Express also leaves the matched route on
+// it (`req.route`, whose last handler took it when nothing was stamped), else the server's own
+// 'request' listener is the app function that took it (plain node:http). Without a route
+// pattern the route is the URL's shape (ids in its path as `:id`). Kept for at most
+// MAX_UNANSWERED_ROUTES routes.
 import type { UnansweredRoute } from '../protocol.js';
 import { functionLocation } from './function-location.js';
+import { LAST_HANDLER, fastifyRoute } from '../hooks/last-handler.js';
 
 /** Distinct method + route entries kept (a server hung on every URL would fill any map). */
 export const MAX_UNANSWERED_ROUTES = 20;
@@ -17,6 +21,7 @@ interface Layer {
   name?: string;
 }
 interface Req {
+  [LAST_HANDLER]?: unknown;
   method?: string;
   url?: string;
   originalUrl?: string;
@@ -83,7 +88,7 @@ export class UnansweredRoutes {
       const entry = this.routes.get(key);
       this.fns.delete(key);
       const loc = functionLocation(fn);
-      if (entry !== undefined && loc !== undefined) entry.handler = { name: fn.name, ...loc };
+      if (entry !== undefined && loc !== undefined) entry.handler = { name: fn.name.replace(/^(bound )+/, ''), ...loc };
     }
     return [...this.routes.values()].map((e) => ({ ...e }));
   }
@@ -91,19 +96,25 @@ export class UnansweredRoutes {
 
 /** The route a request took and the last app function known to have handled it. */
 function routeOf(req: Req, server: ServerLike | undefined): { route: string; pattern: boolean; handler?: Fn; listener?: boolean } {
+  const fastify = fastifyRoute(req);
+  if (fastify !== undefined) return { route: fastify.route, pattern: true, ...(fastify.handler ? { handler: fastify.handler as Fn } : {}) };
+  const stamped = req[LAST_HANDLER];
+  const handed = typeof stamped === 'function' ? { handler: stamped as Fn } : undefined;
   const r = req.route;
   const route = r === undefined || r === null ? undefined : routePath(r.path, req.baseUrl ?? '');
   if (r && route !== undefined) {
     const stack = Array.isArray(r.stack) ? r.stack : [];
     const last = stack[stack.length - 1]?.handle;
-    return { route, pattern: true, ...(typeof last === 'function' ? { handler: last as Fn } : {}) };
+    const handler = handed ?? (typeof last === 'function' ? { handler: last as Fn } : {});
+    return { route, pattern: true, ...handler };
   }
   const url = req.originalUrl ?? req.url ?? '';
   const q = url.indexOf('?');
-  const path = q < 0 ? url : url.slice(0, q);
+  const shape = urlShape(q < 0 ? url : url.slice(0, q));
+  if (handed !== undefined) return { route: shape, pattern: false, ...handed };
   const listeners = typeof server?.listeners === 'function' ? server.listeners('request') : [];
   const first = listeners.find((l): l is Fn => typeof l === 'function' && !isFrameworkApp(l));
-  return { route: path, pattern: false, ...(first !== undefined ? { handler: first, listener: true } : {}) };
+  return { route: shape, pattern: false, ...(first !== undefined ? { handler: first, listener: true } : {}) };
 }
 
 /**
@@ -118,6 +129,17 @@ function routePath(path: unknown, base: string): string | undefined {
     return parts.every((x): x is string => x !== undefined) ? parts.join(', ') : undefined;
   }
   return undefined;
+}
+
+/** A path segment that names one record rather than a route: a number, a UUID, a long hex string. */
+const ID_SEGMENT = /^(\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12,})$/i;
+
+/** `/invoices/42/lines` -> `/invoices/:id/lines`: requests to one route by different ids count together. */
+export function urlShape(path: string): string {
+  return path
+    .split('/')
+    .map((s) => (ID_SEGMENT.test(s) ? ':id' : s))
+    .join('/');
 }
 
 /** An Express (or connect-style) app used as the listener: the framework's function, not the app's. */

@@ -2,9 +2,12 @@
 // up in a router). At the first listen the already-loaded frameworks are found in
 // require.cache (also when imported from ESM) and their router prototypes patched:
 // Express 5 (`router`), Express 4 (express/lib/router), Koa's app.use, @koa/router and
-// koa-router, restify.
+// koa-router, restify, polka (trouter, its router's base class: the first request a polka app
+// finds a route for shows the app, whose `use` is then patched) and connect (an app is the
+// server's 'request' listener; its own `use` is patched).
 // Express apps handed to http.createServer are also found from the server's 'request'
-// listener. Fastify refuses routes after listen, so it needs nothing. Registrations before
+// listener. The same places stamp each request with the last function they hand it to
+// (last-handler.ts), for requests left unanswered. Fastify refuses routes after listen, so it needs nothing. Registrations before
 // listen pass straight through.
 // Probing never runs framework code: properties are read from data descriptors only
 // (own-data.ts), so a getter (Express 4's `app.router`, which throws a deprecation; Express 5's
@@ -15,6 +18,7 @@ import { threadState } from '../thread-state.js';
 import { SiteCounter, withSite } from './site-counter.js';
 import { defineLike } from './wrap.js';
 import { dataFunction, dataValue, replaceData } from './own-data.js';
+import { stampExpressLayer, stampLayers, stampList, watchFastify } from './last-handler.js';
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 interface Stacked {
@@ -37,8 +41,11 @@ const EXPRESS4_ROUTER = /[\\/]node_modules[\\/]express[\\/]lib[\\/]router[\\/]in
 const KOA_ROUTER = /[\\/]node_modules[\\/](@koa[\\/]router|koa-router)[\\/]/;
 const KOA_APP = /[\\/]node_modules[\\/]koa[\\/]lib[\\/]application\.js$/;
 const RESTIFY_SERVER = /[\\/]node_modules[\\/]restify[\\/]lib[\\/]server\.js$/;
+const EXPRESS_LAYER = /[\\/]node_modules[\\/](express[\\/]lib[\\/]router|router[\\/]lib)[\\/]layer\.js$/;
+const TROUTER = /[\\/]node_modules[\\/]trouter[\\/]index\.js$/;
 /** The frameworks' own files: a registration's site is the first frame outside them. */
-const FRAMEWORK_FILE = /[\\/]node_modules[\\/](express|router|@koa[\\/]router|koa-router|koa-compose|koa|restify|find-my-way)[\\/]/;
+const FRAMEWORK_FILE =
+  /[\\/]node_modules[\\/](express|router|@koa[\\/]router|koa-router|koa-compose|koa|restify|find-my-way|polka|trouter|connect)[\\/]/;
 /** The package directory (`…/node_modules/<name>/`, scoped names included) a module file belongs to. */
 const PACKAGE_ROOT = /^(.*[\\/]node_modules[\\/](?:@[^\\/]+[\\/])?[^\\/]+[\\/])/;
 const RESTIFY_METHODS = ['get', 'post', 'put', 'del', 'patch', 'head', 'opts', 'use', 'pre'];
@@ -47,6 +54,8 @@ export class RouteGrowth implements GrowthHook {
   private readonly sites = new SiteCounter<RouteData>(() => ({ framework: '', method: '', path: '' }));
   private readonly patched = new WeakSet<object>();
   private readonly routeRouter = new WeakMap<object, Stacked>();
+  /** Polka apps seen (by the first route lookup each made). */
+  private readonly polkaApps = new WeakSet<object>();
   /** Package directories of frameworks found under another name (an npm alias such as `express4`). */
   private readonly aliasRoots: string[] = [];
   private readonly isFrameworkFile = (file: string): boolean =>
@@ -54,7 +63,8 @@ export class RouteGrowth implements GrowthHook {
   private scanned = false;
 
   install(): void {
-    // Nothing to patch before listen: the frameworks are found then.
+    // Nothing to patch before listen: the frameworks are found then. Fastify 5 publishes its handler calls.
+    watchFastify();
   }
 
   onListen(server: net.Server): void {
@@ -62,7 +72,10 @@ export class RouteGrowth implements GrowthHook {
       this.scanned = true;
       this.scanRequireCache();
     }
-    for (const fn of server.listeners('request')) this.patchExpressApp(fn);
+    for (const fn of server.listeners('request')) {
+      this.patchExpressApp(fn);
+      this.patchConnectApp(fn);
+    }
   }
 
   contribute(into: GrowthBody): void {
@@ -84,6 +97,8 @@ export class RouteGrowth implements GrowthHook {
       else if (KOA_ROUTER.test(file)) this.patchKoaRouter(exp);
       else if (KOA_APP.test(file)) this.patchKoaApp(exp);
       else if (RESTIFY_SERVER.test(file)) this.patchRestify(exp);
+      else if (EXPRESS_LAYER.test(file)) stampExpressLayer(prototypeOf(exp));
+      else if (TROUTER.test(file)) this.patchTrouter(exp);
     }
   }
 
@@ -98,6 +113,8 @@ export class RouteGrowth implements GrowthHook {
     if (dataFunction(fn, 'handle') === undefined || dataFunction(fn, 'set') === undefined) return;
     const router = dataValue(fn, '_router') ?? dataValue(fn, 'router');
     if (typeof router !== 'function' && (typeof router !== 'object' || router === null)) return;
+    const firstLayer = (dataValue(router, 'stack') as unknown[] | undefined)?.[0];
+    if (typeof firstLayer === 'object' && firstLayer !== null) stampExpressLayer(Object.getPrototypeOf(firstLayer) as object);
     const proto = ownerOf(router, 'route');
     if (proto === undefined || this.patched.has(proto)) return;
     this.noteAliasRoot(proto);
@@ -211,6 +228,78 @@ export class RouteGrowth implements GrowthHook {
     }
   }
 
+  /**
+   * A connect app as a server's request listener (a function with its own `use`, `handle` and
+   * `stack`, and no Express `set`): its stack's handlers stamp the requests they take, and its
+   * own `use` is patched (stamping what it adds).
+   */
+  private patchConnectApp(fn: unknown): void {
+    if (typeof fn !== 'function' || this.patched.has(fn)) return;
+    const stack = dataValue(fn, 'stack');
+    if (!Array.isArray(stack) || dataFunction(fn, 'handle') === undefined || dataFunction(fn, 'set') !== undefined) return;
+    if (!Object.prototype.hasOwnProperty.call(fn, 'use')) return;
+    this.patched.add(fn);
+    stampLayers(stack);
+    const self = this;
+    this.wrapMethod(fn as unknown as Record<string, unknown>, 'use', function (this: object, args, wrapper) {
+      const list = dataValue(this, 'stack');
+      if (Array.isArray(list)) stampLayers(list.slice(-1));
+      self.record(
+        { framework: 'connect', method: 'USE', path: typeof args[0] === 'string' ? args[0] : '/', stackSize: lengthOf(this, 'stack') },
+        wrapper,
+      );
+    });
+  }
+
+  /**
+   * trouter, polka's router base class: its `find` runs once per request with the app as `this`,
+   * which is how a polka app (made by a factory that exports no class) is found. Routes added
+   * after listen go through Trouter's `add` (polka's `get` and co. are bound at construction).
+   */
+  private patchTrouter(exp: unknown): void {
+    const proto = prototypeOf(exp);
+    if (proto === undefined || this.patched.has(proto)) return;
+    const find = dataFunction(proto, 'find') as Fn | undefined;
+    if (find === undefined) return;
+    this.patched.add(proto);
+    const self = this;
+    const wrapped = function (this: object, ...args: unknown[]): unknown {
+      if (!self.polkaApps.has(this)) {
+        self.polkaApps.add(this);
+        try {
+          self.patchPolkaApp(this);
+        } catch {
+          // Never break a request.
+        }
+      }
+      return find.apply(this, args);
+    };
+    defineLike(wrapped, find);
+    replaceData(proto, 'find', wrapped);
+    this.wrapMethod(proto, 'add', function (this: object, args, wrapper) {
+      const handlers = dataValue(dataValue(this, 'handlers'), String(args[0]));
+      stampList(dataValue(handlers, String(args[1])));
+      self.record({ framework: 'polka', method: String(args[0]), path: pathOf(args[1]) }, wrapper);
+    });
+  }
+
+  /** A polka app: its middleware (`wares`, `bwares`) and route handlers stamp requests; its class's `use` is patched. */
+  private patchPolkaApp(app: object): void {
+    if (!Array.isArray(dataValue(app, 'wares'))) return;
+    stampPolka(app);
+    const proto = Object.getPrototypeOf(app) as Record<string, unknown> | null;
+    if (proto === null || this.patched.has(proto)) return;
+    this.patched.add(proto);
+    const self = this;
+    this.wrapMethod(proto, 'use', function (this: object, args, wrapper) {
+      stampPolka(this);
+      self.record(
+        { framework: 'polka', method: 'USE', path: typeof args[0] === 'string' ? args[0] : '/', stackSize: polkaStackSize(this) },
+        wrapper,
+      );
+    });
+  }
+
   /** Replaces proto[name] with a wrapper that calls the original, then `after` when listening. */
   private wrapMethod(proto: Record<string, unknown>, name: string, after: (this: never, args: unknown[], wrapper: Function) => void): void {
     // Only a method the prototype itself holds as data: an inherited one is wrapped where it lives.
@@ -240,6 +329,21 @@ export class RouteGrowth implements GrowthHook {
     e.data.path = data.path;
     if (data.stackSize !== undefined) e.data.stackSize = data.stackSize;
   }
+}
+
+/** Every function a polka app calls for requests: its middleware for all paths, by base path, and its route handlers. */
+function stampPolka(app: object): void {
+  stampList(dataValue(app, 'wares'));
+  for (const list of Object.values((dataValue(app, 'bwares') as Record<string, unknown> | undefined) ?? {})) stampList(list);
+  for (const byPattern of Object.values((dataValue(app, 'handlers') as Record<string, unknown> | undefined) ?? {})) {
+    for (const list of Object.values((byPattern as Record<string, unknown> | undefined) ?? {})) stampList(list);
+  }
+}
+
+/** The functions of a polka app's middleware lists. */
+function polkaStackSize(app: object): number {
+  const bwares = (dataValue(app, 'bwares') as Record<string, unknown> | undefined) ?? {};
+  return (lengthOf(app, 'wares') ?? 0) + Object.values(bwares).reduce<number>((a, l) => a + (Array.isArray(l) ? l.length : 0), 0);
 }
 
 /** A constructor's `prototype` (a data property of every function that has one). */

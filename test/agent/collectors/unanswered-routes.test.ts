@@ -1,97 +1,85 @@
-// The unanswered-routes collector on real Express servers: a request left hanging in a route is
-// noted with the route as written and its last handler, whatever form the route's path takes
-// (a string, an array of paths, a RegExp).
+// Unanswered routes on requests as node leaves them on a connection: the function a router
+// stamped on the request is named before the server's listener, and a URL without a route
+// pattern counts by its shape (ids as `:id`), so requests to one route by different ids add up.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { UnansweredRoutes } from '../../../src/agent/collectors/unanswered-routes.js';
+import { UnansweredRoutes, urlShape } from '../../../src/agent/collectors/unanswered-routes.js';
+import { FASTIFY_CALL, LAST_HANDLER, stamping } from '../../../src/agent/hooks/last-handler.js';
 
-const require = createRequire(import.meta.url);
-// The agent runs as a CommonJS bundle, where function-location.ts reaches node:inspector through
-// `require`; this ES module test gives it the same.
-(globalThis as { require?: NodeRequire }).require ??= require;
+test('urlShape: numbers, UUIDs and long hex segments read :id; words and short hex stay', () => {
+  assert.equal(urlShape('/orders/42'), '/orders/:id');
+  assert.equal(urlShape('/u/3f2a9c1e-0b7d-4a7e-9c11-2b5e8f0a6d44/cart'), '/u/:id/cart');
+  assert.equal(urlShape('/blobs/0123456789abcdef'), '/blobs/:id');
+  assert.equal(urlShape('/cafe/menu'), '/cafe/menu');
+  assert.equal(urlShape('/'), '/');
+});
 
-type Handler = (req: unknown, res: unknown) => void;
-interface App {
-  get(path: unknown, handler: Handler): void;
-  use(path: string, router: unknown): void;
+function requireKey(): void {}
+function listener(): void {}
+
+/** A connection whose response waits, for a request that went `method url`, stamped with `last` when given. */
+function waiting(url: string, last?: unknown) {
+  const req: Record<PropertyKey, unknown> = { method: 'GET', url };
+  if (last !== undefined) req[LAST_HANDLER] = last;
+  return { _httpMessage: { req, writableEnded: false }, server: { listeners: () => [listener] } };
 }
 
-/**
- * Serves `app` (built by `mount` with a handler that never answers) on 127.0.0.1, sends one GET
- * to `url`, and notes the connection once the handler has taken the request.
- */
-async function hangOn(
-  pkg: 'express' | 'express4',
-  mount: (app: App, hang: Handler, express: { Router(): App }) => void,
-  url: string,
-): Promise<ReturnType<UnansweredRoutes['take']>> {
-  const express = require(pkg) as (() => App) & { Router(): App };
-  const app = express();
-  let taken!: () => void;
-  const reached = new Promise<void>((resolve) => (taken = resolve));
-  const hang: Handler = function leaveHanging() {
-    taken();
-  };
-  mount(app, hang, express);
-  const server = http.createServer(app as unknown as http.RequestListener);
-  const sockets: Socket[] = [];
-  server.on('connection', (s: Socket) => sockets.push(s));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const req = http.get({ host: '127.0.0.1', port, path: url, agent: false });
-  req.on('error', () => undefined);
-  try {
-    await reached;
-    const routes = new UnansweredRoutes();
-    routes.note(sockets[0] as unknown as Parameters<UnansweredRoutes['note']>[0], 1, 10);
-    return routes.take();
-  } finally {
-    req.destroy();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+test('a stamped request names the function stamped on it, and requests by different ids count as one route', () => {
+  const routes = new UnansweredRoutes();
+  routes.note(waiting('/orders/17?x=1', requireKey), 1, 4000);
+  routes.note(waiting('/orders/2048', requireKey), 1, 3000);
+  const [entry, ...rest] = routes.take()!;
+  assert.deepEqual(rest, []);
+  assert.equal(entry.route, '/orders/:id');
+  assert.equal(entry.count, 2);
+  assert.equal(entry.oldestMs, 4000);
+  assert.equal(entry.handler?.name, 'requireKey');
+  assert.notEqual(entry.listener, true);
+});
+
+test('without a stamp the server listener is named, as before', () => {
+  const routes = new UnansweredRoutes();
+  routes.note(waiting('/ping'), 1, undefined);
+  const [entry] = routes.take()!;
+  assert.equal(entry.handler?.name, 'listener');
+  assert.equal(entry.listener, true);
+});
+
+test('stamping: a wrapper keeps name and length, stamps the request, passes this and arguments, and is not wrapped twice', () => {
+  function mw(this: unknown, req: object, res: object, next: () => string): string {
+    assert.equal(this, thisArg);
+    return next();
   }
-}
-
-for (const pkg of ['express4', 'express'] as const) {
-  test(`${pkg}: a route given as an array of paths is noted with its paths and its handler`, async () => {
-    const routes = await hangOn(pkg, (app, hang) => app.get(['/', '/reports/:id'], hang), '/reports/7');
-    assert.equal(routes?.length, 1);
-    assert.equal(routes[0].route, '/, /reports/:id');
-    assert.equal(routes[0].pattern, true);
-    assert.equal(routes[0].count, 1);
-    assert.equal(routes[0].handler?.name, 'leaveHanging');
-    assert.ok((routes[0].handler?.line ?? 0) > 0);
-  });
-
-  test(`${pkg}: a RegExp route under a mounted router is noted with the mount path`, async () => {
-    const pattern = /^\/export\/(\d+)$/;
-    const routes = await hangOn(
-      pkg,
-      (app, hang, express) => {
-        const router = express.Router();
-        router.get(pattern, hang);
-        app.use('/api', router);
-      },
-      '/api/export/12',
-    );
-    assert.equal(routes?.[0].route, `/api${String(pattern)}`);
-    assert.equal(routes[0].handler?.name, 'leaveHanging');
-  });
-}
-
-test('a route with a string path keeps its mount path and handler', async () => {
-  const routes = await hangOn(
-    'express4',
-    (app, hang, express) => {
-      const router = express.Router();
-      router.get('/items/:id', hang);
-      app.use('/v1', router);
-    },
-    '/v1/items/3',
+  const thisArg = {};
+  const w = stamping(mw) as typeof mw;
+  assert.equal(w.name, 'mw');
+  assert.equal(w.length, 3);
+  assert.equal(stamping(w), w);
+  const req: Record<PropertyKey, unknown> = {};
+  assert.equal(
+    w.call(thisArg, req, {}, () => 'next'),
+    'next',
   );
-  assert.equal(routes?.[0].route, '/v1/items/:id');
-  assert.equal(routes[0].handler?.name, 'leaveHanging');
+  assert.equal(req[LAST_HANDLER], mw);
+  // Error handlers (four arguments: the error first) are left as they are.
+  const onError = (err: unknown, req: unknown, res: unknown, next: unknown) => [err, req, res, next];
+  assert.equal(stamping(onError), onError);
+});
+
+test("a request Fastify handed to a route: the route's pattern and the handler its route context holds (bound, as Fastify binds it)", () => {
+  function showAccount(): void {}
+  const context = Symbol('fastify.context');
+  const conn = waiting('/accounts/42');
+  conn._httpMessage.req[FASTIFY_CALL] = {
+    request: { [context]: { handler: showAccount.bind({}) } },
+    route: { url: '/accounts/:id', method: 'GET' },
+  };
+  const routes = new UnansweredRoutes();
+  routes.note(conn, 1, 2000);
+  const [entry] = routes.take()!;
+  assert.equal(entry.route, '/accounts/:id');
+  assert.equal(entry.pattern, true);
+  assert.equal(entry.handler?.name, 'showAccount');
+  // The bound function's target's location: the line after this test's `function showAccount` marker.
+  assert.ok((entry.handler?.line ?? 0) > 0, JSON.stringify(entry.handler));
 });

@@ -1,0 +1,106 @@
+// The last function a router handed each request to, kept on the request (one symbol-keyed
+// property store per handler call), so a request left unanswered can name the middleware or
+// route handler that took it last (collectors/unanswered-routes.ts reads it, only for such a
+// request). Express hands every layer over through one prototype method (Layer's
+// `handle_request` in Express 4, `handleRequest` in the router package of Express 5), which is
+// patched; connect and polka call their stacks' functions directly, so those functions are
+// wrapped in place, once, when route-growth.ts finds the app. A wrapper keeps the name, length
+// and properties of the function it wraps (connect tells error handlers by their length, which
+// are left as they are: their first argument is the error). Fastify 5 publishes each route
+// handler's call (`tracing:fastify.request.handler`, with the route's pattern): the raw request
+// keeps that message, whose fastify request holds the route's handler (Fastify 4 publishes none).
+import * as dc from 'node:diagnostics_channel';
+import { defineLike } from './wrap.js';
+import { dataFunction, replaceData } from './own-data.js';
+
+export const LAST_HANDLER = Symbol.for('hotpath.lastHandler');
+/** Fastify's handler message (`{ request, reply, route: { url, method } }`) kept on the raw request. */
+export const FASTIFY_CALL = Symbol.for('hotpath.fastifyCall');
+
+const FASTIFY_HANDLER_START = 'tracing:fastify.request.handler:start';
+
+type Fn = (this: unknown, ...args: unknown[]) => unknown;
+type Stamped = Record<symbol, unknown>;
+
+/** Wrappers made here, so a function is never wrapped twice. */
+const wrappers = new WeakSet<Function>();
+const patchedLayers = new WeakSet<object>();
+
+/** `fn` wrapped so that each call stamps its first argument (the request) with `fn`; error handlers and wrappers as they are. */
+export function stamping(fn: unknown): unknown {
+  if (typeof fn !== 'function' || wrappers.has(fn) || fn.length >= 4) return fn;
+  const original = fn as Fn;
+  // Fixed arguments (req, res, next), as the routers call them: no array per call.
+  const wrapper = function (this: unknown, req: unknown, res: unknown, next: unknown): unknown {
+    if (typeof req === 'object' && req !== null) (req as Stamped)[LAST_HANDLER] = original;
+    return original.call(this, req, res, next);
+  };
+  defineLike(wrapper, original);
+  wrappers.add(wrapper);
+  return wrapper;
+}
+
+/** Wraps every function of `list` in place (an array a router calls its entries from). */
+export function stampList(list: unknown): void {
+  if (!Array.isArray(list)) return;
+  for (let i = 0; i < list.length; i++) {
+    const w = stamping(list[i]);
+    if (w !== list[i]) list[i] = w;
+  }
+}
+
+/** connect's stack: `{ route, handle }` entries, each handle wrapped in place. */
+export function stampLayers(stack: unknown): void {
+  if (!Array.isArray(stack)) return;
+  for (const layer of stack as unknown[]) {
+    if (typeof layer !== 'object' || layer === null) continue;
+    const handle = (layer as { handle?: unknown }).handle;
+    const w = stamping(handle);
+    if (w !== handle) (layer as { handle?: unknown }).handle = w;
+  }
+}
+
+/**
+ * An Express Layer prototype: its request method stamps the request with the layer's handle
+ * before the layer runs it (a route's dispatch is stamped, then each of the route's own layers).
+ */
+export function stampExpressLayer(proto: object | undefined): void {
+  if (proto === undefined || patchedLayers.has(proto)) return;
+  patchedLayers.add(proto);
+  for (const name of ['handle_request', 'handleRequest']) {
+    if (!Object.prototype.hasOwnProperty.call(proto, name)) continue;
+    const original = dataFunction(proto, name) as Fn | undefined;
+    if (original === undefined) continue;
+    const wrapper = function (this: { handle?: unknown }, req: unknown, res: unknown, next: unknown): unknown {
+      if (typeof req === 'object' && req !== null) (req as Stamped)[LAST_HANDLER] = this.handle;
+      return original.call(this, req, res, next);
+    };
+    defineLike(wrapper, original);
+    replaceData(proto, name, wrapper);
+  }
+}
+
+const onFastifyHandler = (m: unknown): void => {
+  try {
+    const raw = (m as { request?: { raw?: unknown } }).request?.raw;
+    if (typeof raw === 'object' && raw !== null) (raw as Stamped)[FASTIFY_CALL] = m;
+  } catch {
+    // Never into the target.
+  }
+};
+
+/** Keeps Fastify 5's handler message on each raw request (subscribed once, for the agent's life). */
+export function watchFastify(): void {
+  dc.subscribe(FASTIFY_HANDLER_START, onFastifyHandler);
+}
+
+/** The route pattern and handler of a raw request Fastify handed to a route handler, read from the message kept on it. */
+export function fastifyRoute(req: object): { route: string; handler?: Function } | undefined {
+  const call = (req as Stamped)[FASTIFY_CALL] as { request?: object; route?: { url?: unknown } } | undefined;
+  const url = call?.route?.url;
+  if (call === undefined || typeof url !== 'string') return undefined;
+  const request = call.request;
+  const key = request === undefined ? undefined : Object.getOwnPropertySymbols(request).find((s) => s.description === 'fastify.context');
+  const handler = key === undefined ? undefined : dataFunction((request as Stamped)[key], 'handler');
+  return { route: url, ...(handler !== undefined ? { handler } : {}) };
+}

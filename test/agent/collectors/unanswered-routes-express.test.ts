@@ -1,0 +1,97 @@
+// The unanswered-routes collector on real Express servers: a request left hanging in a route is
+// noted with the route as written and its last handler, whatever form the route's path takes
+// (a string, an array of paths, a RegExp).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { UnansweredRoutes } from '../../../src/agent/collectors/unanswered-routes.js';
+
+const require = createRequire(import.meta.url);
+// The agent runs as a CommonJS bundle, where function-location.ts reaches node:inspector through
+// `require`; this ES module test gives it the same.
+(globalThis as { require?: NodeRequire }).require ??= require;
+
+type Handler = (req: unknown, res: unknown) => void;
+interface App {
+  get(path: unknown, handler: Handler): void;
+  use(path: string, router: unknown): void;
+}
+
+/**
+ * Serves `app` (built by `mount` with a handler that never answers) on 127.0.0.1, sends one GET
+ * to `url`, and notes the connection once the handler has taken the request.
+ */
+async function hangOn(
+  pkg: 'express' | 'express4',
+  mount: (app: App, hang: Handler, express: { Router(): App }) => void,
+  url: string,
+): Promise<ReturnType<UnansweredRoutes['take']>> {
+  const express = require(pkg) as (() => App) & { Router(): App };
+  const app = express();
+  let taken!: () => void;
+  const reached = new Promise<void>((resolve) => (taken = resolve));
+  const hang: Handler = function leaveHanging() {
+    taken();
+  };
+  mount(app, hang, express);
+  const server = http.createServer(app as unknown as http.RequestListener);
+  const sockets: Socket[] = [];
+  server.on('connection', (s: Socket) => sockets.push(s));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const req = http.get({ host: '127.0.0.1', port, path: url, agent: false });
+  req.on('error', () => undefined);
+  try {
+    await reached;
+    const routes = new UnansweredRoutes();
+    routes.note(sockets[0] as unknown as Parameters<UnansweredRoutes['note']>[0], 1, 10);
+    return routes.take();
+  } finally {
+    req.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+for (const pkg of ['express4', 'express'] as const) {
+  test(`${pkg}: a route given as an array of paths is noted with its paths and its handler`, async () => {
+    const routes = await hangOn(pkg, (app, hang) => app.get(['/', '/reports/:id'], hang), '/reports/7');
+    assert.equal(routes?.length, 1);
+    assert.equal(routes[0].route, '/, /reports/:id');
+    assert.equal(routes[0].pattern, true);
+    assert.equal(routes[0].count, 1);
+    assert.equal(routes[0].handler?.name, 'leaveHanging');
+    assert.ok((routes[0].handler?.line ?? 0) > 0);
+  });
+
+  test(`${pkg}: a RegExp route under a mounted router is noted with the mount path`, async () => {
+    const pattern = /^\/export\/(\d+)$/;
+    const routes = await hangOn(
+      pkg,
+      (app, hang, express) => {
+        const router = express.Router();
+        router.get(pattern, hang);
+        app.use('/api', router);
+      },
+      '/api/export/12',
+    );
+    assert.equal(routes?.[0].route, `/api${String(pattern)}`);
+    assert.equal(routes[0].handler?.name, 'leaveHanging');
+  });
+}
+
+test('a route with a string path keeps its mount path and handler', async () => {
+  const routes = await hangOn(
+    'express4',
+    (app, hang, express) => {
+      const router = express.Router();
+      router.get('/items/:id', hang);
+      app.use('/v1', router);
+    },
+    '/v1/items/3',
+  );
+  assert.equal(routes?.[0].route, '/v1/items/:id');
+  assert.equal(routes[0].handler?.name, 'leaveHanging');
+});
