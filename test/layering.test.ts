@@ -31,17 +31,7 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /** Known exceptions, each with its reason; the list only shrinks. */
-const EXCEPTIONS: ReadonlyMap<string, string> = new Map([
-  // report.json carries the budgets' verdict: a type only.
-  ['report/report-schema.js -> budget/budget.js', 'type of report.json budgets'],
-  // compare.html is drawn by the report's page machinery from compare.json's shapes: types only.
-  ['report/html/compare-payload.js -> compare/comparison.js', 'type of compare.json'],
-  ['report/html/compare-payload.js -> compare/diff-tree.js', 'type of the differential tree'],
-  ['report/html/render-compare-html.js -> compare/comparison.js', 'type of compare.json'],
-  ['report/html/render-compare-html.js -> compare/diff-tree.js', 'type of the differential tree'],
-  ['report/ui/compare-main.js -> compare/comparison.js', 'type of compare.json'],
-  ['report/ui/flame/diff-flame.js -> compare/diff-tree.js', 'type of the differential tree'],
-]);
+const EXCEPTIONS: ReadonlyMap<string, string> = new Map<string, string>([]);
 
 const part = (file: string) => file.split('/')[0].replace(/\.[jt]s$/, '');
 const rank = (p: string) => LAYERS.findIndex((l) => l.includes(p));

@@ -8,7 +8,7 @@ import { hotpathError } from '../errors.js';
 import type { Report } from '../report/report-schema.js';
 import { compareRunDirs } from '../compare/compare-runs.js';
 import { writeComparison } from '../compare/write-comparison.js';
-import type { Comparison } from '../compare/comparison.js';
+import type { Comparison } from '../report/compare-schema.js';
 import { DEFAULT_MIN_EFFECT } from '../compare/metric-verdict.js';
 import type { Budget, BudgetVerdict } from './budget.js';
 import { parseBudget, parseMaxRegression } from './parse-budget.js';

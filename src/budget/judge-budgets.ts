@@ -4,7 +4,7 @@
 // the allowed loss, so the noise of a shared CI machine does not fail a build by itself.
 
 import type { Report } from '../report/report-schema.js';
-import type { Comparison, MetricChange } from '../compare/comparison.js';
+import type { Comparison, MetricChange } from '../report/compare-schema.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { Budget, BudgetMetric, BudgetResult } from './budget.js';
 

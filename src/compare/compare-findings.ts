@@ -3,7 +3,7 @@
 // "Healthy" is no problem to resolve or keep: it is left out.
 
 import type { Finding } from '../analyze/finding.js';
-import type { FindingChange } from './comparison.js';
+import type { FindingChange } from '../report/compare-schema.js';
 
 const keyOf = (f: Finding) => `${f.code}\u0000${f.culprit?.function ?? ''}\u0000${f.culprit?.file ?? ''}`;
 

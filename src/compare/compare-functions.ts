@@ -4,7 +4,7 @@
 // Functions are matched by name and file (a fix moves lines); app code first, then by change.
 
 import type { CpuView } from '../analyze/signals/cpu-view.js';
-import type { FunctionChange } from './comparison.js';
+import type { FunctionChange } from '../report/compare-schema.js';
 
 /** A function present in one run only is listed when it took at least this share of that run's CPU. */
 export const APPEARED_MIN_SHARE = 0.005;

@@ -4,7 +4,7 @@
 
 import type { LoadResult, TimelinePoint } from '../load/load-result.js';
 import { bootstrapChange } from './bootstrap-change.js';
-import type { MetricChange } from './comparison.js';
+import type { MetricChange } from '../report/compare-schema.js';
 import { measuredChange, plainChange } from './metric-verdict.js';
 
 /** The seconds that ran whole: the last point of a window is usually a few ms long. */

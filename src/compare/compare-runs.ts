@@ -8,14 +8,14 @@ import type { RunData } from '../run-dir/run-data.js';
 import { buildReport } from '../report/build-report.js';
 import type { Report } from '../report/report-schema.js';
 import { cpuViewOf } from '../analyze/signals/cpu-view.js';
-import { COMPARISON_VERSION, type Comparison } from './comparison.js';
+import { COMPARISON_VERSION, type Comparison, type DiffTree } from '../report/compare-schema.js';
 import { compareLoad } from './compare-load.js';
 import { compareFunctions } from './compare-functions.js';
 import { compareFindings } from './compare-findings.js';
 import { compareTelemetry } from './compare-telemetry.js';
 import { runMismatches } from './run-mismatches.js';
 import { DEFAULT_MIN_EFFECT } from './metric-verdict.js';
-import { diffTree, type DiffTree } from './diff-tree.js';
+import { diffTree } from './diff-tree.js';
 
 export interface CompareOptions {
   /** Noise margin, 0..1 (default 0.1). */

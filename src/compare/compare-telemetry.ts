@@ -2,7 +2,7 @@
 // RSS and CPU per request, from each run's telemetry summary (report.json's `telemetry`).
 
 import type { TelemetrySummary } from '../report/report-schema.js';
-import type { MetricChange } from './comparison.js';
+import type { MetricChange } from '../report/compare-schema.js';
 import { plainChange } from './metric-verdict.js';
 
 const cpuPerRequestUs = (t: TelemetrySummary, requests: number) => (requests > 0 ? ((t.cpu.userMs + t.cpu.systemMs) * 1000) / requests : 0);

@@ -6,18 +6,7 @@
 
 import type { CallTree } from '../profile/call-tree.js';
 import { FRAME_KINDS } from '../profile/call-tree.js';
-
-export interface DiffTree {
-  /** Interned frames, columnar; kind indexes FRAME_KINDS. */
-  frames: { name: string[]; file: string[]; kind: number[] };
-  /** Node 0 is the root ("all"); a node's parent has a smaller index. */
-  parent: number[];
-  /** Frame index per node; -1 for the root. */
-  frame: number[];
-  /** Self CPU time per completed request, µs, in each run. */
-  selfBefore: number[];
-  selfAfter: number[];
-}
+import type { DiffTree } from '../report/compare-schema.js';
 
 /** A path is kept when it holds at least this share of the larger run's CPU per request; smaller ones fold into their caller. */
 export const DIFF_MIN_SHARE = 0.001;

@@ -3,7 +3,7 @@
 // several percent, which per-second values within one run cannot show; the margin absorbs it.
 
 import type { ChangeInterval } from './bootstrap-change.js';
-import type { MetricChange, Verdict } from './comparison.js';
+import type { MetricChange, Verdict } from '../report/compare-schema.js';
 
 /** The default noise margin: changes whose interval reaches within ±10% are not called real. */
 export const DEFAULT_MIN_EFFECT = 0.1;

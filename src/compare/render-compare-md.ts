@@ -1,6 +1,6 @@
 // The comparison as Markdown, fit for a pull-request comment (compare.md, `hotpath compare --md`).
 
-import type { Comparison, FindingChange, FunctionChange, MetricChange } from './comparison.js';
+import type { Comparison, FindingChange, FunctionChange, MetricChange } from '../report/compare-schema.js';
 
 const pct = (x: number | undefined) => (x === undefined ? '—' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`);
 

@@ -3,8 +3,7 @@
 // graph, docs/compare.md). Returns the Markdown.
 
 import { join } from 'node:path';
-import type { Comparison } from './comparison.js';
-import type { DiffTree } from './diff-tree.js';
+import type { Comparison, DiffTree } from '../report/compare-schema.js';
 import { renderCompareMarkdown } from './render-compare-md.js';
 import { renderCompareHtml } from '../report/html/render-compare-html.js';
 import { writeFilesAtomically } from '../report/write-atomic.js';

@@ -6,7 +6,7 @@ import type { LoadResult } from '../load/load-result.js';
 import type { RunMeta } from '../run-dir/schema.js';
 import type { AgentErrorRow } from '../analyze/signals/agent-errors.js';
 import type { AgentCost } from '../analyze/signals/agent-cost.js';
-import type { BudgetVerdict } from '../budget/budget.js';
+import type { BudgetVerdict } from './budget-verdict.js';
 import type { Hotspot } from '../profile/hotspots.js';
 
 export const REPORT_VERSION = 1;

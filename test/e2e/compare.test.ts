@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { root, runCli, tempOut } from '../run/helpers/run-cli.js';
-import type { Comparison } from '../../src/compare/comparison.js';
+import type { Comparison } from '../../src/report/compare-schema.js';
 import { pathToFileURL } from 'node:url';
 import { hook, launch, openReport } from '../report/html/browser.js';
 import { DIFF_NEUTRAL, GAIN_COLORS } from '../../src/report/ui/flame/diff-colors.js';

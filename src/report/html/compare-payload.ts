@@ -2,8 +2,8 @@
 // runs and their differential call tree. Types only and no Node imports, so the UI type-checks
 // against it too (docs/compare.md, compare.html).
 
-import type { Comparison } from '../../compare/comparison.js';
-import type { DiffTree } from '../../compare/diff-tree.js';
+import type { Comparison } from '../compare-schema.js';
+import type { DiffTree } from '../compare-schema.js';
 
 export const COMPARE_PAYLOAD_VERSION = 1;
 

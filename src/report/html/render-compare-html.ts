@@ -2,8 +2,8 @@
 // page built like report.html (the prebuilt compare UI inlined, the data gzip + base64, a
 // Content-Security-Policy that forbids every request).
 
-import type { Comparison } from '../../compare/comparison.js';
-import type { DiffTree } from '../../compare/diff-tree.js';
+import type { Comparison } from '../compare-schema.js';
+import type { DiffTree } from '../compare-schema.js';
 import { hotpathVersion } from '../../hotpath-version.js';
 import { COMPARE_PAYLOAD_VERSION, type ComparePayload } from './compare-payload.js';
 import { loadUiAssets, type ReportAssets } from './report-assets.js';

@@ -8,7 +8,7 @@ import { hookState, installHook } from './test-hook.js';
 import { us } from './format.js';
 import { DiffFlameSection } from './flame/diff-flame.js';
 import { COMPARE_PAYLOAD_VERSION, type ComparePayload } from '../html/compare-payload.js';
-import type { MetricChange } from '../../compare/comparison.js';
+import type { MetricChange } from '../compare-schema.js';
 
 installHook();
 window.addEventListener('error', (e) => hookState().errors.push(String(e.message)));

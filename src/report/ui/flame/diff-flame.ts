@@ -8,7 +8,7 @@ import { h, replace } from '../dom.js';
 import { us } from '../format.js';
 import { hookState } from '../test-hook.js';
 import type { DiffHookFrame } from '../hook-state.js';
-import type { DiffTree } from '../../../compare/diff-tree.js';
+import type { DiffTree } from '../../compare-schema.js';
 import { FlameCanvas, ROW_HEIGHT } from './flame-canvas.js';
 import { KIND_NAMES } from './profile-model.js';
 import { TreeBuilder, type ViewTree } from './tree-builder.js';

@@ -1,6 +1,8 @@
-// Comparison: what `hotpath compare <before> <after>` finds, the object `--json` prints and
-// compare.json holds (docs/compare.md). Changes are relative (after / before - 1) unless named
-// otherwise; per-request figures are in µs of CPU per completed request.
+// The shape of compare.json (what `hotpath compare <before> <after>` finds, the object `--json`
+// prints: docs/compare.md) and of compare.html's differential tree. Declared here, beside
+// report-schema.ts, because the report's page machinery draws compare.html; src/compare/ builds
+// them. Changes are relative (after / before - 1) unless named otherwise; per-request figures are
+// in µs of CPU per completed request.
 
 import type { Culprit, Severity } from '../analyze/finding.js';
 
@@ -60,4 +62,20 @@ export interface Comparison {
   mismatches: string[];
   /** What one run lacks, and what was left out because of it. */
   missing: string[];
+}
+
+/**
+ * The differential call tree compare.html draws (built by compare/diff-tree.ts): both runs' CPU
+ * trees merged by call path, self CPU time per completed request before and after.
+ */
+export interface DiffTree {
+  /** Interned frames, columnar; kind indexes FRAME_KINDS. */
+  frames: { name: string[]; file: string[]; kind: number[] };
+  /** Node 0 is the root ("all"); a node's parent has a smaller index. */
+  parent: number[];
+  /** Frame index per node; -1 for the root. */
+  frame: number[];
+  /** Self CPU time per completed request, µs, in each run. */
+  selfBefore: number[];
+  selfAfter: number[];
 }
