@@ -62,7 +62,11 @@ export function memoryLeak(run: RunData): Finding[] {
   }
   const after = postLoadHeap(thread, w);
   if (releasedAfterLoad(thread, w, after, baseline, growth)) return offHeap;
-  return [finding(run, thread, w, { slope: fit.slope, growth, baseline, r2: fit.r2, after }), ...offHeap];
+  const onHeap = finding(run, thread, w, { slope: fit.slope, growth, baseline, r2: fit.r2, after });
+  // Both grew (kept Buffers: their JS objects on the heap, their bytes off it): the larger growth
+  // leads; the other is folded under it (same holder: analyze-run's mergeSameCulprit keeps the first of equals).
+  const offGrowth = Number(offHeap[0]?.evidence.externalGrowthBytes ?? 0);
+  return offGrowth > growth ? [...offHeap, onHeap] : [onHeap, ...offHeap];
 }
 
 /**

@@ -37,6 +37,19 @@ test('churn: an open-model run whose connections idle longer than keepAliveTimeo
   assert.doesNotMatch(f.recommendation, /closes connections after few requests/);
 });
 
+test('churn: a timeout below the estimated idle time says nothing when no connection was cut', () => {
+  // An open-model engine that reuses its first free connection: 50 connections asked for, the
+  // estimate says each idles 10 s, but the server closed none and no client reconnected.
+  const run = syntheticRun({ connectionsPerRequest: 0.0001, keepAliveTimeout: 5000 });
+  run.load!.model = 'open';
+  run.load!.options.rate = 5;
+  run.load!.connections.closedByServer = 0;
+  run.load!.connections.opened = 1;
+  for (const t of run.threads) for (const s of t.samples) if (s.http) s.http.connections = 0;
+  if (run.threads[0]?.samples[0]?.http) run.threads[0].samples[0].http.connections = 1;
+  assert.deepEqual(connectionChurn(run), []);
+});
+
 test('churn: the app closing every connection with its own Connection: close header is named, with the line that sets it', () => {
   const site = { function: 'applyLegacyHeaders', file: '/app/lib/legacy-headers.js', line: 9, column: 7 };
   const run = syntheticRun({ cwd: '/app', connectionsPerRequest: 1, closeHeaderShare: 1, closeHeaderSite: site, keepAliveTimeout: 5000 });
