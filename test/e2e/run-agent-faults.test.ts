@@ -139,11 +139,7 @@ describe('issue 17: launchers stay quiet', () => {
     assert.ok(launcher && launcher.pid !== target, `tsx's launcher loaded the agent: ${JSON.stringify(meta.processes.map((p) => p.argv))}`);
     assert.equal(launcher.samples.length, 0, 'the launcher is not sampled');
     // Which processes were profiled (the server may have a heap profile beside its CPU profile, when its heap grew).
-    assert.deepEqual(
-      [...new Set(run.profiles.map((p) => p.pid))],
-      [target],
-      'only the server is profiled',
-    );
+    assert.deepEqual([...new Set(run.profiles.map((p) => p.pid))], [target], 'only the server is profiled');
     assert.ok(!meta.processes.find((p) => p.pid === launcher.pid)?.isTarget);
     assert.ok(
       run.threads.find((t) => t.pid === target && t.samples.length > 0),
