@@ -26,3 +26,9 @@ export const semiSpaceAdvice = (sizeMiB: number, command?: readonly string[]) =>
   ].join(' ');
 
 export const heapProfileHint = 'Run again with `--heap` to name the functions that allocate.';
+
+/** When the server stack, not the app, allocates (see GC_APP_CHOSEN_MIN_SHARE). */
+export const stackAllocationAdvice =
+  "Little of this garbage is the app's own: it is what Node and the framework allocate to answer each request. " +
+  'Nothing in the app shrinks it much; fewer middleware on the hot routes, a lighter response path ' +
+  '(a prebuilt or cached body instead of building and serializing per request) or a leaner framework do.';

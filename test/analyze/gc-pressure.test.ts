@@ -84,6 +84,44 @@ for (const noise of NOISE_LEVELS) {
   });
 }
 
+test("gc: garbage the server stack makes (Node's HTTP, the framework's response path) is a note, with no allocator named", () => {
+  // A healthy Express JSON route: most bytes before any app frame (the HTTP parser, the router),
+  // the rest in res.json's path under the handler; the handler's own objects are a sliver.
+  const express = (bytes: number, own: number) =>
+    syntheticHeapProfile(
+      [
+        { name: 'parserOnHeadersComplete', file: 'node:_http_common', line: 72, bytes: 0.6 * bytes },
+        {
+          name: 'handle',
+          file: 'node_modules/express/lib/router/layer.js',
+          line: 86,
+          bytes: 0.05 * bytes,
+          callees: [
+            {
+              name: 'getStatus',
+              file: 'server.js',
+              line: 10,
+              bytes: own,
+              callees: [{ name: 'json', file: 'node_modules/express/lib/response.js', line: 250, bytes: 0.35 * bytes }],
+            },
+          ],
+        },
+      ],
+      { cwd },
+    );
+  const [f] = gcPressure(syntheticRun({ cwd, minorGcPerS: 120, minorGcMs: 2.5, profiles: [express(90e6, 0.5e6)] }));
+  assert.equal(f.severity, 'info');
+  assert.equal(f.culprit, undefined, "the handler carries only the framework's bytes");
+  assert.ok((f.evidence.appAllocationShare as number) < 0.02, String(f.evidence.appAllocationShare));
+  assert.match(f.summary, /allocated by the app's own code; the rest by Node and the framework/);
+  assert.match(f.recommendation, /Little of this garbage is the app's own/);
+  // The same stack with a handler that builds most of the garbage itself: the app's to fix.
+  const [g] = gcPressure(syntheticRun({ cwd, minorGcPerS: 120, minorGcMs: 2.5, profiles: [express(20e6, 80e6)] }));
+  assert.equal(g.severity, 'critical');
+  assert.equal(g.culprit?.function, 'getStatus');
+  assert.ok((g.evidence.appAllocationShare as number) > 0.7, String(g.evidence.appAllocationShare));
+});
+
 test('gc: major-GC pressure is reported without the semi-space advice, and asks for --heap', () => {
   const run = syntheticRun({ minorGcPerS: 2, minorGcMs: 1, majorGcPerS: 4, majorGcMs: 35 });
   const [f] = gcPressure(run);

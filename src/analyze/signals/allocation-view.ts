@@ -8,6 +8,8 @@ import type { RunData } from '../../run-dir/run-data.js';
 import type { CallTree, Frame } from '../../profile/call-tree.js';
 import { runHeapProfile } from '../../profile/run-heap-profile.js';
 import { buildHeapTree, topAllocators } from '../../profile/build-heap-tree.js';
+import { appOwners } from '../../profile/attribution.js';
+import { pipelineTime } from '../../profile/response-pipeline.js';
 import { cpuViewOf } from './cpu-view.js';
 import { runResolver } from '../../profile/run-source-maps.js';
 import { perRun } from '../../run-dir/per-run.js';
@@ -28,6 +30,14 @@ export interface AllocationView {
    * much (see INLINED_CALLEE_MIN_RATIO).
    */
   culprit?: AllocationSite;
+  /**
+   * Share of the sampled bytes the app's own code chose to allocate: made under an app frame and
+   * not in the response pipeline (profile/response-pipeline.ts: Node's HTTP and the framework
+   * answering the request, res.json → send → etag). The rest is the server stack's cost of
+   * serving a request: bytes with no app frame on the stack (the HTTP parser, the router before
+   * any handler) and the framework's response path under the handler.
+   */
+  appChosenShare: number;
 }
 
 /**
@@ -87,7 +97,12 @@ function load(run: RunData): AllocationView | null {
         sites,
         cpuSelfOf(run),
       );
-      best = { totalBytes: tree.totalUs, sites, ...(chosen === undefined ? {} : { culprit: sites[chosen] }) };
+      best = {
+        totalBytes: tree.totalUs,
+        sites,
+        ...(chosen === undefined ? {} : { culprit: sites[chosen] }),
+        appChosenShare: appChosenBytes(tree) / tree.totalUs,
+      };
     } catch {
       continue;
     }
@@ -131,4 +146,13 @@ function cpuSelfOf(run: RunData): ((f: Frame) => number) | undefined {
   const view = cpuViewOf(run);
   if (!view) return undefined;
   return (f) => view.functions.find((c) => c.frame.name === f.name && c.frame.file === f.file && c.frame.line === f.line)?.selfUs ?? 0;
+}
+
+/** Sampled bytes allocated under an app frame, less those of the response pipeline (see AllocationView.appChosenShare). */
+function appChosenBytes(tree: CallTree): number {
+  const owner = appOwners(tree);
+  let underApp = 0;
+  for (let i = 1; i < tree.frame.length; i++) if (owner[i] >= 0) underApp += tree.self[i];
+  const pipeline = pipelineTime(tree).reduce((a, b) => a + b, 0);
+  return Math.max(0, underApp - pipeline);
 }
