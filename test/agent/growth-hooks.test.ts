@@ -1,31 +1,14 @@
 // The growth hooks in real processes: each mistake in the fixtures is reported with the
 // fixture's own file:line (found from `@site:` markers), and with counts that follow the
 // requests sent.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentMessage, GrowthMessage, CallSite, ListenMessage } from '../../src/agent/protocol.js';
-import { Collector, launch, get, getMany, destroyKeepAlive, FIXTURES, type Target } from './helpers/agent-harness.js';
+import { Collector, get, getMany, FIXTURES, agentLauncher } from './helpers/agent-harness.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-after(async () => {
-  for (const fn of cleanups.reverse()) await fn();
-  destroyKeepAlive();
-});
-
-async function startWith(args: string[]): Promise<{ c: Collector; t: Target; port: number }> {
-  const c = new Collector();
-  await c.start();
-  const t = launch(c, args);
-  cleanups.push(async () => {
-    t.kill();
-    await t.exited;
-    await c.close();
-  });
-  const listen = await c.waitForListen();
-  return { c, t, port: listen.port! };
-}
+const startWith = agentLauncher();
 
 /** The 1-based line of the `@site:<name>` marker in a fixture. */
 function markerLine(fixture: string, name: string): number {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as http from 'node:http';
+import { after } from 'node:test';
 import type { AgentMessage, ControlMessage, ListenMessage } from '../../../src/agent/protocol.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -196,4 +197,29 @@ export async function getMany(port: number, path: string, n: number, concurrency
 
 export function destroyKeepAlive(): void {
   keepAlive.destroy();
+}
+
+/**
+ * For a test file: a `startWith(args)` that launches a fixture under the agent with its own
+ * collector and resolves once it listens; whatever it started is stopped after the file's tests,
+ * and the keep-alive agent destroyed.
+ */
+export function agentLauncher(): (args: string[]) => Promise<{ c: Collector; t: Target; port: number }> {
+  const cleanups: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const fn of cleanups.reverse()) await fn();
+    destroyKeepAlive();
+  });
+  return async (args) => {
+    const c = new Collector();
+    await c.start();
+    const t = launch(c, args);
+    cleanups.push(async () => {
+      t.kill();
+      await t.exited;
+      await c.close();
+    });
+    const listen = await c.waitForListen();
+    return { c, t, port: listen.port! };
+  };
 }

@@ -3,31 +3,14 @@
 // routes registered after listen are still counted, whether Express 4 is found in require.cache
 // (node_modules/express) or only through the server's request listener (an npm alias); and a
 // framework stand-in whose router properties are throwing getters never has them called.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentMessage, GrowthMessage } from '../../../src/agent/protocol.js';
-import { Collector, launch, get, getMany, destroyKeepAlive, FIXTURES, ROOT } from '../helpers/agent-harness.js';
+import { get, getMany, FIXTURES, ROOT, agentLauncher } from '../helpers/agent-harness.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-after(async () => {
-  for (const fn of cleanups.reverse()) await fn();
-  destroyKeepAlive();
-});
-
-async function startWith(args: string[]) {
-  const c = new Collector();
-  await c.start();
-  const t = launch(c, args);
-  cleanups.push(async () => {
-    t.kill();
-    await t.exited;
-    await c.close();
-  });
-  const listen = await c.waitForListen();
-  return { c, t, port: listen.port! };
-}
+const startWith = agentLauncher();
 
 const growthWhere =
   (pred: (g: GrowthMessage) => boolean) =>

@@ -2,32 +2,15 @@
 // listen is counted at the app's line that adds it (handler growth), and a request a
 // middleware leaves unanswered names that middleware (the last function the router handed it
 // to, hooks/last-handler.ts) and its route by URL shape, once its connection closes.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentMessage, GrowthMessage, SampleMessage } from '../../../src/agent/protocol.js';
-import { Collector, launch, getMany, destroyKeepAlive, FIXTURES } from '../helpers/agent-harness.js';
+import { getMany, FIXTURES, agentLauncher } from '../helpers/agent-harness.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-after(async () => {
-  for (const fn of cleanups.reverse()) await fn();
-  destroyKeepAlive();
-});
-
-async function startWith(args: string[]) {
-  const c = new Collector();
-  await c.start();
-  const t = launch(c, args);
-  cleanups.push(async () => {
-    t.kill();
-    await t.exited;
-    await c.close();
-  });
-  const listen = await c.waitForListen();
-  return { c, t, port: listen.port! };
-}
+const startWith = agentLauncher();
 
 function markerLine(name: string): number {
   return (
