@@ -43,9 +43,13 @@ function header(partial: string[] | undefined): string {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const machine = `Node ${process.version}, ${cpus().length} × ${cpu}`;
   const today = new Date().toISOString().slice(0, 10);
-  const previous = existsSync(docPath) ? /^Last full run: .*$/m.exec(readFileSync(docPath, 'utf8'))?.[0] : undefined;
+  const doc = existsSync(docPath) ? readFileSync(docPath, 'utf8') : '';
+  const previous = /^Last full run: .*$/m.exec(doc)?.[0];
+  // Partial runs of the same day and machine add up: every section re-run that day is named.
+  const sameDay = new RegExp(`^Re-run since: (.*) on ${today}, ${machine.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.$`, 'm').exec(doc)?.[1];
+  const names = partial ? [...new Set([...(sameDay?.split(', ') ?? []), ...partial])] : [];
   const dates = partial
-    ? [previous ?? 'Last full run: none yet.', `Re-run since: ${partial.join(', ')} on ${today}, ${machine}.`]
+    ? [previous ?? 'Last full run: none yet.', `Re-run since: ${names.join(', ')} on ${today}, ${machine}.`]
     : [`Last full run: ${today}, ${machine}.`];
   return [
     '# Benchmarks',
@@ -72,7 +76,9 @@ function existingSections(): Map<string, string> {
 
 async function main(): Promise<void> {
   const filter = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-  const chosen = suites.filter((s) => filter.length === 0 || filter.some((f) => s.name.includes(f)));
+  // A suite's exact name picks that suite alone (`prof` is not also `profile`); otherwise a part of names.
+  const picks = (name: string, f: string) => (suites.some((x) => x.name === f) ? name === f : name.includes(f));
+  const chosen = suites.filter((s) => filter.length === 0 || filter.some((f) => picks(s.name, f)));
   if (chosen.length === 0) throw new Error(`no benchmark suite matches ${filter.join(', ')}`);
   ensureTools();
   const scratch = mkdtempSync(join(tmpdir(), 'hotpath-bench-'));
