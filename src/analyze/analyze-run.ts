@@ -238,18 +238,17 @@ const num = (x: unknown): number => (typeof x === 'number' && Number.isFinite(x)
 
 function specificity(f: Finding, group: Finding[]): number {
   const jsonBlocking = group.some((g) => g.category === 'event-loop-blocking' && g.evidence.work === 'json');
-  // JSON work carrying more of the CPU than GC takes of the time makes the garbage GC collects (a
-  // deep copy through JSON per request): the serialization is the cause, the GC its symptom. GC
-  // durations are wall time and swell on a busy machine (a deep copy read 11 % GC beside other
-  // tenants, 2-5 % without), the JSON share of the samples does not.
+  // Work carrying more of the CPU than GC takes of the time makes the garbage GC collects: the work
+  // is the cause, the GC its symptom. JSON (a deep copy through JSON per request) or any avoidable
+  // work of a blocking finding (regexp replaces building strings, compiling, copies). GC durations
+  // are wall time and swell on a busy machine (a deep copy read 11 % GC beside other tenants, 2-5 %
+  // without; a search slugifying 3,000 titles per request 12-16 % beside a spinning process per
+  // core, with 67 % of its samples in regexps), the work's share of the samples does not.
   const gc = group.find((g) => g.category === 'gc-pressure');
-  if (f.category === 'serialization' && gc && num(f.evidence.jsonShare) > num(gc.evidence.gcShare)) return SPECIFICITY['gc-pressure'] - 0.5;
+  const workShare =
+    f.category === 'serialization' ? f.evidence.jsonShare : f.category === 'event-loop-blocking' ? f.evidence.avoidableShare : undefined;
+  if (gc && workShare !== undefined && num(workShare) > num(gc.evidence.gcShare)) return SPECIFICITY['gc-pressure'] - 0.5;
   if (f.category === 'serialization' && jsonBlocking) return SPECIFICITY['event-loop-blocking'] - 0.5;
-  // The same for any avoidable work (regexp replaces building strings, compiling, copies): when its
-  // share of the samples exceeds GC's share, it makes the garbage. A search slugifying 3,000 titles
-  // per request read 12-16 % GC beside a spinning process per core, with 67 % of its samples in regexps.
-  if (f.category === 'event-loop-blocking' && gc && num(f.evidence.avoidableShare) > num(gc.evidence.gcShare))
-    return SPECIFICITY['gc-pressure'] - 0.5;
   if (f.code === 'HOTPATH_LATENCY_CREEP') return SPECIFICITY['sync-io'] + 0.5;
   // A handle leak names what the heap growth is made of: before a memory leak in the same function.
   if (f.code === HANDLE_LEAK) return SPECIFICITY['memory-leak'] - 0.5;

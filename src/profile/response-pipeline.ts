@@ -16,9 +16,8 @@ import { dependencyName } from './work-kind.js';
 const ANSWERING: ReadonlySet<WorkKind> = new Set(['http', 'net', 'stream']);
 
 /** Per frame index, the attributed self time (the tree's unit) that is response pipeline work. */
-export function pipelineTime(tree: CallTree): Float64Array {
+export function pipelineTime(tree: CallTree, owner: Int32Array = appOwners(tree)): Float64Array {
   const n = tree.frame.length;
-  const owner = appOwners(tree);
   const to = chargedTo(tree, owner);
   const work = nodeWork(tree);
   const packageOf = tree.frames.map((f) => (f.kind === 'deps' ? dependencyName(f.file) : undefined));

@@ -153,6 +153,6 @@ function appChosenBytes(tree: CallTree): number {
   const owner = appOwners(tree);
   let underApp = 0;
   for (let i = 1; i < tree.frame.length; i++) if (owner[i] >= 0) underApp += tree.self[i];
-  const pipeline = pipelineTime(tree).reduce((a, b) => a + b, 0);
+  const pipeline = pipelineTime(tree, owner).reduce((a, b) => a + b, 0);
   return Math.max(0, underApp - pipeline);
 }

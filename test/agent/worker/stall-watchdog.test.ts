@@ -192,28 +192,8 @@ function drivenClock(): { read: () => number; running: boolean } {
   return clock;
 }
 
-test("a thread kept off the cores is not sampled for a cause (V8's profiler on a thread that waits for a core costs it for nothing); one that runs through the silence is", async () => {
-  for (const running of [false, true]) {
-    const clock = drivenClock();
-    clock.running = running;
-    let connects = 0;
-    const cause = new StallCause(() => {
-      connects++;
-      const session = new Session();
-      session.connect();
-      return session;
-    });
-    const sent = await missBeats(700, undefined, clock.read, cause);
-    const final = sent.find((b) => !b.ongoing);
-    assert.ok(final?.threadCpuOverMs !== undefined, JSON.stringify(sent));
-    assert.equal(connects, running ? 1 : 0, `running ${running}: ${JSON.stringify(sent)}`);
-    if (!running) assert.equal(final.cause, undefined);
-  }
-});
-
-test('a stall first read as a preemption is sampled once the thread runs through it (a block on a starved machine)', async () => {
-  const clock = drivenClock();
-  clock.running = false;
+/** A stall-cause sampler on this thread, and how many times it connected its profiler session. */
+function countedCause(): { cause: StallCause; connects: () => number } {
   let connects = 0;
   const cause = new StallCause(() => {
     connects++;
@@ -221,6 +201,26 @@ test('a stall first read as a preemption is sampled once the thread runs through
     session.connect();
     return session;
   });
+  return { cause, connects: () => connects };
+}
+
+test("a thread kept off the cores is not sampled for a cause (V8's profiler on a thread that waits for a core costs it for nothing); one that runs through the silence is", async () => {
+  for (const running of [false, true]) {
+    const clock = drivenClock();
+    clock.running = running;
+    const { cause, connects } = countedCause();
+    const sent = await missBeats(700, undefined, clock.read, cause);
+    const final = sent.find((b) => !b.ongoing);
+    assert.ok(final?.threadCpuOverMs !== undefined, JSON.stringify(sent));
+    assert.equal(connects(), running ? 1 : 0, `running ${running}: ${JSON.stringify(sent)}`);
+    if (!running) assert.equal(final.cause, undefined);
+  }
+});
+
+test('a stall first read as a preemption is sampled once the thread runs through it (a block on a starved machine)', async () => {
+  const clock = drivenClock();
+  clock.running = false;
+  const { cause, connects } = countedCause();
   // Kept off the cores for the first 400 ms of the silence, then running its own code for 600 ms.
   const sent = await missBeats(
     1000,
@@ -237,7 +237,7 @@ test('a stall first read as a preemption is sampled once the thread runs through
     sent.some((b) => !b.ongoing),
     JSON.stringify(sent),
   );
-  assert.equal(connects, 1, JSON.stringify(sent));
+  assert.equal(connects(), 1, JSON.stringify(sent));
 });
 
 test("watchedThreadCpu: the main thread's own CPU on Linux (it advances while this thread computes), nothing for a worker thread", () => {
