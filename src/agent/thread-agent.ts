@@ -31,6 +31,8 @@ import { HttpCollector } from './collectors/http-collector.js';
 import { DrivenServer } from './driven-server.js';
 import { GcCollector } from './collectors/gc-collector.js';
 import { Sampler } from './collectors/sampler.js';
+import { loopTick } from './collectors/loop-delay.js';
+import { timed, timedEvery } from './own-time.js';
 import { unrefInterval, listen, originalClearInterval } from './originals.js';
 import { epochNow } from './clock.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
@@ -134,8 +136,12 @@ export class ThreadAgent {
     threadState.listening = true;
     guardPart(PART.http, () => this.http.start());
     guardPart(PART.gc, () => this.gc.start());
-    guardPart(PART.sampler, () => this.sampler.start());
-    this.timers.push(unrefInterval(() => safely('sample', () => this.sendSample()), this.opts.config.intervalMs));
+    // The sample rides on the loop-delay timer when the interval is a whole number of its periods (one wakeup for both).
+    const sample = (): void => safely('sample', () => this.sendSample());
+    const intervalMs = this.opts.config.intervalMs;
+    const tick = loopTick(intervalMs, timed(sample, timedEvery(intervalMs)));
+    guardPart(PART.sampler, () => this.sampler.start(tick));
+    if (tick === undefined || partFailed(PART.sampler)) this.timers.push(unrefInterval(sample, intervalMs));
     this.timers.push(unrefInterval(() => safely('growth', () => this.sendGrowth()), GROWTH_EVERY_MS));
     if (isMainThread) {
       this.worker = guardPart(PART.worker, () => this.startWorker(false));
@@ -160,12 +166,13 @@ export class ThreadAgent {
     if (body !== undefined) this.conn.send(body);
   }
 
-  private sendSample(postLoadGc?: SampleMessage['postLoadGc']): void {
+  /** `fresh`: a run's last samples (flush, exit, after the post-load GC) read every memory figure now. */
+  private sendSample(postLoadGc?: SampleMessage['postLoadGc'], fresh = postLoadGc !== undefined): void {
     if (this.beat !== undefined) this.beat[0] = epochNow();
     const gcOk = !partFailed(PART.gc);
     const events = gcOk ? (guardPart(PART.gc, () => this.gc.take()) ?? []) : [];
     if (events.length > 0) this.conn.send({ type: 'gc', events });
-    const sample = guardPart(PART.sampler, () => this.sampler.take(this.conn.dropped + (gcOk ? this.gc.dropped : 0)));
+    const sample = guardPart(PART.sampler, () => this.sampler.take(this.conn.dropped + (gcOk ? this.gc.dropped : 0), fresh));
     if (sample === undefined) return;
     const gc = gcOk ? guardPart(PART.gc, () => this.gc.takeInterval()) : undefined;
     if (gc !== undefined) {
@@ -292,7 +299,7 @@ export class ThreadAgent {
     this.sendPrimary();
     if (this.started) {
       this.http.noteStillWaiting();
-      this.sendSample();
+      this.sendSample(undefined, true);
       this.sendGrowth();
     }
     const worker = this.worker;
@@ -309,7 +316,7 @@ export class ThreadAgent {
     // A crash or process.exit() mid-profile: the worker writes it first (bounded), then bye.
     const worker = this.worker;
     if (worker !== undefined) safely('profile-rescue', () => rescueProfilesAtExit(worker, this.rescue));
-    if (this.started) this.sendSample();
+    if (this.started) this.sendSample(undefined, true);
     this.sendPrimary();
     this.conn.send({ type: 'bye', reason: 'exit' });
     for (const t of this.timers) originalClearInterval(t);

@@ -7,19 +7,38 @@
 //
 // Like monitorEventLoopDelay, a delay is the time between two consecutive fires minus the
 // timer's period, so an idle loop reads ≈ 0 and one long block shows as one long delay.
+// The same timer can carry the thread's sample tick (start's `tick`): one wakeup serves both.
 import { performance } from 'node:perf_hooks';
 import type { HistogramSummary } from '../protocol.js';
-import { originalClearInterval, unrefInterval } from '../originals.js';
+import { originalClearInterval, originalSetInterval } from '../originals.js';
+import { timed, timedEvery } from '../own-time.js';
 import { summarize } from './histogram-summary.js';
 import { LogHistogram } from './log-histogram.js';
 
 /**
- * The timer's period, ms: delays are measured with this resolution. Each fire wakes node's
- * timer machinery with cold caches on a busy core: sampled with perf on the overhead server,
- * timer work was 1.27 % of its samples at 10 ms and 0.86 % at 20 ms. Blocking is judged from
- * 100 ms up, and the stall watchdog times long blocks on its own.
+ * The timer's period, ms: delays are measured with this resolution, two per default sample
+ * interval. Each fire wakes node's timer machinery with cold caches on a busy core: sampled
+ * with perf on the overhead server, timer work was 1.27 % of its samples at 10 ms and 0.86 % at
+ * 20 ms; on an idle server at load average 16 the 20 ms timer was 5 of the agent's 8.5 ms of
+ * main-thread CPU a second (≈ 100 µs a wakeup). Blocking is judged from 100 ms up, and the
+ * stall watchdog times long blocks on its own.
  */
-export const LOOP_DELAY_RESOLUTION_MS = 20;
+export const LOOP_DELAY_RESOLUTION_MS = 50;
+
+/** A callback run at every `every`-th fire of the delay timer, after the delay is recorded. */
+export interface LoopTick {
+  every: number;
+  fn: () => void;
+}
+
+/**
+ * The tick that fires every `intervalMs` on the delay timer, or undefined when `intervalMs` is
+ * not a whole number of its periods (the caller then keeps a timer of its own).
+ */
+export function loopTick(intervalMs: number, fn: () => void): LoopTick | undefined {
+  const every = intervalMs / LOOP_DELAY_RESOLUTION_MS;
+  return Number.isInteger(every) && every >= 1 ? { every, fn } : undefined;
+}
 
 export class LoopDelay {
   /** Delays in µs. */
@@ -27,10 +46,24 @@ export class LoopDelay {
   private timer: NodeJS.Timeout | undefined;
   private last = 0;
 
-  start(): void {
+  /**
+   * `tick`: also run `tick.fn` at every `tick.every`-th fire (the sampler's interval), so the
+   * thread wakes once for both. The two are timed apart as the agent's own time (own-time.ts):
+   * timed together, one call in N would always land on the same kind of fire.
+   */
+  start(tick?: LoopTick): void {
     if (this.timer !== undefined) return;
     this.last = performance.now();
-    this.timer = unrefInterval(() => this.fired(), LOOP_DELAY_RESOLUTION_MS);
+    const record = timed(() => this.fired(), timedEvery(LOOP_DELAY_RESOLUTION_MS));
+    const every = tick?.every ?? 0;
+    let left = every;
+    this.timer = originalSetInterval(() => {
+      record();
+      if (tick === undefined || --left > 0) return;
+      left = every;
+      tick.fn();
+    }, LOOP_DELAY_RESOLUTION_MS);
+    this.timer.unref();
   }
 
   stop(): void {
