@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LoopDelay, LOOP_DELAY_RESOLUTION_MS } from '../../../src/agent/collectors/loop-delay.js';
+import { LoopDelay, LOOP_DELAY_RESOLUTION_MS, loopTick } from '../../../src/agent/collectors/loop-delay.js';
 
 function block(ms: number): void {
   const end = performance.now() + ms;
@@ -15,7 +15,7 @@ test('an idle loop has small delays, one per timer period', async () => {
   try {
     await sleep(300);
     const s = d.take();
-    // 300 ms at a 10 ms period: about 30 fires (fewer on a busy machine, never many more).
+    // 300 ms at the timer's period: 300 / period fires (fewer on a busy machine, never many more).
     assert.ok(s.count >= 5 && s.count <= 300 / LOOP_DELAY_RESOLUTION_MS + 2, `count ${s.count}`);
     assert.ok(s.min >= 0 && s.p50 < 20, JSON.stringify(s));
   } finally {
@@ -30,9 +30,11 @@ test('a 200 ms block shows as one delay of about 200 ms, and take() resets', asy
     await sleep(50);
     d.take();
     block(200);
-    await sleep(30);
+    // At least one more fire after the late one, so the block is not the only delay.
+    await sleep(LOOP_DELAY_RESOLUTION_MS + 30);
     const s = d.take();
-    assert.ok(s.max >= 185 && s.max <= 260, `max ${s.max}`);
+    // The timer is late by the block less the part of its period already gone when the block began.
+    assert.ok(s.max >= 200 - LOOP_DELAY_RESOLUTION_MS - 5 && s.max <= 260, `max ${s.max}`);
     assert.ok(s.p50 < s.max, JSON.stringify(s));
     const after = d.take();
     assert.ok(after.max < 150, `after reset: ${JSON.stringify(after)}`);
@@ -48,4 +50,34 @@ test('stop() ends the timer: nothing is recorded afterwards and nothing keeps th
   d.take();
   await sleep(50);
   assert.equal(d.take().count, 0);
+});
+
+test('a tick rides on the delay timer: it runs at every n-th fire, after the delay is recorded, with no timer of its own', async () => {
+  const d = new LoopDelay();
+  const seen: number[] = [];
+  const tick = loopTick(2 * LOOP_DELAY_RESOLUTION_MS, () => seen.push(d.take().count));
+  assert.ok(tick);
+  assert.equal(tick.every, 2);
+  d.start(tick);
+  try {
+    await sleep(9 * LOOP_DELAY_RESOLUTION_MS);
+    // Each tick finds the fires since the last one in the histogram, its own included.
+    assert.ok(seen.length >= 2 && seen.length <= 5, `${seen.length} ticks`);
+    for (const count of seen.slice(1)) assert.equal(count, 2);
+  } finally {
+    d.stop();
+  }
+  const ticks = seen.length;
+  await sleep(3 * LOOP_DELAY_RESOLUTION_MS);
+  assert.equal(seen.length, ticks, 'stop() ends the tick too');
+});
+
+test('an interval that is not a whole number of delay periods gets no tick (the caller keeps its own timer)', () => {
+  assert.equal(loopTick(LOOP_DELAY_RESOLUTION_MS + 1, () => {})?.every, undefined);
+  assert.equal(
+    loopTick(LOOP_DELAY_RESOLUTION_MS / 2, () => {}),
+    undefined,
+  );
+  assert.equal(loopTick(LOOP_DELAY_RESOLUTION_MS, () => {})?.every, 1);
+  assert.equal(loopTick(1000, () => {})?.every, 1000 / LOOP_DELAY_RESOLUTION_MS);
 });
