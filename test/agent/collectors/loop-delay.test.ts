@@ -13,10 +13,10 @@ test('an idle loop has small delays, one per timer period', async () => {
   const d = new LoopDelay();
   d.start();
   try {
-    await sleep(300);
+    await sleep(10 * LOOP_DELAY_RESOLUTION_MS);
     const s = d.take();
-    // 300 ms at the timer's period: 300 / period fires (fewer on a busy machine, never many more).
-    assert.ok(s.count >= 5 && s.count <= 300 / LOOP_DELAY_RESOLUTION_MS + 2, `count ${s.count}`);
+    // Ten periods: about ten fires (fewer on a busy machine, never many more).
+    assert.ok(s.count >= 3 && s.count <= 12, `count ${s.count}`);
     assert.ok(s.min >= 0 && s.p50 < 20, JSON.stringify(s));
   } finally {
     d.stop();
