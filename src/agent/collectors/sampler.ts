@@ -1,7 +1,8 @@
 // The per-interval sample of one thread: event-loop delay (loop-delay.ts, reset each
 // interval), ELU, CPU (process and, on Node 22+, this thread), memory (the RSS once a second),
-// active resources and server-side HTTP. Runs on an unref'd timer; a blocked loop shows up as one long ELD sample
-// here, and as `stall` messages from the agent worker while it lasts.
+// active resources and server-side HTTP. Taken on the loop-delay timer's tick (or an unref'd
+// timer of its own); a blocked loop shows up as one long ELD sample here, and as `stall`
+// messages from the agent worker while it lasts.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import type { SampleMessage } from '../protocol.js';
