@@ -51,6 +51,8 @@ const NOTED = Symbol('hotpath.unanswered');
 export class UnansweredRoutes {
   private readonly routes = new Map<string, UnansweredRoute>();
   private readonly fns = new Map<string, Fn>();
+  /** Script ids of the handlers located since the last takeScripts(). */
+  private scripts: string[] = [];
   private changed = false;
 
   /**
@@ -92,9 +94,23 @@ export class UnansweredRoutes {
       const entry = this.routes.get(key);
       this.fns.delete(key);
       const loc = functionLocation(fn);
-      if (entry !== undefined && loc !== undefined) entry.handler = { name: fn.name.replace(/^(bound )+/, ''), ...loc };
+      if (entry !== undefined && loc !== undefined) {
+        entry.handler = { name: fn.name.replace(/^(bound )+/, ''), ...loc };
+        if (!this.scripts.includes(loc.scriptId)) this.scripts.push(loc.scriptId);
+      }
     }
     return [...this.routes.values()].map((e) => ({ ...e }));
+  }
+
+  /**
+   * The scripts of the handlers take() located since the last call: the agent's worker writes
+   * their function ranges at the flush (the CLI finds a handler's URL there when the CPU profile
+   * never sampled its script).
+   */
+  takeScripts(): string[] {
+    const out = this.scripts;
+    this.scripts = [];
+    return out;
   }
 }
 
