@@ -3,8 +3,8 @@
 // only when its connection closes while it still waits (a client that timed out, the load's
 // end) or when it still waits at the flush. The response on the connection (`socket._httpMessage`)
 // leads to its request; the routers the agent knows stamp it with the last function they handed
-// it to (hooks/last-handler.ts: Express, connect, polka, restify; Fastify 5's route and its handler;
-// hooks/framework-stamps.ts: Fastify's hooks and handlers, Koa and @koa/router, hapi, Hono, whose
+// it to (hooks/last-handler.ts: Express, connect, polka; Fastify 5's route and its handler;
+// hooks/framework-stamps.ts: Fastify's hooks and handlers, Koa and @koa/router, hapi, restify, Hono, whose
 // own request object, kept beside the stamp, knows the route's pattern), Express also leaves the matched route on
 // it (`req.route`, whose last handler took it when nothing was stamped), else the server's own
 // 'request' listener is the app function that took it (plain node:http). Without a route
