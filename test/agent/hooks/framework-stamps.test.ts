@@ -6,11 +6,10 @@
 // extension added per request is counted at the app's line that adds it (handler growth).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentMessage, GrowthMessage, SampleMessage, UnansweredRoute } from '../../../src/agent/protocol.js';
-import { getMany, FIXTURES, agentLauncher } from '../helpers/agent-harness.js';
+import { abandon, getMany, FIXTURES, agentLauncher } from '../helpers/agent-harness.js';
 
 const startWith = agentLauncher();
 const FIXTURE = 'hung-frameworks.cjs';
@@ -20,18 +19,6 @@ function markerLine(name: string, module?: string): number {
   const lines = readFileSync(join(FIXTURES, FIXTURE), 'utf8').split('\n');
   const from = module === undefined ? 0 : lines.findIndex((l) => l.includes(`fw === '${module}'`));
   return lines.findIndex((l, i) => i >= from && l.includes(`@site:${name}`)) + 1;
-}
-
-/** A request that gets no answer: its socket is destroyed after `ms`, which closes the server's connection. */
-function abandon(port: number, path: string, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path, agent: false }, () => resolve());
-    req.on('error', () => resolve());
-    setTimeout(() => {
-      req.destroy();
-      resolve();
-    }, ms);
-  });
 }
 
 /** Route patterns as each framework writes them. */
