@@ -105,12 +105,15 @@ export class RouteGrowth implements GrowthHook {
   private scanRequireCache(): void {
     const cache = (require as NodeJS.Require).cache;
     const files = Object.keys(cache);
-    const composeFile = files.find((f) => KOA_COMPOSE.test(f));
-    const compose = composeFile === undefined ? undefined : dataFunction(cache[composeFile], 'exports');
+    const anyCompose = files.find((f) => KOA_COMPOSE.test(f));
     for (const file of files) {
       const exp = dataValue(cache[file], 'exports') as Record<string, unknown> | undefined;
       if ((typeof exp !== 'object' && typeof exp !== 'function') || exp === null) continue;
       if (LIB_APPLICATION.test(file) && isKoaApplication(exp)) {
+        // The koa-compose this Koa required (a module's children are those it loaded first), else any.
+        const children = dataValue(cache[file], 'children');
+        const own = Array.isArray(children) ? children.find((m) => KOA_COMPOSE.test(String(dataValue(m, 'id')))) : undefined;
+        const compose = dataFunction(own ?? (anyCompose === undefined ? undefined : cache[anyCompose]), 'exports');
         this.patchKoaApp(exp, compose);
         continue;
       }
