@@ -38,7 +38,7 @@ import { epochNow } from './clock.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
 import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-rescue.js';
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
-import { MAIN_FLUSHED, type AgentWorkerData, type HeapWantedMessage } from './worker/worker-data.js';
+import { MAIN_FLUSHED, type AgentWorkerData, type HeapWantedMessage, type ScriptsWantedMessage } from './worker/worker-data.js';
 import { HeapTrigger } from './profiling/heap-trigger.js';
 import { newCostBuffer } from './worker/own-cpu.js';
 import { isPostLoadGc, POST_LOAD_SAMPLED } from './profiling/post-load-gc.js';
@@ -188,6 +188,11 @@ export class ThreadAgent {
     }
     if (postLoadGc !== undefined) sample.postLoadGc = postLoadGc;
     this.conn.send(sample);
+    // Scripts of handlers that left requests unanswered: their function ranges are written at the flush.
+    const scripts = this.http.unanswered.takeScripts();
+    const to = this.worker;
+    if (to !== undefined && scripts.length > 0)
+      safely('unanswered-scripts', () => to.postMessage({ hotpathScriptsWanted: scripts } satisfies ScriptsWantedMessage));
   }
 
   /**

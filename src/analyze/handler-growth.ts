@@ -77,8 +77,13 @@ function registrations(thread: ThreadTelemetry, g: RouteGroup): GrowthStats | un
   );
 }
 
-/** `GET /users`, or `middleware on /` for use() registrations. */
-const routeName = (r: RouteEntry) => (/^(use|all|\*)$/i.test(r.method) ? `middleware on ${r.path}` : `${r.method} ${r.path}`);
+/** `GET /users`, `middleware on /` for use() (and restify's pre()) registrations, `extension onPreResponse` for hapi's ext(). */
+const routeName = (r: RouteEntry) =>
+  /^ext$/i.test(r.method)
+    ? `extension ${r.path}`
+    : /^(use|all|pre|\*)$/i.test(r.method)
+      ? `middleware on ${r.path}`
+      : `${r.method} ${r.path}`;
 
 /** Koa keeps middleware in one array that runs in order until one does not call next(). */
 const stackName = (framework: string) =>
@@ -89,15 +94,17 @@ const stackName = (framework: string) =>
  * latency creep shows.
  */
 const walk = (framework: string, creeping: boolean) =>
-  framework !== 'koa'
-    ? creeping
-      ? 'every request walks past each copy'
-      : 'latency did not creep, so the copies sit where the requests answered so far do not reach them; they hold memory, ' +
-        'and every request that gets that far (a route registered after them, a 404) walks past each one'
-    : creeping
-      ? 'each copy stays in app.middleware and runs on every request that gets that far'
-      : 'latency did not creep: Koa composed its middleware when the server was made (app.callback()), so the copies ' +
-        'pile up in app.middleware (memory) and the middleware added late never runs';
+  framework === 'hapi'
+    ? 'hapi adds each to the lifecycle of every route (each registration rebuilds them all), so every request runs each copy'
+    : framework !== 'koa'
+      ? creeping
+        ? 'every request walks past each copy'
+        : 'latency did not creep, so the copies sit where the requests answered so far do not reach them; they hold memory, ' +
+          'and every request that gets that far (a route registered after them, a 404) walks past each one'
+      : creeping
+        ? 'each copy stays in app.middleware and runs on every request that gets that far'
+        : 'latency did not creep: Koa composed its middleware when the server was made (app.callback()), so the copies ' +
+          'pile up in app.middleware (memory) and the middleware added late never runs';
 
 function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: LatencyTrend | undefined): Finding {
   const s = registrations(thread, g);
@@ -108,7 +115,11 @@ function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: La
   const deep = stack >= HANDLER_GROWTH_CRITICAL_STACK;
   const where = culprit ? ` Registered by \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : '';
   const stackText = stack > 0 ? ` ${stackName(top.framework)} now holds ${stack} ${top.framework === 'koa' ? 'functions' : 'layers'}.` : '';
-  const rate = s && s.perSecond > 0 ? ` (${round(s.perSecond, 1)} per second)` : '';
+  const rates = [
+    ...(s && s.perSecond > 0 ? [`${round(s.perSecond, 1)} per second`] : []),
+    ...(s && s.perRequest > 0 ? [`${round(s.perRequest, 2)} per request`] : []),
+  ];
+  const rate = rates.length > 0 ? ` (${rates.join(', ')})` : '';
   return buildFinding({
     code: 'HOTPATH_HANDLER_GROWTH',
     category: 'handler-growth',

@@ -74,3 +74,23 @@ test("handler growth: Koa middleware added per request is named as Koa's middlew
   });
   assert.match(handlerGrowth(creeping)[0].summary, /each copy stays in app\.middleware and runs on every request that gets that far/);
 });
+
+test('handler growth: a hapi extension added per request names the function that adds it and the registrations per request', () => {
+  const site = { function: 'ensureCors', file: '/srv/app/lib/cors.js', line: 12, column: 10 };
+  const run = syntheticRun({
+    seed: 1,
+    rps: 200,
+    routeGrowth: [{ framework: 'hapi', method: 'EXT', path: 'onPreResponse', perSecond: 200, site }],
+  });
+  const [f] = handlerGrowth(run);
+  assert.ok(f);
+  assert.equal(f.title, 'Extension onPreResponse is registered again and again after listen');
+  assert.match(
+    f.summary,
+    /^hapi extension onPreResponse was registered \d+ times after the server started listening \(\d+(\.\d)? per second, [\d.]+ per request\)/,
+  );
+  assert.match(f.summary, /hapi adds each to the lifecycle of every route/);
+  const perRequest = f.evidence.perRequest as number;
+  assert.ok(perRequest > 0.8 && perRequest < 1.2, `perRequest ${perRequest}`);
+  assert.deepEqual([f.culprit?.function, f.culprit?.file], ['ensureCors', 'lib/cors.js']);
+});

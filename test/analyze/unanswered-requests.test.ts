@@ -238,3 +238,30 @@ test('unanswered: without a profile, or with a handler in node_modules, the rout
   );
   assert.equal(g.culprit, undefined, 'node:events is no app code');
 });
+
+test('unanswered: a handler whose script the CPU profile never sampled is found by the function ranges written for it', () => {
+  const cwd = '/srv/app';
+  const audit = pathToFileURL(join(cwd, 'lib/audit.js')).href;
+  const other = pathToFileURL(join(cwd, 'lib/other.js')).href;
+  const hung = {
+    method: 'GET',
+    route: '/invoices/{id}',
+    pattern: true,
+    count: 20,
+    handler: { name: 'auditRequest', scriptId: '77', line: 14, column: 28 },
+  };
+  const run = stuckWith([hung], [routeProfile(cwd)]);
+  // Function ranges are 0-based and begin at the function's start, V8's location at its parameters.
+  run.functionRanges = {
+    [other]: [['auditRequest', 2, 0, 5, 1, 1]],
+    [audit]: [
+      ['', 0, 0, 20, 0, 1],
+      ['auditRequest', 13, 0, 16, 1, 40],
+    ],
+  };
+  const [f] = unansweredRequests(run);
+  assert.deepEqual(f.culprit, { function: 'auditRequest', file: 'lib/audit.js', line: 14, column: 28 });
+  // Two scripts define it on that line: no guess.
+  run.functionRanges[other] = [['auditRequest', 13, 0, 16, 1, 1]];
+  assert.equal(unansweredRequests(run)[0].culprit, undefined);
+});

@@ -85,6 +85,17 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'fastify-hung-route': { category: 'unanswered-requests', culprit: { function: 'showAccount', file: 'lib/accounts.js' } },
   // The load engine honours the header (a new connection per request); the line that sets it is named.
   'close-header-api': { category: 'connection-churn', culprit: { function: 'applyHeaders', file: 'lib/headers.js' } },
+  // Fastify 4 publishes no handler call: the hooks and handlers the app registers are wrapped (fastify.initialization).
+  'fastify4-quota-hook': { category: 'unanswered-requests', culprit: { function: 'checkQuota', file: 'lib/quota.js' } },
+  // Koa composes a copy of app.middleware: the agent runs the same functions wrapped; @koa/router's layers in place.
+  'koa2-hung-lookup': { category: 'unanswered-requests', culprit: { function: 'showProduct', file: 'lib/prices.js' } },
+  // Every hapi app function runs through the toolkit's execute: an ext point that never continues is named.
+  'hapi-hung-ext': { category: 'unanswered-requests', culprit: { function: 'auditRequest', file: 'lib/audit.js' } },
+  // Hono's context knows the matched routes and which ran last.
+  'hono-hung-route': { category: 'unanswered-requests', culprit: { function: 'avatar', file: 'lib/avatars.js' } },
+  'restify-hung-route': { category: 'unanswered-requests', culprit: { function: 'getTicket', file: 'lib/tickets.js' } },
+  // server.ext per request: the function that keeps adding the extension, not the extension.
+  'hapi-ext-growth': { category: 'handler-growth', culprit: { function: 'ensureCors', file: 'lib/cors.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -183,6 +194,18 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     if (e.api !== undefined) assert.equal(e.api, 'crypto.pbkdf2');
   },
   'export-hung-aliases': (e) => assert.equal(e.unansweredRoute, 'GET /export/:format, /reports/:id/export/:format'),
+  'fastify4-quota-hook': (e) => assert.equal(e.unansweredRoute, 'GET /orders/:id'),
+  'koa2-hung-lookup': (e) => assert.equal(e.unansweredRoute, 'GET /products/:id'),
+  'hapi-hung-ext': (e) => assert.equal(e.unansweredRoute, 'GET /invoices/{id}'),
+  'hono-hung-route': (e) => assert.equal(e.unansweredRoute, 'GET /users/:id/avatar'),
+  'restify-hung-route': (e) => assert.equal(e.unansweredRoute, 'GET /tickets/:id'),
+  // About one registration per request, said per request.
+  'hapi-ext-growth': (e) => {
+    assert.equal(e.framework, 'hapi');
+    assert.equal(e.path, 'onPreResponse');
+    const perRequest = e.perRequest as number;
+    assert.ok(perRequest > 0.8 && perRequest <= 1.05, `perRequest ${perRequest}`);
+  },
   'webhook-buffer-archive': (e) => {
     assert.equal(e.externalGrowthBytes !== undefined, true, "the Buffers' bytes are off the heap");
     const held = e.heldIn as { name?: string; scope?: string } | undefined;

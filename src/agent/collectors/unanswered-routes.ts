@@ -3,14 +3,17 @@
 // only when its connection closes while it still waits (a client that timed out, the load's
 // end) or when it still waits at the flush. The response on the connection (`socket._httpMessage`)
 // leads to its request; the routers the agent knows stamp it with the last function they handed
-// it to (hooks/last-handler.ts: Express, connect, polka; Fastify 5's route and its handler), Express also leaves the matched route on
+// it to (hooks/last-handler.ts: Express, connect, polka; Fastify 5's route and its handler;
+// hooks/framework-stamps.ts: Fastify's hooks and handlers, Koa and @koa/router, hapi, restify, Hono, whose
+// own request object, kept beside the stamp, knows the route's pattern), Express also leaves the matched route on
 // it (`req.route`, whose last handler took it when nothing was stamped), else the server's own
 // 'request' listener is the app function that took it (plain node:http). Without a route
 // pattern the route is the URL's shape (ids in its path as `:id`). Kept for at most
 // MAX_UNANSWERED_ROUTES routes.
 import type { UnansweredRoute } from '../protocol.js';
 import { functionLocation } from './function-location.js';
-import { LAST_HANDLER, fastifyRoute } from '../hooks/last-handler.js';
+import { LAST_CALL, LAST_HANDLER, fastifyRoute } from '../hooks/last-handler.js';
+import { dataValue } from '../hooks/own-data.js';
 
 /** Distinct method + route entries kept (a server hung on every URL would fill any map). */
 export const MAX_UNANSWERED_ROUTES = 20;
@@ -22,6 +25,7 @@ interface Layer {
 }
 interface Req {
   [LAST_HANDLER]?: unknown;
+  [LAST_CALL]?: unknown;
   method?: string;
   url?: string;
   originalUrl?: string;
@@ -47,6 +51,8 @@ const NOTED = Symbol('hotpath.unanswered');
 export class UnansweredRoutes {
   private readonly routes = new Map<string, UnansweredRoute>();
   private readonly fns = new Map<string, Fn>();
+  /** Script ids of the handlers located since the last takeScripts(). */
+  private scripts: string[] = [];
   private changed = false;
 
   /**
@@ -88,18 +94,36 @@ export class UnansweredRoutes {
       const entry = this.routes.get(key);
       this.fns.delete(key);
       const loc = functionLocation(fn);
-      if (entry !== undefined && loc !== undefined) entry.handler = { name: fn.name.replace(/^(bound )+/, ''), ...loc };
+      if (entry !== undefined && loc !== undefined) {
+        entry.handler = { name: fn.name.replace(/^(bound )+/, ''), ...loc };
+        if (!this.scripts.includes(loc.scriptId)) this.scripts.push(loc.scriptId);
+      }
     }
     return [...this.routes.values()].map((e) => ({ ...e }));
+  }
+
+  /**
+   * The scripts of the handlers take() located since the last call: the agent's worker writes
+   * their function ranges at the flush (the CLI finds a handler's URL there when the CPU profile
+   * never sampled its script).
+   */
+  takeScripts(): string[] {
+    const out = this.scripts;
+    this.scripts = [];
+    return out;
   }
 }
 
 /** The route a request took and the last app function known to have handled it. */
 function routeOf(req: Req, server: ServerLike | undefined): { route: string; pattern: boolean; handler?: Fn; listener?: boolean } {
+  const stamped = req[LAST_HANDLER];
+  const call = req[LAST_CALL];
+  const known = typeof call === 'object' && call !== null ? frameworkRoute(call) : {};
+  const last = known.handler ?? (typeof stamped === 'function' ? (stamped as Fn) : undefined);
+  if (known.route !== undefined) return { route: known.route, pattern: true, ...(last ? { handler: last } : {}) };
   const fastify = fastifyRoute(req);
   if (fastify !== undefined) return { route: fastify.route, pattern: true, ...(fastify.handler ? { handler: fastify.handler as Fn } : {}) };
-  const stamped = req[LAST_HANDLER];
-  const handed = typeof stamped === 'function' ? { handler: stamped as Fn } : undefined;
+  const handed = last !== undefined ? { handler: last } : undefined;
   const r = req.route;
   const route = r === undefined || r === null ? undefined : routePath(r.path, req.baseUrl ?? '');
   if (r && route !== undefined) {
@@ -115,6 +139,49 @@ function routeOf(req: Req, server: ServerLike | undefined): { route: string; pat
   const listeners = typeof server?.listeners === 'function' ? server.listeners('request') : [];
   const first = listeners.find((l): l is Fn => typeof l === 'function' && !isFrameworkApp(l));
   return { route: shape, pattern: false, ...(first !== undefined ? { handler: first, listener: true } : {}) };
+}
+
+/**
+ * The route's pattern a framework's request object holds, and the app function that ran last
+ * when the framework keeps it (Hono): a Fastify request's route context (`config.url`), a Hono
+ * context's matched routes and the index of the one running, a Koa context's `_matchedRoute`
+ * (@koa/router), a hapi request's `route.path`. Read only for a request left unanswered.
+ */
+function frameworkRoute(call: object): { route?: string; handler?: Fn } {
+  try {
+    const context = Object.getOwnPropertySymbols(call).find((s) => s.description === 'fastify.context');
+    if (context !== undefined) {
+      const url = dataValue(dataValue((call as Record<symbol, unknown>)[context], 'config'), 'url');
+      return typeof url === 'string' ? { route: url } : {};
+    }
+    const hono = honoRoute(call);
+    if (hono !== undefined) return hono;
+    const matched = dataValue(call, '_matchedRoute');
+    if (typeof matched === 'string' || matched instanceof RegExp) return { route: String(matched) };
+    const path = dataValue(dataValue(call, 'route'), 'path');
+    if (typeof path === 'string') return { route: path };
+  } catch {
+    // A shape not known: the URL's.
+  }
+  return {};
+}
+
+/**
+ * A Hono context's route: its request (a lazy getter, Hono's code) knows the matched routes and
+ * which ran last (`routeIndex`); the route is the last matched one that is not a wildcard
+ * middleware, the handler the one that ran last.
+ */
+function honoRoute(call: object): { route?: string; handler?: Fn } | undefined {
+  if (typeof Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Object.getPrototypeOf(call) ?? {}) ?? {}, 'req')?.get !== 'function')
+    return undefined;
+  const req = (call as { req?: unknown }).req;
+  const index = dataValue(req, 'routeIndex');
+  const routes = typeof index === 'number' ? (req as { matchedRoutes?: unknown }).matchedRoutes : undefined;
+  if (!Array.isArray(routes) || typeof index !== 'number') return undefined;
+  const handler = dataValue(routes[index], 'handler');
+  const paths = routes.map((r) => dataValue(r, 'path')).filter((p): p is string => typeof p === 'string');
+  const route = [...paths].reverse().find((p) => !p.endsWith('*')) ?? paths.at(-1);
+  return { ...(route !== undefined ? { route } : {}), ...(typeof handler === 'function' ? { handler: handler as Fn } : {}) };
 }
 
 /**

@@ -4,16 +4,22 @@
 // request). Express hands every layer over through one prototype method (Layer's
 // `handle_request` in Express 4, `handleRequest` in the router package of Express 5), which is
 // patched; connect and polka call their stacks' functions directly, so those functions are
-// wrapped in place, once, when route-growth.ts finds the app. A wrapper keeps the name, length
-// and properties of the function it wraps (connect tells error handlers by their length, which
-// are left as they are: their first argument is the error). Fastify 5 publishes each route
-// handler's call (`tracing:fastify.request.handler`, with the route's pattern): the raw request
-// keeps that message, whose fastify request holds the route's handler (Fastify 4 publishes none).
+// wrapped in place, once, when route-growth.ts finds the app. A wrapper keeps the name, length,
+// properties and kind (async or not: Fastify and restify check it) of the function it wraps
+// (connect tells error handlers by their length, which are left as they are: their first
+// argument is the error). Frameworks whose functions take their own request object (a Koa
+// context, a Fastify or hapi request, a Hono context) stamp the raw request behind it and keep
+// that object beside it (LAST_CALL), where the route's pattern is read
+// (framework-stamps.ts patches them). Fastify 5 also publishes each route handler's call
+// (`tracing:fastify.request.handler`, with the route's pattern): the raw request keeps that
+// message, whose fastify request holds the route's handler (Fastify 4 publishes none).
 import * as dc from 'node:diagnostics_channel';
 import { defineLike } from './wrap.js';
 import { dataFunction, replaceData } from './own-data.js';
 
 export const LAST_HANDLER = Symbol.for('hotpath.lastHandler');
+/** The framework's own request object the last handler was called with, when it is not the raw request. */
+export const LAST_CALL = Symbol.for('hotpath.lastCall');
 /** Fastify's handler message (`{ request, reply, route: { url, method } }`) kept on the raw request. */
 export const FASTIFY_CALL = Symbol.for('hotpath.fastifyCall');
 
@@ -26,25 +32,64 @@ type Stamped = Record<symbol, unknown>;
 const wrappers = new WeakSet<Function>();
 const patchedLayers = new WeakSet<object>();
 
-/** `fn` wrapped so that each call stamps its first argument (the request) with `fn`; error handlers and wrappers as they are. */
-export function stamping(fn: unknown): unknown {
+/** The raw request (node's IncomingMessage) behind a framework's first handler argument. */
+export type RawOf = (arg: object) => unknown;
+
+const AsyncFunction = (async () => {}).constructor;
+
+/** Stamps `raw` with the function that took it and the framework object it came in; never throws. */
+export function stamp(raw: unknown, fn: unknown, call?: object): void {
+  if (typeof raw !== 'object' || raw === null) return;
+  try {
+    (raw as Stamped)[LAST_HANDLER] = fn;
+    if (call !== undefined && call !== raw) (raw as Stamped)[LAST_CALL] = call;
+  } catch {
+    // A frozen request: nothing kept.
+  }
+}
+
+/**
+ * `fn` wrapped so that each call stamps the request behind its first argument (the argument
+ * itself without `rawOf`) with `fn`; error handlers and wrappers as they are.
+ */
+export function stamping(fn: unknown, rawOf?: RawOf): unknown {
   if (typeof fn !== 'function' || wrappers.has(fn) || fn.length >= 4) return fn;
   const original = fn as Fn;
-  // Fixed arguments (req, res, next), as the routers call them: no array per call.
-  const wrapper = function (this: unknown, req: unknown, res: unknown, next: unknown): unknown {
-    if (typeof req === 'object' && req !== null) (req as Stamped)[LAST_HANDLER] = original;
-    return original.call(this, req, res, next);
+  const mark = (a: unknown): void => {
+    if (typeof a !== 'object' || a === null) return;
+    if (rawOf === undefined) stamp(a, original);
+    else {
+      let raw: unknown;
+      try {
+        raw = rawOf(a);
+      } catch {
+        return;
+      }
+      stamp(raw, original, a);
+    }
   };
+  // Fixed arguments (req, res, next), as the routers call them: no array per call. An async
+  // function stays one (Fastify refuses some async hooks by their kind, restify tells them apart).
+  const wrapper =
+    original instanceof AsyncFunction
+      ? async function (this: unknown, a: unknown, b: unknown, c: unknown): Promise<unknown> {
+          mark(a);
+          return original.call(this, a, b, c);
+        }
+      : function (this: unknown, a: unknown, b: unknown, c: unknown): unknown {
+          mark(a);
+          return original.call(this, a, b, c);
+        };
   defineLike(wrapper, original);
   wrappers.add(wrapper);
   return wrapper;
 }
 
 /** Wraps every function of `list` in place (an array a router calls its entries from). */
-export function stampList(list: unknown): void {
+export function stampList(list: unknown, rawOf?: RawOf): void {
   if (!Array.isArray(list)) return;
   for (let i = 0; i < list.length; i++) {
-    const w = stamping(list[i]);
+    const w = stamping(list[i], rawOf);
     if (w !== list[i]) list[i] = w;
   }
 }

@@ -19,6 +19,15 @@ import { SiteCounter, withSite } from './site-counter.js';
 import { defineLike } from './wrap.js';
 import { dataFunction, dataValue, replaceData } from './own-data.js';
 import { stampExpressLayer, stampLayers, stampList, watchFastify } from './last-handler.js';
+import {
+  noteKoaUseAfterListen,
+  stampHapiToolkit,
+  stampHonoContext,
+  stampKoaApp,
+  stampKoaRouter,
+  stampRestifyChain,
+  watchFastifyInstances,
+} from './framework-stamps.js';
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 interface Stacked {
@@ -39,13 +48,18 @@ interface RouteData {
 const EXPRESS5_ROUTER = /[\\/]node_modules[\\/]router[\\/]index\.js$/;
 const EXPRESS4_ROUTER = /[\\/]node_modules[\\/]express[\\/]lib[\\/]router[\\/]index\.js$/;
 const KOA_ROUTER = /[\\/]node_modules[\\/](@koa[\\/]router|koa-router)[\\/]/;
-const KOA_APP = /[\\/]node_modules[\\/]koa[\\/]lib[\\/]application\.js$/;
 const RESTIFY_SERVER = /[\\/]node_modules[\\/]restify[\\/]lib[\\/]server\.js$/;
 const EXPRESS_LAYER = /[\\/]node_modules[\\/](express[\\/]lib[\\/]router|router[\\/]lib)[\\/]layer\.js$/;
 const TROUTER = /[\\/]node_modules[\\/]trouter[\\/]index\.js$/;
+const KOA_COMPOSE = /[\\/]node_modules[\\/]koa-compose[\\/]index\.js$/;
+/** A package's `lib/application.js`: Koa's (also under another name) when its class has Koa's methods. */
+const LIB_APPLICATION = /[\\/]node_modules[\\/][^\\/]+[\\/]lib[\\/]application\.js$/;
+const HAPI_TOOLKIT = /[\\/]node_modules[\\/]@hapi[\\/]hapi[\\/]lib[\\/]toolkit\.js$/;
+const RESTIFY_CHAIN = /[\\/]node_modules[\\/]restify[\\/]lib[\\/]chain\.js$/;
+const HONO_CONTEXT = /[\\/]node_modules[\\/]hono[\\/]dist[\\/]cjs[\\/]context\.js$/;
 /** The frameworks' own files: a registration's site is the first frame outside them. */
 const FRAMEWORK_FILE =
-  /[\\/]node_modules[\\/](express|router|@koa[\\/]router|koa-router|koa-compose|koa|restify|find-my-way|polka|trouter|connect)[\\/]/;
+  /[\\/]node_modules[\\/](express|router|@koa[\\/]router|koa-router|koa-compose|koa|restify|find-my-way|polka|trouter|connect|@hapi[\\/][^\\/]+|hono|@hono[\\/]node-server)[\\/]/;
 /** The package directory (`…/node_modules/<name>/`, scoped names included) a module file belongs to. */
 const PACKAGE_ROOT = /^(.*[\\/]node_modules[\\/](?:@[^\\/]+[\\/])?[^\\/]+[\\/])/;
 const RESTIFY_METHODS = ['get', 'post', 'put', 'del', 'patch', 'head', 'opts', 'use', 'pre'];
@@ -63,8 +77,10 @@ export class RouteGrowth implements GrowthHook {
   private scanned = false;
 
   install(): void {
-    // Nothing to patch before listen: the frameworks are found then. Fastify 5 publishes its handler calls.
+    // Nothing to patch before listen: the frameworks are found then. Fastify publishes each
+    // instance as it is made (its registrations are wrapped from then on), Fastify 5 its handler calls.
     watchFastify();
+    watchFastifyInstances();
   }
 
   onListen(server: net.Server): void {
@@ -88,15 +104,28 @@ export class RouteGrowth implements GrowthHook {
 
   private scanRequireCache(): void {
     const cache = (require as NodeJS.Require).cache;
-    for (const file of Object.keys(cache)) {
-      if (!FRAMEWORK_FILE.test(file)) continue;
+    const files = Object.keys(cache);
+    const anyCompose = files.find((f) => KOA_COMPOSE.test(f));
+    for (const file of files) {
       const exp = dataValue(cache[file], 'exports') as Record<string, unknown> | undefined;
       if ((typeof exp !== 'object' && typeof exp !== 'function') || exp === null) continue;
+      if (LIB_APPLICATION.test(file) && isKoaApplication(exp)) {
+        // The koa-compose this Koa required (a module's children are those it loaded first), else any.
+        const children = dataValue(cache[file], 'children');
+        const own = Array.isArray(children) ? children.find((m) => KOA_COMPOSE.test(String(dataValue(m, 'id')))) : undefined;
+        const compose = dataFunction(own ?? (anyCompose === undefined ? undefined : cache[anyCompose]), 'exports');
+        this.patchKoaApp(exp, compose);
+        continue;
+      }
+      if (!FRAMEWORK_FILE.test(file)) continue;
       if (EXPRESS5_ROUTER.test(file)) this.patchExpressRouterProto(ownerOf(dataValue(exp, 'prototype'), 'route'));
       else if (EXPRESS4_ROUTER.test(file)) this.patchExpressRouterProto(ownerOf(exp, 'route'));
       else if (KOA_ROUTER.test(file)) this.patchKoaRouter(exp);
-      else if (KOA_APP.test(file)) this.patchKoaApp(exp);
       else if (RESTIFY_SERVER.test(file)) this.patchRestify(exp);
+      else if (RESTIFY_CHAIN.test(file)) stampRestifyChain(prototypeOf(exp));
+      else if (HAPI_TOOLKIT.test(file))
+        stampHapiToolkit(prototypeOf(dataValue(exp, 'Manager')), (request) => this.patchHapiServer(request));
+      else if (HONO_CONTEXT.test(file)) stampHonoContext(exp);
       else if (EXPRESS_LAYER.test(file)) stampExpressLayer(prototypeOf(exp));
       else if (TROUTER.test(file)) this.patchTrouter(exp);
     }
@@ -195,17 +224,56 @@ export class RouteGrowth implements GrowthHook {
       const methods = Array.isArray(args[1]) ? (args[1] as unknown[]) : [];
       const method = methods.length === 0 ? 'USE' : methods.map((m) => (typeof m === 'string' ? m.toUpperCase() : '?')).join(',');
       self.record({ framework: 'koa-router', method, path: pathOf(args[0]), stackSize: lengthOf(this, 'stack') }, wrapper);
+      stampKoaRouter(this);
     });
   }
 
-  /** Koa's Application.prototype.use: middleware for every path, kept in `app.middleware`. */
-  private patchKoaApp(exp: Record<string, unknown>): void {
+  /**
+   * Koa's Application.prototype.use: middleware for every path, kept in `app.middleware`; its
+   * requests run the app's middleware wrapped (framework-stamps.ts).
+   */
+  private patchKoaApp(exp: Record<string, unknown>, compose: Function | undefined): void {
     const proto = prototypeOf(exp);
     if (proto === undefined || this.patched.has(proto)) return;
     this.patched.add(proto);
     const self = this;
     this.wrapMethod(proto, 'use', function (this: object, _args, wrapper) {
-      self.record({ framework: 'koa', method: 'USE', path: '/', stackSize: lengthOf(this, 'middleware') }, wrapper);
+      const stackSize = lengthOf(this, 'middleware');
+      noteKoaUseAfterListen(this, stackSize);
+      self.record({ framework: 'koa', method: 'USE', path: '/', stackSize }, wrapper);
+    });
+    stampKoaApp(proto, compose);
+  }
+
+  /**
+   * A hapi server, found by the first request it runs an app function for (its class is not
+   * exported): `route` and `ext` after listen are registrations.
+   */
+  private patchHapiServer(request: object): void {
+    const server = dataValue(request, 'server');
+    const proto = typeof server === 'object' && server !== null ? (Object.getPrototypeOf(server) as Record<string, unknown> | null) : null;
+    if (proto === null || this.patched.has(proto)) return;
+    this.patched.add(proto);
+    const self = this;
+    this.wrapMethod(proto, 'route', function (args, wrapper) {
+      for (const r of [args[0]].flat()) {
+        const method = dataValue(r, 'method');
+        self.record(
+          {
+            framework: 'hapi',
+            method: [method]
+              .flat()
+              .map((m) => String(m).toUpperCase())
+              .join(','),
+            path: pathOf(dataValue(r, 'path')),
+          },
+          wrapper,
+        );
+      }
+    });
+    this.wrapMethod(proto, 'ext', function (args, wrapper) {
+      const events = typeof args[0] === 'string' ? [args[0]] : [args[0]].flat().map((e) => dataValue(e, 'type'));
+      for (const type of events) self.record({ framework: 'hapi', method: 'EXT', path: String(type) }, wrapper);
     });
   }
 
@@ -344,6 +412,12 @@ function stampPolka(app: object): void {
 function polkaStackSize(app: object): number {
   const bwares = (dataValue(app, 'bwares') as Record<string, unknown> | undefined) ?? {};
   return (lengthOf(app, 'wares') ?? 0) + Object.values(bwares).reduce<number>((a, l) => a + (Array.isArray(l) ? l.length : 0), 0);
+}
+
+/** Koa's Application class: `use`, `callback`, `handleRequest` and `createContext` on its prototype. */
+function isKoaApplication(exp: unknown): boolean {
+  const proto = prototypeOf(exp);
+  return proto !== undefined && ['use', 'callback', 'handleRequest', 'createContext'].every((m) => dataFunction(proto, m) !== undefined);
 }
 
 /** A constructor's `prototype` (a data property of every function that has one). */

@@ -18,7 +18,15 @@ import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { CallCounter } from '../profiling/call-counts.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
-import { isHeapWanted, isAgentWorkerData, isForwardedControl, MAIN_FLUSHED, oncePerSeq, type AgentWorkerData } from './worker-data.js';
+import {
+  isHeapWanted,
+  isScriptsWanted,
+  isAgentWorkerData,
+  isForwardedControl,
+  MAIN_FLUSHED,
+  oncePerSeq,
+  type AgentWorkerData,
+} from './worker-data.js';
 import {
   collectGarbage,
   POST_LOAD_GC_TIMEOUT_MS,
@@ -142,6 +150,7 @@ function run(data: AgentWorkerData): void {
     else if (m === POST_LOAD_SAMPLED) flusher.postLoadSampled();
     else if (m === RESCUE_PROFILES) onExitRescue();
     else if (isForwardedControl(m)) onControl(m.hotpathForward);
+    else if (isScriptsWanted(m)) for (const id of m.hotpathScriptsWanted) profiler.profiledScripts.add(id);
   });
   conn.onControl(onControl);
 }

@@ -63,3 +63,18 @@ export function oncePerSeq(handle: (msg: ControlMessage) => void): (msg: Control
 export function isAgentWorkerData(v: unknown): v is AgentWorkerData {
   return typeof v === 'object' && v !== null && (v as { hotpathAgentWorker?: unknown }).hotpathAgentWorker === true;
 }
+
+/**
+ * Main thread -> worker: scripts (V8 script ids) that hold the functions requests left
+ * unanswered went through last (collectors/unanswered-routes.ts): the function ranges written at
+ * the flush cover them too, so the CLI finds their URLs although the CPU profile may never have
+ * sampled them.
+ */
+export interface ScriptsWantedMessage {
+  hotpathScriptsWanted: string[];
+}
+
+export function isScriptsWanted(v: unknown): v is ScriptsWantedMessage {
+  const w = (v as { hotpathScriptsWanted?: unknown } | null)?.hotpathScriptsWanted;
+  return Array.isArray(w) && w.every((x) => typeof x === 'string');
+}

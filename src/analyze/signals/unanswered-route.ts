@@ -1,7 +1,10 @@
 // The route and the app function that requests left unanswered went through, from what the agent
 // noted when their connections closed with them still waiting (SampleMessage.unanswered,
 // collectors/unanswered-routes.ts). The handler's location is V8's (script id, line, column):
-// the CPU profile of the same thread gives the script's URL. An anonymous handler that only
+// the CPU profile of the same thread gives the script's URL; when the profile never sampled that
+// script (a handler that hangs after a few microseconds of work), the function ranges the agent
+// wrote for it at the end of the run do: the script whose function of that name starts on
+// that line. An anonymous handler that only
 // hands the request to one app function (`(req, res) => handle(req, res)`) names that function,
 // as the CPU profile shows it called from there.
 import type { ThreadTelemetry, RunData } from '../../run-dir/run-data.js';
@@ -52,12 +55,25 @@ function locate(run: RunData, thread: ThreadTelemetry, entry: UnansweredRoute): 
   const view = cpuViewOf(run);
   if (h === undefined || view === undefined || view.ref.pid !== thread.pid || view.ref.threadId !== thread.threadId) return {};
   const nodes = view.profile.nodes;
-  const url = nodes.find((n) => String(n.callFrame.scriptId) === h.scriptId && n.callFrame.url !== '')?.callFrame.url;
+  const url =
+    nodes.find((n) => String(n.callFrame.scriptId) === h.scriptId && n.callFrame.url !== '')?.callFrame.url ?? urlByRanges(run, h);
   if (url === undefined || !isAppUrl(url)) return {};
   const handler: Fn = { name: h.name, url, line: h.line, column: h.column };
   const callee = h.name === '' ? soleAppCallee(view.profile, h) : undefined;
   if (callee === undefined) return { culprit: toCulprit(handler, run.cwd) };
   return { culprit: toCulprit(callee, run.cwd), via: toCulprit(handler, run.cwd) };
+}
+
+/**
+ * The app script that defines `h` by the function ranges written at the end of the run: the one
+ * script with a function of its name beginning on its line, at or before its column (V8 places a
+ * function at its parameters, a range at its start). Undefined when none or several do.
+ */
+function urlByRanges(run: RunData, h: NonNullable<UnansweredRoute['handler']>): string | undefined {
+  const found = Object.entries(run.functionRanges ?? {}).filter(
+    ([url, rows]) => isAppUrl(url) && rows.some(([name, line, column]) => name === h.name && line === h.line - 1 && column <= h.column - 1),
+  );
+  return found.length === 1 ? found[0][0] : undefined;
 }
 
 /** The one app function the handler's profile nodes call (by samples under it), if there is one. */

@@ -195,6 +195,18 @@ export async function getMany(port: number, path: string, n: number, concurrency
   return statuses;
 }
 
+/** A request that gets no answer: its socket is destroyed after `ms`, which closes the server's connection. */
+export function abandon(port: number, path: string, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent: false }, () => resolve());
+    req.on('error', () => resolve());
+    setTimeout(() => {
+      req.destroy();
+      resolve();
+    }, ms);
+  });
+}
+
 export function destroyKeepAlive(): void {
   keepAlive.destroy();
 }

@@ -4,11 +4,10 @@
 // to, hooks/last-handler.ts) and its route by URL shape, once its connection closes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentMessage, GrowthMessage, SampleMessage } from '../../../src/agent/protocol.js';
-import { getMany, FIXTURES, agentLauncher } from '../helpers/agent-harness.js';
+import { abandon, getMany, FIXTURES, agentLauncher } from '../helpers/agent-harness.js';
 
 const startWith = agentLauncher();
 
@@ -18,18 +17,6 @@ function markerLine(name: string): number {
       .split('\n')
       .findIndex((l) => l.includes(`@site:${name}`)) + 1
   );
-}
-
-/** A request that gets no answer: its socket is destroyed after `ms`, which closes the server's connection. */
-function abandon(port: number, path: string, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path, agent: false }, () => resolve());
-    req.on('error', () => resolve());
-    setTimeout(() => {
-      req.destroy();
-      resolve();
-    }, ms);
-  });
 }
 
 const frameworks = [

@@ -1,0 +1,205 @@
+// Stamping the request for frameworks whose functions take their own request object
+// (last-handler.ts): each patch finds the app's functions where the framework keeps or calls
+// them, wraps them so a call stamps the raw request behind the framework's object, and keeps
+// that object so the route's pattern can be read when the request is left unanswered. Every
+// patch checks the shapes it relies on and leaves the framework as it is when they differ; a
+// wrapper never throws into the app.
+//   Fastify 4 and 5: each instance is published at creation (`fastify.initialization`); the
+//     agent wraps the functions the app registers through its public API (`addHook` for the
+//     request's hooks, an `onRoute` hook for each route's handler and route-level hooks).
+//   Koa 2 and 3: koa-compose copies `app.middleware` when the server is made, so the copy the
+//     app runs cannot be reached; the first request of each app composes the same functions
+//     again, wrapped, with the app's own compose, and `handleRequest` runs that instead.
+//     @koa/router reads each layer's functions per request: they are wrapped in place.
+//   hapi: every app function (handler, `ext` point, auth scheme) runs through the toolkit's
+//     `execute`, patched once.
+//   restify: each route's chain reads its handlers per request: wrapped in place when its
+//     chain runs and has grown.
+//   Hono (CommonJS build, on @hono/node-server): each request's Context is made through its
+//     module's export, replaced by a subclass that keeps the context on node's request; the
+//     context knows the matched routes and which of them ran last.
+import { IncomingMessage } from 'node:http';
+import * as dc from 'node:diagnostics_channel';
+import { defineLike } from './wrap.js';
+import { dataFunction, dataValue, replaceData } from './own-data.js';
+import { LAST_CALL, stamp, stampList, stamping, type RawOf } from './last-handler.js';
+
+type Fn = (this: unknown, ...args: unknown[]) => unknown;
+type Stamped = Record<symbol, unknown>;
+
+const fastifyRaw: RawOf = (request) => dataValue(request, 'raw');
+const koaRaw: RawOf = (ctx) => dataValue(ctx, 'req');
+
+/** Fastify's hooks that take (request, reply, done) before the reply: the ones a request can hang in. */
+const FASTIFY_HOOKS = new Set(['onRequest', 'preValidation', 'preHandler']);
+const FASTIFY_INIT = 'fastify.initialization';
+const seenFastify = new WeakSet<object>();
+
+/** A route option's hooks (a function or an array of them), wrapped. */
+function stampHooks(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((f) => stamping(f, fastifyRaw));
+  return stamping(value, fastifyRaw);
+}
+
+function onFastifyInit(message: unknown): void {
+  try {
+    const fastify = dataValue(message, 'fastify') as Record<string, unknown> | undefined;
+    if (typeof fastify !== 'object' || fastify === null || seenFastify.has(fastify)) return;
+    const addHook = dataFunction(fastify, 'addHook') as Fn | undefined;
+    if (addHook === undefined || !Object.prototype.hasOwnProperty.call(fastify, 'addHook')) return;
+    seenFastify.add(fastify);
+    const wrapped = function (this: unknown, name: unknown, fn: unknown, ...rest: unknown[]): unknown {
+      const hook = typeof name === 'string' && FASTIFY_HOOKS.has(name) ? stamping(fn, fastifyRaw) : fn;
+      return addHook.call(this, name, hook, ...rest);
+    };
+    defineLike(wrapped, addHook);
+    if (!replaceData(fastify, 'addHook', wrapped)) return;
+    // Route options as the app wrote them, before fastify checks and binds them.
+    addHook.call(fastify, 'onRoute', function hotpathStampRoute(opts: Record<string, unknown>) {
+      try {
+        if (typeof opts.handler === 'function') opts.handler = stamping(opts.handler, fastifyRaw);
+        for (const name of FASTIFY_HOOKS) if (opts[name] !== undefined) opts[name] = stampHooks(opts[name]);
+      } catch {
+        // The route as written.
+      }
+    });
+  } catch {
+    // Never into the target.
+  }
+}
+
+/** Wraps what every Fastify instance made from now on registers (subscribed once, for the agent's life). */
+export function watchFastifyInstances(): void {
+  dc.subscribe(FASTIFY_INIT, onFastifyInit);
+}
+
+/** Each Koa app's middleware as koa composed it, against the wrapped composition run instead. */
+const koaComposed = new WeakMap<Function, Function>();
+/** Koa apps' middleware counts before their first `use` after listen (what the server was made with). */
+const koaListenLength = new WeakMap<object, number>();
+
+/** Called by the `use` patch after listen with the app's new length: the length before it is what koa composed. */
+export function noteKoaUseAfterListen(app: object, lengthAfter: number | undefined): void {
+  if (lengthAfter !== undefined && !koaListenLength.has(app)) koaListenLength.set(app, lengthAfter - 1);
+}
+
+/** Koa's Application.prototype.handleRequest: runs each app's middleware wrapped. `compose`: koa-compose, when loaded. */
+export function stampKoaApp(proto: Record<string, unknown>, compose: Function | undefined): void {
+  const original = dataFunction(proto, 'handleRequest') as Fn | undefined;
+  if (original === undefined || !Object.prototype.hasOwnProperty.call(proto, 'handleRequest')) return;
+  const wrapper = function (this: object, ctx: unknown, fnMiddleware: unknown): unknown {
+    let fn = fnMiddleware;
+    if (typeof fnMiddleware === 'function') {
+      fn = koaComposed.get(fnMiddleware);
+      if (fn === undefined) {
+        fn = composeStamped(this, compose) ?? fnMiddleware;
+        koaComposed.set(fnMiddleware, fn as Function);
+      }
+    }
+    return original.call(this, ctx, fn);
+  };
+  defineLike(wrapper, original);
+  replaceData(proto, 'handleRequest', wrapper);
+}
+
+/** The app's middleware (as many as koa composed), each wrapped, composed by the app's compose (Koa 3) or koa-compose. */
+function composeStamped(app: object, compose: Function | undefined): Function | undefined {
+  try {
+    const list = dataValue(app, 'middleware');
+    const by = dataFunction(app, 'compose') ?? compose;
+    if (!Array.isArray(list) || by === undefined || !list.every((f) => typeof f === 'function')) return undefined;
+    const n = Math.min(list.length, koaListenLength.get(app) ?? list.length);
+    const composed = (by as Fn).call(app, list.slice(0, n).map(stampKoaMiddleware));
+    return typeof composed === 'function' ? composed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A Koa middleware wrapped; @koa/router's dispatch (`router.routes()`) left as it is, its layers' functions wrapped. */
+function stampKoaMiddleware(fn: unknown): unknown {
+  const router = dataValue(fn, 'router');
+  if (typeof router === 'object' && router !== null && Array.isArray(dataValue(router, 'stack'))) {
+    stampKoaRouter(router);
+    return fn;
+  }
+  return stamping(fn, koaRaw);
+}
+
+/** @koa/router's layers: each one's functions, read per request, wrapped in place. */
+export function stampKoaRouter(router: unknown): void {
+  const stack = dataValue(router, 'stack');
+  if (!Array.isArray(stack)) return;
+  for (const layer of stack) stampList(dataValue(layer, 'stack'), koaRaw);
+}
+
+/** hapi's toolkit Manager: `execute(method, request, options)` runs every app function for a request. */
+export function stampHapiToolkit(proto: Record<string, unknown> | undefined, onRequest?: (request: object) => void): void {
+  if (proto === undefined) return;
+  const original = dataFunction(proto, 'execute') as Fn | undefined;
+  if (original === undefined || !Object.prototype.hasOwnProperty.call(proto, 'execute')) return;
+  const wrapper = function (this: unknown, method: unknown, request: unknown, options: unknown): unknown {
+    if (typeof method === 'function' && typeof request === 'object' && request !== null) {
+      try {
+        const raw = dataValue(dataValue(request, 'raw'), 'req');
+        if (raw instanceof IncomingMessage) stamp(raw, method, request);
+        onRequest?.(request);
+      } catch {
+        // Never into the target.
+      }
+    }
+    return original.call(this, method, request, options);
+  };
+  defineLike(wrapper, original);
+  replaceData(proto, 'execute', wrapper);
+}
+
+/** Chains and the length of their handler list when last wrapped. */
+const restifyChains = new WeakMap<object, number>();
+
+/** restify's Chain.prototype.run: the chain's handlers wrapped in place when it runs and has grown. */
+export function stampRestifyChain(proto: Record<string, unknown> | undefined): void {
+  if (proto === undefined) return;
+  const original = dataFunction(proto, 'run') as Fn | undefined;
+  if (original === undefined || !Object.prototype.hasOwnProperty.call(proto, 'run')) return;
+  const wrapper = function (this: object, req: unknown, res: unknown, done: unknown): unknown {
+    try {
+      const stack = dataValue(this, '_stack');
+      if (Array.isArray(stack) && restifyChains.get(this) !== stack.length) {
+        stampList(stack);
+        restifyChains.set(this, stack.length);
+      }
+    } catch {
+      // Never into the target.
+    }
+    return original.call(this, req, res, done);
+  };
+  defineLike(wrapper, original);
+  replaceData(proto, 'run', wrapper);
+}
+
+/**
+ * Hono's context module (`exports.Context`, read by the app at each request): replaced by a
+ * subclass that keeps each context on node's request (@hono/node-server passes it as `env.incoming`).
+ */
+export function stampHonoContext(exp: unknown): void {
+  const Original = dataFunction(exp, 'Context') as (new (...args: unknown[]) => object) | undefined;
+  if (Original === undefined || typeof exp !== 'object' || exp === null || stampedHono.has(Original)) return;
+  const proto = dataValue(Original, 'prototype');
+  if (typeof proto !== 'object' || proto === null || Object.getOwnPropertyDescriptor(proto, 'req')?.get === undefined) return;
+  const Context = class extends Original {
+    constructor(...args: unknown[]) {
+      super(...args);
+      try {
+        const raw = dataValue(dataValue(args[1], 'env'), 'incoming');
+        if (raw instanceof IncomingMessage) (raw as unknown as Stamped)[LAST_CALL] = this;
+      } catch {
+        // Never into the target.
+      }
+    }
+  };
+  defineLike(Context, Original);
+  stampedHono.add(Context);
+  replaceData(exp, 'Context', Context);
+}
+const stampedHono = new WeakSet<Function>();

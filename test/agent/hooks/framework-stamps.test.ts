@@ -1,0 +1,91 @@
+// Fastify 4 and 5, Koa 2 and 3 (@koa/router), hapi, restify and Hono (@hono/node-server) in real
+// processes: a request a route handler leaves waiting forever, or a hook or middleware stops
+// before its route, names that function (the last one the framework called for it,
+// hooks/framework-stamps.ts) and the route's pattern once its connection closes; the app still
+// answers its other requests; and where the framework allows it after listen, a middleware or
+// extension added per request is counted at the app's line that adds it (handler growth).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentMessage, GrowthMessage, SampleMessage, UnansweredRoute } from '../../../src/agent/protocol.js';
+import { abandon, getMany, FIXTURES, agentLauncher } from '../helpers/agent-harness.js';
+
+const startWith = agentLauncher();
+const FIXTURE = 'hung-frameworks.cjs';
+
+/** The line of the first `@site:<name>` marker (after the branch of `module`, when given). */
+function markerLine(name: string, module?: string): number {
+  const lines = readFileSync(join(FIXTURES, FIXTURE), 'utf8').split('\n');
+  const from = module === undefined ? 0 : lines.findIndex((l) => l.includes(`fw === '${module}'`));
+  return lines.findIndex((l, i) => i >= from && l.includes(`@site:${name}`)) + 1;
+}
+
+/** Route patterns as each framework writes them. */
+const frameworks = [
+  { module: 'fastify4', param: ':id', growth: undefined },
+  { module: 'fastify', param: ':id', growth: undefined },
+  { module: 'koa2', param: ':id', growth: { framework: 'koa', method: 'USE', path: '/' } },
+  { module: 'koa', param: ':id', growth: { framework: 'koa', method: 'USE', path: '/' } },
+  { module: 'hapi', param: '{id}', growth: { framework: 'hapi', method: 'EXT', path: 'onPostHandler' } },
+  { module: 'restify', param: ':id', growth: { framework: 'restify', method: 'PRE', path: '/' } },
+  { module: 'hono', param: ':id', growth: undefined },
+];
+
+async function unanswered(port: number, c: Awaited<ReturnType<typeof startWith>>['c'], path: string): Promise<UnansweredRoute> {
+  await Promise.all([abandon(port, `${path}/17`, 300), abandon(port, `${path}/2048?x=1`, 300), abandon(port, `${path}/5`, 300)]);
+  const s = await c.waitFor(
+    (m: AgentMessage): m is SampleMessage =>
+      m.type === 'sample' && (m.unanswered ?? []).some((e) => e.route.startsWith(path) && e.count >= 3),
+    10_000,
+    `unanswered requests on ${path}`,
+  );
+  return s.unanswered!.find((e) => e.route.startsWith(path))!;
+}
+
+for (const fw of frameworks) {
+  test(`${fw.module}: requests a route handler leaves waiting name it and the route's pattern; the app still answers`, async () => {
+    const { c, port } = await startWith([FIXTURE, fw.module]);
+    const statuses = await getMany(port, '/ok/1', 6, 2);
+    assert.deepEqual(new Set(statuses), new Set([200]));
+    const entry = await unanswered(port, c, '/hang');
+    assert.equal(entry.method, 'GET');
+    assert.equal(entry.route, `/hang/${fw.param}`);
+    assert.equal(entry.handler?.name, 'showReport');
+    assert.equal(entry.handler?.line, markerLine('hang') - 1);
+    assert.notEqual(entry.listener, true);
+    // Still answering after the hung requests.
+    assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
+    assert.deepEqual(c.of('agent-error'), []);
+  });
+
+  test(`${fw.module}: requests a hook or middleware holds before the route name it`, async () => {
+    const { c, port } = await startWith([FIXTURE, fw.module]);
+    await getMany(port, '/ok/1', 4, 2);
+    const entry = await unanswered(port, c, '/held');
+    assert.equal(entry.method, 'GET');
+    assert.equal(entry.handler?.name, 'checkQuota');
+    assert.equal(entry.handler?.line, markerLine('held', fw.module) - 1);
+    assert.ok(entry.route === `/held/${fw.param}` || entry.route === '/held/:id', entry.route);
+    assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
+  });
+
+  const growth = fw.growth;
+  if (growth !== undefined) {
+    test(`${fw.module}: ${growth.method.toLowerCase()} per request after listen is counted at its site`, async () => {
+      const { c, port } = await startWith([FIXTURE, fw.module]);
+      const statuses = await getMany(port, '/register', 7, 1);
+      assert.deepEqual(new Set(statuses), new Set([200]));
+      const g = await c.waitFor(
+        (m: AgentMessage): m is GrowthMessage =>
+          m.type === 'growth' && m.routes.some((r) => r.framework === growth.framework && r.path === growth.path && r.count >= 6),
+        10_000,
+        'routes',
+      );
+      const route = g.routes.find((r) => r.framework === growth.framework && r.path === growth.path)!;
+      assert.equal(route.method, growth.method);
+      assert.equal(route.site?.line, markerLine('use', fw.module));
+      assert.equal(route.site?.function, 'register');
+    });
+  }
+}
