@@ -100,18 +100,21 @@ export async function processTickLog(file: string, options: SymbolizeOptions = {
     mtime = undefined;
   }
   // Only the libraries some frame falls in are read (nm costs more than the rest together).
-  const usedSet = new Set<number>();
   const libsList = log.libraries;
-  for (const v of log.frames) {
+  const usedLib = new Uint8Array(libsList.length);
+  let usedCount = 0;
+  const frames = log.frames;
+  for (let f = 0; f < frames.length && usedCount < libsList.length; f++) {
+    const v = frames[f];
     if (v <= 0) continue;
     for (let i = 0; i < libsList.length; i++)
       if (v >= libsList[i].start && v < libsList[i].end) {
-        usedSet.add(i);
+        if (usedLib[i] === 0) usedCount++;
+        usedLib[i] = 1;
         break;
       }
-    if (usedSet.size === libsList.length) break;
   }
-  const used = libsList.filter((_, i) => usedSet.has(i));
+  const used = libsList.filter((_, i) => usedLib[i] === 1);
   const libs = await symbolizeLibraries(used, { ...options, logMtimeMs: options.logMtimeMs ?? mtime, builtins: log.builtins });
   const resolved = resolveTicks(log, libs);
   const mangled = resolved.entries.filter((e) => e.type === 'CPP' && e.name.startsWith('_Z'));
@@ -163,7 +166,7 @@ export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): Res
         id = symbolEntry.get(key) ?? -1;
         if (id < 0) {
           id = entries.length;
-          entries.push({ name: lib.names[k], type: 'CPP', library: lib.path });
+          entries.push({ name: lib.name(k), type: 'CPP', library: lib.path });
           symbolEntry.set(key, id);
         }
       }
