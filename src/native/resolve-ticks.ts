@@ -77,9 +77,9 @@ export function pidOfLogName(file: string): number {
   return m ? Number(m[1]) : 0;
 }
 
-export async function readTickLog(file: string): Promise<string> {
+export async function readTickLog(file: string): Promise<Buffer> {
   try {
-    return await readFile(file, 'utf8');
+    return await readFile(file);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     throw hotpathError('HOTPATH_ERR_TICK_LOG', `Cannot read the tick log ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`, {
