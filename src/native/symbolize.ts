@@ -122,19 +122,16 @@ const INDEX_BITS = 2 ** 21;
  * (start × 2²¹ + index, exact below 2⁵³) when the addresses fit in 32 bits, as the node binary's
  * and shared objects' file addresses do; a comparator sort of the indices otherwise.
  */
-function sortedOrder(list: SymbolList): Uint32Array {
+function sortedOrder(list: SymbolList): Uint32Array | Float64Array {
   const n = list.count;
   const starts = list.starts;
-  let max = 0;
-  for (let i = 0; i < n; i++) if (starts[i] > max) max = starts[i];
-  const order = new Uint32Array(n);
-  if (max < 2 ** 32 && n < INDEX_BITS) {
+  if (n < INDEX_BITS) {
     const keys = new Float64Array(n);
-    for (let i = 0; i < n; i++) keys[i] = starts[i] * INDEX_BITS + i;
-    keys.sort();
-    for (let i = 0; i < n; i++) order[i] = keys[i] % INDEX_BITS;
-    return order;
+    let i = 0;
+    for (; i < n && starts[i] < 2 ** 32; i++) keys[i] = starts[i] * INDEX_BITS + i;
+    if (i === n) return keys.sort();
   }
+  const order = new Uint32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
   return order.sort((a, b) => starts[a] - starts[b] || a - b);
 }
@@ -145,24 +142,30 @@ function sortedOrder(list: SymbolList): Uint32Array {
  * ones; a symbol without a size runs to the next one.
  */
 function table(list: SymbolList, slide: number, lo: number, hi: number): Pick<LibrarySymbols, 'starts' | 'ends' | 'name'> {
-  const order = sortedOrder(list);
-  const n = order.length;
+  const sorted = sortedOrder(list);
+  const keyed = sorted instanceof Float64Array;
+  const n = sorted.length;
   const rs = list.starts;
   const rsize = list.sizes;
   const starts = new Float64Array(n);
   const ends = new Float64Array(n);
   const index = new Uint32Array(n);
   let count = 0;
+  let next = n > 0 ? (keyed ? sorted[0] % INDEX_BITS : sorted[0]) : 0;
   for (let p = 0; p < n;) {
-    const first = order[p];
+    const first = next;
     const at = rs[first];
     // The run of aliases at this address: the largest size wins, the first of equal ones.
     let best = first;
     let q = p + 1;
-    for (; q < n && rs[order[q]] === at; q++) if (rsize[order[q]] > rsize[best]) best = order[q];
+    for (; q < n; q++) {
+      next = keyed ? sorted[q] % INDEX_BITS : sorted[q];
+      if (rs[next] !== at) break;
+      if (rsize[next] > rsize[best]) best = next;
+    }
     const start = at + slide;
     if (start >= lo && start < hi) {
-      const end = rsize[best] > 0 ? start + rsize[best] : q < n ? rs[order[q]] + slide : hi;
+      const end = rsize[best] > 0 ? start + rsize[best] : q < n ? rs[next] + slide : hi;
       starts[count] = start;
       ends[count] = Math.min(end, hi);
       index[count] = best;
@@ -170,7 +173,7 @@ function table(list: SymbolList, slide: number, lo: number, hi: number): Pick<Li
     }
     p = q;
   }
-  return { starts: starts.slice(0, count), ends: ends.slice(0, count), name: (k) => list.name(index[k]) };
+  return { starts: starts.subarray(0, count), ends: ends.subarray(0, count), name: (k) => list.name(index[k]) };
 }
 
 export interface SymbolizeOptions {
