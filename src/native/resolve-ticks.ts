@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { hotpathError } from '../errors.js';
 import { parseTickLog, type DynamicCode, type TickLog } from './tick-log.js';
 import { demangle, findSymbol, symbolizeLibraries, type LibrarySymbols, type SymbolizeOptions } from './symbolize.js';
+import { staticAddresses, type StaticAddresses } from './static-addresses.js';
 
 /** V8's grouping in `--prof-process`: JS-side code, C++ symbols, whole libraries. */
 export type EntryType = 'JS' | 'CODE' | 'CPP' | 'SHARED_LIB';
@@ -100,23 +101,19 @@ export async function processTickLog(file: string, options: SymbolizeOptions = {
     mtime = undefined;
   }
   // Only the libraries some frame falls in are read (nm costs more than the rest together).
+  const statics = staticAddresses(log.frames);
   const libsList = log.libraries;
   const usedLib = new Uint8Array(libsList.length);
-  let usedCount = 0;
-  const frames = log.frames;
-  for (let f = 0; f < frames.length && usedCount < libsList.length; f++) {
-    const v = frames[f];
-    if (v <= 0) continue;
+  for (const v of statics.addresses) {
     for (let i = 0; i < libsList.length; i++)
       if (v >= libsList[i].start && v < libsList[i].end) {
-        if (usedLib[i] === 0) usedCount++;
         usedLib[i] = 1;
         break;
       }
   }
   const used = libsList.filter((_, i) => usedLib[i] === 1);
   const libs = await symbolizeLibraries(used, { ...options, logMtimeMs: options.logMtimeMs ?? mtime, builtins: log.builtins });
-  const resolved = resolveTicks(log, libs);
+  const resolved = resolveTicks(log, libs, statics);
   const mangled = resolved.entries.filter((e) => e.type === 'CPP' && e.name.startsWith('_Z'));
   const names = await demangle(mangled.map((e) => e.name));
   mangled.forEach((e, i) => {
@@ -125,9 +122,13 @@ export async function processTickLog(file: string, options: SymbolizeOptions = {
   return resolved;
 }
 
-export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): ResolvedTicks {
+/** Names every frame; `statics` are the log's native addresses when the caller has them already. */
+export function resolveTicks(
+  log: TickLog,
+  libs: readonly LibrarySymbols[],
+  statics: StaticAddresses = staticAddresses(log.frames),
+): ResolvedTicks {
   const entries: ProfEntry[] = log.codes.map(codeEntry);
-  const staticIds = new Map<number, number>(); // address → entry (-1 for none)
   const symbolEntry = new Map<string, number>(); // `lib#index` → entry
   const libEntry = new Map<string, number>();
   const unresolvedWhy = new Map<string, number>();
@@ -148,16 +149,11 @@ export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): Res
   };
   const blob = findRemappedBlob(log, libOf);
   const resolveStatic = (addr: number): number => {
-    const known = staticIds.get(addr);
-    if (known !== undefined) return known;
-    let id = -1;
     if (blob && addr >= blob.base && addr < blob.base + blob.length) {
-      id = blob.find(addr - blob.base + blob.start);
-      if (id >= 0) {
-        staticIds.set(addr, id);
-        return id;
-      }
+      const id = blob.find(addr - blob.base + blob.start);
+      if (id >= 0) return id;
     }
+    let id = -1;
     const lib = libOf(addr);
     if (lib && lib.status === 'ok') {
       const k = findSymbol(lib, addr);
@@ -180,24 +176,26 @@ export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): Res
         libEntry.set(lib.path, id);
       }
     }
-    staticIds.set(addr, id);
     return id;
   };
+  // Each distinct address is looked up once, in the order the frames first name it.
+  const { addresses, frameIndex } = statics;
+  const staticIds = new Int32Array(addresses.length);
+  for (let k = 0; k < addresses.length; k++) staticIds[k] = resolveStatic(addresses[k]);
   const raw = log.frames;
   const frames = new Int32Array(raw.length);
   const starts = log.frameStart;
+  for (let i = 0; i < raw.length; i++) {
+    const v = raw[i];
+    frames[i] = v < 0 ? -v - 1 : v === 0 ? -1 : staticIds[frameIndex[i]];
+  }
+  // The top frames left unnamed, by reason.
   for (let t = 0; t + 1 < starts.length; t++) {
-    for (let i = starts[t]; i < starts[t + 1]; i++) {
+    const i = starts[t];
+    if (i < starts[t + 1] && frames[i] < 0) {
       const v = raw[i];
-      let id: number;
-      if (v < 0) id = -v - 1;
-      else if (v === 0) id = -1;
-      else id = resolveStatic(v);
-      frames[i] = id;
-      if (id < 0 && i === starts[t]) {
-        const why = v === 0 ? 'V8 gave no program counter' : whyUnresolved(v);
-        unresolvedWhy.set(why, (unresolvedWhy.get(why) ?? 0) + 1);
-      }
+      const why = v === 0 ? 'V8 gave no program counter' : whyUnresolved(v);
+      unresolvedWhy.set(why, (unresolvedWhy.get(why) ?? 0) + 1);
     }
   }
   const warnings: string[] = [];
