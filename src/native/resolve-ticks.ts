@@ -147,7 +147,7 @@ export function resolveTicks(
     if (lib && lib.status !== 'ok') return lib.reason ?? `${lib.path}: no symbols`;
     return 'the address is in no code the log describes (JIT code created before logging began or after it was freed, or a library loaded later)';
   };
-  const blob = findRemappedBlob(log, libOf);
+  const blob = findRemappedBlob(log, libOf, statics);
   const resolveStatic = (addr: number): number => {
     if (blob && addr >= blob.base && addr < blob.base + blob.length) {
       const id = blob.find(addr - blob.base + blob.start);
@@ -251,17 +251,33 @@ interface RemappedBlob {
  * rounded to its allocation page A; of the usual S and A, the placement that holds the most
  * otherwise unnamed program counters wins. Later V8s log the copy's own addresses.
  */
-export function findRemappedBlob(log: TickLog, libOf: (addr: number) => unknown): RemappedBlob | undefined {
+export function findRemappedBlob(
+  log: TickLog,
+  libOf: (addr: number) => unknown,
+  statics: StaticAddresses = staticAddresses(log.frames),
+): RemappedBlob | undefined {
   if (log.codeRange === undefined || log.blobCodes.length === 0) return undefined;
   const codes = [...log.blobCodes].sort((a, b) => a.start - b.start);
   const start = codes[0].start;
   if (!libOf(start)) return undefined; // logged at the copy already
-  const end = Math.max(...codes.map((c) => c.start + c.size));
+  let end = start;
+  for (const c of codes) end = Math.max(end, c.start + c.size);
   const length = end - start;
-  const unknown: number[] = [];
+  // The program counters no library holds, each distinct one with how many ticks it is the pc of.
+  const { addresses, frameIndex } = statics;
+  const pcTicks = new Int32Array(addresses.length);
   for (let t = 0; t + 1 < log.frameStart.length; t++) {
-    const v = log.frames[log.frameStart[t]];
-    if (v > log.codeRange && !libOf(v)) unknown.push(v);
+    const k = frameIndex[log.frameStart[t]];
+    if (k >= 0 && log.frameStart[t + 1] > log.frameStart[t]) pcTicks[k]++;
+  }
+  const unknown: number[] = [];
+  const weight: number[] = [];
+  for (let k = 0; k < addresses.length; k++) {
+    const v = addresses[k];
+    if (pcTicks[k] > 0 && v > log.codeRange && !libOf(v)) {
+      unknown.push(v);
+      weight.push(pcTicks[k]);
+    }
   }
   if (unknown.length === 0) return undefined;
   let best: { base: number; hits: number } | undefined;
@@ -269,7 +285,7 @@ export function findRemappedBlob(log: TickLog, libOf: (addr: number) => unknown)
     for (const page of [4096, 65536, 262144, 2097152]) {
       const base = log.codeRange + mb * 1048576 - Math.ceil(length / page) * page;
       let hits = 0;
-      for (const pc of unknown) if (pc >= base && pc < base + length) hits++;
+      for (let i = 0; i < unknown.length; i++) if (unknown[i] >= base && unknown[i] < base + length) hits += weight[i];
       if (hits > 0 && (!best || hits > best.hits)) best = { base, hits };
     }
   }
