@@ -156,7 +156,9 @@ test(
   { timeout: 120_000 },
   async () => {
     const rec = await recordTickLog(server, 2, process.execPath, ['--log-internal-timer-events']);
-    assert.match(readFileSync(rec.log, 'utf8'), /^timer-event/m, 'the log has timer events');
+    // Node 20 and 22 write timer-event lines among the ticks; Node 24's V8 takes the flag and writes none.
+    const timers = /^timer-event/m.test(readFileSync(rec.log, 'utf8'));
+    if (Number(process.versions.node.split('.')[0]) < 24) assert.ok(timers, 'the log has timer events');
     const theirs = execFileSync(process.execPath, ['--prof-process', rec.log], {
       cwd: rec.dir,
       encoding: 'utf8',
