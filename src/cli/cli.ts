@@ -1,7 +1,7 @@
 // Dispatches argv to a command and turns errors into messages and exit codes.
 // Returns the exit code; it never exits the process itself (cli/main.ts does).
 
-import { commands as defaultCommands } from './commands/index.js';
+import { loadCommand, loadCommands } from './commands/index.js';
 import type { Command } from './command.js';
 import { commandHelp, mainHelp } from './help.js';
 import { parseArgv } from '../options/option-spec.js';
@@ -28,23 +28,24 @@ const usageCodes = new Set([
   'HOTPATH_ERR_SCENARIO',
 ]);
 
-export async function runCli(
-  argv: readonly string[],
-  io: CliIO = processIO(),
-  commands: readonly Command[] = defaultCommands,
-): Promise<number> {
+/**
+ * Runs one command line. `commands` replaces hotpath's own commands (tests); without it only
+ * the named command's module is loaded (all of them for the help that lists them).
+ */
+export async function runCli(argv: readonly string[], io: CliIO = processIO(), commands?: readonly Command[]): Promise<number> {
+  const all = async (): Promise<readonly Command[]> => commands ?? (await loadCommands());
   const debug = argv.includes('--debug');
   const args = argv.filter((a, i) => !(a === '--debug' && !argv.slice(0, i).includes('--')));
   const [name, ...rest] = args;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stderr.write(mainHelp(commands, hotpathVersion()));
+    io.stderr.write(mainHelp(await all(), hotpathVersion()));
     return name === undefined ? EXIT_USAGE : EXIT_OK;
   }
   if (name === '--version' || name === '-v') {
     io.stdout.write(`${hotpathVersion()}\n`);
     return EXIT_OK;
   }
-  const cmd = commands.find((c) => c.name === name);
+  const cmd = commands ? commands.find((c) => c.name === name) : await loadCommand(name);
   try {
     if (!cmd) throw hotpathError('HOTPATH_ERR_UNKNOWN_COMMAND', `Unknown command "${name}"`, { showUsage: true });
     const parsed = parseArgv(cmd.options, rest, { resolve: !cmd.apiChecksOptions });
@@ -54,7 +55,7 @@ export async function runCli(
     }
     return await cmd.run(parsed, io);
   } catch (err) {
-    return reportError(err, io, cmd, commands, debug);
+    return reportError(err, io, cmd, cmd ? [] : await all(), debug);
   }
 }
 

@@ -5,7 +5,7 @@ import { basename, resolve } from 'node:path';
 import { hotpathError, isHotpathError } from '../errors.js';
 import type { Report } from '../report/report-schema.js';
 import { parsePerfScriptFile, type PerfProcess } from './perf-script.js';
-import { appDirectory, writeProfileRunDir } from './prof-run.js';
+import { appDirectory, writeProfileRunDir } from './profile-run-dir.js';
 
 export interface ImportPerfResult {
   dir: string;

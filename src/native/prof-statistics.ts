@@ -49,27 +49,38 @@ const CALL_GRAPH_DEPTH = 5;
 /** Frames V8's tick processor leaves out of a stack by default. */
 export const skippedEntry = (name: string): boolean => name.startsWith('BytecodeHandler: ');
 
+/** A node of the bottom-up tree; names are numbered (`names` in computeProfStatistics). */
 interface TreeNode {
-  name: string;
+  name: number;
   total: number;
-  children: Map<string, TreeNode>;
+  children: Map<number, TreeNode>;
 }
 
-/** Each tick's name stack, top first, by V8's rules; calls `fn` with a reused array. */
-export function forEachNameStack(r: ResolvedTicks, fn: (names: number[], tick: number) => void): void {
-  const stack: number[] = [];
-  const skip = r.entries.map((e) => skippedEntry(e.name));
-  for (let t = 0; t + 1 < r.frameStart.length; t++) {
-    stack.length = 0;
-    for (let i = r.frameStart[t]; i < r.frameStart[t + 1]; i++) {
-      const id = r.frames[i];
+/**
+ * Each tick's name stack, top first, by V8's rules: calls `fn` with a reused array whose first
+ * `length` entries are the stack (entry ids, -1 for an unnamed top).
+ */
+export function forEachNameStack(r: ResolvedTicks, fn: (stack: Int32Array, length: number, tick: number) => void): void {
+  const skip = new Uint8Array(r.entries.length);
+  for (let i = 0; i < skip.length; i++) if (skippedEntry(r.entries[i].name)) skip[i] = 1;
+  const starts = r.frameStart;
+  const frames = r.frames;
+  let deepest = 0;
+  for (let t = 0; t + 1 < starts.length; t++) deepest = Math.max(deepest, starts[t + 1] - starts[t]);
+  const stack = new Int32Array(deepest);
+  for (let t = 0; t + 1 < starts.length; t++) {
+    let length = 0;
+    const from = starts[t];
+    const to = starts[t + 1];
+    for (let i = from; i < to; i++) {
+      const id = frames[i];
       if (id < 0) {
-        if (i === r.frameStart[t]) stack.push(-1);
+        if (i === from) stack[length++] = -1;
         continue;
       }
-      if (!skip[id]) stack.push(id);
+      if (skip[id] === 0) stack[length++] = id;
     }
-    fn(stack, t);
+    fn(stack, length, t);
   }
 }
 
@@ -77,15 +88,26 @@ const byTicksThenName = <T extends { ticks: number; name: string }>(a: T, b: T) 
 
 export function computeProfStatistics(r: ResolvedTicks): ProfStatistics {
   const total = r.times.length;
-  const self = new Map<string, number>();
-  const typeOf = new Map<string, EntryType | 'UNKNOWN'>();
+  // Entries are counted by the name they print as (V8 groups rows and tree nodes by name):
+  // names numbered once, so the per-tick work compares numbers, not strings.
+  const names: string[] = [UNKNOWN];
+  const numberOf = new Map<string, number>([[UNKNOWN, 0]]);
+  const nameIds = new Int32Array(r.entries.length);
+  for (let i = 0; i < r.entries.length; i++) {
+    const name = r.entries[i].name;
+    let k = numberOf.get(name);
+    if (k === undefined) numberOf.set(name, (k = names.push(name) - 1));
+    nameIds[i] = k;
+  }
+  const self = new Map<number, number>();
+  const typeOf = new Map<number, EntryType | 'UNKNOWN'>();
   const cEntries = new Map<string, number>();
-  const root: TreeNode = { name: '', total: 0, children: new Map() };
+  const root: TreeNode = { name: -1, total: 0, children: new Map() };
   let unaccounted = 0;
   let gc = 0;
   for (const s of r.states) if (s === VM_STATE.GC) gc++;
-  const nameOf = (id: number) => (id < 0 ? UNKNOWN : r.entries[id].name);
-  forEachNameStack(r, (stack, t) => {
+  const nameOf = (id: number) => (id < 0 ? 0 : nameIds[id]);
+  forEachNameStack(r, (stack, length, t) => {
     if (r.frameStart[t + 1] > r.frameStart[t] && r.frames[r.frameStart[t]] < 0) unaccounted++;
     // C++ entry point: the outermost of the C++ frames the stack starts with.
     const first = r.frameStart[t];
@@ -102,25 +124,27 @@ export function computeProfStatistics(r: ResolvedTicks): ProfStatistics {
         }
       }
     }
-    if (stack.length === 0) return;
+    if (length === 0) return;
     const top = nameOf(stack[0]);
     self.set(top, (self.get(top) ?? 0) + 1);
     if (!typeOf.has(top)) typeOf.set(top, stack[0] < 0 ? 'UNKNOWN' : r.entries[stack[0]].type);
     let node = root;
     root.total++;
-    for (const id of stack) {
-      const name = nameOf(id);
+    // The tree is printed CALL_GRAPH_DEPTH + 1 levels deep: deeper frames change no printed total.
+    const depth = Math.min(length, CALL_GRAPH_DEPTH + 1);
+    for (let j = 0; j < depth; j++) {
+      const name = nameOf(stack[j]);
       let child = node.children.get(name);
       if (!child) node.children.set(name, (child = { name, total: 0, children: new Map() }));
       child.total++;
       node = child;
     }
   });
-  const flat = [...self].map(([name, ticks]) => ({ name, ticks })).sort(byTicksThenName);
+  const flat = [...self].map(([name, ticks]) => ({ id: name, name: names[name], ticks })).sort(byTicksThenName);
   const pct = (n: number, of: number) => (of > 0 ? (n * 100) / of : 0);
   const rows = (filter: (t: EntryType | 'UNKNOWN' | undefined) => boolean, nonlibOf?: number): FlatRow[] =>
     flat
-      .filter((f) => filter(typeOf.get(f.name)))
+      .filter((f) => filter(typeOf.get(f.id)))
       .map((f) => ({
         name: f.name,
         ticks: f.ticks,
@@ -148,9 +172,9 @@ export function computeProfStatistics(r: ResolvedTicks): ProfStatistics {
     [...node.children.values()]
       .map((c) => ({ c, share: pct(c.total, parentTotal) }))
       .filter((x) => x.share >= CUTOFF_PCT)
-      .sort((a, b) => b.c.total - a.c.total || (b.c.name < a.c.name ? -1 : 1))
+      .sort((a, b) => b.c.total - a.c.total || (names[b.c.name] < names[a.c.name] ? -1 : 1))
       .map(({ c, share }) => ({
-        name: c.name,
+        name: names[c.name],
         ticks: c.total,
         parentShare: share,
         children: depth < CALL_GRAPH_DEPTH ? heavy(c, c.total, depth + 1) : [],

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { hotpathError } from '../errors.js';
 import { parseTickLog, type DynamicCode, type TickLog } from './tick-log.js';
 import { demangle, findSymbol, symbolizeLibraries, type LibrarySymbols, type SymbolizeOptions } from './symbolize.js';
+import { staticAddresses, type StaticAddresses } from './static-addresses.js';
 
 /** V8's grouping in `--prof-process`: JS-side code, C++ symbols, whole libraries. */
 export type EntryType = 'JS' | 'CODE' | 'CPP' | 'SHARED_LIB';
@@ -77,9 +78,9 @@ export function pidOfLogName(file: string): number {
   return m ? Number(m[1]) : 0;
 }
 
-export async function readTickLog(file: string): Promise<string> {
+export async function readTickLog(file: string): Promise<Buffer> {
   try {
-    return await readFile(file, 'utf8');
+    return await readFile(file);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     throw hotpathError('HOTPATH_ERR_TICK_LOG', `Cannot read the tick log ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`, {
@@ -100,20 +101,19 @@ export async function processTickLog(file: string, options: SymbolizeOptions = {
     mtime = undefined;
   }
   // Only the libraries some frame falls in are read (nm costs more than the rest together).
-  const usedSet = new Set<number>();
+  const statics = staticAddresses(log.frames);
   const libsList = log.libraries;
-  for (const v of log.frames) {
-    if (v <= 0) continue;
+  const usedLib = new Uint8Array(libsList.length);
+  for (const v of statics.addresses) {
     for (let i = 0; i < libsList.length; i++)
       if (v >= libsList[i].start && v < libsList[i].end) {
-        usedSet.add(i);
+        usedLib[i] = 1;
         break;
       }
-    if (usedSet.size === libsList.length) break;
   }
-  const used = libsList.filter((_, i) => usedSet.has(i));
+  const used = libsList.filter((_, i) => usedLib[i] === 1);
   const libs = await symbolizeLibraries(used, { ...options, logMtimeMs: options.logMtimeMs ?? mtime, builtins: log.builtins });
-  const resolved = resolveTicks(log, libs);
+  const resolved = resolveTicks(log, libs, statics);
   const mangled = resolved.entries.filter((e) => e.type === 'CPP' && e.name.startsWith('_Z'));
   const names = await demangle(mangled.map((e) => e.name));
   mangled.forEach((e, i) => {
@@ -122,9 +122,13 @@ export async function processTickLog(file: string, options: SymbolizeOptions = {
   return resolved;
 }
 
-export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): ResolvedTicks {
+/** Names every frame; `statics` are the log's native addresses when the caller has them already. */
+export function resolveTicks(
+  log: TickLog,
+  libs: readonly LibrarySymbols[],
+  statics: StaticAddresses = staticAddresses(log.frames),
+): ResolvedTicks {
   const entries: ProfEntry[] = log.codes.map(codeEntry);
-  const staticIds = new Map<number, number>(); // address → entry (-1 for none)
   const symbolEntry = new Map<string, number>(); // `lib#index` → entry
   const libEntry = new Map<string, number>();
   const unresolvedWhy = new Map<string, number>();
@@ -143,18 +147,13 @@ export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): Res
     if (lib && lib.status !== 'ok') return lib.reason ?? `${lib.path}: no symbols`;
     return 'the address is in no code the log describes (JIT code created before logging began or after it was freed, or a library loaded later)';
   };
-  const blob = findRemappedBlob(log, libOf);
+  const blob = findRemappedBlob(log, libOf, statics);
   const resolveStatic = (addr: number): number => {
-    const known = staticIds.get(addr);
-    if (known !== undefined) return known;
-    let id = -1;
     if (blob && addr >= blob.base && addr < blob.base + blob.length) {
-      id = blob.find(addr - blob.base + blob.start);
-      if (id >= 0) {
-        staticIds.set(addr, id);
-        return id;
-      }
+      const id = blob.find(addr - blob.base + blob.start);
+      if (id >= 0) return id;
     }
+    let id = -1;
     const lib = libOf(addr);
     if (lib && lib.status === 'ok') {
       const k = findSymbol(lib, addr);
@@ -163,7 +162,7 @@ export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): Res
         id = symbolEntry.get(key) ?? -1;
         if (id < 0) {
           id = entries.length;
-          entries.push({ name: lib.names[k], type: 'CPP', library: lib.path });
+          entries.push({ name: lib.name(k), type: 'CPP', library: lib.path });
           symbolEntry.set(key, id);
         }
       }
@@ -177,24 +176,26 @@ export function resolveTicks(log: TickLog, libs: readonly LibrarySymbols[]): Res
         libEntry.set(lib.path, id);
       }
     }
-    staticIds.set(addr, id);
     return id;
   };
+  // Each distinct address is looked up once, in the order the frames first name it.
+  const { addresses, frameIndex } = statics;
+  const staticIds = new Int32Array(addresses.length);
+  for (let k = 0; k < addresses.length; k++) staticIds[k] = resolveStatic(addresses[k]);
   const raw = log.frames;
   const frames = new Int32Array(raw.length);
   const starts = log.frameStart;
+  for (let i = 0; i < raw.length; i++) {
+    const v = raw[i];
+    frames[i] = v < 0 ? -v - 1 : v === 0 ? -1 : staticIds[frameIndex[i]];
+  }
+  // The top frames left unnamed, by reason.
   for (let t = 0; t + 1 < starts.length; t++) {
-    for (let i = starts[t]; i < starts[t + 1]; i++) {
+    const i = starts[t];
+    if (i < starts[t + 1] && frames[i] < 0) {
       const v = raw[i];
-      let id: number;
-      if (v < 0) id = -v - 1;
-      else if (v === 0) id = -1;
-      else id = resolveStatic(v);
-      frames[i] = id;
-      if (id < 0 && i === starts[t]) {
-        const why = v === 0 ? 'V8 gave no program counter' : whyUnresolved(v);
-        unresolvedWhy.set(why, (unresolvedWhy.get(why) ?? 0) + 1);
-      }
+      const why = v === 0 ? 'V8 gave no program counter' : whyUnresolved(v);
+      unresolvedWhy.set(why, (unresolvedWhy.get(why) ?? 0) + 1);
     }
   }
   const warnings: string[] = [];
@@ -250,17 +251,33 @@ interface RemappedBlob {
  * rounded to its allocation page A; of the usual S and A, the placement that holds the most
  * otherwise unnamed program counters wins. Later V8s log the copy's own addresses.
  */
-export function findRemappedBlob(log: TickLog, libOf: (addr: number) => unknown): RemappedBlob | undefined {
+export function findRemappedBlob(
+  log: TickLog,
+  libOf: (addr: number) => unknown,
+  statics: StaticAddresses = staticAddresses(log.frames),
+): RemappedBlob | undefined {
   if (log.codeRange === undefined || log.blobCodes.length === 0) return undefined;
   const codes = [...log.blobCodes].sort((a, b) => a.start - b.start);
   const start = codes[0].start;
   if (!libOf(start)) return undefined; // logged at the copy already
-  const end = Math.max(...codes.map((c) => c.start + c.size));
+  let end = start;
+  for (const c of codes) end = Math.max(end, c.start + c.size);
   const length = end - start;
-  const unknown: number[] = [];
+  // The program counters no library holds, each distinct one with how many ticks it is the pc of.
+  const { addresses, frameIndex } = statics;
+  const pcTicks = new Int32Array(addresses.length);
   for (let t = 0; t + 1 < log.frameStart.length; t++) {
-    const v = log.frames[log.frameStart[t]];
-    if (v > log.codeRange && !libOf(v)) unknown.push(v);
+    const k = frameIndex[log.frameStart[t]];
+    if (k >= 0 && log.frameStart[t + 1] > log.frameStart[t]) pcTicks[k]++;
+  }
+  const unknown: number[] = [];
+  const weight: number[] = [];
+  for (let k = 0; k < addresses.length; k++) {
+    const v = addresses[k];
+    if (pcTicks[k] > 0 && v > log.codeRange && !libOf(v)) {
+      unknown.push(v);
+      weight.push(pcTicks[k]);
+    }
   }
   if (unknown.length === 0) return undefined;
   let best: { base: number; hits: number } | undefined;
@@ -268,7 +285,7 @@ export function findRemappedBlob(log: TickLog, libOf: (addr: number) => unknown)
     for (const page of [4096, 65536, 262144, 2097152]) {
       const base = log.codeRange + mb * 1048576 - Math.ceil(length / page) * page;
       let hits = 0;
-      for (const pc of unknown) if (pc >= base && pc < base + length) hits++;
+      for (let i = 0; i < unknown.length; i++) if (unknown[i] >= base && unknown[i] < base + length) hits += weight[i];
       if (hits > 0 && (!best || hits > best.hits)) best = { base, hits };
     }
   }

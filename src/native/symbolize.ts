@@ -1,10 +1,13 @@
-// C++ symbols of the node binary and the shared libraries a tick log names: the ELF symbol
-// table read in process (elf-symbols.ts; the dynamic one when a library is stripped), else
-// `nm -n -S` (`-D` for a stripped library), for the libraries with ticks, all at once, cached per file (path, size, mtime, inode) under
-// ~/.cache/hotpath/symbols so the next log of the same binary needs no nm. Names stay mangled
-// here; the few that ticks use are demangled at the end with one `c++filt` (demangle()). Function symbols only (t, T, w, W), as V8's own
-// tick processor takes them. An executable (ET_EXEC) holds absolute addresses; a shared
-// object or PIE (ET_DYN) is relocated by its load address from the log.
+// C++ symbols of the node binary and the shared libraries a tick log names, for the libraries
+// with ticks, all at once: the ELF symbol table read in process (elf-symbols.ts; the dynamic one
+// when a library is stripped), else `nm -n -S` (`-D` for a stripped library), whose tables are
+// cached per file (path, size, mtime, inode) under ~/.cache/hotpath/symbols so the next log of
+// the same binary runs no nm (the in-process reader needs no cache: it reads the node binary's
+// table faster than a cache file could be read). Function symbols only (t, T, w, W), as V8's own
+// tick processor takes them. Tables are typed arrays of addresses; names stay in the file's
+// string table until a tick asks for one, and stay mangled here: the few that ticks use are
+// demangled at the end with one `c++filt` (demangle()). An executable (ET_EXEC) holds absolute
+// addresses; a shared object or PIE (ET_DYN) is relocated by its load address from the log.
 //
 // Every library ends with a status: `ok`, or why its ticks stay unnamed (the file is gone,
 // nm is missing, the file is not the binary that wrote the log), which the output reports.
@@ -15,7 +18,7 @@ import { openSync, readSync, closeSync, statSync, mkdirSync, readFileSync, write
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { LibraryRange } from './tick-log.js';
-import { readElfFunctionSymbols } from './elf-symbols.js';
+import { readElfFunctionSymbols, type SymbolList } from './elf-symbols.js';
 
 export type LibraryStatus = 'ok' | 'missing' | 'no-symbols' | 'nm-missing' | 'nm-failed' | 'mismatch' | 'pseudo';
 
@@ -33,7 +36,8 @@ export interface LibrarySymbols {
   /** Sorted by start. */
   starts: Float64Array;
   ends: Float64Array;
-  names: string[];
+  /** The (mangled) name of the k-th symbol, read when asked for. */
+  name(k: number): string;
 }
 
 const ELF_MAGIC = 0x464c457f;
@@ -98,57 +102,78 @@ export function parseNmOutput(out: string, into: RawSymbol[]): void {
   }
 }
 
-const emptyTable = { starts: new Float64Array(0), ends: new Float64Array(0), names: [] as string[] };
+const emptyTable = { starts: new Float64Array(0), ends: new Float64Array(0), name: () => '' };
 
-/** Symbols by start, and at one start the sized one first. */
-const bySymbolOrder = (x: RawSymbol, y: RawSymbol) => x.start - y.start || y.size - x.size;
-
-/**
- * Puts `raw` in symbol order. `nm -n` already lists by address: then only the runs of aliases at
- * one address are ordered, a few symbols each. A full sort of the node binary's ~86,000 symbols
- * with a JS comparator costs ~0.4 s on the cold path (the comparator still interpreted), most of
- * `hotpath prof`'s own time on a warm symbol cache.
- */
-function sortSymbols(raw: RawSymbol[]): void {
-  for (let i = 1; i < raw.length; i++) {
-    if (raw[i].start < raw[i - 1].start) {
-      raw.sort(bySymbolOrder);
-      return;
-    }
-  }
-  for (let i = 0; i < raw.length;) {
-    let j = i + 1;
-    while (j < raw.length && raw[j].start === raw[i].start) j++;
-    if (j - i > 1) {
-      const run = raw.slice(i, j).sort(bySymbolOrder);
-      for (let k = 0; k < run.length; k++) raw[i + k] = run[k];
-    }
-    i = j;
-  }
+/** A list made of parsed symbols (nm's output, the cache). */
+function listOf(raw: readonly RawSymbol[]): SymbolList {
+  return {
+    count: raw.length,
+    starts: Float64Array.from(raw, (r) => r.start),
+    sizes: Float64Array.from(raw, (r) => r.size),
+    name: (i) => raw[i].name,
+  };
 }
 
-function table(raw: RawSymbol[], slide: number, lo: number, hi: number): Pick<LibrarySymbols, 'starts' | 'ends' | 'names'> {
-  sortSymbols(raw);
-  const starts: number[] = [];
-  const ends: number[] = [];
-  const names: string[] = [];
-  for (let i = 0; i < raw.length; i++) {
-    const s = raw[i];
-    const start = s.start + slide;
-    if (starts.length > 0 && starts[starts.length - 1] === start) continue; // aliases: the first (sized, static) name wins
-    let end = s.size > 0 ? start + s.size : 0;
-    if (end === 0) {
-      // Without a size, a symbol runs to the next one.
-      let j = i + 1;
-      while (j < raw.length && raw[j].start === s.start) j++;
-      end = j < raw.length ? raw[j].start + slide : hi;
-    }
-    if (start < lo || start >= hi) continue;
-    starts.push(start);
-    ends.push(Math.min(end, hi));
-    names.push(s.name);
+/** Bits of a sort key that hold the symbol's index (so a key sorts by start, then index). */
+const INDEX_BITS = 2 ** 21;
+
+/**
+ * The symbols' indices by start, then by their order in the list. One native sort of numbers
+ * (start × 2²¹ + index, exact below 2⁵³) when the addresses fit in 32 bits, as the node binary's
+ * and shared objects' file addresses do; a comparator sort of the indices otherwise.
+ */
+function sortedOrder(list: SymbolList): Uint32Array | Float64Array {
+  const n = list.count;
+  const starts = list.starts;
+  if (n < INDEX_BITS) {
+    const keys = new Float64Array(n);
+    let i = 0;
+    for (; i < n && starts[i] < 2 ** 32; i++) keys[i] = starts[i] * INDEX_BITS + i;
+    if (i === n) return keys.sort();
   }
-  return { starts: Float64Array.from(starts), ends: Float64Array.from(ends), names };
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  return order.sort((a, b) => starts[a] - starts[b] || a - b);
+}
+
+/**
+ * The table of one library: symbols by start, within [lo, hi) once relocated by `slide`. Of
+ * aliases at one address the largest (the sized, static one) is kept, the first listed of equal
+ * ones; a symbol without a size runs to the next one.
+ */
+function table(list: SymbolList, slide: number, lo: number, hi: number): Pick<LibrarySymbols, 'starts' | 'ends' | 'name'> {
+  const sorted = sortedOrder(list);
+  const keyed = sorted instanceof Float64Array;
+  const n = sorted.length;
+  const rs = list.starts;
+  const rsize = list.sizes;
+  const starts = new Float64Array(n);
+  const ends = new Float64Array(n);
+  const index = new Uint32Array(n);
+  let count = 0;
+  let next = n > 0 ? (keyed ? sorted[0] % INDEX_BITS : sorted[0]) : 0;
+  for (let p = 0; p < n;) {
+    const first = next;
+    const at = rs[first];
+    // The run of aliases at this address: the largest size wins, the first of equal ones.
+    let best = first;
+    let q = p + 1;
+    for (; q < n; q++) {
+      next = keyed ? sorted[q] % INDEX_BITS : sorted[q];
+      if (rs[next] !== at) break;
+      if (rsize[next] > rsize[best]) best = next;
+    }
+    const start = at + slide;
+    if (start >= lo && start < hi) {
+      const end = rsize[best] > 0 ? start + rsize[best] : q < n ? rs[next] + slide : hi;
+      starts[count] = start;
+      ends[count] = Math.min(end, hi);
+      index[count] = best;
+      count++;
+    }
+    p = q;
+  }
+  return { starts: starts.subarray(0, count), ends: ends.subarray(0, count), name: (k) => list.name(index[k]) };
 }
 
 export interface SymbolizeOptions {
@@ -162,7 +187,7 @@ export interface SymbolizeOptions {
 }
 
 interface RawTable {
-  raw: RawSymbol[];
+  list: SymbolList;
   error?: 'nm-missing' | 'nm-failed';
 }
 
@@ -233,26 +258,23 @@ async function symbolTable(
   st: { size: number; mtimeMs: number; ino: number },
   cacheDir: string | false,
 ): Promise<RawTable> {
-  const file = cacheDir ? cacheFile(cacheDir, path, st) : undefined;
-  const cached = file ? readCache(file) : undefined;
-  if (cached) return { raw: cached };
   // The symbol table read in process first (no child process); nm for what it cannot read.
   const elf = readElfFunctionSymbols(path);
-  if (elf && elf.length > 0) {
-    if (file && cacheDir) writeCache(file, cacheDir, elf);
-    return { raw: elf };
-  }
+  if (elf && elf.count > 0) return { list: elf };
+  const file = cacheDir ? cacheFile(cacheDir, path, st) : undefined;
+  const cached = file ? readCache(file) : undefined;
+  if (cached) return { list: listOf(cached) };
   const raw: RawSymbol[] = [];
   const plain = await runNm(nm, ['-n', '-S', path]);
-  if (plain.error?.code === 'ENOENT') return { raw, error: 'nm-missing' };
+  if (plain.error?.code === 'ENOENT') return { list: listOf(raw), error: 'nm-missing' };
   parseNmOutput(plain.out, raw);
   if (raw.length === 0) {
     const dynamic = await runNm(nm, ['-n', '-S', '-D', path]);
     parseNmOutput(dynamic.out, raw);
-    if (raw.length === 0 && plain.code !== 0 && dynamic.code !== 0) return { raw, error: 'nm-failed' };
+    if (raw.length === 0 && plain.code !== 0 && dynamic.code !== 0) return { list: listOf(raw), error: 'nm-failed' };
   }
   if (file && cacheDir) writeCache(file, cacheDir, raw);
-  return { raw };
+  return { list: listOf(raw) };
 }
 
 /** Reads the symbols of the libraries (those given; pass only those with ticks), concurrently. */
@@ -273,7 +295,7 @@ export async function symbolizeLibraries(libs: readonly LibraryRange[], options:
       const type = elfType(lib.path);
       if (type === undefined) return { ...base, status: 'no-symbols', reason: `${lib.path} is not an ELF file` };
       const slide = (type === 'dyn' ? lib.start : 0) + lib.aslrSlide;
-      const { raw, error } = await symbolTable(nm, lib.path, st, cacheDir);
+      const { list, error } = await symbolTable(nm, lib.path, st, cacheDir);
       if (error === 'nm-missing')
         return {
           ...base,
@@ -282,8 +304,8 @@ export async function symbolizeLibraries(libs: readonly LibraryRange[], options:
           reason: `${nm} is not installed (Debian/Ubuntu: apt-get install binutils), so C++ symbols cannot be read`,
         };
       if (error === 'nm-failed') return { ...base, slide, status: 'nm-failed', reason: `${nm} could not read ${lib.path}` };
-      if (raw.length === 0) return { ...base, slide, status: 'no-symbols', reason: `${lib.path} is stripped (no symbol table)` };
-      const t = table([...raw], slide, lib.start, lib.end);
+      if (list.count === 0) return { ...base, slide, status: 'no-symbols', reason: `${lib.path} is stripped (no symbol table)` };
+      const t = table(list, slide, lib.start, lib.end);
       const result: LibrarySymbols = { ...base, slide, status: 'ok', ...t };
       const check = checkBuiltins(result, options.builtins ?? []);
       if (check === 'mismatch') {
@@ -319,12 +341,25 @@ export function demangle(names: readonly string[], cxxfilt = 'c++filt'): Promise
   });
 }
 
-/** Compares the log's builtin addresses with the binary's `Builtins_<name>` symbols. */
+/**
+ * Compares the log's builtin addresses with the binary's `Builtins_<name>` symbols. Each is
+ * first looked up at the log's address (a few dozen names read); only when most are not there
+ * are all the binary's names read to find where its builtins are.
+ */
 function checkBuiltins(lib: LibrarySymbols, builtins: readonly { name: string; start: number }[]): 'match' | 'mismatch' | 'unknown' {
   const inside = builtins.filter((b) => b.start >= lib.start && b.start < lib.end);
   if (inside.length === 0) return 'unknown';
+  const atTheirPlace = inside.filter((b) => {
+    const k = findSymbol(lib, b.start);
+    return k >= 0 && lib.starts[k] === b.start && lib.name(k) === `Builtins_${b.name}`;
+  }).length;
+  // Those not at their place could at most all be elsewhere: still no more than those that are.
+  if (atTheirPlace > 0 && inside.length - atTheirPlace <= atTheirPlace) return 'match';
   const byName = new Map<string, number>();
-  for (let i = 0; i < lib.names.length; i++) if (lib.names[i].startsWith('Builtins_')) byName.set(lib.names[i].slice(9), lib.starts[i]);
+  for (let i = 0; i < lib.starts.length; i++) {
+    const name = lib.name(i);
+    if (name.startsWith('Builtins_')) byName.set(name.slice(9), lib.starts[i]);
+  }
   if (byName.size === 0) return 'unknown';
   let same = 0;
   let differ = 0;

@@ -111,18 +111,40 @@ export function unescapeField(s: string): string {
 
 const hex = (s: string | undefined): number => (s === undefined || s === '' ? NaN : Number(s));
 
-/** `0x…` (or decimal) between `from` and `to` of `line`, read in place: no substring per frame. */
-function hexAt(line: string, from: number, to: number): number {
-  if (to <= from) return NaN;
-  if (line.charCodeAt(from) !== 48 || line.charCodeAt(from + 1) !== 120) return Number(line.slice(from, to));
-  let v = 0;
-  for (let i = from + 2; i < to; i++) {
-    const c = line.charCodeAt(i);
-    const d = c <= 57 ? c - 48 : (c | 32) - 87;
-    if (d < 0 || d > 15) return NaN;
-    v = v * 16 + d;
+/** Where the last numberAt stopped: the `,` or newline after the field (or `end`). */
+let fieldEnd = 0;
+
+/**
+ * The number in the field of `buf` that starts at `p` (up to the next `,` or newline before
+ * `end`): `0x…` hex, else decimal (hex when `hex`); NaN for an empty field or any other
+ * character. Sets fieldEnd. Reads bytes in place: no string per field (a tick line is mostly
+ * addresses, and there is one line per sample).
+ */
+function numberAt(buf: Uint8Array, p: number, end: number, hex: boolean): number {
+  let i = p;
+  if (i + 1 < end && buf[i] === 48 /* 0 */ && buf[i + 1] === 120 /* x */) {
+    hex = true;
+    i += 2;
   }
-  return to > from + 2 ? v : NaN;
+  let v = 0;
+  let digits = 0;
+  let bad = false;
+  for (; i < end; i++) {
+    const c = buf[i];
+    if (c === 44 /* , */ || c === 10 /* \n */) break;
+    let d = c - 48;
+    if (d < 0 || d > 9) {
+      d = (c | 32) - 87; // a-f
+      if (!hex || d < 10 || d > 15) {
+        bad = true;
+        continue;
+      }
+    }
+    v = hex ? v * 16 + d : v * 10 + d;
+    digits++;
+  }
+  fieldEnd = i;
+  return digits > 0 && !bad ? v : NaN;
 }
 
 interface FuncInfo {
@@ -139,8 +161,218 @@ function notATickLog(file: string, why: string): Error {
   });
 }
 
-/** Parses the text of a tick log. Throws HOTPATH_ERR_TICK_LOG / _VERSION on what is not one. */
-export function parseTickLog(text: string, file: string): TickLog {
+/** The reader's state besides the log: the JIT code map as it stands, and the functions by SharedFunctionInfo. */
+interface CodeState {
+  log: TickLog;
+  map: CodeMap<DynamicCode>;
+  /** Where each live function code object starts (to rename it in place). */
+  startOf: Map<number, number>;
+  funcs: Map<number, FuncInfo>;
+}
+
+function newCode(log: TickLog, type: string, name: string, state: string, isFunction: boolean, sfi: number): DynamicCode {
+  const c: DynamicCode = { id: log.codes.length, type, name, state, isFunction, sfi };
+  log.codes.push(c);
+  return c;
+}
+
+/** Reads a line of one of READ_KINDS (code events, libraries, the version) into the state. */
+function readEvent(kind: string, line: string, { log, map, startOf, funcs }: CodeState): void {
+  if (kind === 'code-creation') {
+    // code-creation,<type>,<kind>,<time>,<start>,<size>,<name>[,<sfi>,<state>]
+    const f = line.split(',');
+    if (f.length < 7) {
+      log.badLines++;
+      return;
+    }
+    const type = f[1];
+    const start = hex(f[4]);
+    const size = Number(f[5]);
+    if (Number.isNaN(start) || Number.isNaN(size)) {
+      log.badLines++;
+      return;
+    }
+    // A name may hold escaped commas only; a raw comma means more fields: sfi and state.
+    const hasFunc = type !== 'RegExp' && f.length >= 9 && /^0x[0-9a-f]+$/i.test(f[f.length - 2]);
+    const name = unescapeField(hasFunc ? f.slice(6, f.length - 2).join(',') : f.slice(6).join(','));
+    if (!hasFunc) {
+      const code = newCode(log, type, name, '', false, 0);
+      map.add(start, size, code);
+      if (type === 'Builtin' || type === 'BytecodeHandler') {
+        log.blobCodes.push({ start, size, id: code.id });
+        if (type === 'Builtin' && log.builtins.length < 64) log.builtins.push({ name, start });
+      }
+      return;
+    }
+    const sfi = hex(f[f.length - 2]);
+    // V8 13 marks some tiers with a trailing quote (`*'`, `+'`); the tier is the first mark.
+    const state = f[f.length - 1].replace(/'$/, '');
+    let func = funcs.get(sfi);
+    if (!func) funcs.set(sfi, (func = { name, codes: new Set() }));
+    else if (func.name !== name) {
+      // The SharedFunctionInfo's memory now holds another function: rename its live code.
+      func.name = name;
+      for (const id of [...func.codes]) {
+        const old = log.codes[id];
+        const at = startOf.get(id);
+        startOf.delete(id);
+        if (at !== undefined && map.at(at) === old) {
+          const renamed = newCode(log, old.type, name, old.state, true, sfi);
+          map.replace(at, renamed);
+          startOf.set(renamed.id, at);
+          func.codes.add(renamed.id);
+        }
+        func.codes.delete(id);
+      }
+    }
+    const code = newCode(log, type, name, state, true, sfi);
+    func.codes.add(code.id);
+    startOf.set(code.id, start);
+    map.add(start, size, code);
+    return;
+  }
+  if (kind === 'code-move') {
+    const f = line.split(',');
+    const from = hex(f[1]);
+    const to = hex(f[2]);
+    const moved = map.at(from);
+    if (!map.move(from, to)) log.unknownMoves++;
+    else if (moved?.isFunction) startOf.set(moved.id, to);
+    return;
+  }
+  if (kind === 'code-delete') {
+    const at = hex(line.slice(line.indexOf(',') + 1));
+    const gone = map.at(at);
+    if (!map.delete(at)) log.unknownDeletes++;
+    else if (gone) startOf.delete(gone.id);
+    return;
+  }
+  if (kind === 'sfi-move') {
+    const f = line.split(',');
+    const from = hex(f[1]);
+    const func = funcs.get(from);
+    if (func) {
+      funcs.delete(from);
+      funcs.set(hex(f[2]), func);
+    }
+    return;
+  }
+  if (kind === 'code-deopt') {
+    // code-deopt,<time>,<size>,<code>,<inlining id>,<script offset>,<bailout>,<position>,<reason>
+    const f = line.split(',');
+    const code = map.at(hex(f[3]));
+    if (code)
+      log.deopts.push({
+        codeId: code.id,
+        bailout: f[6] ?? '',
+        position: unescapeField(f[7] ?? ''),
+        reason: unescapeField(f.slice(8).join(',')),
+      });
+    return;
+  }
+  if (kind === 'shared-library') {
+    // shared-library,<path>,<start>,<end>,<aslr slide>
+    const f = line.split(',');
+    const path = unescapeField(f.slice(1, f.length - 3).join(','));
+    const start = hex(f[f.length - 3]);
+    const endAddr = hex(f[f.length - 2]);
+    if (Number.isNaN(start) || Number.isNaN(endAddr)) {
+      log.badLines++;
+      return;
+    }
+    const slide = Number(f[f.length - 1]) || 0;
+    const same = log.libraries.find((l) => l.path === path && l.start === start);
+    if (same) same.end = Math.max(same.end, endAddr);
+    else log.libraries.push({ path, start, end: endAddr, aslrSlide: slide });
+    return;
+  }
+  if (kind === 'new') {
+    if (line.startsWith('new,CodeRange,')) log.codeRange = hex(line.split(',')[2]);
+    return;
+  }
+  if (kind === 'v8-version') {
+    // v8-version,11,3,244,8,-node.38,0
+    const f = line.split(',');
+    log.v8Major = Number(f[1]);
+    log.v8Version = `${f[1]}.${f[2]}.${f[3]}.${f[4]}${f[5] && f[5] !== '0' ? f[5] : ''}`;
+    return;
+  }
+}
+
+/** `tick,` at the start of a line. */
+const isTickLine = (buf: Uint8Array, p: number): boolean =>
+  buf[p] === 116 && buf[p + 1] === 105 && buf[p + 2] === 99 && buf[p + 3] === 107 && buf[p + 4] === 44;
+
+/** Kinds of line read beyond their kind; the others (script sources, code-source-info...) are only counted. */
+const READ_KINDS = new Set(['code-creation', 'code-move', 'code-delete', 'sfi-move', 'code-deopt', 'shared-library', 'new', 'v8-version']);
+
+/** A frame's address: the code object the map holds there as -(id + 1), else the address; 0 for none. */
+function frameOf(map: CodeMap<DynamicCode>, addr: number): number {
+  if (!(addr > 0)) return 0;
+  const code = map.find(addr);
+  return code ? -(code.id + 1) : addr;
+}
+
+/**
+ * Reads the tick line at `pos` into the log, each frame named from the code map as it stands;
+ * returns where the next line starts. The hot path (one line per sample), byte by byte in
+ * place, in a function of its own so that it is optimized early:
+ * tick,<pc>,<µs>,<is external callback>,<tos or callback>,<vm state>[,<frame>...]
+ */
+function readTick(buf: Uint8Array, pos: number, end: number, map: CodeMap<DynamicCode>, log: TickLog): number {
+  let p = pos + 4; // the comma after `tick`
+  let pc = NaN;
+  let time = NaN;
+  let external = false;
+  let tos = NaN;
+  let state = NaN;
+  let field = 0;
+  // One call site per kind of field keeps this function small: it is compiled sooner.
+  for (; field < 5 && buf[p] === 44; field++) {
+    const v = numberAt(buf, p + 1, end, false);
+    if (field === 0) pc = v;
+    else if (field === 1) time = v;
+    else if (field === 2) external = buf[p + 1] === 49; /* 1 */
+    else if (field === 3) tos = v;
+    else state = fieldEnd === p + 1 ? 0 : v; // an empty state field reads as 0, as Number('') does
+    p = fieldEnd;
+  }
+  if (field < 5 || Number.isNaN(pc) || Number.isNaN(time)) {
+    log.badLines++;
+    const nl = buf.indexOf(10, p);
+    return nl < 0 || nl >= end ? end : nl + 1;
+  }
+  const fr = log.frames;
+  const top = external && tos > 0;
+  fr.push(frameOf(map, top ? tos : pc));
+  if (!top && tos > 0) {
+    // A frameless call: the top of the stack points into the calling JS function.
+    const c = map.find(tos);
+    if (c?.isFunction) fr.push(-(c.id + 1));
+  }
+  let prev = pc;
+  while (buf[p] === 44) {
+    const c0 = buf[p + 1];
+    if (c0 === 111 /* o: overflow */) break;
+    // `+`/`-` and a hex delta: relative to the frame before (compressed logs of old V8s).
+    const sign = c0 === 43 /* + */ ? 1 : c0 === 45 /* - */ ? -1 : 0;
+    const v = numberAt(buf, sign === 0 ? p + 1 : p + 2, end, sign !== 0);
+    prev = sign === 0 ? v : prev + sign * v;
+    fr.push(frameOf(map, prev));
+    p = fieldEnd;
+  }
+  log.times.push(time);
+  log.states.push(state);
+  log.frameStart.push(fr.length);
+  const nl = buf[p] === 10 ? p : buf.indexOf(10, p);
+  return nl < 0 || nl >= end ? end : nl + 1;
+}
+
+/**
+ * Parses a tick log (its bytes as read, or its text). Throws HOTPATH_ERR_TICK_LOG / _VERSION on
+ * what is not one. V8 writes the log in ASCII (it escapes every other character).
+ */
+export function parseTickLog(data: Buffer | string, file: string): TickLog {
   const log: TickLog = {
     file,
     libraries: [],
@@ -158,229 +390,52 @@ export function parseTickLog(text: string, file: string): TickLog {
     badLines: 0,
     lineCounts: {},
   };
-  if (text.length === 0) throw notATickLog(file, 'the file is empty');
-  if (text.includes('\u0000')) throw notATickLog(file, 'it holds binary data');
+  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  if (buf.length === 0) throw notATickLog(file, 'the file is empty');
+  if (buf.indexOf(0) >= 0) throw notATickLog(file, 'it holds binary data');
   const map = new CodeMap<DynamicCode>();
-  /** Where each live function code object starts (to rename it in place). */
-  const startOf = new Map<number, number>();
-  const funcs = new Map<number, FuncInfo>();
+  const state: CodeState = { log, map, startOf: new Map(), funcs: new Map() };
   const counts = log.lineCounts;
   let sawMark = false;
   let lineNo = 0;
+  let tickLines = 0;
   let pos = 0;
-  const n = text.length;
+  const n = buf.length;
   // A last line without its newline was cut mid-write: only the complete lines are read.
-  const end = text.endsWith('\n') ? n : ((log.truncated = true), text.lastIndexOf('\n') + 1);
-  const newCode = (type: string, name: string, state: string, isFunction: boolean, sfi: number): DynamicCode => {
-    const c: DynamicCode = { id: log.codes.length, type, name, state, isFunction, sfi };
-    log.codes.push(c);
-    return c;
-  };
+  const end = buf[n - 1] === 10 ? n : ((log.truncated = true), buf.lastIndexOf(10) + 1);
   while (pos < end) {
-    let nl = text.indexOf('\n', pos);
-    if (nl < 0) nl = end;
-    const line = text.slice(pos, nl);
-    pos = nl + 1;
     lineNo++;
-    if (line.length === 0) continue;
-    const comma = line.indexOf(',');
-    const kind = comma < 0 ? line : line.slice(0, comma);
+    if (isTickLine(buf, pos)) {
+      if (tickLines++ === 0) counts.tick = 0; // keeps the kinds in the order they came
+      sawMark = true;
+      pos = readTick(buf, pos, end, map, log);
+      continue;
+    }
+    let nl = buf.indexOf(10, pos);
+    if (nl < 0 || nl > end) nl = end;
+    const from = pos;
+    pos = nl + 1;
+    if (nl === from) continue;
+    let comma = buf.indexOf(44, from);
+    if (comma >= nl) comma = -1;
+    // A kind is a short word: a longer first field is read only as far as a message needs.
+    const kind = buf.toString('latin1', from, comma < 0 ? Math.min(nl, from + 80) : Math.min(comma, from + 80));
+    if (kind === 'tick') {
+      // `tick` alone on its line: a tick without its fields.
+      if (tickLines++ === 0) counts.tick = 0;
+      sawMark = true;
+      log.badLines++;
+      continue;
+    }
     counts[kind] = (counts[kind] ?? 0) + 1;
     if (!sawMark) {
-      if (kind === 'v8-version' || kind === 'shared-library' || kind === 'code-creation' || kind === 'tick' || kind === 'profiler')
-        sawMark = true;
+      if (kind === 'v8-version' || kind === 'shared-library' || kind === 'code-creation' || kind === 'profiler') sawMark = true;
       else if (lineNo >= SNIFF_LINES || !/^[a-z][a-z0-9-]*$/.test(kind)) {
-        throw notATickLog(file, `line ${lineNo} is ${JSON.stringify(line.slice(0, 60))}`);
+        throw notATickLog(file, `line ${lineNo} is ${JSON.stringify(buf.toString('utf8', from, Math.min(nl, from + 240)).slice(0, 60))}`);
       }
     }
-    if (kind === 'tick') {
-      // tick,<pc>,<µs>,<is external callback>,<tos or callback>,<vm state>[,<frame>...]: scanned
-      // in place (the hot path: one line per sample).
-      let k = comma;
-      for (let j = 0; j < 4 && k >= 0; j++) k = line.indexOf(',', k + 1);
-      if (k < 0) {
-        log.badLines++;
-        continue;
-      }
-      let p0 = comma + 1;
-      let p1 = line.indexOf(',', p0);
-      const pc = hexAt(line, p0, p1);
-      p0 = p1 + 1;
-      p1 = line.indexOf(',', p0);
-      const time = Number(line.slice(p0, p1));
-      p0 = p1 + 1;
-      p1 = line.indexOf(',', p0);
-      const external = line.charCodeAt(p0) === 49; /* 1 */
-      p0 = p1 + 1;
-      p1 = line.indexOf(',', p0);
-      const tos = hexAt(line, p0, p1);
-      p0 = p1 + 1;
-      p1 = line.indexOf(',', p0);
-      if (Number.isNaN(pc) || Number.isNaN(time)) {
-        log.badLines++;
-        continue;
-      }
-      const state = Number(p1 < 0 ? line.slice(p0) : line.slice(p0, p1));
-      const fr = log.frames;
-      const push = (addr: number) => {
-        if (!(addr > 0)) {
-          fr.push(0);
-          return;
-        }
-        const code = map.find(addr);
-        fr.push(code ? -(code.id + 1) : addr);
-      };
-      if (external && tos > 0) push(tos);
-      else {
-        push(pc);
-        // A frameless call: the top of the stack points into the calling JS function.
-        if (tos > 0) {
-          const c = map.find(tos);
-          if (c?.isFunction) fr.push(-(c.id + 1));
-        }
-      }
-      let prev = pc;
-      while (p1 >= 0) {
-        p0 = p1 + 1;
-        p1 = line.indexOf(',', p0);
-        const c0 = line.charCodeAt(p0);
-        const to = p1 < 0 ? line.length : p1;
-        if (c0 === 43 /* + */) {
-          prev += hexAt(line, p0 + 1, to);
-          push(prev);
-        } else if (c0 === 45 /* - */) {
-          prev -= hexAt(line, p0 + 1, to);
-          push(prev);
-        } else if (c0 === 111 /* o: overflow */) break;
-        else {
-          prev = hexAt(line, p0, to);
-          push(prev);
-        }
-      }
-      log.times.push(time);
-      log.states.push(state);
-      log.frameStart.push(fr.length);
-      continue;
-    }
-    if (kind === 'code-creation') {
-      // code-creation,<type>,<kind>,<time>,<start>,<size>,<name>[,<sfi>,<state>]
-      const f = line.split(',');
-      if (f.length < 7) {
-        log.badLines++;
-        continue;
-      }
-      const type = f[1];
-      const start = hex(f[4]);
-      const size = Number(f[5]);
-      if (Number.isNaN(start) || Number.isNaN(size)) {
-        log.badLines++;
-        continue;
-      }
-      // A name may hold escaped commas only; a raw comma means more fields: sfi and state.
-      const hasFunc = type !== 'RegExp' && f.length >= 9 && /^0x[0-9a-f]+$/i.test(f[f.length - 2]);
-      const name = unescapeField(hasFunc ? f.slice(6, f.length - 2).join(',') : f.slice(6).join(','));
-      if (!hasFunc) {
-        const code = newCode(type, name, '', false, 0);
-        map.add(start, size, code);
-        if (type === 'Builtin' || type === 'BytecodeHandler') {
-          log.blobCodes.push({ start, size, id: code.id });
-          if (type === 'Builtin' && log.builtins.length < 64) log.builtins.push({ name, start });
-        }
-        continue;
-      }
-      const sfi = hex(f[f.length - 2]);
-      // V8 13 marks some tiers with a trailing quote (`*'`, `+'`); the tier is the first mark.
-      const state = f[f.length - 1].replace(/'$/, '');
-      let func = funcs.get(sfi);
-      if (!func) funcs.set(sfi, (func = { name, codes: new Set() }));
-      else if (func.name !== name) {
-        // The SharedFunctionInfo's memory now holds another function: rename its live code.
-        func.name = name;
-        for (const id of [...func.codes]) {
-          const old = log.codes[id];
-          const at = startOf.get(id);
-          startOf.delete(id);
-          if (at !== undefined && map.at(at) === old) {
-            const renamed = newCode(old.type, name, old.state, true, sfi);
-            map.replace(at, renamed);
-            startOf.set(renamed.id, at);
-            func.codes.add(renamed.id);
-          }
-          func.codes.delete(id);
-        }
-      }
-      const code = newCode(type, name, state, true, sfi);
-      func.codes.add(code.id);
-      startOf.set(code.id, start);
-      map.add(start, size, code);
-      continue;
-    }
-    if (kind === 'code-move') {
-      const f = line.split(',');
-      const from = hex(f[1]);
-      const to = hex(f[2]);
-      const moved = map.at(from);
-      if (!map.move(from, to)) log.unknownMoves++;
-      else if (moved?.isFunction) startOf.set(moved.id, to);
-      continue;
-    }
-    if (kind === 'code-delete') {
-      const at = hex(line.slice(comma + 1));
-      const gone = map.at(at);
-      if (!map.delete(at)) log.unknownDeletes++;
-      else if (gone) startOf.delete(gone.id);
-      continue;
-    }
-    if (kind === 'sfi-move') {
-      const f = line.split(',');
-      const from = hex(f[1]);
-      const func = funcs.get(from);
-      if (func) {
-        funcs.delete(from);
-        funcs.set(hex(f[2]), func);
-      }
-      continue;
-    }
-    if (kind === 'code-deopt') {
-      // code-deopt,<time>,<size>,<code>,<inlining id>,<script offset>,<bailout>,<position>,<reason>
-      const f = line.split(',');
-      const code = map.at(hex(f[3]));
-      if (code)
-        log.deopts.push({
-          codeId: code.id,
-          bailout: f[6] ?? '',
-          position: unescapeField(f[7] ?? ''),
-          reason: unescapeField(f.slice(8).join(',')),
-        });
-      continue;
-    }
-    if (kind === 'shared-library') {
-      // shared-library,<path>,<start>,<end>,<aslr slide>
-      const f = line.split(',');
-      const path = unescapeField(f.slice(1, f.length - 3).join(','));
-      const start = hex(f[f.length - 3]);
-      const endAddr = hex(f[f.length - 2]);
-      if (Number.isNaN(start) || Number.isNaN(endAddr)) {
-        log.badLines++;
-        continue;
-      }
-      const slide = Number(f[f.length - 1]) || 0;
-      const same = log.libraries.find((l) => l.path === path && l.start === start);
-      if (same) same.end = Math.max(same.end, endAddr);
-      else log.libraries.push({ path, start, end: endAddr, aslrSlide: slide });
-      continue;
-    }
-    if (kind === 'new') {
-      if (line.startsWith('new,CodeRange,')) log.codeRange = hex(line.split(',')[2]);
-      continue;
-    }
-    if (kind === 'v8-version') {
-      // v8-version,11,3,244,8,-node.38,0
-      const f = line.split(',');
-      log.v8Major = Number(f[1]);
-      log.v8Version = `${f[1]}.${f[2]}.${f[3]}.${f[4]}${f[5] && f[5] !== '0' ? f[5] : ''}`;
-      continue;
-    }
+    if (!READ_KINDS.has(kind)) continue;
+    readEvent(kind, buf.toString('utf8', from, nl), state);
   }
   if (!sawMark) throw notATickLog(file, 'it has none of the lines V8 writes (v8-version, shared-library, code-creation, tick)');
   if (log.v8Major !== undefined && log.v8Major < MIN_V8_MAJOR) {
@@ -390,6 +445,7 @@ export function parseTickLog(text: string, file: string): TickLog {
       { details: { file, v8Version: log.v8Version } },
     );
   }
+  if (tickLines > 0) counts.tick = tickLines;
   if (log.times.length === 0) {
     throw notATickLog(file, 'it holds no ticks (was it written with --prof? --log alone records no samples)');
   }

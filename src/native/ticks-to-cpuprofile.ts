@@ -101,7 +101,7 @@ export function ticksToCpuProfile(r: ResolvedTicks): CpuProfile {
     return c;
   };
   const samples = new Array<number>(r.times.length);
-  forEachNameStack(r, (stack, t) => {
+  forEachNameStack(r, (stack, length, t) => {
     const state = r.states[t];
     let node: Node;
     if (state === VM_STATE.GC) node = child(root, GC);
@@ -109,7 +109,7 @@ export function ticksToCpuProfile(r: ResolvedTicks): CpuProfile {
     else {
       node = root;
       let named = 0;
-      for (let i = stack.length - 1; i >= 0; i--) {
+      for (let i = length - 1; i >= 0; i--) {
         if (stack[i] < 0) continue;
         node = child(node, frameOf(stack[i]));
         named++;

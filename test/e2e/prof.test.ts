@@ -150,3 +150,29 @@ test('hotpath prof: several isolates (a worker thread) are read together, one pr
   assert.equal(new Set(meta.profiles.map((p) => p.pid)).size, 1);
   rmSync(dir, { recursive: true, force: true });
 });
+
+test(
+  'hotpath prof: a --prof --log-internal-timer-events log (timer lines among the ticks) gives what --prof-process gives',
+  { timeout: 120_000 },
+  async () => {
+    const rec = await recordTickLog(server, 2, process.execPath, ['--log-internal-timer-events']);
+    // Node 20 and 22 write timer-event lines among the ticks; Node 24's V8 takes the flag and writes none.
+    const timers = /^timer-event/m.test(readFileSync(rec.log, 'utf8'));
+    if (Number(process.versions.node.split('.')[0]) < 24) assert.ok(timers, 'the log has timer events');
+    const theirs = execFileSync(process.execPath, ['--prof-process', rec.log], {
+      cwd: rec.dir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 64 << 20,
+    });
+    const json = capture(rec.dir);
+    assert.equal(await runCli(['prof', '--json', '--no-report', rec.log], json.io), 0, json.err());
+    assert.doesNotMatch(json.err(), /malformed/);
+    const [stats] = JSON.parse(json.out()) as ProfStatistics[];
+    const cmp = compareTopJs(theirs, stats, 10, 1);
+    assert.ok(cmp.rows.length >= 1, theirs.slice(0, 2000));
+    assert.deepEqual(cmp.mismatches, [], JSON.stringify(cmp.rows, null, 1));
+    assert.ok(stats.unaccounted / stats.ticks < 0.05, `${stats.unaccounted} of ${stats.ticks} unaccounted`);
+    rmSync(rec.dir, { recursive: true, force: true });
+  },
+);

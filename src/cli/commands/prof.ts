@@ -8,7 +8,6 @@ import { styler, type CliIO } from '../io.js';
 import type { OptionSpec, ParsedArgs } from '../../options/option-spec.js';
 import { hotpathError } from '../../errors.js';
 import { checkTickLogFiles, profRun } from '../../native/prof-run.js';
-import { formatRunSummary } from '../../run/run-summary.js';
 
 const options: readonly OptionSpec[] = [
   {
@@ -61,8 +60,10 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
     );
   else io.stdout.write(result.text);
   const s = styler(io);
-  if (result.report) io.stderr.write('\n' + formatRunSummary(result.report, io.cwd, s, result.warnings));
-  else for (const w of result.warnings) io.stderr.write(`${s.yellow('warning')} ${w}\n`);
+  if (result.report) {
+    const { formatRunSummary } = await import('../../run/run-summary.js');
+    io.stderr.write('\n' + formatRunSummary(result.report, io.cwd, s, result.warnings));
+  } else for (const w of result.warnings) io.stderr.write(`${s.yellow('warning')} ${w}\n`);
   return 0;
 }
 
