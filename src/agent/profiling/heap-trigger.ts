@@ -9,6 +9,9 @@
 // - heap growth: the heap outside the young generation rose ≥ TRIGGER_GROWTH_BYTES above its
 //   lowest reading since the profile started (a leak, or garbage promoted by a busy server,
 //   which the GC share then usually shows too).
+// - live growth: after the full GC forced in the middle of the load (mid-load-gc.ts), the heap it
+//   left is ≥ TRIGGER_LIVE_GROWTH_SHARE above the lowest reading since the profile started: a
+//   small leak that stays under TRIGGER_GROWTH_BYTES in a short run gets its retained view too.
 // The worker then starts the sparse sampler (inspector-profiler.ts startHeap): an allocation view
 // until the middle of the load, what stays alive after it; past the middle, the view the reason
 // asks for (GC pressure: who allocates; growth: what stays alive).
@@ -19,6 +22,8 @@ import { oldGenerationUsed } from '../collectors/full-gc-canary.js';
 export const TRIGGER_GC_SHARE = 0.05;
 /** Growth of the heap outside the young generation that starts it (half the leak finding's 8 MiB). */
 export const TRIGGER_GROWTH_BYTES = 4 * 1024 * 1024;
+/** Growth of the heap a full GC left over the lowest reading since the start that starts it (see liveAfterFullGc). */
+export const TRIGGER_LIVE_GROWTH_SHARE = 0.05;
 /** How often the condition is judged (and the old generation read). */
 export const TRIGGER_EVERY_MS = 500;
 /**
@@ -73,6 +78,18 @@ export class HeapTrigger {
     if (!pressure && !growth) return undefined;
     this.fired = true;
     return growth ? 'growth' : 'gc';
+  }
+
+  /**
+   * The heap a full GC just left (the mid-load one): growth of the live heap itself, free of the
+   * garbage the other readings carry. 'growth' once, when it rose TRIGGER_LIVE_GROWTH_SHARE above
+   * the lowest reading since the profile started (which holds garbage too, so the rise is real).
+   */
+  liveAfterFullGc(bytes: number): HeapWanted | undefined {
+    if (!this.armed || this.fired || !Number.isFinite(this.lowest)) return undefined;
+    if (bytes - this.lowest < TRIGGER_LIVE_GROWTH_SHARE * this.lowest) return undefined;
+    this.fired = true;
+    return 'growth';
   }
 
   private safeRead(): number {
