@@ -34,7 +34,7 @@ const MIN_OBSERVED_MS = 300;
 const MIN_OBSERVED_GCS = 3;
 
 /** Why the heap should be sampled: GC pressure (who allocates) or growth (what stays alive). */
-export type HeapWanted = 'gc' | 'growth';
+export type HeapWanted = 'gc' | 'growth' | 'live-growth';
 
 export class HeapTrigger {
   private armed = false;
@@ -84,12 +84,13 @@ export class HeapTrigger {
    * The heap a full GC just left (the mid-load one): growth of the live heap itself, free of the
    * garbage the other readings carry. 'growth' once, when it rose TRIGGER_LIVE_GROWTH_SHARE above
    * the lowest reading since the profile started (which holds garbage too, so the rise is real).
+   * 'live-growth': a few MB in the second half, which the retained sampler samples densely.
    */
   liveAfterFullGc(bytes: number): HeapWanted | undefined {
     if (!this.armed || this.fired || !Number.isFinite(this.lowest)) return undefined;
     if (bytes - this.lowest < TRIGGER_LIVE_GROWTH_SHARE * this.lowest) return undefined;
     this.fired = true;
-    return 'growth';
+    return 'live-growth';
   }
 
   private safeRead(): number {
