@@ -411,7 +411,10 @@ function perRequestFinding(run: RunData, w: Window, g: GrowthPerRequest, where: 
     code: where === 'heap' ? 'HOTPATH_MEMORY_LEAK' : 'HOTPATH_EXTERNAL_MEMORY_LEAK',
     category: 'memory-leak',
     severity: g.end.bytes - baseline >= LEAK_CRITICAL_RATIO * baseline ? 'critical' : 'warning',
-    title: where === 'heap' ? 'The heap keeps growing with every request' : 'Memory outside the JS heap (Buffers) keeps growing with every request',
+    title:
+      where === 'heap'
+        ? 'The heap keeps growing with every request'
+        : 'Memory outside the JS heap (Buffers) keeps growing with every request',
     summary:
       `From the middle of the load to its end, ${what} grew by ${mb(g.lateGrowth)} MB over ${g.lateRequests} requests ` +
       `(${mb(g.mid.bytes)} → ${mb(g.end.bytes)} MB, measured after a full GC once the load was over): about ${round(g.lateBytesPerRequest, 0)} bytes kept per request.` +
@@ -429,8 +432,7 @@ function perRequestFinding(run: RunData, w: Window, g: GrowthPerRequest, where: 
       ...held.evidence,
     },
     culprit: held.culprit,
-    recommendation:
-      (where === 'heap' ? memoryLeakAdvice : externalLeakAdvice) + (held.profiled ? '' : `\n\n${heapProfileHint}`),
+    recommendation: (where === 'heap' ? memoryLeakAdvice : externalLeakAdvice) + (held.profiled ? '' : `\n\n${heapProfileHint}`),
     growth: { trend: latencyTrend(run), baseImpact: LEAK_BASE_IMPACT },
   });
 }

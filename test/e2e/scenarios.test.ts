@@ -85,6 +85,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'fastify-hung-route': { category: 'unanswered-requests', culprit: { function: 'showAccount', file: 'lib/accounts.js' } },
   // The load engine honours the header (a new connection per request); the line that sets it is named.
   'close-header-api': { category: 'connection-churn', culprit: { function: 'applyHeaders', file: 'lib/headers.js' } },
+  // About 1 KB kept per request at 400 req/s: 2 MB in 5 s, judged on the bytes kept per request in the second half.
+  'hapi-request-log-leak': { category: 'memory-leak', culprit: { function: 'logRequest', file: 'lib/request-log.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -113,6 +115,11 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'close-header-api': (e) => {
     assert.equal(e.connectionsPerRequest, 1);
     assert.equal(e.closedByAppShare, 1);
+  },
+  'hapi-request-log-leak': (e) => {
+    assert.equal(e.basis, 'per-request');
+    const held = e.heldIn as { name?: string; scope?: string } | undefined;
+    assert.deepEqual([held?.name, held?.scope], ['requestLog', 'module'], JSON.stringify(held));
   },
   'polka-route-growth': (e) => {
     assert.equal(e.framework, 'polka');
