@@ -181,6 +181,7 @@ export class ThreadAgent {
           if (wanted !== undefined) worker.postMessage({ hotpathHeapWanted: wanted } satisfies HeapWantedMessage);
         });
       }
+      this.heapTrigger.countRequests(sample.http?.finished ?? 0);
       safely('mid-load-gc', () => {
         const forced = this.midLoadGc.observe(epochNow(), gc.full, oldGenerationUsed);
         if (forced === undefined) return;

@@ -39,7 +39,8 @@ export const LEAK_BASE_IMPACT = 0.05;
 
 export function memoryLeak(run: RunData): Finding[] {
   const byTrend = trendLeak(run);
-  if (byTrend.some((f) => f.severity !== 'info')) return byTrend;
+  // A trend (enough full GCs) leads; growth with too few of them for a trend is judged per request when it can be.
+  if (byTrend.some((f) => f.code !== 'HOTPATH_HEAP_GROWTH_UNCONFIRMED')) return byTrend;
   const byRequests = perRequestLeak(run);
   return byRequests.length > 0 ? byRequests : byTrend;
 }

@@ -180,9 +180,13 @@ test('memory leak: the post-load GC reading outweighs a lower heap reading after
 });
 
 test('memory leak: too few full GCs: a post-load GC back at the start drops the note; one still high is said', () => {
-  const run = (afterMB: number) => {
+  const run = (afterMB: number, midGc = false) => {
     const r = syntheticRun({ heapMB: (p) => 5 + 30 * p, majorGcPerS: 0.1 });
     const thread = r.threads[0];
+    // Without a full GC in the middle of the load, the bytes kept per request cannot be judged.
+    const w = r.load!;
+    const mid = (e: { start: number }) => e.start > w.start + 0.25 * (w.end - w.start) && e.start < w.start + 0.75 * (w.end - w.start);
+    if (!midGc) thread.gc = thread.gc.filter((e) => e.kind !== 'major' || !mid(e));
     const last = thread.samples[thread.samples.length - 1];
     thread.samples.push({ ...last, t: r.load!.end + 500, postLoadGc: { gcMs: 10, heapAfter: afterMB * 1024 * 1024 } });
     return r;
@@ -199,6 +203,9 @@ test('memory leak: too few full GCs: a post-load GC back at the start drops the 
   assert.match(f.title, /^The heap kept 2\d(\.\d)? MB after the load, with too few full GCs to see its trend$/);
   assert.match(f.summary, /a full GC once the load was over left 33 MB: [\d.]+ times the heap the load began with is still held/);
   assert.match(f.recommendation, /queues filled faster than they drain/);
+  // With a full GC in the middle, the same run's second half kept 13 MB over 5 s of requests: a leak.
+  const [leak] = memoryLeak(run(33, true));
+  assert.deepEqual([leak?.code, leak?.evidence.basis], ['HOTPATH_MEMORY_LEAK', 'per-request']);
 });
 
 // Probe p1-express-reqlog: a middleware calls recordRequest(req), which pushes { url, headers,

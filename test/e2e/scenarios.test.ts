@@ -87,6 +87,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'close-header-api': { category: 'connection-churn', culprit: { function: 'applyHeaders', file: 'lib/headers.js' } },
   // About 1 KB kept per request at 400 req/s: 2 MB in 5 s, judged on the bytes kept per request in the second half.
   'hapi-request-log-leak': { category: 'memory-leak', culprit: { function: 'logRequest', file: 'lib/request-log.js' } },
+  // Fastify's request objects, kept by an app Map: no app frame allocated them; the only app function that stores is named.
+  'fastify-request-registry-leak': { category: 'memory-leak', culprit: { function: 'registerRequest', file: 'lib/registry.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -120,6 +122,11 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.basis, 'per-request');
     const held = e.heldIn as { name?: string; scope?: string } | undefined;
     assert.deepEqual([held?.name, held?.scope], ['requestLog', 'module'], JSON.stringify(held));
+  },
+  'fastify-request-registry-leak': (e) => {
+    assert.equal(e.keptBy, 'source');
+    const held = e.heldIn as { name?: string; scope?: string } | undefined;
+    assert.deepEqual([held?.name, held?.scope], ['active', 'module'], JSON.stringify(held));
   },
   'polka-route-growth': (e) => {
     assert.equal(e.framework, 'polka');
