@@ -15,10 +15,7 @@ test('mid-load GC: forced once at the middle of the load when V8 ran no full GC 
     m.observe(3000, 0, () => 1),
     undefined,
   );
-  // A real full GC of this process: the garbage made just before is gone after it.
-  let garbage: unknown[] | undefined = Array.from({ length: 2e5 }, (_, i) => ({ i }));
-  assert.ok(garbage.length > 0);
-  garbage = undefined;
+  // A real full GC of this process.
   const forced = m.observe(3600, 0, oldGenerationUsed);
   assert.ok(forced, 'forced at the middle');
   assert.ok(forced.durationMs >= 0 && forced.start > 0);
