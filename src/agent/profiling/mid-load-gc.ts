@@ -1,11 +1,11 @@
 // One full GC of the thread in the middle of the load (HEAP_RETAINED_FROM of the window,
-// profile-start's heapRetainedFrom) when V8 ran none of its own since the first quarter. A short
+// profile-start's heapRetainedFrom) when V8 ran none of its own since 30 % of it. A short
 // run at a modest rate often has no full GC between the start of the load and its end, and then
 // the heap left after GCs has two readings: before the load and after it (post-load-gc.ts). A
 // leak and a server that warmed up (JIT code, lazily-filled caches, a pool that grew) both rise
 // between them; a reading in the middle tells them apart: a leak keeps rising in the second half,
 // a warm-up has flattened. The full GC canary (collectors/full-gc-canary.ts) reads the heap after
-// it like after any full GC; a run with full GCs of its own in the second quarter pays nothing.
+// it like after any full GC; a run with full GCs of its own from 30 % of the load on pays nothing.
 //
 // One mark-compact, synchronous, from the agent's sample tick: V8's `gc()` taken from a new
 // context with --expose-gc set just for that and unset at once (as jest's leak detector does).
@@ -16,6 +16,13 @@
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { epochNow } from '../clock.js';
+
+/**
+ * V8's own full GCs count from this share of the load window on (the middle is at 0.5): the
+ * analysis takes its middle reading from 30 % to 70 % of the window (signals/growth-per-request.ts),
+ * so one of V8's before 30 % is no middle reading and the agent still forces one.
+ */
+export const MID_LOAD_OWN_GC_FROM = 0.3;
 
 /** Old generation above which no full GC is forced (its pause grows with the live heap). */
 export const MID_LOAD_GC_MAX_HEAP_BYTES = 64 * 1024 * 1024;
@@ -39,13 +46,13 @@ function fullGc(): Gc | null {
 }
 
 export class MidLoadGc {
-  private window: { quarter: number; at: number } | undefined;
-  private fullGcsSinceQuarter = 0;
+  private window: { from: number; at: number } | undefined;
+  private ownFullGcs = 0;
 
   /** A profile starts now with a known middle (`heapRetainedFrom`): judged from then, once. */
   arm(now: number, at: number | undefined): void {
-    this.window = at !== undefined && at > now ? { quarter: now + (at - now) / 2, at } : undefined;
-    this.fullGcsSinceQuarter = 0;
+    this.window = at !== undefined && at > now ? { from: now + ((at - now) * MID_LOAD_OWN_GC_FROM) / 0.5, at } : undefined;
+    this.ownFullGcs = 0;
   }
 
   disarm(): void {
@@ -53,7 +60,7 @@ export class MidLoadGc {
   }
 
   /**
-   * One sample interval's full GCs. At the middle, when none ran since the first quarter and the
+   * One sample interval's full GCs. At the middle, when none ran since MID_LOAD_OWN_GC_FROM and the
    * heap is small enough, forces one; returns its pause (start, ms) and the heap it left, else undefined.
    */
   observe(
@@ -63,10 +70,10 @@ export class MidLoadGc {
   ): { start: number; durationMs: number; heapAfter: number } | undefined {
     const w = this.window;
     if (w === undefined) return undefined;
-    if (now >= w.quarter) this.fullGcsSinceQuarter += fullGcs;
+    if (now >= w.from) this.ownFullGcs += fullGcs;
     if (now < w.at) return undefined;
     this.window = undefined;
-    if (this.fullGcsSinceQuarter > 0 || oldGenerationBytes() > MID_LOAD_GC_MAX_HEAP_BYTES) return undefined;
+    if (this.ownFullGcs > 0 || oldGenerationBytes() > MID_LOAD_GC_MAX_HEAP_BYTES) return undefined;
     const gc = fullGc();
     if (gc === null) return undefined;
     const start = epochNow();

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { MID_LOAD_GC_MAX_HEAP_BYTES, MidLoadGc } from '../../../src/agent/profiling/mid-load-gc.js';
 import { oldGenerationUsed } from '../../../src/agent/collectors/full-gc-canary.js';
 
-test('mid-load GC: forced once at the middle of the load when V8 ran no full GC since its first quarter; the heap it left is read', () => {
+test('mid-load GC: forced once at the middle of the load when V8 ran no full GC since 30 % of it; the heap it left is read', () => {
   const m = new MidLoadGc();
   m.arm(1000, 3500);
-  // Before the middle nothing happens, whatever the GCs (before the quarter, 2250, they do not count).
+  // Before the middle nothing happens, whatever the GCs (before 30 % of the load, 2500, they do not count).
   assert.equal(
     m.observe(2000, 3, () => 1),
     undefined,
@@ -27,7 +27,7 @@ test('mid-load GC: forced once at the middle of the load when V8 ran no full GC 
   );
 });
 
-test('mid-load GC: none when V8 ran a full GC of its own in the second quarter, when the heap is large, or without a known middle', () => {
+test('mid-load GC: none when V8 ran a full GC of its own from 30 % of the load on, when the heap is large, or without a known middle', () => {
   const own = new MidLoadGc();
   own.arm(1000, 3500);
   own.observe(2500, 1, () => 1);
