@@ -478,6 +478,11 @@ export interface StallMessage extends Envelope {
    */
   byAgent?: 'profile-stop' | 'post-load-gc' | 'call-counts' | 'mid-load-gc';
   /**
+   * Added (agent): with `byAgent: 'mid-load-gc'`, the heap used outside the young generation read
+   * right after that GC (synchronous: nothing promoted since, unlike the canary's reading).
+   */
+  heapAfter?: number;
+  /**
    * Added (agent, Linux, a process's main thread): the CPU time the blocked thread got
    * (/proc/self/task/<tid>/schedstat) from the watchdog's check that saw the stall to its last
    * check that found it still stalled, `threadCpuOverMs` of wall time. A thread blocked by its

@@ -185,7 +185,7 @@ export class ThreadAgent {
       safely('mid-load-gc', () => {
         const forced = this.midLoadGc.observe(epochNow(), gc.full, oldGenerationUsed);
         if (forced === undefined) return;
-        this.conn.send({ type: 'stall', start: forced.start, durationMs: forced.durationMs, ongoing: false, byAgent: 'mid-load-gc' });
+        this.conn.send({ type: 'stall', ...forced, ongoing: false, byAgent: 'mid-load-gc' });
         // The live heap grew in the first half: the worker samples what stays alive in the second.
         const wanted = this.heapTrigger.liveAfterFullGc(forced.heapAfter);
         if (wanted !== undefined) this.worker?.postMessage({ hotpathHeapWanted: wanted } satisfies HeapWantedMessage);

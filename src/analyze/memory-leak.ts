@@ -364,7 +364,11 @@ function perRequestLeak(run: RunData): Finding[] {
   if (!post?.postLoadGc) return [];
   const series = requestSeries(thread);
   const full = gcActivity([thread], null).heapAfterFull.filter((p) => p.t <= w.end);
-  const mid = midReading(full, w);
+  // The agent's mid-load GC read the heap right after it (the canary reads it later, with what was promoted since).
+  const forced = thread.stalls
+    .filter((s) => s.byAgent === 'mid-load-gc' && s.heapAfter !== undefined)
+    .map((s) => ({ t: s.start + s.durationMs, bytes: s.heapAfter! }));
+  const mid = midReading([...full, ...forced], w);
   if (!mid) return [];
   const before = thread.samples.filter((s) => s.t <= w.start && s.t > w.start - START_READING_BEFORE_MS);
   const start =

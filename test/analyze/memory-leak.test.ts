@@ -530,3 +530,27 @@ test('memory leak: Buffers kept per request in a short run (off the heap, a few 
   // Sockets' buffers that grew once, early, and stayed: no leak.
   assert.deepEqual(memoryLeak(shortRun({ heapMB: [10, 10.1, 10.2], externalMB: [2.3, 3.4, 3.4] })), []);
 });
+
+test("memory leak: the agent's own reading right after its mid-load GC is the middle (the canary's later one holds what was promoted since)", () => {
+  // The canary read 11.5 MB (requests in flight promoted meanwhile): 0.5 MB in the second half, no leak.
+  const run = shortRun({ heapMB: [10, 11.5, 12] });
+  assert.deepEqual(memoryLeak(run), []);
+  // The agent read 11 MB right after its GC: the second half kept 1 MB, about 1 KB per request.
+  const [thread] = run.threads;
+  const at = SYNTHETIC_START + 2600;
+  thread.stalls.push({
+    v: 1,
+    pid: thread.pid,
+    threadId: thread.threadId,
+    t: at,
+    type: 'stall',
+    start: at - 30,
+    durationMs: 25,
+    ongoing: false,
+    byAgent: 'mid-load-gc',
+    heapAfter: 11 * 1024 * 1024,
+  });
+  const [f] = memoryLeak(run);
+  assert.equal(f?.evidence.basis, 'per-request');
+  assert.equal(f.evidence.heapMidBytes, 11 * 1024 * 1024);
+});
