@@ -473,9 +473,15 @@ export interface StallMessage extends Envelope {
    * SampleMessage.postLoadGc): not the app's. Analyzers and the report leave such stalls out.
    * The stop of the allocation sampler in the middle of a `--heap` load (profile-start's
    * heapRetainedFrom) is sent this way whatever its length (`profile-stop`, from the stop's request
-   * to its answer): the loop-delay figures leave out the samples it overlaps.
+   * to its answer): the loop-delay figures leave out the samples it overlaps. So is the full GC
+   * forced in the middle of the load (`mid-load-gc`, profiling/mid-load-gc.ts).
    */
-  byAgent?: 'profile-stop' | 'post-load-gc' | 'call-counts';
+  byAgent?: 'profile-stop' | 'post-load-gc' | 'call-counts' | 'mid-load-gc';
+  /**
+   * Added (agent): with `byAgent: 'mid-load-gc'`, the heap used outside the young generation read
+   * right after that GC (synchronous: nothing promoted since, unlike the canary's reading).
+   */
+  heapAfter?: number;
   /**
    * Added (agent, Linux, a process's main thread): the CPU time the blocked thread got
    * (/proc/self/task/<tid>/schedstat) from the watchdog's check that saw the stall to its last

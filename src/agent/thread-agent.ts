@@ -39,6 +39,7 @@ import { InspectorProfiler } from './profiling/inspector-profiler.js';
 import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-rescue.js';
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
 import { MAIN_FLUSHED, type AgentWorkerData, type HeapWantedMessage, type ScriptsWantedMessage } from './worker/worker-data.js';
+import { MidLoadGc } from './profiling/mid-load-gc.js';
 import { HeapTrigger } from './profiling/heap-trigger.js';
 import { newCostBuffer } from './worker/own-cpu.js';
 import { isPostLoadGc, POST_LOAD_SAMPLED } from './profiling/post-load-gc.js';
@@ -85,6 +86,8 @@ export class ThreadAgent {
   private primary: PrimarySampler | undefined;
   /** When a default run starts sampling the heap (profiling/heap-trigger.ts). */
   private readonly heapTrigger = new HeapTrigger();
+  /** The full GC the worker forces in the middle of the load (profiling/mid-load-gc.ts). */
+  private readonly midLoadGc = new MidLoadGc();
   private started = false;
   /** The heartbeat the sampler writes (when it ticks at least every HEARTBEAT_MS). */
   private beat: Float64Array | undefined;
@@ -185,6 +188,15 @@ export class ThreadAgent {
           if (wanted !== undefined) worker.postMessage({ hotpathHeapWanted: wanted } satisfies HeapWantedMessage);
         });
       }
+      this.heapTrigger.countRequests(sample.http?.finished ?? 0);
+      safely('mid-load-gc', () => {
+        const forced = this.midLoadGc.observe(epochNow(), gc.full, oldGenerationUsed);
+        if (forced === undefined) return;
+        this.conn.send({ type: 'stall', ...forced, ongoing: false, byAgent: 'mid-load-gc' });
+        // The live heap grew in the first half: the worker samples what stays alive in the second.
+        const wanted = this.heapTrigger.liveAfterFullGc(forced.heapAfter);
+        if (wanted !== undefined) this.worker?.postMessage({ hotpathHeapWanted: wanted } satisfies HeapWantedMessage);
+      });
     }
     if (postLoadGc !== undefined) sample.postLoadGc = postLoadGc;
     this.conn.send(sample);
@@ -293,6 +305,8 @@ export class ThreadAgent {
     if (this.worker !== undefined && msg.cmd !== 'phase') this.worker.postMessage({ hotpathForward: msg });
     if (msg.cmd === 'profile-start' && !this.opts.config.heap && this.opts.config.heapSample) this.heapTrigger.arm(epochNow());
     else if (msg.cmd === 'profile-stop') this.heapTrigger.disarm();
+    if (msg.cmd === 'profile-start') this.midLoadGc.arm(epochNow(), msg.heapRetainedFrom);
+    else if (msg.cmd === 'profile-stop') this.midLoadGc.disarm();
     const p = this.inThreadProfiler;
     if (msg.cmd === 'profile-start') p?.start();
     else if (msg.cmd === 'profile-stop') p?.stop(() => {});

@@ -2,7 +2,10 @@
 // the trend of the heap left after full GCs (the agent reads it after every full GC:
 // signals/gc-activity.ts), with slope and fit over the whole window, never on one sample: a
 // heap that grows then gets collected is not a leak. The culprit comes from what was still alive
-// after the load (signals/leak-culprit.ts).
+// after the load (signals/leak-culprit.ts). A run too short for that trend (a few full GCs, a few
+// MB kept: a small leak at a modest rate) is judged on the bytes kept per request instead
+// (signals/growth-per-request.ts): from the middle of the load to the GC after it, and against
+// the first half, so a warm-up that flattens is not a leak.
 
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
@@ -15,6 +18,7 @@ import { linearFit, round, type LinearFit, extent } from './signals/stats.js';
 import { latencyTrend } from './signals/latency-trend.js';
 import { externalLeakAdvice, memoryLeakAdvice } from './memory-leak.advice.js';
 import { heapProfileHint } from './gc-pressure.advice.js';
+import { growthPerRequest, midReading, type GrowthPerRequest, type Reading } from './signals/growth-per-request.js';
 
 /** Segments the window is cut into; the lowest post-full-GC heap of each is one point of the envelope. */
 export const LEAK_SEGMENTS = 8;
@@ -34,6 +38,14 @@ export const LEAK_CRITICAL_RATIO = 1;
 export const LEAK_BASE_IMPACT = 0.05;
 
 export function memoryLeak(run: RunData): Finding[] {
+  const byTrend = trendLeak(run);
+  // A trend (enough full GCs) leads; growth with too few of them for a trend is judged per request when it can be.
+  if (byTrend.some((f) => f.code !== 'HOTPATH_HEAP_GROWTH_UNCONFIRMED')) return byTrend;
+  const byRequests = perRequestLeak(run);
+  return byRequests.length > 0 ? byRequests : byTrend;
+}
+
+function trendLeak(run: RunData): Finding[] {
   const w = loadWindow(run);
   const thread = busiestThread(run, w);
   if (!w || !thread) return [];
@@ -309,5 +321,123 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, grow
     culprit,
     recommendation: profiled ? memoryLeakAdvice : `${memoryLeakAdvice}\n\n${heapProfileHint}`,
     growth: { trend, baseImpact: LEAK_BASE_IMPACT },
+  });
+}
+
+/**
+ * Bytes kept per request from the middle of the load to its end that make a leak: healthy servers
+ * kept under 250 (JIT code and feedback of a slow warm-up at 450 req/s: 200), a leak of a record
+ * per request 1,000 and more.
+ */
+export const LEAK_MIN_BYTES_PER_REQUEST = 512;
+/** And that growth against the memory at the middle (heap, or heap and external): a floor relative to the heap. */
+export const LEAK_MIN_LATE_GROWTH_SHARE = 0.05;
+/** The second half keeps at least this share of the first half's rate: a warm-up flattens, a leak does not. */
+export const LEAK_MIN_LATE_TO_EARLY = 0.5;
+/** Requests in the second half for its rate to say anything. */
+export const LEAK_MIN_LATE_REQUESTS = 100;
+
+/** Whether the second half kept enough per request, against the memory at the middle and the first half. */
+export function keptPerRequest(g: GrowthPerRequest, memoryAtMid: number): boolean {
+  return (
+    g.lateRequests >= LEAK_MIN_LATE_REQUESTS &&
+    g.lateBytesPerRequest >= LEAK_MIN_BYTES_PER_REQUEST &&
+    g.lateGrowth >= LEAK_MIN_LATE_GROWTH_SHARE * memoryAtMid &&
+    (g.earlyBytesPerRequest === undefined || g.lateBytesPerRequest >= LEAK_MIN_LATE_TO_EARLY * g.earlyBytesPerRequest)
+  );
+}
+
+/** Readings before the load this close to its start can stand for its start, ms. */
+const START_READING_BEFORE_MS = 2000;
+
+/**
+ * The leak a short run shows: bytes kept per request in the second half of the load, on the heap
+ * (full GC readings) or off it (external memory after them). The GC after the load is the end
+ * reading (no request in flight), so a run without it (a stuck main thread, a worker-thread
+ * target) is not judged here.
+ */
+function perRequestLeak(run: RunData): Finding[] {
+  const w = loadWindow(run);
+  const thread = w ? busiestThread(run, w) : undefined;
+  if (!w || !thread) return [];
+  const post = thread.samples.find((s) => s.postLoadGc !== undefined && s.t > w.end);
+  if (!post?.postLoadGc) return [];
+  const series = requestSeries(thread);
+  const full = gcActivity([thread], null).heapAfterFull.filter((p) => p.t <= w.end);
+  // The agent's mid-load GC read the heap right after it (the canary reads it later, with what was promoted since).
+  const forced = thread.stalls
+    .filter((s) => s.byAgent === 'mid-load-gc' && s.heapAfter !== undefined)
+    .map((s) => ({ t: s.start + s.durationMs, bytes: s.heapAfter! }));
+  const mid = midReading([...full, ...forced], w);
+  if (!mid) return [];
+  const before = thread.samples.filter((s) => s.t <= w.start && s.t > w.start - START_READING_BEFORE_MS);
+  const start =
+    full.find((p) => p.t >= w.start - START_READING_BEFORE_MS && p.t < mid.t) ??
+    (before.length > 0 ? { t: w.start, bytes: extent(before.map((s) => s.mem.heapUsed)).min } : undefined);
+  const heap = growthPerRequest(series, w, start, mid, { t: post.t, bytes: post.postLoadGc.heapAfter });
+  const atMid = thread.samples.find((s) => s.t >= mid.t);
+  const ext = atMid ? externalPerRequest(thread, w, series, mid, atMid.mem.external, post.mem.external) : undefined;
+  const out: Finding[] = [];
+  if (heap && keptPerRequest(heap, mid.bytes)) out.push(perRequestFinding(run, w, heap, 'heap'));
+  if (ext && atMid && keptPerRequest(ext, mid.bytes + atMid.mem.external)) out.push(perRequestFinding(run, w, ext, 'external'));
+  return out.sort((a, b) => Number(b.evidence.lateGrowthBytes) - Number(a.evidence.lateGrowthBytes));
+}
+
+/** External memory: the lowest reading in the first quarter, the one right after the mid-load GC, the one after the post-load GC. */
+function externalPerRequest(
+  thread: ThreadTelemetry,
+  w: Window,
+  series: ReturnType<typeof requestSeries>,
+  mid: Reading,
+  midBytes: number,
+  endBytes: number,
+): GrowthPerRequest | undefined {
+  const early = windowSamples(thread, w).filter((s) => s.t < w.start + w.durationMs / 4);
+  const start = early.length > 0 ? early.reduce((a, b) => (b.mem.external < a.mem.external ? b : a)) : undefined;
+  return growthPerRequest(
+    series,
+    w,
+    start ? { t: start.t, bytes: start.mem.external } : undefined,
+    { t: mid.t, bytes: midBytes },
+    { t: w.end, bytes: endBytes },
+  );
+}
+
+function perRequestFinding(run: RunData, w: Window, g: GrowthPerRequest, where: 'heap' | 'external'): Finding {
+  const held = leakCulprit(run, w);
+  const mb = (b: number) => round(b / 1024 / 1024, 1);
+  const what = where === 'heap' ? 'the heap left after full GCs' : 'external memory (the bytes of Buffers and ArrayBuffers) after full GCs';
+  const early =
+    g.earlyBytesPerRequest !== undefined && g.start
+      ? ` In the first half it kept ${round(g.earlyBytesPerRequest, 0)} bytes per request: the rate holds, it is not a warm-up that flattens.`
+      : '';
+  const baseline = g.start?.bytes ?? g.mid.bytes;
+  return buildFinding({
+    code: where === 'heap' ? 'HOTPATH_MEMORY_LEAK' : 'HOTPATH_EXTERNAL_MEMORY_LEAK',
+    category: 'memory-leak',
+    severity: g.end.bytes - baseline >= LEAK_CRITICAL_RATIO * baseline ? 'critical' : 'warning',
+    title:
+      where === 'heap'
+        ? 'The heap keeps growing with every request'
+        : 'Memory outside the JS heap (Buffers) keeps growing with every request',
+    summary:
+      `From the middle of the load to its end, ${what} grew by ${mb(g.lateGrowth)} MB over ${g.lateRequests} requests ` +
+      `(${mb(g.mid.bytes)} → ${mb(g.end.bytes)} MB, measured after a full GC once the load was over): about ${round(g.lateBytesPerRequest, 0)} bytes kept per request.` +
+      early +
+      held.text,
+    evidence: {
+      bytesPerRequest: Math.round(g.lateBytesPerRequest),
+      ...(g.earlyBytesPerRequest !== undefined ? { earlyBytesPerRequest: Math.round(g.earlyBytesPerRequest) } : {}),
+      lateGrowthBytes: Math.round(g.lateGrowth),
+      lateRequests: g.lateRequests,
+      [where === 'heap' ? 'heapMidBytes' : 'externalMidBytes']: Math.round(g.mid.bytes),
+      [where === 'heap' ? 'heapAfterLoadGcBytes' : 'externalAfterLoadGcBytes']: Math.round(g.end.bytes),
+      ...(g.start ? { [where === 'heap' ? 'heapStartBytes' : 'externalStartBytes']: Math.round(g.start.bytes) } : {}),
+      basis: 'per-request',
+      ...held.evidence,
+    },
+    culprit: held.culprit,
+    recommendation: (where === 'heap' ? memoryLeakAdvice : externalLeakAdvice) + (held.profiled ? '' : `\n\n${heapProfileHint}`),
+    growth: { trend: latencyTrend(run), baseImpact: LEAK_BASE_IMPACT },
   });
 }

@@ -96,6 +96,7 @@ const messages: Record<string, Check> = {
     cause: opt(arrayOf(shape({ share: num, stack: arrayOf(callSite), line: opt(num) }))),
     threadCpuMs: opt(num),
     threadCpuOverMs: opt(num),
+    heapAfter: opt(num),
   }),
   profile: shape({ kind: (v) => v === 'cpu' || v === 'heap' || v === 'heap-retained', file: str, start: num, end: num }),
   'agent-error': shape({ what: str, message: str }),

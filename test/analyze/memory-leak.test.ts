@@ -180,9 +180,13 @@ test('memory leak: the post-load GC reading outweighs a lower heap reading after
 });
 
 test('memory leak: too few full GCs: a post-load GC back at the start drops the note; one still high is said', () => {
-  const run = (afterMB: number) => {
+  const run = (afterMB: number, midGc = false) => {
     const r = syntheticRun({ heapMB: (p) => 5 + 30 * p, majorGcPerS: 0.1 });
     const thread = r.threads[0];
+    // Without a full GC in the middle of the load, the bytes kept per request cannot be judged.
+    const w = r.load!;
+    const mid = (e: { start: number }) => e.start > w.start + 0.25 * (w.end - w.start) && e.start < w.start + 0.75 * (w.end - w.start);
+    if (!midGc) thread.gc = thread.gc.filter((e) => e.kind !== 'major' || !mid(e));
     const last = thread.samples[thread.samples.length - 1];
     thread.samples.push({ ...last, t: r.load!.end + 500, postLoadGc: { gcMs: 10, heapAfter: afterMB * 1024 * 1024 } });
     return r;
@@ -199,6 +203,9 @@ test('memory leak: too few full GCs: a post-load GC back at the start drops the 
   assert.match(f.title, /^The heap kept 2\d(\.\d)? MB after the load, with too few full GCs to see its trend$/);
   assert.match(f.summary, /a full GC once the load was over left 33 MB: [\d.]+ times the heap the load began with is still held/);
   assert.match(f.recommendation, /queues filled faster than they drain/);
+  // With a full GC in the middle, the same run's second half kept 13 MB over 5 s of requests: a leak.
+  const [leak] = memoryLeak(run(33, true));
+  assert.deepEqual([leak?.code, leak?.evidence.basis], ['HOTPATH_MEMORY_LEAK', 'per-request']);
 });
 
 // Probe p1-express-reqlog: a middleware calls recordRequest(req), which pushes { url, headers,
@@ -435,4 +442,115 @@ test('memory leak: of several inlined callees, the only one that stores into a l
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+/**
+ * A short run at a modest rate (400 req/s, 5 s): the heap a full GC left near the start, in the
+ * middle (the agent's mid-load GC) and after the load, MB; `externalMB` the same for Buffers.
+ */
+function shortRun(o: {
+  seed?: number;
+  noise?: number;
+  heapMB: [number, number, number];
+  externalMB?: [number, number, number];
+  postLoad?: boolean;
+}) {
+  const run = syntheticRun({
+    seed: o.seed,
+    noise: o.noise,
+    durationS: 5,
+    rps: 400,
+    heapMB: o.heapMB[0],
+    heapSawMB: 3,
+    majorGcPerS: 0,
+    gcWindows: { windowMs: 1000 },
+  });
+  const [thread] = run.threads;
+  const mb = (x: number) => x * 1024 * 1024;
+  const [s0, s1] = [0.3, 2.6].map((atS) => thread.samples.find((x) => x.t >= SYNTHETIC_START + atS * 1000)!);
+  for (const [s, bytes] of [
+    [s0, o.heapMB[0]],
+    [s1, o.heapMB[1]],
+  ] as const) {
+    s.gc = { observedMs: s.gc?.observedMs ?? 0, full: 1, heapAfterFull: [{ t: s.t - 10, bytes: mb(bytes) }] };
+  }
+  if (o.externalMB) {
+    for (const s of thread.samples) s.mem = { ...s.mem, external: mb(s.t < s1.t ? o.externalMB[0] : o.externalMB[1]) };
+  }
+  if (o.postLoad !== false) {
+    const last = thread.samples[thread.samples.length - 1];
+    thread.samples.push({
+      ...last,
+      t: run.load!.end + 500,
+      http: undefined,
+      mem: { ...last.mem, heapUsed: mb(o.heapMB[2] + 0.5), external: mb(o.externalMB?.[2] ?? last.mem.external / 1024 / 1024) },
+      postLoadGc: { gcMs: 12, heapAfter: mb(o.heapMB[2]) },
+    });
+  }
+  return run;
+}
+
+for (const noise of NOISE_LEVELS) {
+  test(`memory leak: a small leak in a short run (about 1 KB per request at 400 req/s, 2 MB in 5 s) is found on the bytes kept per request (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const [f, ...rest] = memoryLeak(shortRun({ seed, noise, heapMB: [10, 11, 12] }));
+      assert.deepEqual(rest, []);
+      assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK', `seed ${seed}`);
+      assert.equal(f.severity, 'warning');
+      assert.equal(f.evidence.basis, 'per-request');
+      const perRequest = Number(f.evidence.bytesPerRequest);
+      assert.ok(perRequest > 800 && perRequest < 1300, `${perRequest} bytes per request`);
+      assert.match(f.summary, /about \d+ bytes kept per request\. In the first half it kept \d+ bytes per request/);
+    }
+  });
+
+  test(`memory leak: a warm-up that flattens (JIT code, a cache filled once) is no leak, nor growth too small against the heap (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      // 1.5 MB in the first half, 0.2 MB in the second: the rate fell to an eighth.
+      assert.deepEqual(memoryLeak(shortRun({ seed, noise, heapMB: [10, 11.5, 11.7] })), [], `seed ${seed}`);
+      // Still 0.6 MB in the second half (600 B per request), but 2.4 MB in the first: a slow warm-up.
+      assert.deepEqual(memoryLeak(shortRun({ seed, noise, heapMB: [10, 12.4, 13] })), [], `seed ${seed}`);
+      // 1 KB per request on a 200 MB heap is 0.5 % of it per half: below the floor relative to the heap.
+      assert.deepEqual(memoryLeak(shortRun({ seed, noise, heapMB: [200, 201, 202] })), [], `seed ${seed}`);
+    }
+  });
+}
+
+test('memory leak: without the post-load GC (a stuck main thread, a worker thread) the bytes per request are not judged', () => {
+  assert.deepEqual(memoryLeak(shortRun({ heapMB: [10, 11, 12], postLoad: false })), []);
+});
+
+test('memory leak: Buffers kept per request in a short run (off the heap, a few MB) are found the same way', () => {
+  const [f, ...rest] = memoryLeak(shortRun({ heapMB: [10, 10.1, 10.2], externalMB: [2.3, 10, 18] }));
+  assert.deepEqual(rest, []);
+  assert.equal(f?.code, 'HOTPATH_EXTERNAL_MEMORY_LEAK');
+  assert.equal(f.evidence.basis, 'per-request');
+  assert.ok(Number(f.evidence.bytesPerRequest) > 7000, String(f.evidence.bytesPerRequest));
+  assert.match(f.recommendation, /Buffers/);
+  // Sockets' buffers that grew once, early, and stayed: no leak.
+  assert.deepEqual(memoryLeak(shortRun({ heapMB: [10, 10.1, 10.2], externalMB: [2.3, 3.4, 3.4] })), []);
+});
+
+test("memory leak: the agent's own reading right after its mid-load GC is the middle (the canary's later one holds what was promoted since)", () => {
+  // The canary read 11.5 MB (requests in flight promoted meanwhile): 0.5 MB in the second half, no leak.
+  const run = shortRun({ heapMB: [10, 11.5, 12] });
+  assert.deepEqual(memoryLeak(run), []);
+  // The agent read 11 MB right after its GC: the second half kept 1 MB, about 1 KB per request.
+  const [thread] = run.threads;
+  const at = SYNTHETIC_START + 2600;
+  thread.stalls.push({
+    v: 1,
+    pid: thread.pid,
+    threadId: thread.threadId,
+    t: at,
+    type: 'stall',
+    start: at - 30,
+    durationMs: 25,
+    ongoing: false,
+    byAgent: 'mid-load-gc',
+    heapAfter: 11 * 1024 * 1024,
+  });
+  const [f] = memoryLeak(run);
+  assert.equal(f?.evidence.basis, 'per-request');
+  assert.equal(f.evidence.heapMidBytes, 11 * 1024 * 1024);
 });

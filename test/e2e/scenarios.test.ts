@@ -96,6 +96,10 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'restify-hung-route': { category: 'unanswered-requests', culprit: { function: 'getTicket', file: 'lib/tickets.js' } },
   // server.ext per request: the function that keeps adding the extension, not the extension.
   'hapi-ext-growth': { category: 'handler-growth', culprit: { function: 'ensureCors', file: 'lib/cors.js' } },
+  // About 1 KB kept per request at 400 req/s: 2 MB in 5 s, judged on the bytes kept per request in the second half.
+  'hapi-request-log-leak': { category: 'memory-leak', culprit: { function: 'logRequest', file: 'lib/request-log.js' } },
+  // Fastify's request objects, kept by an app Map: no app frame allocated them; the only app function that stores is named.
+  'fastify-request-registry-leak': { category: 'memory-leak', culprit: { function: 'registerRequest', file: 'lib/registry.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -124,6 +128,16 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'close-header-api': (e) => {
     assert.equal(e.connectionsPerRequest, 1);
     assert.equal(e.closedByAppShare, 1);
+  },
+  'hapi-request-log-leak': (e) => {
+    assert.equal(e.basis, 'per-request');
+    const held = e.heldIn as { name?: string; scope?: string } | undefined;
+    assert.deepEqual([held?.name, held?.scope], ['requestLog', 'module'], JSON.stringify(held));
+  },
+  // The retained view names no app function (keptBy 'source'), or the storer when the Map's growth was sampled in it.
+  'fastify-request-registry-leak': (e) => {
+    const held = e.heldIn as { name?: string; scope?: string } | undefined;
+    assert.deepEqual([held?.name, held?.scope], ['active', 'module'], JSON.stringify(held));
   },
   'polka-route-growth': (e) => {
     assert.equal(e.framework, 'polka');

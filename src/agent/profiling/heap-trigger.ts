@@ -9,6 +9,10 @@
 // - heap growth: the heap outside the young generation rose ≥ TRIGGER_GROWTH_BYTES above its
 //   lowest reading since the profile started (a leak, or garbage promoted by a busy server,
 //   which the GC share then usually shows too).
+// - live growth: after the full GC forced in the middle of the load (mid-load-gc.ts), the heap it
+//   left is ≥ TRIGGER_LIVE_GROWTH_SHARE above the lowest reading since the profile started, and
+//   TRIGGER_LIVE_BYTES_PER_REQUEST per request: a small leak that stays under TRIGGER_GROWTH_BYTES
+//   in a short run gets its retained view too (densely: a few MB).
 // The worker then starts the sparse sampler (inspector-profiler.ts startHeap): an allocation view
 // until the middle of the load, what stays alive after it; past the middle, the view the reason
 // asks for (GC pressure: who allocates; growth: what stays alive).
@@ -19,6 +23,15 @@ import { oldGenerationUsed } from '../collectors/full-gc-canary.js';
 export const TRIGGER_GC_SHARE = 0.05;
 /** Growth of the heap outside the young generation that starts it (half the leak finding's 8 MiB). */
 export const TRIGGER_GROWTH_BYTES = 4 * 1024 * 1024;
+/** Growth of the heap a full GC left over the lowest reading since the start that starts it (see liveAfterFullGc). */
+export const TRIGGER_LIVE_GROWTH_SHARE = 0.05;
+/**
+ * And per request finished since the start, bytes (the memory-leak finding's 512 B per request):
+ * a warm-up's JIT code and caches spread over thousands of requests stay below it.
+ */
+export const TRIGGER_LIVE_BYTES_PER_REQUEST = 512;
+/** Requests finished since the start for that rate to be judged (a server's first ones warm it up). */
+export const TRIGGER_LIVE_MIN_REQUESTS = 500;
 /** How often the condition is judged (and the old generation read). */
 export const TRIGGER_EVERY_MS = 500;
 /**
@@ -29,7 +42,7 @@ const MIN_OBSERVED_MS = 300;
 const MIN_OBSERVED_GCS = 3;
 
 /** Why the heap should be sampled: GC pressure (who allocates) or growth (what stays alive). */
-export type HeapWanted = 'gc' | 'growth';
+export type HeapWanted = 'gc' | 'growth' | 'live-growth';
 
 export class HeapTrigger {
   private armed = false;
@@ -39,6 +52,7 @@ export class HeapTrigger {
   private observedMs = 0;
   private lowest = Infinity;
   private lastCheck = 0;
+  private requests = 0;
 
   constructor(private readonly readOld: () => number = oldGenerationUsed) {}
 
@@ -49,6 +63,12 @@ export class HeapTrigger {
     this.gcMs = this.observedMs = this.gcs = 0;
     this.lowest = this.safeRead();
     this.lastCheck = now;
+    this.requests = 0;
+  }
+
+  /** Requests the thread finished (one sample's), counted while armed. */
+  countRequests(finished: number): void {
+    if (this.armed) this.requests += finished;
   }
 
   disarm(): void {
@@ -73,6 +93,21 @@ export class HeapTrigger {
     if (!pressure && !growth) return undefined;
     this.fired = true;
     return growth ? 'growth' : 'gc';
+  }
+
+  /**
+   * The heap a full GC just left (the mid-load one): growth of the live heap itself, free of the
+   * garbage the other readings carry. Once, when it rose TRIGGER_LIVE_GROWTH_SHARE above the
+   * lowest reading since the profile started (which holds garbage too, so the rise is real) and
+   * by TRIGGER_LIVE_BYTES_PER_REQUEST per request finished since.
+   * 'live-growth': a few MB in the second half, which the retained sampler samples densely.
+   */
+  liveAfterFullGc(bytes: number): HeapWanted | undefined {
+    if (!this.armed || this.fired || !Number.isFinite(this.lowest) || this.requests < TRIGGER_LIVE_MIN_REQUESTS) return undefined;
+    if (bytes - this.lowest < Math.max(TRIGGER_LIVE_GROWTH_SHARE * this.lowest, TRIGGER_LIVE_BYTES_PER_REQUEST * this.requests))
+      return undefined;
+    this.fired = true;
+    return 'live-growth';
   }
 
   private safeRead(): number {

@@ -167,13 +167,14 @@ export class InspectorProfiler {
    * until the switch to the retained view; once that time is past, the view `late` asks for
    * (the allocations to the end of the window, or what stays alive).
    */
-  startHeap(late: 'allocations' | 'retained' = 'retained'): void {
+  startHeap(late: 'allocations' | 'retained' = 'retained', sampling?: HeapSampling): void {
     const running = this.running;
     if (running === undefined || running.heap !== undefined || !(this.opts.heap || this.opts.heapOnDemand)) return;
-    this.startSampling(running, late);
+    this.startSampling(running, late, sampling);
   }
 
-  private startSampling(running: Running, late: 'allocations' | 'retained' = 'retained'): void {
+  /** `sampling`: this window's intervals instead of the profiler's (a small growth seen late: dense). */
+  private startSampling(running: Running, late: 'allocations' | 'retained' = 'retained', sampling = this.sampling): void {
     const s = running.session;
     const now = epochNow();
     running.heapStart = now;
@@ -183,20 +184,20 @@ export class InspectorProfiler {
       running.heap = 'allocations';
       s.post(
         'HeapProfiler.startSampling',
-        { samplingInterval: this.sampling.allocationBytes, ...ALLOCATION_FLAGS } as object,
+        { samplingInterval: sampling.allocationBytes, ...ALLOCATION_FLAGS } as object,
         this.fail('heap-start'),
       );
       return;
     }
     if (past) {
       running.heap = 'retained';
-      s.post('HeapProfiler.startSampling', { samplingInterval: this.sampling.retainedBytes } as object, this.fail('heap-retained-start'));
+      s.post('HeapProfiler.startSampling', { samplingInterval: sampling.retainedBytes } as object, this.fail('heap-retained-start'));
       return;
     }
     running.heap = 'allocations';
     s.post(
       'HeapProfiler.startSampling',
-      { samplingInterval: this.sampling.allocationBytes, ...ALLOCATION_FLAGS } as object,
+      { samplingInterval: sampling.allocationBytes, ...ALLOCATION_FLAGS } as object,
       this.fail('heap-start'),
     );
     if (running.retainedFrom !== undefined) running.switchTimer = setTimeout(() => this.toRetained(running), running.retainedFrom - now);

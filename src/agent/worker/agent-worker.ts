@@ -146,7 +146,11 @@ function run(data: AgentWorkerData): void {
   };
   parentPort?.on('message', (m: unknown) => {
     if (m === MAIN_FLUSHED) flusher.mainFlushed();
-    else if (isHeapWanted(m)) profiler.startHeap(m.hotpathHeapWanted === 'gc' ? 'allocations' : 'retained');
+    else if (isHeapWanted(m))
+      profiler.startHeap(
+        m.hotpathHeapWanted === 'gc' ? 'allocations' : 'retained',
+        m.hotpathHeapWanted === 'live-growth' ? DENSE_HEAP_SAMPLING : undefined,
+      );
     else if (m === POST_LOAD_SAMPLED) flusher.postLoadSampled();
     else if (m === RESCUE_PROFILES) onExitRescue();
     else if (isForwardedControl(m)) onControl(m.hotpathForward);

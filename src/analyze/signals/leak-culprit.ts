@@ -12,7 +12,8 @@ import { retainedOf, RETAINED_CULPRIT_MIN_SHARE, type RetainedSite, type Retaine
 import type { Window } from './load-window.js';
 import { frameCulprit, relativeFile } from './culprit.js';
 import { round } from './stats.js';
-import { describeHolder, leakHolder } from './leak-holder.js';
+import { describeHolder, leakHolder, type LeakHolder } from './leak-holder.js';
+import { soleKeeper } from './leak-keeper.js';
 
 /** An allocation site (allocation view) must hold this share of sampled bytes to be named. */
 export const LEAK_CULPRIT_MIN_SHARE = 0.1;
@@ -32,10 +33,27 @@ export function leakCulprit(run: RunData, w?: Window): LeakCulprit {
   const found = leakCulpritFromProfiles(run, w);
   // What the culprit stores into, from its source: a module-level collection or a closure's.
   const holder = found.culprit ? leakHolder(run.cwd, found.culprit) : undefined;
-  if (!holder || !found.culprit) return found;
+  if (holder && found.culprit) return withHolder(found, found.culprit, holder, '');
+  // Flattened into framework frames: no app function, or one that stores into nothing (what it
+  // allocated hangs off the framework's objects: a handler's response fields, kept through the
+  // request that references the response). The one app function that ran and keeps objects is named.
+  const keeper = soleKeeper(run);
+  if (!keeper) return found;
+  const was = found.culprit
+    ? `, not in \`${found.culprit.function}\` (${found.culprit.file}:${found.culprit.line}), which stores into none`
+    : '';
+  const text =
+    ` Of the app functions that ran during the load (${keeper.candidates}), only \`${keeper.culprit.function}\` (${keeper.culprit.file}:${keeper.culprit.line}) ` +
+    `stores into a collection that outlives the call: what the framework made for each request (objects with no app frame on their stacks, ` +
+    `and what hangs off them) is most likely kept there${was}.`;
+  return withHolder({ ...found, evidence: { ...found.evidence, keptBy: 'source' } }, keeper.culprit, keeper.holder, text);
+}
+
+function withHolder(found: LeakCulprit, culprit: Culprit, holder: LeakHolder, keeperText: string): LeakCulprit {
   return {
     ...found,
-    text: found.text + describeHolder(holder, found.culprit),
+    culprit,
+    text: found.text + keeperText + describeHolder(holder, culprit),
     evidence: {
       ...found.evidence,
       heldIn: {

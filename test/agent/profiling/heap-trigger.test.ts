@@ -86,3 +86,29 @@ test('heap trigger: nothing before arm() or after disarm(), and a throwing heap 
     undefined,
   );
 });
+
+test('heap trigger: the heap the mid-load full GC left 5 % above the lowest reading starts the retained sampler, densely, once', () => {
+  const heap = { old: 10 * MB };
+  const t = new HeapTrigger(() => heap.old);
+  assert.equal(t.liveAfterFullGc(20 * MB), undefined, 'not armed: no profile runs');
+  t.arm(0);
+  t.countRequests(499);
+  assert.equal(t.liveAfterFullGc(20 * MB), undefined, 'too few requests to judge');
+  t.countRequests(1);
+  // 10.4 MB is 4 % above the lowest reading: a warm-up's size, nothing asked.
+  assert.equal(t.liveAfterFullGc(10.4 * MB), undefined);
+  assert.equal(t.liveAfterFullGc(10.6 * MB), 'live-growth');
+  assert.equal(t.liveAfterFullGc(12 * MB), undefined, 'once per profile');
+  // 2 MB over 10,000 requests is 200 bytes a request: a warm-up spread over the load, nothing asked.
+  const warm = new HeapTrigger(() => heap.old);
+  warm.arm(0);
+  warm.countRequests(6000);
+  warm.countRequests(4000);
+  assert.equal(warm.liveAfterFullGc(12 * MB), undefined);
+  assert.equal(warm.liveAfterFullGc(15 * MB), 'live-growth', '500 KB a request');
+  // Already started by growth or GC pressure: nothing more.
+  const fired = new HeapTrigger(() => heap.old);
+  fired.arm(0);
+  assert.equal(feed(fired, 2, 0, (ms) => 10 * MB + ms * 5 * 1024, heap) !== undefined, true);
+  assert.equal(fired.liveAfterFullGc(20 * MB), undefined);
+});
