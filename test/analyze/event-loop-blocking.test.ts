@@ -1114,7 +1114,14 @@ test("blocking: a framework's compiled validator charged with part of its regexp
       const cpu = syntheticCpuProfile(
         [
           { name: 'validateParam', file: 'node_modules/fastify/lib/validation.js', line: 1, share: 0.01 },
-          { name: 'validate10', file: '', line: 3, share: validatorShare, calledBy: 'validateParam', callee: { name: `RegExp: ${pattern}`, file: '', share: regexShare } },
+          {
+            name: 'validate10',
+            file: '',
+            line: 3,
+            share: validatorShare,
+            calledBy: 'validateParam',
+            callee: { name: `RegExp: ${pattern}`, file: '', share: regexShare },
+          },
         ],
         { cwd: dir },
       );

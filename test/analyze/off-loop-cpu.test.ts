@@ -82,5 +82,8 @@ test("off-loop CPU: with the loop thread's CPU measured, a starved target's shar
   // The same cores without the thread's measure (Node 20): under the floor in cores, as before.
   assert.deepEqual(offLoopCpu(syntheticRun({ cwd, rps: 12, elu: 0.12, cores: 0.29, latencyMs: 1470, profiles: [pool()] })), []);
   // A slow upstream beside the hog: most of the little CPU the process used was its loop's own (0.1 of 0.13 cores).
-  assert.deepEqual(offLoopCpu(syntheticRun({ cwd, rps: 80, elu: 0.12, cores: 0.13, threadCores: 0.1, latencyMs: 200, profiles: [pool()] })), []);
+  assert.deepEqual(
+    offLoopCpu(syntheticRun({ cwd, rps: 80, elu: 0.12, cores: 0.13, threadCores: 0.1, latencyMs: 200, profiles: [pool()] })),
+    [],
+  );
 });

@@ -222,7 +222,14 @@ test('timer leak: a re-arm loop per request is found when the machine slowed in 
       seed,
       rps: (p) => (p < 0.5 ? 3000 : 600),
       timerGrowth: [
-        { kind: 'timeout', perRequest: 1, clearedShare: 0, rearmPerSecond: 2, delayMs: 500, site: { ...pollStatus, function: 'retryDelivery' } },
+        {
+          kind: 'timeout',
+          perRequest: 1,
+          clearedShare: 0,
+          rearmPerSecond: 2,
+          delayMs: 500,
+          site: { ...pollStatus, function: 'retryDelivery' },
+        },
       ],
     });
     const [f] = timerLeak(run);

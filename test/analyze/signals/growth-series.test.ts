@@ -13,7 +13,13 @@ test('late share: the value at the midpoint is read between the readings around 
   // No rise, a single reading, no span: 0.
   assert.equal(lateShareAt([0, 1, 2].map((x) => ({ x, v: 10 }))), 0);
   assert.equal(lateShareAt([{ x: 1, v: 5 }]), 0);
-  assert.equal(lateShareAt([{ x: 1, v: 5 }, { x: 1, v: 9 }]), 0);
+  assert.equal(
+    lateShareAt([
+      { x: 1, v: 5 },
+      { x: 1, v: 9 },
+    ]),
+    0,
+  );
 });
 
 test('late share: a count that grows with every request reads half its rise late, however unevenly the requests came', () => {
@@ -23,7 +29,9 @@ test('late share: a count that grows with every request reads half its rise late
     const run = syntheticRun({
       seed: 1,
       rps,
-      timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, site: { function: 'f', file: '/srv/app/a.js', line: 1, column: 1 } }],
+      timerGrowth: [
+        { kind: 'timeout', perRequest: 1, clearedShare: 0, site: { function: 'f', file: '/srv/app/a.js', line: 1, column: 1 } },
+      ],
     });
     const late = lateGrowthShare(run.threads[0], (m) => m.timers[0]?.pending, loadWindow(run));
     assert.ok(late > 0.4 && late < 0.6, `late share ${late}`);
