@@ -9,6 +9,7 @@ import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import type { CallTree } from '../profile/call-tree.js';
 import { loopStats } from './signals/loop-stats.js';
+import { perRun } from '../run-dir/per-run.js';
 import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
 import { agentCost } from './signals/agent-cost.js';
 import { processCpu } from './signals/process-cpu.js';
@@ -64,9 +65,25 @@ export function offLoopCores(run: RunData): { processCores: number; offLoop: num
   const own = processCores - agentCores;
   const measured = loopCpuMeasured(run);
   const offLoop = own - (measured ? s.coresMean : s.eluMean) * threads.length;
-  const enough = offLoop >= OFF_LOOP_MIN_SHARE * own && (measured || offLoop >= OFF_LOOP_MIN_CORES);
-  return enough && offLoop > 0 ? { processCores, offLoop } : undefined;
+  if (offLoop <= 0 || offLoop < OFF_LOOP_MIN_SHARE * own) return undefined;
+  // The app seen handing CPU work over (an app function above pbkdf2, async zlib, new Worker) is direct evidence.
+  const enough = measured || offLoop >= OFF_LOOP_MIN_CORES || (handOver(run)?.submit?.frame ?? -1) >= 0;
+  return enough ? { processCores, offLoop } : undefined;
 }
+
+/**
+ * The offloading call the main thread's CPU profile caught, with the tree it is in: the load
+ * window's first, the whole profile's when the window missed it (the hand-over takes tens of µs a
+ * call). Undefined without a CPU profile.
+ */
+const handOver = perRun((run: RunData): { tree: CallTree; submit?: Submitter } | undefined => {
+  const view = cpuViewOf(run);
+  if (!view) return undefined;
+  const submit = submitter(view.tree);
+  if (submit) return { tree: view.tree, submit };
+  const tree = treeOf(run, view.profile, view.ref);
+  return { tree, submit: submitter(tree) };
+});
 
 /** Whether the serving threads' own CPU is in their samples (process.threadCpuUsage, Node 23.9+). */
 function loopCpuMeasured(run: RunData): boolean {
@@ -80,15 +97,9 @@ export function offLoopCpu(run: RunData): Finding[] {
   const cores = offLoopCores(run);
   if (!s || !cores) return [];
   const { processCores, offLoop } = cores;
-  // The main thread only hands the work over (tens of µs a call): the load window's samples may
-  // miss it, so the whole profile is searched too.
-  const view = cpuViewOf(run);
-  let tree = view?.tree;
-  let submit = tree ? submitter(tree) : undefined;
-  if (view && !submit) {
-    tree = treeOf(run, view.profile, view.ref);
-    submit = submitter(tree);
-  }
+  const found = handOver(run);
+  const tree = found?.tree;
+  const submit = found?.submit;
   const culprit = tree && submit && submit.frame >= 0 ? frameCulprit(tree.frames[submit.frame], run.cwd) : undefined;
   const where = !submit
     ? "libuv's thread pool or worker threads"
@@ -127,8 +138,15 @@ export function offLoopCpu(run: RunData): Finding[] {
   ];
 }
 
+interface Submitter {
+  api: string;
+  kind: OffLoopKind;
+  /** The app function above the call (-1: none). */
+  frame: number;
+}
+
 /** The offloading API with the most sampled time in the tree, and the app function above it. */
-function submitter(tree: CallTree): { api: string; kind: OffLoopKind; frame: number } | undefined {
+function submitter(tree: CallTree): Submitter | undefined {
   const byKey = new Map<string, { api: string; kind: OffLoopKind; frame: number; us: number }>();
   for (let i = 1; i < tree.frame.length; i++) {
     const f = tree.frames[tree.frame[i]];

@@ -79,8 +79,12 @@ test("off-loop CPU: with the loop thread's CPU measured, a starved target's shar
   assert.equal(f?.category, 'off-loop-cpu');
   assert.ok((f.evidence.offLoopCores as number) < 0.4, String(f.evidence.offLoopCores));
   assert.deepEqual(ioWait(starved), [], 'not "waiting on I/O"');
-  // The same cores without the thread's measure (Node 20): under the floor in cores, as before.
-  assert.deepEqual(offLoopCpu(syntheticRun({ cwd, rps: 12, elu: 0.12, cores: 0.29, latencyMs: 1470, profiles: [pool()] })), []);
+  // The same cores without the thread's measure (Node 20): the profile caught the app handing the work
+  // to the pool, which is enough; without that hand-over, under the floor in cores, as before.
+  const unmeasured = { cwd, rps: 12, elu: 0.12, cores: 0.29, latencyMs: 1470 };
+  assert.equal(offLoopCpu(syntheticRun({ ...unmeasured, profiles: [pool()] }))[0]?.culprit?.function, 'hashPassword');
+  const plain = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.03 }], { cwd, idleShare: 0.96 });
+  assert.deepEqual(offLoopCpu(syntheticRun({ ...unmeasured, profiles: [plain] })), []);
   // A slow upstream beside the hog: most of the little CPU the process used was its loop's own (0.1 of 0.13 cores).
   assert.deepEqual(
     offLoopCpu(syntheticRun({ cwd, rps: 80, elu: 0.12, cores: 0.13, threadCores: 0.1, latencyMs: 200, profiles: [pool()] })),
