@@ -9,7 +9,9 @@ import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import type { CallTree } from '../profile/call-tree.js';
 import { loopStats } from './signals/loop-stats.js';
-import { targetThreads } from './signals/load-window.js';
+import { perRun } from '../run-dir/per-run.js';
+import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
+import { agentCost } from './signals/agent-cost.js';
 import { processCpu } from './signals/process-cpu.js';
 import { cpuViewOf, treeOf } from './signals/cpu-view.js';
 import { firstAppAncestor } from '../profile/attribution.js';
@@ -17,9 +19,17 @@ import { describeCulprit, frameCulprit } from './signals/culprit.js';
 import { round } from './signals/stats.js';
 import { offLoopAdvice, type OffLoopKind } from './off-loop-cpu.advice.js';
 
-/** Cores used outside the event loop worth a finding, and their least share of the process's CPU. */
-export const OFF_LOOP_MIN_CORES = 0.4;
+/**
+ * The least share of the target's own CPU (the process's, less the agent's threads) that ran
+ * outside its event loops. When the serving threads' CPU is measured (Node 23.9+), the share
+ * alone decides: a starved target keeps it (beside a CPU hog, a pbkdf2 login got 0.29 cores, 92 %
+ * of them off the loop, against 13-19 % for the I/O-bound scenarios). Without that measure the
+ * loop's part is its utilization, which misses its CPU outside JS (an idle loop read 0.03 against
+ * 0.08 cores of the process): then the off-loop CPU must also reach OFF_LOOP_MIN_CORES.
+ */
 export const OFF_LOOP_MIN_SHARE = 0.5;
+/** Cores used outside the event loop worth a finding when the loops' own CPU is not measured. */
+export const OFF_LOOP_MIN_CORES = 0.4;
 /** Requests must be slow for the queueing to matter (ms, server-side p50). */
 export const OFF_LOOP_MIN_LATENCY_MS = 20;
 
@@ -48,8 +58,38 @@ export function offLoopCores(run: RunData): { processCores: number; offLoop: num
   const s = loopStats(run);
   if (!s || s.requests === 0 || s.latencyP50Ms < OFF_LOOP_MIN_LATENCY_MS) return undefined;
   const processCores = processCpu(run).cores;
-  const offLoop = processCores - s.eluMean * targetThreads(run).length;
-  return offLoop >= OFF_LOOP_MIN_CORES && offLoop >= OFF_LOOP_MIN_SHARE * processCores ? { processCores, offLoop } : undefined;
+  const threads = targetThreads(run);
+  const cost = agentCost(run);
+  // The agent's worker and V8's profiler thread run off the loop too, for the agent.
+  const agentCores = cost && s.durationMs > 0 ? (cost.workerMs + cost.profilerThreadMs) / s.durationMs : 0;
+  const own = processCores - agentCores;
+  const measured = loopCpuMeasured(run);
+  const offLoop = own - (measured ? s.coresMean : s.eluMean) * threads.length;
+  if (offLoop <= 0 || offLoop < OFF_LOOP_MIN_SHARE * own) return undefined;
+  // The app seen handing CPU work over (an app function above pbkdf2, async zlib, new Worker) is direct evidence.
+  const enough = measured || offLoop >= OFF_LOOP_MIN_CORES || (handOver(run)?.submit?.frame ?? -1) >= 0;
+  return enough ? { processCores, offLoop } : undefined;
+}
+
+/**
+ * The offloading call the main thread's CPU profile caught, with the tree it is in: the load
+ * window's first, the whole profile's when the window missed it (the hand-over takes tens of µs a
+ * call). Undefined without a CPU profile.
+ */
+const handOver = perRun((run: RunData): { tree: CallTree; submit?: Submitter } | undefined => {
+  const view = cpuViewOf(run);
+  if (!view) return undefined;
+  const submit = submitter(view.tree);
+  if (submit) return { tree: view.tree, submit };
+  const tree = treeOf(run, view.profile, view.ref);
+  return { tree, submit: submitter(tree) };
+});
+
+/** Whether the serving threads' own CPU is in their samples (process.threadCpuUsage, Node 23.9+). */
+function loopCpuMeasured(run: RunData): boolean {
+  const w = loadWindow(run);
+  const samples = targetThreads(run).flatMap((t) => windowSamples(t, w));
+  return samples.length > 0 && samples.every((x) => x.cpu.threadUser !== undefined);
 }
 
 export function offLoopCpu(run: RunData): Finding[] {
@@ -57,15 +97,9 @@ export function offLoopCpu(run: RunData): Finding[] {
   const cores = offLoopCores(run);
   if (!s || !cores) return [];
   const { processCores, offLoop } = cores;
-  // The main thread only hands the work over (tens of µs a call): the load window's samples may
-  // miss it, so the whole profile is searched too.
-  const view = cpuViewOf(run);
-  let tree = view?.tree;
-  let submit = tree ? submitter(tree) : undefined;
-  if (view && !submit) {
-    tree = treeOf(run, view.profile, view.ref);
-    submit = submitter(tree);
-  }
+  const found = handOver(run);
+  const tree = found?.tree;
+  const submit = found?.submit;
   const culprit = tree && submit && submit.frame >= 0 ? frameCulprit(tree.frames[submit.frame], run.cwd) : undefined;
   const where = !submit
     ? "libuv's thread pool or worker threads"
@@ -104,8 +138,15 @@ export function offLoopCpu(run: RunData): Finding[] {
   ];
 }
 
+interface Submitter {
+  api: string;
+  kind: OffLoopKind;
+  /** The app function above the call (-1: none). */
+  frame: number;
+}
+
 /** The offloading API with the most sampled time in the tree, and the app function above it. */
-function submitter(tree: CallTree): { api: string; kind: OffLoopKind; frame: number } | undefined {
+function submitter(tree: CallTree): Submitter | undefined {
   const byKey = new Map<string, { api: string; kind: OffLoopKind; frame: number; us: number }>();
   for (let i = 1; i < tree.frame.length; i++) {
     const f = tree.frames[tree.frame[i]];

@@ -15,8 +15,14 @@ import { moduleReloadAdvice, stdioStream, syncIoAdvice } from './sync-io.advice.
 import { windowGrowth } from './signals/growth-series.js';
 import type { CallSite } from '../agent/protocol.js';
 import { runSourceLine } from '../profile/run-source-maps.js';
+import { loopStats } from './signals/loop-stats.js';
 
-/** Share of the load window the loop spent inside one sync API for it to be reported. */
+/**
+ * Share of the loop's busy time (the load window × its utilization) spent inside one sync API
+ * for it to be reported: a share of the work the loop did, which a slower or starved core does not
+ * change (a share of the window does: beside a CPU hog, stdout-logging's writes held 8 % of its
+ * loop's busy time both ways, 5 % of the window when the target got 0.64 cores, 1.7 % at 0.13).
+ */
 export const SYNC_IO_WARN_SHARE = 0.02;
 /** Above this share the sync call is a main cause of latency. */
 export const SYNC_IO_CRITICAL_SHARE = 0.2;
@@ -29,12 +35,21 @@ const key = (s: SyncEntry) => `${s.api} ${s.site?.file ?? ''}:${s.site?.line ?? 
 
 export function syncIo(run: RunData): Finding[] {
   const w = loadWindow(run);
+  const utilization = loopStats(run)?.eluMean ?? 1;
   return targetThreads(run).flatMap((thread) => {
     const window = inWindowTotals(thread, w);
     const durationMs = w?.durationMs ?? 0;
     if (durationMs <= 0) return [];
-    return window.filter((x) => x.totalMs / durationMs >= SYNC_IO_WARN_SHARE).map((x) => finding(run, thread, x, durationMs, w));
+    return window
+      .filter((x) => busyShare(x, durationMs, utilization) >= SYNC_IO_WARN_SHARE)
+      .map((x) => finding(run, thread, x, durationMs, w, busyShare(x, durationMs, utilization)));
   });
+}
+
+/** The call's share of the loop's busy time, which is at least the time the loop spent in the call. */
+export function busyShare(x: { totalMs: number }, durationMs: number, utilization: number): number {
+  const busyMs = Math.max(durationMs * Math.min(1, utilization), x.totalMs);
+  return busyMs > 0 ? Math.min(1, x.totalMs / busyMs) : 0;
 }
 
 interface WindowTotals {
@@ -57,7 +72,7 @@ function inWindowTotals(thread: ThreadTelemetry, w: Window | null): WindowTotals
 /** `0.79 ms`, or `2 µs` below a hundredth of a millisecond. */
 const perCall = (ms: number) => (ms < 0.01 ? `${round(ms * 1000, 1)} µs` : `${round(ms, 2)} ms`);
 
-function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, durationMs: number, w: Window | null): Finding {
+function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, durationMs: number, w: Window | null, ofBusy: number): Finding {
   const share = Math.min(1, x.totalMs / durationMs);
   const perCallMs = x.count > 0 ? x.totalMs / x.count : 0;
   const series = requestSeries(thread);
@@ -88,13 +103,14 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
     title: reload
       ? 'require() reloads a module on the request path, blocking the event loop'
       : `${stream ? `Synchronous writes to ${stream} block` : `${x.entry.api} blocks`} the event loop on the request path`,
-    summary: `${x.entry.api} ran ${x.count} times while requests were in flight${where}, ${perCall(perCallMs)} per call: ${round(share * 100, 1)} % of the load window with the event loop blocked.${inRequire}`,
+    summary: `${x.entry.api} ran ${x.count} times while requests were in flight${where}, ${perCall(perCallMs)} per call: ${round(share * 100, 1)} % of the load window with the event loop blocked (${round(ofBusy * 100, 1)} % of its busy time).${inRequire}`,
     evidence: {
       api: x.entry.api,
       calls: x.count,
       totalMs: round(x.totalMs, 1),
       perCallMs: round(perCallMs, 3),
       shareOfWindow: round(share, 4),
+      shareOfLoopBusy: round(ofBusy, 4),
       ...(requests > 0 ? { callsPerRequest: round(x.count / requests, 3) } : {}),
       ...(via ? { via } : {}),
       ...(reload ? { reloadsModule: true } : {}),

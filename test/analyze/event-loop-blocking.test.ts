@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FILE_READS } from '../../src/profile/work-kind.js';
@@ -1101,4 +1101,42 @@ test('blocking: a call inside a loop is told from a call after it', () => {
   // A brace-less for holds the next line; a finished map (no semicolons) holds nothing.
   assert.equal(loopAround(['function f(xs) {', '  for (const x of xs)', '    g(x)', '}'], 1, 3), 2);
   assert.equal(loopAround(['function f(xs) {', '  const ids = xs.map((x) => x.id)', '  g(ids)', '}'], 1, 3), undefined);
+});
+
+test("blocking: a framework's compiled validator charged with part of its regexp's time is not the culprit when the regexp holds more", () => {
+  const pattern = '^(\\w+\\s?)*$';
+  const routes = "'use strict';\nconst DISPLAY_NAME = '^(\\\\w+\\\\s?)*$';\n";
+  const dir = appDir({ 'lib/profile-routes.js': routes, 'node_modules/fastify/lib/validation.js': '// validateParam\n' });
+  try {
+    // fastify's validateParam calls ajv's generated validate10 (no URL: `new Function` code), which
+    // runs the pattern; V8 charged 41 % of the samples to validate10's `.test()` line and 49 % to the regexp.
+    const profileWith = (validatorShare: number, regexShare: number) => {
+      const cpu = syntheticCpuProfile(
+        [
+          { name: 'validateParam', file: 'node_modules/fastify/lib/validation.js', line: 1, share: 0.01 },
+          {
+            name: 'validate10',
+            file: '',
+            line: 3,
+            share: validatorShare,
+            calledBy: 'validateParam',
+            callee: { name: `RegExp: ${pattern}`, file: '', share: regexShare },
+          },
+        ],
+        { cwd: dir },
+      );
+      const profile = JSON.parse(readFileSync(cpu.path, 'utf8')) as { nodes: { callFrame: { functionName: string; scriptId: string } }[] };
+      for (const n of profile.nodes) if (n.callFrame.functionName === 'validate10') n.callFrame.scriptId = '77';
+      writeFileSync(cpu.path, JSON.stringify(profile));
+      return cpu;
+    };
+    const opts = { cwd: dir, rps: 7, elu: 1, cores: 0.2, eldP99Ms: 800, latencyMs: 2000 };
+    const [f] = eventLoopBlocking(syntheticRun({ ...opts, profiles: [profileWith(0.41, 0.49)] }));
+    assert.deepEqual([f.culprit?.function, f.culprit?.file, f.evidence.work], [`/${pattern}/`, 'lib/profile-routes.js', 'regex']);
+    // The validator's own code holding more than any kind of work (a validator's loops) is still named, as before.
+    const [g] = eventLoopBlocking(syntheticRun({ ...opts, profiles: [profileWith(0.6, 0.3)] }));
+    assert.equal(g.culprit?.function, 'validate10');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -554,3 +554,22 @@ test("memory leak: the agent's own reading right after its mid-load GC is the mi
   assert.equal(f?.evidence.basis, 'per-request');
   assert.equal(f.evidence.heapMidBytes, 11 * 1024 * 1024);
 });
+
+test('memory leak: Buffers that were garbage waiting for a GC (external memory back at its start after the post-load GC) are no leak; kept ones are', () => {
+  // A starved target, a gzipSync per request: few GCs ran, so the output Buffers' bytes piled up
+  // through the window; the full GC the agent forced after the load freed them.
+  const afterLoad = (externalAfterMB: number) => {
+    const run = syntheticRun({ heapMB: 12, heapSawMB: 4, externalMB: (p) => 3 + 40 * p, externalSawMB: 2, majorGcPerS: 0.6 });
+    const thread = run.threads[0];
+    const last = thread.samples[thread.samples.length - 1];
+    thread.samples.push({
+      ...last,
+      t: run.load!.end + 700,
+      mem: { ...last.mem, external: externalAfterMB * 1024 * 1024 },
+      postLoadGc: { gcMs: 40, heapAfter: 12 * 1024 * 1024 },
+    });
+    return run;
+  };
+  assert.deepEqual(memoryLeak(afterLoad(3)), [], 'released: 3 MB after the GC against a 3 MB start');
+  assert.equal(memoryLeak(afterLoad(42))[0]?.code, 'HOTPATH_EXTERNAL_MEMORY_LEAK', 'kept: 42 MB after the GC');
+});

@@ -71,3 +71,23 @@ test('off-loop CPU: a Worker created per request is named as such', () => {
   assert.equal(f.culprit?.function, 'computeInWorker');
   assert.match(f.recommendation, /pool/);
 });
+
+test("off-loop CPU: with the loop thread's CPU measured, a starved target's share of its own CPU decides, not the cores it got", () => {
+  // Beside a CPU hog: the process got 0.29 cores, its loop thread 0.02 of them, 12 logins a second at 1.5 s.
+  const starved = syntheticRun({ cwd, rps: 12, elu: 0.12, cores: 0.29, threadCores: 0.022, latencyMs: 1470, profiles: [pool()] });
+  const [f] = offLoopCpu(starved);
+  assert.equal(f?.category, 'off-loop-cpu');
+  assert.ok((f.evidence.offLoopCores as number) < 0.4, String(f.evidence.offLoopCores));
+  assert.deepEqual(ioWait(starved), [], 'not "waiting on I/O"');
+  // The same cores without the thread's measure (Node 20): the profile caught the app handing the work
+  // to the pool, which is enough; without that hand-over, under the floor in cores, as before.
+  const unmeasured = { cwd, rps: 12, elu: 0.12, cores: 0.29, latencyMs: 1470 };
+  assert.equal(offLoopCpu(syntheticRun({ ...unmeasured, profiles: [pool()] }))[0]?.culprit?.function, 'hashPassword');
+  const plain = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.03 }], { cwd, idleShare: 0.96 });
+  assert.deepEqual(offLoopCpu(syntheticRun({ ...unmeasured, profiles: [plain] })), []);
+  // A slow upstream beside the hog: most of the little CPU the process used was its loop's own (0.1 of 0.13 cores).
+  assert.deepEqual(
+    offLoopCpu(syntheticRun({ cwd, rps: 80, elu: 0.12, cores: 0.13, threadCores: 0.1, latencyMs: 200, profiles: [pool()] })),
+    [],
+  );
+});

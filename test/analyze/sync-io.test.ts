@@ -119,3 +119,27 @@ test('sync-io: file reads made by require() on an app line are a module reloaded
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('sync-io: the floor is a share of the loop busy time, not of the window: a starved target whose writes were 1.7 % of the window is found', () => {
+  const log = { function: 'logRequest', file: '/srv/app/lib/log.js', line: 4, column: 11 };
+  // Beside a CPU hog: 1,100 req/s, 15 µs of blocking write each (1.7 % of the window), the loop busy 22 %.
+  const starved = syntheticRun({
+    seed: 2,
+    rps: 1100,
+    elu: 0.22,
+    syncCalls: [{ api: 'fs.writeSync (stdout)', perRequest: 1, msEach: 0.015, site: log }],
+  });
+  const [f] = syncIo(starved);
+  assert.ok(f);
+  assert.ok((f.evidence.shareOfWindow as number) < 0.02, String(f.evidence.shareOfWindow));
+  assert.ok((f.evidence.shareOfLoopBusy as number) > 0.06, String(f.evidence.shareOfLoopBusy));
+  assert.match(f.summary, /% of its busy time\)/);
+  // The same writes on a loop busy 95 % of the time are under 2 % of its work: not reported.
+  const fed = syntheticRun({
+    seed: 2,
+    rps: 1100,
+    elu: 0.95,
+    syncCalls: [{ api: 'fs.writeSync (stdout)', perRequest: 1, msEach: 0.015, site: log }],
+  });
+  assert.deepEqual(syncIo(fed), []);
+});

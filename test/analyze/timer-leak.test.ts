@@ -213,3 +213,27 @@ test("timer leak: an awaited sleep from a library is the app caller's; a library
   assert.ok(f);
   assert.equal(f.culprit, undefined);
 });
+
+test('timer leak: a re-arm loop per request is found when the machine slowed in the second half of the run (its rise judged per request, not per second)', () => {
+  for (const seed of SEEDS) {
+    // 3,000 req/s, then a fifth of that once other processes took the cores: the loops' count rose
+    // a fifth as fast in the second half of the window, with every request as before.
+    const run = syntheticRun({
+      seed,
+      rps: (p) => (p < 0.5 ? 3000 : 600),
+      timerGrowth: [
+        {
+          kind: 'timeout',
+          perRequest: 1,
+          clearedShare: 0,
+          rearmPerSecond: 2,
+          delayMs: 500,
+          site: { ...pollStatus, function: 'retryDelivery' },
+        },
+      ],
+    });
+    const [f] = timerLeak(run);
+    assert.equal(f?.evidence.rearmed, true, `seed ${seed}`);
+    assert.equal(f.culprit?.function, 'retryDelivery');
+  }
+});

@@ -16,8 +16,11 @@ import type { Report } from '../../src/report/report-schema.js';
 
 /** The scenarios are sources, not build output: test/fixtures/scenarios at the repository root. */
 const scenariosDir = fileURLToPath(new URL('../../../test/fixtures/scenarios/', import.meta.url));
-const out = mkdtempSync(join(tmpdir(), 'hotpath-scenarios-'));
-after(() => rmSync(out, { recursive: true, force: true }));
+// HOTPATH_SCENARIOS_OUT=<dir> keeps the run directories there (to re-analyse a failure with
+// `hotpath report`); otherwise they go to a temporary directory removed at the end.
+const keptOut = process.env.HOTPATH_SCENARIOS_OUT;
+const out = keptOut ?? mkdtempSync(join(tmpdir(), 'hotpath-scenarios-'));
+if (keptOut === undefined) after(() => rmSync(out, { recursive: true, force: true }));
 // HOTPATH_BUSY=1: every scenario runs beside one spinning process per core (a busy laptop, a
 // shared CI runner), and must be diagnosed the same. A slow run of its own, not part of every CI run.
 const hog = busyMachine ? startCpuHog() : undefined;

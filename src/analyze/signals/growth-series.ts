@@ -102,13 +102,38 @@ export function lateShare(pts: readonly { t: number; v: number }[]): number {
 
 /**
  * lateShare of a hooked quantity over the load window (reports up to a second after it ends
- * count, as growth goes out once a second).
+ * count, as growth goes out once a second), measured against the requests served, not the clock:
+ * the share of the rise that came in the second half of the window's requests. A starved machine
+ * serves requests unevenly (a re-arm loop per request read 24 % of its rise after the window's
+ * midpoint in time, though it grew with every request, r 0.99, because the target got less CPU in
+ * the second half). The value at the midpoint is read between the two reports around it (a report
+ * comes once a second: the next one can be most of a second later). Against time when the reports
+ * saw no request served.
  */
 export function lateGrowthShare(thread: ThreadTelemetry, value: (m: GrowthMessage) => number | undefined, w: Window | null): number {
-  return lateShare(
-    thread.growth
-      .filter((m) => !w || (m.t >= w.start && m.t <= w.end + 1000))
-      .map((m) => ({ t: m.t, v: value(m) }))
-      .filter((p): p is { t: number; v: number } => p.v !== undefined),
-  );
+  const series = requestSeries(thread);
+  const pts = thread.growth
+    .filter((m) => !w || (m.t >= w.start && m.t <= w.end + 1000))
+    .map((m) => ({ t: m.t, requests: requestsAt(series, m.t), v: value(m) }))
+    .filter((p): p is { t: number; requests: number; v: number } => p.v !== undefined);
+  const served = pts.length > 1 && pts[pts.length - 1].requests > pts[0].requests;
+  return lateShareAt(pts.map((p) => ({ x: served ? p.requests : p.t, v: p.v })));
+}
+
+/**
+ * lateShare along any increasing axis `x` (requests served), with the value at the midpoint
+ * read on the line between the readings around it. 0 when the quantity did not rise.
+ */
+export function lateShareAt(pts: readonly { x: number; v: number }[]): number {
+  if (pts.length < 2) return 0;
+  const first = pts[0];
+  const last = pts[pts.length - 1];
+  const rise = last.v - first.v;
+  if (rise <= 0 || last.x <= first.x) return 0;
+  const midX = (first.x + last.x) / 2;
+  const after = pts.findIndex((p) => p.x >= midX);
+  const b = pts[after];
+  const a = pts[after - 1] ?? b;
+  const mid = b.x > a.x ? a.v + ((b.v - a.v) * (midX - a.x)) / (b.x - a.x) : b.v;
+  return (last.v - mid) / rise;
 }
