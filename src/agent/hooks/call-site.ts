@@ -83,3 +83,8 @@ function functionName(f: V8Frame): string {
 export function siteKey(site: CallSite | undefined): string {
   return site === undefined ? '?' : `${site.file}:${site.line}:${site.column}`;
 }
+
+/** The file names of the `limit` frames above `skip` (exclusive), node internals included. */
+export function callerFiles(skip: Function, limit: number): string[] {
+  return rawFrames(skip, limit).map((f) => f.getFileName() ?? '');
+}

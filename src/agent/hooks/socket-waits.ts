@@ -1,0 +1,259 @@
+// Waits on client sockets: a database or cache driver (Redis, Postgres, MySQL, memcached style)
+// writes a command on a long-lived, `connect`ed net.Socket and resolves the app's promise from
+// its 'data' handler. The outgoing-calls hook sees HTTP and fetch only; this one times the
+// commands the app writes on its own client sockets while a request is in flight, per remote
+// and call site: how many, and how long until the answer came back.
+//
+// What it measures: from a write on the socket to the arrival of the bytes that answer it (the
+// chunk node pushes into the socket's readable side, before any 'data' listener runs). Answers
+// are paired with writes by order (request/response and pipelined protocols answer in order;
+// every write is queued for that, those outside requests too, but only the request path's are
+// counted). One chunk can carry several answers when they come back together: it answers as many
+// of the oldest writes as its size holds answers of the size seen when one write alone was
+// waiting, or as many as have waited at least the shortest wait seen alone, whichever is more
+// (at least one). Chunks that arrive with no write waiting (pub/sub messages) answer nothing. A
+// driver that writes one command in several writes counts each as a wait. Payloads are never
+// kept: only the byte count of each chunk is read, and the first bytes of a write to leave out
+// an HTTP request.
+//
+// Only client sockets are followed: `net.Socket.prototype.connect` is wrapped (net.connect,
+// net.createConnection, tls.connect and `new net.Socket().connect()` all go through it), and a
+// followed socket gets its own `write` and `push` (the prototype's are untouched, so the
+// server's sockets pay nothing). Sockets that node:http's Agent or undici connects are left out
+// (the outgoing-calls hook times their requests), and so is a write carrying an HTTP request.
+// Each write on the request path costs a counter, a timestamp and an array push; its stack is
+// captured for the first writes of a remote and then 1 in SAMPLE_EVERY (SiteCounter).
+import type * as net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { GrowthBody, GrowthHook } from './growth-hooks.js';
+import { threadState } from '../thread-state.js';
+import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
+import { callerFiles } from './call-site.js';
+import { CONCURRENCY_LEVELS } from './outgoing-calls.js';
+import { listen } from '../originals.js';
+import { defineLike } from './wrap.js';
+
+/** Writes left waiting on one socket at most; older ones are dropped (a socket that never answers). */
+export const MAX_PENDING_WRITES = 256;
+
+interface Data {
+  remote: string;
+  completed: number;
+  totalMs: number;
+  /** Calls in flight now, ms spent at each level, and when the level last changed (0: never). */
+  inFlight: number;
+  levelMs: number[];
+  changedAt: number;
+}
+
+interface Pending {
+  /** Undefined for a write outside any request: kept only to pair the answers in order. */
+  entry: SiteEntry<Data> | undefined;
+  t0: number;
+}
+
+/**
+ * Per followed socket: its writes waiting for an answer, oldest first; the size of an answer and
+ * the shortest wait seen when one write alone was waiting (0: none yet).
+ */
+interface SocketState {
+  pending: Pending[];
+  remote: string;
+  answerBytes: number;
+  minWaitMs: number;
+}
+
+type Fn = (this: unknown, ...args: unknown[]) => unknown;
+
+const newData = (): Data => ({
+  remote: '',
+  completed: 0,
+  totalMs: 0,
+  inFlight: 0,
+  levelMs: new Array<number>(CONCURRENCY_LEVELS + 1).fill(0),
+  changedAt: 0,
+});
+
+const ms = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Connects made by node's HTTP client or undici: their requests are the outgoing-calls hook's. */
+const httpClientFile = (file: string): boolean =>
+  file === 'node:_http_agent' ||
+  file === 'node:_http_client' ||
+  file === 'node:https' ||
+  file.startsWith('node:internal/deps/undici') ||
+  /[\\/]node_modules[\\/]undici[\\/]/.test(file);
+
+/** Frames of the connect's own plumbing, looked past to find who asked for the socket. */
+const connectPlumbing = (file: string): boolean => file === 'node:net' || file === 'node:_tls_wrap' || file === 'node:tls';
+
+export class SocketWaits implements GrowthHook {
+  private readonly sites = new SiteCounter<Data>(newData);
+
+  install(): void {
+    const proto = (require('node:net') as typeof net).Socket.prototype as unknown as Record<string, unknown>;
+    const connect = proto.connect as Fn;
+    const self = this;
+    const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+      const out = connect.apply(this, args);
+      // After node's connect, which puts the prototype's write back on the socket.
+      if (threadState.agentBusy === 0 && typeof this === 'object' && this !== null) self.follow(this as net.Socket, wrapper);
+      return out;
+    };
+    defineLike(wrapper, connect);
+    proto.connect = wrapper;
+  }
+
+  contribute(into: GrowthBody): void {
+    const out = (into.socketWaits ??= []);
+    for (const e of this.sites.entries.values()) {
+      const d = e.data;
+      const row: NonNullable<GrowthBody['socketWaits']>[number] = {
+        remote: d.remote,
+        count: e.count,
+        completed: d.completed,
+        totalMs: ms(d.totalMs),
+      };
+      const last = d.levelMs.findLastIndex((x) => x > 0);
+      if (last >= 0) row.concurrencyMs = d.levelMs.slice(0, last + 1).map((x) => Math.round(x * 10) / 10);
+      out.push(withSite(row, e));
+    }
+  }
+
+  /** Gives a socket being connected its own write and push, unless an HTTP client connects it. */
+  private follow(socket: net.Socket, skip: Function): void {
+    try {
+      const own = socket as unknown as Record<string | symbol, unknown>;
+      if (own[FOLLOWED] !== undefined) return;
+      const asker = callerFiles(skip, 8).find((f) => !connectPlumbing(f));
+      if (asker !== undefined && httpClientFile(asker)) return;
+      const st: SocketState = { pending: [], remote: '', answerBytes: 0, minWaitMs: 0 };
+      own[FOLLOWED] = st;
+      const self = this;
+      const write = socket.write as unknown as Fn;
+      const writeWrapper = function (this: unknown, ...args: unknown[]): unknown {
+        self.sent(socket, st, args[0], writeWrapper);
+        return write.apply(this, args);
+      };
+      defineLike(writeWrapper, write);
+      own.write = writeWrapper;
+      const push = socket.push as unknown as Fn;
+      const pushWrapper = function (this: unknown, ...args: unknown[]): unknown {
+        if (st.pending.length > 0) self.answered(st, args[0]);
+        return push.apply(this, args);
+      };
+      defineLike(pushWrapper, push);
+      own.push = pushWrapper;
+      // Writes a closed socket never answered wait no more.
+      listen(socket, 'close', () => self.abandon(st, st.pending.length));
+    } catch {
+      // Never break a connect.
+    }
+  }
+
+  private onPath(): boolean {
+    return threadState.listening && threadState.activeRequests > 0 && threadState.agentBusy === 0;
+  }
+
+  /**
+   * A write: a command that waits for its answer. Counted at its site on the request path; any
+   * other write is only queued, so that the answers stay paired with their writes in order.
+   */
+  private sent(socket: net.Socket, st: SocketState, chunk: unknown, skip: Function): void {
+    try {
+      if (threadState.agentBusy > 0 || isHttpRequest(chunk)) return;
+      let entry: SiteEntry<Data> | undefined;
+      if (this.onPath()) {
+        if (st.remote === '') st.remote = remoteOf(socket) ?? '';
+        const remote = st.remote === '' ? '?' : st.remote;
+        entry = this.sites.hit(`socket ${remote}`, skip);
+        if (entry !== undefined) entry.data.remote = remote;
+      }
+      const t0 = performance.now();
+      if (entry !== undefined) inFlight(entry.data, 1, t0);
+      if (st.pending.length >= MAX_PENDING_WRITES) this.abandon(st, 1);
+      st.pending.push({ entry, t0 });
+    } catch {
+      // Never break a write.
+    }
+  }
+
+  /**
+   * A chunk arrived: it answers the oldest writes waiting. How many: as many as its size holds
+   * answers of the size seen alone, or as many as have waited at least the shortest wait seen
+   * alone (an answer cannot come sooner), whichever is more; at least one.
+   */
+  private answered(st: SocketState, chunk: unknown): void {
+    try {
+      const bytes = chunkBytes(chunk);
+      if (bytes === 0) return;
+      const now = performance.now();
+      const waiting = st.pending.length;
+      if (waiting === 1) {
+        st.answerBytes = st.answerBytes === 0 ? bytes : st.answerBytes * 0.8 + bytes * 0.2;
+        const waited = now - st.pending[0].t0;
+        if (st.minWaitMs === 0 || waited < st.minWaitMs) st.minWaitMs = waited;
+      }
+      let answers = st.answerBytes > 0 ? Math.round(bytes / st.answerBytes) : 1;
+      if (st.minWaitMs > 0) {
+        let old = 0;
+        while (old < waiting && now - st.pending[old].t0 >= st.minWaitMs) old++;
+        answers = Math.max(answers, old);
+      }
+      for (const p of st.pending.splice(0, Math.max(1, Math.min(waiting, answers)))) {
+        if (p.entry === undefined) continue;
+        p.entry.data.completed++;
+        p.entry.data.totalMs += now - p.t0;
+        inFlight(p.entry.data, -1, now);
+      }
+    } catch {
+      // Never break a read.
+    }
+  }
+
+  /** Drops the `n` oldest writes waiting, unanswered. */
+  private abandon(st: SocketState, n: number): void {
+    const now = performance.now();
+    for (const p of st.pending.splice(0, n)) if (p.entry !== undefined) inFlight(p.entry.data, -1, now);
+  }
+}
+
+const FOLLOWED = Symbol('hotpath.socketWaits');
+
+/** Moves a site's count of calls in flight by `delta` at `now`, charging the time since the last change to the old level. */
+function inFlight(d: Data, delta: number, now: number): void {
+  if (d.changedAt > 0) d.levelMs[Math.min(d.inFlight, CONCURRENCY_LEVELS)] += now - d.changedAt;
+  d.changedAt = now;
+  d.inFlight = Math.max(0, d.inFlight + delta);
+}
+
+function chunkBytes(chunk: unknown): number {
+  if (chunk === null || chunk === undefined) return 0;
+  if (typeof chunk === 'string') return chunk.length;
+  const n = (chunk as { byteLength?: unknown }).byteLength;
+  return typeof n === 'number' ? n : 1;
+}
+
+const HTTP_METHOD = /^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) \S+ HTTP\/1\.[01]\r\n/;
+
+/** Whether a written chunk starts an HTTP/1 request (a hand-rolled HTTP client): read, never kept. */
+function isHttpRequest(chunk: unknown): boolean {
+  try {
+    if (typeof chunk === 'string') return HTTP_METHOD.test(chunk.slice(0, 64));
+    if (chunk instanceof Uint8Array && chunk.length >= 16 && chunk[0] >= 0x41 && chunk[0] <= 0x5a) {
+      return HTTP_METHOD.test(Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(64, chunk.length)).toString('latin1'));
+    }
+  } catch {
+    // Unreadable: not HTTP.
+  }
+  return false;
+}
+
+/** host:port of the peer (IPv6 in brackets), else the pipe's path; undefined while not known (still connecting). */
+function remoteOf(socket: net.Socket): string | undefined {
+  const address = socket.remoteAddress;
+  const port = socket.remotePort;
+  if (address !== undefined && port !== undefined) return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+  const pipe = (socket as unknown as { _pipeName?: unknown })._pipeName;
+  return typeof pipe === 'string' ? pipe : undefined;
+}
