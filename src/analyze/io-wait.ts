@@ -19,6 +19,7 @@ import { ioWaitAdvice } from './io-wait.advice.js';
 import { offLoopCores } from './off-loop-cpu.js';
 import { slotWait, type SlotWait } from './signals/slot-wait.js';
 import { awaitLoopIn, loopAtSite } from './signals/loop-cause.js';
+import { protocolOf, socketWaits } from './signals/socket-waits.js';
 
 /** The loop must be mostly idle: above this utilization, CPU explains latency. */
 export const IO_WAIT_MAX_ELU = 0.5;
@@ -176,7 +177,13 @@ export function ioWait(run: RunData): Finding[] {
           : {}),
       },
       ...(culprit ? { culprit } : {}),
-      recommendation: ioWaitAdvice(source?.resource ?? top?.type, sequential, queued !== undefined, source?.pool !== undefined),
+      recommendation: ioWaitAdvice(
+        source?.resource ?? top?.type,
+        sequential,
+        queued !== undefined,
+        source?.pool !== undefined,
+        source?.commands === true,
+      ),
       impact: waitShare * (1 - busy),
     },
   ];
@@ -228,6 +235,8 @@ interface WaitSource {
   pool?: { maxSockets?: number; onSocket: number };
   /** Whether the waits held a steady few slots over the window (see pinned and siteSteady). */
   steady: boolean;
+  /** Set when the waits are commands on a client socket of the app's (a database or cache driver). */
+  commands?: boolean;
   sentence(culprit: string | undefined): string;
   evidence: Record<string, unknown>;
 }
@@ -240,7 +249,8 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   const w = loadWindow(run);
   const thread = busiestThread(run, w);
   if (!thread) return undefined;
-  const call = outgoingWaits(thread, w)[0];
+  // HTTP and fetch calls, and commands on the app's own client sockets (database and cache drivers).
+  const call = [...outgoingWaits(thread, w), ...socketWaits(thread, w)].sort((a, b) => b.totalMs - a.totalMs)[0];
   const timer = timerWaits(thread, w)[0];
   const candidates: { waitedMs: number; make: (share: number) => WaitSource; slots: () => number | undefined }[] = [];
   if (call)
@@ -313,6 +323,7 @@ function upstreamSource(call: OutgoingWait, share: number, s: LoopStats): WaitSo
     (call.queued ?? 0) > 0 &&
     call.socketWaitMs! >= IO_WAIT_POOL_MIN_QUEUED_SHARE * call.totalMs;
   const band = concurrencyBand(call.concurrencyMs);
+  if (call.api === 'socket') return commandSource(call, share, s, band);
   const kind = call.api === 'fetch' ? 'fetch' : 'HTTP';
   const base = (c: string | undefined) =>
     `${kind} requests to ${call.origin}${c ? ` from ${c}` : ''} took ${round(perCall, 1)} ms each (${call.completed} in the window), ${round(share * 100, 0)} % of the time requests were in flight.`;
@@ -351,6 +362,42 @@ function upstreamSource(call: OutgoingWait, share: number, s: LoopStats): WaitSo
       `http.Agent busy${call.maxSockets !== undefined ? ` (maxSockets ${call.maxSockets})` : ''} and waited in its queue: ${round(split.queuedMs, 1)} ms a call waiting for a socket, ` +
       `${round(split.onSocketMs, 1)} ms on it until the answer. The upstream answers in about ${round(split.onSocketMs, 0)} ms; ` +
       `the wait for a socket is the rest, with ${round(onSocket, 1)} calls on a socket at a time while ${round(s.inFlightMean, 1)} requests were in flight.`,
+  };
+}
+
+/**
+ * Commands written on a client socket of the app's (a database or cache driver on a long-lived
+ * connection), each waiting from the write to its answer.
+ */
+function commandSource(call: OutgoingWait, share: number, s: LoopStats, band: ReturnType<typeof concurrencyBand>): WaitSource {
+  const perCall = call.totalMs / call.completed;
+  const protocol = protocolOf(call.origin);
+  const remote = protocol ? `${protocol} at ${call.origin}` : call.origin;
+  const perRequest = call.completed / s.requests;
+  return {
+    title: `Requests spend their time waiting for ${remote}`,
+    site: call.site,
+    caller: call.caller,
+    ...(call.through ? { through: call.through } : {}),
+    perRequest,
+    eachMs: perCall,
+    resource: 'TCPSocketWrap',
+    steady: siteSteady(band),
+    commands: true,
+    sentence: (c) =>
+      `Commands written on the connection to ${remote}${c ? ` from ${c}` : ''} waited ${round(perCall, 1)} ms each for their answer ` +
+      `(${call.completed} in the window, ${round(perRequest, 1)} per request), ${round(share * 100, 0)} % of the time requests were in flight.`,
+    evidence: {
+      upstream: {
+        api: call.api,
+        origin: call.origin,
+        ...(protocol ? { protocol } : {}),
+        calls: call.completed,
+        callsPerRequest: round(perRequest, 2),
+        perCallMs: round(perCall, 2),
+        shareOfRequestTime: round(share, 3),
+      },
+    },
   };
 }
 

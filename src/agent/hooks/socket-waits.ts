@@ -8,11 +8,11 @@
 // chunk node pushes into the socket's readable side, before any 'data' listener runs). Answers
 // are paired with writes by order (request/response and pipelined protocols answer in order;
 // every write is queued for that, those outside requests too, but only the request path's are
-// counted). One chunk can carry several answers when they come back together: it answers as many
-// of the oldest writes as its size holds answers of the size seen when one write alone was
-// waiting, or as many as have waited at least the shortest wait seen alone, whichever is more
-// (at least one). Chunks that arrive with no write waiting (pub/sub messages) answer nothing. A
-// driver that writes one command in several writes counts each as a wait. Payloads are never
+// counted). One chunk can carry several answers when they come back together, or part of one:
+// a chunk answers as many of the oldest writes as its size holds answers of the socket's mean size
+// (bytes received per write), the fraction left over carried to the next chunk. Chunks that arrive
+// with no write waiting (pub/sub messages) answer nothing. A driver that writes one command in
+// several writes counts each as a wait. Payloads are never
 // kept: only the byte count of each chunk is read, and the first bytes of a write to leave out
 // an HTTP request.
 //
@@ -35,6 +35,8 @@ import { defineLike } from './wrap.js';
 
 /** Writes left waiting on one socket at most; older ones are dropped (a socket that never answers). */
 export const MAX_PENDING_WRITES = 256;
+/** A socket's counts of writes and bytes received are halved when the writes reach this. */
+const HALVE_AT = 4096;
 
 interface Data {
   remote: string;
@@ -53,14 +55,16 @@ interface Pending {
 }
 
 /**
- * Per followed socket: its writes waiting for an answer, oldest first; the size of an answer and
- * the shortest wait seen when one write alone was waiting (0: none yet).
+ * Per followed socket: its writes waiting for an answer, oldest first; the writes and the bytes
+ * received so far (halved now and then, so they follow the recent traffic), and the fraction of an
+ * answer already received.
  */
 interface SocketState {
   pending: Pending[];
   remote: string;
-  answerBytes: number;
-  minWaitMs: number;
+  writes: number;
+  bytesIn: number;
+  carry: number;
 }
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
@@ -127,7 +131,7 @@ export class SocketWaits implements GrowthHook {
       if (own[FOLLOWED] !== undefined) return;
       const asker = callerFiles(skip, 8).find((f) => !connectPlumbing(f));
       if (asker !== undefined && httpClientFile(asker)) return;
-      const st: SocketState = { pending: [], remote: '', answerBytes: 0, minWaitMs: 0 };
+      const st: SocketState = { pending: [], remote: '', writes: 0, bytesIn: 0, carry: 0 };
       own[FOLLOWED] = st;
       const self = this;
       const write = socket.write as unknown as Fn;
@@ -139,7 +143,7 @@ export class SocketWaits implements GrowthHook {
       own.write = writeWrapper;
       const push = socket.push as unknown as Fn;
       const pushWrapper = function (this: unknown, ...args: unknown[]): unknown {
-        if (st.pending.length > 0) self.answered(st, args[0]);
+        self.answered(st, args[0]);
         return push.apply(this, args);
       };
       defineLike(pushWrapper, push);
@@ -170,6 +174,10 @@ export class SocketWaits implements GrowthHook {
         if (entry !== undefined) entry.data.remote = remote;
       }
       const t0 = performance.now();
+      if (++st.writes >= HALVE_AT) {
+        st.writes /= 2;
+        st.bytesIn /= 2;
+      }
       if (entry !== undefined) inFlight(entry.data, 1, t0);
       if (st.pending.length >= MAX_PENDING_WRITES) this.abandon(st, 1);
       st.pending.push({ entry, t0 });
@@ -179,28 +187,27 @@ export class SocketWaits implements GrowthHook {
   }
 
   /**
-   * A chunk arrived: it answers the oldest writes waiting. How many: as many as its size holds
-   * answers of the size seen alone, or as many as have waited at least the shortest wait seen
-   * alone (an answer cannot come sooner), whichever is more; at least one.
+   * A chunk arrived: it answers the oldest writes waiting, as many as it holds answers. Every write
+   * gets one answer, so an answer is, on average, the bytes received per write: a chunk holds its
+   * size over that many (with the fraction left over carried to the next chunk: an answer split
+   * over chunks is answered by its last).
    */
   private answered(st: SocketState, chunk: unknown): void {
     try {
       const bytes = chunkBytes(chunk);
       if (bytes === 0) return;
-      const now = performance.now();
+      st.bytesIn += bytes;
       const waiting = st.pending.length;
-      if (waiting === 1) {
-        st.answerBytes = st.answerBytes === 0 ? bytes : st.answerBytes * 0.8 + bytes * 0.2;
-        const waited = now - st.pending[0].t0;
-        if (st.minWaitMs === 0 || waited < st.minWaitMs) st.minWaitMs = waited;
+      if (waiting === 0) {
+        st.carry = 0;
+        return;
       }
-      let answers = st.answerBytes > 0 ? Math.round(bytes / st.answerBytes) : 1;
-      if (st.minWaitMs > 0) {
-        let old = 0;
-        while (old < waiting && now - st.pending[old].t0 >= st.minWaitMs) old++;
-        answers = Math.max(answers, old);
-      }
-      for (const p of st.pending.splice(0, Math.max(1, Math.min(waiting, answers)))) {
+      const held = st.carry + (bytes * st.writes) / st.bytesIn;
+      const n = Math.min(waiting, Math.floor(held + 1e-9));
+      st.carry = n < waiting ? Math.min(held - n, 0.999) : 0;
+      if (n === 0) return;
+      const now = performance.now();
+      for (const p of st.pending.splice(0, n)) {
         if (p.entry === undefined) continue;
         p.entry.data.completed++;
         p.entry.data.totalMs += now - p.t0;
