@@ -10,7 +10,8 @@
 // every write is queued for that, those outside requests too, but only the request path's are
 // counted). One chunk can carry several answers when they come back together, or part of one:
 // a chunk answers as many of the oldest writes as its size holds answers of the socket's mean size
-// (bytes received per write), the fraction left over carried to the next chunk. Chunks that arrive
+// (bytes received per write), at least one (an answer split over chunks is answered by its first:
+// the time to its first byte). Chunks that arrive
 // with no write waiting (pub/sub messages) answer nothing. A driver that writes one command in
 // several writes counts each as a wait. Payloads are never
 // kept: only the byte count of each chunk is read, and the first bytes of a write to leave out
@@ -187,10 +188,10 @@ export class SocketWaits implements GrowthHook {
   }
 
   /**
-   * A chunk arrived: it answers the oldest writes waiting, as many as it holds answers. Every write
-   * gets one answer, so an answer is, on average, the bytes received per write: a chunk holds its
-   * size over that many (with the fraction left over carried to the next chunk: an answer split
-   * over chunks is answered by its last).
+   * A chunk arrived: it answers the oldest writes waiting, as many as it holds answers, at least
+   * one. Every write gets one answer, so an answer is, on average, the bytes received per write: a
+   * chunk holds its size over that many, rounded, the difference carried to the next chunk (within
+   * half an answer) so that the pairing does not drift.
    */
   private answered(st: SocketState, chunk: unknown): void {
     try {
@@ -203,9 +204,8 @@ export class SocketWaits implements GrowthHook {
         return;
       }
       const held = st.carry + (bytes * st.writes) / st.bytesIn;
-      const n = Math.min(waiting, Math.floor(held + 1e-9));
-      st.carry = n < waiting ? Math.min(held - n, 0.999) : 0;
-      if (n === 0) return;
+      const n = Math.max(1, Math.min(waiting, Math.round(held)));
+      st.carry = Math.max(-0.5, Math.min(0.5, held - n));
       const now = performance.now();
       for (const p of st.pending.splice(0, n)) {
         if (p.entry === undefined) continue;
