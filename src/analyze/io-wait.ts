@@ -35,8 +35,9 @@ export const IO_WAIT_MIN_WAIT_SHARE = 0.8;
 export const IO_WAIT_CULPRIT_MIN_SHARE = 0.5;
 /**
  * Waits that run one after another: at least this many per request whose times add up to about
- * the latency p50 (IO_WAIT_SEQUENTIAL_MIN_SUM to _MAX_SUM of it). Run together, their sum would
- * be several times the latency, which is then the longest of them.
+ * a request's latency (IO_WAIT_SEQUENTIAL_MIN_SUM to _MAX_SUM of its mean, see meanRequestMs; the
+ * event-loop-blocking analyzer compares with the p50). Run together, their sum would be several
+ * times the latency, which is then the longest of them.
  */
 export const IO_WAIT_SEQUENTIAL_MIN_PER_REQUEST = 1.5;
 export const IO_WAIT_SEQUENTIAL_MIN_SUM = 0.7;
@@ -108,7 +109,7 @@ export function ioWait(run: RunData): Finding[] {
         .join('')
     : '';
   const sequential =
-    source !== undefined && !source.queue && !source.pool && waitsInSequence(source.perRequest, source.eachMs, s.latencyP50Ms);
+    source !== undefined && !source.queue && !source.pool && waitsInSequence(source.perRequest, source.eachMs, meanRequestMs(s));
   const awaitedIn = sequential && source.caller ? siteCulprit(source.caller, run.cwd) : undefined;
   // Awaited once per item in a loop: the loop serialises the waits, and is what to change.
   // The loop may sit further up, behind helpers (a repository method awaiting a query wrapper per row).
@@ -119,7 +120,7 @@ export function ioWait(run: RunData): Finding[] {
   const loop = looping ? { ...siteCulprit(looping.site, run.cwd), line: looping.line } : undefined;
   if (loop) delete loop.column;
   const inOrder = sequential
-    ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms: ` +
+    ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against ${round(meanRequestMs(s), 0)} ms a request on average: ` +
       `each request waits for them one after another${loop ? `, awaited once per item by the loop at ${loop.file}:${loop.line} in ${loop.function}` : awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
     : '';
   const culprit = loop ?? slotCulprit;
@@ -206,9 +207,18 @@ function loopAbove(sites: readonly CallSite[], run: RunData): { site: CallSite; 
   return undefined;
 }
 
-/** Several waits per request whose times add up to about the latency p50: each request waits for them one after another. */
-export function waitsInSequence(perRequest: number, eachMs: number, latencyP50Ms: number): boolean {
-  const sum = latencyP50Ms > 0 ? (perRequest * eachMs) / latencyP50Ms : 0;
+/**
+ * The mean time a request spent in the server (Little's law: requests in flight on average × the
+ * window, over the requests), else the latency p50. Waits are counted by their mean, so they add up
+ * against the mean: on a busy machine a long tail puts the mean well above the p50.
+ */
+function meanRequestMs(s: LoopStats): number {
+  return s.inFlightMean > 0 && s.requests > 0 && s.durationMs > 0 ? (s.inFlightMean * s.durationMs) / s.requests : s.latencyP50Ms;
+}
+
+/** Several waits per request whose times add up to about a request's latency (its mean): each request waits for them one after another. */
+export function waitsInSequence(perRequest: number, eachMs: number, latencyMs: number): boolean {
+  const sum = latencyMs > 0 ? (perRequest * eachMs) / latencyMs : 0;
   return perRequest >= IO_WAIT_SEQUENTIAL_MIN_PER_REQUEST && sum >= IO_WAIT_SEQUENTIAL_MIN_SUM && sum <= IO_WAIT_SEQUENTIAL_MAX_SUM;
 }
 
