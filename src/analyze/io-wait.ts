@@ -121,7 +121,7 @@ export function ioWait(run: RunData): Finding[] {
   if (loop) delete loop.column;
   const inOrder = sequential
     ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against ${round(meanRequestMs(s), 0)} ms a request on average: ` +
-      `each request waits for them one after another${loop ? `, awaited once per item by the loop at ${loop.file}:${loop.line} in ${loop.function}` : awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
+      `each request waits for them one after another${loop ? `, awaited once per item by the loop at ${loop.file}:${loop.line} in ${loop.function}${looping && looping.site.line !== loop.line ? ` (the call on line ${looping.site.line})` : ''}` : awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
     : '';
   const culprit = loop ?? slotCulprit;
 
@@ -173,7 +173,7 @@ export function ioWait(run: RunData): Finding[] {
               waitsPerRequest: round(source.perRequest, 2),
               sequential: true,
               ...(awaitedIn ? { awaitedIn } : {}),
-              ...(loop ? { serialisedBy: loop, waitsIn: ioCulprit } : {}),
+              ...(loop && looping ? { serialisedBy: loop, perItemCall: siteCulprit(looping.site, run.cwd), waitsIn: ioCulprit } : {}),
             }
           : {}),
       },

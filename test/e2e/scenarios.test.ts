@@ -85,6 +85,10 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'fastify-hung-route': { category: 'unanswered-requests', culprit: { function: 'showAccount', file: 'lib/accounts.js' } },
   // The load engine honours the header (a new connection per request); the line that sets it is named.
   'close-header-api': { category: 'connection-churn', culprit: { function: 'applyHeaders', file: 'lib/headers.js' } },
+  // Commands on one long-lived store connection, awaited once per product: the loop that serialises them.
+  'stock-per-item': { category: 'io-wait', culprit: { function: 'stockLevels', file: 'lib/inventory.js' } },
+  // The same page reading the eight levels in one command: one round trip, no waiting finding.
+  'stock-batched': 'healthy',
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -187,6 +191,15 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.externalGrowthBytes !== undefined, true, "the Buffers' bytes are off the heap");
     const held = e.heldIn as { name?: string; scope?: string } | undefined;
     assert.deepEqual([held?.name, held?.scope], ['deliveries', 'module'], JSON.stringify(held));
+  },
+  'stock-per-item': (e) => {
+    assert.equal(e.sequential, true);
+    const upstream = e.upstream as { api: string; callsPerRequest: number };
+    assert.equal(upstream.api, 'socket');
+    assert.ok(upstream.callsPerRequest > 7 && upstream.callsPerRequest < 9.5, `${upstream.callsPerRequest} commands per request`);
+    assert.deepEqual(e.serialisedBy, { function: 'stockLevels', file: 'lib/inventory.js', line: 6 });
+    assert.equal((e.perItemCall as { line?: number } | undefined)?.line, 7);
+    assert.equal((e.waitsIn as { function?: string } | undefined)?.function, 'command');
   },
 };
 
