@@ -60,7 +60,8 @@ test('io-wait: commands sent one after another on a Redis connection name the lo
   assert.ok(Math.abs((upstream.callsPerRequest as number) - 10) < 0.5, String(upstream.callsPerRequest));
   assert.ok(Math.abs((upstream.perCallMs as number) - 4) < 0.1, String(upstream.perCallMs));
   assert.match(f.summary, /Commands written on the connection to Redis at 10\.0\.0\.5:6379 from get \(store\.js:10\) waited 4 ms each/);
-  assert.match(f.summary, /awaited once per item by the loop at stock\.js:3 in stockFor/);
+  assert.match(f.summary, /awaited once per item by the loop at stock\.js:3 in stockFor \(the call on line 4\)/);
+  assert.deepEqual(f.evidence.perItemCall, { function: 'stockFor', file: 'stock.js', line: 4, column: 32 });
   assert.match(f.recommendation, /MGET/);
   assert.match(f.recommendation, /WHERE id IN/);
   rmSync(dir, { recursive: true, force: true });
