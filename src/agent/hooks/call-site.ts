@@ -11,6 +11,9 @@ const RAW_LIMIT = 16;
 
 const agentFiles = new Set<string>();
 
+/** Whether a file is one of the agent's own bundles. */
+export const isAgentFile = (file: string): boolean => agentFiles.has(file);
+
 /** Registers a file whose frames are the agent's own (the bundle path). */
 export function addAgentFile(file: string): void {
   agentFiles.add(file);

@@ -14,14 +14,13 @@
 // the time to its first byte). Chunks that arrive
 // with no write waiting (pub/sub messages) answer nothing. A driver that writes one command in
 // several writes counts each as a wait. Payloads are never
-// kept: only the byte count of each chunk is read, and the first bytes of a write to leave out
-// an HTTP request.
+// kept: only the byte count of each chunk is read.
 //
 // Only client sockets are followed: `net.Socket.prototype.connect` is wrapped (net.connect,
 // net.createConnection, tls.connect and `new net.Socket().connect()` all go through it), and a
 // followed socket gets its own `write` and `push` (the prototype's are untouched, so the
 // server's sockets pay nothing). Sockets that node:http's Agent or undici connects are left out
-// (the outgoing-calls hook times their requests), and so is a write carrying an HTTP request.
+// (the outgoing-calls hook times their requests), and so are the agent's own.
 // Each write on the request path costs a counter, a timestamp and an array push; its stack is
 // captured for the first writes of a remote and then 1 in SAMPLE_EVERY (SiteCounter).
 import type * as net from 'node:net';
@@ -29,7 +28,7 @@ import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import { threadState } from '../thread-state.js';
 import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
-import { callerFiles } from './call-site.js';
+import { callerFiles, isAgentFile } from './call-site.js';
 import { CONCURRENCY_LEVELS } from './outgoing-calls.js';
 import { listen } from '../originals.js';
 import { defineLike } from './wrap.js';
@@ -63,6 +62,8 @@ interface Pending {
 interface SocketState {
   pending: Pending[];
   remote: string;
+  /** The SiteCounter key: 'socket <remote>' ('socket ?' while the remote is not known). */
+  key: string;
   writes: number;
   bytesIn: number;
   carry: number;
@@ -130,22 +131,23 @@ export class SocketWaits implements GrowthHook {
     try {
       const own = socket as unknown as Record<string | symbol, unknown>;
       if (own[FOLLOWED] !== undefined) return;
-      const asker = callerFiles(skip, 8).find((f) => !connectPlumbing(f));
-      if (asker !== undefined && httpClientFile(asker)) return;
-      const st: SocketState = { pending: [], remote: '', writes: 0, bytesIn: 0, carry: 0 };
+      const files = callerFiles(skip, 8);
+      const asker = files.find((f) => !connectPlumbing(f));
+      if ((asker !== undefined && httpClientFile(asker)) || files.some(isAgentFile)) return;
+      const st: SocketState = { pending: [], remote: '', key: 'socket ?', writes: 0, bytesIn: 0, carry: 0 };
       own[FOLLOWED] = st;
       const self = this;
       const write = socket.write as unknown as Fn;
-      const writeWrapper = function (this: unknown, ...args: unknown[]): unknown {
-        self.sent(socket, st, args[0], writeWrapper);
-        return write.apply(this, args);
+      const writeWrapper = function (this: unknown): unknown {
+        self.sent(socket, st, writeWrapper);
+        return write.apply(this, arguments as unknown as unknown[]);
       };
       defineLike(writeWrapper, write);
       own.write = writeWrapper;
       const push = socket.push as unknown as Fn;
-      const pushWrapper = function (this: unknown, ...args: unknown[]): unknown {
-        self.answered(st, args[0]);
-        return push.apply(this, args);
+      const pushWrapper = function (this: unknown, chunk: unknown): unknown {
+        self.answered(st, chunk);
+        return push.apply(this, arguments as unknown as unknown[]);
       };
       defineLike(pushWrapper, push);
       own.push = pushWrapper;
@@ -164,15 +166,20 @@ export class SocketWaits implements GrowthHook {
    * A write: a command that waits for its answer. Counted at its site on the request path; any
    * other write is only queued, so that the answers stay paired with their writes in order.
    */
-  private sent(socket: net.Socket, st: SocketState, chunk: unknown, skip: Function): void {
+  private sent(socket: net.Socket, st: SocketState, skip: Function): void {
     try {
-      if (threadState.agentBusy > 0 || isHttpRequest(chunk)) return;
+      if (threadState.agentBusy > 0) return;
       let entry: SiteEntry<Data> | undefined;
       if (this.onPath()) {
-        if (st.remote === '') st.remote = remoteOf(socket) ?? '';
-        const remote = st.remote === '' ? '?' : st.remote;
-        entry = this.sites.hit(`socket ${remote}`, skip);
-        if (entry !== undefined) entry.data.remote = remote;
+        if (st.remote === '') {
+          const remote = remoteOf(socket);
+          if (remote !== undefined) {
+            st.remote = remote;
+            st.key = `socket ${remote}`;
+          }
+        }
+        entry = this.sites.hit(st.key, skip);
+        if (entry !== undefined) entry.data.remote = st.remote === '' ? '?' : st.remote;
       }
       const t0 = performance.now();
       if (++st.writes >= HALVE_AT) {
@@ -239,21 +246,6 @@ function chunkBytes(chunk: unknown): number {
   if (typeof chunk === 'string') return chunk.length;
   const n = (chunk as { byteLength?: unknown }).byteLength;
   return typeof n === 'number' ? n : 1;
-}
-
-const HTTP_METHOD = /^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) \S+ HTTP\/1\.[01]\r\n/;
-
-/** Whether a written chunk starts an HTTP/1 request (a hand-rolled HTTP client): read, never kept. */
-function isHttpRequest(chunk: unknown): boolean {
-  try {
-    if (typeof chunk === 'string') return HTTP_METHOD.test(chunk.slice(0, 64));
-    if (chunk instanceof Uint8Array && chunk.length >= 16 && chunk[0] >= 0x41 && chunk[0] <= 0x5a) {
-      return HTTP_METHOD.test(Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(64, chunk.length)).toString('latin1'));
-    }
-  } catch {
-    // Unreadable: not HTTP.
-  }
-  return false;
 }
 
 /** host:port of the peer (IPv6 in brackets), else the pipe's path; undefined while not known (still connecting). */
