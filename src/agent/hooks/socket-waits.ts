@@ -130,12 +130,19 @@ export class SocketWaits implements GrowthHook {
   private follow(socket: net.Socket, skip: Function): void {
     try {
       const own = socket as unknown as Record<string | symbol, unknown>;
-      if (own[FOLLOWED] !== undefined) return;
+      const followed = own[FOLLOWED] as { st: SocketState; write: Fn } | undefined;
+      if (followed !== undefined) {
+        // Connected again: node put the prototype's write back, and the old connection's writes wait no more.
+        own.write = followed.write;
+        this.abandon(followed.st, followed.st.pending.length);
+        followed.st.remote = '';
+        followed.st.key = 'socket ?';
+        return;
+      }
       const files = callerFiles(skip, 8);
       const asker = files.find((f) => !connectPlumbing(f));
       if ((asker !== undefined && httpClientFile(asker)) || files.some(isAgentFile)) return;
       const st: SocketState = { pending: [], remote: '', key: 'socket ?', writes: 0, bytesIn: 0, carry: 0 };
-      own[FOLLOWED] = st;
       const self = this;
       const write = socket.write as unknown as Fn;
       const writeWrapper = function (this: unknown): unknown {
@@ -144,6 +151,7 @@ export class SocketWaits implements GrowthHook {
       };
       defineLike(writeWrapper, write);
       own.write = writeWrapper;
+      own[FOLLOWED] = { st, write: writeWrapper };
       const push = socket.push as unknown as Fn;
       const pushWrapper = function (this: unknown, chunk: unknown): unknown {
         self.answered(st, chunk);
