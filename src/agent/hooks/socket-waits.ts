@@ -139,9 +139,11 @@ export class SocketWaits implements GrowthHook {
         followed.st.key = 'socket ?';
         return;
       }
-      const files = callerFiles(skip, 8);
-      const asker = files.find((f) => !connectPlumbing(f));
-      if ((asker !== undefined && httpClientFile(asker)) || files.some(isAgentFile)) return;
+      // Who asked for the socket: past node's connect plumbing and the agent's own wrappers (the
+      // handle hook wraps net.connect). Only agent frames: the agent's own connection.
+      const files = callerFiles(skip, 12);
+      const asker = files.find((f) => !connectPlumbing(f) && !isAgentFile(f));
+      if (asker === undefined ? files.some(isAgentFile) : httpClientFile(asker)) return;
       const st: SocketState = { pending: [], remote: '', key: 'socket ?', writes: 0, bytesIn: 0, carry: 0 };
       const self = this;
       const write = socket.write as unknown as Fn;

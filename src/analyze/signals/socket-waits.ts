@@ -33,11 +33,18 @@ export function protocolOf(remote: string): string | undefined {
 
 const key = (e: SocketEntry) => `${e.remote} ${e.site?.file ?? ''}:${e.site?.line ?? 0}:${e.site?.column ?? 0}`;
 
-/** Cumulative totals turned into the window's (last report minus the last one before it), longest wait first. */
+/**
+ * Cumulative totals turned into the window's (the last report within it minus the last one before
+ * it), longest wait first. Not the report after the window, unlike other growth: the requests still
+ * in flight when the load stops get their answers while the agent stops its profile and collects
+ * the heap, and those waits (hundreds of ms each, seen at 350) would weigh on the mean.
+ */
 export function socketWaits(thread: ThreadTelemetry, w: Window | null): OutgoingWait[] {
   const bounds = windowGrowth(thread, w);
   if (!bounds) return [];
-  const { before, end } = bounds;
+  const { before } = bounds;
+  const inside = w ? thread.growth.findLast((m) => m.t <= w.end && m.t > (before?.t ?? w.start) && m.socketWaits !== undefined) : undefined;
+  const end = inside ?? bounds.end;
   return (end.socketWaits ?? [])
     .map((e): OutgoingWait => {
       const prev = before?.socketWaits?.find((p) => key(p) === key(e));
