@@ -35,9 +35,9 @@ export const IO_WAIT_MIN_WAIT_SHARE = 0.8;
 export const IO_WAIT_CULPRIT_MIN_SHARE = 0.5;
 /**
  * Waits that run one after another: at least this many per request whose times add up to about
- * a request's latency (IO_WAIT_SEQUENTIAL_MIN_SUM to _MAX_SUM of its mean, see meanRequestMs; the
- * event-loop-blocking analyzer compares with the p50). Run together, their sum would be several
- * times the latency, which is then the longest of them.
+ * a request's latency (IO_WAIT_SEQUENTIAL_MIN_SUM to _MAX_SUM of its p50 or of its mean, see
+ * meanRequestMs; the event-loop-blocking analyzer compares with the p50). Run together, their sum
+ * would be several times the latency, which is then the longest of them.
  */
 export const IO_WAIT_SEQUENTIAL_MIN_PER_REQUEST = 1.5;
 export const IO_WAIT_SEQUENTIAL_MIN_SUM = 0.7;
@@ -109,7 +109,11 @@ export function ioWait(run: RunData): Finding[] {
         .join('')
     : '';
   const sequential =
-    source !== undefined && !source.queue && !source.pool && waitsInSequence(source.perRequest, source.eachMs, meanRequestMs(s));
+    source !== undefined &&
+    !source.queue &&
+    !source.pool &&
+    (waitsInSequence(source.perRequest, source.eachMs, s.latencyP50Ms) ||
+      waitsInSequence(source.perRequest, source.eachMs, meanRequestMs(s)));
   const awaitedIn = sequential && source.caller ? siteCulprit(source.caller, run.cwd) : undefined;
   // Awaited once per item in a loop: the loop serialises the waits, and is what to change.
   // The loop may sit further up, behind helpers (a repository method awaiting a query wrapper per row).
@@ -120,7 +124,7 @@ export function ioWait(run: RunData): Finding[] {
   const loop = looping ? { ...siteCulprit(looping.site, run.cwd), line: looping.line } : undefined;
   if (loop) delete loop.column;
   const inOrder = sequential
-    ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against ${round(meanRequestMs(s), 0)} ms a request on average: ` +
+    ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms (${round(meanRequestMs(s), 0)} ms on average): ` +
       `each request waits for them one after another${loop ? `, awaited once per item by the loop at ${loop.file}:${loop.line} in ${loop.function}${looping && looping.site.line !== loop.line ? ` (the call on line ${looping.site.line})` : ''}` : awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
     : '';
   const culprit = loop ?? slotCulprit;
@@ -209,8 +213,8 @@ function loopAbove(sites: readonly CallSite[], run: RunData): { site: CallSite; 
 
 /**
  * The mean time a request spent in the server (Little's law: requests in flight on average × the
- * window, over the requests), else the latency p50. Waits are counted by their mean, so they add up
- * against the mean: on a busy machine a long tail puts the mean well above the p50.
+ * window, over the requests), else the latency p50. Waits are counted by their mean, so they may add
+ * up to the mean rather than the p50: on a busy machine a long tail puts the mean well above the p50.
  */
 function meanRequestMs(s: LoopStats): number {
   return s.inFlightMean > 0 && s.requests > 0 && s.durationMs > 0 ? (s.inFlightMean * s.durationMs) / s.requests : s.latencyP50Ms;

@@ -22,7 +22,7 @@
 // server's sockets pay nothing). Sockets that node:http's Agent or undici connects are left out
 // (the outgoing-calls hook times their requests), and so are the agent's own.
 // Each write on the request path costs a counter, a timestamp and an array push; its stack is
-// captured for the first writes of a remote and then 1 in SAMPLE_EVERY (SiteCounter).
+// captured for the first writes of a remote and then 1 in SOCKET_SAMPLE_EVERY (SiteCounter).
 import type * as net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
@@ -35,6 +35,12 @@ import { defineLike } from './wrap.js';
 
 /** Writes left waiting on one socket at most; older ones are dropped (a socket that never answers). */
 export const MAX_PENDING_WRITES = 256;
+/**
+ * Past the first writes to a remote, a stack is captured for 1 in this many: a driver writes
+ * thousands of commands a second, and a capture (tens of µs with the async frames of an awaiting
+ * loop) for 1 in 64 was most of the hook's cost.
+ */
+export const SOCKET_SAMPLE_EVERY = 512;
 /** A socket's counts of writes and bytes received are halved when the writes reach this. */
 const HALVE_AT = 4096;
 
@@ -94,7 +100,7 @@ const httpClientFile = (file: string): boolean =>
 const connectPlumbing = (file: string): boolean => file === 'node:net' || file === 'node:_tls_wrap' || file === 'node:tls';
 
 export class SocketWaits implements GrowthHook {
-  private readonly sites = new SiteCounter<Data>(newData);
+  private readonly sites = new SiteCounter<Data>(newData, SOCKET_SAMPLE_EVERY);
 
   install(): void {
     const proto = (require('node:net') as typeof net).Socket.prototype as unknown as Record<string, unknown>;
