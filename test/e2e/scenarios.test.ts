@@ -87,8 +87,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'close-header-api': { category: 'connection-churn', culprit: { function: 'applyHeaders', file: 'lib/headers.js' } },
   // Commands on one long-lived store connection, awaited once per product: the loop that serialises them.
   'stock-per-item': { category: 'io-wait', culprit: { function: 'stockLevels', file: 'lib/inventory.js' } },
-  // The same page reading the eight levels in one command: one round trip, no waiting finding.
-  'stock-batched': 'healthy',
+  // The same page reading the eight levels in one command (a 25 ms store): the wait, with no loop blamed.
+  'stock-batched': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -200,6 +200,13 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.deepEqual(e.serialisedBy, { function: 'stockLevels', file: 'lib/inventory.js', line: 6 });
     assert.equal((e.perItemCall as { line?: number } | undefined)?.line, 7);
     assert.equal((e.waitsIn as { function?: string } | undefined)?.function, 'command');
+  },
+  'stock-batched': (e) => {
+    const upstream = e.upstream as { api: string; callsPerRequest: number };
+    assert.equal(upstream.api, 'socket');
+    assert.ok(upstream.callsPerRequest < 1.3, `${upstream.callsPerRequest} commands per request`);
+    assert.equal(e.sequential, undefined);
+    assert.equal(e.serialisedBy, undefined);
   },
 };
 
