@@ -87,6 +87,18 @@ test('io-wait: the same commands sent together are the wait, not a serialising l
   assert.equal(f.evidence.serialisedBy, undefined);
   assert.doesNotMatch(f.summary, /one after another/);
   assert.doesNotMatch(f.recommendation, /MGET/);
+  // Two sent together: still twice the latency, above the commands' wider band.
+  const two = syntheticRun({
+    rps: 440,
+    elu: 0.08,
+    cores: 0.08,
+    latencyMs: 27,
+    inFlight: 12,
+    resources: { TCPSocketWrap: 13 },
+    cwd: dir,
+    socketWaits: [{ remote: '10.0.0.5:6379', perRequest: 2, msEach: 25, site: stack[0], stack }],
+  });
+  assert.equal(ioWait(two)[0].evidence.sequential, undefined);
   rmSync(dir, { recursive: true, force: true });
 });
 
