@@ -448,6 +448,24 @@ export interface GrowthMessage extends Envelope {
     site?: CallSite;
     stack?: CallStack;
   }[];
+  /**
+   * Added (agent): commands written on the app's own client sockets (net.Socket / tls sockets it
+   * `connect`ed: database and cache drivers; not node:http's or undici's, which `outgoing` times)
+   * while a request was in flight, by remote (`host:port`, a pipe's path, '?' while still
+   * connecting) and call site: `count` writes, `completed` answered, `totalMs` from each answered
+   * write to the arrival of the chunk that answered it (paired by order; one chunk answers as
+   * many writes as its size holds answers of the size seen alone), `concurrencyMs` as for
+   * `outgoing` (the site's writes waiting for an answer).
+   */
+  socketWaits?: {
+    remote: string;
+    count: number;
+    completed: number;
+    totalMs: number;
+    concurrencyMs?: number[];
+    site?: CallSite;
+    stack?: CallStack;
+  }[];
 }
 
 export interface StallMessage extends Envelope {

@@ -34,7 +34,14 @@ export const agentPoolAdvice =
   'cache the answer for a while, batch several into one, or share one call between the requests that need the same answer. ' +
   'A faster upstream helps only in proportion: every call also waits for the ones queued before it.';
 
-export function ioWaitAdvice(resource: string | undefined, sequential = false, queued = false, pooled = false): string {
+/** Commands on a database or cache connection, one after another per request: batch them. */
+export const serialCommandsAdvice =
+  'Each request sends these commands one after another and waits for each answer before the next: ' +
+  'fetch the items in one command instead (Redis `MGET` or a pipeline, memcached multi-get, SQL `WHERE id IN (...)` or `= ANY($1)`, ' +
+  'a DataLoader that batches the keys of one tick), or, when they must stay separate, send them together and await them at once ' +
+  '(`await Promise.all(...)`, bounded with `p-limit` for long lists), so a request waits about one round trip, not one per item.';
+
+export function ioWaitAdvice(resource: string | undefined, sequential = false, queued = false, pooled = false, commands = false): string {
   const general =
     'The server is mostly idle while requests take long: the time goes to waiting, not computing. ' +
     'Find what each request awaits (a downstream call, a pool, a lock, a timer) and run independent waits concurrently.';
@@ -42,6 +49,9 @@ export function ioWaitAdvice(resource: string | undefined, sequential = false, q
     ? [agentPoolAdvice]
     : queued
       ? [queuedAdvice]
-      : [sequential ? sequentialWaitsAdvice : undefined, resource ? byResource[resource] : undefined].filter((x) => x !== undefined);
+      : [
+          sequential ? (commands ? serialCommandsAdvice : sequentialWaitsAdvice) : undefined,
+          resource ? byResource[resource] : undefined,
+        ].filter((x) => x !== undefined);
   return [...specific, general].join('\n\n');
 }

@@ -77,6 +77,7 @@ function mapGrowth(m: GrowthMessage, map: SiteMap): GrowthMessage {
     timers: m.timers.map((e) => mapSited(e, map)),
     syncCalls: m.syncCalls.map((e) => mapSited(e, map)),
     ...(m.outgoing ? { outgoing: m.outgoing.map((e) => mapSited(e, map)) } : {}),
+    ...(m.socketWaits ? { socketWaits: m.socketWaits.map((e) => mapSited(e, map)) } : {}),
   };
 }
 

@@ -103,6 +103,10 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'hapi-request-log-leak': { category: 'memory-leak', culprit: { function: 'logRequest', file: 'lib/request-log.js' } },
   // Fastify's request objects, kept by an app Map: no app frame allocated them; the only app function that stores is named.
   'fastify-request-registry-leak': { category: 'memory-leak', culprit: { function: 'registerRequest', file: 'lib/registry.js' } },
+  // Commands on one long-lived store connection, awaited once per product: the loop that serialises them.
+  'stock-per-item': { category: 'io-wait', culprit: { function: 'stockLevels', file: 'lib/inventory.js' } },
+  // The same page reading the eight levels in one command (a 25 ms store): the wait, with no loop blamed.
+  'stock-batched': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -227,6 +231,22 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.externalGrowthBytes !== undefined, true, "the Buffers' bytes are off the heap");
     const held = e.heldIn as { name?: string; scope?: string } | undefined;
     assert.deepEqual([held?.name, held?.scope], ['deliveries', 'module'], JSON.stringify(held));
+  },
+  'stock-per-item': (e) => {
+    assert.equal(e.sequential, true);
+    const upstream = e.upstream as { api: string; callsPerRequest: number };
+    assert.equal(upstream.api, 'socket');
+    assert.ok(upstream.callsPerRequest > 6 && upstream.callsPerRequest < 9.5, `${upstream.callsPerRequest} commands per request`);
+    assert.deepEqual(e.serialisedBy, { function: 'stockLevels', file: 'lib/inventory.js', line: 6 });
+    assert.equal((e.perItemCall as { line?: number } | undefined)?.line, 7);
+    assert.equal((e.waitsIn as { function?: string } | undefined)?.function, 'command');
+  },
+  'stock-batched': (e) => {
+    const upstream = e.upstream as { api: string; callsPerRequest: number };
+    assert.equal(upstream.api, 'socket');
+    assert.ok(upstream.callsPerRequest < 1.3, `${upstream.callsPerRequest} commands per request`);
+    assert.equal(e.sequential, undefined);
+    assert.equal(e.serialisedBy, undefined);
   },
 };
 

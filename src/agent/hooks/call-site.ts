@@ -11,6 +11,9 @@ const RAW_LIMIT = 16;
 
 const agentFiles = new Set<string>();
 
+/** Whether a file is one of the agent's own bundles. */
+export const isAgentFile = (file: string): boolean => agentFiles.has(file);
+
 /** Registers a file whose frames are the agent's own (the bundle path). */
 export function addAgentFile(file: string): void {
   agentFiles.add(file);
@@ -82,4 +85,9 @@ function functionName(f: V8Frame): string {
 /** A compact key for a site. */
 export function siteKey(site: CallSite | undefined): string {
   return site === undefined ? '?' : `${site.file}:${site.line}:${site.column}`;
+}
+
+/** The file names of the `limit` frames above `skip` (exclusive), node internals included. */
+export function callerFiles(skip: Function, limit: number): string[] {
+  return rawFrames(skip, limit).map((f) => f.getFileName() ?? '');
 }

@@ -74,7 +74,8 @@ export class GrowthHooks {
         body.syncCalls.length +
         (body.outgoing?.length ?? 0) +
         (body.closeHeaderSites?.length ?? 0) +
-        (body.handles?.length ?? 0) ===
+        (body.handles?.length ?? 0) +
+        (body.socketWaits?.length ?? 0) ===
       0;
     this.lastJson = json;
     return empty ? undefined : body;

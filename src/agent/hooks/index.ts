@@ -8,6 +8,7 @@ import { RouteGrowth } from './route-growth.js';
 import { OutgoingCalls } from './outgoing-calls.js';
 import { ConnectionCloseSites } from './connection-close.js';
 import { HandleGrowth } from './handle-growth.js';
+import { SocketWaits } from './socket-waits.js';
 
 export function createGrowthHooks(): GrowthHooks {
   const maxListeners = new MaxListeners();
@@ -20,5 +21,6 @@ export function createGrowthHooks(): GrowthHooks {
     { name: 'outgoing-calls', hook: new OutgoingCalls() },
     { name: 'connection-close', hook: new ConnectionCloseSites() },
     { name: 'handle-growth', hook: new HandleGrowth() },
+    { name: 'socket-waits', hook: new SocketWaits() },
   ]);
 }

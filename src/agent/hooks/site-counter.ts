@@ -22,7 +22,11 @@ export class SiteCounter<T> {
   private readonly perKey = new Map<string, { hits: number; last: SiteEntry<T> | undefined }>();
   overflow = 0;
 
-  constructor(private readonly init: () => T) {}
+  /** `every`: past the first SAMPLE_FIRST events of a key, a stack is captured for 1 in this many. */
+  constructor(
+    private readonly init: () => T,
+    private readonly every = SAMPLE_EVERY,
+  ) {}
 
   /**
    * Counts one event of `key`, called from a hook whose frame (and above) is `skip`. `machinery`
@@ -36,7 +40,7 @@ export class SiteCounter<T> {
       k = { hits: 0, last: undefined };
       this.perKey.set(key, k);
     }
-    const sample = k.hits < SAMPLE_FIRST || k.hits % SAMPLE_EVERY === 0 || k.last === undefined;
+    const sample = k.hits < SAMPLE_FIRST || k.hits % this.every === 0 || k.last === undefined;
     k.hits++;
     if (!sample) {
       k.last!.count++;

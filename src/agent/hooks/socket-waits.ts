@@ -1,0 +1,274 @@
+// Waits on client sockets: a database or cache driver (Redis, Postgres, MySQL, memcached style)
+// writes a command on a long-lived, `connect`ed net.Socket and resolves the app's promise from
+// its 'data' handler. The outgoing-calls hook sees HTTP and fetch only; this one times the
+// commands the app writes on its own client sockets while a request is in flight, per remote
+// and call site: how many, and how long until the answer came back.
+//
+// What it measures: from a write on the socket to the arrival of the bytes that answer it (the
+// chunk node pushes into the socket's readable side, before any 'data' listener runs). Answers
+// are paired with writes by order (request/response and pipelined protocols answer in order;
+// every write is queued for that, those outside requests too, but only the request path's are
+// counted). One chunk can carry several answers when they come back together, or part of one:
+// a chunk answers as many of the oldest writes as its size holds answers of the socket's mean size
+// (bytes received per write), at least one (an answer split over chunks is answered by its first:
+// the time to its first byte). Chunks that arrive
+// with no write waiting (pub/sub messages) answer nothing. A driver that writes one command in
+// several writes counts each as a wait. Payloads are never
+// kept: only the byte count of each chunk is read.
+//
+// Only client sockets are followed: `net.Socket.prototype.connect` is wrapped (net.connect,
+// net.createConnection, tls.connect and `new net.Socket().connect()` all go through it), and a
+// followed socket gets its own `write` and `push` (the prototype's are untouched, so the
+// server's sockets pay nothing). Sockets that node:http's Agent or undici connects are left out
+// (the outgoing-calls hook times their requests), and so are the agent's own.
+// Each write on the request path costs a counter, a timestamp and an array push; its stack is
+// captured for the first writes of a remote and then 1 in SOCKET_SAMPLE_EVERY (SiteCounter).
+import type * as net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { GrowthBody, GrowthHook } from './growth-hooks.js';
+import { threadState } from '../thread-state.js';
+import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
+import { callerFiles, isAgentFile } from './call-site.js';
+import { CONCURRENCY_LEVELS } from './outgoing-calls.js';
+import { listen } from '../originals.js';
+import { defineLike } from './wrap.js';
+
+/** Writes left waiting on one socket at most; older ones are dropped (a socket that never answers). */
+export const MAX_PENDING_WRITES = 256;
+/**
+ * Past the first writes to a remote, a stack is captured for 1 in this many: a driver writes
+ * thousands of commands a second, and a capture (tens of µs with the async frames of an awaiting
+ * loop) for 1 in 64 was most of the hook's cost.
+ */
+export const SOCKET_SAMPLE_EVERY = 512;
+/** A socket's counts of writes and bytes received are halved when the writes reach this. */
+const HALVE_AT = 4096;
+
+interface Data {
+  remote: string;
+  completed: number;
+  totalMs: number;
+  /** Calls in flight now, ms spent at each level, and when the level last changed (0: never). */
+  inFlight: number;
+  levelMs: number[];
+  changedAt: number;
+}
+
+interface Pending {
+  /** Undefined for a write outside any request: kept only to pair the answers in order. */
+  entry: SiteEntry<Data> | undefined;
+  t0: number;
+}
+
+/**
+ * Per followed socket: its writes waiting for an answer, oldest first; the writes and the bytes
+ * received so far (halved now and then, so they follow the recent traffic), and the fraction of an
+ * answer already received.
+ */
+interface SocketState {
+  pending: Pending[];
+  remote: string;
+  /** The SiteCounter key: 'socket <remote>' ('socket ?' while the remote is not known). */
+  key: string;
+  writes: number;
+  bytesIn: number;
+  carry: number;
+}
+
+type Fn = (this: unknown, ...args: unknown[]) => unknown;
+
+const newData = (): Data => ({
+  remote: '',
+  completed: 0,
+  totalMs: 0,
+  inFlight: 0,
+  levelMs: new Array<number>(CONCURRENCY_LEVELS + 1).fill(0),
+  changedAt: 0,
+});
+
+const ms = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Connects made by node's HTTP client or undici: their requests are the outgoing-calls hook's. */
+const httpClientFile = (file: string): boolean =>
+  file === 'node:_http_agent' ||
+  file === 'node:_http_client' ||
+  file === 'node:https' ||
+  file.startsWith('node:internal/deps/undici') ||
+  /[\\/]node_modules[\\/]undici[\\/]/.test(file);
+
+/** Frames of the connect's own plumbing, looked past to find who asked for the socket. */
+const connectPlumbing = (file: string): boolean => file === 'node:net' || file === 'node:_tls_wrap' || file === 'node:tls';
+
+export class SocketWaits implements GrowthHook {
+  private readonly sites = new SiteCounter<Data>(newData, SOCKET_SAMPLE_EVERY);
+
+  install(): void {
+    const proto = (require('node:net') as typeof net).Socket.prototype as unknown as Record<string, unknown>;
+    const connect = proto.connect as Fn;
+    const self = this;
+    const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+      const out = connect.apply(this, args);
+      // After node's connect, which puts the prototype's write back on the socket.
+      if (threadState.agentBusy === 0 && typeof this === 'object' && this !== null) self.follow(this as net.Socket, wrapper);
+      return out;
+    };
+    defineLike(wrapper, connect);
+    proto.connect = wrapper;
+  }
+
+  contribute(into: GrowthBody): void {
+    const out = (into.socketWaits ??= []);
+    for (const e of this.sites.entries.values()) {
+      const d = e.data;
+      const row: NonNullable<GrowthBody['socketWaits']>[number] = {
+        remote: d.remote,
+        count: e.count,
+        completed: d.completed,
+        totalMs: ms(d.totalMs),
+      };
+      const last = d.levelMs.findLastIndex((x) => x > 0);
+      if (last >= 0) row.concurrencyMs = d.levelMs.slice(0, last + 1).map((x) => Math.round(x * 10) / 10);
+      out.push(withSite(row, e));
+    }
+  }
+
+  /** Gives a socket being connected its own write and push, unless an HTTP client connects it. */
+  private follow(socket: net.Socket, skip: Function): void {
+    try {
+      const own = socket as unknown as Record<string | symbol, unknown>;
+      const followed = own[FOLLOWED] as { st: SocketState; write: Fn } | undefined;
+      if (followed !== undefined) {
+        // Connected again: node put the prototype's write back, and the old connection's writes wait no more.
+        own.write = followed.write;
+        this.abandon(followed.st, followed.st.pending.length);
+        followed.st.remote = '';
+        followed.st.key = 'socket ?';
+        return;
+      }
+      // Who asked for the socket: past node's connect plumbing and the agent's own wrappers (the
+      // handle hook wraps net.connect). Only agent frames: the agent's own connection.
+      const files = callerFiles(skip, 12);
+      const asker = files.find((f) => !connectPlumbing(f) && !isAgentFile(f));
+      if (asker === undefined ? files.some(isAgentFile) : httpClientFile(asker)) return;
+      const st: SocketState = { pending: [], remote: '', key: 'socket ?', writes: 0, bytesIn: 0, carry: 0 };
+      const self = this;
+      const write = socket.write as unknown as Fn;
+      const writeWrapper = function (this: unknown): unknown {
+        self.sent(socket, st, writeWrapper);
+        return write.apply(this, arguments as unknown as unknown[]);
+      };
+      defineLike(writeWrapper, write);
+      own.write = writeWrapper;
+      own[FOLLOWED] = { st, write: writeWrapper };
+      const push = socket.push as unknown as Fn;
+      const pushWrapper = function (this: unknown, chunk: unknown): unknown {
+        self.answered(st, chunk);
+        return push.apply(this, arguments as unknown as unknown[]);
+      };
+      defineLike(pushWrapper, push);
+      own.push = pushWrapper;
+      // Writes a closed socket never answered wait no more.
+      listen(socket, 'close', () => self.abandon(st, st.pending.length));
+    } catch {
+      // Never break a connect.
+    }
+  }
+
+  private onPath(): boolean {
+    return threadState.listening && threadState.activeRequests > 0 && threadState.agentBusy === 0;
+  }
+
+  /**
+   * A write: a command that waits for its answer. Counted at its site on the request path; any
+   * other write is only queued, so that the answers stay paired with their writes in order.
+   */
+  private sent(socket: net.Socket, st: SocketState, skip: Function): void {
+    try {
+      if (threadState.agentBusy > 0) return;
+      let entry: SiteEntry<Data> | undefined;
+      if (this.onPath()) {
+        if (st.remote === '') {
+          const remote = remoteOf(socket);
+          if (remote !== undefined) {
+            st.remote = remote;
+            st.key = `socket ${remote}`;
+          }
+        }
+        entry = this.sites.hit(st.key, skip);
+        if (entry !== undefined) entry.data.remote = st.remote === '' ? '?' : st.remote;
+      }
+      const t0 = performance.now();
+      if (++st.writes >= HALVE_AT) {
+        st.writes /= 2;
+        st.bytesIn /= 2;
+      }
+      if (entry !== undefined) inFlight(entry.data, 1, t0);
+      if (st.pending.length >= MAX_PENDING_WRITES) this.abandon(st, 1);
+      st.pending.push({ entry, t0 });
+    } catch {
+      // Never break a write.
+    }
+  }
+
+  /**
+   * A chunk arrived: it answers the oldest writes waiting, as many as it holds answers, at least
+   * one. Every write gets one answer, so an answer is, on average, the bytes received per write: a
+   * chunk holds its size over that many, rounded, the difference carried to the next chunk (within
+   * half an answer) so that the pairing does not drift.
+   */
+  private answered(st: SocketState, chunk: unknown): void {
+    try {
+      const bytes = chunkBytes(chunk);
+      if (bytes === 0) return;
+      st.bytesIn += bytes;
+      const waiting = st.pending.length;
+      if (waiting === 0) {
+        st.carry = 0;
+        return;
+      }
+      const held = st.carry + (bytes * st.writes) / st.bytesIn;
+      const n = Math.max(1, Math.min(waiting, Math.round(held)));
+      st.carry = Math.max(-0.5, Math.min(0.5, held - n));
+      const now = performance.now();
+      for (const p of st.pending.splice(0, n)) {
+        if (p.entry === undefined) continue;
+        p.entry.data.completed++;
+        p.entry.data.totalMs += now - p.t0;
+        inFlight(p.entry.data, -1, now);
+      }
+    } catch {
+      // Never break a read.
+    }
+  }
+
+  /** Drops the `n` oldest writes waiting, unanswered. */
+  private abandon(st: SocketState, n: number): void {
+    const now = performance.now();
+    for (const p of st.pending.splice(0, n)) if (p.entry !== undefined) inFlight(p.entry.data, -1, now);
+  }
+}
+
+const FOLLOWED = Symbol('hotpath.socketWaits');
+
+/** Moves a site's count of calls in flight by `delta` at `now`, charging the time since the last change to the old level. */
+function inFlight(d: Data, delta: number, now: number): void {
+  if (d.changedAt > 0) d.levelMs[Math.min(d.inFlight, CONCURRENCY_LEVELS)] += now - d.changedAt;
+  d.changedAt = now;
+  d.inFlight = Math.max(0, d.inFlight + delta);
+}
+
+function chunkBytes(chunk: unknown): number {
+  if (chunk === null || chunk === undefined) return 0;
+  if (typeof chunk === 'string') return chunk.length;
+  const n = (chunk as { byteLength?: unknown }).byteLength;
+  return typeof n === 'number' ? n : 1;
+}
+
+/** host:port of the peer (IPv6 in brackets), else the pipe's path; undefined while not known (still connecting). */
+function remoteOf(socket: net.Socket): string | undefined {
+  const address = socket.remoteAddress;
+  const port = socket.remotePort;
+  if (address !== undefined && port !== undefined) return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+  const pipe = (socket as unknown as { _pipeName?: unknown })._pipeName;
+  return typeof pipe === 'string' ? pipe : undefined;
+}

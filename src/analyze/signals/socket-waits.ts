@@ -1,0 +1,66 @@
+// Commands the app wrote on its own client sockets on the request path (the agent's socket-waits
+// hook: database and cache drivers on long-lived connections), as totals over the load window
+// per remote and call site, told like outgoing HTTP calls (api 'socket', the remote as origin):
+// each is a wait from the write to its answer. The protocol is guessed from the port for a
+// friendlier name only.
+
+import type { ThreadTelemetry } from '../../run-dir/run-data.js';
+import type { GrowthMessage } from '../../agent/protocol.js';
+import type { Window } from './load-window.js';
+import { appCallers } from './culprit.js';
+import { windowGrowth } from './growth-series.js';
+import type { OutgoingWait } from './outgoing-waits.js';
+
+type SocketEntry = NonNullable<GrowthMessage['socketWaits']>[number];
+
+/** Well-known ports of the servers apps talk to over one long-lived connection. */
+const PROTOCOLS: Record<number, string> = {
+  6379: 'Redis',
+  5432: 'Postgres',
+  3306: 'MySQL',
+  11211: 'memcached',
+  27017: 'MongoDB',
+  9042: 'Cassandra',
+  5672: 'AMQP',
+  4222: 'NATS',
+};
+
+/** The protocol a remote's port suggests ('Redis' for :6379), when well known. */
+export function protocolOf(remote: string): string | undefined {
+  const m = /:(\d+)$/.exec(remote);
+  return m ? PROTOCOLS[Number(m[1])] : undefined;
+}
+
+const key = (e: SocketEntry) => `${e.remote} ${e.site?.file ?? ''}:${e.site?.line ?? 0}:${e.site?.column ?? 0}`;
+
+/**
+ * Cumulative totals turned into the window's (the last report within it minus the last one before
+ * it), longest wait first. Not the report after the window, unlike other growth: the requests still
+ * in flight when the load stops get their answers while the agent stops its profile and collects
+ * the heap, and those waits (hundreds of ms each, seen at 350) would weigh on the mean.
+ */
+export function socketWaits(thread: ThreadTelemetry, w: Window | null): OutgoingWait[] {
+  const bounds = windowGrowth(thread, w);
+  if (!bounds) return [];
+  const { before } = bounds;
+  const inside = w ? thread.growth.findLast((m) => m.t <= w.end && m.t > (before?.t ?? w.start) && m.socketWaits !== undefined) : undefined;
+  const end = inside ?? bounds.end;
+  return (end.socketWaits ?? [])
+    .map((e): OutgoingWait => {
+      const prev = before?.socketWaits?.find((p) => key(p) === key(e));
+      const [site, caller, ...through] = appCallers(e);
+      return {
+        api: 'socket',
+        origin: e.remote,
+        started: e.count - (prev?.count ?? 0),
+        completed: e.completed - (prev?.completed ?? 0),
+        totalMs: e.totalMs - (prev?.totalMs ?? 0),
+        ...(e.concurrencyMs ? { concurrencyMs: e.concurrencyMs.map((ms, i) => Math.max(0, ms - (prev?.concurrencyMs?.[i] ?? 0))) } : {}),
+        ...(site ? { site } : {}),
+        ...(caller ? { caller } : {}),
+        ...(through.length > 0 ? { through } : {}),
+      };
+    })
+    .filter((x) => x.completed > 0)
+    .sort((a, b) => b.totalMs - a.totalMs);
+}
