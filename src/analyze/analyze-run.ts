@@ -39,6 +39,7 @@ export const SPECIFICITY: Readonly<Record<Category, number>> = {
   healthy: 14,
   incomplete: 15,
   'setup-failed': 16,
+  'off-target-load': 17,
 };
 
 export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers): Finding[] {
