@@ -85,6 +85,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'fastify-hung-route': { category: 'unanswered-requests', culprit: { function: 'showAccount', file: 'lib/accounts.js' } },
   // The load engine honours the header (a new connection per request); the line that sets it is named.
   'close-header-api': { category: 'connection-churn', culprit: { function: 'applyHeaders', file: 'lib/headers.js' } },
+  // Every request gets the 404 page (the API lives under /api/v1): the run measured that, and says so instead of "healthy".
+  'api-prefix-404': { category: 'off-target-load' },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -183,6 +185,10 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     if (e.api !== undefined) assert.equal(e.api, 'crypto.pbkdf2');
   },
   'export-hung-aliases': (e) => assert.equal(e.unansweredRoute, 'GET /export/:format, /reports/:id/export/:format'),
+  'api-prefix-404': (e) => {
+    assert.equal(e.topStatus, 404);
+    assert.ok((e.offTargetShare as number) >= 0.99, `off-target share ${String(e.offTargetShare)}`);
+  },
   'webhook-buffer-archive': (e) => {
     assert.equal(e.externalGrowthBytes !== undefined, true, "the Buffers' bytes are off the heap");
     const held = e.heldIn as { name?: string; scope?: string } | undefined;
