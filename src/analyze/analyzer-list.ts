@@ -22,7 +22,6 @@ import { eventLoopStuck } from './event-loop-stuck.js';
 import { setupFailed } from './setup-failed.js';
 import { socketWrites } from './socket-writes.js';
 import { clusterPrimary } from './cluster-primary.js';
-import { offTargetLoad } from './off-target-load.js';
 
 export const analyzers: readonly Analyzer[] = [
   eventLoopBlocking,
@@ -46,5 +45,4 @@ export const analyzers: readonly Analyzer[] = [
   setupFailed,
   socketWrites,
   clusterPrimary,
-  offTargetLoad,
 ];

@@ -2,8 +2,10 @@
 // measured is the redirect, the 404 page or the error path, not the app's work. A server whose
 // `/` redirects to `/login` or `/app`, or has no route there (an API under `/api/...`), answers
 // each request in a few microseconds and would otherwise read healthy with headroom to spare.
-// Warning severity, as setup-failed: the run is never called healthy, and the finding says which
-// statuses came back and how to point the load at a route (`--path`, a scenario).
+// Given in place of the healthy finding only (analyze-run.ts), when nothing else was found: an
+// error path that is itself slow (a validator backtracking for seconds before its 400) is the
+// app's work, and the findings about it say so. Warning severity, as setup-failed, so the run is
+// never called healthy; it says which statuses came back and how to point the load at a route.
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
@@ -22,16 +24,18 @@ export function offTargetStatus(code: string): boolean {
 
 const kind = (n: number) => (n < 400 ? 'redirects' : n < 500 ? 'client errors' : 'server errors');
 
-export function offTargetLoad(run: RunData): Finding[] {
+/** HOTPATH_LOAD_OFF_TARGET, or undefined: too few off-target responses, or a warning or critical finding stands. */
+export function offTargetLoad(run: RunData, findings: readonly Finding[]): Finding | undefined {
+  if (findings.some((f) => f.severity !== 'info')) return undefined;
   const codes = run.load?.statusCodes ?? {};
   const total = Object.values(codes).reduce((n, v) => n + v, 0);
-  if (total < OFF_TARGET_MIN_RESPONSES) return [];
+  if (total < OFF_TARGET_MIN_RESPONSES) return undefined;
   const off = Object.entries(codes)
     .filter(([c, n]) => offTargetStatus(c) && n > 0)
     .sort((a, b) => b[1] - a[1]);
   const offCount = off.reduce((n, [, v]) => n + v, 0);
   const share = offCount / total;
-  if (share < OFF_TARGET_MIN_SHARE) return [];
+  if (share < OFF_TARGET_MIN_SHARE) return undefined;
   const [topCode, topCount] = off[0];
   const top = Number(topCode);
   const path = requestPath(run);
@@ -50,29 +54,27 @@ export function offTargetLoad(run: RunData): Finding[] {
             : top >= 500
               ? `${target} failed: the error is in the target's output (\`target.log\`); the findings describe the error path.`
               : `Check ${target} by hand (\`curl -i\`) and point the load at a route that answers 2xx.`;
-  return [
-    {
-      code: 'HOTPATH_LOAD_OFF_TARGET',
-      category: 'off-target-load',
-      severity: 'warning',
-      title: `${all ? 'Every' : `${round(share * 100, 0)} % of the`} response${all ? '' : 's'} of the load ${all ? 'was' : 'were'} ${kind(top)} (${topCode}): the run measured that, not the app's work`,
-      summary:
-        `Of ${total.toLocaleString('en-US')} responses to ${target}, ${what}. ` +
-        `Answering ${top < 400 ? 'a redirect' : 'an error'} costs the app next to nothing, so the figures (throughput, CPU per request, headroom) describe ` +
-        `${top < 400 ? 'the redirect' : 'the error path'}, and "no problem found" would say nothing about the routes users reach.`,
-      evidence: {
-        responses: total,
-        offTargetResponses: offCount,
-        offTargetShare: round(share, 3),
-        statusCodes: codes,
-        topStatus: top,
-        topStatusCount: topCount,
-        path,
-      },
-      recommendation: advice,
-      impact: 0,
+  return {
+    code: 'HOTPATH_LOAD_OFF_TARGET',
+    category: 'off-target-load',
+    severity: 'warning',
+    title: `${all ? 'Every' : `${round(share * 100, 0)} % of the`} response${all ? '' : 's'} of the load ${all ? 'was' : 'were'} ${kind(top)} (${topCode}): the run measured that, not the app's work`,
+    summary:
+      `Of ${total.toLocaleString('en-US')} responses to ${target}, ${what}. ` +
+      `Answering ${top < 400 ? 'a redirect' : 'an error'} costs the app next to nothing, so the figures (throughput, CPU per request, headroom) describe ` +
+      `${top < 400 ? 'the redirect' : 'the error path'}, and "no problem found" would say nothing about the routes users reach.`,
+    evidence: {
+      responses: total,
+      offTargetResponses: offCount,
+      offTargetShare: round(share, 3),
+      statusCodes: codes,
+      topStatus: top,
+      topStatusCount: topCount,
+      path,
     },
-  ];
+    recommendation: advice,
+    impact: 0,
+  };
 }
 
 /** The path of the URL the load was driven at (a scenario's requests have their own). */
