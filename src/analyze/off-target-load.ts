@@ -22,7 +22,8 @@ export function offTargetStatus(code: string): boolean {
   return Number.isInteger(n) && n >= 300 && n !== 304;
 }
 
-const kind = (n: number) => (n < 400 ? 'redirects' : n < 500 ? 'client errors' : 'server errors');
+const kind = (n: number, one: boolean) =>
+  `${one ? 'a ' : ''}${n < 400 ? 'redirect' : n < 500 ? 'client error' : 'server error'}${one ? '' : 's'}`;
 
 /** HOTPATH_LOAD_OFF_TARGET, or undefined: too few off-target responses, or a warning or critical finding stands. */
 export function offTargetLoad(run: RunData, findings: readonly Finding[]): Finding | undefined {
@@ -58,7 +59,7 @@ export function offTargetLoad(run: RunData, findings: readonly Finding[]): Findi
     code: 'HOTPATH_LOAD_OFF_TARGET',
     category: 'off-target-load',
     severity: 'warning',
-    title: `${all ? 'Every' : `${round(share * 100, 0)} % of the`} response${all ? '' : 's'} of the load ${all ? 'was' : 'were'} ${kind(top)} (${topCode}): the run measured that, not the app's work`,
+    title: `${all ? 'Every' : `${round(share * 100, 0)} % of the`} response${all ? '' : 's'} of the load ${all ? 'was' : 'were'} ${kind(top, all)} (${topCode}): the run measured that, not the app's work`,
     summary:
       `Of ${total.toLocaleString('en-US')} responses to ${target}, ${what}. ` +
       `Answering ${top < 400 ? 'a redirect' : 'an error'} costs the app next to nothing, so the figures (throughput, CPU per request, headroom) describe ` +

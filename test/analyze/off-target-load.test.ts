@@ -26,7 +26,7 @@ test('off-target load: every response a redirect is a warning naming the status 
   assert.equal(f.code, 'HOTPATH_LOAD_OFF_TARGET');
   assert.equal(f.category, 'off-target-load');
   assert.equal(f.severity, 'warning');
-  assert.match(f.title, /^Every response of the load was redirects \(302\)/);
+  assert.match(f.title, /^Every response of the load was a redirect \(302\)/);
   assert.match(f.summary, /Of 9,796 responses to `\/`, 9,796 × 302/);
   assert.match(f.recommendation, /redirected: point the load at the page it leads to \(`--path`/);
   assert.equal(f.evidence.offTargetShare, 1);
@@ -61,7 +61,7 @@ test('off-target load: 304 is an answer, 401/429/5xx get their own advice, a sce
   assert.match(alone(withStatuses({ 401: 5000 }))!.recommendation, /needed credentials/);
   assert.match(alone(withStatuses({ 429: 5000 }))!.recommendation, /rate limiter/);
   const err = alone(withStatuses({ 503: 5000 }, 'http://127.0.0.1:3000/', 3))!;
-  assert.match(err.title, /server errors \(503\)/);
+  assert.match(err.title, /was a server error \(503\)/);
   assert.match(err.recommendation, /^the scenario's 3 requests failed: the error is in the target's output/);
 });
 
