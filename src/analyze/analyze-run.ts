@@ -11,6 +11,7 @@ import type { FindingCode } from './finding-codes.js';
 import { analyzers } from './analyzer-list.js';
 import { healthyFinding } from './healthy.js';
 import { diagnosisGaps, incompleteFinding } from './incomplete.js';
+import { offTargetLoad } from './off-target-load.js';
 import { jsonSafe, type AlsoFound } from './evidence.js';
 import { functionKey } from '../profile/anonymous-names.js';
 
@@ -39,6 +40,7 @@ export const SPECIFICITY: Readonly<Record<Category, number>> = {
   healthy: 14,
   incomplete: 15,
   'setup-failed': 16,
+  'off-target-load': 17,
 };
 
 export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers): Finding[] {
@@ -50,7 +52,10 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
       findings.push(analyzerFailed(analyze, err));
     }
   }
-  const merged = heapHeldByGrowth(mergeSameCulprit(creepExplainedByGrowth(findings)));
+  const analyzed = heapHeldByGrowth(mergeSameCulprit(creepExplainedByGrowth(findings)));
+  // A load that got mostly redirects or errors, with nothing else found, measured those (off-target-load.ts).
+  const offTarget = offTargetLoad(run, analyzed);
+  const merged = offTarget ? [...analyzed, withSafeEvidence(offTarget)] : analyzed;
   // No verdict without evidence (incomplete.ts): what is missing is said, never called healthy.
   const gaps = diagnosisGaps(run);
   const incomplete = incompleteFinding(run, gaps);

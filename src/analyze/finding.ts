@@ -19,6 +19,7 @@ export const CATEGORIES = [
   'incomplete',
   'setup-failed',
   'socket-writes',
+  'off-target-load',
 ] as const;
 
 export type Category = (typeof CATEGORIES)[number];

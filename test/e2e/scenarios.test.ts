@@ -107,6 +107,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'stock-per-item': { category: 'io-wait', culprit: { function: 'stockLevels', file: 'lib/inventory.js' } },
   // The same page reading the eight levels in one command (a 25 ms store): the wait, with no loop blamed.
   'stock-batched': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
+  // Every request gets the 404 page (the API lives under /api/v1): the run measured that, and says so instead of "healthy".
+  'api-prefix-404': { category: 'off-target-load' },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -226,6 +228,10 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.path, 'onPreResponse');
     const perRequest = e.perRequest as number;
     assert.ok(perRequest > 0.8 && perRequest <= 1.05, `perRequest ${perRequest}`);
+  },
+  'api-prefix-404': (e) => {
+    assert.equal(e.topStatus, 404);
+    assert.ok((e.offTargetShare as number) >= 0.99, `off-target share ${String(e.offTargetShare)}`);
   },
   'webhook-buffer-archive': (e) => {
     assert.equal(e.externalGrowthBytes !== undefined, true, "the Buffers' bytes are off the heap");
