@@ -37,6 +37,39 @@ export interface OutgoingWait {
   through?: CallSite[];
 }
 
+/** What the agent totals for every kind of wait (outgoing HTTP calls, client-socket commands), cumulative. */
+export interface CumulativeWaits {
+  count: number;
+  completed: number;
+  totalMs: number;
+  concurrencyMs?: number[];
+  site?: CallSite;
+  stack?: CallSite[];
+}
+
+/** The window's calls and wait: `e`'s totals minus those of the report before the window. */
+export function callCounts(e: CumulativeWaits, prev: CumulativeWaits | undefined): Pick<OutgoingWait, 'started' | 'completed' | 'totalMs'> {
+  return {
+    started: e.count - (prev?.count ?? 0),
+    completed: e.completed - (prev?.completed ?? 0),
+    totalMs: e.totalMs - (prev?.totalMs ?? 0),
+  };
+}
+
+/** The window's concurrency levels and the app frames that made the calls (site, its caller, the path above). */
+export function callPlaces(
+  e: CumulativeWaits,
+  prev: CumulativeWaits | undefined,
+): Pick<OutgoingWait, 'concurrencyMs' | 'site' | 'caller' | 'through'> {
+  const [site, caller, ...through] = appCallers(e);
+  return {
+    ...(e.concurrencyMs ? { concurrencyMs: e.concurrencyMs.map((ms, i) => Math.max(0, ms - (prev?.concurrencyMs?.[i] ?? 0))) } : {}),
+    ...(site ? { site } : {}),
+    ...(caller ? { caller } : {}),
+    ...(through.length > 0 ? { through } : {}),
+  };
+}
+
 const key = (e: OutgoingEntry) => `${e.api} ${e.origin} ${e.site?.file ?? ''}:${e.site?.line ?? 0}:${e.site?.column ?? 0}`;
 
 /** Cumulative totals turned into the window's (last report minus the last one before it), longest wait first. */
@@ -47,23 +80,17 @@ export function outgoingWaits(thread: ThreadTelemetry, w: Window | null): Outgoi
   return (end.outgoing ?? [])
     .map((e) => {
       const prev = before?.outgoing?.find((p) => key(p) === key(e));
-      const [site, caller, ...through] = appCallers(e);
       const since = (field: 'newConnections' | 'queued' | 'socketWaitMs') =>
         e[field] !== undefined ? { [field]: e[field] - (prev?.[field] ?? 0) } : {};
       return {
         api: e.api,
         origin: e.origin,
-        started: e.count - (prev?.count ?? 0),
-        completed: e.completed - (prev?.completed ?? 0),
-        totalMs: e.totalMs - (prev?.totalMs ?? 0),
+        ...callCounts(e, prev),
         ...since('newConnections'),
         ...since('queued'),
         ...since('socketWaitMs'),
         ...(e.maxSockets !== undefined ? { maxSockets: e.maxSockets } : {}),
-        ...(e.concurrencyMs ? { concurrencyMs: e.concurrencyMs.map((ms, i) => Math.max(0, ms - (prev?.concurrencyMs?.[i] ?? 0))) } : {}),
-        ...(site ? { site } : {}),
-        ...(caller ? { caller } : {}),
-        ...(through.length > 0 ? { through } : {}),
+        ...callPlaces(e, prev),
       };
     })
     .filter((x) => x.completed > 0)

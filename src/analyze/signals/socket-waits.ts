@@ -7,9 +7,8 @@
 import type { ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { GrowthMessage } from '../../agent/protocol.js';
 import type { Window } from './load-window.js';
-import { appCallers } from './culprit.js';
 import { windowGrowth } from './growth-series.js';
-import type { OutgoingWait } from './outgoing-waits.js';
+import { callCounts, callPlaces, type OutgoingWait } from './outgoing-waits.js';
 
 type SocketEntry = NonNullable<GrowthMessage['socketWaits']>[number];
 
@@ -48,17 +47,11 @@ export function socketWaits(thread: ThreadTelemetry, w: Window | null): Outgoing
   return (end.socketWaits ?? [])
     .map((e): OutgoingWait => {
       const prev = before?.socketWaits?.find((p) => key(p) === key(e));
-      const [site, caller, ...through] = appCallers(e);
       return {
         api: 'socket',
         origin: e.remote,
-        started: e.count - (prev?.count ?? 0),
-        completed: e.completed - (prev?.completed ?? 0),
-        totalMs: e.totalMs - (prev?.totalMs ?? 0),
-        ...(e.concurrencyMs ? { concurrencyMs: e.concurrencyMs.map((ms, i) => Math.max(0, ms - (prev?.concurrencyMs?.[i] ?? 0))) } : {}),
-        ...(site ? { site } : {}),
-        ...(caller ? { caller } : {}),
-        ...(through.length > 0 ? { through } : {}),
+        ...callCounts(e, prev),
+        ...callPlaces(e, prev),
       };
     })
     .filter((x) => x.completed > 0)
