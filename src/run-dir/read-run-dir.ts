@@ -188,6 +188,7 @@ export async function readRunFiles(dirArg: string): Promise<RunData> {
   const load = await readLoad(dir, meta, warnings);
   const sourceMaps = await readScriptsFiles(dir, SOURCE_MAPS_FILE, 'source maps', (v): v is string => typeof v === 'string', warnings);
   const functionRanges = await readScriptsFiles(dir, FUNCTIONS_FILE, 'function ranges', Array.isArray, warnings);
+  const scriptUrls = functionRanges ? await readScriptUrls(dir) : undefined;
   const callCounts = await readCallCounts(dir, warnings);
   const run: RunData = {
     dir,
@@ -200,6 +201,7 @@ export async function readRunFiles(dirArg: string): Promise<RunData> {
     readWarnings: warnings,
     ...(sourceMaps ? { sourceMaps } : {}),
     ...(functionRanges ? { functionRanges: functionRanges as Record<string, FunctionRangeRow[]> } : {}),
+    ...(scriptUrls ? { scriptUrls } : {}),
     ...(callCounts.length > 0 ? { callCounts } : {}),
   };
   return run;
@@ -235,6 +237,18 @@ async function readScriptsFiles<T>(
     for (const [url, v] of Object.entries(scripts)) if (valid(v) && !Object.hasOwn(out, url)) out[url] = v;
   }
   return out;
+}
+
+/** The functions files' `urls` (script id → URL), keyed `<pid>:<threadId>:<scriptId>`; undefined when none. */
+async function readScriptUrls(dir: string): Promise<Record<string, string> | undefined> {
+  const out: Record<string, string> = {};
+  for (const f of readdirSync(dir).filter((n) => FUNCTIONS_FILE.test(n))) {
+    const [, pid, tid] = /^functions-(\d+)-(\d+)\.json$/.exec(f) ?? [];
+    const { value } = await readJson(runFilePath(dir, f));
+    const urls = isObject(value) && isObject(value.urls) ? value.urls : undefined;
+    for (const [id, url] of Object.entries(urls ?? {})) if (typeof url === 'string') out[`${pid}:${tid}:${id}`] = url;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 const CALLS_FILE = /^calls-\d+-\d+\.json$/;

@@ -74,6 +74,8 @@ export interface RunData {
    * src/profile/run-cpu-profile.ts give inlined functions their own nodes with them.
    */
   functionRanges?: Record<string, FunctionRangeRow[]>;
+  /** Script URLs by `<pid>:<threadId>:<scriptId>`, for the scripts the agents captured (the functions files' `urls`). */
+  scriptUrls?: Record<string, string>;
   /**
    * Calls per function counted by each target thread's agent in a short window near the end of
    * the load (`calls-<pid>-<tid>.json`; docs/agent.md, Call counts): rows in the function-ranges

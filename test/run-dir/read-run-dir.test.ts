@@ -232,6 +232,17 @@ test("the agents' script files are merged over processes; a broken one is a warn
   );
 });
 
+test("the functions files' script URLs are kept per process and thread (the scripts best-effort coverage left out)", async () => {
+  const dir = runDir({
+    'meta.json': JSON.stringify(meta()),
+    'telemetry.ndjson': lines(sample(10, 0, T0 + 600)),
+    'functions-10-0.json': JSON.stringify({ v: 1, scripts: {}, urls: { '450': 'file:///srv/app/lib/quota.js', '7': 42 } }),
+    'functions-11-1.json': JSON.stringify({ v: 1, scripts: {}, urls: { '450': 'file:///srv/app/other.js' } }),
+  });
+  const run = await readRunDir(dir);
+  assert.deepEqual(run.scriptUrls, { '10:0:450': 'file:///srv/app/lib/quota.js', '11:1:450': 'file:///srv/app/other.js' });
+});
+
 test('call counts are read per thread; rows that are not rows are dropped, a broken file is a warning', async () => {
   const url = 'file:///srv/app/lib/discounts.js';
   const dir = runDir({

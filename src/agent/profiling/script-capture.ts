@@ -30,6 +30,7 @@ export const MAX_RANGE_SOURCE_BYTES = 32 * 1024 * 1024;
 export const SCRIPT_CAPTURE_TIMEOUT_MS = 1000;
 
 interface ScriptParsed {
+  scriptId?: string;
   url?: string;
   sourceMapURL?: string;
 }
@@ -129,8 +130,13 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
   const maps: Record<string, string> = {};
   let mapCount = 0;
   let mapBytes = 0;
+  // The URL of every profiled or asked-for script by its id: V8's best-effort coverage leaves out
+  // scripts whose functions a full GC emptied (a handler that ran once and left its requests
+  // hanging), and the analysis still needs the handler's file (functions file's `urls`).
+  const urls: Record<string, string> = {};
   session.on('Debugger.scriptParsed', (m: { params: ScriptParsed }) => {
     const s = m.params;
+    if (s.scriptId !== undefined && s.url && opts.profiledScripts.has(String(s.scriptId))) urls[String(s.scriptId)] = s.url;
     if (!isAppScript(s) || mapCount >= MAX_SOURCE_MAPS || mapBytes + s.sourceMapURL.length > MAX_SOURCE_MAP_BYTES) return;
     maps[s.url] = s.sourceMapURL;
     mapCount++;
@@ -163,13 +169,20 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
               .slice(0, MAX_RANGE_SCRIPTS);
         // Sources to read: the profiled scripts', then those with call counts (each read once).
         const ids = [...new Set([...coverage.map((s) => String(s.scriptId)), ...countedFromV8])].slice(0, MAX_RANGE_SCRIPTS);
-        if (ids.length === 0) return post('Profiler.disable', undefined, end);
+        const writeRanges = (scripts: Record<string, FunctionRangeRow[]>): void => {
+          if (Object.keys(scripts).length > 0 || Object.keys(urls).length > 0)
+            write(functionRangesFileName(opts.pid, opts.threadId), { v: 1, scripts, urls });
+        };
+        if (ids.length === 0) {
+          writeRanges({});
+          return post('Profiler.disable', undefined, end);
+        }
         const byId = new Map(coverage.map((s) => [String(s.scriptId), s]));
         const scripts: Record<string, FunctionRangeRow[]> = {};
         let bytes = 0;
         const next = (i: number): void => {
           if (i >= ids.length || bytes >= MAX_RANGE_SOURCE_BYTES) {
-            if (Object.keys(scripts).length > 0) write(functionRangesFileName(opts.pid, opts.threadId), { v: 1, scripts });
+            writeRanges(scripts);
             if (countedFromV8.size > 0) writeCalls();
             return post('Profiler.disable', undefined, end);
           }

@@ -227,12 +227,20 @@ class Flusher {
     if (this.flushing) return;
     this.flushing = true;
     const deadline = Date.now() + MAIN_FLUSH_WAIT_MS;
-    const bye = (): void => {
-      if (!this.mainDone && Date.now() < deadline) return void setTimeout(bye, 10);
-      this.conn.send({ type: 'bye', reason: 'flush' });
-      this.mainDone = false;
-      this.flushing = false;
+    // The main thread's flush first (bounded by the deadline): its last sample names the scripts
+    // of the handlers that left requests unanswered (ScriptsWantedMessage, posted before
+    // MAIN_FLUSHED), which the capture would otherwise miss (the worker's own copy of the flush
+    // command can come first); and the bye goes after the main thread's last messages.
+    const afterMain = (then: () => void): void => {
+      if (!this.mainDone && Date.now() < deadline) return void setTimeout(() => afterMain(then), 10);
+      then();
     };
+    const bye = (): void =>
+      afterMain(() => {
+        this.conn.send({ type: 'bye', reason: 'flush' });
+        this.mainDone = false;
+        this.flushing = false;
+      });
     // The GC after the scripts' capture: a full GC can drop functions the coverage would report.
     const afterProfiles = (): void => this.postLoadGc(bye);
     // A stall still under way first: the scripts its stacks sampled get function ranges with the others.
@@ -240,7 +248,7 @@ class Flusher {
       this.profiler.stop(() => {
         if (this.scriptsCaptured) return afterProfiles();
         this.scriptsCaptured = true;
-        this.captureScripts(afterProfiles);
+        afterMain(() => this.captureScripts(afterProfiles));
       }),
     );
   }

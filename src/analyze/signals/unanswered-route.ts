@@ -56,7 +56,9 @@ function locate(run: RunData, thread: ThreadTelemetry, entry: UnansweredRoute): 
   if (h === undefined || view === undefined || view.ref.pid !== thread.pid || view.ref.threadId !== thread.threadId) return {};
   const nodes = view.profile.nodes;
   const url =
-    nodes.find((n) => String(n.callFrame.scriptId) === h.scriptId && n.callFrame.url !== '')?.callFrame.url ?? urlByRanges(run, h);
+    nodes.find((n) => String(n.callFrame.scriptId) === h.scriptId && n.callFrame.url !== '')?.callFrame.url ??
+    run.scriptUrls?.[`${thread.pid}:${thread.threadId}:${h.scriptId}`] ??
+    urlByRanges(run, h);
   if (url === undefined || !isAppUrl(url)) return {};
   const handler: Fn = { name: h.name, url, line: h.line, column: h.column };
   const callee = h.name === '' ? soleAppCallee(view.profile, h) : undefined;
