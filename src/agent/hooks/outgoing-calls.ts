@@ -28,11 +28,9 @@ import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import { threadState } from '../thread-state.js';
 import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
 import { defineLike } from './wrap.js';
+import { concurrencyMs, inFlight, newLevels, type ConcurrencyLevels } from './concurrency-levels.js';
 
-/** Concurrency levels told apart per site; the last one counts this many calls in flight or more. */
-export const CONCURRENCY_LEVELS = 16;
-
-interface Data {
+interface Data extends ConcurrencyLevels {
   origin: string;
   api: string;
   completed: number;
@@ -42,10 +40,6 @@ interface Data {
   queued: number;
   socketWaitMs: number;
   maxSockets: number;
-  /** Calls in flight now, ms spent at each level, and when the level last changed (0: never). */
-  inFlight: number;
-  levelMs: number[];
-  changedAt: number;
 }
 interface Pending {
   entry: SiteEntry<Data>;
@@ -80,9 +74,7 @@ const newData = (): Data => ({
   queued: 0,
   socketWaitMs: 0,
   maxSockets: 0,
-  inFlight: 0,
-  levelMs: new Array<number>(CONCURRENCY_LEVELS + 1).fill(0),
-  changedAt: 0,
+  ...newLevels(),
 });
 
 const ms = (x: number) => Math.round(x * 1000) / 1000;
@@ -148,8 +140,8 @@ export class OutgoingCalls implements GrowthHook {
         row.socketWaitMs = ms(d.socketWaitMs);
         if (d.maxSockets > 0) row.maxSockets = d.maxSockets;
       }
-      const last = d.levelMs.findLastIndex((x) => x > 0);
-      if (last >= 0) row.concurrencyMs = d.levelMs.slice(0, last + 1).map((x) => Math.round(x * 10) / 10);
+      const levels = concurrencyMs(d);
+      if (levels !== undefined) row.concurrencyMs = levels;
       out.push(withSite(row, e));
     }
   }
@@ -220,13 +212,6 @@ export class OutgoingCalls implements GrowthHook {
     defineLike(wrapper, original);
     return wrapper;
   }
-}
-
-/** Moves a site's count of calls in flight by `delta` at `now`, charging the time since the last change to the old level. */
-function inFlight(d: Data, delta: number, now: number): void {
-  if (d.changedAt > 0) d.levelMs[Math.min(d.inFlight, CONCURRENCY_LEVELS)] += now - d.changedAt;
-  d.changedAt = now;
-  d.inFlight = Math.max(0, d.inFlight + delta);
 }
 
 /**

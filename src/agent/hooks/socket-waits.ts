@@ -29,7 +29,7 @@ import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import { threadState } from '../thread-state.js';
 import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
 import { callerFiles, isAgentFile } from './call-site.js';
-import { CONCURRENCY_LEVELS } from './outgoing-calls.js';
+import { concurrencyMs, inFlight, newLevels, type ConcurrencyLevels } from './concurrency-levels.js';
 import { listen } from '../originals.js';
 import { defineLike } from './wrap.js';
 
@@ -44,14 +44,10 @@ export const SOCKET_SAMPLE_EVERY = 512;
 /** A socket's counts of writes and bytes received are halved when the writes reach this. */
 const HALVE_AT = 4096;
 
-interface Data {
+interface Data extends ConcurrencyLevels {
   remote: string;
   completed: number;
   totalMs: number;
-  /** Calls in flight now, ms spent at each level, and when the level last changed (0: never). */
-  inFlight: number;
-  levelMs: number[];
-  changedAt: number;
 }
 
 interface Pending {
@@ -81,9 +77,7 @@ const newData = (): Data => ({
   remote: '',
   completed: 0,
   totalMs: 0,
-  inFlight: 0,
-  levelMs: new Array<number>(CONCURRENCY_LEVELS + 1).fill(0),
-  changedAt: 0,
+  ...newLevels(),
 });
 
 const ms = (x: number) => Math.round(x * 1000) / 1000;
@@ -126,8 +120,8 @@ export class SocketWaits implements GrowthHook {
         completed: d.completed,
         totalMs: ms(d.totalMs),
       };
-      const last = d.levelMs.findLastIndex((x) => x > 0);
-      if (last >= 0) row.concurrencyMs = d.levelMs.slice(0, last + 1).map((x) => Math.round(x * 10) / 10);
+      const levels = concurrencyMs(d);
+      if (levels !== undefined) row.concurrencyMs = levels;
       out.push(withSite(row, e));
     }
   }
@@ -249,13 +243,6 @@ export class SocketWaits implements GrowthHook {
 }
 
 const FOLLOWED = Symbol('hotpath.socketWaits');
-
-/** Moves a site's count of calls in flight by `delta` at `now`, charging the time since the last change to the old level. */
-function inFlight(d: Data, delta: number, now: number): void {
-  if (d.changedAt > 0) d.levelMs[Math.min(d.inFlight, CONCURRENCY_LEVELS)] += now - d.changedAt;
-  d.changedAt = now;
-  d.inFlight = Math.max(0, d.inFlight + delta);
-}
 
 function chunkBytes(chunk: unknown): number {
   if (chunk === null || chunk === undefined) return 0;
