@@ -36,6 +36,7 @@ import { timed, timedEvery } from './own-time.js';
 import { unrefInterval, listen, originalClearInterval } from './originals.js';
 import { epochNow } from './clock.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
+import { reserveFd } from './fd-reserve.js';
 import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-rescue.js';
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
 import { MAIN_FLUSHED, type AgentWorkerData, type HeapWantedMessage, type ScriptsWantedMessage } from './worker/worker-data.js';
@@ -277,6 +278,8 @@ export class ThreadAgent {
   }
 
   private startInThreadProfiler(): void {
+    // This thread writes its own profiles: a spare descriptor for them, should the app use up the rest.
+    reserveFd();
     const inspector = require('node:inspector') as typeof import('node:inspector');
     const connect = (): import('node:inspector').Session => {
       const session = new inspector.Session();

@@ -8,7 +8,9 @@ import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
 import { buildFinding, growthSeverity } from './build-finding.js';
 import { inFlightPeak, loadWindow, targetThreads, windowSamples, type Window } from './signals/load-window.js';
-import { growthStats, lateShare, pointStats, windowGrowth, type GrowthStats } from './signals/growth-series.js';
+import { growthStats, lateShare, lateShareAt, pointStats, windowGrowth, type GrowthStats } from './signals/growth-series.js';
+import { requestSeries, requestsAt } from './signals/request-series.js';
+import { outOfFds } from './signals/agent-errors.js';
 import { appCallers, siteCulprit } from './signals/culprit.js';
 import { latencyTrend, type LatencyTrend } from './signals/latency-trend.js';
 import { round } from './signals/stats.js';
@@ -140,6 +142,23 @@ function hookTrend(ctx: Context, e: HandleEntry): Trend | undefined {
 function trendOf(ctx: Context, pts: { t: number; v: number }[], end: number): Trend | undefined {
   if (pts.length < 3) return undefined;
   const s = pointStats(ctx.thread, pts)!;
+  return { ...trendFields(s, end), lateShare: lateShareByRequests(ctx.thread, pts) };
+}
+
+/**
+ * The late share of the rise against the requests served, not the clock (as for timers,
+ * growth-series' lateGrowthShare): a machine that slows down or a target that speeds up serves
+ * the window's requests unevenly, which bends a share read in time though the handles follow every
+ * request. Against time when no request was served between the first and last readings.
+ */
+function lateShareByRequests(thread: ThreadTelemetry, pts: readonly { t: number; v: number }[]): number {
+  const series = requestSeries(thread);
+  const reqs = pts.map((p) => requestsAt(series, p.t));
+  if (reqs[reqs.length - 1] <= reqs[0]) return lateShare(pts);
+  return lateShareAt(pts.map((p, i) => ({ x: reqs[i], v: p.v })));
+}
+
+function trendFields(s: GrowthStats, end: number): Omit<Trend, 'lateShare'> {
   return {
     first: s.first,
     last: s.last,
@@ -149,7 +168,6 @@ function trendOf(ctx: Context, pts: { t: number; v: number }[], end: number): Tr
     perSecond: round(s.perSecond, 2),
     requestCorrelation: s.requestCorrelation,
     timeCorrelation: s.timeCorrelation,
-    lateShare: lateShare(pts),
   };
 }
 
@@ -208,13 +226,18 @@ function finding(ctx: Context, type: string, t: Trend, site: Site | undefined, h
   const unref = e?.unref ?? 0;
   const unrefOnly = hookOnly && e !== undefined && unref >= HANDLE_LEAK_MIN_KEPT * e.open;
   const perRequest = t.perRequest >= HANDLE_LEAK_CRITICAL_PER_REQUEST;
-  const fds = kind.fd && t.end >= HANDLE_LEAK_CRITICAL_FDS;
+  // The agent's own reads of /proc failed for want of a descriptor: the limit was reached in the run.
+  const exhausted = kind.fd ? outOfFds(ctx.run)[0] : undefined;
+  const fds = kind.fd && (t.end >= HANDLE_LEAK_CRITICAL_FDS || exhausted !== undefined);
   const where = culprit ? ` Opened by \`${culprit.function}\` at ${culprit.file}:${culprit.line}${e ? ` (${e.api})` : ''}.` : '';
   const rate = t.perRequest > 0 ? `${round(t.perRequest, 2)} per request` : `${round(t.perSecond, 1)} per second`;
   const seenAs = hookOnly
     ? `Open ${kind.noun} made at one call site grew from ${t.first} to ${t.last} during the load (${rate})`
     : `Open ${kind.noun} (${type} in the active resources${type === 'TCPSocketWrap' || type === 'PipeWrap' ? ", the server's own connections left out" : ''}) grew from ${t.first} to ${t.last} during the load (${rate})`;
   const after = t.end !== t.last ? `; ${t.end} were still open after it` : '';
+  const limit = exhausted
+    ? ` The process ran out of file descriptors during the run (the agent's own read failed: ${exhausted.message}): from then on every new socket, file or connection fails.`
+    : '';
   const hidden = unrefOnly
     ? ` They are unref'd, so \`process.getActiveResourcesInfo()\` does not list them; the agent's hook saw them.`
     : '';
@@ -223,7 +246,7 @@ function finding(ctx: Context, type: string, t: Trend, site: Site | undefined, h
     category: 'memory-leak',
     severity: growthSeverity(perRequest || fds, ctx.trend),
     title: `${capitalize(kind.noun)} pile up without being closed`,
-    summary: `${seenAs}${after}. Each holds ${kind.holds}.${where}${hidden}`,
+    summary: `${seenAs}${after}. Each holds ${kind.holds}.${where}${limit}${hidden}`,
     evidence: {
       resource: type,
       countAtStart: t.first,
@@ -237,6 +260,7 @@ function finding(ctx: Context, type: string, t: Trend, site: Site | undefined, h
       inFlightPeak: ctx.inFlightPeak,
       ...(e ? { api: e.api, created: e.created, open: e.open, ...(unref > 0 ? { unref } : {}) } : {}),
       ...(hookOnly ? { seenBy: 'hook' } : {}),
+      ...(exhausted ? { outOfFileDescriptors: true } : {}),
     },
     culprit,
     recommendation: handleLeakAdvice(kind, unrefOnly),

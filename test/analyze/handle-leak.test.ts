@@ -169,3 +169,38 @@ test('handle leak: a handle opened with the clock, not the requests, is a warnin
     assert.equal(g?.severity, 'critical');
   }
 });
+
+test('handle leak: sockets opened per request are found when the machine slowed in the second half of the run (the rise judged per request, not per second)', () => {
+  // 3,000 req/s, then a fifth of that: the sockets rose a sixth of their total after the window's
+  // midpoint in time, though every tenth request opened one all along.
+  const rps = (p: number) => (p < 0.5 ? 3000 : 600);
+  const served = (p: number) => (p < 0.5 ? 3000 * p : 1500 + 600 * (p - 0.5));
+  for (const seed of SEEDS) {
+    const r = run({
+      seed,
+      rps,
+      resourcesAt: (p) => ({ UDPWrap: Math.round(10 * 0.1 * served(p)) }),
+      handleGrowth: [{ api: 'dgram.createSocket', resource: 'UDPWrap', perRequest: 0.1, site: sendMetric }],
+    });
+    const [f] = handleLeak(r);
+    assert.ok(f, `seed ${seed}`);
+    assert.equal(f.evidence.resource, 'UDPWrap');
+    assert.equal(f.culprit?.function, 'sendMetric');
+  }
+});
+
+test('handle leak: when the agent could not open a file for want of descriptors, the finding says the limit was reached and is critical', () => {
+  const r = run({ seed: 1, noise: 0.1, resourcesAt: (p) => ({ UDPWrap: Math.round(300 * p) }) });
+  const [calm] = handleLeak(r);
+  assert.equal(calm?.severity, 'warning');
+  assert.equal(calm.evidence.outOfFileDescriptors, undefined);
+  r.threads[0].agentErrors.push({
+    type: 'agent-error',
+    what: 'rss',
+    message: 'EMFILE: too many open files, uv_resident_set_memory',
+  } as never);
+  const [f] = handleLeak(r);
+  assert.equal(f?.severity, 'critical');
+  assert.equal(f.evidence.outOfFileDescriptors, true);
+  assert.match(f.summary, /ran out of file descriptors/);
+});

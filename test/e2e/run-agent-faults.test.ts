@@ -10,7 +10,7 @@
 
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRunDir } from '../../src/profile/read-run.js';
 import type { Report } from '../../src/report/report-schema.js';
@@ -126,6 +126,40 @@ describe('issue 17: a failing part of the agent costs only that part, and is sai
     );
     assert.match(r.stderr, /▲ warning\s+The diagnosis is incomplete/);
     assert.doesNotMatch(r.stderr, /✔ healthy/);
+    assert.deepEqual(survivors(meta), []);
+  });
+
+  // An app that leaks descriptors reaches the process's limit: the agent's own reads and writes
+  // (the RSS from /proc, the profiles) would fail from then on, and with them the evidence.
+  test('an app that uses up its file descriptors (ulimit -n 256): samples go on, every profile is written, the leak says the limit was reached', async () => {
+    const app = join(apps, '..', 'scenarios', 'udp-stats-leak');
+    const { r, run, meta, report, dir } = await runApp(['bash', '-c', 'ulimit -n 256 && exec node server.js'], ['-d', '3'], app);
+    assert.equal(r.code, 0, r.stderr);
+    const target = run.threads.find((t) => t.pid === meta.target?.pid && t.listens.length > 0);
+    assert.ok(target, 'the target thread listened');
+    const window = run.load ? run.load.durationMs / 100 : 30;
+    assert.ok(target.samples.length >= 0.8 * window, `samples kept flowing: ${target.samples.length}`);
+    // Written by the agent after the limit was reached (the heap profile is taken only when the
+    // heap grows enough: not here, with 256 descriptors).
+    assert.ok(
+      run.profiles.some((p) => p.kind === 'cpu'),
+      `profiles written: ${run.profiles.map((p) => p.kind).join(', ')}`,
+    );
+    assert.ok(
+      readdirSync(dir).some((f) => f.startsWith('functions-')),
+      "the scripts' function ranges written",
+    );
+    assert.deepEqual(
+      report.agentErrors?.map((e) => e.what),
+      ['rss'],
+      'only the RSS read failed (a note that costs no evidence)',
+    );
+    const [main] = report.findings;
+    assert.equal(main.code, 'HOTPATH_HANDLE_LEAK', codes(report));
+    assert.equal(main.culprit?.function, 'flush');
+    assert.equal(main.evidence.outOfFileDescriptors, true);
+    assert.match(main.summary, /ran out of file descriptors/);
+    assert.ok(!report.findings.some((f) => f.code === 'HOTPATH_INCOMPLETE'), codes(report));
     assert.deepEqual(survivors(meta), []);
   });
 });

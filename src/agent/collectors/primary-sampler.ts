@@ -16,6 +16,7 @@ import { LoopDelay } from './loop-delay.js';
 import { listen } from '../originals.js';
 import { ownTime } from '../own-time.js';
 import { threadState } from '../thread-state.js';
+import { MemoryReader } from './sampler.js';
 
 type PrimaryBody = Omit<PrimaryMessage, 'v' | 'pid' | 'threadId' | 't'>;
 
@@ -41,6 +42,8 @@ export function isHandOffAnswer(m: unknown): m is { accepted: boolean } {
 
 export class PrimarySampler {
   private readonly eld = new LoopDelay();
+  /** A full reading every sample (the primary samples rarely), surviving a failed RSS read. */
+  private readonly memory = new MemoryReader(1);
   private elu: EventLoopUtilization = performance.eventLoopUtilization();
   private cpu: NodeJS.CpuUsage = process.cpuUsage();
   private last = performance.now();
@@ -89,7 +92,7 @@ export class PrimarySampler {
     const eluNow = performance.eventLoopUtilization();
     const cpuNow = process.cpuUsage();
     const own = ownTime.ms;
-    const mem = process.memoryUsage();
+    const mem = this.memory.read();
     const body: PrimaryBody = {
       type: 'primary',
       role: 'cluster-primary',

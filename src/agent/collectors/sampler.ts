@@ -9,6 +9,7 @@ import type { SampleMessage } from '../protocol.js';
 import type { HttpCollector } from './http-collector.js';
 import { LoopDelay, type LoopTick } from './loop-delay.js';
 import { AgentCost } from './agent-cost.js';
+import { reportError } from '../safe.js';
 
 type SampleBody = Omit<SampleMessage, 'v' | 'pid' | 'threadId' | 't'>;
 type ThreadCpu = () => NodeJS.CpuUsage;
@@ -146,7 +147,23 @@ export class MemoryReader {
       };
     }
     this.left = this.every;
-    const m = process.memoryUsage();
+    let m: NodeJS.MemoryUsage;
+    try {
+      m = process.memoryUsage();
+    } catch (err) {
+      // The RSS is read from /proc, which takes a file descriptor: an app that leaks them runs out
+      // (EMFILE), and that is when the samples matter most. The heap comes from V8's counters, the
+      // RSS repeats the last reading (0 before any); the failure is reported once as `rss`.
+      reportError('rss', err);
+      const h = getHeapStatistics();
+      return {
+        rss: last?.rss ?? 0,
+        heapUsed: h.used_heap_size,
+        heapTotal: h.total_heap_size,
+        external: h.external_memory,
+        arrayBuffers: last?.arrayBuffers ?? 0,
+      };
+    }
     this.last = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
     return this.last;
   }

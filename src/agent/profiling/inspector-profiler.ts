@@ -12,12 +12,12 @@
 // The session is connected only while a profile runs: a connected session costs the target
 // (V8 keeps inspector state for it) and, left connected at exit, makes Node print "Waiting for
 // the debugger to disconnect..." into the target's stderr.
-import { writeFile } from 'node:fs';
 import { join } from 'node:path';
 import type { Session } from 'node:inspector';
 import type { ProfileMessage } from '../protocol.js';
 import { epochNow } from '../clock.js';
 import { profiledScripts } from './function-ranges.js';
+import { writeFileSpared } from '../fd-reserve.js';
 
 type ProfileBody = Omit<ProfileMessage, 'v' | 'pid' | 'threadId' | 't'>;
 
@@ -381,7 +381,7 @@ export class InspectorProfiler {
       this.opts.onError('profile-serialize', err);
       return done();
     }
-    writeFile(join(this.opts.runDir, file), text, (err) => {
+    writeFileSpared(join(this.opts.runDir, file), text, (err) => {
       if (err) this.opts.onError('profile-write', err);
       else this.opts.send(message);
       done();

@@ -12,13 +12,14 @@
 //   `calls-<pid>-<tid>.json` as { v, pid, threadId, start, end, scripts: { url: rows } } (each
 //   row's last field the calls made in the window).
 // Debugger.enable is never used while the load runs: it costs the target only at the end.
-import { readFileSync, writeFile } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Session } from 'node:inspector';
 import { disconnect } from './inspector-profiler.js';
 import { functionRangesFileName, functionRows, type CoverageFunction, type FunctionRangeRow } from './function-ranges.js';
 import type { CallWindow } from './call-counts.js';
+import { withSpareFd, writeFileSpared } from '../fd-reserve.js';
 
 /** At most this many scripts and this much map text per run (a bundle's map can be large). */
 export const MAX_SOURCE_MAPS = 500;
@@ -87,7 +88,7 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
   };
   const write = (file: string, data: unknown): void => {
     writes++;
-    writeFile(join(opts.runDir, file), JSON.stringify(data), () => {
+    writeFileSpared(join(opts.runDir, file), JSON.stringify(data), () => {
       writes--;
       maybeDone();
     });
@@ -213,7 +214,7 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
 function plainSource(url: string): string | undefined {
   if (!/\.(?:js|mjs|cjs)$/.test(url)) return undefined;
   try {
-    const text = readFileSync(url.startsWith('file://') ? fileURLToPath(url) : url, 'utf8');
+    const text = withSpareFd(() => readFileSync(url.startsWith('file://') ? fileURLToPath(url) : url, 'utf8'));
     // CommonJS compiles the text without its byte order mark.
     return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   } catch {

@@ -16,6 +16,7 @@ import { CHECK_MS, StallWatchdog } from './stall-watchdog.js';
 import { OwnCpu, watchedThreadCpu } from './own-cpu.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
+import { reserveFd } from '../fd-reserve.js';
 import { CallCounter } from '../profiling/call-counts.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
 import {
@@ -50,6 +51,8 @@ function mainSession(): Session {
 
 function run(data: AgentWorkerData): void {
   useConnectionSecret(data.config.secret);
+  // A spare descriptor for the profiles and scripts this thread writes, should the app use up the rest.
+  reserveFd();
   const conn = new AgentConnection(data.socket, data.threadId, true);
   // The agent's own CPU is refreshed from the watchdog's timer: no wakeup of its own.
   const ownCpu = data.cost !== undefined ? new OwnCpu(data.cost, !data.watchdogOnly) : undefined;

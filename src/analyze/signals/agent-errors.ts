@@ -16,8 +16,17 @@ export interface AgentErrorRow {
   target: boolean;
 }
 
-/** Notes the agent reports as errors but that cost no data (a refused setting, replaced by its default). */
-const NOT_A_FAILURE: ReadonlySet<string> = new Set(['config']);
+/**
+ * Notes the agent reports as errors but that cost the diagnosis no data: a refused setting
+ * (replaced by its default); an RSS read that failed (out of file descriptors: the samples go on
+ * with V8's heap figures, the RSS repeats its last reading).
+ */
+const NOT_A_FAILURE: ReadonlySet<string> = new Set(['config', 'rss']);
+
+/** The agent errors of target processes that say the process ran out of file descriptors. */
+export function outOfFds(run: RunData): AgentErrorRow[] {
+  return agentErrorsOf(run).filter((e) => e.target && /\bEMFILE\b|too many open files/i.test(e.message));
+}
 
 /** Every agent error of the run, target processes first, each (pid, thread, what) once. */
 export function agentErrorsOf(run: RunData): AgentErrorRow[] {
