@@ -50,46 +50,75 @@ export function stamp(raw: unknown, fn: unknown, call?: object): void {
 
 /**
  * `fn` wrapped so that each call stamps the request behind its first argument (the argument
- * itself without `rawOf`) with `fn`; error handlers and wrappers as they are.
+ * itself without `rawOf`) with `fn`; error handlers and wrappers as they are. `settled`: for
+ * frameworks whose functions hold a request until the promise they return settles (Koa's
+ * onion, where a middleware resumes after `await next()`): when the call has settled and `fn`
+ * is still the stamp (no function it handed the request to still holds it), the stamp goes back
+ * to the function that held the request before it, so a middleware still pending after its
+ * downstream finished is the one named (a local kept by the call's own frame: nothing allocated).
  */
-export function stamping(fn: unknown, rawOf?: RawOf): unknown {
+export function stamping(fn: unknown, rawOf?: RawOf, settled = false): unknown {
   if (typeof fn !== 'function' || wrappers.has(fn) || fn.length >= 4) return fn;
   const original = fn as Fn;
-  const mark = (a: unknown): void => {
-    if (typeof a !== 'object' || a === null) return;
-    if (rawOf === undefined) stamp(a, original);
-    else {
-      let raw: unknown;
-      try {
-        raw = rawOf(a);
-      } catch {
-        return;
-      }
-      stamp(raw, original, a);
+  /** The raw request behind a first argument, undefined when it leads to none. */
+  const rawFrom = (a: unknown): Stamped | undefined => {
+    if (typeof a !== 'object' || a === null) return undefined;
+    if (rawOf === undefined) return a as Stamped;
+    try {
+      const raw = rawOf(a);
+      return typeof raw === 'object' && raw !== null ? (raw as Stamped) : undefined;
+    } catch {
+      return undefined;
     }
+  };
+  const mark = (a: unknown): void => {
+    const raw = rawFrom(a);
+    if (raw !== undefined) stamp(raw, original, rawOf === undefined ? undefined : (a as object));
   };
   // Fixed arguments (req, res, next), as the routers call them: no array per call. An async
   // function stays one (Fastify refuses some async hooks by their kind, restify tells them apart).
-  const wrapper =
-    original instanceof AsyncFunction
-      ? async function (this: unknown, a: unknown, b: unknown, c: unknown): Promise<unknown> {
-          mark(a);
-          return original.call(this, a, b, c);
-        }
-      : function (this: unknown, a: unknown, b: unknown, c: unknown): unknown {
-          mark(a);
-          return original.call(this, a, b, c);
-        };
+  let wrapper: Fn;
+  if (settled) {
+    wrapper = async function (this: unknown, a: unknown, b: unknown, c: unknown): Promise<unknown> {
+      const raw = rawFrom(a);
+      const before = raw?.[LAST_HANDLER];
+      if (raw !== undefined) stamp(raw, original, rawOf === undefined ? undefined : (a as object));
+      try {
+        return await original.call(this, a, b, c);
+      } finally {
+        if (raw !== undefined && raw[LAST_HANDLER] === original) unstamp(raw, before);
+      }
+    };
+  } else
+    wrapper =
+      original instanceof AsyncFunction
+        ? async function (this: unknown, a: unknown, b: unknown, c: unknown): Promise<unknown> {
+            mark(a);
+            return original.call(this, a, b, c);
+          }
+        : function (this: unknown, a: unknown, b: unknown, c: unknown): unknown {
+            mark(a);
+            return original.call(this, a, b, c);
+          };
   defineLike(wrapper, original);
   wrappers.add(wrapper);
   return wrapper;
 }
 
+/** Puts back the stamp a settled call replaced; never throws. */
+function unstamp(raw: Stamped, before: unknown): void {
+  try {
+    raw[LAST_HANDLER] = before;
+  } catch {
+    // A frozen request.
+  }
+}
+
 /** Wraps every function of `list` in place (an array a router calls its entries from). */
-export function stampList(list: unknown, rawOf?: RawOf): void {
+export function stampList(list: unknown, rawOf?: RawOf, settled = false): void {
   if (!Array.isArray(list)) return;
   for (let i = 0; i < list.length; i++) {
-    const w = stamping(list[i], rawOf);
+    const w = stamping(list[i], rawOf, settled);
     if (w !== list[i]) list[i] = w;
   }
 }
