@@ -79,15 +79,24 @@ export function stamping(fn: unknown, rawOf?: RawOf, settled = false): unknown {
   // function stays one (Fastify refuses some async hooks by their kind, restify tells them apart).
   let wrapper: Fn;
   if (settled) {
-    wrapper = async function (this: unknown, a: unknown, b: unknown, c: unknown): Promise<unknown> {
+    const withCall = rawOf !== undefined;
+    // Koa tells no function apart by its kind: one wrapper, whose promise is made only for a promise.
+    wrapper = function (this: unknown, a: unknown, b: unknown, c: unknown): unknown {
       const raw = rawFrom(a);
-      const before = raw?.[LAST_HANDLER];
-      if (raw !== undefined) stamp(raw, original, rawOf === undefined ? undefined : (a as object));
+      if (raw === undefined) return original.call(this, a, b, c);
+      const before = raw[LAST_HANDLER];
+      stamp(raw, original, withCall ? (a as object) : undefined);
+      let result: unknown;
       try {
-        return await original.call(this, a, b, c);
-      } finally {
-        if (raw !== undefined && raw[LAST_HANDLER] === original) unstamp(raw, before);
+        result = original.call(this, a, b, c);
+      } catch (err) {
+        if (raw[LAST_HANDLER] === original) unstamp(raw, before);
+        throw err;
       }
+      // A promise: held until it settles (only then a frame of its own); anything else: done.
+      if (result instanceof Promise) return settle(result, raw, original, before);
+      if (raw[LAST_HANDLER] === original) unstamp(raw, before);
+      return result;
     };
   } else
     wrapper =
@@ -103,6 +112,15 @@ export function stamping(fn: unknown, rawOf?: RawOf, settled = false): unknown {
   defineLike(wrapper, original);
   wrappers.add(wrapper);
   return wrapper;
+}
+
+/** `result` once settled, the stamp put back then if `fn` still holds it. */
+async function settle(result: Promise<unknown>, raw: Stamped, fn: unknown, before: unknown): Promise<unknown> {
+  try {
+    return await result;
+  } finally {
+    if (raw[LAST_HANDLER] === fn) unstamp(raw, before);
+  }
 }
 
 /** Puts back the stamp a settled call replaced; never throws. */
