@@ -193,7 +193,11 @@ function mounted(mountPath: unknown, route: string): string {
 
 /** A getter named `key` on `obj`'s prototype chain (a Hono context's `req`: its class's, or the subclass the agent made of it). */
 function hasGetter(obj: object, key: string): boolean {
-  for (let o = Object.getPrototypeOf(obj) as object | null, depth = 0; o !== null && depth < 4; o = Object.getPrototypeOf(o) as object | null, depth++) {
+  for (
+    let o = Object.getPrototypeOf(obj) as object | null, depth = 0;
+    o !== null && depth < 4;
+    o = Object.getPrototypeOf(o) as object | null, depth++
+  ) {
     const d = Object.getOwnPropertyDescriptor(o, key);
     if (d !== undefined) return typeof d.get === 'function';
   }

@@ -157,7 +157,7 @@ const composedSeen = new WeakSet<Function>();
 function stampComposed(fn: Function, depth: number): boolean {
   if (composedSeen.has(fn)) return true;
   if (depth > 8) return false;
-  let source = '';
+  let source: string;
   try {
     source = Function.prototype.toString.call(fn);
   } catch {

@@ -15,7 +15,11 @@ const FIXTURE = 'hung-koa-chains.cjs';
 
 /** The line of the `@site:<name>` marker. */
 function markerLine(name: string): number {
-  return readFileSync(join(FIXTURES, FIXTURE), 'utf8').split('\n').findIndex((l) => l.includes(`@site:${name}`)) + 1;
+  return (
+    readFileSync(join(FIXTURES, FIXTURE), 'utf8')
+      .split('\n')
+      .findIndex((l) => l.includes(`@site:${name}`)) + 1
+  );
 }
 
 async function unanswered(port: number, c: Awaited<ReturnType<typeof startWith>>['c'], path: string): Promise<UnansweredRoute> {
