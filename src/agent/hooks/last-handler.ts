@@ -5,7 +5,7 @@
 // `handle_request` in Express 4, `handleRequest` in the router package of Express 5), which is
 // patched; connect and polka call their stacks' functions directly, so those functions are
 // wrapped in place, once, when route-growth.ts finds the app. A wrapper keeps the name, length,
-// properties and kind (async or not: Fastify and restify check it) of the function it wraps
+// properties and kind (async or not: Fastify and restify check it; Koa, which checks none, gets one plain wrapper) of the function it wraps
 // (connect tells error handlers by their length, which are left as they are: their first
 // argument is the error). Frameworks whose functions take their own request object (a Koa
 // context, a Fastify or hapi request, a Hono context) stamp the raw request behind it and keep
@@ -55,7 +55,8 @@ export function stamp(raw: unknown, fn: unknown, call?: object): void {
  * onion, where a middleware resumes after `await next()`): when the call has settled and `fn`
  * is still the stamp (no function it handed the request to still holds it), the stamp goes back
  * to the function that held the request before it, so a middleware still pending after its
- * downstream finished is the one named (a local kept by the call's own frame: nothing allocated).
+ * downstream finished is the one named (the previous stamp is a local of the call: no closure per
+ * call; a promise frame only when the function returned a promise).
  */
 export function stamping(fn: unknown, rawOf?: RawOf, settled = false): unknown {
   if (typeof fn !== 'function' || wrappers.has(fn) || fn.length >= 4) return fn;
