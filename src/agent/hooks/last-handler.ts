@@ -5,9 +5,9 @@
 // `handle_request` in Express 4, `handleRequest` in the router package of Express 5), which is
 // patched; connect and polka call their stacks' functions directly, so those functions are
 // wrapped in place, once, when route-growth.ts finds the app. A wrapper keeps the name, length,
-// properties and kind (async or not: Fastify and restify check it; Koa, which checks none, gets one plain wrapper) of the function it wraps
-// (connect tells error handlers by their length, which are left as they are: their first
-// argument is the error). Frameworks whose functions take their own request object (a Koa
+// properties and kind (async or not: Fastify and restify check it; Koa, which checks none, gets
+// one plain wrapper) of the function it wraps (connect tells error handlers by their length,
+// which are left as they are: their first argument is the error). Frameworks whose functions take their own request object (a Koa
 // context, a Fastify or hapi request, a Hono context) stamp the raw request behind it and keep
 // that object beside it (LAST_CALL), where the route's pattern is read
 // (framework-stamps.ts patches them). Fastify 5 also publishes each route handler's call
