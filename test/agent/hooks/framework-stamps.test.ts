@@ -1,5 +1,5 @@
-// Fastify 4 and 5, Koa 2 and 3 (@koa/router), hapi, restify and Hono (@hono/node-server) in real
-// processes: a request a route handler leaves waiting forever, or a hook or middleware stops
+// Fastify 4 and 5, Koa 2 and 3 (@koa/router, koa-mount), hapi, restify and Hono (@hono/node-server,
+// also loaded as ES modules) in real processes: a request a route handler leaves waiting forever, or a hook or middleware stops
 // before its route, names that function (the last one the framework called for it,
 // hooks/framework-stamps.ts) and the route's pattern once its connection closes; the app still
 // answers its other requests; and where the framework allows it after listen, a middleware or
@@ -99,5 +99,42 @@ test('hono-esm: a route without middleware whose handler read its request is nam
   assert.equal(entry.route, '/single/:id');
   assert.equal(entry.handler?.name, 'loadSingle');
   assert.equal(entry.handler?.line, markerLine('single', undefined, 'hung-hono.mjs') - 2);
+  assert.deepEqual(c.of('agent-error'), []);
+});
+
+// Koa chains the agent cannot reach where Koa keeps its middleware (hung-koa-chains.cjs): an app
+// mounted with koa-mount (composed once, when mounted, found through the composition's closure),
+// and a middleware still pending after `await next()` (its downstream settled).
+const CHAINS = 'hung-koa-chains.cjs';
+
+test('koa-mount: a mounted app route handler that never settles is named, with the route under its mount path', async () => {
+  const { c, port } = await startWith([CHAINS, 'mount']);
+  assert.deepEqual(new Set(await getMany(port, '/admin/ok/1', 6, 2)), new Set([200]));
+  const entry = await unanswered(port, c, '/admin/hang');
+  assert.equal(entry.route, '/admin/hang/:id');
+  assert.equal(entry.handler?.name, 'showReport');
+  assert.equal(entry.handler?.line, markerLine('hang', undefined, CHAINS) - 1);
+  assert.deepEqual(new Set(await getMany(port, '/admin/ok/2', 4, 2)), new Set([200]));
+  assert.deepEqual(c.of('agent-error'), []);
+});
+
+test("koa-mount: a mounted app's middleware that holds requests before its router is named", async () => {
+  const { c, port } = await startWith([CHAINS, 'mount']);
+  await getMany(port, '/admin/ok/1', 4, 2);
+  const entry = await unanswered(port, c, '/admin/held');
+  assert.equal(entry.route, '/admin/held/:id');
+  assert.equal(entry.handler?.name, 'checkQuota');
+  assert.equal(entry.handler?.line, markerLine('held', undefined, CHAINS) - 1);
+  assert.deepEqual(new Set(await getMany(port, '/admin/ok/2', 4, 2)), new Set([200]));
+});
+
+test('koa: a middleware still pending after await next() is named, not the handler that finished', async () => {
+  const { c, port } = await startWith([CHAINS, 'after']);
+  assert.deepEqual(new Set(await getMany(port, '/ok/1', 6, 2)), new Set([200]));
+  const entry = await unanswered(port, c, '/hang');
+  assert.equal(entry.route, '/hang/:id');
+  assert.equal(entry.handler?.name, 'storeInCache');
+  assert.equal(entry.handler?.line, markerLine('after', undefined, CHAINS) - 2);
+  assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
   assert.deepEqual(c.of('agent-error'), []);
 });
