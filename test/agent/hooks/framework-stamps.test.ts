@@ -1,9 +1,9 @@
 // Fastify 4 and 5, Koa 2 and 3 (@koa/router, koa-mount), hapi, restify and Hono (@hono/node-server,
-// also loaded as ES modules) in real processes: a request a route handler leaves waiting forever, or a hook or middleware stops
-// before its route, names that function (the last one the framework called for it,
-// hooks/framework-stamps.ts) and the route's pattern once its connection closes; the app still
-// answers its other requests; and where the framework allows it after listen, a middleware or
-// extension added per request is counted at the app's line that adds it (handler growth).
+// also loaded as ES modules) in real processes: a request a route handler leaves waiting forever,
+// or a hook or middleware stops before its route, names that function (the last one the framework
+// called for it, hooks/framework-stamps.ts) and the route's pattern once its connection closes;
+// the app still answers its other requests; and where the framework allows it after listen, a
+// middleware or extension added per request is counted at the app's line that adds it (handler growth).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
