@@ -119,6 +119,12 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'stock-batched': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
   // Every request gets the 404 page (the API lives under /api/v1): the run measured that, and says so instead of "healthy".
   'api-prefix-404': { category: 'off-target-load' },
+  // Hono and its adapter imported as ES modules: found through the server's request listener.
+  'hono-esm-hung-export': { category: 'unanswered-requests', culprit: { function: 'exportReport', file: 'lib/exports.js' } },
+  // A koa-mount sub-app's middleware: koa-mount composed it once, found through its closure.
+  'koa-mount-hung-admin': { category: 'unanswered-requests', culprit: { function: 'requireSession', file: 'lib/admin.js' } },
+  // Still pending after `await next()`: the middleware, not the route handler that finished.
+  'koa-after-next-cache': { category: 'unanswered-requests', culprit: { function: 'cacheResponse', file: 'lib/cache.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -264,6 +270,9 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.sequential, undefined);
     assert.equal(e.serialisedBy, undefined);
   },
+  'hono-esm-hung-export': (e) => assert.equal(e.unansweredRoute, 'GET /exports/:id/:format'),
+  'koa-mount-hung-admin': (e) => assert.equal(e.unansweredRoute, 'GET /admin/reports/:id'),
+  'koa-after-next-cache': (e) => assert.equal(e.unansweredRoute, 'GET /products/:id'),
 };
 
 function listScenarios(): string[] {

@@ -132,7 +132,9 @@ function routeOf(req: Req, server: ServerLike | undefined): { route: string; pat
     const handler = handed ?? (typeof last === 'function' ? { handler: last as Fn } : {});
     return { route, pattern: true, ...handler };
   }
-  const url = req.originalUrl ?? req.url ?? '';
+  // A Koa context's `originalUrl`: koa-mount rewrites node's `req.url` for the mounted app.
+  const callUrl = typeof call === 'object' && call !== null ? dataValue(call, 'originalUrl') : undefined;
+  const url = typeof callUrl === 'string' ? callUrl : (req.originalUrl ?? req.url ?? '');
   const q = url.indexOf('?');
   const shape = urlShape(q < 0 ? url : url.slice(0, q));
   if (handed !== undefined) return { route: shape, pattern: false, ...handed };
@@ -144,7 +146,7 @@ function routeOf(req: Req, server: ServerLike | undefined): { route: string; pat
 /**
  * The route's pattern a framework's request object holds, and the app function that ran last
  * when the framework keeps it (Hono): a Fastify request's route context (`config.url`), a Hono
- * context's matched routes and the index of the one running, a Koa context's `_matchedRoute`
+ * context's matched routes and the index of the one running, a Koa context's `_matchedRoute` (under koa-mount's `mountPath`)
  * (@koa/router), a hapi request's `route.path`. Read only for a request left unanswered.
  */
 function frameworkRoute(call: object): { route?: string; handler?: Fn } {
@@ -157,7 +159,7 @@ function frameworkRoute(call: object): { route?: string; handler?: Fn } {
     const hono = honoRoute(call);
     if (hono !== undefined) return hono;
     const matched = dataValue(call, '_matchedRoute');
-    if (typeof matched === 'string' || matched instanceof RegExp) return { route: String(matched) };
+    if (typeof matched === 'string' || matched instanceof RegExp) return { route: mounted(dataValue(call, 'mountPath'), String(matched)) };
     const path = dataValue(dataValue(call, 'route'), 'path');
     if (typeof path === 'string') return { route: path };
   } catch {
@@ -172,8 +174,7 @@ function frameworkRoute(call: object): { route?: string; handler?: Fn } {
  * middleware, the handler the one that ran last.
  */
 function honoRoute(call: object): { route?: string; handler?: Fn } | undefined {
-  if (typeof Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Object.getPrototypeOf(call) ?? {}) ?? {}, 'req')?.get !== 'function')
-    return undefined;
+  if (!hasGetter(call, 'req')) return undefined;
   const req = (call as { req?: unknown }).req;
   const index = dataValue(req, 'routeIndex');
   const routes = typeof index === 'number' ? (req as { matchedRoutes?: unknown }).matchedRoutes : undefined;
@@ -182,6 +183,25 @@ function honoRoute(call: object): { route?: string; handler?: Fn } | undefined {
   const paths = routes.map((r) => dataValue(r, 'path')).filter((p): p is string => typeof p === 'string');
   const route = [...paths].reverse().find((p) => !p.endsWith('*')) ?? paths.at(-1);
   return { ...(route !== undefined ? { route } : {}), ...(typeof handler === 'function' ? { handler: handler as Fn } : {}) };
+}
+
+/** A Koa route under the path koa-mount mounted its app at (`ctx.mountPath`), unless the route has it already. */
+function mounted(mountPath: unknown, route: string): string {
+  if (typeof mountPath !== 'string' || mountPath === '/' || mountPath === '' || route.startsWith(mountPath)) return route;
+  return `${mountPath.replace(/\/$/, '')}${route}`;
+}
+
+/** A getter named `key` on `obj`'s prototype chain (a Hono context's `req`: its class's, or the subclass the agent made of it). */
+function hasGetter(obj: object, key: string): boolean {
+  for (
+    let o = Object.getPrototypeOf(obj) as object | null, depth = 0;
+    o !== null && depth < 4;
+    o = Object.getPrototypeOf(o) as object | null, depth++
+  ) {
+    const d = Object.getOwnPropertyDescriptor(o, key);
+    if (d !== undefined) return typeof d.get === 'function';
+  }
+  return false;
 }
 
 /**

@@ -10,19 +10,24 @@
 //   Koa 2 and 3: koa-compose copies `app.middleware` when the server is made, so the copy the
 //     app runs cannot be reached; the first request of each app composes the same functions
 //     again, wrapped, with the app's own compose, and `handleRequest` runs that instead.
-//     @koa/router reads each layer's functions per request: they are wrapped in place.
+//     @koa/router reads each layer's functions per request: they are wrapped in place. A
+//     composition among them (koa-mount's mounted app, koa-compose's) has its copy found through
+//     its closure and wrapped in place. A Koa function holds the request until its promise
+//     settles: a middleware pending after its downstream settled is named (last-handler.ts).
 //   hapi: every app function (handler, `ext` point, auth scheme) runs through the toolkit's
 //     `execute`, patched once.
 //   restify: each route's chain reads its handlers per request: wrapped in place when its
 //     chain runs and has grown.
 //   Hono (CommonJS build, on @hono/node-server): each request's Context is made through its
 //     module's export, replaced by a subclass that keeps the context on node's request; the
-//     context knows the matched routes and which of them ran last.
+//     context knows the matched routes and which of them ran last. Loaded as ES modules: found
+//     through the server's request listener, its Context class's `req` getter keeps the context.
 import { IncomingMessage } from 'node:http';
 import * as dc from 'node:diagnostics_channel';
 import { defineLike } from './wrap.js';
 import { dataFunction, dataValue, replaceData } from './own-data.js';
 import { LAST_CALL, stamp, stampList, stamping, type RawOf } from './last-handler.js';
+import { closureValues } from './closure-values.js';
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 type Stamped = Record<symbol, unknown>;
@@ -116,21 +121,66 @@ function composeStamped(app: object, compose: Function | undefined): Function | 
   }
 }
 
-/** A Koa middleware wrapped; @koa/router's dispatch (`router.routes()`) left as it is, its layers' functions wrapped. */
-function stampKoaMiddleware(fn: unknown): unknown {
+/**
+ * A Koa middleware wrapped (a call holds the request until its promise settles); @koa/router's
+ * dispatch (`router.routes()`) left as it is, its layers' functions wrapped; a composition
+ * (koa-compose's, koa-mount's of a sub-app) left as it is, the functions it runs wrapped.
+ */
+function stampKoaMiddleware(fn: unknown, depth = 0): unknown {
   const router = dataValue(fn, 'router');
   if (typeof router === 'object' && router !== null && Array.isArray(dataValue(router, 'stack'))) {
     stampKoaRouter(router);
     return fn;
   }
-  return stamping(fn, koaRaw);
+  if (typeof fn === 'function' && stampComposed(fn, depth)) return fn;
+  return stamping(fn, koaRaw, true);
 }
 
 /** @koa/router's layers: each one's functions, read per request, wrapped in place. */
 export function stampKoaRouter(router: unknown): void {
   const stack = dataValue(router, 'stack');
   if (!Array.isArray(stack)) return;
-  for (const layer of stack) stampList(dataValue(layer, 'stack'), koaRaw);
+  for (const layer of stack) stampList(dataValue(layer, 'stack'), koaRaw, true);
+}
+
+/** Source that composes: koa-compose's composition (`dispatch(0)`), koa-mount's middleware (`downstream`). */
+const COMPOSING_SOURCE = /\bdispatch\(0\)|\bdownstream\b/;
+const composedSeen = new WeakSet<Function>();
+
+/**
+ * A composition made before the agent could see it: koa-compose copies the functions it is given
+ * and reads that copy (its closure's `middleware`) per request, and koa-mount composes a mounted
+ * app's middleware once, when it is mounted (its closure's `downstream`). The copy is found
+ * through the closure (closure-values.ts, once per function) and its functions wrapped in place.
+ * True when `fn` is such a composition (left as it is).
+ */
+function stampComposed(fn: Function, depth: number): boolean {
+  if (composedSeen.has(fn)) return true;
+  if (depth > 8) return false;
+  let source: string;
+  try {
+    source = Function.prototype.toString.call(fn);
+  } catch {
+    return false;
+  }
+  if (!COMPOSING_SOURCE.test(source)) return false;
+  const values = closureValues(fn, ['middleware', 'downstream']);
+  const list = values.get('middleware');
+  const downstream = values.get('downstream');
+  if (Array.isArray(list)) {
+    composedSeen.add(fn);
+    for (let i = 0; i < list.length; i++) {
+      const w = stampKoaMiddleware(list[i], depth + 1);
+      if (w !== list[i]) list[i] = w;
+    }
+    return true;
+  }
+  if (typeof downstream === 'function') {
+    composedSeen.add(fn);
+    stampComposed(downstream, depth + 1);
+    return true;
+  }
+  return false;
 }
 
 /** hapi's toolkit Manager: `execute(method, request, options)` runs every app function for a request. */
@@ -202,4 +252,48 @@ export function stampHonoContext(exp: unknown): void {
   stampedHono.add(Context);
   replaceData(exp, 'Context', Context);
 }
-const stampedHono = new WeakSet<Function>();
+const stampedHono = new WeakSet<object>();
+
+/** Request listeners already looked into. */
+const listenersSeen = new WeakSet<Function>();
+
+/**
+ * Hono loaded as ES modules, found through the server's request listener: @hono/node-server's
+ * listener keeps the app's `fetch` (`fetchCallback`), defined in the module of Hono's class,
+ * which imports `Context` (closure-values.ts reads both). The binding cannot be replaced, but
+ * the class's `req` getter can: Hono reads it before each function of a route with middleware
+ * (to set `routeIndex`), and handlers read it for params, query and body; each read keeps the
+ * context on node's request (`env.incoming`).
+ */
+export function stampHonoListener(listener: unknown): void {
+  if (typeof listener !== 'function' || listenersSeen.has(listener)) return;
+  listenersSeen.add(listener);
+  const fetch = closureValues(listener, ['fetchCallback']).get('fetchCallback');
+  if (typeof fetch !== 'function') return;
+  stampHonoRequestGetter(closureValues(fetch, ['Context'], ['module']).get('Context'));
+}
+
+function stampHonoRequestGetter(Context: unknown): void {
+  const proto = dataValue(Context, 'prototype');
+  if (typeof proto !== 'object' || proto === null || stampedHono.has(proto)) return;
+  const d = Object.getOwnPropertyDescriptor(proto, 'req');
+  const get = d?.get;
+  if (d === undefined || get === undefined || d.configurable !== true) return;
+  stampedHono.add(proto);
+  const wrapped = function (this: { env?: { incoming?: unknown } }): unknown {
+    const req: unknown = get.call(this);
+    try {
+      const raw = this.env?.incoming;
+      if (raw instanceof IncomingMessage) (raw as unknown as Stamped)[LAST_CALL] = this;
+    } catch {
+      // Never into the target.
+    }
+    return req;
+  };
+  defineLike(wrapped, get);
+  try {
+    Object.defineProperty(proto, 'req', { ...d, get: wrapped });
+  } catch {
+    // A frozen class: as it is.
+  }
+}

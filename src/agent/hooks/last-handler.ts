@@ -5,9 +5,9 @@
 // `handle_request` in Express 4, `handleRequest` in the router package of Express 5), which is
 // patched; connect and polka call their stacks' functions directly, so those functions are
 // wrapped in place, once, when route-growth.ts finds the app. A wrapper keeps the name, length,
-// properties and kind (async or not: Fastify and restify check it) of the function it wraps
-// (connect tells error handlers by their length, which are left as they are: their first
-// argument is the error). Frameworks whose functions take their own request object (a Koa
+// properties and kind (async or not: Fastify and restify check it; Koa, which checks none, gets
+// one plain wrapper) of the function it wraps (connect tells error handlers by their length,
+// which are left as they are: their first argument is the error). Frameworks whose functions take their own request object (a Koa
 // context, a Fastify or hapi request, a Hono context) stamp the raw request behind it and keep
 // that object beside it (LAST_CALL), where the route's pattern is read
 // (framework-stamps.ts patches them). Fastify 5 also publishes each route handler's call
@@ -50,46 +50,94 @@ export function stamp(raw: unknown, fn: unknown, call?: object): void {
 
 /**
  * `fn` wrapped so that each call stamps the request behind its first argument (the argument
- * itself without `rawOf`) with `fn`; error handlers and wrappers as they are.
+ * itself without `rawOf`) with `fn`; error handlers and wrappers as they are. `settled`: for
+ * frameworks whose functions hold a request until the promise they return settles (Koa's
+ * onion, where a middleware resumes after `await next()`): when the call has settled and `fn`
+ * is still the stamp (no function it handed the request to still holds it), the stamp goes back
+ * to the function that held the request before it, so a middleware still pending after its
+ * downstream finished is the one named (the previous stamp is a local of the call: no closure per
+ * call; a promise frame only when the function returned a promise).
  */
-export function stamping(fn: unknown, rawOf?: RawOf): unknown {
+export function stamping(fn: unknown, rawOf?: RawOf, settled = false): unknown {
   if (typeof fn !== 'function' || wrappers.has(fn) || fn.length >= 4) return fn;
   const original = fn as Fn;
-  const mark = (a: unknown): void => {
-    if (typeof a !== 'object' || a === null) return;
-    if (rawOf === undefined) stamp(a, original);
-    else {
-      let raw: unknown;
-      try {
-        raw = rawOf(a);
-      } catch {
-        return;
-      }
-      stamp(raw, original, a);
+  /** The raw request behind a first argument, undefined when it leads to none. */
+  const rawFrom = (a: unknown): Stamped | undefined => {
+    if (typeof a !== 'object' || a === null) return undefined;
+    if (rawOf === undefined) return a as Stamped;
+    try {
+      const raw = rawOf(a);
+      return typeof raw === 'object' && raw !== null ? (raw as Stamped) : undefined;
+    } catch {
+      return undefined;
     }
+  };
+  const mark = (a: unknown): void => {
+    const raw = rawFrom(a);
+    if (raw !== undefined) stamp(raw, original, rawOf === undefined ? undefined : (a as object));
   };
   // Fixed arguments (req, res, next), as the routers call them: no array per call. An async
   // function stays one (Fastify refuses some async hooks by their kind, restify tells them apart).
-  const wrapper =
-    original instanceof AsyncFunction
-      ? async function (this: unknown, a: unknown, b: unknown, c: unknown): Promise<unknown> {
-          mark(a);
-          return original.call(this, a, b, c);
-        }
-      : function (this: unknown, a: unknown, b: unknown, c: unknown): unknown {
-          mark(a);
-          return original.call(this, a, b, c);
-        };
+  let wrapper: Fn;
+  if (settled) {
+    const withCall = rawOf !== undefined;
+    // Koa tells no function apart by its kind: one wrapper, whose promise is made only for a promise.
+    wrapper = function (this: unknown, a: unknown, b: unknown, c: unknown): unknown {
+      const raw = rawFrom(a);
+      if (raw === undefined) return original.call(this, a, b, c);
+      const before = raw[LAST_HANDLER];
+      stamp(raw, original, withCall ? (a as object) : undefined);
+      let result: unknown;
+      try {
+        result = original.call(this, a, b, c);
+      } catch (err) {
+        if (raw[LAST_HANDLER] === original) unstamp(raw, before);
+        throw err;
+      }
+      // A promise: held until it settles (only then a frame of its own); anything else: done.
+      if (result instanceof Promise) return settle(result, raw, original, before);
+      if (raw[LAST_HANDLER] === original) unstamp(raw, before);
+      return result;
+    };
+  } else
+    wrapper =
+      original instanceof AsyncFunction
+        ? async function (this: unknown, a: unknown, b: unknown, c: unknown): Promise<unknown> {
+            mark(a);
+            return original.call(this, a, b, c);
+          }
+        : function (this: unknown, a: unknown, b: unknown, c: unknown): unknown {
+            mark(a);
+            return original.call(this, a, b, c);
+          };
   defineLike(wrapper, original);
   wrappers.add(wrapper);
   return wrapper;
 }
 
+/** `result` once settled, the stamp put back then if `fn` still holds it. */
+async function settle(result: Promise<unknown>, raw: Stamped, fn: unknown, before: unknown): Promise<unknown> {
+  try {
+    return await result;
+  } finally {
+    if (raw[LAST_HANDLER] === fn) unstamp(raw, before);
+  }
+}
+
+/** Puts back the stamp a settled call replaced; never throws. */
+function unstamp(raw: Stamped, before: unknown): void {
+  try {
+    raw[LAST_HANDLER] = before;
+  } catch {
+    // A frozen request.
+  }
+}
+
 /** Wraps every function of `list` in place (an array a router calls its entries from). */
-export function stampList(list: unknown, rawOf?: RawOf): void {
+export function stampList(list: unknown, rawOf?: RawOf, settled = false): void {
   if (!Array.isArray(list)) return;
   for (let i = 0; i < list.length; i++) {
-    const w = stamping(list[i], rawOf);
+    const w = stamping(list[i], rawOf, settled);
     if (w !== list[i]) list[i] = w;
   }
 }

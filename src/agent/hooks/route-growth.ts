@@ -23,6 +23,7 @@ import {
   noteKoaUseAfterListen,
   stampHapiToolkit,
   stampHonoContext,
+  stampHonoListener,
   stampKoaApp,
   stampKoaRouter,
   stampRestifyChain,
@@ -91,6 +92,8 @@ export class RouteGrowth implements GrowthHook {
     for (const fn of server.listeners('request')) {
       this.patchExpressApp(fn);
       this.patchConnectApp(fn);
+      // Not an Express or connect app: perhaps @hono/node-server's, serving Hono loaded as ES modules.
+      if (dataFunction(fn, 'handle') === undefined) stampHonoListener(fn);
     }
   }
 

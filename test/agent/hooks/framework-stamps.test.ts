@@ -1,9 +1,9 @@
-// Fastify 4 and 5, Koa 2 and 3 (@koa/router), hapi, restify and Hono (@hono/node-server) in real
-// processes: a request a route handler leaves waiting forever, or a hook or middleware stops
-// before its route, names that function (the last one the framework called for it,
-// hooks/framework-stamps.ts) and the route's pattern once its connection closes; the app still
-// answers its other requests; and where the framework allows it after listen, a middleware or
-// extension added per request is counted at the app's line that adds it (handler growth).
+// Fastify 4 and 5, Koa 2 and 3 (@koa/router, koa-mount), hapi, restify and Hono (@hono/node-server,
+// also loaded as ES modules) in real processes: a request a route handler leaves waiting forever,
+// or a hook or middleware stops before its route, names that function (the last one the framework
+// called for it, hooks/framework-stamps.ts) and the route's pattern once its connection closes;
+// the app still answers its other requests; and where the framework allows it after listen, a
+// middleware or extension added per request is counted at the app's line that adds it (handler growth).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -15,8 +15,8 @@ const startWith = agentLauncher();
 const FIXTURE = 'hung-frameworks.cjs';
 
 /** The line of the first `@site:<name>` marker (after the branch of `module`, when given). */
-function markerLine(name: string, module?: string): number {
-  const lines = readFileSync(join(FIXTURES, FIXTURE), 'utf8').split('\n');
+function markerLine(name: string, module?: string, fixture = FIXTURE): number {
+  const lines = readFileSync(join(FIXTURES, fixture), 'utf8').split('\n');
   const from = module === undefined ? 0 : lines.findIndex((l) => l.includes(`fw === '${module}'`));
   return lines.findIndex((l, i) => i >= from && l.includes(`@site:${name}`)) + 1;
 }
@@ -30,6 +30,8 @@ const frameworks = [
   { module: 'hapi', param: '{id}', growth: { framework: 'hapi', method: 'EXT', path: 'onPostHandler' } },
   { module: 'restify', param: ':id', growth: { framework: 'restify', method: 'PRE', path: '/' } },
   { module: 'hono', param: ':id', growth: undefined },
+  // Hono and @hono/node-server imported as ES modules (found through the server's request listener).
+  { module: 'hono-esm', fixture: 'hung-hono.mjs', param: ':id', growth: undefined },
 ];
 
 async function unanswered(port: number, c: Awaited<ReturnType<typeof startWith>>['c'], path: string): Promise<UnansweredRoute> {
@@ -45,14 +47,14 @@ async function unanswered(port: number, c: Awaited<ReturnType<typeof startWith>>
 
 for (const fw of frameworks) {
   test(`${fw.module}: requests a route handler leaves waiting name it and the route's pattern; the app still answers`, async () => {
-    const { c, port } = await startWith([FIXTURE, fw.module]);
+    const { c, port } = await startWith(fw.fixture ? [fw.fixture] : [FIXTURE, fw.module]);
     const statuses = await getMany(port, '/ok/1', 6, 2);
     assert.deepEqual(new Set(statuses), new Set([200]));
     const entry = await unanswered(port, c, '/hang');
     assert.equal(entry.method, 'GET');
     assert.equal(entry.route, `/hang/${fw.param}`);
     assert.equal(entry.handler?.name, 'showReport');
-    assert.equal(entry.handler?.line, markerLine('hang') - 1);
+    assert.equal(entry.handler?.line, markerLine('hang', undefined, fw.fixture) - 1);
     assert.notEqual(entry.listener, true);
     // Still answering after the hung requests.
     assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
@@ -60,12 +62,12 @@ for (const fw of frameworks) {
   });
 
   test(`${fw.module}: requests a hook or middleware holds before the route name it`, async () => {
-    const { c, port } = await startWith([FIXTURE, fw.module]);
+    const { c, port } = await startWith(fw.fixture ? [fw.fixture] : [FIXTURE, fw.module]);
     await getMany(port, '/ok/1', 4, 2);
     const entry = await unanswered(port, c, '/held');
     assert.equal(entry.method, 'GET');
     assert.equal(entry.handler?.name, 'checkQuota');
-    assert.equal(entry.handler?.line, markerLine('held', fw.module) - 1);
+    assert.equal(entry.handler?.line, fw.fixture ? markerLine('held', undefined, fw.fixture) - 1 : markerLine('held', fw.module) - 1);
     assert.ok(entry.route === `/held/${fw.param}` || entry.route === '/held/:id', entry.route);
     assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
   });
@@ -89,3 +91,50 @@ for (const fw of frameworks) {
     });
   }
 }
+
+test('hono-esm: a route without middleware whose handler read its request is named', async () => {
+  const { c, port } = await startWith(['hung-hono.mjs']);
+  await getMany(port, '/ok/1', 4, 2);
+  const entry = await unanswered(port, c, '/single');
+  assert.equal(entry.route, '/single/:id');
+  assert.equal(entry.handler?.name, 'loadSingle');
+  assert.equal(entry.handler?.line, markerLine('single', undefined, 'hung-hono.mjs') - 2);
+  assert.deepEqual(c.of('agent-error'), []);
+});
+
+// Koa chains the agent cannot reach where Koa keeps its middleware (hung-koa-chains.cjs): an app
+// mounted with koa-mount (composed once, when mounted, found through the composition's closure),
+// and a middleware still pending after `await next()` (its downstream settled).
+const CHAINS = 'hung-koa-chains.cjs';
+
+test('koa-mount: a mounted app route handler that never settles is named, with the route under its mount path', async () => {
+  const { c, port } = await startWith([CHAINS, 'mount']);
+  assert.deepEqual(new Set(await getMany(port, '/admin/ok/1', 6, 2)), new Set([200]));
+  const entry = await unanswered(port, c, '/admin/hang');
+  assert.equal(entry.route, '/admin/hang/:id');
+  assert.equal(entry.handler?.name, 'showReport');
+  assert.equal(entry.handler?.line, markerLine('hang', undefined, CHAINS) - 1);
+  assert.deepEqual(new Set(await getMany(port, '/admin/ok/2', 4, 2)), new Set([200]));
+  assert.deepEqual(c.of('agent-error'), []);
+});
+
+test("koa-mount: a mounted app's middleware that holds requests before its router is named", async () => {
+  const { c, port } = await startWith([CHAINS, 'mount']);
+  await getMany(port, '/admin/ok/1', 4, 2);
+  const entry = await unanswered(port, c, '/admin/held');
+  assert.equal(entry.route, '/admin/held/:id');
+  assert.equal(entry.handler?.name, 'checkQuota');
+  assert.equal(entry.handler?.line, markerLine('held', undefined, CHAINS) - 1);
+  assert.deepEqual(new Set(await getMany(port, '/admin/ok/2', 4, 2)), new Set([200]));
+});
+
+test('koa: a middleware still pending after await next() is named, not the handler that finished', async () => {
+  const { c, port } = await startWith([CHAINS, 'after']);
+  assert.deepEqual(new Set(await getMany(port, '/ok/1', 6, 2)), new Set([200]));
+  const entry = await unanswered(port, c, '/hang');
+  assert.equal(entry.route, '/hang/:id');
+  assert.equal(entry.handler?.name, 'storeInCache');
+  assert.equal(entry.handler?.line, markerLine('after', undefined, CHAINS) - 2);
+  assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
+  assert.deepEqual(c.of('agent-error'), []);
+});
