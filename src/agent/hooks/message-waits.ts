@@ -7,7 +7,8 @@
 //
 // What it measures: from a send to the next 'message' the same child or worker emits. Answers
 // are paired with sends by order (a helper answering its questions in turn; a reply-less send is
-// paired with the next message, like a command without an answer on a client socket). Every send
+// paired with the next message, like a command without an answer on a client socket; node's own
+// `NODE_` messages, answered by 'internalMessage', are left out). Every send
 // is queued for that, those outside requests too, but only the request path's are counted. The
 // agent's own worker is never followed: its first post comes from an agent frame.
 //
@@ -113,7 +114,8 @@ export class MessageWaits implements GrowthHook {
       const st = this.follow(child, `child process ${scriptOf(child.spawnargs, child.spawnfile)}`);
       const self = this;
       const sendWrapper = function (this: unknown, ...args: unknown[]): unknown {
-        self.sent(st, sendWrapper);
+        // node's own messages (cluster's `NODE_CLUSTER` hand-overs) are answered by 'internalMessage', not by 'message'.
+        if (!internalMessage(args[0])) self.sent(st, sendWrapper);
         return (send as Fn).apply(this, args);
       };
       defineLike(sendWrapper, send as Fn);
@@ -198,6 +200,13 @@ export class MessageWaits implements GrowthHook {
     const now = performance.now();
     for (const p of st.pending.splice(0, n)) if (p.entry !== undefined) inFlight(p.entry.data, -1, now);
   }
+}
+
+/** A message node sends for itself over a child's channel (cluster, handle passing): `cmd` 'NODE_...'. */
+function internalMessage(m: unknown): boolean {
+  if (typeof m !== 'object' || m === null) return false;
+  const cmd = (m as { cmd?: unknown }).cmd;
+  return typeof cmd === 'string' && cmd.startsWith('NODE_');
 }
 
 /** The script a forked child runs (the last argument naming a .js/.cjs/.mjs/.ts file), else the program. */
