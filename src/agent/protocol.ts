@@ -466,6 +466,22 @@ export interface GrowthMessage extends Envelope {
     site?: CallSite;
     stack?: CallStack;
   }[];
+  /**
+   * Added (agent): messages sent to a child process over its IPC channel (`child.send`) or to a
+   * worker thread (`worker.postMessage`) while a request was in flight, by target ('child process
+   * <script>', 'worker thread') and call site: `count` sent, `completed` answered, `totalMs` from
+   * each answered send to the next 'message' the target emitted (paired by order), `concurrencyMs`
+   * as for `outgoing` (the site's sends waiting for an answer).
+   */
+  messageWaits?: {
+    target: string;
+    count: number;
+    completed: number;
+    totalMs: number;
+    concurrencyMs?: number[];
+    site?: CallSite;
+    stack?: CallStack;
+  }[];
 }
 
 export interface StallMessage extends Envelope {

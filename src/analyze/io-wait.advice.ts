@@ -12,6 +12,10 @@ const byResource: Record<string, string> = {
     'Requests wait on the file system: the libuv thread pool (4 threads by default) may be the queue; ' +
     'cache reads or raise `UV_THREADPOOL_SIZE`.',
   GetAddrInfoReqWrap: 'Requests wait on DNS lookups (`dns.lookup` runs on the thread pool): reuse connections, cache lookups.',
+  IPC:
+    'Requests wait for answers from another process or thread (messages over IPC, `postMessage`): each round trip ' +
+    "costs the other side's work plus two hand-overs. Ask for all the items in one message, cache answers that do not " +
+    'change per request, or do the work in-process when it is small.',
 };
 
 /** Several waits per request, end to end about the request's latency: they run one after another. */

@@ -20,6 +20,7 @@ import { offLoopCores } from './off-loop-cpu.js';
 import { slotWait, type SlotWait } from './signals/slot-wait.js';
 import { awaitLoopIn, loopAtSite } from './signals/loop-cause.js';
 import { protocolOf, socketWaits } from './signals/socket-waits.js';
+import { messageWaits } from './signals/message-waits.js';
 
 /** The loop must be mostly idle: above this utilization, CPU explains latency. */
 export const IO_WAIT_MAX_ELU = 0.5;
@@ -270,8 +271,10 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   const w = loadWindow(run);
   const thread = busiestThread(run, w);
   if (!thread) return undefined;
-  // HTTP and fetch calls, and commands on the app's own client sockets (database and cache drivers).
-  const call = [...outgoingWaits(thread, w), ...socketWaits(thread, w)].sort((a, b) => b.totalMs - a.totalMs)[0];
+  // HTTP and fetch calls, commands on the app's own client sockets (database and cache drivers), messages to a child process or a worker.
+  const call = [...outgoingWaits(thread, w), ...socketWaits(thread, w), ...messageWaits(thread, w)].sort(
+    (a, b) => b.totalMs - a.totalMs,
+  )[0];
   const timer = timerWaits(thread, w)[0];
   const candidates: { waitedMs: number; make: (share: number) => WaitSource; slots: () => number | undefined }[] = [];
   if (call)
@@ -345,6 +348,7 @@ function upstreamSource(call: OutgoingWait, share: number, s: LoopStats): WaitSo
     call.socketWaitMs! >= IO_WAIT_POOL_MIN_QUEUED_SHARE * call.totalMs;
   const band = concurrencyBand(call.concurrencyMs);
   if (call.api === 'socket') return commandSource(call, share, s, band);
+  if (call.api === 'ipc') return messageSource(call, share, s, band);
   const kind = call.api === 'fetch' ? 'fetch' : 'HTTP';
   const base = (c: string | undefined) =>
     `${kind} requests to ${call.origin}${c ? ` from ${c}` : ''} took ${round(perCall, 1)} ms each (${call.completed} in the window), ${round(share * 100, 0)} % of the time requests were in flight.`;
@@ -413,6 +417,39 @@ function commandSource(call: OutgoingWait, share: number, s: LoopStats, band: Re
         api: call.api,
         origin: call.origin,
         ...(protocol ? { protocol } : {}),
+        calls: call.completed,
+        callsPerRequest: round(perRequest, 2),
+        perCallMs: round(perCall, 2),
+        shareOfRequestTime: round(share, 3),
+      },
+    },
+  };
+}
+
+/**
+ * Messages sent to a child process over IPC or to a worker thread, each waiting from the send to
+ * the message that answered it: a round trip to another process or thread.
+ */
+function messageSource(call: OutgoingWait, share: number, s: LoopStats, band: ReturnType<typeof concurrencyBand>): WaitSource {
+  const perCall = call.totalMs / call.completed;
+  const perRequest = call.completed / s.requests;
+  const how = call.origin.startsWith('worker') ? 'posted to' : 'sent over IPC to';
+  return {
+    title: `Requests spend their time waiting for answers from a ${call.origin}`,
+    site: call.site,
+    caller: call.caller,
+    ...(call.through ? { through: call.through } : {}),
+    perRequest,
+    eachMs: perCall,
+    resource: 'IPC',
+    steady: siteSteady(band),
+    sentence: (c) =>
+      `Messages ${how} the ${call.origin}${c ? ` from ${c}` : ''} waited ${round(perCall, 1)} ms each for an answer ` +
+      `(${call.completed} in the window, ${round(perRequest, 1)} per request), ${round(share * 100, 0)} % of the time requests were in flight.`,
+    evidence: {
+      upstream: {
+        api: call.api,
+        origin: call.origin,
         calls: call.completed,
         callsPerRequest: round(perRequest, 2),
         perCallMs: round(perCall, 2),

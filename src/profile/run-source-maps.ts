@@ -78,6 +78,7 @@ function mapGrowth(m: GrowthMessage, map: SiteMap): GrowthMessage {
     syncCalls: m.syncCalls.map((e) => mapSited(e, map)),
     ...(m.outgoing ? { outgoing: m.outgoing.map((e) => mapSited(e, map)) } : {}),
     ...(m.socketWaits ? { socketWaits: m.socketWaits.map((e) => mapSited(e, map)) } : {}),
+    ...(m.messageWaits ? { messageWaits: m.messageWaits.map((e) => mapSited(e, map)) } : {}),
   };
 }
 

@@ -125,6 +125,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'koa-mount-hung-admin': { category: 'unanswered-requests', culprit: { function: 'requireSession', file: 'lib/admin.js' } },
   // Still pending after `await next()`: the middleware, not the route handler that finished.
   'koa-after-next-cache': { category: 'unanswered-requests', culprit: { function: 'cacheResponse', file: 'lib/cache.js' } },
+  // One IPC round trip to a forked dictionary per word, awaited in a loop: the loop is named, not the send.
+  'spellcheck-ipc': { category: 'io-wait', culprit: { function: 'checkText', file: 'lib/spell.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -262,6 +264,15 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.deepEqual(e.serialisedBy, { function: 'stockLevels', file: 'lib/inventory.js', line: 6 });
     assert.equal((e.perItemCall as { line?: number } | undefined)?.line, 7);
     assert.equal((e.waitsIn as { function?: string } | undefined)?.function, 'command');
+  },
+  'spellcheck-ipc': (e) => {
+    assert.equal(e.sequential, true);
+    const upstream = e.upstream as { api: string; origin: string; callsPerRequest: number };
+    assert.equal(upstream.api, 'ipc');
+    assert.equal(upstream.origin, 'child process dictionary.js');
+    assert.ok(upstream.callsPerRequest > 6 && upstream.callsPerRequest < 10.5, `${upstream.callsPerRequest} messages per request`);
+    assert.deepEqual(e.serialisedBy, { function: 'checkText', file: 'lib/spell.js', line: 29 });
+    assert.equal((e.waitsIn as { function?: string } | undefined)?.function, 'isKnown');
   },
   'stock-batched': (e) => {
     const upstream = e.upstream as { api: string; callsPerRequest: number };

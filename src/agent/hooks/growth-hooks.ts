@@ -75,7 +75,8 @@ export class GrowthHooks {
         (body.outgoing?.length ?? 0) +
         (body.closeHeaderSites?.length ?? 0) +
         (body.handles?.length ?? 0) +
-        (body.socketWaits?.length ?? 0) ===
+        (body.socketWaits?.length ?? 0) +
+        (body.messageWaits?.length ?? 0) ===
       0;
     this.lastJson = json;
     return empty ? undefined : body;

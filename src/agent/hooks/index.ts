@@ -9,6 +9,7 @@ import { OutgoingCalls } from './outgoing-calls.js';
 import { ConnectionCloseSites } from './connection-close.js';
 import { HandleGrowth } from './handle-growth.js';
 import { SocketWaits } from './socket-waits.js';
+import { MessageWaits } from './message-waits.js';
 
 export function createGrowthHooks(): GrowthHooks {
   const maxListeners = new MaxListeners();
@@ -22,5 +23,6 @@ export function createGrowthHooks(): GrowthHooks {
     { name: 'connection-close', hook: new ConnectionCloseSites() },
     { name: 'handle-growth', hook: new HandleGrowth() },
     { name: 'socket-waits', hook: new SocketWaits() },
+    { name: 'message-waits', hook: new MessageWaits() },
   ]);
 }
