@@ -163,8 +163,14 @@ export interface SampleMessage extends Envelope {
   eld: HistogramSummary;
   /** Event-loop utilization over this interval, 0..1. */
   elu: number;
-  /** CPU time used in this interval, µs: the process, and this thread when measurable (Node 22+). */
-  cpu: { user: number; system: number; threadUser?: number; threadSystem?: number };
+  /**
+   * CPU time used in this interval, µs: the process, and this thread when node measures it
+   * (`threadUser`/`threadSystem`, process.threadCpuUsage: Node 23.9+ and later 22s). Added
+   * (agent): `threadOnCpu`, a main thread's on-CPU time where node does not measure it, read by
+   * its agent worker from /proc on Linux (worker/loop-thread-cpu.ts); refreshed every 200 ms, so
+   * an interval may carry the next one's, and only sums over several intervals are exact.
+   */
+  cpu: { user: number; system: number; threadUser?: number; threadSystem?: number; threadOnCpu?: number };
   /** Bytes. heap* are this thread's isolate; rss is the process. */
   mem: { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
   /** Active resources by type (process.getActiveResourcesInfo()). */

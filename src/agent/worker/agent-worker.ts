@@ -14,6 +14,7 @@ import { DENSE_HEAP_SAMPLING, LIGHT_HEAP_SAMPLING, InspectorProfiler } from '../
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { CHECK_MS, StallWatchdog } from './stall-watchdog.js';
 import { OwnCpu, watchedThreadCpu } from './own-cpu.js';
+import { loopThreadCpu } from './loop-thread-cpu.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { CallCounter } from '../profiling/call-counts.js';
@@ -52,7 +53,7 @@ function run(data: AgentWorkerData): void {
   useConnectionSecret(data.config.secret);
   const conn = new AgentConnection(data.socket, data.threadId, true);
   // The agent's own CPU is refreshed from the watchdog's timer: no wakeup of its own.
-  const ownCpu = data.cost !== undefined ? new OwnCpu(data.cost, !data.watchdogOnly) : undefined;
+  const ownCpu = data.cost !== undefined ? new OwnCpu(data.cost, !data.watchdogOnly, loopThreadCpu(data.threadId)) : undefined;
   ownCpu?.refresh();
   const alsoEachCheck = ownCpu === undefined ? undefined : () => ownCpu.refreshIfDue(CHECK_MS);
   if (data.watchdogOnly) {
