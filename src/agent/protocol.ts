@@ -8,7 +8,7 @@
 //   hello ──────────────────────────────────────▶ (every process and thread that loads the agent)
 //   listen ─────────────────────────────────────▶ this process/thread is a target
 //   sample, gc, growth, stall (every interval) ─▶ appended to telemetry.ndjson as received
-//   ◀──────────────────────────────── control {cmd: 'target' | 'profile-start' | 'profile-stop' | 'phase' | 'flush'}
+//   ◀──────────────────────────────── control {cmd: 'target' | 'profile-start' | 'profile-stop' | 'phase' | 'flush' | 'call-count-read'}
 //   profile ────────────────────────────────────▶ a profile file was written into the run dir
 //   bye ────────────────────────────────────────▶ the agent flushed (on 'flush' or exit)
 //
@@ -623,10 +623,13 @@ export type ControlMessage =
    * `callCountFrom`, `callCountUntil` (added, CLI; with a load of known duration): epoch ms of
    * the short window right after the load, while the CLI drives more load that is not measured,
    * in which the agent counts calls per function (agent/profiling/call-counts.ts; written as
-   * `calls-<pid>-<tid>.json`).
+   * `calls-<pid>-<tid>.json`). `callCountUntil` is the latest the window is read: the CLI sends
+   * `call-count-read` as soon as the window holds enough requests (src/run/call-count-window.ts).
    */
   | (ControlBase & { cmd: 'profile-start'; heapRetainedFrom?: number; callCountFrom?: number; callCountUntil?: number })
   | (ControlBase & { cmd: 'profile-stop' })
-  | (ControlBase & { cmd: 'flush' });
+  | (ControlBase & { cmd: 'flush' })
+  /** Added (CLI): read the call-count window now (it opened and holds enough requests); ignored before it opened. */
+  | (ControlBase & { cmd: 'call-count-read' });
 
 export type RunPhase = 'starting' | 'setup' | 'warmup' | 'load' | 'cooldown' | 'stopping';

@@ -127,6 +127,8 @@ function run(data: AgentWorkerData): void {
       if (msg.callCountFrom !== undefined && msg.callCountUntil !== undefined) counter.schedule(msg.callCountFrom, msg.callCountUntil);
     } else if (msg.cmd === 'profile-stop') {
       profiler.stop(() => {});
+    } else if (msg.cmd === 'call-count-read') {
+      counter.readNow();
     } else if (msg.cmd === 'flush') {
       // A window not read by now (the run was cut short) is dropped.
       counter.cancel();
