@@ -586,6 +586,15 @@ export interface ErrorMessage extends Envelope {
   message: string;
 }
 
+/**
+ * Added (agent worker): the call-count window opened (V8's counters were reset) at `start`, epoch
+ * ms; the CLI counts the requests it holds from then (src/run/call-count-window.ts).
+ */
+export interface CallWindowMessage extends Envelope {
+  type: 'call-window';
+  start: number;
+}
+
 export interface ByeMessage extends Envelope {
   type: 'bye';
   reason: 'flush' | 'exit';
@@ -600,6 +609,7 @@ export type AgentMessage =
   | StallMessage
   | ProfileMessage
   | ErrorMessage
+  | CallWindowMessage
   | ByeMessage
   | PrimaryMessage;
 

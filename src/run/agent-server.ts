@@ -47,6 +47,8 @@ export interface AgentPeer {
    * LOOP_READINGS_KEPT, with the interval each covers and the driven server's requests finished in it.
    */
   loop: { t: number; elu: number; intervalMs?: number; finished?: number }[];
+  /** When its call-count window opened (epoch ms), once its agent worker said so. */
+  callWindowStart?: number;
 }
 
 /** Readings of loop utilization kept per thread: a minute of samples at the default 100 ms. */
@@ -233,6 +235,9 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
         break;
       case 'stall':
         peer.stall = msg;
+        break;
+      case 'call-window':
+        if (typeof msg.start === 'number') peer.callWindowStart = msg.start;
         break;
       case 'sample':
         if (typeof msg.elu === 'number' && typeof msg.t === 'number') {

@@ -27,8 +27,7 @@ export const CALL_COUNT_MS = 500;
 export const CALL_COUNT_MAX_MS = 2000;
 /**
  * Requests the window should hold before it is read: twice the least a finding uses
- * (CALL_COUNT_MIN_REQUESTS), since the CLI counts them from the planned opening and from
- * telemetry that lags, while the agent's window opens when V8 answered.
+ * (CALL_COUNT_MIN_REQUESTS), so that calls per request are good to a tenth or so.
  */
 export const CALL_COUNT_ENOUGH_REQUESTS = 10;
 /** The extra load runs on this long after the window closes, so requests run until it is read. */
@@ -50,28 +49,47 @@ export function callCountWindow(loadStart: number, durationMs: number): CallCoun
   return { from, readFrom: from + CALL_COUNT_MS, until: from + CALL_COUNT_MAX_MS };
 }
 
-/** A thread's telemetry readings as the CLI keeps them (agent-server.ts, AgentPeer.loop). */
-type Readings = readonly { t: number; intervalMs?: number; finished?: number }[];
+/** A connection's telemetry readings and window opening as the CLI keeps them (agent-server.ts, AgentPeer). */
+interface Peer {
+  pid: number;
+  threadId: number;
+  loop: readonly { t: number; intervalMs?: number; finished?: number }[];
+  callWindowStart?: number;
+}
 
 /**
- * Requests the threads finished since `from` (epoch ms) by their telemetry, the reading that
- * straddles it counted in proportion (as the analysis interpolates them).
+ * Requests finished since `from` (epoch ms) by a thread's telemetry, the reading that straddles
+ * it counted in proportion (as the analysis interpolates them).
  */
-export function requestsSince(threads: readonly { loop: Readings }[], from: number): number {
+export function requestsSince(loop: Peer['loop'], from: number): number {
   let n = 0;
-  for (const thread of threads) {
-    for (const r of thread.loop) {
-      if (r.finished === undefined || r.t <= from) continue;
-      const span = r.intervalMs ?? 0;
-      n += span > 0 ? r.finished * Math.min(1, (r.t - from) / span) : r.finished;
-    }
+  for (const r of loop) {
+    if (r.finished === undefined || r.t <= from) continue;
+    const span = r.intervalMs ?? 0;
+    n += span > 0 ? r.finished * Math.min(1, (r.t - from) / span) : r.finished;
+  }
+  return n;
+}
+
+/**
+ * Requests the counting threads finished in their windows so far: each thread's since its
+ * window opened (its agent worker's `call-window`, sent on a connection of its own, matched by
+ * pid and thread), not before the planned opening. Threads whose window did not open count none.
+ */
+export function requestsInWindows(peers: readonly Peer[], window: Pick<CallCountWindow, 'from'>): number {
+  const opened = new Map<string, number>();
+  for (const p of peers) if (p.callWindowStart !== undefined) opened.set(`${p.pid}:${p.threadId}`, p.callWindowStart);
+  let n = 0;
+  for (const p of peers) {
+    const start = opened.get(`${p.pid}:${p.threadId}`);
+    if (start !== undefined) n += requestsSince(p.loop, Math.max(window.from, start));
   }
   return n;
 }
 
 /** Whether the window can be read at `now`: it lasted CALL_COUNT_MS and holds enough requests. */
-export function callCountReadable(threads: readonly { loop: Readings }[], window: CallCountWindow, now: number): boolean {
-  return now >= window.readFrom && requestsSince(threads, window.from) >= CALL_COUNT_ENOUGH_REQUESTS;
+export function callCountReadable(peers: readonly Peer[], window: CallCountWindow, now: number): boolean {
+  return now >= window.readFrom && requestsInWindows(peers, window) >= CALL_COUNT_ENOUGH_REQUESTS;
 }
 
 /** How long the unmeasured load must still run at `now` (ms; 0 or less: the window is over). */

@@ -19,7 +19,7 @@ import {
   callCountReadable,
   callCountWindow,
   loopBusyEnough,
-  requestsSince,
+  requestsInWindows,
   type CallCountWindow,
 } from './call-count-window.js';
 import type { Report } from '../report/report-schema.js';
@@ -343,7 +343,7 @@ class RunSession {
     this.meta.callCountWindow = {
       from: window.from,
       until: readAt ?? window.until,
-      requests: Math.round(requestsSince(this.agents?.peers ?? [], window.from) * 10) / 10,
+      requests: Math.round(requestsInWindows(this.agents?.peers ?? [], window) * 10) / 10,
       ...(readAt === undefined ? { latest: true } : {}),
     };
   }

@@ -78,6 +78,8 @@ export class CallCounter {
     private readonly ownScriptsUrl?: string,
     /** Called around the two moments V8 may pause the main thread (coverage started and first take; second take and stop). */
     private readonly onBusy?: (busy: boolean) => void,
+    /** Called once the window opened (epoch ms the counters were reset). */
+    private readonly onOpen?: (start: number) => void,
   ) {}
 
   /**
@@ -131,6 +133,7 @@ export class CallCounter {
       if (err) return this.failed(err);
       this.started = epochNow();
       this.onBusy?.(false);
+      this.onOpen?.(this.started);
     });
   }
 

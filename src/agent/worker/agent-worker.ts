@@ -85,7 +85,13 @@ function run(data: AgentWorkerData): void {
     ownScriptsUrl,
   });
   // Calls per function in a short window right after the load (profile-start says when).
-  const counter = new CallCounter(mainSession, onError, ownScriptsUrl, (busy) => watchdog.agentWork(busy, 'call-counts'));
+  const counter = new CallCounter(
+    mainSession,
+    onError,
+    ownScriptsUrl,
+    (busy) => watchdog.agentWork(busy, 'call-counts'),
+    (start) => conn.send({ type: 'call-window', start }),
+  );
   // Scripts a stall's profile sampled get function ranges too (a run without a CPU profile).
   const cause = new StallCause(
     mainSession,
