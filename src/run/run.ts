@@ -316,12 +316,18 @@ class RunSession {
     const onAbort = () => extra.abort();
     signal.addEventListener('abort', onAbort, { once: true });
     let readAt: number | undefined;
+    let requestsAtRead = 0;
     let tail: NodeJS.Timeout | undefined;
+    // A starved load engine can outlast its duration (its workers start late): the window's bound holds.
+    const bound = setTimeout(() => extra.abort(), ms);
     const poll = setInterval(() => {
       const now = Date.now();
+      // Past its latest end the agents read it by themselves.
+      if (now >= window.until) return clearInterval(poll);
       if (!callCountReadable(this.agents?.peers ?? [], window, now)) return;
       clearInterval(poll);
       readAt = now;
+      requestsAtRead = requestsInWindows(this.agents?.peers ?? [], window);
       this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'call-count-read' });
       tail = setTimeout(() => extra.abort(), CALL_COUNT_TAIL_MS);
     }, CALL_COUNT_POLL_MS);
@@ -337,13 +343,14 @@ class RunSession {
       // The counts are a bonus: the measured load is done.
     } finally {
       clearInterval(poll);
+      clearTimeout(bound);
       if (tail !== undefined) clearTimeout(tail);
       signal.removeEventListener('abort', onAbort);
     }
     this.meta.callCountWindow = {
       from: window.from,
       until: readAt ?? window.until,
-      requests: Math.round(requestsInWindows(this.agents?.peers ?? [], window) * 10) / 10,
+      requests: Math.round((readAt !== undefined ? requestsAtRead : requestsInWindows(this.agents?.peers ?? [], window)) * 10) / 10,
       ...(readAt === undefined ? { latest: true } : {}),
     };
   }
