@@ -101,10 +101,7 @@ test('call counts: told to read, the window is read at once instead of at its la
   assert.deepEqual(errors, []);
   const w = counter.window;
   assert.ok(w !== undefined, 'the window was read once told');
-  assert.ok(w.start >= now + 100 && w.end >= told && w.end < now + 60_000, `window ${w.start - now}..${w.end - now} ms`);
-  const mine = [...w.scripts.values()].find((s) => s.url === pathToFileURL(fileURLToPath(import.meta.url)).href);
-  const count = (name: string) => mine?.functions.find((f) => f.functionName === name)?.ranges[0].count ?? 0;
-  assert.equal(count('inner'), 7 * count('outer'));
-  assert.ok(count('outer') > 0);
+  assert.ok(w.start >= now + 100 && w.end >= told && w.end < told + 5000, `window ${w.start - now}..${w.end - now} ms`);
+  // (What it counted is the test above's: V8 may inline `outer` again while this one spins.)
   counter.cancel();
 });
