@@ -8,7 +8,7 @@
 //   hello ──────────────────────────────────────▶ (every process and thread that loads the agent)
 //   listen ─────────────────────────────────────▶ this process/thread is a target
 //   sample, gc, growth, stall (every interval) ─▶ appended to telemetry.ndjson as received
-//   ◀──────────────────────────────── control {cmd: 'target' | 'profile-start' | 'profile-stop' | 'phase' | 'flush'}
+//   ◀──────────────────────────────── control {cmd: 'target' | 'profile-start' | 'profile-stop' | 'phase' | 'flush' | 'call-count-read'}
 //   profile ────────────────────────────────────▶ a profile file was written into the run dir
 //   bye ────────────────────────────────────────▶ the agent flushed (on 'flush' or exit)
 //
@@ -163,8 +163,14 @@ export interface SampleMessage extends Envelope {
   eld: HistogramSummary;
   /** Event-loop utilization over this interval, 0..1. */
   elu: number;
-  /** CPU time used in this interval, µs: the process, and this thread when measurable (Node 22+). */
-  cpu: { user: number; system: number; threadUser?: number; threadSystem?: number };
+  /**
+   * CPU time used in this interval, µs: the process, and this thread when node measures it
+   * (`threadUser`/`threadSystem`, process.threadCpuUsage: Node 23.9+ and later 22s). Added
+   * (agent): `threadOnCpu`, a main thread's on-CPU time where node does not measure it, read by
+   * its agent worker from /proc on Linux (worker/loop-thread-cpu.ts); refreshed every 200 ms, so
+   * an interval may carry the next one's, and only sums over several intervals are exact.
+   */
+  cpu: { user: number; system: number; threadUser?: number; threadSystem?: number; threadOnCpu?: number };
   /** Bytes. heap* are this thread's isolate; rss is the process. */
   mem: { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
   /** Active resources by type (process.getActiveResourcesInfo()). */
@@ -596,6 +602,15 @@ export interface ErrorMessage extends Envelope {
   message: string;
 }
 
+/**
+ * Added (agent worker): the call-count window opened (V8's counters were reset) at `start`, epoch
+ * ms; the CLI counts the requests it holds from then (src/run/call-count-window.ts).
+ */
+export interface CallWindowMessage extends Envelope {
+  type: 'call-window';
+  start: number;
+}
+
 export interface ByeMessage extends Envelope {
   type: 'bye';
   reason: 'flush' | 'exit';
@@ -610,6 +625,7 @@ export type AgentMessage =
   | StallMessage
   | ProfileMessage
   | ErrorMessage
+  | CallWindowMessage
   | ByeMessage
   | PrimaryMessage;
 
@@ -633,10 +649,13 @@ export type ControlMessage =
    * `callCountFrom`, `callCountUntil` (added, CLI; with a load of known duration): epoch ms of
    * the short window right after the load, while the CLI drives more load that is not measured,
    * in which the agent counts calls per function (agent/profiling/call-counts.ts; written as
-   * `calls-<pid>-<tid>.json`).
+   * `calls-<pid>-<tid>.json`). `callCountUntil` is the latest the window is read: the CLI sends
+   * `call-count-read` as soon as the window holds enough requests (src/run/call-count-window.ts).
    */
   | (ControlBase & { cmd: 'profile-start'; heapRetainedFrom?: number; callCountFrom?: number; callCountUntil?: number })
   | (ControlBase & { cmd: 'profile-stop' })
-  | (ControlBase & { cmd: 'flush' });
+  | (ControlBase & { cmd: 'flush' })
+  /** Added (CLI): read the call-count window now (it opened and holds enough requests); ignored before it opened. */
+  | (ControlBase & { cmd: 'call-count-read' });
 
 export type RunPhase = 'starting' | 'setup' | 'warmup' | 'load' | 'cooldown' | 'stopping';

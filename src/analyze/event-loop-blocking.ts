@@ -25,7 +25,7 @@ import { callsFrom } from './signals/outgoing-waits.js';
 import { IO_WAIT_MIN_LATENCY_MS, waitsInSequence } from './io-wait.js';
 import { loopCaller, type LoopCaller } from './signals/loop-cause.js';
 import { describePreemptedStall } from './signals/preempted-stall.js';
-import { pathWithCalls, type PathStep } from './signals/call-counts.js';
+import { callCountShortfall, pathWithCalls, type PathStep } from './signals/call-counts.js';
 import { BLOCKING_AVOIDABLE_SHARE, focusedWork, ownGroup, type Focus } from './signals/focused-work.js';
 import { describeScheduled, scheduledBy, type Scheduled } from './signals/scheduled-by.js';
 import { describeHolder, longHolder, type Holder } from './signals/loop-holder.js';
@@ -502,7 +502,7 @@ function evidenceOf(run: RunData, s: LoopStats, view: CpuView | undefined, focus
           ...(scheduled.callback ? { scheduledCallback: scheduled.callback.name } : {}),
         }
       : {}),
-    ...(b.loop ? loopBlameEvidence(run.cwd, b.loop, b.paidIn) : {}),
+    ...(b.loop ? loopBlameEvidence(run, b.loop, b.paidIn) : {}),
   };
 }
 
@@ -522,7 +522,8 @@ function loopEvidence(s: LoopStats): Evidence {
 }
 
 /** The loop that calls the paying helper: where it is, the call path with its calls per request, and where the cost is paid. */
-function loopBlameEvidence(cwd: string, loop: LoopBlame, paidIn: Culprit | undefined): Evidence {
+function loopBlameEvidence(run: RunData, loop: LoopBlame, paidIn: Culprit | undefined): Evidence {
+  const cwd = run.cwd;
   const calls = helperCalls(loop.steps);
   return {
     calledInLoop: loop.at,
@@ -536,8 +537,14 @@ function loopBlameEvidence(cwd: string, loop: LoopBlame, paidIn: Culprit | undef
           helperCallsPerRequest: calls.perRequest,
           ...(calls.perCallerCall !== undefined ? { helperCallsPerCallerCall: calls.perCallerCall } : {}),
         }
-      : {}),
+      : callCountsMissing(run)),
   };
+}
+
+/** Why the loop's path has no calls per request, when the run counted calls and the window fell short. */
+function callCountsMissing(run: RunData): Evidence {
+  const shortfall = callCountShortfall(run);
+  return shortfall !== undefined ? { callCounts: shortfall } : {};
 }
 
 function recommendationOf(dominant: DominantWork | undefined, t: TopWork): string {

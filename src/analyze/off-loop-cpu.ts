@@ -10,9 +10,9 @@ import type { Finding } from './finding.js';
 import type { CallTree } from '../profile/call-tree.js';
 import { loopStats } from './signals/loop-stats.js';
 import { perRun } from '../run-dir/per-run.js';
-import { loadWindow, targetThreads, windowSamples } from './signals/load-window.js';
+import { targetThreads } from './signals/load-window.js';
 import { agentCost } from './signals/agent-cost.js';
-import { processCpu } from './signals/process-cpu.js';
+import { loopThreadsCpuMs, processCpu } from './signals/process-cpu.js';
 import { cpuViewOf, treeOf } from './signals/cpu-view.js';
 import { firstAppAncestor } from '../profile/attribution.js';
 import { describeCulprit, frameCulprit } from './signals/culprit.js';
@@ -21,9 +21,10 @@ import { offLoopAdvice, type OffLoopKind } from './off-loop-cpu.advice.js';
 
 /**
  * The least share of the target's own CPU (the process's, less the agent's threads) that ran
- * outside its event loops. When the serving threads' CPU is measured (Node 23.9+), the share
- * alone decides: a starved target keeps it (beside a CPU hog, a pbkdf2 login got 0.29 cores, 92 %
- * of them off the loop, against 13-19 % for the I/O-bound scenarios). Without that measure the
+ * outside its event loops. When the serving threads' CPU is measured (node's own figure on 23.9+,
+ * the agent worker's /proc reading of the main thread on Linux elsewhere), the share alone
+ * decides: a starved target keeps it (beside a CPU hog, a pbkdf2 login got 0.29 cores, 92 % of
+ * them off the loop, against 13-19 % for the I/O-bound scenarios). Without that measure the
  * loop's part is its utilization, which misses its CPU outside JS (an idle loop read 0.03 against
  * 0.08 cores of the process): then the off-loop CPU must also reach OFF_LOOP_MIN_CORES.
  */
@@ -63,8 +64,9 @@ export function offLoopCores(run: RunData): { processCores: number; offLoop: num
   // The agent's worker and V8's profiler thread run off the loop too, for the agent.
   const agentCores = cost && s.durationMs > 0 ? (cost.workerMs + cost.profilerThreadMs) / s.durationMs : 0;
   const own = processCores - agentCores;
-  const measured = loopCpuMeasured(run);
-  const offLoop = own - (measured ? s.coresMean : s.eluMean) * threads.length;
+  const loopMs = loopThreadsCpuMs(run);
+  const measured = loopMs !== undefined && s.durationMs > 0;
+  const offLoop = own - (measured ? loopMs / s.durationMs : s.eluMean * threads.length);
   if (offLoop <= 0 || offLoop < OFF_LOOP_MIN_SHARE * own) return undefined;
   // The app seen handing CPU work over (an app function above pbkdf2, async zlib, new Worker) is direct evidence.
   const enough = measured || offLoop >= OFF_LOOP_MIN_CORES || (handOver(run)?.submit?.frame ?? -1) >= 0;
@@ -84,13 +86,6 @@ const handOver = perRun((run: RunData): { tree: CallTree; submit?: Submitter } |
   const tree = treeOf(run, view.profile, view.ref);
   return { tree, submit: submitter(tree) };
 });
-
-/** Whether the serving threads' own CPU is in their samples (process.threadCpuUsage, Node 23.9+). */
-function loopCpuMeasured(run: RunData): boolean {
-  const w = loadWindow(run);
-  const samples = targetThreads(run).flatMap((t) => windowSamples(t, w));
-  return samples.length > 0 && samples.every((x) => x.cpu.threadUser !== undefined);
-}
 
 export function offLoopCpu(run: RunData): Finding[] {
   const s = loopStats(run);

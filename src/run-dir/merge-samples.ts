@@ -83,6 +83,8 @@ export function mergeSamples(a: SampleMessage, b: SampleMessage): SampleMessage 
   const threadSystem = addOptional(a.cpu.threadSystem, b.cpu.threadSystem);
   if (threadUser !== undefined) cpu.threadUser = threadUser;
   if (threadSystem !== undefined) cpu.threadSystem = threadSystem;
+  const threadOnCpu = addOptional(a.cpu.threadOnCpu, b.cpu.threadOnCpu);
+  if (threadOnCpu !== undefined) cpu.threadOnCpu = threadOnCpu;
   const out: SampleMessage = {
     ...b,
     intervalMs,

@@ -93,6 +93,7 @@ const optionalMetaFields: Record<string, Check> = {
   warnings: arrayOf(str),
   spawnedPid: num,
   otherPorts: arrayOf(num),
+  callCountWindow: shape({ from: num, until: num, requests: num, latest: opt(bool) }),
 };
 
 /** The entries of an array field that have their shape; others are dropped with one warning. */

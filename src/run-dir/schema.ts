@@ -80,4 +80,11 @@ export interface RunMeta {
   spawnedPid?: number;
   /** Ports the target listened on besides the one load was driven at. */
   otherPorts?: number[];
+  /**
+   * The call-count window after the load, when the extra load for it was driven
+   * (src/run/call-count-window.ts): epoch ms it opened and was read (`latest`: read by the
+   * agents at its latest end, the driven threads having finished too few requests in it), and the
+   * requests they finished in it by their telemetry as the CLI saw it then.
+   */
+  callCountWindow?: { from: number; until: number; requests: number; latest?: boolean };
 }

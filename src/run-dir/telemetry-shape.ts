@@ -17,7 +17,7 @@ const messages: Record<string, Check> = {
     intervalMs: num,
     eld: histogram,
     elu: num,
-    cpu: shape({ user: num, system: num, threadUser: opt(num), threadSystem: opt(num) }),
+    cpu: shape({ user: num, system: num, threadUser: opt(num), threadSystem: opt(num), threadOnCpu: opt(num) }),
     mem: shape({ rss: num, heapUsed: num, heapTotal: num, external: num, arrayBuffers: num }),
     resources: record(num),
     dropped: opt(num),
@@ -102,6 +102,7 @@ const messages: Record<string, Check> = {
   }),
   profile: shape({ kind: (v) => v === 'cpu' || v === 'heap' || v === 'heap-retained', file: str, start: num, end: num }),
   'agent-error': shape({ what: str, message: str }),
+  'call-window': shape({ start: num }),
   primary: shape({
     role: (v) => v === 'cluster-primary',
     intervalMs: num,

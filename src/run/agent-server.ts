@@ -42,8 +42,13 @@ export interface AgentPeer {
   stall?: StallMessage;
   /** The connection closed (the process exited, or the agent shut down). */
   closed: boolean;
-  /** The loop utilization of the thread's latest samples (sender's clock, epoch ms), at most LOOP_READINGS_KEPT. */
-  loop: { t: number; elu: number }[];
+  /**
+   * The loop utilization of the thread's latest samples (sender's clock, epoch ms), at most
+   * LOOP_READINGS_KEPT, with the interval each covers and the driven server's requests finished in it.
+   */
+  loop: { t: number; elu: number; intervalMs?: number; finished?: number }[];
+  /** When its call-count window opened (epoch ms), once its agent worker said so. */
+  callWindowStart?: number;
 }
 
 /** Readings of loop utilization kept per thread: a minute of samples at the default 100 ms. */
@@ -231,9 +236,17 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
       case 'stall':
         peer.stall = msg;
         break;
+      case 'call-window':
+        if (typeof msg.start === 'number') peer.callWindowStart = msg.start;
+        break;
       case 'sample':
         if (typeof msg.elu === 'number' && typeof msg.t === 'number') {
-          peer.loop.push({ t: msg.t, elu: msg.elu });
+          peer.loop.push({
+            t: msg.t,
+            elu: msg.elu,
+            ...(typeof msg.intervalMs === 'number' ? { intervalMs: msg.intervalMs } : {}),
+            ...(typeof msg.http?.finished === 'number' ? { finished: msg.http.finished } : {}),
+          });
           if (peer.loop.length > LOOP_READINGS_KEPT) peer.loop.shift();
         }
         break;

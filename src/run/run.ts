@@ -12,7 +12,16 @@ import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
 import { DEFAULT_DURATION_S } from '../load/load-options.js';
-import { callCountLoadMs, callCountWindow, loopBusyEnough } from './call-count-window.js';
+import {
+  CALL_COUNT_POLL_MS,
+  CALL_COUNT_TAIL_MS,
+  callCountLoadMs,
+  callCountReadable,
+  callCountWindow,
+  loopBusyEnough,
+  requestsInWindows,
+  type CallCountWindow,
+} from './call-count-window.js';
 import type { Report } from '../report/report-schema.js';
 import { writeReports } from '../report/write-reports.js';
 import { readRunDir } from '../profile/read-run.js';
@@ -93,7 +102,7 @@ class RunSession {
   /** Set once hotpath itself starts stopping the target. */
   private stopping = false;
   /** When the agents count calls after the load (sent with profile-start), until the extra load is driven. */
-  private callCount: { from: number; until: number; loadStart: number } | undefined;
+  private callCount: (CallCountWindow & { loadStart: number }) | undefined;
   /** profile-start was sent and profile-stop not yet. */
   private profiling = false;
   /** The final meta.json is on disk. */
@@ -301,17 +310,49 @@ class RunSession {
     if (!loopBusyEnough(this.agents?.peers ?? [], window.loadStart)) return;
     const ms = callCountLoadMs(window, Date.now());
     if (ms <= 0) return;
+    // Read as soon as the window holds enough requests (then the extra load stops CALL_COUNT_TAIL_MS
+    // later), else by the agents themselves at its latest end.
+    const extra = new AbortController();
+    const onAbort = () => extra.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    let readAt: number | undefined;
+    let requestsAtRead = 0;
+    let tail: NodeJS.Timeout | undefined;
+    // A starved load engine can outlast its duration (its workers start late): the window's bound holds.
+    const bound = setTimeout(() => extra.abort(), ms);
+    const poll = setInterval(() => {
+      const now = Date.now();
+      // Past its latest end the agents read it by themselves.
+      if (now >= window.until) return clearInterval(poll);
+      if (!callCountReadable(this.agents?.peers ?? [], window, now)) return;
+      clearInterval(poll);
+      readAt = now;
+      requestsAtRead = requestsInWindows(this.agents?.peers ?? [], window);
+      this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'call-count-read' });
+      tail = setTimeout(() => extra.abort(), CALL_COUNT_TAIL_MS);
+    }, CALL_COUNT_POLL_MS);
     try {
       await driveLoad({
         url,
         socket,
-        signal,
+        signal: extra.signal,
         onPhase: () => {},
         options: { ...this.options, ...overrides, duration: ms / 1000, amount: undefined, warmup: 0, hdrLog: undefined },
       });
     } catch {
       // The counts are a bonus: the measured load is done.
+    } finally {
+      clearInterval(poll);
+      clearTimeout(bound);
+      if (tail !== undefined) clearTimeout(tail);
+      signal.removeEventListener('abort', onAbort);
     }
+    this.meta.callCountWindow = {
+      from: window.from,
+      until: readAt ?? window.until,
+      requests: Math.round((readAt !== undefined ? requestsAtRead : requestsInWindows(this.agents?.peers ?? [], window)) * 10) / 10,
+      ...(readAt === undefined ? { latest: true } : {}),
+    };
   }
 
   private onDrivePhase(phase: DrivePhase, at: number): void {

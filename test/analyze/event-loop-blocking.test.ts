@@ -1040,19 +1040,21 @@ test('blocking: with call counts, a loop making thousands of calls per call is t
     ],
     { cwd: dir },
   );
-  const run = (perCall: number) => {
+  const run = (perCall: number, windowMs = 2000, counted = true) => {
     const r = syntheticRun({ cwd: dir, rps: 400, elu: 0.95, cores: 0.95, latencyMs: 20, profiles: [profile] });
     const t = r.threads[0];
     // A window of 2 s in the middle of the load: 800 requests, one rankListings each (the shape
     // calls-<pid>-<tid>.json has: function-range rows, 0-based, the last field the calls).
     const start = r.loadWindow!.start + 4000;
     const url = (f: string) => `file://${join(dir, f)}`;
+    r.meta.callCountWindow = { from: start, until: start + windowMs, requests: (400 * windowMs) / 1000 };
+    if (!counted) return eventLoopBlocking(r)[0];
     r.callCounts = [
       {
         pid: t.pid,
         threadId: t.threadId,
         start,
-        end: start + 2000,
+        end: start + windowMs,
         scripts: {
           [url('server.js')]: [['handler', 2, 0, 4, 1, 800]],
           [url('lib/rank.js')]: [
@@ -1086,10 +1088,23 @@ test('blocking: with call counts, a loop making thousands of calls per call is t
     many.summary,
     /Path: handler \(server\.js:3, 1 per request\) → rankListings \(lib\/rank\.js:4, 1 per request\) → normalize \(lib\/rank\.js:1, 3,\d{3} per request\)/,
   );
+  assert.equal(many.evidence.callCounts, undefined, 'nothing to say of a window that counted');
   // Four calls per call: a few costly ones, the helper stays the culprit.
   const few = run(4);
   assert.equal(few.culprit?.function, 'normalize');
   assert.equal(few.evidence.helperCallsPerCallerCall, 4);
+  // A starved target: the window caught no call, or too few requests; the evidence says so, and
+  // the shares alone decide (the helper).
+  const none = run(3000, 2000, false);
+  assert.equal(none.culprit?.function, 'normalize');
+  assert.equal(none.evidence.helperCallsPerRequest, undefined);
+  assert.match(String(none.evidence.callCounts), /^no call counted: the 2000 ms window after the load caught no call/);
+  const short = run(3000, 8);
+  assert.equal(short.evidence.helperCallsPerRequest, undefined);
+  assert.match(
+    String(short.evidence.callCounts),
+    /^too few requests to count calls per request: the 8 ms window after the load caught 3 \(5 needed\)/,
+  );
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -91,3 +91,23 @@ test("off-loop CPU: with the loop thread's CPU measured, a starved target's shar
     [],
   );
 });
+
+test("off-loop CPU: on a node without the thread's CPU (Node 20), the agent worker's /proc reading of the main thread decides as node's own figure does", () => {
+  // The starved login again, its loop thread's CPU read from /proc in lumps (every other sample):
+  // no hand-over caught in the profile, far under the 0.4-core floor, yet 92 % of the process's own CPU off the loop.
+  const plain = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.03 }], { cwd, idleShare: 0.96 });
+  const starved = { cwd, rps: 12, elu: 0.12, cores: 0.29, latencyMs: 1470, profiles: [plain] };
+  assert.deepEqual(offLoopCpu(syntheticRun(starved)), [], 'unmeasured: under the floor, nothing caught');
+  const [f] = offLoopCpu(syntheticRun({ ...starved, threadOnCpuCores: 0.022 }));
+  assert.equal(f?.category, 'off-loop-cpu');
+  const measuredByNode = offLoopCpu(syntheticRun({ ...starved, threadCores: 0.022 }))[0];
+  assert.ok(Math.abs((f.evidence.offLoopCores as number) - (measuredByNode?.evidence.offLoopCores as number)) < 0.01, 'the same figure');
+  assert.deepEqual(ioWait(syntheticRun({ ...starved, threadOnCpuCores: 0.022 })), [], 'not "waiting on I/O"');
+  // Beside the hog, a slow upstream whose little CPU was mostly its loop's own, read the same way: quiet.
+  const upstream = { cwd, rps: 80, elu: 0.12, cores: 0.13, latencyMs: 200, profiles: [plain] };
+  assert.deepEqual(offLoopCpu(syntheticRun({ ...upstream, threadOnCpuCores: 0.1 })), []);
+  // A loop thread whose CPU is read in some samples only (the agent worker started late) is not measured.
+  const run = syntheticRun({ ...starved, threadOnCpuCores: 0.022 });
+  delete run.threads[0].samples[Math.floor(run.threads[0].samples.length / 2)].cpu.threadOnCpu;
+  assert.deepEqual(offLoopCpu(run), []);
+});

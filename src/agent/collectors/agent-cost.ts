@@ -3,7 +3,7 @@
 // worker's CPU and V8's profiler threads' (published by worker/own-cpu.ts in a shared buffer).
 import type { SampleMessage } from '../protocol.js';
 import { ownTime } from '../own-time.js';
-import { COST_PROFILER, COST_WORKER } from '../worker/own-cpu.js';
+import { COST_LOOP_THREAD, COST_PROFILER, COST_WORKER } from '../worker/own-cpu.js';
 
 type AgentCpu = NonNullable<SampleMessage['agent']>;
 
@@ -12,6 +12,7 @@ export class AgentCost {
   private lastMain = ownTime.ms;
   private lastWorker = -1;
   private lastProfiler = -1;
+  private lastLoopThread = -1;
 
   /** The agent worker's shared figures (worker/own-cpu.ts). */
   attach(buffer: SharedArrayBuffer): void {
@@ -35,6 +36,19 @@ export class AgentCost {
       out.profilerUs = this.lastProfiler >= 0 ? us(profiler - this.lastProfiler) : 0;
       this.lastProfiler = profiler;
     }
+    return out;
+  }
+
+  /**
+   * The main thread's own CPU since the last call (µs), where the agent worker reads it
+   * (worker/loop-thread-cpu.ts: Linux, a node without process.threadCpuUsage); else undefined.
+   * The worker refreshes it every OWN_CPU_EVERY_MS, so one interval may carry the next's.
+   */
+  loopThreadUs(): number | undefined {
+    const ms = this.slots?.[COST_LOOP_THREAD] ?? -1;
+    if (ms < 0) return undefined;
+    const out = this.lastLoopThread >= 0 ? us(ms - this.lastLoopThread) : 0;
+    this.lastLoopThread = ms;
     return out;
   }
 }

@@ -97,7 +97,11 @@ export class Sampler {
   }
 
   private addThreadCpu(sample: SampleBody): void {
-    if (this.threadCpuUsage === undefined || this.threadCpu === undefined) return;
+    if (this.threadCpuUsage === undefined || this.threadCpu === undefined) {
+      const onCpu = this.cost.loopThreadUs();
+      if (onCpu !== undefined) sample.cpu.threadOnCpu = onCpu;
+      return;
+    }
     const now = this.threadCpuUsage();
     sample.cpu.threadUser = now.user - this.threadCpu.user;
     sample.cpu.threadSystem = now.system - this.threadCpu.system;

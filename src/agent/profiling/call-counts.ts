@@ -65,6 +65,9 @@ export function keptCalls(result: readonly ScriptCoverage[], ownScriptsUrl?: str
 export class CallCounter {
   private session: Session | undefined;
   private timers: NodeJS.Timeout[] = [];
+  private readTimer: NodeJS.Timeout | undefined;
+  /** The second take was asked for (the window is being read). */
+  private reading = false;
   private started = 0;
   /** The window read, once it was. */
   window: CallWindow | undefined;
@@ -75,16 +78,32 @@ export class CallCounter {
     private readonly ownScriptsUrl?: string,
     /** Called around the two moments V8 may pause the main thread (coverage started and first take; second take and stop). */
     private readonly onBusy?: (busy: boolean) => void,
+    /** Called once the window opened (epoch ms the counters were reset). */
+    private readonly onOpen?: (start: number) => void,
   ) {}
 
-  /** Opens the window at `from` and reads it at `until` (epoch ms); a later schedule replaces it. */
+  /**
+   * Opens the window at `from` and reads it at `until` (epoch ms), or sooner when told to
+   * (readNow: the CLI saw enough requests in it); a later schedule replaces it.
+   */
   schedule(from: number, until: number): void {
     this.cancel();
     if (!(until > from)) return;
     const now = epochNow();
-    this.timers.push(setTimeout(() => this.open(), Math.max(0, from - now)));
-    this.timers.push(setTimeout(() => this.read(), Math.max(0, until - now)));
+    this.readTimer = setTimeout(() => this.read(), Math.max(0, until - now));
+    this.timers.push(
+      setTimeout(() => this.open(), Math.max(0, from - now)),
+      this.readTimer,
+    );
     for (const t of this.timers) t.unref?.();
+  }
+
+  /** Reads the window now, when it is open (before that, the scheduled read stands). */
+  readNow(): void {
+    if (this.session === undefined || this.started === 0 || this.reading) return;
+    if (this.readTimer !== undefined) clearTimeout(this.readTimer);
+    this.readTimer = undefined;
+    this.read();
   }
 
   /** The load ended before the window was read: coverage stops, nothing is kept. */
@@ -114,12 +133,15 @@ export class CallCounter {
       if (err) return this.failed(err);
       this.started = epochNow();
       this.onBusy?.(false);
+      this.onOpen?.(this.started);
     });
   }
 
   private read(): void {
     const s = this.session;
+    if (this.reading) return;
     if (s === undefined || this.started === 0) return this.close();
+    this.reading = true;
     const start = this.started;
     this.onBusy?.(true);
     s.post('Profiler.takePreciseCoverage', (err, result) => {
@@ -145,6 +167,7 @@ export class CallCounter {
     const s = this.session;
     this.session = undefined;
     this.started = 0;
+    this.reading = false;
     if (s === undefined) return;
     try {
       s.post('Profiler.stopPreciseCoverage', () => {

@@ -14,6 +14,7 @@ import { DENSE_HEAP_SAMPLING, LIGHT_HEAP_SAMPLING, InspectorProfiler } from '../
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { CHECK_MS, StallWatchdog } from './stall-watchdog.js';
 import { OwnCpu, watchedThreadCpu } from './own-cpu.js';
+import { loopThreadCpu } from './loop-thread-cpu.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { reserveFd } from '../fd-reserve.js';
@@ -55,7 +56,7 @@ function run(data: AgentWorkerData): void {
   reserveFd();
   const conn = new AgentConnection(data.socket, data.threadId, true);
   // The agent's own CPU is refreshed from the watchdog's timer: no wakeup of its own.
-  const ownCpu = data.cost !== undefined ? new OwnCpu(data.cost, !data.watchdogOnly) : undefined;
+  const ownCpu = data.cost !== undefined ? new OwnCpu(data.cost, !data.watchdogOnly, loopThreadCpu(data.threadId)) : undefined;
   ownCpu?.refresh();
   const alsoEachCheck = ownCpu === undefined ? undefined : () => ownCpu.refreshIfDue(CHECK_MS);
   if (data.watchdogOnly) {
@@ -87,7 +88,13 @@ function run(data: AgentWorkerData): void {
     ownScriptsUrl,
   });
   // Calls per function in a short window right after the load (profile-start says when).
-  const counter = new CallCounter(mainSession, onError, ownScriptsUrl, (busy) => watchdog.agentWork(busy, 'call-counts'));
+  const counter = new CallCounter(
+    mainSession,
+    onError,
+    ownScriptsUrl,
+    (busy) => watchdog.agentWork(busy, 'call-counts'),
+    (start) => conn.send({ type: 'call-window', start }),
+  );
   // Scripts a stall's profile sampled get function ranges too (a run without a CPU profile).
   const cause = new StallCause(
     mainSession,
@@ -129,6 +136,8 @@ function run(data: AgentWorkerData): void {
       if (msg.callCountFrom !== undefined && msg.callCountUntil !== undefined) counter.schedule(msg.callCountFrom, msg.callCountUntil);
     } else if (msg.cmd === 'profile-stop') {
       profiler.stop(() => {});
+    } else if (msg.cmd === 'call-count-read') {
+      counter.readNow();
     } else if (msg.cmd === 'flush') {
       // A window not read by now (the run was cut short) is dropped.
       counter.cancel();

@@ -11,10 +11,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
-/** Float64 slots of the buffer: this worker's CPU, the profiler threads' CPU (ms; -1: not measurable). */
+/**
+ * Float64 slots of the buffer: this worker's CPU, the profiler threads' CPU and, where node does
+ * not measure it, the main thread's own CPU (loop-thread-cpu.ts) (ms; -1: not measurable).
+ */
 export const COST_WORKER = 0;
 export const COST_PROFILER = 1;
-export const COST_SLOTS = 2;
+export const COST_LOOP_THREAD = 2;
+export const COST_SLOTS = 3;
 /**
  * How often the figures are refreshed: the sampler reads at most this stale a figure. The stall
  * watchdog's check drives the refresh (every other check): one wakeup of the agent worker fewer
@@ -45,6 +49,8 @@ export class OwnCpu {
   constructor(
     buffer: SharedArrayBuffer,
     private readonly profilerThreads: boolean,
+    /** The main thread's CPU so far (ms), when it is read here (loop-thread-cpu.ts). */
+    private readonly loopThread?: () => number | undefined,
   ) {
     this.slots = new Float64Array(buffer);
   }
@@ -62,6 +68,7 @@ export class OwnCpu {
     try {
       this.slots[COST_WORKER] = this.workerMs();
       if (this.profilerThreads && this.linux) this.slots[COST_PROFILER] = this.profilerMs();
+      if (this.loopThread !== undefined) this.slots[COST_LOOP_THREAD] = this.loopThread() ?? -1;
     } catch {
       // Never let a reading break the agent worker.
     }

@@ -92,6 +92,29 @@ export function callsPerRequest(run: RunData, fn: FunctionAt): CallRate | undefi
 }
 
 /**
+ * What to say when the run drove a call-count window (meta.callCountWindow) but it caught too few
+ * requests for calls per request (a target starved of CPU in it) or no call of the app's own
+ * functions: the findings that use the counts say so rather than go without them silently.
+ * Undefined when no window was driven or it holds enough requests.
+ */
+export function callCountShortfall(run: RunData): string | undefined {
+  const w = run.meta.callCountWindow;
+  if (w === undefined) return undefined;
+  const counts = run.callCounts ?? [];
+  let requests = 0;
+  for (const c of counts) {
+    const thread = run.threads.find((t) => t.pid === c.pid && t.threadId === c.threadId);
+    if (thread !== undefined) requests += requestsInWindow(thread, c);
+  }
+  if (counts.length > 0 && requests >= CALL_COUNT_MIN_REQUESTS) return undefined;
+  const ms = Math.round(w.until - w.from);
+  const bound = w.latest ? ', its longest' : '';
+  if (counts.length === 0)
+    return `no call counted: the ${ms} ms window after the load${bound} caught no call of the app's functions (${Math.round(w.requests)} requests finished in it)`;
+  return `too few requests to count calls per request: the ${ms} ms window after the load${bound} caught ${Math.round(requests)} (${CALL_COUNT_MIN_REQUESTS} needed)`;
+}
+
+/**
  * Whether `fn` is an async function or a generator, as its declaration line reads: V8 counts each
  * resumption after an `await` or a `yield` as a call (a handler awaiting once read 2 calls per
  * request, a helper awaiting `fetch` and `.json()` 3 per call), so their counts are not calls.

@@ -38,3 +38,22 @@ export function processCpu(run: RunData): ProcessCpu {
   const durationMs = w?.durationMs ?? sum((perThread[0]?.samples ?? []).map((s) => s.intervalMs));
   return processCpuOf(onePerProcess(perThread), durationMs);
 }
+
+/**
+ * The serving threads' own CPU over the load window (ms, all target threads together), when
+ * every one of their samples in it measures it: node's thread CPU (`threadUser`/`threadSystem`,
+ * Node 23.9+), else the main thread's on-CPU time its agent worker read from /proc (`threadOnCpu`,
+ * Linux; refreshed every 200 ms, so only the sum over the window is exact). Undefined otherwise.
+ */
+export function loopThreadsCpuMs(run: RunData): number | undefined {
+  const w = loadWindow(run);
+  const samples = targetThreads(run).flatMap((t) => windowSamples(t, w));
+  let us = 0;
+  for (const s of samples) {
+    const c = s.cpu;
+    if (c.threadUser !== undefined) us += c.threadUser + (c.threadSystem ?? 0);
+    else if (c.threadOnCpu !== undefined) us += c.threadOnCpu;
+    else return undefined;
+  }
+  return samples.length > 0 ? us / 1000 : undefined;
+}

@@ -69,3 +69,39 @@ test('call counts: a window read through a real inspector session counts every c
   assert.equal(count('inner'), 7 * count('outer'));
   counter.cancel();
 });
+
+test('call counts: told to read, the window is read at once instead of at its latest end; told before it opened, the schedule stands', async () => {
+  const connect = (): Session => {
+    const s = new Session();
+    s.connect();
+    return s;
+  };
+  const errors: string[] = [];
+  const counter = new CallCounter(connect, (what, err) => errors.push(`${what}: ${String(err)}`));
+  const now = Date.now();
+  counter.schedule(now + 100, now + 60_000);
+  // Before the window opened: nothing to read, and the window still opens.
+  counter.readNow();
+  let sum = 0;
+  const spin = async (ms: number) => {
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      for (let i = 0; i < 200; i++) sum += outer(i);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  };
+  await spin(400);
+  const early = counter.window;
+  assert.equal(early, undefined, 'not read before it was told');
+  const told = Date.now();
+  counter.readNow();
+  counter.readNow();
+  for (let turn = 0; turn < 500 && counter.window === undefined; turn++) await spin(5);
+  assert.ok(sum > 0);
+  assert.deepEqual(errors, []);
+  const w = counter.window;
+  assert.ok(w !== undefined, 'the window was read once told');
+  assert.ok(w.start >= now + 100 && w.end >= told && w.end < told + 5000, `window ${w.start - now}..${w.end - now} ms`);
+  // (What it counted is the test above's: V8 may inline `outer` again while this one spins.)
+  counter.cancel();
+});
