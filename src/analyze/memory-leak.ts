@@ -35,7 +35,7 @@ export const LEAK_MIN_MAJOR_GCS = 3;
  * where a floor in bytes (8 MiB before) missed a 2 KB-per-request leak served at 700 req/s for
  * 5 s and let a slow machine's short run hide any leak.
  */
-export const LEAK_TREND_MIN_BYTES_PER_REQUEST = 512;
+export const LEAK_TREND_MIN_BYTES_PER_REQUEST = 256;
 /** Requests the window must serve for the trend to be read against them (else against time). */
 export const LEAK_TREND_MIN_REQUESTS = 100;
 /**
