@@ -80,7 +80,10 @@ function trendLeak(run: RunData): Finding[] {
     ...envelope.map((p) => p.bytes),
   ]).min;
   const baseline = Math.max(1, fit.intercept, floor);
-  if (!rises(growth, baseline, fit.r2, floorOf(axis, HEAP_FLOORS)) || !keepsGrowing(envelope, axis, baseline, floorOf(axis, HEAP_FLOORS), growth)) {
+  if (
+    !rises(growth, baseline, fit.r2, floorOf(axis, HEAP_FLOORS)) ||
+    !keepsGrowing(envelope, axis, baseline, floorOf(axis, HEAP_FLOORS), growth)
+  ) {
     // Just enough full GCs, two of them close together (the --heap switch forces one mid-load), say
     // little about a trend: what the post-load full GC kept is judged as with too few.
     return offHeap.length > 0 || envelope.length > LEAK_MIN_MAJOR_GCS
