@@ -185,7 +185,7 @@ export class ThreadAgent {
       this.heapTrigger.countRequests(sample.http?.finished ?? 0);
       // A full GC of V8's own reads what is live as well as the forced one does.
       const ownFull = gc.heapAfterFull?.[gc.heapAfterFull.length - 1];
-      if (ownFull !== undefined) safely('heap-trigger', () => this.wantHeap(this.heapTrigger.liveAfterFullGc(ownFull.bytes)));
+      if (ownFull !== undefined) safely('heap-trigger', () => this.wantHeap(this.heapTrigger.liveAfterFullGc(ownFull.bytes, false)));
       safely('mid-load-gc', () => {
         const forced = this.midLoadGc.observe(epochNow(), gc.full, oldGenerationUsed);
         if (forced === undefined) return;

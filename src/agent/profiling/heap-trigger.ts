@@ -13,7 +13,8 @@
 //   of V8's own), the heap it left and the external memory (Buffers' bytes) are together ≥
 //   TRIGGER_LIVE_GROWTH_SHARE above their lowest readings since the profile started, and
 //   TRIGGER_LIVE_BYTES_PER_REQUEST per request: a small leak that stays under TRIGGER_GROWTH_BYTES
-//   in a short run gets its retained view too (densely: a few MB), and so do Buffers kept per
+//   in a short run gets its retained view too (densely after the forced GC: a few MB; sparsely
+//   after one of V8's, which can come early in the load), and so do Buffers kept per
 //   request, whose bytes are off the heap (the webhook-buffer-archive scenario: 4 KB of external
 //   memory per request and a few dozen bytes of heap; its V8 ran full GCs of its own, so none was
 //   forced, and the view was missing in 2 of 13 runs: no culprit, no holder).
@@ -116,9 +117,12 @@ export class HeapTrigger {
    * now: growth of what is live, free of the garbage the other readings carry. Once, when it rose
    * TRIGGER_LIVE_GROWTH_SHARE above the lowest readings since the profile started (which hold
    * garbage too, so the rise is real) and by TRIGGER_LIVE_BYTES_PER_REQUEST per request finished
-   * since. 'live-growth': a few MB in the second half, which the retained sampler samples densely.
+   * since. 'live-growth' after the forced one: a few MB in the second half, which the retained
+   * sampler samples densely. 'growth' after one of V8's (`forced` false): it can come early in
+   * the load and its reading holds what was promoted since too, so the sampler runs sparsely, as
+   * for the heap's growth (its cost on an allocation-heavy target is a third of the dense one's).
    */
-  liveAfterFullGc(heapBytes: number): HeapWanted | undefined {
+  liveAfterFullGc(heapBytes: number, forced = true): HeapWanted | undefined {
     if (!this.armed || this.fired || !Number.isFinite(this.lowest) || this.requests < TRIGGER_LIVE_MIN_REQUESTS) return undefined;
     const external = this.safeRead(this.readExternal);
     const withExternal = Number.isFinite(external) && Number.isFinite(this.lowestExternal);
@@ -126,7 +130,7 @@ export class HeapTrigger {
     const lowest = this.lowest + (withExternal ? this.lowestExternal : 0);
     if (live - lowest < Math.max(TRIGGER_LIVE_GROWTH_SHARE * lowest, TRIGGER_LIVE_BYTES_PER_REQUEST * this.requests)) return undefined;
     this.fired = true;
-    return 'live-growth';
+    return forced ? 'live-growth' : 'growth';
   }
 
   private safeRead(read: () => number): number {
