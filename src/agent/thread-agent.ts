@@ -41,7 +41,7 @@ import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-res
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
 import { MAIN_FLUSHED, type AgentWorkerData, type HeapWantedMessage, type ScriptsWantedMessage } from './worker/worker-data.js';
 import { MidLoadGc } from './profiling/mid-load-gc.js';
-import { HeapTrigger } from './profiling/heap-trigger.js';
+import { HeapTrigger, type HeapWanted } from './profiling/heap-trigger.js';
 import { newCostBuffer } from './worker/own-cpu.js';
 import { isPostLoadGc, POST_LOAD_SAMPLED } from './profiling/post-load-gc.js';
 import { oldGenerationUsed } from './collectors/full-gc-canary.js';
@@ -182,21 +182,17 @@ export class ThreadAgent {
     if (gc !== undefined) {
       sample.gc = gc;
       // GC pressure or heap growth while a profile runs: the worker starts sampling the heap.
-      const worker = this.worker;
-      if (worker !== undefined) {
-        safely('heap-trigger', () => {
-          const wanted = this.heapTrigger.observe(epochNow(), events, gc.observedMs);
-          if (wanted !== undefined) worker.postMessage({ hotpathHeapWanted: wanted } satisfies HeapWantedMessage);
-        });
-      }
+      safely('heap-trigger', () => this.wantHeap(this.heapTrigger.observe(epochNow(), events, gc.observedMs)));
       this.heapTrigger.countRequests(sample.http?.finished ?? 0);
+      // A full GC of V8's own reads what is live as well as the forced one does.
+      const ownFull = gc.heapAfterFull?.[gc.heapAfterFull.length - 1];
+      if (ownFull !== undefined) safely('heap-trigger', () => this.wantHeap(this.heapTrigger.liveAfterFullGc(ownFull.bytes, false)));
       safely('mid-load-gc', () => {
         const forced = this.midLoadGc.observe(epochNow(), gc.full, oldGenerationUsed);
         if (forced === undefined) return;
         this.conn.send({ type: 'stall', ...forced, ongoing: false, byAgent: 'mid-load-gc' });
         // The live heap grew in the first half: the worker samples what stays alive in the second.
-        const wanted = this.heapTrigger.liveAfterFullGc(forced.heapAfter);
-        if (wanted !== undefined) this.worker?.postMessage({ hotpathHeapWanted: wanted } satisfies HeapWantedMessage);
+        this.wantHeap(this.heapTrigger.liveAfterFullGc(forced.heapAfter));
       });
     }
     if (postLoadGc !== undefined) sample.postLoadGc = postLoadGc;
@@ -206,6 +202,11 @@ export class ThreadAgent {
     const to = this.worker;
     if (to !== undefined && scripts.length > 0)
       safely('unanswered-scripts', () => to.postMessage({ hotpathScriptsWanted: scripts } satisfies ScriptsWantedMessage));
+  }
+
+  /** The heap trigger fired: the worker starts sampling the heap for that reason. */
+  private wantHeap(wanted: HeapWanted | undefined): void {
+    if (wanted !== undefined) this.worker?.postMessage({ hotpathHeapWanted: wanted } satisfies HeapWantedMessage);
   }
 
   /**

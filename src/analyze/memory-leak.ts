@@ -1,7 +1,8 @@
 // Memory leak: the heap left after garbage collection keeps rising over the run. Judged on
 // the trend of the heap left after full GCs (the agent reads it after every full GC:
-// signals/gc-activity.ts), with slope and fit over the whole window, never on one sample: a
-// heap that grows then gets collected is not a leak. The culprit comes from what was still alive
+// signals/gc-activity.ts) against the requests served (time when none were), with slope and
+// fit over the whole window, never on one sample: a heap that grows then gets collected is not
+// a leak. The culprit comes from what was still alive
 // after the load (signals/leak-culprit.ts). A run too short for that trend (a few full GCs, a few
 // MB kept: a small leak at a modest rate) is judged on the bytes kept per request instead
 // (signals/growth-per-request.ts): from the middle of the load to the GC after it, and against
@@ -27,9 +28,22 @@ export const LEAK_SEGMENTS = 8;
  * the first ones, objects promoted by scavenges make any busy heap look like it leaks.
  */
 export const LEAK_MIN_MAJOR_GCS = 3;
-/** Growth of the envelope over the window worth reporting, bytes (below: JIT and caches warming up). */
+/**
+ * Growth of the envelope worth reporting, per request served: the per-request rule's floor
+ * (LEAK_MIN_BYTES_PER_REQUEST, 512 B: healthy servers kept under 250 per request, a record kept
+ * per request 1,000 and more). A floor per request holds at any request rate and machine speed,
+ * where a floor in bytes (8 MiB before) missed a 2 KB-per-request leak served at 700 req/s for
+ * 5 s and let a slow machine's short run hide any leak.
+ */
+export const LEAK_TREND_MIN_BYTES_PER_REQUEST = 256;
+/** Requests the window must serve for the trend to be read against them (else against time). */
+export const LEAK_TREND_MIN_REQUESTS = 100;
+/**
+ * Growth worth reporting in a window that served no requests (a target the load never reached, a
+ * worker thread), bytes: with nothing to divide by, the JIT and caches warming up set the floor.
+ */
 export const LEAK_MIN_GROWTH_BYTES = 8 * 1024 * 1024;
-/** And relative to where it started: 20 % of the baseline heap. */
+/** And relative to where it started: 20 % of the baseline heap (the floor relative to the app's size). */
 export const LEAK_MIN_GROWTH_RATIO = 0.2;
 /** The rise must be steady: the line explains 80 % of the envelope's variance. */
 export const LEAK_MIN_R2 = 0.8;
@@ -54,7 +68,8 @@ function trendLeak(run: RunData): Finding[] {
   const envelope = heapEnvelope(gc.heapAfterFull, w);
   if (envelope.length < LEAK_MIN_MAJOR_GCS)
     return offHeap.length > 0 ? offHeap : unconfirmedGrowth(run, thread, w, gc.fullGcs, postLoadHeap(thread, w));
-  const { fit, growth } = trend(envelope, w);
+  const axis = trendAxis(thread, w);
+  const { fit, growth } = trend(envelope, axis);
   // The line's start, but never below the smallest heap a full GC left up to the window's end
   // (startup included): a leaking heap does not shrink, and a line through a late first full GC
   // (or a heap growing faster than linearly) extrapolates to a start no real heap had (0.1 MB).
@@ -65,7 +80,10 @@ function trendLeak(run: RunData): Finding[] {
     ...envelope.map((p) => p.bytes),
   ]).min;
   const baseline = Math.max(1, fit.intercept, floor);
-  if (!rises(growth, baseline, fit.r2) || !keepsGrowing(envelope, w, baseline)) {
+  if (
+    !rises(growth, baseline, fit.r2, floorOf(axis, HEAP_FLOORS)) ||
+    !keepsGrowing(envelope, axis, baseline, floorOf(axis, HEAP_FLOORS), growth)
+  ) {
     // Just enough full GCs, two of them close together (the --heap switch forces one mid-load), say
     // little about a trend: what the post-load full GC kept is judged as with too few.
     return offHeap.length > 0 || envelope.length > LEAK_MIN_MAJOR_GCS
@@ -74,7 +92,7 @@ function trendLeak(run: RunData): Finding[] {
   }
   const after = postLoadHeap(thread, w);
   if (releasedAfterLoad(thread, w, after, baseline, growth)) return offHeap;
-  const onHeap = finding(run, thread, w, { slope: fit.slope, growth, baseline, r2: fit.r2, after });
+  const onHeap = finding(run, w, axis, { growth, baseline, r2: fit.r2, after });
   // Both grew (kept Buffers: their JS objects on the heap, their bytes off it): the larger growth
   // leads; the other is folded under it (same holder: analyze-run's mergeSameCulprit keeps the first of equals).
   const offGrowth = Number(offHeap[0]?.evidence.externalGrowthBytes ?? 0);
@@ -82,10 +100,13 @@ function trendLeak(run: RunData): Finding[] {
 }
 
 /**
- * Off-heap growth worth reporting, bytes: Buffers and ArrayBuffers kept alive hold their bytes
- * outside the JS heap (`external`), where the heap's trend and the allocation profile never see
- * them. Twice the heap's minimum, because external memory also carries sockets' and zlib's buffers.
+ * Off-heap growth worth reporting: Buffers and ArrayBuffers kept alive hold their bytes outside
+ * the JS heap (`external`), where the heap's trend and the allocation profile never see them.
+ * Twice the heap's floors, per request and without requests, because external memory also
+ * carries sockets' and zlib's buffers; its share is of the heap and external memory together
+ * (an app's external baseline can be 1 MB, of which 20 % is nothing).
  */
+export const LEAK_EXTERNAL_MIN_BYTES_PER_REQUEST = 2 * LEAK_TREND_MIN_BYTES_PER_REQUEST;
 export const LEAK_EXTERNAL_MIN_GROWTH_BYTES = 2 * LEAK_MIN_GROWTH_BYTES;
 
 /**
@@ -102,15 +123,18 @@ function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs:
     w,
   );
   if (envelope.length < LEAK_MIN_MAJOR_GCS) return [];
-  const { fit, growth } = trend(envelope, w);
+  const axis = trendAxis(thread, w);
+  const { fit, growth } = trend(envelope, axis);
   const baseline = Math.max(1, extent(envelope.map((p) => p.bytes)).min);
-  const min = LEAK_EXTERNAL_MIN_GROWTH_BYTES;
-  if (!rises(growth, baseline, fit.r2, min) || !keepsGrowing(envelope, w, baseline, min)) return [];
+  // The share is of all the memory the app holds: heap (lowest in the window) and external.
+  const heapLow = extent(samples.map((s) => s.mem.heapUsed)).min;
+  const floor = floorOf(axis, EXTERNAL_FLOORS);
+  const memory = baseline + (Number.isFinite(heapLow) ? heapLow : 0);
+  if (!rises(growth, memory, fit.r2, floor) || !keepsGrowing(envelope, axis, memory, floor, growth)) return [];
   if (externalReleasedAfterLoad(thread, w, baseline, growth)) return [];
-  const series = requestSeries(thread);
-  const requests = requestsAt(series, w.end) - requestsAt(series, w.start);
   const mb = (b: number) => round(b / 1024 / 1024, 1);
-  const perRequest = requests > 0 ? growth / requests : 0;
+  const perRequest = axis.requests > 0 ? growth / axis.requests : 0;
+  const slope = growth / (w.durationMs / 1000);
   const last = samples[samples.length - 1]?.mem;
   // The Buffers' bytes are off the heap, but their JS objects (and the records holding them) are
   // in it: the retained view names who keeps them like any leak's.
@@ -123,7 +147,7 @@ function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs:
       title: 'Memory outside the JS heap (Buffers) keeps growing',
       summary:
         `External memory, the bytes of Buffers and ArrayBuffers, grew by ${mb(growth)} MB over ${round(w.durationMs / 1000, 0)} s ` +
-        `(from ${mb(baseline)} MB, ${mb(fit.slope * 60)} MB per minute${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), ` +
+        `(from ${mb(baseline)} MB, ${mb(slope * 60)} MB per minute${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), ` +
         `a steady rise (R² ${round(fit.r2, 2)}) through ${fullGcs} full GC${fullGcs === 1 ? '' : 's'}.` +
         (last
           ? ` At the end: external ${mb(last.external)} MB (array buffers ${mb(last.arrayBuffers)} MB), JS heap ${mb(last.heapUsed)} MB, RSS ${mb(last.rss)} MB.`
@@ -132,9 +156,10 @@ function externalLeak(run: RunData, thread: ThreadTelemetry, w: Window, fullGcs:
       evidence: {
         externalGrowthBytes: Math.round(growth),
         externalBaselineBytes: Math.round(baseline),
-        slopeBytesPerSecond: Math.round(fit.slope),
+        slopeBytesPerSecond: Math.round(slope),
         fitR2: round(fit.r2, 3),
         fullGcs,
+        trendAgainst: axis.by,
         ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
         ...(last ? { externalEndBytes: last.external, arrayBuffersEndBytes: last.arrayBuffers, rssEndBytes: last.rss } : {}),
         ...(held.culprit ? held.evidence : {}),
@@ -163,17 +188,52 @@ function externalReleasedAfterLoad(thread: ThreadTelemetry, w: Window, baseline:
 
 type HeapPoint = { t: number; bytes: number };
 
-/** The line through the points and the growth it gives over the whole window, bytes. */
-function trend(points: HeapPoint[], w: Window): { fit: LinearFit; growth: number } {
-  const fit = linearFit(
-    points.map((p) => (p.t - w.start) / 1000),
-    points.map((p) => p.bytes),
-  );
-  return { fit, growth: fit.slope * (w.durationMs / 1000) };
+/**
+ * What the heap's trend is read against: the requests served from the window's start (a leak
+ * keeps bytes per request, so a request rate that swings, on a busy machine, bends a line against
+ * time: cache-leak's heap read flat in time while the target was starved, then steep), or the
+ * time in seconds when the window served fewer than LEAK_TREND_MIN_REQUESTS. `span` is the
+ * window's extent on that axis, `requests` the requests it served.
+ */
+export interface TrendAxis {
+  by: 'requests' | 'time';
+  x: (t: number) => number;
+  span: number;
+  requests: number;
 }
 
-/** A leak's rise: large enough, in bytes and against the baseline, and steady. */
-function rises(growth: number, baseline: number, r2: number, minBytes = LEAK_MIN_GROWTH_BYTES): boolean {
+export function trendAxis(thread: ThreadTelemetry, w: Window): TrendAxis {
+  const series = requestSeries(thread);
+  const base = requestsAt(series, w.start);
+  const requests = requestsAt(series, w.end) - base;
+  if (requests >= LEAK_TREND_MIN_REQUESTS) return { by: 'requests', x: (t) => requestsAt(series, t) - base, span: requests, requests };
+  return { by: 'time', x: (t) => (t - w.start) / 1000, span: w.durationMs / 1000, requests };
+}
+
+/** The line through the points against the axis, and the growth it gives over the whole window, bytes. */
+function trend(points: HeapPoint[], axis: TrendAxis): { fit: LinearFit; growth: number } {
+  const fit = linearFit(
+    points.map((p) => axis.x(p.t)),
+    points.map((p) => p.bytes),
+  );
+  return { fit, growth: fit.slope * axis.span };
+}
+
+/** The floors of a rise: per request served, or in bytes for a window without requests. */
+interface Floors {
+  perRequest: number;
+  bytes: number;
+}
+const HEAP_FLOORS: Floors = { perRequest: LEAK_TREND_MIN_BYTES_PER_REQUEST, bytes: LEAK_MIN_GROWTH_BYTES };
+const EXTERNAL_FLOORS: Floors = { perRequest: LEAK_EXTERNAL_MIN_BYTES_PER_REQUEST, bytes: LEAK_EXTERNAL_MIN_GROWTH_BYTES };
+
+/** The growth, bytes over the window, a rise must reach on this axis. */
+function floorOf(axis: TrendAxis, floors: Floors): number {
+  return axis.by === 'requests' ? floors.perRequest * axis.requests : floors.bytes;
+}
+
+/** A leak's rise: large enough, against its floor and the baseline, and steady. */
+function rises(growth: number, baseline: number, r2: number, minBytes: number): boolean {
   return growth >= minBytes && growth / baseline >= LEAK_MIN_GROWTH_RATIO && r2 >= LEAK_MIN_R2;
 }
 
@@ -182,13 +242,14 @@ function rises(growth: number, baseline: number, r2: number, minBytes = LEAK_MIN
  * only settled as the load began (JIT code, caches, the data of the requests in flight) rises
  * from that first reading and then stays flat, and with few full GCs, two of them close
  * together, such a step fits a line as well as a leak does (R² 0.99). Two points left fit
- * exactly (R² 1): then only the size of the rise counts.
+ * exactly (R² 1): then the size of the rise counts, and its rate against the whole line's (at
+ * least LEAK_MIN_LATE_TO_EARLY of it, as per request: a warm-up flattens, a leak keeps its rate).
  */
-function keepsGrowing(envelope: HeapPoint[], w: Window, baseline: number, minBytes = LEAK_MIN_GROWTH_BYTES): boolean {
+function keepsGrowing(envelope: HeapPoint[], axis: TrendAxis, baseline: number, minBytes: number, wholeGrowth: number): boolean {
   const rest = envelope.slice(1);
   if (rest.length < 2) return false;
-  const { fit, growth } = trend(rest, w);
-  return rises(growth, baseline, fit.r2, minBytes);
+  const { fit, growth } = trend(rest, axis);
+  return rises(growth, baseline, fit.r2, minBytes) && growth >= LEAK_MIN_LATE_TO_EARLY * wholeGrowth;
 }
 
 /**
@@ -301,16 +362,15 @@ function unconfirmedGrowth(run: RunData, thread: ThreadTelemetry, w: Window, maj
 }
 
 interface LeakTrend {
-  slope: number;
   growth: number;
   baseline: number;
   r2: number;
   after: HeapPoint | undefined;
 }
 
-function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, growth, baseline, r2, after }: LeakTrend): Finding {
-  const series = requestSeries(thread);
-  const requests = requestsAt(series, w.end) - requestsAt(series, w.start);
+function finding(run: RunData, w: Window, axis: TrendAxis, { growth, baseline, r2, after }: LeakTrend): Finding {
+  const requests = axis.requests;
+  const slope = growth / (w.durationMs / 1000);
   const trend = latencyTrend(run);
   const { culprit, text, evidence, profiled } = leakCulprit(run, w);
   const mb = (b: number) => round(b / 1024 / 1024, 1);
@@ -322,7 +382,7 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, grow
     title: 'The heap keeps growing after garbage collection',
     summary:
       `The heap left after GC grew by ${mb(growth)} MB over ${round(w.durationMs / 1000, 0)} s (from ${mb(baseline)} MB, ${mb(slope * 60)} MB per minute` +
-      `${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), a steady rise (R² ${round(r2, 2)}).` +
+      `${perRequest > 0 ? `, about ${round(perRequest, 0)} bytes per request` : ''}), a steady rise (R² ${round(r2, 2)}${axis.by === 'requests' ? ' against the requests served' : ''}).` +
       (after ? ` Once the load was over, a full GC left ${mb(after.bytes)} MB: the app still holds it.` : '') +
       text,
     evidence: {
@@ -330,6 +390,7 @@ function finding(run: RunData, thread: ThreadTelemetry, w: Window, { slope, grow
       heapBaselineBytes: Math.round(baseline),
       slopeBytesPerSecond: Math.round(slope),
       fitR2: round(r2, 3),
+      trendAgainst: axis.by,
       ...(perRequest > 0 ? { bytesPerRequest: Math.round(perRequest) } : {}),
       ...(after ? { heapAfterLoadGcBytes: after.bytes } : {}),
       ...evidence,

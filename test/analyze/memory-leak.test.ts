@@ -573,3 +573,54 @@ test('memory leak: Buffers that were garbage waiting for a GC (external memory b
   assert.deepEqual(memoryLeak(afterLoad(3)), [], 'released: 3 MB after the GC against a 3 MB start');
   assert.equal(memoryLeak(afterLoad(42))[0]?.code, 'HOTPATH_EXTERNAL_MEMORY_LEAK', 'kept: 42 MB after the GC');
 });
+
+/** Share of the window's requests served by progress p when the rate is `fast` req/s in the first half and `slow` after. */
+function servedShare(p: number, fast: number, slow: number): number {
+  const total = fast * 0.5 + slow * 0.5;
+  return p < 0.5 ? (fast * p) / total : (fast * 0.5 + slow * (p - 0.5)) / total;
+}
+
+test('memory leak: the trend is read against the requests served, so a request rate that swings (a busy machine) does not bend it', () => {
+  // 4 KB kept per request; the target served 2,000 req/s, then was starved to 150 req/s: the heap
+  // rose 44 MB in the first half and 3 MB in the second (against time a step, not a line).
+  for (const seed of SEEDS) {
+    const rps = (p: number) => (p < 0.5 ? 2000 : 150);
+    const run = syntheticRun({ seed, noise: 0.02, rps, heapMB: (p) => 20 + 47 * servedShare(p, 2000, 150), heapSawMB: 4, majorGcPerS: 1 });
+    const [f] = memoryLeak(run);
+    assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK', `seed ${seed}: ${JSON.stringify(memoryLeak(run).map((x) => x.summary))}`);
+    assert.equal(f.evidence.trendAgainst, 'requests');
+    assert.ok((f.evidence.fitR2 as number) >= 0.95, `R² ${String(f.evidence.fitR2)}`);
+    const perRequest = f.evidence.bytesPerRequest as number;
+    assert.ok(perRequest > 3500 && perRequest < 5500, `${perRequest} bytes per request`);
+    assert.match(f.summary, /against the requests served/);
+  }
+});
+
+test('memory leak: the floors are per request served and a share of the heap, not bytes (any app size, any machine speed)', () => {
+  const leak = (o: { rps: number; perRequestB: number; baseMB: number; durationS?: number }) => {
+    const durationS = o.durationS ?? 10;
+    const growthMB = (o.rps * durationS * o.perRequestB) / 1024 / 1024;
+    return memoryLeak(
+      syntheticRun({ noise: 0.02, durationS, rps: o.rps, heapMB: (p) => o.baseMB + growthMB * p, heapSawMB: 1, majorGcPerS: 1 }),
+    );
+  };
+  // A small app, a small leak at a modest rate: 2 KB per request at 300 req/s for 10 s is 5.9 MB
+  // (under the 8 MiB the rule used to ask for), over a 6 MB heap.
+  assert.equal(leak({ rps: 300, perRequestB: 2048, baseMB: 6 })[0]?.code, 'HOTPATH_MEMORY_LEAK');
+  // A fast server keeping 400 bytes per request: 38 MB over 10 s at 10,000 req/s.
+  assert.equal(leak({ rps: 10_000, perRequestB: 400, baseMB: 30 })[0]?.code, 'HOTPATH_MEMORY_LEAK');
+  // A big heap growing by more than 8 MiB, but 100 bytes per request (JIT code, a cache filling):
+  // under the floor per request.
+  assert.deepEqual(leak({ rps: 10_000, perRequestB: 100, baseMB: 30 }), []);
+  // 2 KB per request, but 5.9 MB on a 200 MB heap: under the share of the heap.
+  assert.deepEqual(leak({ rps: 300, perRequestB: 2048, baseMB: 200 }), []);
+});
+
+test('memory leak: a window that served no requests is read against time, with the byte floor', () => {
+  const run = syntheticRun({ noise: 0.02, rps: 0, heapMB: (p) => 20 + 30 * p, heapSawMB: 2, majorGcPerS: 1 });
+  const [f] = memoryLeak(run);
+  assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK');
+  assert.equal(f.evidence.trendAgainst, 'time');
+  assert.equal(f.evidence.bytesPerRequest, undefined);
+  assert.deepEqual(memoryLeak(syntheticRun({ noise: 0.02, rps: 0, heapMB: (p) => 20 + 6 * p, heapSawMB: 1, majorGcPerS: 1 })), []);
+});

@@ -105,11 +105,6 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'hapi-request-log-leak': {
     category: 'memory-leak',
     culprit: { function: 'logRequest', file: 'lib/request-log.js' },
-    failsFromNode: {
-      major: 24,
-      reason:
-        'on Node 24 the heap after the mid-load GC reads about as high as after the load (+60 KB for ~1 MB kept): issue 18, the per-request leak rule',
-    },
   },
   // Fastify's request objects, kept by an app Map: no app frame allocated them; the only app function that stores is named.
   'fastify-request-registry-leak': { category: 'memory-leak', culprit: { function: 'registerRequest', file: 'lib/registry.js' } },

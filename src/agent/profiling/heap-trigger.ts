@@ -9,19 +9,30 @@
 // - heap growth: the heap outside the young generation rose ≥ TRIGGER_GROWTH_BYTES above its
 //   lowest reading since the profile started (a leak, or garbage promoted by a busy server,
 //   which the GC share then usually shows too).
-// - live growth: after the full GC forced in the middle of the load (mid-load-gc.ts), the heap it
-//   left is ≥ TRIGGER_LIVE_GROWTH_SHARE above the lowest reading since the profile started, and
+// - live growth: after a full GC (the one forced in the middle of the load, mid-load-gc.ts, or one
+//   of V8's own), the heap it left and the external memory (Buffers' bytes) are together ≥
+//   TRIGGER_LIVE_GROWTH_SHARE above their lowest readings since the profile started, and
 //   TRIGGER_LIVE_BYTES_PER_REQUEST per request: a small leak that stays under TRIGGER_GROWTH_BYTES
-//   in a short run gets its retained view too (densely: a few MB).
+//   in a short run gets its retained view too (densely after the forced GC: a few MB; sparsely
+//   after one of V8's, which can come early in the load), and so do Buffers kept per
+//   request, whose bytes are off the heap (the webhook-buffer-archive scenario: 4 KB of external
+//   memory per request and a few dozen bytes of heap; its V8 ran full GCs of its own, so none was
+//   forced, and the view was missing in 2 of 13 runs: no culprit, no holder).
 // The worker then starts the sparse sampler (inspector-profiler.ts startHeap): an allocation view
 // until the middle of the load, what stays alive after it; past the middle, the view the reason
 // asks for (GC pressure: who allocates; growth: what stays alive).
 import type { GcEvent } from '../protocol.js';
+import * as v8 from 'node:v8';
 import { oldGenerationUsed } from '../collectors/full-gc-canary.js';
+
+/** The bytes of Buffers and ArrayBuffers, off the heap (~1 µs: no /proc read as process.memoryUsage() does). */
+function externalUsed(): number {
+  return v8.getHeapStatistics().external_memory;
+}
 
 /** GC share of the observed time that starts the heap sampler (gc-pressure reports from 5 %). */
 export const TRIGGER_GC_SHARE = 0.05;
-/** Growth of the heap outside the young generation that starts it (half the leak finding's 8 MiB). */
+/** Growth of the heap outside the young generation that starts it (half the leak finding's 8 MiB floor for a run without requests). */
 export const TRIGGER_GROWTH_BYTES = 4 * 1024 * 1024;
 /** Growth of the heap a full GC left over the lowest reading since the start that starts it (see liveAfterFullGc). */
 export const TRIGGER_LIVE_GROWTH_SHARE = 0.05;
@@ -51,17 +62,22 @@ export class HeapTrigger {
   private gcs = 0;
   private observedMs = 0;
   private lowest = Infinity;
+  private lowestExternal = Infinity;
   private lastCheck = 0;
   private requests = 0;
 
-  constructor(private readonly readOld: () => number = oldGenerationUsed) {}
+  constructor(
+    private readonly readOld: () => number = oldGenerationUsed,
+    private readonly readExternal: () => number = externalUsed,
+  ) {}
 
   /** A profile starts: judge from now on (once per profile). */
   arm(now: number): void {
     this.armed = true;
     this.fired = false;
     this.gcMs = this.observedMs = this.gcs = 0;
-    this.lowest = this.safeRead();
+    this.lowest = this.safeRead(this.readOld);
+    this.lowestExternal = this.safeRead(this.readExternal);
     this.lastCheck = now;
     this.requests = 0;
   }
@@ -86,8 +102,9 @@ export class HeapTrigger {
     this.observedMs += observedMs;
     if (now - this.lastCheck < TRIGGER_EVERY_MS) return undefined;
     this.lastCheck = now;
-    const old = this.safeRead();
+    const old = this.safeRead(this.readOld);
     this.lowest = Math.min(this.lowest, old);
+    this.lowestExternal = Math.min(this.lowestExternal, this.safeRead(this.readExternal));
     const pressure = this.observedMs >= MIN_OBSERVED_MS && this.gcs >= MIN_OBSERVED_GCS && this.gcMs / this.observedMs >= TRIGGER_GC_SHARE;
     const growth = Number.isFinite(this.lowest) && old - this.lowest >= TRIGGER_GROWTH_BYTES;
     if (!pressure && !growth) return undefined;
@@ -96,23 +113,29 @@ export class HeapTrigger {
   }
 
   /**
-   * The heap a full GC just left (the mid-load one): growth of the live heap itself, free of the
-   * garbage the other readings carry. Once, when it rose TRIGGER_LIVE_GROWTH_SHARE above the
-   * lowest reading since the profile started (which holds garbage too, so the rise is real) and
-   * by TRIGGER_LIVE_BYTES_PER_REQUEST per request finished since.
-   * 'live-growth': a few MB in the second half, which the retained sampler samples densely.
+   * The heap a full GC just left (the mid-load one, or one of V8's), with the external memory read
+   * now: growth of what is live, free of the garbage the other readings carry. Once, when it rose
+   * TRIGGER_LIVE_GROWTH_SHARE above the lowest readings since the profile started (which hold
+   * garbage too, so the rise is real) and by TRIGGER_LIVE_BYTES_PER_REQUEST per request finished
+   * since. 'live-growth' after the forced one: a few MB in the second half, which the retained
+   * sampler samples densely. 'growth' after one of V8's (`forced` false): it can come early in
+   * the load and its reading holds what was promoted since too, so the sampler runs sparsely, as
+   * for the heap's growth (its cost on an allocation-heavy target is a third of the dense one's).
    */
-  liveAfterFullGc(bytes: number): HeapWanted | undefined {
+  liveAfterFullGc(heapBytes: number, forced = true): HeapWanted | undefined {
     if (!this.armed || this.fired || !Number.isFinite(this.lowest) || this.requests < TRIGGER_LIVE_MIN_REQUESTS) return undefined;
-    if (bytes - this.lowest < Math.max(TRIGGER_LIVE_GROWTH_SHARE * this.lowest, TRIGGER_LIVE_BYTES_PER_REQUEST * this.requests))
-      return undefined;
+    const external = this.safeRead(this.readExternal);
+    const withExternal = Number.isFinite(external) && Number.isFinite(this.lowestExternal);
+    const live = heapBytes + (withExternal ? external : 0);
+    const lowest = this.lowest + (withExternal ? this.lowestExternal : 0);
+    if (live - lowest < Math.max(TRIGGER_LIVE_GROWTH_SHARE * lowest, TRIGGER_LIVE_BYTES_PER_REQUEST * this.requests)) return undefined;
     this.fired = true;
-    return 'live-growth';
+    return forced ? 'live-growth' : 'growth';
   }
 
-  private safeRead(): number {
+  private safeRead(read: () => number): number {
     try {
-      return this.readOld();
+      return read();
     } catch {
       return Infinity;
     }

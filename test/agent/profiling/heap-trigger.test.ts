@@ -26,13 +26,19 @@ function feed(
 
 test('heap trigger: GC taking 8 % of the observed time starts the sampler at the first check with a few GCs seen', () => {
   const heap = { old: 20 * MB };
-  const t = new HeapTrigger(() => heap.old);
+  const t = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
   t.arm(0);
   const at = feed(t, 5, 8, () => 20 * MB, heap);
   assert.equal(at, TRIGGER_EVERY_MS);
   assert.equal(reason, 'gc');
   // 4 % is below the share: never.
-  const light = new HeapTrigger(() => heap.old);
+  const light = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
   light.arm(0);
   assert.equal(
     feed(light, 5, 4, () => 20 * MB, heap),
@@ -47,13 +53,19 @@ test('heap trigger: GC taking 8 % of the observed time starts the sampler at the
 
 test('heap trigger: a growing old generation starts it; a flat heap with light GC never does', () => {
   const heap = { old: 20 * MB };
-  const growing = new HeapTrigger(() => heap.old);
+  const growing = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
   growing.arm(0);
   // 2 MiB a second with 1 % GC: the growth decides, after about 2 s.
   const at = feed(growing, 5, 1, (ms) => 20 * MB + (ms / 1000) * 2 * MB, heap);
   assert.ok(at !== undefined && at >= (TRIGGER_GROWTH_BYTES / (2 * MB)) * 1000, `fired at ${at}`);
   assert.equal(reason, 'growth');
-  const flat = new HeapTrigger(() => heap.old);
+  const flat = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
   flat.arm(0);
   // Up and down by 3 MiB (young objects promoted, then collected): below the growth threshold.
   assert.equal(
@@ -64,7 +76,10 @@ test('heap trigger: a growing old generation starts it; a flat heap with light G
 
 test('heap trigger: nothing before arm() or after disarm(), and a throwing heap reading is no growth', () => {
   const heap = { old: 20 * MB };
-  const t = new HeapTrigger(() => heap.old);
+  const t = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
   assert.equal(
     feed(t, 3, 50, () => 20 * MB, heap),
     undefined,
@@ -89,7 +104,10 @@ test('heap trigger: nothing before arm() or after disarm(), and a throwing heap 
 
 test('heap trigger: the heap the mid-load full GC left 5 % above the lowest reading starts the retained sampler, densely, once', () => {
   const heap = { old: 10 * MB };
-  const t = new HeapTrigger(() => heap.old);
+  const t = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
   assert.equal(t.liveAfterFullGc(20 * MB), undefined, 'not armed: no profile runs');
   t.arm(0);
   t.countRequests(499);
@@ -100,15 +118,46 @@ test('heap trigger: the heap the mid-load full GC left 5 % above the lowest read
   assert.equal(t.liveAfterFullGc(10.6 * MB), 'live-growth');
   assert.equal(t.liveAfterFullGc(12 * MB), undefined, 'once per profile');
   // 2 MB over 10,000 requests is 200 bytes a request: a warm-up spread over the load, nothing asked.
-  const warm = new HeapTrigger(() => heap.old);
+  const warm = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
   warm.arm(0);
   warm.countRequests(6000);
   warm.countRequests(4000);
   assert.equal(warm.liveAfterFullGc(12 * MB), undefined);
   assert.equal(warm.liveAfterFullGc(15 * MB), 'live-growth', '500 KB a request');
   // Already started by growth or GC pressure: nothing more.
-  const fired = new HeapTrigger(() => heap.old);
+  const fired = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
   fired.arm(0);
   assert.equal(feed(fired, 2, 0, (ms) => 10 * MB + ms * 5 * 1024, heap) !== undefined, true);
   assert.equal(fired.liveAfterFullGc(20 * MB), undefined);
+});
+
+test('heap trigger: Buffers kept per request (external memory) after a full GC start the retained sampler, the heap flat', () => {
+  // 4 KB of external memory kept per request and a few dozen bytes of heap: 1,000 requests after
+  // the start, a full GC of V8's own left the heap where it was and the Buffers' bytes 4 MB higher.
+  const mem = { old: 10 * MB, external: 2 * MB };
+  const t = new HeapTrigger(
+    () => mem.old,
+    () => mem.external,
+  );
+  t.arm(0);
+  t.countRequests(1000);
+  mem.external = 2.3 * MB;
+  assert.equal(t.liveAfterFullGc(10.05 * MB), undefined, 'garbage-sized: 300 bytes a request, 3 % of what was held');
+  mem.external = 6 * MB;
+  assert.equal(t.liveAfterFullGc(10.05 * MB, false), 'growth', "after one of V8's own full GCs: the sparse sampler");
+  assert.equal(t.liveAfterFullGc(10.05 * MB), undefined, 'once per profile');
+  // The heap alone (as read before) had risen 0.5 %: nothing would have been asked.
+  const heapOnly = new HeapTrigger(
+    () => mem.old,
+    () => Number.NaN,
+  );
+  heapOnly.arm(0);
+  heapOnly.countRequests(1000);
+  assert.equal(heapOnly.liveAfterFullGc(10.05 * MB), undefined);
 });
