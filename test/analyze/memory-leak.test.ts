@@ -516,6 +516,31 @@ for (const noise of NOISE_LEVELS) {
   });
 }
 
+test('memory leak: requests the client gave up on at the end of the load, still queued in the app at the post-load GC, are not a leak; a real leak beside them still is', () => {
+  // 0.6 MB more after the post-load GC than in the middle, over about 1,000 requests: 600 B per
+  // request, but held by 20 requests abandoned behind a lock (30 KB each), not by those served.
+  const run = shortRun({ heapMB: [10, 10.3, 10.9] });
+  const [thread] = run.threads;
+  const unanswered = (count: number) => [{ method: 'GET', route: '/flags', count }];
+  const endSample = thread.samples.findLast((s) => s.t <= run.load!.end)!;
+  endSample.unanswered = unanswered(20);
+  const served = memoryLeak(
+    structuredClone({
+      ...run,
+      threads: [{ ...thread, samples: thread.samples.map((s) => (s === endSample ? { ...s, unanswered: undefined } : s)) }],
+    }),
+  );
+  assert.equal(served[0]?.evidence.basis, 'per-request', 'the same growth without abandoned requests reads as kept');
+  assert.deepEqual(memoryLeak(run), [], 'with 20 requests abandoned: nothing');
+  // A leak of ~1 KB per request beside them: still found, the allowance said.
+  const leak = shortRun({ heapMB: [10, 11, 12.6] });
+  leak.threads[0].samples.findLast((s) => s.t <= leak.load!.end)!.unanswered = unanswered(20);
+  const [f] = memoryLeak(leak);
+  assert.equal(f?.evidence.basis, 'per-request');
+  assert.equal(f.evidence.abandonedRequests, 20);
+  assert.match(f.summary, /20 requests the client gave up on/);
+});
+
 test('memory leak: without the post-load GC (a stuck main thread, a worker thread) the bytes per request are not judged', () => {
   assert.deepEqual(memoryLeak(shortRun({ heapMB: [10, 11, 12], postLoad: false })), []);
 });

@@ -76,3 +76,15 @@ export function growthPerRequest(
     ...(s !== undefined && earlyRequests > 0 ? { earlyBytesPerRequest: (m.bytes - s.bytes) / earlyRequests } : {}),
   };
 }
+
+/**
+ * The rates with what requests abandoned in the second half may still hold left out: a request
+ * the client gave up on (the load's end closes the connections of the requests in flight) can
+ * still wait in the app (queued for a lock, a pool, an upstream) at the post-load GC, with its
+ * request, response, socket, the abort's error and stack. `bytesEach` per abandoned request.
+ */
+export function withoutAbandoned(g: GrowthPerRequest, abandoned: number, bytesEach: number): GrowthPerRequest {
+  if (abandoned <= 0) return g;
+  const lateGrowth = g.lateGrowth - abandoned * bytesEach;
+  return { ...g, lateGrowth, lateBytesPerRequest: lateGrowth / g.lateRequests };
+}
