@@ -205,10 +205,16 @@ export class SocketWaits implements GrowthHook {
   }
 
   /**
-   * A chunk arrived: it answers the oldest writes waiting, as many as it holds answers, at least
-   * one. Every write gets one answer, so an answer is, on average, the bytes received per write: a
-   * chunk holds its size over that many, rounded, the difference carried to the next chunk (within
-   * half an answer) so that the pairing does not drift.
+   * A chunk arrived: it answers the oldest writes waiting, as many as it holds answers. Every write
+   * gets one answer, so an answer is, on average, the bytes received per write: a chunk holds its
+   * size over that many, rounded, the difference carried to the next chunk (up to half an answer
+   * ahead, one behind) so that the pairing does not drift. A chunk that starts an answer answers at
+   * least one write (the wait is to the answer's first byte); one that goes on with an answer begun
+   * in an earlier chunk (the carry is at least PARTIAL_ANSWER below zero) may answer none. Chunks
+   * that arrive with nothing waiting (pub/sub messages) answer nothing. The mean is read over all
+   * writes, those still waiting included: it reads an answer a little short while many wait (the
+   * first exchanges of a client that writes many commands before the first answer), and a pairing
+   * that fell behind leaves more writes waiting, which shortens it and lets the pairing catch up.
    */
   private answered(st: SocketState, chunk: unknown): void {
     try {
@@ -221,8 +227,11 @@ export class SocketWaits implements GrowthHook {
         return;
       }
       const held = st.carry + (bytes * st.writes) / st.bytesIn;
-      const n = Math.max(1, Math.min(waiting, Math.round(held)));
-      st.carry = Math.max(-0.5, Math.min(0.5, held - n));
+      const n = Math.min(waiting, Math.max(st.carry < 0 ? 0 : 1, Math.round(held)));
+      // Short of the answers paired by less than PARTIAL_ANSWER: shorter answers, not one going on.
+      const carry = held - n > -PARTIAL_ANSWER && held - n < 0 ? 0 : held - n;
+      st.carry = Math.max(-1, Math.min(0.5, carry));
+      if (n === 0) return;
       const now = performance.now();
       for (const p of st.pending.splice(0, n)) {
         if (p.entry === undefined) continue;
@@ -243,6 +252,13 @@ export class SocketWaits implements GrowthHook {
 }
 
 const FOLLOWED = Symbol('hotpath.socketWaits');
+
+/**
+ * A chunk short of the answers it was paired with by at least this share of an answer holds the
+ * start of an answer whose rest comes in the next chunks (they answer no new write); short by
+ * less, its answers were only shorter than the mean (a 14-byte answer among 11-byte ones).
+ */
+export const PARTIAL_ANSWER = 0.25;
 
 function chunkBytes(chunk: unknown): number {
   if (chunk === null || chunk === undefined) return 0;
