@@ -27,10 +27,16 @@ async function start(opts?: LaunchOptions): Promise<{ c: Collector; port: number
   }
 }
 
-/** The socket waits once `count` writes were counted and all of them answered. */
+/**
+ * The socket waits once `count` writes were counted and as many answered (a report made while the
+ * last request still waited for its answers is not the one).
+ */
 async function waitsFor(c: Collector, count: number): Promise<Wait> {
   const g = await c.waitFor(
-    (m: AgentMessage): m is GrowthMessage => m.type === 'growth' && (m.socketWaits ?? []).reduce((a, s) => a + s.count, 0) >= count,
+    (m: AgentMessage): m is GrowthMessage =>
+      m.type === 'growth' &&
+      (m.socketWaits ?? []).reduce((a, s) => a + s.count, 0) >= count &&
+      (m.socketWaits ?? []).reduce((a, s) => a + s.completed, 0) >= count,
     10_000,
     `${count} socket writes`,
   );
@@ -50,22 +56,43 @@ test('socket pairing: 8 commands written before the first answer, answered in on
   assert.ok(w.totalMs >= 40 * 9.5, `${w.totalMs} ms`);
 });
 
+/** The first socket waits reported after the `from`-th message with every write counted answered. */
+async function settled(c: Collector, from: number): Promise<Wait> {
+  const total = (m: GrowthMessage, k: 'count' | 'completed') => (m.socketWaits ?? []).reduce((a, s) => a + s[k], 0);
+  const g = await c.waitFor(
+    (m: AgentMessage): m is GrowthMessage =>
+      m.type === 'growth' && c.messages.indexOf(m) >= from && total(m, 'count') > 0 && total(m, 'count') === total(m, 'completed'),
+    10_000,
+    'socket writes all answered',
+  );
+  assert.equal(g.socketWaits!.length, 1, JSON.stringify(g.socketWaits));
+  return g.socketWaits![0];
+}
+
 /**
  * The socket waits of `n` requests to `path` made after `warm` others (the pairing reads an
  * answer's size from the bytes received per write, which the first exchanges of a pipelining
- * client read short): the totals' difference between the reports before and after them.
+ * client read short; a client's first writes tell how it writes a command): the totals'
+ * difference between reports made after each.
  */
-async function after(c: Collector, port: number, path: string, warm: number, n: number, perRequest: number) {
+async function after(c: Collector, port: number, path: string, warm: number, n: number) {
   await getMany(port, path, warm, 1);
-  const before = await waitsFor(c, warm * perRequest);
+  const before = await settled(c, c.messages.length);
   await getMany(port, path, n, 1);
-  const w = await waitsFor(c, (warm + n) * perRequest);
-  return { ...w, count: w.count - before.count, completed: w.completed - before.completed, totalMs: w.totalMs - before.totalMs };
+  const w = await settled(c, c.messages.length);
+  return {
+    ...w,
+    count: w.count - before.count,
+    completed: w.completed - before.completed,
+    totalMs: w.totalMs - before.totalMs,
+    /** The time at each level since the report before. */
+    levelsMs: w.concurrencyMs!.map((ms, i) => ms - (before.concurrencyMs![i] ?? 0)),
+  };
 }
 
 test('socket pairing: 8 commands written together, answered one chunk at a time: the k-th waits k answers', async () => {
   const { c, port } = await start();
-  const w = await after(c, port, '/pipeline/each', 16, 5, 8);
+  const w = await after(c, port, '/pipeline/each', 16, 5);
   assert.equal(w.count, 40);
   assert.equal(w.completed, 40, JSON.stringify(w));
   assert.equal(w.concurrencyMs!.length, 9, JSON.stringify(w.concurrencyMs));
@@ -75,12 +102,23 @@ test('socket pairing: 8 commands written together, answered one chunk at a time:
 
 test('socket pairing: an answer split over two chunks is one answer; its second half answers nothing', async () => {
   const { c, port } = await start();
-  const w = await after(c, port, '/pipeline/split', 16, 5, 8);
+  const w = await after(c, port, '/pipeline/split', 16, 5);
   assert.equal(w.count, 40);
   assert.equal(w.completed, 40, JSON.stringify(w));
   assert.equal(w.concurrencyMs!.length, 9, JSON.stringify(w.concurrencyMs));
   // Each answer starts 10 ms after the previous one ended (15 ms apart): 10, 25, 40... per request.
   assert.ok(w.totalMs >= 5 * (8 * 10 + 15 * 28) * 0.95, `${w.totalMs} ms`);
+});
+
+test('socket pairing: a command written as several messages (parse, bind, execute, sync) before its one answer is one wait', async () => {
+  const { c, port } = await start();
+  // The first commands tell how the client writes one; the five requests after them are measured.
+  const w = await after(c, port, '/serial/multi', 3, 5);
+  assert.equal(w.count, 20, JSON.stringify(w));
+  assert.equal(w.completed, 20, JSON.stringify(w));
+  const twoOrMore = w.levelsMs.slice(2).reduce((a, ms) => a + ms, 0);
+  assert.ok(twoOrMore < 1, `one command waiting at a time: ${JSON.stringify(w.levelsMs)}`);
+  assert.ok(w.totalMs >= 20 * 9.5, `${w.totalMs} ms`);
 });
 
 test('socket pairing: 12 requests at once on one socket, commands one after another in each: never more than 12 waiting', async () => {
@@ -98,7 +136,7 @@ test('socket pairing: a connection the client closes and opens again is followed
   await getMany(port, '/reconnect/each', 5, 1);
   // Four commands and the new connection's MODE line per request.
   const g = await c.waitFor(
-    (m: AgentMessage): m is GrowthMessage => m.type === 'growth' && (m.socketWaits ?? []).reduce((a, s) => a + s.count, 0) >= 25,
+    (m: AgentMessage): m is GrowthMessage => m.type === 'growth' && (m.socketWaits ?? []).reduce((a, s) => a + s.completed, 0) >= 25,
     10_000,
     '25 socket writes',
   );
