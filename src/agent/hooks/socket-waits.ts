@@ -10,11 +10,12 @@
 // every write is queued for that, those outside requests too, but only the request path's are
 // counted). One chunk can carry several answers when they come back together, or part of one:
 // a chunk answers as many of the oldest writes as its size holds answers of the socket's mean size
-// (bytes received per write), at least one (an answer split over chunks is answered by its first:
-// the time to its first byte). Chunks that arrive
-// with no write waiting (pub/sub messages) answer nothing. A driver that writes one command in
-// several writes counts each as a wait. Payloads are never
-// kept: only the byte count of each chunk is read.
+// (bytes received per write); an answer split over chunks is answered by its first (the time to
+// its first byte), the chunks after it answer nothing. Chunks that arrive with no write waiting
+// (pub/sub messages) answer nothing. A driver that writes one command in several writes
+// (Postgres' Parse, Bind, Execute, Sync) is told from a socket's first writes (see Learning):
+// its writes with no answer between are then one wait. Payloads are never kept: only the byte
+// count of each chunk is read.
 //
 // Only client sockets are followed: `net.Socket.prototype.connect` is wrapped (net.connect,
 // net.createConnection, tls.connect and `new net.Socket().connect()` all go through it), and a
