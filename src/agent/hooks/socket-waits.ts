@@ -31,7 +31,7 @@ import { threadState } from '../thread-state.js';
 import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
 import { captureStack, callerFiles, isAgentFile } from './call-site.js';
 import { concurrencyMs, inFlight, newLevels, type ConcurrencyLevels } from './concurrency-levels.js';
-import { listen } from '../originals.js';
+import { listen, originalSetTimeout } from '../originals.js';
 import { defineLike } from './wrap.js';
 
 /** Writes left waiting on one socket at most; older ones are dropped (a socket that never answers). */
@@ -220,7 +220,7 @@ export class SocketWaits implements GrowthHook {
   private sent(socket: net.Socket, st: SocketState, skip: Function): void {
     try {
       if (threadState.agentBusy > 0) return;
-      if (!st.learnt) learn(st, (st.learning ??= startLearning()), skip);
+      if (!st.learnt) learn(st, (st.learning ??= startLearning(st)), skip);
       // The rest of a command a multi-write client is writing: it waits with its first write.
       if (st.multi && st.last !== undefined) return;
       let entry: SiteEntry<Data> | undefined;
@@ -307,6 +307,11 @@ export const LEARN_WRITES = 64;
 export const LEARN_PAIRS = 8;
 /** The share of those pairs written in one turn from different code that makes a command a run of writes. */
 export const MULTI_WRITE_SHARE = 0.9;
+/**
+ * A socket that wrote too little to decide within this long from its first write (a pub/sub
+ * subscriber, an idle pool member) is decided with what it has: the promise hook does not stay on.
+ */
+export const LEARN_MS = 5000;
 
 /**
  * Promise continuations run one after another in one callback (a chunk resolving several requests'
@@ -318,7 +323,11 @@ let turn = 0;
 let learners = 0;
 let stopTurns: (() => void) | undefined;
 
-function startLearning(): Learning {
+function startLearning(st: SocketState): Learning {
+  const l: Learning = { writes: 0, pairs: 0, oneCommand: 0, stack: '', asyncId: -1, turn: -1 };
+  originalSetTimeout(() => {
+    if (st.learning === l) decide(st, l);
+  }, LEARN_MS).unref();
   if (learners++ === 0) {
     try {
       const hooks = (require('node:v8') as typeof import('node:v8')).promiseHooks as typeof import('node:v8').promiseHooks | undefined;
@@ -329,7 +338,7 @@ function startLearning(): Learning {
       stopTurns = undefined;
     }
   }
-  return { writes: 0, pairs: 0, oneCommand: 0, stack: '', asyncId: -1, turn: -1 };
+  return l;
 }
 
 /** Ends a socket's learning (decided, or closed before): the promise hook stops with the last one. */
@@ -342,11 +351,7 @@ function stopLearning(st: SocketState): void {
   }
 }
 
-/**
- * One of a socket's first writes: compared with the one before it when no answer came between.
- * Once decided, a multi-write client's writes with no answer between are one command: they wait
- * as one, from the first, and the mean answer is per command from then on.
- */
+/** One of a socket's first writes: compared with the one before it when no answer came between. */
 function learn(st: SocketState, l: Learning, skip: Function): void {
   const stack = captureStack(skip)
     .map((f) => `${f.file}:${f.line}:${f.column}`)
@@ -360,6 +365,14 @@ function learn(st: SocketState, l: Learning, skip: Function): void {
   l.asyncId = asyncId;
   l.turn = turn;
   if (++l.writes < LEARN_WRITES && l.pairs < LEARN_PAIRS) return;
+  decide(st, l);
+}
+
+/**
+ * Ends a socket's learning. Once decided, a multi-write client's writes with no answer between are
+ * one command: they wait as one, from the first, and the mean answer is per command from then on.
+ */
+function decide(st: SocketState, l: Learning): void {
   stopLearning(st);
   st.multi = l.pairs >= LEARN_PAIRS && l.oneCommand >= l.pairs * MULTI_WRITE_SHARE;
   if (!st.multi) return;
