@@ -52,7 +52,7 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
       findings.push(analyzerFailed(analyze, err));
     }
   }
-  const analyzed = heapHeldByGrowth(mergeSameCulprit(creepExplainedByGrowth(findings)));
+  const analyzed = setupWorkOfChurn(heapHeldByGrowth(mergeSameCulprit(creepExplainedByGrowth(findings))));
   // A load that got mostly redirects or errors, with nothing else found, measured those (off-target-load.ts).
   const offTarget = offTargetLoad(run, analyzed);
   const merged = offTarget ? [...analyzed, withSafeEvidence(offTarget)] : analyzed;
@@ -88,7 +88,8 @@ export function creepExplainedByGrowth(findings: Finding[]): Finding[] {
  * an interval per request), is a root cause: whatever else is hot is multiplied by it.
  */
 const GROWTH: ReadonlySet<Category> = new Set(['listener-leak', 'handler-growth', 'timer-leak', 'memory-leak']);
-const isRootCause = (f: Finding) => GROWTH.has(f.category) && (f.evidence.latencyTrendR2 !== undefined || f.severity === 'critical');
+const isRootCause = (f: Finding) =>
+  (GROWTH.has(f.category) && (f.evidence.latencyTrendR2 !== undefined || f.severity === 'critical')) || f.evidence.explains !== undefined;
 
 /**
  * Severity first (a critical finding always leads; "healthy" leads the info notes), then root causes, then findings that name
@@ -174,6 +175,46 @@ export function heapHeldByGrowth(findings: Finding[]): Finding[] {
           ? `${f.summary} Most likely what holds it: code compiled per request (${lowerFirst(holder.title)}); each compile keeps its script, code and a compilation-cache entry until full GCs age them out.`
           : `${f.summary} Most likely what holds it: ${lowerFirst(holder.title)} (${holder.code === HANDLE_LEAK ? 'a handle leak' : holder.category}), each one keeping its closure alive.`,
       evidence: { ...f.evidence, heldBy: holder.code },
+    };
+  });
+}
+
+/** The kinds of work a blocked loop spends setting up connections: sockets' connect, and an HTTP client opening one. */
+const CONNECTION_SETUP_WORK: ReadonlySet<string> = new Set(['net', 'http-client']);
+
+/**
+ * A loop blocked by setting up connections (its dominant work is sockets' connect or the HTTP
+ * client's, plus TLS's crypto when the calls are https) while the calls open a new connection
+ * almost every time: the churn is the cause, the blocking its cost. The churn finding leads (with
+ * the higher severity and impact of the two) and the blocking finding says so and where the
+ * connections are opened.
+ */
+export function setupWorkOfChurn(findings: Finding[]): Finding[] {
+  const churn = findings.find((f) => f.code === 'HOTPATH_OUTGOING_CONNECTION_CHURN' && f.severity !== 'info');
+  if (!churn) return findings;
+  const tls = String(churn.evidence.origin ?? '').startsWith('https:');
+  const blocking = findings.find(
+    (f) =>
+      f.category === 'event-loop-blocking' &&
+      f.severity !== 'info' &&
+      f.evidence.work !== undefined &&
+      (CONNECTION_SETUP_WORK.has(f.evidence.work) || (tls && f.evidence.work === 'crypto')),
+  );
+  if (!blocking) return findings;
+  const top = (Object.keys(severityRank) as Severity[])[Math.min(severityRank[churn.severity], severityRank[blocking.severity])];
+  const site = churn.culprit ? ` (${churn.culprit.function}, ${churn.culprit.file}:${churn.culprit.line})` : '';
+  return findings.map((f) => {
+    if (f === churn)
+      return { ...f, severity: top, impact: Math.max(f.impact, blocking.impact), evidence: { ...f.evidence, explains: blocking.code } };
+    if (f !== blocking) return f;
+    return {
+      ...f,
+      summary: `${f.summary} This work is setting up connections: their cause is that ${lowerFirst(churn.title)}${site} (connection-churn).`,
+      evidence: {
+        ...f.evidence,
+        causedBy: churn.code,
+        ...(churn.culprit ? { causeSite: `${churn.culprit.file}:${churn.culprit.line}` } : {}),
+      },
     };
   });
 }

@@ -61,6 +61,8 @@ export interface LinkedEvidence {
   workSource?: string;
   /** event-loop-blocking: the kind of work that dominates (`json` for JSON-bound blocking). */
   work?: string;
+  /** A finding that is the cause of another one (connection churn behind connection set-up blocking the loop): its code. */
+  explains?: string;
 }
 
 export type Evidence = Record<string, unknown> & LinkedEvidence;

@@ -10,11 +10,12 @@
 // every write is queued for that, those outside requests too, but only the request path's are
 // counted). One chunk can carry several answers when they come back together, or part of one:
 // a chunk answers as many of the oldest writes as its size holds answers of the socket's mean size
-// (bytes received per write), at least one (an answer split over chunks is answered by its first:
-// the time to its first byte). Chunks that arrive
-// with no write waiting (pub/sub messages) answer nothing. A driver that writes one command in
-// several writes counts each as a wait. Payloads are never
-// kept: only the byte count of each chunk is read.
+// (bytes received per write); an answer split over chunks is answered by its first (the time to
+// its first byte), the chunks after it answer nothing. Chunks that arrive with no write waiting
+// (pub/sub messages) answer nothing. A driver that writes one command in several writes
+// (Postgres' Parse, Bind, Execute, Sync) is told from a socket's first writes (see Learning):
+// its writes with no answer between are then one wait. Payloads are never kept: only the byte
+// count of each chunk is read.
 //
 // Only client sockets are followed: `net.Socket.prototype.connect` is wrapped (net.connect,
 // net.createConnection, tls.connect and `new net.Socket().connect()` all go through it), and a
@@ -28,9 +29,9 @@ import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import { threadState } from '../thread-state.js';
 import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
-import { callerFiles, isAgentFile } from './call-site.js';
+import { captureStack, callerFiles, isAgentFile } from './call-site.js';
 import { concurrencyMs, inFlight, newLevels, type ConcurrencyLevels } from './concurrency-levels.js';
-import { listen } from '../originals.js';
+import { listen, originalSetTimeout } from '../originals.js';
 import { defineLike } from './wrap.js';
 
 /** Writes left waiting on one socket at most; older ones are dropped (a socket that never answers). */
@@ -69,6 +70,31 @@ interface SocketState {
   writes: number;
   bytesIn: number;
   carry: number;
+  /** The first and the last write since the last chunk arrived. */
+  first: Pending | undefined;
+  last: Pending | undefined;
+  /** The client writes a command in several writes (see Learning); decided after the first writes. */
+  multi: boolean;
+  /** Read from the first write on, until decided (`learnt`). */
+  learning: Learning | undefined;
+  learnt: boolean;
+}
+
+/**
+ * How a socket's client writes a command, read from its first writes (LEARN_WRITES at most): pairs
+ * of writes one after another with no answer between, and how many of those were made in one
+ * synchronous turn (the same callback and promise continuation) from different code: a driver
+ * writing one command as several messages (Postgres' Parse, Bind, Execute, Sync) rather than
+ * several commands (written by one line, or by different requests' continuations).
+ */
+interface Learning {
+  writes: number;
+  pairs: number;
+  oneCommand: number;
+  /** The last write's stack (file:line:column of each frame), callback and continuation. */
+  stack: string;
+  asyncId: number;
+  turn: number;
 }
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
@@ -144,7 +170,19 @@ export class SocketWaits implements GrowthHook {
       const files = callerFiles(skip, 12);
       const asker = files.find((f) => !connectPlumbing(f) && !isAgentFile(f));
       if (asker === undefined ? files.some(isAgentFile) : httpClientFile(asker)) return;
-      const st: SocketState = { pending: [], remote: '', key: 'socket ?', writes: 0, bytesIn: 0, carry: 0 };
+      const st: SocketState = {
+        pending: [],
+        remote: '',
+        key: 'socket ?',
+        writes: 0,
+        bytesIn: 0,
+        carry: 0,
+        first: undefined,
+        last: undefined,
+        multi: false,
+        learning: undefined,
+        learnt: false,
+      };
       const self = this;
       const write = socket.write as unknown as Fn;
       const writeWrapper = function (this: unknown): unknown {
@@ -162,7 +200,10 @@ export class SocketWaits implements GrowthHook {
       defineLike(pushWrapper, push);
       own.push = pushWrapper;
       // Writes a closed socket never answered wait no more.
-      listen(socket, 'close', () => self.abandon(st, st.pending.length));
+      listen(socket, 'close', () => {
+        self.abandon(st, st.pending.length);
+        if (st.learning !== undefined) stopLearning(st);
+      });
     } catch {
       // Never break a connect.
     }
@@ -179,6 +220,9 @@ export class SocketWaits implements GrowthHook {
   private sent(socket: net.Socket, st: SocketState, skip: Function): void {
     try {
       if (threadState.agentBusy > 0) return;
+      if (!st.learnt) learn(st, (st.learning ??= startLearning(st)), skip);
+      // The rest of a command a multi-write client is writing: it waits with its first write.
+      if (st.multi && st.last !== undefined) return;
       let entry: SiteEntry<Data> | undefined;
       if (this.onPath()) {
         if (st.remote === '') {
@@ -198,22 +242,31 @@ export class SocketWaits implements GrowthHook {
       }
       if (entry !== undefined) inFlight(entry.data, 1, t0);
       if (st.pending.length >= MAX_PENDING_WRITES) this.abandon(st, 1);
-      st.pending.push({ entry, t0 });
+      st.last = { entry, t0 };
+      st.first ??= st.last;
+      st.pending.push(st.last);
     } catch {
       // Never break a write.
     }
   }
 
   /**
-   * A chunk arrived: it answers the oldest writes waiting, as many as it holds answers, at least
-   * one. Every write gets one answer, so an answer is, on average, the bytes received per write: a
-   * chunk holds its size over that many, rounded, the difference carried to the next chunk (within
-   * half an answer) so that the pairing does not drift.
+   * A chunk arrived: it answers the oldest writes waiting, as many as it holds answers. Every write
+   * gets one answer, so an answer is, on average, the bytes received per write: a chunk holds its
+   * size over that many, rounded, the difference carried to the next chunk (up to half an answer
+   * ahead, one behind) so that the pairing does not drift. A chunk that starts an answer answers at
+   * least one write (the wait is to the answer's first byte); one that goes on with an answer begun
+   * in an earlier chunk (the carry is at least PARTIAL_ANSWER below zero) may answer none. Chunks
+   * that arrive with nothing waiting (pub/sub messages) answer nothing. The mean is read over all
+   * writes, those still waiting included: it reads an answer a little short while many wait (the
+   * first exchanges of a client that writes many commands before the first answer), and a pairing
+   * that fell behind leaves more writes waiting, which shortens it and lets the pairing catch up.
    */
   private answered(st: SocketState, chunk: unknown): void {
     try {
       const bytes = chunkBytes(chunk);
       if (bytes === 0) return;
+      st.first = st.last = undefined;
       st.bytesIn += bytes;
       const waiting = st.pending.length;
       if (waiting === 0) {
@@ -221,8 +274,11 @@ export class SocketWaits implements GrowthHook {
         return;
       }
       const held = st.carry + (bytes * st.writes) / st.bytesIn;
-      const n = Math.max(1, Math.min(waiting, Math.round(held)));
-      st.carry = Math.max(-0.5, Math.min(0.5, held - n));
+      const n = Math.min(waiting, Math.max(st.carry < 0 ? 0 : 1, Math.round(held)));
+      // Short of the answers paired by less than PARTIAL_ANSWER: shorter answers, not one going on.
+      const carry = held - n > -PARTIAL_ANSWER && held - n < 0 ? 0 : held - n;
+      st.carry = Math.max(-1, Math.min(0.5, carry));
+      if (n === 0) return;
       const now = performance.now();
       for (const p of st.pending.splice(0, n)) {
         if (p.entry === undefined) continue;
@@ -237,12 +293,111 @@ export class SocketWaits implements GrowthHook {
 
   /** Drops the `n` oldest writes waiting, unanswered. */
   private abandon(st: SocketState, n: number): void {
+    st.first = st.last = undefined;
     const now = performance.now();
     for (const p of st.pending.splice(0, n)) if (p.entry !== undefined) inFlight(p.entry.data, -1, now);
   }
 }
 
 const FOLLOWED = Symbol('hotpath.socketWaits');
+
+/** A socket's first writes read for how its client writes a command, at most. */
+export const LEARN_WRITES = 64;
+/** Pairs of writes (one after another, no answer between) that decide it. */
+export const LEARN_PAIRS = 8;
+/** The share of those pairs written in one turn from different code that makes a command a run of writes. */
+export const MULTI_WRITE_SHARE = 0.9;
+/**
+ * A socket that wrote too little to decide within this long from its first write (a pub/sub
+ * subscriber, an idle pool member) is decided with what it has: the promise hook does not stay on.
+ */
+export const LEARN_MS = 5000;
+
+/**
+ * Promise continuations run one after another in one callback (a chunk resolving several requests'
+ * commands wakes them all): a promise hook counts them while a socket learns (from its first write
+ * until decided or closed), and only then. Where node has no promise hooks, the callback alone
+ * tells turns apart.
+ */
+let turn = 0;
+let learners = 0;
+let stopTurns: (() => void) | undefined;
+
+function startLearning(st: SocketState): Learning {
+  const l: Learning = { writes: 0, pairs: 0, oneCommand: 0, stack: '', asyncId: -1, turn: -1 };
+  originalSetTimeout(() => {
+    if (st.learning === l) decide(st, l);
+  }, LEARN_MS).unref();
+  if (learners++ === 0) {
+    try {
+      const hooks = (require('node:v8') as typeof import('node:v8')).promiseHooks as typeof import('node:v8').promiseHooks | undefined;
+      stopTurns = hooks?.onBefore(() => {
+        turn++;
+      }) as (() => void) | undefined;
+    } catch {
+      stopTurns = undefined;
+    }
+  }
+  return l;
+}
+
+/** Ends a socket's learning (decided, or closed before): the promise hook stops with the last one. */
+function stopLearning(st: SocketState): void {
+  st.learning = undefined;
+  st.learnt = true;
+  if (--learners === 0) {
+    stopTurns?.();
+    stopTurns = undefined;
+  }
+}
+
+/** One of a socket's first writes: compared with the one before it when no answer came between. */
+function learn(st: SocketState, l: Learning, skip: Function): void {
+  const stack = captureStack(skip)
+    .map((f) => `${f.file}:${f.line}:${f.column}`)
+    .join(' ');
+  const asyncId = (require('node:async_hooks') as typeof import('node:async_hooks')).executionAsyncId();
+  if (st.last !== undefined) {
+    l.pairs++;
+    if (asyncId === l.asyncId && turn === l.turn && stack !== l.stack) l.oneCommand++;
+  }
+  l.stack = stack;
+  l.asyncId = asyncId;
+  l.turn = turn;
+  if (++l.writes < LEARN_WRITES && l.pairs < LEARN_PAIRS) return;
+  decide(st, l);
+}
+
+/**
+ * Ends a socket's learning. Once decided, a multi-write client's writes with no answer between are
+ * one command: they wait as one, from the first, and the mean answer is per command from then on.
+ */
+function decide(st: SocketState, l: Learning): void {
+  stopLearning(st);
+  st.multi = l.pairs >= LEARN_PAIRS && l.oneCommand >= l.pairs * MULTI_WRITE_SHARE;
+  if (!st.multi) return;
+  // The command being written waits as one, from its first write. The writes left waiting before it
+  // were the rest of commands already answered (each paired as several); the mean answer is per
+  // command from now on.
+  const i = st.first === undefined ? -1 : st.pending.indexOf(st.first);
+  const extra = i < 0 ? st.pending.splice(0) : [...st.pending.splice(i + 1), ...st.pending.splice(0, i)];
+  const now = performance.now();
+  for (const p of extra) {
+    if (p.entry === undefined) continue;
+    p.entry.count--;
+    inFlight(p.entry.data, -1, now);
+  }
+  st.last = st.first = i < 0 ? undefined : st.first;
+  st.writes = st.pending.length;
+  st.bytesIn = 0;
+}
+
+/**
+ * A chunk short of the answers it was paired with by at least this share of an answer holds the
+ * start of an answer whose rest comes in the next chunks (they answer no new write); short by
+ * less, its answers were only shorter than the mean (a 14-byte answer among 11-byte ones).
+ */
+export const PARTIAL_ANSWER = 0.25;
 
 function chunkBytes(chunk: unknown): number {
   if (chunk === null || chunk === undefined) return 0;

@@ -216,16 +216,16 @@ export function destroyKeepAlive(): void {
  * collector and resolves once it listens; whatever it started is stopped after the file's tests,
  * and the keep-alive agent destroyed.
  */
-export function agentLauncher(): (args: string[]) => Promise<{ c: Collector; t: Target; port: number }> {
+export function agentLauncher(): (args: string[], opts?: LaunchOptions) => Promise<{ c: Collector; t: Target; port: number }> {
   const cleanups: (() => Promise<void>)[] = [];
   after(async () => {
     for (const fn of cleanups.reverse()) await fn();
     destroyKeepAlive();
   });
-  return async (args) => {
+  return async (args, opts) => {
     const c = new Collector();
     await c.start();
-    const t = launch(c, args);
+    const t = launch(c, args, opts);
     cleanups.push(async () => {
       t.kill();
       await t.exited;
