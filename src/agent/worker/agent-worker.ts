@@ -17,6 +17,7 @@ import { OwnCpu, watchedThreadCpu } from './own-cpu.js';
 import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { CallCounter } from '../profiling/call-counts.js';
+import { ProfilerPrime } from '../profiling/profiler-prime.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
 import {
   isHeapWanted,
@@ -99,6 +100,12 @@ function run(data: AgentWorkerData): void {
     (underWay) => rescue.setBusy('stallUnderWay', underWay),
   );
   watchdog.start(alsoEachCheck);
+  // A run that will profile pays V8's first-start work now, before the load (profiler-prime.ts).
+  const prime = new ProfilerPrime(mainSession, data.config.cpuSamplingIntervalUs, onError, (busy) => {
+    rescue.setBusy('prime', busy);
+    watchdog.agentWork(busy, 'profiler-prime');
+  });
+  if (data.config.profile === true) prime.start();
   const flusher = new Flusher(
     conn,
     profiler,
@@ -137,6 +144,7 @@ function run(data: AgentWorkerData): void {
   // stops too.
   const onExitRescue = (): void => {
     exiting = true;
+    prime.cancel();
     let pending = 2;
     const finished = (): void => {
       if (--pending === 0) conn.afterWrites(() => rescue.markDone());
