@@ -34,8 +34,9 @@ export class ProfilerPrime {
     }
     this.session = s;
     this.onBusy(true);
+    // After cancel(), node fails the requests still pending (the session closed): not an error.
     const fail = (err: Error | null): void => {
-      if (err) this.onError('profiler-prime', err);
+      if (err && this.session === s) this.onError('profiler-prime', err);
     };
     try {
       s.post('Profiler.enable', fail);

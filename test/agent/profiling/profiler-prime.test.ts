@@ -81,6 +81,7 @@ test('profiler prime: cancelled (the process exits) before V8 answered, it disco
     assert.equal(r.busyAtStart, true);
     assert.deepEqual(r.busy, [true, false]);
     assert.equal(r.after, false);
+    assert.deepEqual(r.errors, []);
   } finally {
     await worker.terminate();
   }
