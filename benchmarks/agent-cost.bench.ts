@@ -66,12 +66,12 @@ const VARIANTS: Variant[] = [
   PLAIN,
   { name: 'agent, telemetry only (hooks off)', agent: true, config: { hooks: false } },
   { name: 'agent, telemetry + growth hooks (default)', agent: true, config: { hooks: true } },
-  { name: 'agent, + CPU profile (1 ms)', agent: true, config: { hooks: true, cpuSamplingIntervalUs: 1000 }, profile: true },
+  { name: 'agent, + CPU profile (1 ms)', agent: true, config: { hooks: true, cpuSamplingIntervalUs: 1000, profile: true }, profile: true },
   cpuProf(1000),
   {
     name: `agent, + CPU profile (${RUN_DEFAULT_US / 1000} ms, the default of a 10 s run)`,
     agent: true,
-    config: { hooks: true, cpuSamplingIntervalUs: RUN_DEFAULT_US },
+    config: { hooks: true, cpuSamplingIntervalUs: RUN_DEFAULT_US, profile: true },
     profile: true,
   },
   cpuProf(RUN_DEFAULT_US),
@@ -253,7 +253,7 @@ export const agentCostBench: BenchSuite = {
     return [
       '## Agent cost per request',
       '',
-      `Server CPU per request with the agent, relative to the same server without it, measured in pairs at the same time: the overhead benchmark's server (JSON of ~5 KB + sha256 per request), two instances sharing CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1. CPU is user + system of all the server's threads from /proc; ${rounds} rounds per pair, alternating which server starts first; median ratio and all rounds. "no agent" is the plain/plain calibration. The agent talks to a socket that only reads, as under \`hotpath run\` (default config: 100 ms interval; the profile is started by control at the interval named). "node --cpu-prof" rows are V8's profiler without the agent at that interval: the floor of any CPU profile at that rate.`,
+      `Server CPU per request with the agent, relative to the same server without it, measured in pairs at the same time: the overhead benchmark's server (JSON of ~5 KB + sha256 per request), two instances sharing CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1. CPU is user + system of all the server's threads from /proc; ${rounds} rounds per pair, alternating which server starts first; median ratio and all rounds. "no agent" is the plain/plain calibration. The agent talks to a socket that only reads, as under \`hotpath run\` (default config: 100 ms interval; the profile is started by control after the warm-up at the interval named, with the config's \`profile\` set as \`hotpath run\` sets it, so V8's profiler is primed at listen). "node --cpu-prof" rows are V8's profiler without the agent at that interval: the floor of any CPU profile at that rate.`,
       '',
       '| variant | CPU per request vs plain (median) | rounds | plain µs / request | agent µs / request |',
       '|---|---|---|---|---|',

@@ -36,5 +36,6 @@ function normalize(value: unknown): { config: AgentConfig; problem?: string } {
   if (typeof v.hooks === 'boolean') config.hooks = v.hooks;
   if (typeof v.secret === 'string' && SECRET.test(v.secret)) config.secret = v.secret;
   if (typeof v.heapSample === 'boolean') config.heapSample = v.heapSample;
+  if (typeof v.profile === 'boolean') config.profile = v.profile;
   return problem === undefined ? { config } : { config, problem };
 }

@@ -85,6 +85,12 @@ export interface AgentConfig {
    */
   heapSample: boolean;
   /**
+   * This run will ask for a CPU profile (profile-start): the agent worker primes V8's profiler at
+   * listen, so the first start's one-time work falls before the load (profiling/profiler-prime.ts).
+   * Absent (older CLIs, the benchmarks' sinks): no priming.
+   */
+  profile?: boolean;
+  /**
    * This run's secret: every connection opens with an AuthMessage carrying it, or the CLI
    * drops it (another local process posing as an agent). Never sent in any other message.
    */
@@ -514,9 +520,10 @@ export interface StallMessage extends Envelope {
    * The stop of the allocation sampler in the middle of a `--heap` load (profile-start's
    * heapRetainedFrom) is sent this way whatever its length (`profile-stop`, from the stop's request
    * to its answer): the loop-delay figures leave out the samples it overlaps. So is the full GC
-   * forced in the middle of the load (`mid-load-gc`, profiling/mid-load-gc.ts).
+   * forced in the middle of the load (`mid-load-gc`, profiling/mid-load-gc.ts), and the priming
+   * of V8's profiler at listen (`profiler-prime`, profiling/profiler-prime.ts).
    */
-  byAgent?: 'profile-stop' | 'post-load-gc' | 'call-counts' | 'mid-load-gc';
+  byAgent?: 'profile-stop' | 'post-load-gc' | 'call-counts' | 'mid-load-gc' | 'profiler-prime';
   /**
    * Added (agent): with `byAgent: 'mid-load-gc'`, the heap used outside the young generation read
    * right after that GC (synchronous: nothing promoted since, unlike the canary's reading).

@@ -220,6 +220,7 @@ class RunSession {
         heap: this.options.heap,
         hooks: this.options.hooks,
         heapSample: true,
+        profile: this.options.profile,
         secret,
       },
     });

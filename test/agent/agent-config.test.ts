@@ -29,3 +29,10 @@ test('garbage is survived: defaults and a problem, never a throw', () => {
   assert.equal(readAgentConfig({ HOTPATH_AGENT_CONFIG: '42' }).problem, 'HOTPATH_AGENT_CONFIG is not an object');
   assert.deepEqual(readAgentConfig({ HOTPATH_AGENT_CONFIG: JSON.stringify({ intervalMs: -1, heap: 'yes' }) }).config, DEFAULT_CONFIG);
 });
+
+test('profile: taken when a boolean (the run will profile: the profiler is primed at listen), absent otherwise', () => {
+  assert.equal(readAgentConfig({ HOTPATH_AGENT_CONFIG: JSON.stringify({ profile: true }) }).config.profile, true);
+  assert.equal(readAgentConfig({ HOTPATH_AGENT_CONFIG: JSON.stringify({ profile: false }) }).config.profile, false);
+  assert.equal('profile' in readAgentConfig({ HOTPATH_AGENT_CONFIG: JSON.stringify({ profile: 'yes' }) }).config, false);
+  assert.equal('profile' in readAgentConfig({}).config, false);
+});

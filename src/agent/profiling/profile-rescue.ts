@@ -26,9 +26,10 @@ const DONE = 1;
 /**
  * What keeps the worker busy with the main thread's inspector, bits of the BUSY cell; and a stall
  * under way that is not sampled (yet: the thread seemed kept off the cores), whose final report
- * the exit must wait for all the same.
+ * the exit must wait for all the same; the profiler's priming at listen (its session is
+ * disconnected by the rescue: profiler-prime.ts).
  */
-const BUSY_BITS = { profile: 1, stall: 2, stallUnderWay: 4 } as const;
+const BUSY_BITS = { profile: 1, stall: 2, stallUnderWay: 4, prime: 8 } as const;
 export type RescueWork = keyof typeof BUSY_BITS;
 
 /** Two Int32 cells shared by the main thread and its agent worker. */

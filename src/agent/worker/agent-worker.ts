@@ -19,6 +19,7 @@ import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { reserveFd } from '../fd-reserve.js';
 import { CallCounter } from '../profiling/call-counts.js';
+import { ProfilerPrime } from '../profiling/profiler-prime.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
 import {
   isHeapWanted,
@@ -109,6 +110,12 @@ function run(data: AgentWorkerData): void {
     (underWay) => rescue.setBusy('stallUnderWay', underWay),
   );
   watchdog.start(alsoEachCheck);
+  // A run that will profile pays V8's first-start work now, before the load (profiler-prime.ts).
+  const prime = new ProfilerPrime(mainSession, data.config.cpuSamplingIntervalUs, onError, (busy) => {
+    rescue.setBusy('prime', busy);
+    watchdog.agentWork(busy, 'profiler-prime');
+  });
+  if (data.config.profile === true) prime.start();
   const flusher = new Flusher(
     conn,
     profiler,
@@ -149,6 +156,7 @@ function run(data: AgentWorkerData): void {
   // stops too.
   const onExitRescue = (): void => {
     exiting = true;
+    prime.cancel();
     let pending = 2;
     const finished = (): void => {
       if (--pending === 0) conn.afterWrites(() => rescue.markDone());
