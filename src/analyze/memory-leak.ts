@@ -19,7 +19,14 @@ import { linearFit, round, type LinearFit, extent } from './signals/stats.js';
 import { latencyTrend } from './signals/latency-trend.js';
 import { externalLeakAdvice, memoryLeakAdvice } from './memory-leak.advice.js';
 import { heapProfileHint } from './gc-pressure.advice.js';
-import { growthPerRequest, midReading, withoutAbandoned, type GrowthPerRequest, type Reading } from './signals/growth-per-request.js';
+import {
+  growthPerRequest,
+  midReading,
+  midSwing,
+  withoutAbandoned,
+  type GrowthPerRequest,
+  type Reading,
+} from './signals/growth-per-request.js';
 
 /** Segments the window is cut into; the lowest post-full-GC heap of each is one point of the envelope. */
 export const LEAK_SEGMENTS = 8;
@@ -464,12 +471,18 @@ function perRequestLeak(run: RunData): Finding[] {
   const mid = midReading([...full, ...forced], w);
   if (!mid) return [];
   const before = thread.samples.filter((s) => s.t <= w.start && s.t > w.start - START_READING_BEFORE_MS);
-  const start =
-    full.find((p) => p.t >= w.start - START_READING_BEFORE_MS && p.t < mid.t) ??
-    (before.length > 0 ? { t: w.start, bytes: extent(before.map((s) => s.mem.heapUsed)).min } : undefined);
+  const startGc = full.find((p) => p.t >= w.start - START_READING_BEFORE_MS && p.t < mid.t);
+  const start = startGc ?? (before.length > 0 ? { t: w.start, bytes: extent(before.map((s) => s.mem.heapUsed)).min } : undefined);
   const abandoned = unansweredBetween(thread, mid.t, post.t);
   const measured = growthPerRequest(series, w, start, mid, { t: post.t, bytes: post.postLoadGc.heapAfter });
-  const heap = measured && withoutAbandoned(measured, abandoned, LEAK_ABANDONED_REQUEST_BYTES);
+  const kept = measured && withoutAbandoned(measured, abandoned, LEAK_ABANDONED_REQUEST_BYTES);
+  // A rise smaller than the middle readings' own swing is noise; and a heap left after the load
+  // below what a full GC left near its start kept nothing over the window (a first half that
+  // fell: its rate is no comparison).
+  const heap =
+    kept && kept.lateGrowth > midSwing([...full, ...forced], w) && (startGc === undefined || post.postLoadGc.heapAfter > startGc.bytes)
+      ? kept
+      : undefined;
   const atMid = thread.samples.find((s) => s.t >= mid.t);
   const ext = atMid ? externalPerRequest(thread, w, series, mid, atMid.mem.external, post.mem.external) : undefined;
   const out: Finding[] = [];
@@ -503,7 +516,7 @@ function perRequestFinding(run: RunData, w: Window, g: GrowthPerRequest, where: 
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   const what = where === 'heap' ? 'the heap left after full GCs' : 'external memory (the bytes of Buffers and ArrayBuffers) after full GCs';
   const early =
-    g.earlyBytesPerRequest !== undefined && g.start
+    g.earlyBytesPerRequest !== undefined && g.earlyBytesPerRequest > 0 && g.start
       ? ` In the first half it kept ${round(g.earlyBytesPerRequest, 0)} bytes per request: the rate holds, it is not a warm-up that flattens.`
       : '';
   const baseline = g.start?.bytes ?? g.mid.bytes;

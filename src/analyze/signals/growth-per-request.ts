@@ -48,6 +48,19 @@ export function midReading(readings: readonly Reading[], w: Window): Reading | u
 }
 
 /**
+ * How far the readings in the middle of the window (MID_FROM to MID_TO) differ from one another,
+ * bytes: readings under load hold the requests in flight, so their swing is the run's own noise
+ * floor (a server answering 100 KB bodies swung 0.6 MB between two full GCs 0.2 s apart). 0 with
+ * fewer than two readings there.
+ */
+export function midSwing(readings: readonly Reading[], w: Window): number {
+  const from = w.start + MID_FROM * w.durationMs;
+  const to = w.start + MID_TO * w.durationMs;
+  const mids = readings.filter((r) => r.t >= from && r.t <= to).map((r) => r.bytes);
+  return mids.length < 2 ? 0 : Math.max(...mids) - Math.min(...mids);
+}
+
+/**
  * The rates between `start` (optional), `mid` and `end` (the reading after the load: every
  * request of the window counted). Undefined when the middle saw no request, or none followed it.
  */
