@@ -22,18 +22,16 @@ import { basename } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import { threadState } from '../thread-state.js';
-import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
+import { SiteCounter, type SiteEntry } from './site-counter.js';
 import { callerFiles, isAgentFile } from './call-site.js';
-import { concurrencyMs, inFlight, newLevels, type ConcurrencyLevels } from './concurrency-levels.js';
+import { inFlight, newLevels, waitRow, type WaitData } from './concurrency-levels.js';
 import { defineLike } from './wrap.js';
 
 /** Sends left waiting on one target at most; older ones are dropped (a target that never answers). */
 export const MAX_PENDING_MESSAGES = 256;
 
-interface Data extends ConcurrencyLevels {
+interface Data extends WaitData {
   target: string;
-  completed: number;
-  totalMs: number;
 }
 
 interface Pending {
@@ -52,8 +50,6 @@ type Fn = (this: unknown, ...args: unknown[]) => unknown;
 
 const newData = (): Data => ({ target: '', completed: 0, totalMs: 0, ...newLevels() });
 
-const ms = (x: number) => Math.round(x * 1000) / 1000;
-
 const FOLLOWED = Symbol('hotpath.messageWaits');
 
 export class MessageWaits implements GrowthHook {
@@ -66,18 +62,7 @@ export class MessageWaits implements GrowthHook {
 
   contribute(into: GrowthBody): void {
     const out = (into.messageWaits ??= []);
-    for (const e of this.sites.entries.values()) {
-      const d = e.data;
-      const row: NonNullable<GrowthBody['messageWaits']>[number] = {
-        target: d.target,
-        count: e.count,
-        completed: d.completed,
-        totalMs: ms(d.totalMs),
-      };
-      const levels = concurrencyMs(d);
-      if (levels !== undefined) row.concurrencyMs = levels;
-      out.push(withSite(row, e));
-    }
+    for (const e of this.sites.entries.values()) out.push(waitRow({ target: e.data.target }, e));
   }
 
   /** A child with an IPC channel gets its own `send` and `emit` once node set the channel up. */

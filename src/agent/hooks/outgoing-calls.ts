@@ -26,15 +26,13 @@ import * as dc from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import { threadState } from '../thread-state.js';
-import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
+import { SiteCounter, type SiteEntry } from './site-counter.js';
 import { defineLike } from './wrap.js';
-import { concurrencyMs, inFlight, newLevels, type ConcurrencyLevels } from './concurrency-levels.js';
+import { inFlight, newLevels, roundMs, waitRow, type WaitData } from './concurrency-levels.js';
 
-interface Data extends ConcurrencyLevels {
+interface Data extends WaitData {
   origin: string;
   api: string;
-  completed: number;
-  totalMs: number;
   newConnections: number;
   /** node:http: calls left in their agent's queue, time from the call to a socket, the agent's socket limit. */
   queued: number;
@@ -76,8 +74,6 @@ const newData = (): Data => ({
   maxSockets: 0,
   ...newLevels(),
 });
-
-const ms = (x: number) => Math.round(x * 1000) / 1000;
 
 export class OutgoingCalls implements GrowthHook {
   private readonly sites = new SiteCounter<Data>(newData);
@@ -127,22 +123,16 @@ export class OutgoingCalls implements GrowthHook {
     const out = (into.outgoing ??= []);
     for (const e of this.sites.entries.values()) {
       const d = e.data;
-      const row: NonNullable<GrowthBody['outgoing']>[number] = {
-        api: d.api,
-        origin: d.origin,
-        count: e.count,
-        completed: d.completed,
-        totalMs: ms(d.totalMs),
-      };
-      if (d.api === 'http') {
-        row.newConnections = d.newConnections;
-        row.queued = d.queued;
-        row.socketWaitMs = ms(d.socketWaitMs);
-        if (d.maxSockets > 0) row.maxSockets = d.maxSockets;
-      }
-      const levels = concurrencyMs(d);
-      if (levels !== undefined) row.concurrencyMs = levels;
-      out.push(withSite(row, e));
+      const http =
+        d.api === 'http'
+          ? {
+              newConnections: d.newConnections,
+              queued: d.queued,
+              socketWaitMs: roundMs(d.socketWaitMs),
+              ...(d.maxSockets > 0 ? { maxSockets: d.maxSockets } : {}),
+            }
+          : {};
+      out.push(waitRow({ api: d.api, origin: d.origin }, e, http));
     }
   }
 

@@ -28,9 +28,9 @@ import type * as net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import { threadState } from '../thread-state.js';
-import { SiteCounter, withSite, type SiteEntry } from './site-counter.js';
+import { SiteCounter, type SiteEntry } from './site-counter.js';
 import { captureStack, callerFiles, isAgentFile } from './call-site.js';
-import { concurrencyMs, inFlight, newLevels, type ConcurrencyLevels } from './concurrency-levels.js';
+import { inFlight, newLevels, waitRow, type WaitData } from './concurrency-levels.js';
 import { listen, originalSetTimeout } from '../originals.js';
 import { defineLike } from './wrap.js';
 
@@ -45,10 +45,8 @@ export const SOCKET_SAMPLE_EVERY = 512;
 /** A socket's counts of writes and bytes received are halved when the writes reach this. */
 const HALVE_AT = 4096;
 
-interface Data extends ConcurrencyLevels {
+interface Data extends WaitData {
   remote: string;
-  completed: number;
-  totalMs: number;
 }
 
 interface Pending {
@@ -106,8 +104,6 @@ const newData = (): Data => ({
   ...newLevels(),
 });
 
-const ms = (x: number) => Math.round(x * 1000) / 1000;
-
 /** Connects made by node's HTTP client or undici: their requests are the outgoing-calls hook's. */
 const httpClientFile = (file: string): boolean =>
   file === 'node:_http_agent' ||
@@ -138,18 +134,7 @@ export class SocketWaits implements GrowthHook {
 
   contribute(into: GrowthBody): void {
     const out = (into.socketWaits ??= []);
-    for (const e of this.sites.entries.values()) {
-      const d = e.data;
-      const row: NonNullable<GrowthBody['socketWaits']>[number] = {
-        remote: d.remote,
-        count: e.count,
-        completed: d.completed,
-        totalMs: ms(d.totalMs),
-      };
-      const levels = concurrencyMs(d);
-      if (levels !== undefined) row.concurrencyMs = levels;
-      out.push(withSite(row, e));
-    }
+    for (const e of this.sites.entries.values()) out.push(waitRow({ remote: e.data.remote }, e));
   }
 
   /** Gives a socket being connected its own write and push, unless an HTTP client connects it. */
