@@ -8,8 +8,7 @@ import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { Culprit, Finding } from './finding.js';
 import { buildFinding, growthSeverity } from './build-finding.js';
 import { inFlightPeak, loadWindow, targetThreads, windowSamples, type Window } from './signals/load-window.js';
-import { growthStats, lateShare, lateShareAt, pointStats, windowGrowth, type GrowthStats } from './signals/growth-series.js';
-import { requestSeries, requestsAt } from './signals/request-series.js';
+import { growthStats, lateShareServed, pointStats, windowGrowth, type GrowthStats } from './signals/growth-series.js';
 import { outOfFds } from './signals/agent-errors.js';
 import { appCallers, siteCulprit } from './signals/culprit.js';
 import { latencyTrend, type LatencyTrend } from './signals/latency-trend.js';
@@ -138,27 +137,15 @@ function hookTrend(ctx: Context, e: HandleEntry): Trend | undefined {
   return trendOf(ctx, pts, pts[pts.length - 1]?.v ?? 0);
 }
 
-/** The thread's growth stats over the readings (pointStats), with the reading at the end and the late share of the rise. */
+/**
+ * The thread's growth stats over the readings (pointStats), with the reading at the end and the
+ * late share of the rise in halves of the requests served, not of the clock (growth-series'
+ * lateShareServed): a machine that slows in the second half serves fewer requests there, which
+ * bends a share read in time though the handles follow every request.
+ */
 function trendOf(ctx: Context, pts: { t: number; v: number }[], end: number): Trend | undefined {
   if (pts.length < 3) return undefined;
   const s = pointStats(ctx.thread, pts)!;
-  return { ...trendFields(s, end), lateShare: lateShareByRequests(ctx.thread, pts) };
-}
-
-/**
- * The late share of the rise against the requests served, not the clock (as for timers,
- * growth-series' lateGrowthShare): a machine that slows down or a target that speeds up serves
- * the window's requests unevenly, which bends a share read in time though the handles follow every
- * request. Against time when no request was served between the first and last readings.
- */
-function lateShareByRequests(thread: ThreadTelemetry, pts: readonly { t: number; v: number }[]): number {
-  const series = requestSeries(thread);
-  const reqs = pts.map((p) => requestsAt(series, p.t));
-  if (reqs[reqs.length - 1] <= reqs[0]) return lateShare(pts);
-  return lateShareAt(pts.map((p, i) => ({ x: reqs[i], v: p.v })));
-}
-
-function trendFields(s: GrowthStats, end: number): Omit<Trend, 'lateShare'> {
   return {
     first: s.first,
     last: s.last,
@@ -168,6 +155,7 @@ function trendFields(s: GrowthStats, end: number): Omit<Trend, 'lateShare'> {
     perSecond: round(s.perSecond, 2),
     requestCorrelation: s.requestCorrelation,
     timeCorrelation: s.timeCorrelation,
+    lateShare: lateShareServed(ctx.thread, pts),
   };
 }
 

@@ -111,13 +111,22 @@ export function lateShare(pts: readonly { t: number; v: number }[]): number {
  * saw no request served.
  */
 export function lateGrowthShare(thread: ThreadTelemetry, value: (m: GrowthMessage) => number | undefined, w: Window | null): number {
-  const series = requestSeries(thread);
   const pts = thread.growth
     .filter((m) => !w || (m.t >= w.start && m.t <= w.end + 1000))
-    .map((m) => ({ t: m.t, requests: requestsAt(series, m.t), v: value(m) }))
-    .filter((p): p is { t: number; requests: number; v: number } => p.v !== undefined);
-  const served = pts.length > 1 && pts[pts.length - 1].requests > pts[0].requests;
-  return lateShareAt(pts.map((p) => ({ x: served ? p.requests : p.t, v: p.v })));
+    .map((m) => ({ t: m.t, v: value(m) }))
+    .filter((p): p is { t: number; v: number } => p.v !== undefined);
+  return lateShareServed(thread, pts);
+}
+
+/**
+ * lateShare of any readings of the thread (time order) against the requests served by their
+ * times, read between the readings around the midpoint; against time when none was served.
+ */
+export function lateShareServed(thread: ThreadTelemetry, pts: readonly { t: number; v: number }[]): number {
+  const series = requestSeries(thread);
+  const reqs = pts.map((p) => requestsAt(series, p.t));
+  const served = pts.length > 1 && reqs[reqs.length - 1] > reqs[0];
+  return lateShareAt(pts.map((p, i) => ({ x: served ? reqs[i] : p.t, v: p.v })));
 }
 
 /**
