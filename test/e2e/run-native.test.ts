@@ -91,16 +91,22 @@ test(
     const profile = JSON.parse(readFileSync(join(result.runDir, entry.file), 'utf8')) as CpuProfile;
     const zlibC = (name: string) =>
       /^(deflate|longest_match|compress_block|fill_window|crc32|adler32|_tr_|send_bits|build_tree|pqdownheap)|ZlibContext/.test(name);
-    // Under compressBody, also where V8 inlined it into the request handler (on Node 24 about half
-    // the samples: perf's map names optimized code by its outer function; the inspector's sample of
-    // the same moment gives the callee back).
-    const s = under(profile, zlibC, (name, url) => name === 'compressBody' && url.endsWith('zlib-server.cjs'));
-    // Shares, not speeds: most of the thread's running time is deflate, nearly all of it under compressBody.
-    assert.ok(s.all / s.active > 0.3, `zlib's C frames hold ${s.all} of ${s.active} running samples`);
-    assert.ok(s.underCaller / s.all > 0.9, `${s.underCaller} of ${s.all} zlib samples sit under compressBody`);
-    const fromInspector = (native.processes.find((p) => p.pid === pid) as { fromInspector?: { matched: number; lined: number } })
+    // Under the server's own JS: compressBody, or the request handler where V8 inlined compressBody
+    // into it (on Node 24 about half the samples: perf's map names optimized code by its outer
+    // function, and the inspector's sample of the same moment gives the callee back when it agrees).
+    const s = under(profile, zlibC, (_name, url) => url.endsWith('zlib-server.cjs'));
+    const named = under(profile, zlibC, (name, url) => name === 'compressBody' && url.endsWith('zlib-server.cjs'));
+    const fromInspector = (native.processes.find((p) => p.pid === pid) as { fromInspector?: { matched: number; inlined: number } })
       .fromInspector;
-    assert.ok(fromInspector && fromInspector.matched > proc.jsSamples / 2, JSON.stringify(fromInspector));
+    const seen = `${named.underCaller} of ${s.all} zlib samples under compressBody, ${s.underCaller} under the server's JS; inspector ${JSON.stringify(fromInspector)}`;
+    // Shares, not speeds: most of the thread's running time is deflate, nearly all of it under the server's JS.
+    assert.ok(s.all / s.active > 0.3, `zlib's C frames hold ${s.all} of ${s.active} running samples`);
+    assert.ok(s.underCaller / s.all > 0.9, seen);
+    // compressBody itself is named for many of them (not inlined, or given back by the inspector).
+    // One CI run on Node 24 gave back none of the inlined half (52 %), never reproduced here
+    // (99.5 % quiet, 100 % beside three spinners): above a third, with the counts in the message.
+    assert.ok(named.underCaller / s.all > 0.33, seen);
+    assert.ok(fromInspector && fromInspector.matched > proc.jsSamples / 2, seen);
     // One stack from the loop to the kernel: libuv's loop and kernel frames are there too.
     const names = new Set(profile.nodes.map((n) => n.callFrame.functionName));
     assert.ok(names.has('uv_run'), "libuv's uv_run frame");
