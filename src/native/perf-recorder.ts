@@ -15,6 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { PerfSampleReader, readPerfLines, type RawSample } from './perf-script.js';
+import type { PerfMap } from './perf-map.js';
 
 /** Why perf cannot record, and what would let it. */
 export interface PerfUnavailable {
@@ -199,7 +200,12 @@ export class PerfRecorder {
  * `perf script` of `file`, with the pid beside the thread id of every sample, read as it prints:
  * each sample goes to `onSample` and its text is dropped (a long recording is never held whole).
  */
-export async function perfScript(perf: string, file: string, onSample: (r: RawSample) => void): Promise<void> {
+export async function perfScript(
+  perf: string,
+  file: string,
+  onSample: (r: RawSample) => void,
+  maps?: (pid: number) => PerfMap | undefined,
+): Promise<void> {
   const child = spawn(perf, ['script', '-F', '+pid', '-i', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr.setEncoding('utf8');
@@ -211,7 +217,7 @@ export async function perfScript(perf: string, file: string, onSample: (r: RawSa
     child.once('close', (code) => resolve(code));
   });
   try {
-    await readPerfLines(child.stdout, new PerfSampleReader(file, onSample));
+    await readPerfLines(child.stdout, new PerfSampleReader(file, onSample, maps));
   } catch (e) {
     child.kill('SIGKILL');
     await exited.catch(() => undefined);

@@ -16,6 +16,7 @@ import { hotpathError } from '../errors.js';
 import type { CpuCallFrame, CpuProfile, CpuProfileNode } from '../profile/cpu-profile.js';
 import { scriptUrl } from './ticks-to-cpuprofile.js';
 import { KERNEL_SUFFIX } from '../profile/classify-frame.js';
+import type { PerfMap } from './perf-map.js';
 
 export interface PerfProcess {
   pid: number;
@@ -210,9 +211,14 @@ export class PerfSampleReader {
   private current?: RawSample;
   private lineNo = 0;
 
+  /**
+   * `maps`: the perf map of a pid when this machine still has it (`hotpath run --native`): JS
+   * frames are then named from it rather than by perf, whose lookup mixes up overlapping entries.
+   */
   constructor(
     private readonly file: string,
     private readonly onSample: (r: RawSample) => void,
+    private readonly maps?: (pid: number) => PerfMap | undefined,
   ) {}
 
   line(line: string): void {
@@ -222,10 +228,17 @@ export class PerfSampleReader {
     const current = this.current;
     const f = frameRe.exec(line);
     if (f && current) {
-      current.frames.push(perfCallFrame(f[2], f[3]));
-      current.optimized.push(isOptimizedJs(f[2]));
       const map = /\/perf-(\d+)\.map$/.exec(f[3]);
-      if (map) current.mapPid = Number(map[1]);
+      let symbol = f[2];
+      if (map) {
+        current.mapPid = Number(map[1]);
+        // Named by the newest map entry (perf-map.ts); a caller's address is a return address,
+        // one past its call: the byte before it is inside the calling code.
+        const address = parseInt(f[1], 16) - (current.frames.length > 0 ? 1 : 0);
+        symbol = this.maps?.(current.mapPid)?.nameAt(address) ?? symbol;
+      }
+      current.frames.push(perfCallFrame(symbol, f[3]));
+      current.optimized.push(isOptimizedJs(symbol));
       return;
     }
     const h = headerRe.exec(line);

@@ -22,6 +22,7 @@ import { profileFileName } from '../run-dir/schema.js';
 import { parseCpuProfile, type CpuProfile } from '../profile/cpu-profile.js';
 import { NativeProcessBuilder, type NativeProcessProfiles } from '../native/native-profile.js';
 import { findPerf, perfScript, PerfRecorder, type PerfUnavailable } from '../native/perf-recorder.js';
+import { PerfMap } from '../native/perf-map.js';
 
 /** The V8 flags that make the target write /tmp/perf-<pid>.map (all supported Node majors need both). */
 export const PERF_MAP_FLAGS = ['--perf-basic-prof-only-functions', '--interpreted-frames-native-stack'] as const;
@@ -193,9 +194,20 @@ export class NativeRecording {
           }),
         );
       }
-      await perfScript(this.perf, data, (r) => {
-        for (const b of builders) b.add(r);
-      });
+      // The maps are still there (removed at close): JS frames named by their newest entries.
+      const maps = new Map<number, PerfMap | undefined>();
+      const mapOf = (pid: number) => {
+        if (!maps.has(pid)) maps.set(pid, this.mapPids.has(pid) ? PerfMap.read(perfMapPath(pid)) : undefined);
+        return maps.get(pid);
+      };
+      await perfScript(
+        this.perf,
+        data,
+        (r) => {
+          for (const b of builders) b.add(r);
+        },
+        mapOf,
+      );
       const summary = [];
       for (const b of builders) summary.push(await this.mergeProcess(dir, meta, b.result()));
       await writeFile(
