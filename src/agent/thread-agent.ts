@@ -29,9 +29,9 @@ import { safely, reportError, setErrorSink, guardPart, partFailed } from './safe
 import { threadState } from './thread-state.js';
 import { HttpCollector } from './collectors/http-collector.js';
 import { DrivenServer } from './driven-server.js';
-import { GcCollector } from './collectors/gc-collector.js';
+import { GC_WINDOW_PERIOD_MS, GcCollector } from './collectors/gc-collector.js';
 import { Sampler } from './collectors/sampler.js';
-import { loopTick } from './collectors/loop-delay.js';
+import { loopTick, LOOP_DELAY_RESOLUTION_MS } from './collectors/loop-delay.js';
 import { timed, timedEvery } from './own-time.js';
 import { unrefInterval, listen, originalClearInterval } from './originals.js';
 import { epochNow } from './clock.js';
@@ -139,14 +139,27 @@ export class ThreadAgent {
     this.started = true;
     threadState.listening = true;
     guardPart(PART.http, () => this.http.start());
-    guardPart(PART.gc, () => this.gc.start());
-    // The sample rides on the loop-delay timer when the interval is a whole number of its periods (one wakeup for both).
+    // The sample, the GC windows and the growth report ride on the loop-delay timer when their
+    // periods are whole numbers of its own (one wakeup for all: loop-delay.ts), each timed apart.
     const sample = (): void => safely('sample', () => this.sendSample());
+    const growth = (): void => safely('growth', () => this.sendGrowth());
     const intervalMs = this.opts.config.intervalMs;
-    const tick = loopTick(intervalMs, timed(sample, timedEvery(intervalMs)));
-    guardPart(PART.sampler, () => this.sampler.start(tick));
-    if (tick === undefined || partFailed(PART.sampler)) this.timers.push(unrefInterval(sample, intervalMs));
-    this.timers.push(unrefInterval(() => safely('growth', () => this.sendGrowth()), GROWTH_EVERY_MS));
+    const sampleTick = loopTick(intervalMs, timed(sample, timedEvery(intervalMs)));
+    const growthTick = loopTick(GROWTH_EVERY_MS, timed(growth, timedEvery(GROWTH_EVERY_MS)));
+    const gcPeriod = loopTick(
+      GC_WINDOW_PERIOD_MS,
+      timed(() => safely('gc', () => this.gc.nextPeriod()), timedEvery(GC_WINDOW_PERIOD_MS)),
+    );
+    // Before the period's tick: a window opened at this fire closes at a later one.
+    const gcFire = gcPeriod && { every: 1, fn: (): void => safely('gc', () => this.gc.driverFired()) };
+    const onLoop =
+      guardPart(PART.sampler, () => {
+        this.sampler.start([sampleTick, gcFire, gcPeriod, growthTick]);
+        return true;
+      }) === true;
+    guardPart(PART.gc, () => this.gc.start(onLoop && gcPeriod !== undefined ? LOOP_DELAY_RESOLUTION_MS : undefined));
+    if (!onLoop || sampleTick === undefined) this.timers.push(unrefInterval(sample, intervalMs));
+    if (!onLoop || growthTick === undefined) this.timers.push(unrefInterval(growth, GROWTH_EVERY_MS));
     if (isMainThread) {
       this.worker = guardPart(PART.worker, () => this.startWorker(false));
     } else {

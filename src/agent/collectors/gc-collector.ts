@@ -9,6 +9,10 @@
 //     was on (`gc.observedMs`), so GC time and rates are estimated over the whole time
 //     (analyze/signals/gc-activity.ts).
 // Events are batched: the sampler takes them once per interval. Bounded per interval.
+// The windows ride on the loop-delay timer when the thread agent drives them (start's
+// `driverMs`: nextPeriod every GC_WINDOW_PERIOD_MS, driverFired at every fire, a window closed at
+// the fire nearest its end), so they wake the thread no more than it already is; else on timers
+// of their own.
 import { PerformanceObserver, performance, constants, type PerformanceEntry } from 'node:perf_hooks';
 import type { GcEvent, GcKind, SampleGc } from '../protocol.js';
 import { originalClearInterval, originalClearTimeout, originalSetTimeout, unrefInterval } from '../originals.js';
@@ -35,12 +39,23 @@ export class GcCollector {
   private observedMs = 0;
   private periodTimer: NodeJS.Timeout | undefined;
   private closeTimer: NodeJS.Timeout | undefined;
+  /** The period of the timer that drives the windows (ms), when one does (start). */
+  private driverMs: number | undefined;
+  /** Driver fires until the open window closes (0: none due). */
+  private closeIn = 0;
+  private readonly timedClose = timed(() => this.close());
   /** GCs seen in the current window, and the window's observed time before now, for the rate. */
   private windowEvents = 0;
   private windowMs = 0;
 
-  start(): void {
+  /**
+   * `driverMs`: the caller calls nextPeriod() every GC_WINDOW_PERIOD_MS and driverFired() at every
+   * fire of its timer of this period (the loop-delay timer); without it the windows keep timers of
+   * their own.
+   */
+  start(driverMs?: number): void {
     if (this.observer !== undefined) return;
+    this.driverMs = driverMs;
     this.canary.start();
     this.observer = new PerformanceObserver((list) => {
       const t0 = performance.now();
@@ -54,7 +69,12 @@ export class GcCollector {
     // The rate is not known yet: the first window is the shortest. (Observing a whole first
     // second of a busy server left a lasting cost of ≈ 1 %: measured, docs/agent.md.)
     this.openFor(GC_MIN_WINDOW_MS);
-    this.periodTimer = unrefInterval(() => this.nextPeriod(), GC_WINDOW_PERIOD_MS);
+    if (driverMs === undefined) this.periodTimer = unrefInterval(() => this.nextPeriod(), GC_WINDOW_PERIOD_MS);
+  }
+
+  /** A fire of the driving timer: closes the window due now (the one sized by the last period). */
+  driverFired(): void {
+    if (this.closeIn > 0 && --this.closeIn === 0) this.timedClose();
   }
 
   stop(): void {
@@ -62,6 +82,7 @@ export class GcCollector {
     if (this.periodTimer !== undefined) originalClearInterval(this.periodTimer);
     if (this.closeTimer !== undefined) originalClearTimeout(this.closeTimer);
     this.periodTimer = this.closeTimer = undefined;
+    this.closeIn = 0;
     this.canary.stop();
     this.observer = undefined;
   }
@@ -84,10 +105,11 @@ export class GcCollector {
   }
 
   /** A new period: a window sized from the GC rate the last window saw. */
-  private nextPeriod(): void {
+  nextPeriod(): void {
     if (this.observer === undefined) return;
     if (this.closeTimer !== undefined) originalClearTimeout(this.closeTimer);
     this.closeTimer = undefined;
+    this.closeIn = 0;
     this.addObserved();
     const perSecond = this.windowMs > 0 ? (this.windowEvents * 1000) / this.windowMs : 0;
     this.windowEvents = 0;
@@ -99,14 +121,19 @@ export class GcCollector {
     );
   }
 
-  /** Opens a window (or keeps the open one) for `ms`; a whole period stays open into the next. */
+  /**
+   * Opens a window (or keeps the open one) for `ms`; a whole period stays open into the next. A
+   * driven window closes at the driver's fire nearest `ms` (at least one fire later): the time it
+   * was on is measured, not assumed.
+   */
   private openFor(ms: number): void {
     this.open();
     if (ms >= GC_WINDOW_PERIOD_MS) return;
-    this.closeTimer = originalSetTimeout(
-      timed(() => this.close()),
-      ms,
-    );
+    if (this.driverMs !== undefined) {
+      this.closeIn = Math.max(1, Math.round(ms / this.driverMs));
+      return;
+    }
+    this.closeTimer = originalSetTimeout(this.timedClose, ms);
     this.closeTimer.unref();
   }
 

@@ -7,7 +7,8 @@
 //
 // Like monitorEventLoopDelay, a delay is the time between two consecutive fires minus the
 // timer's period, so an idle loop reads ≈ 0 and one long block shows as one long delay.
-// The same timer can carry the thread's sample tick (start's `tick`): one wakeup serves both.
+// The same timer carries the thread's other periodic work (start's `ticks`: the sample, the GC
+// observation windows, the growth report): one wakeup serves them all.
 import { performance } from 'node:perf_hooks';
 import type { HistogramSummary } from '../protocol.js';
 import { originalClearInterval, originalSetInterval } from '../originals.js';
@@ -47,21 +48,24 @@ export class LoopDelay {
   private last = 0;
 
   /**
-   * `tick`: also run `tick.fn` at every `tick.every`-th fire (the sampler's interval), so the
-   * thread wakes once for both. The two are timed apart as the agent's own time (own-time.ts):
-   * timed together, one call in N would always land on the same kind of fire.
+   * `ticks`: also run each `tick.fn` at every `tick.every`-th fire, in order, after the delay is
+   * recorded, so the thread wakes once for all. Each is timed apart as the agent's own time
+   * (own-time.ts, by its caller): timed together, one call in N would always land on the same
+   * kind of fire.
    */
-  start(tick?: LoopTick): void {
+  start(ticks: readonly (LoopTick | undefined)[] = []): void {
     if (this.timer !== undefined) return;
     this.last = performance.now();
     const record = timed(() => this.fired(), timedEvery(LOOP_DELAY_RESOLUTION_MS));
-    const every = tick?.every ?? 0;
-    let left = every;
+    const due = ticks.filter((t): t is LoopTick => t !== undefined);
+    const left = due.map((t) => t.every);
     this.timer = originalSetInterval(() => {
       record();
-      if (tick === undefined || --left > 0) return;
-      left = every;
-      tick.fn();
+      for (let i = 0; i < due.length; i++) {
+        if (--left[i] > 0) continue;
+        left[i] = due[i].every;
+        due[i].fn();
+      }
     }, LOOP_DELAY_RESOLUTION_MS);
     this.timer.unref();
   }

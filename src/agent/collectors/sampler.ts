@@ -41,9 +41,9 @@ export class Sampler {
     this.memory = new MemoryReader(Math.max(1, Math.round(RSS_EVERY_MS / intervalMs)));
   }
 
-  /** `tick`: the sample timer's callback, run on the loop-delay timer when the interval allows (loop-delay.ts). */
-  start(tick?: LoopTick): void {
-    this.eld.start(tick);
+  /** `ticks`: callbacks run on the loop-delay timer (the sample's, when the interval allows; loop-delay.ts). */
+  start(ticks?: readonly (LoopTick | undefined)[]): void {
+    this.eld.start(ticks);
   }
 
   stop(): void {

@@ -29,13 +29,21 @@ const AGENT_SLACK_MS = HEARTBEAT_MS + 50;
  */
 export const BLOCKED_BEFORE_AGENT_MS = 1000;
 /**
- * Every wakeup costs CPU (≈ 0.1 ms each on a busy VM): the check runs at the heartbeat's pace,
- * and the agent worker's other periodic work rides on it (start's `alsoEachCheck`).
+ * Every wakeup costs CPU (≈ 0.1 ms each on a busy VM), on the target's core when it is pinned, so
+ * the check is timed from the heartbeat instead of at a fixed pace: while the thread beats, the
+ * next check is due when the last beat would be STALL_THRESHOLD_MS old (no check before that can
+ * find a stall), which with a beat every 100 ms is one check every 200 ms, not every 100; once a
+ * stall is under way, every CHECK_MS (its reports, its end). The agent worker's other periodic
+ * work rides on the check (start's `alsoEachCheck`).
  */
 export const CHECK_MS = 100;
+/** The checks' bounds while no stall is under way, ms (nextCheckMs). */
+const MIN_CHECK_MS = 10;
 /**
  * A heartbeat this late (ms) has the watched thread's CPU read, once per beat: the check that
- * then sees the stall knows what the thread ran since, without a file read at every check.
+ * then sees the stall knows what the thread ran since, without a file read at every check. (With
+ * the checks timed from the heartbeat, few land in this span: a stall is then judged
+ * FIRST_JUDGED_MS after it is found.)
  */
 export const LATE_BEAT_MS = 150;
 /**
@@ -56,6 +64,12 @@ export const BLOCKED_MIN_CPU_SHARE = 0.1;
 export const BLOCKED_MIN_CPU_MS = 30;
 /** Two readings closer than this (ms) say nothing about the share: the next check decides. */
 const MIN_JUDGED_MS = 50;
+/**
+ * A stall found without an earlier CPU reading (the check came when the beat was already
+ * STALL_THRESHOLD_MS late, as it does when timed from the heartbeat) is judged this much later
+ * (ms), not a whole CHECK_MS: its stacks are sampled about as soon as with checks every 100 ms.
+ */
+const FIRST_JUDGED_MS = MIN_JUDGED_MS + 10;
 
 type StallBody = Omit<StallMessage, 'v' | 'pid' | 'threadId' | 't'>;
 /** The watched thread's on-CPU time (ms) read at `at` (epoch ms). */
@@ -81,6 +95,7 @@ export class StallWatchdog {
   private stall: Stall | undefined;
   /** The watched thread's CPU read at the first check that found the beat `beat` late (LATE_BEAT_MS). */
   private late: { beat: number; cpu: CpuReading | undefined } | undefined;
+  /** The next check (a timeout re-armed by each check, see nextCheckMs). */
   private timer: NodeJS.Timeout | undefined;
   /** Since when the agent has had V8 working on the main thread, if it has now, and on what. */
   private agentSince: { from: number; why: AgentWork } | undefined;
@@ -127,15 +142,34 @@ export class StallWatchdog {
 
   /** `alsoEachCheck` runs after every check: the worker's other periodic work, without a timer of its own. */
   start(alsoEachCheck?: () => void): void {
-    this.timer ??= setInterval(() => {
+    if (this.timer !== undefined) return;
+    const tick = (): void => {
       this.check();
       alsoEachCheck?.();
-    }, CHECK_MS);
+      // Not re-armed once stopped (stopAtExit may stop it from within the check).
+      if (this.timer !== undefined) this.timer = setTimeout(tick, this.nextCheckMs());
+    };
+    this.timer = setTimeout(tick, CHECK_MS);
   }
 
   stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  /**
+   * When the next check is due, ms from now: while no stall is under way, when the last beat
+   * will be STALL_THRESHOLD_MS old, plus 1 ms for the timer's millisecond clock (at most that far off, so `alsoEachCheck` still runs a few times
+   * a second); a stall just found without a CPU reading to judge it by, FIRST_JUDGED_MS; else
+   * CHECK_MS.
+   */
+  private nextCheckMs(): number {
+    const stall = this.stall;
+    if (stall !== undefined)
+      return !stall.agent && !stall.sampling && stall.cpuFrom !== undefined && stall.cpuTo === undefined ? FIRST_JUDGED_MS : CHECK_MS;
+    const last = this.beat[0];
+    if (last === 0) return CHECK_MS;
+    return Math.min(STALL_THRESHOLD_MS, Math.max(MIN_CHECK_MS, Math.ceil(last + STALL_THRESHOLD_MS - epochNow()) + 1));
   }
 
   /**

@@ -58,7 +58,7 @@ test('a tick rides on the delay timer: it runs at every n-th fire, after the del
   const tick = loopTick(2 * LOOP_DELAY_RESOLUTION_MS, () => seen.push(d.take().count));
   assert.ok(tick);
   assert.equal(tick.every, 2);
-  d.start(tick);
+  d.start([tick]);
   try {
     await sleep(9 * LOOP_DELAY_RESOLUTION_MS);
     // Each tick finds the fires since the last one in the histogram, its own included.

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Session } from 'node:inspector';
-import { BLOCKED_BEFORE_AGENT_MS, StallWatchdog } from '../../../src/agent/worker/stall-watchdog.js';
+import { BLOCKED_BEFORE_AGENT_MS, STALL_THRESHOLD_MS, StallWatchdog } from '../../../src/agent/worker/stall-watchdog.js';
 import { StallCause } from '../../../src/agent/worker/stall-cause.js';
 import { watchedThreadCpu } from '../../../src/agent/worker/own-cpu.js';
 import { epochNow } from '../../../src/agent/clock.js';
@@ -250,4 +250,29 @@ test("watchedThreadCpu: the main thread's own CPU on Linux (it advances while th
   // Compute until the clock has moved (bounded): a busy machine only makes it take longer.
   for (const end = Date.now() + 20_000; Date.now() < end && read()! - from < 30;) for (let i = 0; i < 1e5; i++) x = (x * 31 + i) % 1000003;
   assert.ok(read()! - from >= 30, `moved ${read()! - from} ms (${x})`);
+});
+
+test('while the thread beats every 100 ms the watchdog checks about every 200 ms, not at every beat (each check wakes the target core)', async () => {
+  assert.equal(STALL_THRESHOLD_MS, 250);
+  const heartbeat = new SharedArrayBuffer(8);
+  const beat = new Float64Array(heartbeat);
+  beat[0] = epochNow();
+  const stalls: Body[] = [];
+  const dog = new StallWatchdog(heartbeat, (b) => stalls.push(b));
+  let checks = 0;
+  const beats = setInterval(() => {
+    beat[0] = epochNow();
+  }, 100);
+  dog.start(() => checks++);
+  try {
+    await sleep(2000);
+  } finally {
+    dog.stop();
+    clearInterval(beats);
+  }
+  // A check can find no stall before the last beat is 250 ms old: ≈ 10 checks in 2 s, 20 at every beat.
+  // A busy machine fires the timers later (fewer checks), unless it holds a beat back 250 ms: a
+  // stall, checked every 100 ms while it lasts.
+  assert.ok(checks >= 1, 'checked');
+  if (stalls.length === 0) assert.ok(checks <= 13, `${checks} checks in 2 s`);
 });
