@@ -589,6 +589,42 @@ test('blocking: a culprit busy in the HTTP client, calling it several times per 
   assert.match(g.recommendation, /make fewer calls/);
 });
 
+test('blocking: HTTP client calls awaited per item whose sum matches the mean request time (not the p50) are one after another, as io-wait judges', () => {
+  const priceOf = { function: 'priceOf', file: `${cwd}/lib/basket.js`, line: 14, column: 23 };
+  const handler = { function: '(anonymous)', file: `${cwd}/server.js`, line: 9, column: 3 };
+  const cpu = syntheticCpuProfile(
+    [
+      {
+        name: 'priceOf',
+        file: 'lib/basket.js',
+        line: 14,
+        share: 0.03,
+        callee: { name: 'dispatch', file: 'node:internal/deps/undici/undici', share: 0.55 },
+      },
+      { name: 'handler', file: 'server.js', line: 9, share: 0.05 },
+    ],
+    { cwd },
+  );
+  // 140 req/s, 10 fetch calls of 10 ms per request (100 ms end to end): p50 70 ms (a tail drags
+  // the mean), 14 requests in flight on average, so 100 ms on average.
+  const run = syntheticRun({
+    cwd,
+    rps: 140,
+    elu: 0.97,
+    eldP50Ms: 2,
+    eldP99Ms: 60,
+    cores: 1,
+    latencyMs: 70,
+    inFlight: 14,
+    profiles: [cpu],
+    outgoing: [{ api: 'fetch', origin: 'http://prices:8080', perRequest: 10, msEach: 10, site: priceOf, stack: [priceOf, handler] }],
+  });
+  const [f] = eventLoopBlocking(run);
+  assert.equal(f.evidence.work, 'http-client');
+  assert.equal(f.evidence.sequential, true);
+  assert.match(f.summary, /one after another/);
+});
+
 test('blocking advice: work fixed in place (an O(n^2) lookup, Errors as control flow, per-call formatters, many writes) gets no "move it to a worker" paragraph', async () => {
   const { blockingAdvice } = await import('../../src/analyze/event-loop-blocking.advice.js');
   for (const work of ['search', 'errors', 'intl', 'copy', 'net', 'clone']) {
@@ -1154,4 +1190,26 @@ test("blocking: a framework's compiled validator charged with part of its regexp
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('blocking: cost split between a function and the helper it calls, none above 25 % alone, names the function with its share with callees', () => {
+  const cpu = syntheticCpuProfile(
+    [
+      { name: 'handler', file: 'server.js', line: 7, share: 0.03 },
+      { name: 'renderTable', file: 'lib/table.js', line: 5, share: 0.12, calledBy: 'handler' },
+      { name: 'escape', file: 'lib/table.js', line: 1, share: 0.15, calledBy: 'renderTable' },
+      { name: 'onSendEnd', file: 'node_modules/fastify/lib/reply.js', line: 598, share: 0.3 },
+    ],
+    { cwd },
+  );
+  const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 170, elu: 0.95, cores: 0.95, latencyMs: 40, profiles: [cpu] }));
+  assert.equal(f.category, 'event-loop-blocking');
+  assert.equal(f.culprit?.function, 'renderTable');
+  assert.ok(Math.abs((f.evidence.culpritWithCalleesShare as number) - 0.27) < 0.03, String(f.evidence.culpritWithCalleesShare));
+  assert.match(
+    f.summary,
+    /renderTable \(lib\/table\.js:5\) carries 2\d % of the CPU time with the functions it calls \(1\d % in its own code/,
+  );
+  // A thin caller above the same work (3 % of its own) is not named instead.
+  assert.notEqual(f.culprit?.function, 'handler');
 });
