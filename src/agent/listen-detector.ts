@@ -40,6 +40,7 @@ interface HttpishServer extends net.Server {
   keepAliveTimeout?: number;
   headersTimeout?: number;
   requestTimeout?: number;
+  maxRequestsPerSocket?: number | null;
 }
 
 export function describeListen(server: net.Server): ListenBody {
@@ -62,6 +63,7 @@ export function describeListen(server: net.Server): ListenBody {
       headersTimeout: s.headersTimeout,
       requestTimeout: s.requestTimeout,
     };
+    if (typeof s.maxRequestsPerSocket === 'number' && s.maxRequestsPerSocket > 0) body.server.maxRequestsPerSocket = s.maxRequestsPerSocket;
   } else {
     body.server = { kind: 'net' };
   }

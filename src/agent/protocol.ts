@@ -141,7 +141,14 @@ export interface ListenMessage extends Envelope {
   /** Unix socket or named pipe path, when the server listens on one. */
   pipe?: string;
   /** The server's timeouts in ms, read at listen time (HTTP servers only). */
-  server?: { kind: 'http' | 'https' | 'net'; keepAliveTimeout?: number; headersTimeout?: number; requestTimeout?: number };
+  server?: {
+    kind: 'http' | 'https' | 'net';
+    keepAliveTimeout?: number;
+    headersTimeout?: number;
+    requestTimeout?: number;
+    /** Added (agent): `server.maxRequestsPerSocket` when set (node closes a connection after that many requests). */
+    maxRequestsPerSocket?: number;
+  };
   /**
    * Added (agent): true when this is a cluster primary's shared listening handle (the primary
    * accepts and hands connections to its workers, which send their own `listen` for the same

@@ -18,6 +18,18 @@ import { lastGrowth } from './signals/growth-series.js';
 export const CHURN_MIN_CONNECTIONS_PER_REQUEST = 0.5;
 /** Requests needed before a ratio means anything. */
 export const CHURN_MIN_REQUESTS = 100;
+/**
+ * A server that itself cuts the connections its clients keep alive (`maxRequestsPerSocket`, a
+ * keepAliveTimeout shorter than the client's turnaround) churns below the rule above: one new
+ * connection per 3 requests (hapi with maxRequestsPerSocket 3) is still a handshake, an accept
+ * and a socket setup for a third of the requests. Said from one new connection per 5 requests,
+ * when the server closed nearly all the connections the clients opened (a kept-alive run closes
+ * almost none before the load ends).
+ */
+export const CHURN_SERVER_CUT_MIN_CONNECTIONS_PER_REQUEST = 0.2;
+export const CHURN_SERVER_CUT_CLOSED_SHARE = 0.9;
+/** A keepAliveTimeout below this (ms) is short enough to cut a client's turnaround between two requests. */
+export const CHURN_SHORT_KEEPALIVE_MS = 100;
 /** Estimated share of a small request's cost that a new connection adds on top (accept, socket setup, close). */
 export const CHURN_COST_SHARE = 0.3;
 
@@ -36,6 +48,7 @@ interface ChurnFigures {
   clientIdleMs?: number;
   /** The connections the load engine was asked to keep open. */
   clientConnections?: number;
+  maxRequestsPerSocket?: number;
 }
 
 export function connectionChurn(run: RunData): Finding[] {
@@ -52,8 +65,31 @@ export function connectionChurn(run: RunData): Finding[] {
     f.keepAliveTimeout > 0 &&
     f.keepAliveTimeout < f.clientIdleMs &&
     ((f.closedByServer ?? 0) > 0 || (f.clientConnections !== undefined && f.connections > f.clientConnections));
-  if (!churn && !cutShort) return [];
-  return [finding(run, f, cutShort, churn)];
+  const serverCut = cutByServer(f);
+  if (!churn && !cutShort && !serverCut) return [];
+  return [finding(run, f, cutShort, churn || serverCut)];
+}
+
+/** The server closed nearly every keep-alive connection the clients opened, often enough to cost (see CHURN_SERVER_CUT_*). */
+function cutByServer(f: ChurnFigures): boolean {
+  return (
+    f.clientKeepalive === true &&
+    f.requests >= CHURN_MIN_REQUESTS &&
+    f.perRequest >= CHURN_SERVER_CUT_MIN_CONNECTIONS_PER_REQUEST &&
+    (f.closedByServer ?? 0) >= CHURN_SERVER_CUT_CLOSED_SHARE * f.connections
+  );
+}
+
+/** The server settings that close connections by themselves, as said in the finding. */
+function serverSettings(f: ChurnFigures): string[] {
+  const out: string[] = [];
+  if (f.maxRequestsPerSocket !== undefined) {
+    out.push(`its \`maxRequestsPerSocket\` is ${f.maxRequestsPerSocket} (node closes a connection after that many requests)`);
+  }
+  if (f.keepAliveTimeout !== undefined && f.keepAliveTimeout > 0 && f.keepAliveTimeout < CHURN_SHORT_KEEPALIVE_MS) {
+    out.push(`its \`keepAliveTimeout\` is ${f.keepAliveTimeout} ms (a connection idle that long between two requests is closed)`);
+  }
+  return out;
 }
 
 function figures(run: RunData): ChurnFigures | undefined {
@@ -63,7 +99,9 @@ function figures(run: RunData): ChurnFigures | undefined {
     .flatMap((t) => windowSamples(t, w))
     .map((s) => s.http)
     .filter((h) => h !== undefined);
-  const keepAliveTimeout = drivenListen(run, threads)?.server?.keepAliveTimeout;
+  const driven = drivenListen(run, threads)?.server;
+  const keepAliveTimeout = driven?.keepAliveTimeout;
+  const maxRequestsPerSocket = driven?.maxRequestsPerSocket;
   const load = run.load;
   // The target's calls to its own servers are counted there as requests and connections too.
   const self = callsToSelf(run, w);
@@ -89,6 +127,7 @@ function figures(run: RunData): ChurnFigures | undefined {
     ...(rate && load ? { clientIdleMs: (load.options.connections / rate) * 1000, clientConnections: load.options.connections } : {}),
     ...(closedByApp > 0 ? { closedByApp } : {}),
     ...(closeSite ? { closeSite } : {}),
+    ...(maxRequestsPerSocket !== undefined ? { maxRequestsPerSocket } : {}),
   };
 }
 
@@ -151,6 +190,19 @@ export function callsToSelf(run: RunData, w: Window | null): { requests: number;
   return { requests, connections };
 }
 
+/** What the server did to the connections the clients meant to reuse, and the settings that do it. */
+function serverClosed(f: ChurnFigures): string {
+  const closed =
+    f.closedByServer !== undefined && f.connections > 0
+      ? ` ${round(Math.min(1, f.closedByServer / f.connections) * 100, 0)} % of them`
+      : '';
+  const after =
+    f.requestsPerClosedConnection !== undefined ? `, after ${round(f.requestsPerClosedConnection, 1)} requests each on average` : '';
+  const settings = serverSettings(f);
+  const why = settings.length > 0 ? `: ${settings.join(', and ')}` : '';
+  return `The server closed${closed === '' ? ' connections' : closed} although the clients meant to reuse them${after}${why}.`;
+}
+
 function finding(run: RunData, f: ChurnFigures, cutShort: boolean, churn: boolean): Finding {
   const clientSide = f.clientKeepalive === false;
   const appShare = f.closedByApp !== undefined ? f.closedByApp / f.requests : 0;
@@ -167,7 +219,7 @@ function finding(run: RunData, f: ChurnFigures, cutShort: boolean, churn: boolea
         `they carried \`Connection: close\`${culprit ? `, set by ${describeCulprit(culprit)}` : ''}.`
       : cutShort
         ? `The server's keepAliveTimeout (${f.keepAliveTimeout} ms) is shorter than the ${round(f.clientIdleMs ?? 0, 0)} ms each client connection sits idle, so keep-alive is cut short.`
-        : 'The server closed connections the clients meant to reuse.';
+        : serverClosed(f);
   return buildFinding({
     code: 'HOTPATH_CONNECTION_CHURN',
     category: 'connection-churn',
@@ -176,7 +228,9 @@ function finding(run: RunData, f: ChurnFigures, cutShort: boolean, churn: boolea
       ? 'The app closes every connection (Connection: close)'
       : cutShort && !clientSide
         ? "keepAliveTimeout is shorter than the clients' idle time"
-        : 'A new connection for almost every request',
+        : f.perRequest < CHURN_MIN_CONNECTIONS_PER_REQUEST
+          ? 'The server closes keep-alive connections after a few requests'
+          : 'A new connection for almost every request',
     summary: `${f.connections} connections were opened for ${f.requests} requests (${round(f.perRequest, 2)} per request). ${why}`,
     evidence: {
       requests: f.requests,
@@ -184,6 +238,7 @@ function finding(run: RunData, f: ChurnFigures, cutShort: boolean, churn: boolea
       connectionsPerRequest: round(f.perRequest, 3),
       ...(f.requestsPerClosedConnection !== undefined ? { requestsPerClosedConnection: round(f.requestsPerClosedConnection, 2) } : {}),
       ...(f.keepAliveTimeout !== undefined ? { keepAliveTimeoutMs: f.keepAliveTimeout } : {}),
+      ...(f.maxRequestsPerSocket !== undefined ? { maxRequestsPerSocket: f.maxRequestsPerSocket } : {}),
       ...(f.clientKeepalive !== undefined ? { clientKeepalive: f.clientKeepalive } : {}),
       ...(f.closedByServer !== undefined ? { closedByServer: f.closedByServer } : {}),
       ...(f.clientIdleMs !== undefined ? { clientIdleMs: round(f.clientIdleMs, 0) } : {}),

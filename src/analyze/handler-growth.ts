@@ -81,9 +81,11 @@ function registrations(thread: ThreadTelemetry, g: RouteGroup): GrowthStats | un
 const routeName = (r: RouteEntry) =>
   /^ext$/i.test(r.method)
     ? `extension ${r.path}`
-    : /^(use|all|pre|\*)$/i.test(r.method)
-      ? `middleware on ${r.path}`
-      : `${r.method} ${r.path}`;
+    : /^param$/i.test(r.method)
+      ? `param handler for ${r.path}`
+      : /^(use|all|pre|\*)$/i.test(r.method)
+        ? `middleware on ${r.path}`
+        : `${r.method} ${r.path}`;
 
 /** Koa keeps middleware in one array that runs in order until one does not call next(). */
 const stackName = (framework: string) =>
@@ -93,25 +95,28 @@ const stackName = (framework: string) =>
  * later app.use only grows the array, and runs only where the app builds a new callback, which a
  * latency creep shows.
  */
-const walk = (framework: string, creeping: boolean) =>
-  framework === 'hapi'
-    ? 'hapi adds each to the lifecycle of every route (each registration rebuilds them all), so every request runs each copy'
-    : framework !== 'koa'
-      ? creeping
-        ? 'every request walks past each copy'
-        : 'latency did not creep, so the copies sit where the requests answered so far do not reach them; they hold memory, ' +
-          'and every request that gets that far (a route registered after them, a 404) walks past each one'
-      : creeping
-        ? 'each copy stays in app.middleware and runs on every request that gets that far'
-        : 'latency did not creep: Koa composed its middleware when the server was made (app.callback()), so the copies ' +
-          'pile up in app.middleware (memory) and the middleware added late never runs';
+const walk = (framework: string, creeping: boolean, method: string) =>
+  /^param$/i.test(method)
+    ? 'Express runs every callback bound to a param, in turn, on each request whose route has that param, so each of those requests runs every copy'
+    : framework === 'hapi'
+      ? 'hapi adds each to the lifecycle of every route (each registration rebuilds them all), so every request runs each copy'
+      : framework !== 'koa'
+        ? creeping
+          ? 'every request walks past each copy'
+          : 'latency did not creep, so the copies sit where the requests answered so far do not reach them; they hold memory, ' +
+            'and every request that gets that far (a route registered after them, a 404) walks past each one'
+        : creeping
+          ? 'each copy stays in app.middleware and runs on every request that gets that far'
+          : 'latency did not creep: Koa composed its middleware when the server was made (app.callback()), so the copies ' +
+            'pile up in app.middleware (memory) and the middleware added late never runs';
 
 function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: LatencyTrend | undefined): Finding {
   const s = registrations(thread, g);
   const { top } = g;
   const name = routeName(top);
   const culprit = isAppSite(top.site) ? siteCulprit(top.site, run.cwd) : undefined;
-  const stack = Math.max(0, extent(g.entries.map((e) => e.stackSize ?? 0)).max);
+  // Param callbacks are kept per param name, not in the router's stack.
+  const stack = Math.max(0, extent(g.entries.map((e) => (/^param$/i.test(e.method) ? 0 : (e.stackSize ?? 0)))).max);
   const deep = stack >= HANDLER_GROWTH_CRITICAL_STACK;
   const where = culprit ? ` Registered by \`${culprit.function}\` at ${culprit.file}:${culprit.line}.` : '';
   const stackText = stack > 0 ? ` ${stackName(top.framework)} now holds ${stack} ${top.framework === 'koa' ? 'functions' : 'layers'}.` : '';
@@ -125,7 +130,7 @@ function finding(run: RunData, thread: ThreadTelemetry, g: RouteGroup, trend: La
     category: 'handler-growth',
     severity: growthSeverity(deep, trend),
     title: `${name[0].toUpperCase()}${name.slice(1)} is registered again and again after listen`,
-    summary: `${top.framework} ${name} was registered ${g.count} times after the server started listening${rate}; ${walk(top.framework, trend?.creeping === true)}.${stackText}${where}`,
+    summary: `${top.framework} ${name} was registered ${g.count} times after the server started listening${rate}; ${walk(top.framework, trend?.creeping === true, top.method)}.${stackText}${where}`,
     evidence: {
       framework: top.framework,
       method: top.method,

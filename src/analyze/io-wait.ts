@@ -119,9 +119,7 @@ export function ioWait(run: RunData): Finding[] {
     source !== undefined &&
     !source.queue &&
     !source.pool &&
-    [s.latencyP50Ms, meanRequestMs(s)].some((ms) =>
-      waitsInSequence(source.perRequest, source.eachMs, ms, source.commands === true ? IO_WAIT_SEQUENTIAL_MAX_SUM_COMMANDS : undefined),
-    );
+    requestWaitsInSequence(s, source.perRequest, source.eachMs, source.commands === true ? IO_WAIT_SEQUENTIAL_MAX_SUM_COMMANDS : undefined);
   const awaitedIn = sequential && source.caller ? siteCulprit(source.caller, run.cwd) : undefined;
   // Awaited once per item in a loop: the loop serialises the waits, and is what to change.
   // The loop may sit further up, behind helpers (a repository method awaiting a query wrapper per row).
@@ -226,6 +224,15 @@ function loopAbove(sites: readonly CallSite[], run: RunData): { site: CallSite; 
  */
 function meanRequestMs(s: LoopStats): number {
   return s.inFlightMean > 0 && s.requests > 0 && s.durationMs > 0 ? (s.inFlightMean * s.durationMs) / s.requests : s.latencyP50Ms;
+}
+
+/**
+ * The requests' waits add up to about their latency p50 or their mean (a p50 below the mean when
+ * a tail of slow requests drags it): each request waits for them one after another. The one rule
+ * io-wait and the blocking finding's HTTP client calls both judge by.
+ */
+export function requestWaitsInSequence(s: LoopStats, perRequest: number, eachMs: number, maxSum?: number): boolean {
+  return [s.latencyP50Ms, meanRequestMs(s)].some((ms) => waitsInSequence(perRequest, eachMs, ms, maxSum));
 }
 
 /** Several waits per request whose times add up to about a request's latency (its mean): each request waits for them one after another. */

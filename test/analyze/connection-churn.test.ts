@@ -64,3 +64,29 @@ test('churn: the app closing every connection with its own Connection: close hea
   assert.equal(g.culprit, undefined);
   assert.match(g.recommendation, /Check for `Connection: close` responses/);
 });
+
+test('churn: a server that closes every kept-alive connection after 3 requests (maxRequestsPerSocket) is named with its setting', () => {
+  const run = syntheticRun({ connectionsPerRequest: 0.33, keepAliveTimeout: 1 });
+  run.threads[0].listens[0].server!.maxRequestsPerSocket = 3;
+  run.load!.connections.closedByServer = run.load!.connections.opened - 5;
+  const [f] = connectionChurn(run);
+  assert.ok(f);
+  assert.equal(f.category, 'connection-churn');
+  assert.equal(f.title, 'The server closes keep-alive connections after a few requests');
+  assert.match(f.summary, /`maxRequestsPerSocket` is 3/);
+  assert.match(f.summary, /`keepAliveTimeout` is 1 ms/);
+  assert.equal(f.evidence.maxRequestsPerSocket, 3);
+  assert.match(f.recommendation, /maxRequestsPerSocket/);
+});
+
+test('churn: one new connection per 3 requests that the clients closed themselves (not the server) stays quiet', () => {
+  const run = syntheticRun({ connectionsPerRequest: 0.33 });
+  run.load!.connections.closedByServer = 0;
+  assert.deepEqual(connectionChurn(run), []);
+});
+
+test('churn: a server closing what little the clients opened (one connection per 20 requests) stays quiet', () => {
+  const run = syntheticRun({ connectionsPerRequest: 0.05 });
+  run.load!.connections.closedByServer = run.load!.connections.opened;
+  assert.deepEqual(connectionChurn(run), []);
+});

@@ -540,32 +540,37 @@ for (const noise of NOISE_LEVELS) {
     }
   });
 }
-test('blocking: a culprit busy in the HTTP client, calling it several times per request one after another, is told to batch or run the calls together', () => {
-  const loadOrderLines = { function: 'loadOrderLines', file: `${cwd}/lib/orders.js`, line: 10, column: 23 };
+/**
+ * A helper (`name` in `file`, line 10) spending its CPU in undici, called from the handler, making
+ * 10 fetch calls of 10 ms per request at 140 req/s: 100 ms end to end.
+ */
+function fetchLoopRun(name: string, file: string, latencyMs: number, inFlight?: number) {
+  const helper = { function: name, file: `${cwd}/${file}`, line: 10, column: 23 };
   const handler = { function: '(anonymous)', file: `${cwd}/server.js`, line: 9, column: 3 };
   const cpu = syntheticCpuProfile(
     [
-      {
-        name: 'loadOrderLines',
-        file: 'lib/orders.js',
-        line: 7,
-        share: 0.03,
-        callee: { name: 'dispatch', file: 'node:internal/deps/undici/undici', share: 0.55 },
-      },
+      { name, file, line: 7, share: 0.03, callee: { name: 'dispatch', file: 'node:internal/deps/undici/undici', share: 0.55 } },
       { name: 'handler', file: 'server.js', line: 9, share: 0.05 },
     ],
     { cwd },
   );
-  // 140 req/s at 105 ms (p50), 10 fetch calls of 10 ms per request: 100 ms end to end.
-  const opts = { cwd, rps: 140, elu: 0.97, eldP50Ms: 2, eldP99Ms: 60, cores: 1, latencyMs: 105, profiles: [cpu] };
-  const [f] = eventLoopBlocking(
-    syntheticRun({
-      ...opts,
-      outgoing: [
-        { api: 'fetch', origin: 'http://catalog:8080', perRequest: 10, msEach: 10, site: loadOrderLines, stack: [loadOrderLines, handler] },
-      ],
-    }),
-  );
+  return syntheticRun({
+    cwd,
+    rps: 140,
+    elu: 0.97,
+    eldP50Ms: 2,
+    eldP99Ms: 60,
+    cores: 1,
+    latencyMs,
+    ...(inFlight !== undefined ? { inFlight } : {}),
+    profiles: [cpu],
+    outgoing: [{ api: 'fetch', origin: 'http://catalog:8080', perRequest: 10, msEach: 10, site: helper, stack: [helper, handler] }],
+  });
+}
+
+test('blocking: a culprit busy in the HTTP client, calling it several times per request one after another, is told to batch or run the calls together', () => {
+  // p50 105 ms against the 100 ms the calls add up to.
+  const [f] = eventLoopBlocking(fetchLoopRun('loadOrderLines', 'lib/orders.js', 105));
   assert.equal(f.culprit?.function, 'loadOrderLines');
   assert.equal(f.evidence.work, 'http-client');
   assert.equal(f.evidence.sequential, true);
@@ -574,19 +579,22 @@ test('blocking: a culprit busy in the HTTP client, calling it several times per 
   assert.match(f.recommendation, /batch request/);
   assert.doesNotMatch(f.recommendation, /worker thread/);
   // The same ten calls started together (each request waits for the slowest): no "one after another".
-  const [g] = eventLoopBlocking(
-    syntheticRun({
-      ...opts,
-      latencyMs: 15,
-      outgoing: [
-        { api: 'fetch', origin: 'http://catalog:8080', perRequest: 10, msEach: 10, site: loadOrderLines, stack: [loadOrderLines, handler] },
-      ],
-    }),
-  );
+  const [g] = eventLoopBlocking(fetchLoopRun('loadOrderLines', 'lib/orders.js', 15));
   assert.equal(g.evidence.sequential, undefined);
   assert.match(g.summary, /It makes 10 fetch calls/);
   assert.doesNotMatch(g.recommendation, /Promise\.all/);
   assert.match(g.recommendation, /make fewer calls/);
+});
+
+test('blocking: HTTP client calls awaited per item whose sum matches the mean request time (not the p50) are one after another, as io-wait judges', () => {
+  // p50 70 ms (a tail drags the mean), 14 requests in flight on average at 140 req/s: 100 ms on average.
+  const [f] = eventLoopBlocking(fetchLoopRun('priceOf', 'lib/basket.js', 70, 14));
+  assert.equal(f.evidence.work, 'http-client');
+  assert.equal(f.evidence.sequential, true);
+  assert.match(f.summary, /one after another/);
+  // Against the p50 alone (nothing in flight beyond it) the sum is 1.4 of it: not one after another.
+  const [g] = eventLoopBlocking(fetchLoopRun('priceOf', 'lib/basket.js', 70, 7));
+  assert.equal(g.evidence.sequential, undefined);
 });
 
 test('blocking advice: work fixed in place (an O(n^2) lookup, Errors as control flow, per-call formatters, many writes) gets no "move it to a worker" paragraph', async () => {
@@ -1154,4 +1162,26 @@ test("blocking: a framework's compiled validator charged with part of its regexp
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('blocking: cost split between a function and the helper it calls, none above 25 % alone, names the function with its share with callees', () => {
+  const cpu = syntheticCpuProfile(
+    [
+      { name: 'handler', file: 'server.js', line: 7, share: 0.03 },
+      { name: 'renderTable', file: 'lib/table.js', line: 5, share: 0.12, calledBy: 'handler' },
+      { name: 'escape', file: 'lib/table.js', line: 1, share: 0.15, calledBy: 'renderTable' },
+      { name: 'onSendEnd', file: 'node_modules/fastify/lib/reply.js', line: 598, share: 0.3 },
+    ],
+    { cwd },
+  );
+  const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 170, elu: 0.95, cores: 0.95, latencyMs: 40, profiles: [cpu] }));
+  assert.equal(f.category, 'event-loop-blocking');
+  assert.equal(f.culprit?.function, 'renderTable');
+  assert.ok(Math.abs((f.evidence.culpritWithCalleesShare as number) - 0.27) < 0.03, String(f.evidence.culpritWithCalleesShare));
+  assert.match(
+    f.summary,
+    /renderTable \(lib\/table\.js:5\) carries 2\d % of the CPU time with the functions it calls \(1\d % in its own code/,
+  );
+  // A thin caller above the same work (3 % of its own) is not named instead.
+  assert.notEqual(f.culprit?.function, 'handler');
 });

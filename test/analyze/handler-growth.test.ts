@@ -94,3 +94,15 @@ test('handler growth: a hapi extension added per request names the function that
   assert.ok(perRequest > 0.8 && perRequest < 1.2, `perRequest ${perRequest}`);
   assert.deepEqual([f.culprit?.function, f.culprit?.file], ['ensureCors', 'lib/cors.js']);
 });
+
+test('handler growth: an Express param callback bound per request is named as a param handler, with no router stack claimed', () => {
+  const site = { function: 'bindAccountParam', file: '/srv/app/accounts.js', line: 4, column: 10 };
+  const run = syntheticRun({ seed: 2, routeGrowth: [{ framework: 'express', method: 'PARAM', path: ':account', perSecond: 40, site }] });
+  const [f] = handlerGrowth(run);
+  assert.ok(f);
+  assert.equal(f.category, 'handler-growth');
+  assert.equal(f.title, 'Param handler for :account is registered again and again after listen');
+  assert.match(f.summary, /each request whose route has that param/);
+  assert.doesNotMatch(f.summary, /router stack now holds/);
+  assert.equal(f.culprit?.function, 'bindAccountParam');
+});

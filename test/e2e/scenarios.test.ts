@@ -122,6 +122,10 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'koa-after-next-cache': { category: 'unanswered-requests', culprit: { function: 'cacheResponse', file: 'lib/cache.js' } },
   // One IPC round trip to a forked dictionary per word, awaited in a loop: the loop is named, not the send.
   'spellcheck-ipc': { category: 'io-wait', culprit: { function: 'checkText', file: 'lib/spell.js' } },
+  // A server setting, not a call on the request path: no culprit, the setting is named in the evidence.
+  'socket-cap-api': { category: 'connection-churn' },
+  // app.param per request: the param's callbacks pile up (Express keeps them per param name, not in the stack).
+  'express5-param-growth': { category: 'handler-growth', culprit: { function: 'bindOrderParam', file: 'lib/orders.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -279,6 +283,11 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'hono-esm-hung-export': (e) => assert.equal(e.unansweredRoute, 'GET /exports/:id/:format'),
   'koa-mount-hung-admin': (e) => assert.equal(e.unansweredRoute, 'GET /admin/reports/:id'),
   'koa-after-next-cache': (e) => assert.equal(e.unansweredRoute, 'GET /products/:id'),
+  'socket-cap-api': (e) => {
+    assert.equal(e.maxRequestsPerSocket, 4);
+    assert.ok(Math.abs((e.connectionsPerRequest as number) - 0.25) < 0.05, String(e.connectionsPerRequest));
+  },
+  'express5-param-growth': (e) => assert.deepEqual([e.method, e.path], ['PARAM', ':orderId']),
 };
 
 function listScenarios(): string[] {

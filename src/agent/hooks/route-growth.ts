@@ -176,6 +176,10 @@ export class RouteGrowth implements GrowthHook {
     this.wrapMethod(proto, 'use', function (this: Stacked, args, wrapper) {
       self.record({ framework: 'express', method: 'USE', path: pathOf(args[0]), stackSize: lengthOf(this, 'stack') }, wrapper);
     });
+    // router.param / app.param: the callbacks bound to a param run in turn on every request whose route has it.
+    this.wrapMethod(proto, 'param', function (args, wrapper) {
+      if (typeof args[0] === 'string') self.record({ framework: 'express', method: 'PARAM', path: `:${args[0]}` }, wrapper);
+    });
     const route = dataFunction(proto, 'route') as Fn | undefined;
     if (route === undefined) return;
     const wrapped = function (this: Stacked, ...args: unknown[]): unknown {

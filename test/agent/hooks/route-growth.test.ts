@@ -63,6 +63,25 @@ for (const build of express4Builds) {
       assert.doesNotMatch(t.stderr(), /deprecated/);
     },
   );
+
+  test(
+    `Express 4 via ${build.name}: a param callback bound per request (app.param) is counted at its line`,
+    { skip: !installed && `${build.module} is not installed` },
+    async () => {
+      const { c, port } = await startWith(['express4-routes.cjs', build.module]);
+      await getMany(port, '/bind', 5, 1);
+      const g = await c.waitFor(
+        growthWhere((m) => m.routes.some((r) => r.method === 'PARAM' && r.count >= 5)),
+        10_000,
+        'param registrations',
+      );
+      const param = g.routes.find((r) => r.method === 'PARAM')!;
+      assert.deepEqual([param.framework, param.path], ['express', ':id']);
+      assert.equal(param.site?.line, markerLine('express4-routes.cjs', 'param'));
+      assert.equal(param.site?.function, 'bindIdParam');
+      assert.deepEqual(c.of('agent-error'), []);
+    },
+  );
 }
 
 test('a framework stand-in with throwing `router` getters: the probe never calls them', async () => {
