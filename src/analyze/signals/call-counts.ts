@@ -69,6 +69,23 @@ function rowsOf(counts: CallCounts, file: string): readonly FunctionRangeRow[] {
 }
 
 /**
+ * Whether a window's counts can be used: V8 counted calls all through it. A window whose every
+ * function ran exactly once while the thread finished CALL_COUNT_MIN_REQUESTS requests or more was
+ * not counted (V8 back in best-effort coverage, which reports 1 for whatever ran: another
+ * inspector session disabled the Profiler domain in it; agent/profiling/coverage-hold.ts).
+ */
+export function countsTrusted(counts: CallCounts, requests: number): boolean {
+  if (requests < CALL_COUNT_MIN_REQUESTS) return true;
+  let rows = 0;
+  for (const script of Object.values(counts.scripts))
+    for (const row of script) {
+      if (row[5] > 1) return true;
+      rows++;
+    }
+  return rows === 0;
+}
+
+/**
  * Calls per request of `fn` over the run's call-count windows (all target threads that counted,
  * summed), or undefined without counts, without enough requests in the windows, or when no
  * window knows the function. A function the window ran 0 times is not in the counts: undefined.
@@ -83,9 +100,11 @@ export function callsPerRequest(run: RunData, fn: FunctionAt): CallRate | undefi
     if (thread === undefined) continue;
     const n = rowOf(c, fn, run.cwd);
     if (n === undefined) continue;
+    const finished = requestsInWindow(thread, c);
+    if (!countsTrusted(c, finished)) continue;
     known = true;
     calls += n;
-    requests += requestsInWindow(thread, c);
+    requests += finished;
   }
   if (!known || requests < CALL_COUNT_MIN_REQUESTS) return undefined;
   return { calls, requests: Math.round(requests), perRequest: calls / requests };
@@ -102,13 +121,19 @@ export function callCountShortfall(run: RunData): string | undefined {
   if (w === undefined) return undefined;
   const counts = run.callCounts ?? [];
   let requests = 0;
+  let untrusted = 0;
   for (const c of counts) {
     const thread = run.threads.find((t) => t.pid === c.pid && t.threadId === c.threadId);
-    if (thread !== undefined) requests += requestsInWindow(thread, c);
+    if (thread === undefined) continue;
+    const finished = requestsInWindow(thread, c);
+    if (countsTrusted(c, finished)) requests += finished;
+    else untrusted += finished;
   }
   if (counts.length > 0 && requests >= CALL_COUNT_MIN_REQUESTS) return undefined;
   const ms = Math.round(w.until - w.from);
   const bound = w.latest ? ', its longest' : '';
+  if (untrusted > 0)
+    return `calls not counted: in the ${ms} ms window after the load${bound} every function of the app read one call while ${Math.round(untrusted)} requests finished (V8 stopped counting in it), so no calls per request are told`;
   if (counts.length === 0)
     return `no call counted: the ${ms} ms window after the load${bound} caught no call of the app's functions (${Math.round(w.requests)} requests finished in it)`;
   return `too few requests to count calls per request: the ${ms} ms window after the load${bound} caught ${Math.round(requests)} (${CALL_COUNT_MIN_REQUESTS} needed)`;
