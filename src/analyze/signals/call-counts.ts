@@ -85,13 +85,8 @@ export function countsTrusted(counts: CallCounts, requests: number): boolean {
   return rows === 0;
 }
 
-/**
- * Calls per request of `fn` over the run's call-count windows (all target threads that counted,
- * summed), or undefined without counts, without enough requests in the windows, or when no
- * window knows the function. A function the window ran 0 times is not in the counts: undefined.
- */
-export function callsPerRequest(run: RunData, fn: FunctionAt): CallRate | undefined {
-  if (resumable(run, fn)) return undefined;
+/** Calls of `fn` counted in the run's trusted windows and the requests finished in them; undefined when no window knows it. */
+function tally(run: RunData, fn: FunctionAt): { calls: number; requests: number } | undefined {
   let calls = 0;
   let requests = 0;
   let known = false;
@@ -106,8 +101,28 @@ export function callsPerRequest(run: RunData, fn: FunctionAt): CallRate | undefi
     calls += n;
     requests += finished;
   }
-  if (!known || requests < CALL_COUNT_MIN_REQUESTS) return undefined;
-  return { calls, requests: Math.round(requests), perRequest: calls / requests };
+  return known ? { calls, requests } : undefined;
+}
+
+/**
+ * Calls per request of `fn` over the run's call-count windows (all target threads that counted,
+ * summed), or undefined without counts, without enough requests in the windows, or when no
+ * window knows the function. A function the window ran 0 times is not in the counts: undefined.
+ */
+export function callsPerRequest(run: RunData, fn: FunctionAt): CallRate | undefined {
+  if (resumable(run, fn)) return undefined;
+  const t = tally(run, fn);
+  if (t === undefined || t.requests < CALL_COUNT_MIN_REQUESTS) return undefined;
+  return { calls: t.calls, requests: Math.round(t.requests), perRequest: t.calls / t.requests };
+}
+
+/**
+ * Calls of `fn` counted, however few requests the windows held (a starved target): ratios between
+ * two functions' calls (a helper's per call of its loop) need no requests.
+ */
+export function callsCounted(run: RunData, fn: FunctionAt): number | undefined {
+  if (resumable(run, fn)) return undefined;
+  return tally(run, fn)?.calls;
 }
 
 /**
@@ -176,11 +191,13 @@ export interface PathStep {
 export function pathWithCalls(run: RunData, path: readonly (FunctionAt & { function?: string })[]): PathStep[] {
   return path.map((f) => {
     const rate = callsPerRequest(run, f);
+    const calls = rate?.calls ?? callsCounted(run, f);
     return {
       function: f.function ?? f.name,
       file: f.file,
       line: f.line,
-      ...(rate ? { callsPerRequest: round2(rate.perRequest), calls: rate.calls } : {}),
+      ...(rate ? { callsPerRequest: round2(rate.perRequest) } : {}),
+      ...(calls !== undefined ? { calls } : {}),
     };
   });
 }

@@ -90,7 +90,10 @@ test('call counts: a window where every function read one call while many reques
   assert.ok(requests >= 15 && requests <= 25, `requests ${requests}`);
   assert.equal(countsTrusted(run.callCounts[0], requests), false);
   assert.equal(callsPerRequest(run, search), undefined);
-  assert.match(callCountShortfall(run) ?? '', /every function of the app read one call while 20 requests finished \(V8 stopped counting in it\)/);
+  assert.match(
+    callCountShortfall(run) ?? '',
+    /every function of the app read one call while 20 requests finished \(V8 stopped counting in it\)/,
+  );
   // Counted: 3,000 slugify calls per search.
   run.callCounts = [window(20, 60_000)];
   assert.equal(countsTrusted(run.callCounts[0], requests), true);
