@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Session } from 'node:inspector';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { CallCounter, type CallWindow } from '../../../src/agent/profiling/call-counts.js';
+import { CallCounter } from '../../../src/agent/profiling/call-counts.js';
 import { coverageHeld, endProfilerSession } from '../../../src/agent/profiling/coverage-hold.js';
 
 // Called in the windows below: `outer` calls `inner` five times per call.
