@@ -9,6 +9,7 @@
 // (lodash names them `lodash.templateSources[<n>]`, `new Function` leaves the URL empty).
 
 import type { CpuCallFrame } from './cpu-profile.js';
+import { notCalls } from './line-calls.js';
 
 /** The same function under at least this many scripts below one node: built per call. */
 export const COMPILED_PER_CALL_MIN_SCRIPTS = 3;
@@ -28,21 +29,6 @@ export function compiledPerCall(callees: readonly CpuCallFrame[]): boolean {
 }
 
 const localCall = /(?<![\w$.])([A-Za-z_$][\w$]*)\s*\(/g;
-const keywords = new Set([
-  'if',
-  'for',
-  'while',
-  'switch',
-  'catch',
-  'function',
-  'return',
-  'typeof',
-  'await',
-  'yield',
-  'void',
-  'new',
-  'super',
-]);
 
 /**
  * Index on `text` of a call of a local function (`compiled(`, not a method `a.b(`, not a callee
@@ -52,7 +38,7 @@ const keywords = new Set([
 export function freshFunctionCall(text: string, callees: ReadonlySet<string>): number {
   for (const m of text.matchAll(localCall)) {
     const name = m[1];
-    if (keywords.has(name) || callees.has(name)) continue;
+    if (notCalls.has(name) || name === 'super' || callees.has(name)) continue;
     if (/\b(new|function)\s+$/.test(text.slice(0, m.index))) continue;
     return m.index;
   }
