@@ -174,7 +174,6 @@ export class CallCounter {
     if (s === undefined) return;
     const done = (): void => {
       disconnect(s);
-      releaseCoverage();
       this.onBusy?.(false);
     };
     try {
@@ -182,5 +181,8 @@ export class CallCounter {
     } catch {
       done();
     }
+    // The other sessions' ends reach the main thread after the stop (one queue, in order), and
+    // never wait on its answer (an exiting main thread may give none).
+    releaseCoverage();
   }
 }
