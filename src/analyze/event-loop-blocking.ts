@@ -565,12 +565,8 @@ function loopBlameEvidence(run: RunData, loop: LoopBlame, paidIn: Culprit | unde
       ...(loop.steps[i]?.callsPerRequest !== undefined ? { callsPerRequest: loop.steps[i].callsPerRequest } : {}),
     })),
     ...(loop.causes && paidIn ? { paidIn } : {}),
-    ...(calls
-      ? {
-          helperCallsPerRequest: calls.perRequest,
-          ...(calls.perCallerCall !== undefined ? { helperCallsPerCallerCall: calls.perCallerCall } : {}),
-        }
-      : callCountsMissing(run)),
+    ...(calls?.perRequest !== undefined ? { helperCallsPerRequest: calls.perRequest } : callCountsMissing(run)),
+    ...(calls?.perCallerCall !== undefined ? { helperCallsPerCallerCall: calls.perCallerCall } : {}),
   };
 }
 

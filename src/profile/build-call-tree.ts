@@ -14,7 +14,8 @@ import { layoutTree } from './layout-tree.js';
 import { SourceMapResolver } from './source-maps.js';
 import { sampleWeights } from './sample-weights.js';
 import { resolveWindow, type ProfileWindow } from './profile-window.js';
-import { inlineWorkOfLine, SEARCH_LABEL, type LineWork } from './work-kind.js';
+import { COMPILE_LABEL, inlineWorkOfLine, SEARCH_LABEL, type LineWork } from './work-kind.js';
+import { compiledPerCall, freshFunctionCall } from './compiled-per-call.js';
 import { otherCallsOnLine } from './line-calls.js';
 
 export interface BuildCallTreeOptions {
@@ -57,17 +58,21 @@ function inlineShares(
     if (!gen || !n.positionTicks?.length) return;
     let all = 0;
     let callees: Set<string> | undefined;
+    const calleeNames = () => (callees ??= new Set(raw.children[i].map((c) => frames.frames[rawFrame[c]].name.split('.').pop()!)));
+    // Callees built per call (compiled-per-call.ts): V8 compiles each at its first call, on the calling line.
+    const fresh = compiledPerCall(raw.children[i].map((c) => profile.nodes[c].callFrame));
     const byLabel = new Map<string, { work: WorkKind; label: string; ticks: number }>();
     for (const { line, ticks } of n.positionTicks) {
       all += ticks;
       const text = resolver.sourceLine(gen.path, line);
+      if (text === undefined || text.length > INLINE_WORK_MAX_LINE_CHARS) continue;
+      const freshAt = fresh ? freshFunctionCall(text, calleeNames()) : -1;
       const w =
-        text === undefined || text.length > INLINE_WORK_MAX_LINE_CHARS
-          ? undefined
+        freshAt >= 0
+          ? { work: 'compile' as const, label: COMPILE_LABEL, at: freshAt }
           : lineWork(text, line === n.callFrame.lineNumber + 1 ? n.callFrame.columnNumber : -1, n.callFrame.functionName);
       if (!w) continue;
-      callees ??= new Set(raw.children[i].map((c) => frames.frames[rawFrame[c]].name.split('.').pop()!));
-      if (otherCallsOnLine(text!, w.at).some((name) => callees!.has(name))) continue;
+      if (freshAt < 0 && otherCallsOnLine(text, w.at).some((name) => calleeNames().has(name))) continue;
       const e = byLabel.get(w.label) ?? { ...w, ticks: 0 };
       e.ticks += ticks;
       byLabel.set(w.label, e);

@@ -6,7 +6,8 @@
 // line's ticks cannot be given to the builtin alone.
 
 const callName = /([A-Za-z_$][\w$]*)\s*\(/g;
-const notCalls = new Set([
+/** Keywords followed by a parenthesis: not calls. */
+export const notCalls: ReadonlySet<string> = new Set([
   'if',
   'for',
   'while',

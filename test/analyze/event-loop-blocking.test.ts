@@ -1107,8 +1107,13 @@ test('blocking: with call counts, a loop making thousands of calls per call is t
   assert.equal(none.culprit?.function, 'normalize');
   assert.equal(none.evidence.helperCallsPerRequest, undefined);
   assert.match(String(none.evidence.callCounts), /^no call counted: the 2000 ms window after the load caught no call/);
+  // Too few requests for calls per request, but the calls were counted: their ratio needs no
+  // requests, and the loop is still named (3,000 calls per call of it).
   const short = run(3000, 8);
   assert.equal(short.evidence.helperCallsPerRequest, undefined);
+  assert.equal(short.evidence.helperCallsPerCallerCall, 3000);
+  assert.deepEqual(short.culprit, { function: 'rankListings', file: 'lib/rank.js', line: 6 });
+  assert.match(short.summary, /normalize is called 3,000 times per call of rankListings by the loop at lib\/rank\.js:6/);
   assert.match(
     String(short.evidence.callCounts),
     /^too few requests to count calls per request: the 8 ms window after the load caught 3 \(5 needed\)/,

@@ -157,3 +157,54 @@ test("a dependency's inline JSON goes with it to the app function that called it
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a line calling a function built per call (a template compiled per request) is compiling code, not the spread beside the call', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-inline-compile-'));
+  try {
+    const file = join(dir, 'quote.js');
+    // The probe's shape: `_.template` builds a new function per request; V8 compiles it at its first call.
+    const lines = [
+      'function renderQuote(quote) {',
+      '  const compiled = _.template(cmsTemplate);',
+      "  const rows = [{ label: 'Plan', value: quote.plan }];",
+      '  return compiled({ ...quote, rows });',
+      '}',
+      'function mergeQuote(quote, extra) {',
+      '  return finish({ ...quote, ...extra });',
+      '}',
+    ];
+    writeFileSync(file, lines.join('\n'));
+    const url = pathToFileURL(file).href;
+    const lodash = pathToFileURL(join(dir, 'node_modules', 'lodash', 'lodash.js')).href;
+    // Each fresh template is a script of its own (lodash.templateSources[<n>]): the same function in many scripts.
+    const templates = [10, 11, 12, 13].map((id, k) => {
+      const t = node(id, '', `lodash.templateSources[${40 + k}]`, [], 2);
+      t.callFrame.scriptId = String(100 + k);
+      return t;
+    });
+    const render = node(2, 'renderQuote', url, [3, ...templates.map((t) => t.id)], 0);
+    render.positionTicks = [
+      { line: 4, ticks: 30 },
+      { line: 2, ticks: 1 },
+    ];
+    // A function calling one helper (a single script): its line stays a spread copy.
+    const merge = node(4, 'mergeQuote', url, [5], 5);
+    merge.positionTicks = [{ line: 7, ticks: 10 }];
+    const finish = node(5, 'finish', url, [], 8);
+    const profile: CpuProfile = {
+      nodes: [node(1, '(root)', '', [2, 4]), render, node(3, 'template', lodash, [], 14880), ...templates, merge, finish],
+      startTime: 0,
+      endTime: 41_000,
+      samples: [...Array(31).fill(2), ...Array(10).fill(4)],
+      timeDeltas: Array.from({ length: 41 }, (_, i) => (i === 0 ? 0 : 1000)),
+    };
+    const tree = buildCallTree(profile, { cwd: dir });
+    const labels = (name: string) =>
+      (tree.inlineWork ?? []).filter((e) => tree.frames[tree.frame[e.node]].name === name).map((e) => [e.work, Math.round(e.us)]);
+    // The 30 ticks of line 4 are the compile; line 2 calls lodash's template (a callee with a frame): none.
+    assert.deepEqual(labels('renderQuote'), [['compile', 30_000]]);
+    assert.deepEqual(labels('mergeQuote'), [['copy', 10_000]]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

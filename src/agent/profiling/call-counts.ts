@@ -16,6 +16,7 @@
 import type { Session } from 'node:inspector';
 import { epochNow } from '../clock.js';
 import { disconnect } from './inspector-profiler.js';
+import { holdCoverage, releaseCoverage } from './coverage-hold.js';
 import type { CoverageFunction } from './function-ranges.js';
 
 /** At most this many functions are kept (the app's own, with calls in the window). */
@@ -122,6 +123,8 @@ export class CallCounter {
       return this.onError('call-counts', err);
     }
     this.session = s;
+    // Another Profiler session ending now would switch the counting off (coverage-hold.ts).
+    holdCoverage();
     this.onBusy?.(true);
     const fail = (err: Error | null): void => {
       if (err) this.failed(err);
@@ -169,14 +172,17 @@ export class CallCounter {
     this.started = 0;
     this.reading = false;
     if (s === undefined) return;
-    try {
-      s.post('Profiler.stopPreciseCoverage', () => {
-        disconnect(s);
-        this.onBusy?.(false);
-      });
-    } catch {
+    const done = (): void => {
       disconnect(s);
       this.onBusy?.(false);
+    };
+    try {
+      s.post('Profiler.stopPreciseCoverage', done);
+    } catch {
+      done();
     }
+    // The other sessions' ends reach the main thread after the stop (one queue, in order), and
+    // never wait on its answer (an exiting main thread may give none).
+    releaseCoverage();
   }
 }

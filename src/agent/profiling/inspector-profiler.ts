@@ -18,6 +18,7 @@ import type { ProfileMessage } from '../protocol.js';
 import { epochNow } from '../clock.js';
 import { profiledScripts } from './function-ranges.js';
 import { writeFileSpared } from '../fd-reserve.js';
+import { endProfilerSession } from './coverage-hold.js';
 
 type ProfileBody = Omit<ProfileMessage, 'v' | 'pid' | 'threadId' | 't'>;
 
@@ -245,7 +246,7 @@ export class InspectorProfiler {
     let answers = heap ? 2 : 1;
     const answered = (): void => {
       if (--answers > 0) return;
-      if (this.retained !== running) disconnect(session);
+      if (this.retained !== running) endProfilerSession(session);
       this.opts.onStopping?.(false);
     };
     this.opts.onStopping?.(true);
@@ -283,7 +284,7 @@ export class InspectorProfiler {
     if (r === undefined) return this.whenIdle(done);
     this.retained = undefined;
     if (!keep) {
-      disconnect(r.session);
+      endProfilerSession(r.session);
       this.whenIdle(done);
       return;
     }
@@ -291,7 +292,7 @@ export class InspectorProfiler {
     this.opts.onStopping?.(true);
     try {
       r.session.post('HeapProfiler.stopSampling', (err, result) => {
-        disconnect(r.session);
+        endProfilerSession(r.session);
         this.opts.onStopping?.(false);
         if (err || !result?.profile) {
           this.opts.onError('heap-retained-stop', err ?? new Error('no heap profile'));
@@ -315,7 +316,7 @@ export class InspectorProfiler {
   private dropRetained(): void {
     const r = this.retained;
     this.retained = undefined;
-    if (r !== undefined) disconnect(r.session);
+    if (r !== undefined) endProfilerSession(r.session);
   }
 
   private fail(what: string): (err: Error | null) => void {

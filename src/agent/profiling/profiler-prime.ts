@@ -10,7 +10,7 @@
 // Collected positions stay, so the primer's profile stops at once. The main thread is held while
 // V8 does this (tens of ms on a large app): the stall watchdog is told it is the agent's work.
 import type { Session } from 'node:inspector';
-import { disconnect } from './inspector-profiler.js';
+import { endProfilerSession } from './coverage-hold.js';
 
 export class ProfilerPrime {
   private session: Session | undefined;
@@ -65,7 +65,7 @@ export class ProfilerPrime {
     const s = this.session;
     if (s === undefined) return;
     this.session = undefined;
-    disconnect(s);
+    endProfilerSession(s);
     this.onBusy(false);
   }
 }

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Session } from 'node:inspector';
-import { disconnect } from './inspector-profiler.js';
+import { coverageHeld, endProfilerSession } from './coverage-hold.js';
 import { functionRangesFileName, functionRows, type CoverageFunction, type FunctionRangeRow } from './function-ranges.js';
 import type { CallWindow } from './call-counts.js';
 import { withSpareFd, writeFileSpared } from '../fd-reserve.js';
@@ -125,7 +125,7 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
     return over();
   }
   timer = setTimeout(() => {
-    disconnect(session);
+    endProfilerSession(session);
     over();
   }, SCRIPT_CAPTURE_TIMEOUT_MS);
   const maps: Record<string, string> = {};
@@ -154,9 +154,11 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
   };
   const end = (): void =>
     post('Debugger.disable', undefined, () => {
-      disconnect(session);
+      endProfilerSession(session);
       over();
     });
+  // Profiler.disable would end a call-count window's counting (coverage-hold.ts): then the session's deferred end disables it.
+  const disableProfiler = (): void => (coverageHeld() ? end() : post('Profiler.disable', undefined, end));
   // The already parsed scripts are reported before Debugger.enable answers.
   post('Debugger.enable', undefined, () => {
     if (mapCount > 0) write(sourceMapFileName(opts.pid, opts.threadId), { v: 1, scripts: maps });
@@ -176,7 +178,7 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
         };
         if (ids.length === 0) {
           writeRanges({});
-          return post('Profiler.disable', undefined, end);
+          return disableProfiler();
         }
         const byId = new Map(coverage.map((s) => [String(s.scriptId), s]));
         const scripts: Record<string, FunctionRangeRow[]> = {};
@@ -185,7 +187,7 @@ export function captureScripts(connect: () => Session, opts: ScriptCaptureOption
           if (i >= ids.length || bytes >= MAX_RANGE_SOURCE_BYTES) {
             writeRanges(scripts);
             if (countedFromV8.size > 0) writeCalls();
-            return post('Profiler.disable', undefined, end);
+            return disableProfiler();
           }
           const id = ids[i];
           post('Debugger.getScriptSource', { scriptId: id }, (e, r) => {

@@ -157,6 +157,7 @@ function run(data: AgentWorkerData): void {
   const onExitRescue = (): void => {
     exiting = true;
     prime.cancel();
+    counter.cancel(); // A call-count window open at exit holds the profile's session (coverage-hold.ts).
     let pending = 2;
     const finished = (): void => {
       if (--pending === 0) conn.afterWrites(() => rescue.markDone());

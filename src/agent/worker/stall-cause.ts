@@ -3,7 +3,7 @@
 // The session is connected when a stall starts and disconnected when it ends (connecting works
 // while the main thread is blocked: the inspector reaches it through an interrupt).
 import type { Session } from 'node:inspector';
-import { disconnect } from '../profiling/inspector-profiler.js';
+import { endProfilerSession } from '../profiling/coverage-hold.js';
 import type { CallSite, StallMessage } from '../protocol.js';
 
 /** Sampling interval of the stall profile, µs (a stall lasts at least 200 ms: 200+ samples). */
@@ -60,7 +60,7 @@ export class StallCause {
     if (session === undefined) return done(undefined);
     this.session = undefined;
     session.post('Profiler.stop', (err, result) => {
-      disconnect(session);
+      endProfilerSession(session);
       this.onBusy?.(false);
       if (err || !result?.profile) return done(undefined);
       const profile = result.profile as unknown as Profile;

@@ -69,12 +69,24 @@ function rowsOf(counts: CallCounts, file: string): readonly FunctionRangeRow[] {
 }
 
 /**
- * Calls per request of `fn` over the run's call-count windows (all target threads that counted,
- * summed), or undefined without counts, without enough requests in the windows, or when no
- * window knows the function. A function the window ran 0 times is not in the counts: undefined.
+ * Whether a window's counts can be used: V8 counted calls all through it. A window whose every
+ * function ran exactly once while the thread finished CALL_COUNT_MIN_REQUESTS requests or more was
+ * not counted (V8 back in best-effort coverage, which reports 1 for whatever ran: another
+ * inspector session disabled the Profiler domain in it; agent/profiling/coverage-hold.ts).
  */
-export function callsPerRequest(run: RunData, fn: FunctionAt): CallRate | undefined {
-  if (resumable(run, fn)) return undefined;
+export function countsTrusted(counts: CallCounts, requests: number): boolean {
+  if (requests < CALL_COUNT_MIN_REQUESTS) return true;
+  let rows = 0;
+  for (const script of Object.values(counts.scripts))
+    for (const row of script) {
+      if (row[5] > 1) return true;
+      rows++;
+    }
+  return rows === 0;
+}
+
+/** Calls of `fn` counted in the run's trusted windows and the requests finished in them; undefined when no window knows it. */
+function tally(run: RunData, fn: FunctionAt): { calls: number; requests: number } | undefined {
   let calls = 0;
   let requests = 0;
   let known = false;
@@ -83,12 +95,34 @@ export function callsPerRequest(run: RunData, fn: FunctionAt): CallRate | undefi
     if (thread === undefined) continue;
     const n = rowOf(c, fn, run.cwd);
     if (n === undefined) continue;
+    const finished = requestsInWindow(thread, c);
+    if (!countsTrusted(c, finished)) continue;
     known = true;
     calls += n;
-    requests += requestsInWindow(thread, c);
+    requests += finished;
   }
-  if (!known || requests < CALL_COUNT_MIN_REQUESTS) return undefined;
-  return { calls, requests: Math.round(requests), perRequest: calls / requests };
+  return known ? { calls, requests } : undefined;
+}
+
+/**
+ * Calls per request of `fn` over the run's call-count windows (all target threads that counted,
+ * summed), or undefined without counts, without enough requests in the windows, or when no
+ * window knows the function. A function the window ran 0 times is not in the counts: undefined.
+ */
+export function callsPerRequest(run: RunData, fn: FunctionAt): CallRate | undefined {
+  if (resumable(run, fn)) return undefined;
+  const t = tally(run, fn);
+  if (t === undefined || t.requests < CALL_COUNT_MIN_REQUESTS) return undefined;
+  return { calls: t.calls, requests: Math.round(t.requests), perRequest: t.calls / t.requests };
+}
+
+/**
+ * Calls of `fn` counted, however few requests the windows held (a starved target): ratios between
+ * two functions' calls (a helper's per call of its loop) need no requests.
+ */
+export function callsCounted(run: RunData, fn: FunctionAt): number | undefined {
+  if (resumable(run, fn)) return undefined;
+  return tally(run, fn)?.calls;
 }
 
 /**
@@ -102,13 +136,19 @@ export function callCountShortfall(run: RunData): string | undefined {
   if (w === undefined) return undefined;
   const counts = run.callCounts ?? [];
   let requests = 0;
+  let untrusted = 0;
   for (const c of counts) {
     const thread = run.threads.find((t) => t.pid === c.pid && t.threadId === c.threadId);
-    if (thread !== undefined) requests += requestsInWindow(thread, c);
+    if (thread === undefined) continue;
+    const finished = requestsInWindow(thread, c);
+    if (countsTrusted(c, finished)) requests += finished;
+    else untrusted += finished;
   }
   if (counts.length > 0 && requests >= CALL_COUNT_MIN_REQUESTS) return undefined;
   const ms = Math.round(w.until - w.from);
   const bound = w.latest ? ', its longest' : '';
+  if (untrusted > 0)
+    return `calls not counted: in the ${ms} ms window after the load${bound} every function of the app read one call while ${Math.round(untrusted)} requests finished (V8 stopped counting in it), so no calls per request are told`;
   if (counts.length === 0)
     return `no call counted: the ${ms} ms window after the load${bound} caught no call of the app's functions (${Math.round(w.requests)} requests finished in it)`;
   return `too few requests to count calls per request: the ${ms} ms window after the load${bound} caught ${Math.round(requests)} (${CALL_COUNT_MIN_REQUESTS} needed)`;
@@ -151,11 +191,13 @@ export interface PathStep {
 export function pathWithCalls(run: RunData, path: readonly (FunctionAt & { function?: string })[]): PathStep[] {
   return path.map((f) => {
     const rate = callsPerRequest(run, f);
+    const calls = rate?.calls ?? callsCounted(run, f);
     return {
       function: f.function ?? f.name,
       file: f.file,
       line: f.line,
-      ...(rate ? { callsPerRequest: round2(rate.perRequest), calls: rate.calls } : {}),
+      ...(rate ? { callsPerRequest: round2(rate.perRequest) } : {}),
+      ...(calls !== undefined ? { calls } : {}),
     };
   });
 }

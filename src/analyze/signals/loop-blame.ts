@@ -29,14 +29,26 @@ export function causedByLoop(loop: LoopCaller, helper: FunctionCost, steps: read
   return calls?.perCallerCall !== undefined && calls.perCallerCall >= BLOCKING_LOOP_MANY_CALLS;
 }
 
-/** The helper's calls per request (the path's last step) and per call of the caller holding the loop (the step above it). */
-export function helperCalls(steps: readonly PathStep[] | undefined): { perRequest: number; perCallerCall?: number } | undefined {
+/**
+ * The caller must have been counted this many times for the helper's calls per call of it: a call
+ * already running when the counters were reset adds its helper calls without its own.
+ */
+export const LOOP_RATIO_MIN_CALLER_CALLS = 2;
+
+/**
+ * The helper's calls per request (the path's last step) and per call of the caller holding the
+ * loop (the step above it). The ratio needs no requests: a window too short for calls per request
+ * (a starved target) still tells it.
+ */
+export function helperCalls(steps: readonly PathStep[] | undefined): { perRequest?: number; perCallerCall?: number } | undefined {
   const helper = steps?.at(-1);
-  if (!steps || helper?.callsPerRequest === undefined) return undefined;
+  if (!steps || helper === undefined) return undefined;
   const caller = steps.at(-2)?.calls;
+  const ratio = caller !== undefined && caller >= LOOP_RATIO_MIN_CALLER_CALLS && helper.calls !== undefined;
+  if (helper.callsPerRequest === undefined && !ratio) return undefined;
   return {
-    perRequest: helper.callsPerRequest,
-    ...(caller !== undefined && caller > 0 && helper.calls !== undefined ? { perCallerCall: round(helper.calls / caller, 1) } : {}),
+    ...(helper.callsPerRequest !== undefined ? { perRequest: helper.callsPerRequest } : {}),
+    ...(ratio ? { perCallerCall: round(helper.calls! / caller, 1) } : {}),
   };
 }
 
@@ -48,9 +60,13 @@ export function atLine(c: Culprit, line: number): Culprit {
 
 export function describeLoop(loop: LoopCaller, at: Culprit, helper: Culprit, steps: readonly PathStep[]): string {
   const calls = helperCalls(steps);
-  const counted = calls
-    ? ` ${describePerRequest(calls.perRequest)} times per request${calls.perCallerCall !== undefined ? ` (${describePerRequest(calls.perCallerCall)} per call of ${at.function})` : ''}`
-    : ' for every item';
+  const perCall = calls?.perCallerCall !== undefined ? describePerRequest(calls.perCallerCall) : undefined;
+  const counted =
+    calls?.perRequest !== undefined
+      ? ` ${describePerRequest(calls.perRequest)} times per request${perCall !== undefined ? ` (${perCall} per call of ${at.function})` : ''}`
+      : perCall !== undefined
+        ? ` ${perCall} times per call of ${at.function}`
+        : ' for every item';
   return (
     ` ${helper.function} is called${counted} by the loop at ${at.file}:${at.line} in ${at.function} (the call on line ${loop.callLine}): ` +
     `the cost is paid in ${helper.function}, and made by the loop that calls it per item on every request. Path: ${describePath(steps)}.`

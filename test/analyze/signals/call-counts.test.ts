@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  callCountShortfall,
   callsPerRequest,
+  countsTrusted,
   describePath,
   describePerRequest,
   requestsAtTime,
@@ -63,6 +65,47 @@ test('call counts: a window with too few requests tells nothing', () => {
     { pid: t.pid, threadId: t.threadId, start, end: start + 500, scripts: { 'file:///srv/app/a.js': [['f', 0, 0, 3, 1, 90]] } },
   ];
   assert.equal(callsPerRequest(run, { name: 'f', file: 'a.js', line: 1, column: 1 }), undefined);
+});
+
+test('call counts: a window where every function read one call while many requests finished was not counted, and the finding says so', () => {
+  // What V8 answers once another inspector session disabled the Profiler domain in the window
+  // (best-effort coverage: 1 for whatever ran); captured from slugify-per-item beside a CPU hog.
+  const run = syntheticRun({ cwd: '/srv/app', rps: 40, elu: 0.9, cores: 0.9, latencyMs: 200 });
+  const t = run.threads[0];
+  const start = run.loadWindow!.start + 5000;
+  const window = (search: number, slugify: number) => ({
+    pid: t.pid,
+    threadId: t.threadId,
+    start,
+    end: start + 500,
+    scripts: {
+      'file:///srv/app/lib/catalog.js': [['search', 5, 0, 12, 1, search] as [string, number, number, number, number, number]],
+      'file:///srv/app/lib/slug.js': [['slugify', 1, 0, 3, 1, slugify] as [string, number, number, number, number, number]],
+    },
+  });
+  run.meta.callCountWindow = { from: start, until: start + 500, requests: 20 };
+  const search = { name: 'search', file: 'lib/catalog.js', line: 6, column: 1 };
+  run.callCounts = [window(1, 1)];
+  const requests = requestsInWindow(t, run.callCounts[0]);
+  assert.ok(requests >= 15 && requests <= 25, `requests ${requests}`);
+  assert.equal(countsTrusted(run.callCounts[0], requests), false);
+  assert.equal(callsPerRequest(run, search), undefined);
+  assert.match(
+    callCountShortfall(run) ?? '',
+    /every function of the app read one call while 20 requests finished \(V8 stopped counting in it\)/,
+  );
+  // Counted: 3,000 slugify calls per search.
+  run.callCounts = [window(20, 60_000)];
+  assert.equal(countsTrusted(run.callCounts[0], requests), true);
+  assert.equal(callsPerRequest(run, search)?.calls, 20);
+  assert.equal(callCountShortfall(run), undefined);
+  // One call each in a window of two requests is what a starved target gives: counted, too few requests.
+  assert.equal(countsTrusted(window(1, 1), 2), true);
+  // Both threads' windows: the untrusted one is left out, the other still tells.
+  const other = { ...window(1, 1), threadId: t.threadId + 1 };
+  run.threads.push({ ...t, threadId: t.threadId + 1 });
+  run.callCounts = [window(20, 60_000), other];
+  assert.equal(callsPerRequest(run, search)?.calls, 20);
 });
 
 test('call counts: calls per request and paths as sentences', () => {
