@@ -1,6 +1,8 @@
 // Throughput and latency percentiles of two load results side by side. Throughput, p50 and p99
 // are tested over the per-second timeline (docs/load-result.md, TimelinePoint); the other
-// percentiles come from the whole-window HdrHistogram and are shown without a verdict.
+// percentiles come from the whole-window HdrHistogram and are shown without a verdict. When the
+// machine gave the two runs' event loops different shares of a CPU (loop-cpu-share.ts), the
+// tested figures' margin is widened by that shift: the machine alone can move them that far.
 
 import type { LoadResult, TimelinePoint } from '../load/load-result.js';
 import { bootstrapChange } from './bootstrap-change.js';
@@ -18,7 +20,11 @@ const series = (load: LoadResult, pick: (p: TimelinePoint) => number, answered =
     .filter((p) => !answered || p.requests > 0)
     .map(pick);
 
-export function compareLoad(before: LoadResult, after: LoadResult, minEffect: number): MetricChange[] {
+/** The noise margin of the tested load figures: minEffect, plus the machine's shift between the runs. */
+export const loadMargin = (minEffect: number, machineShift = 0): number => minEffect + machineShift;
+
+export function compareLoad(before: LoadResult, after: LoadResult, minEffect: number, machineShift = 0): MetricChange[] {
+  const margin = loadMargin(minEffect, machineShift);
   const tested = (
     name: string,
     unit: string,
@@ -34,7 +40,7 @@ export function compareLoad(before: LoadResult, after: LoadResult, minEffect: nu
       b,
       a,
       bootstrapChange(series(before, pick, answered), series(after, pick, answered)),
-      minEffect,
+      margin,
       higherIsBetter,
     );
   return [

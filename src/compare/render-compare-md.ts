@@ -55,6 +55,18 @@ export function compareHeadline(c: Comparison): string {
   return [say(t), say(p)].filter(Boolean).join(', ');
 }
 
+const share = (x: number) => `${(x * 100).toFixed(0)}%`;
+
+/** The margin the load verdicts were judged at, and the machine's part of it when the runs measured it. */
+function marginNote(c: Comparison): string {
+  const m = c.machine;
+  const margin = share(m?.loadMargin ?? c.minEffect);
+  const why = m
+    ? ` (±${share(c.minEffect)}, plus ${share(m.shift)}: the event loop was on a CPU for ${share(m.loopCpuShareBefore)} of its busy time before and ${share(m.loopCpuShareAfter)} after, a difference the machine made)`
+    : '';
+  return `_A change is called real when its 95% bootstrap interval over the per-second values lies wholly beyond ±${margin}${why}._`;
+}
+
 export function renderCompareMarkdown(c: Comparison, limit = 15): string {
   const lines = [
     '## hotpath compare',
@@ -66,7 +78,7 @@ export function renderCompareMarkdown(c: Comparison, limit = 15): string {
     '',
     ...metricRows(c.load),
     '',
-    `_A change is called real when its 95% bootstrap interval over the per-second values lies wholly beyond ±${(c.minEffect * 100).toFixed(0)}%._`,
+    marginNote(c),
     '',
   ];
   if (c.functions) {

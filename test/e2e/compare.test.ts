@@ -59,9 +59,12 @@ test('two runs of the same example: no significant difference', { timeout: 60_00
   const { code, c, stderr } = await compare([syncA, syncB]);
   assert.equal(code, 0, stderr);
   assert.ok(c);
-  for (const m of c.load) assert.ok(m.verdict !== 'better' && m.verdict !== 'worse', `${m.name}: ${JSON.stringify(m)}`);
+  // The machine (the shares of a CPU the two runs' loops got) is in every message: two identical
+  // runs read +21 % throughput once on CI, when compare had no measure of it.
+  const machine = JSON.stringify(c.machine ?? 'not measured');
+  for (const m of c.load) assert.ok(m.verdict !== 'better' && m.verdict !== 'worse', `${m.name}: ${JSON.stringify(m)}; machine ${machine}`);
   const throughput = c.load.find((m) => m.name === 'throughput');
-  assert.equal(throughput?.verdict, 'no significant difference');
+  assert.equal(throughput?.verdict, 'no significant difference', `${JSON.stringify(throughput)}; machine ${machine}`);
   assert.ok(existsSync(join(syncB, 'compare.md')) && existsSync(join(syncB, 'compare.json')));
 });
 
@@ -159,11 +162,24 @@ test('a real 2x fix (half the work per request) is significant: throughput bette
   assert.equal(code, 0, stderr);
   assert.ok(c);
   const throughput = c.load.find((m) => m.name === 'throughput')!;
-  assert.equal(throughput.verdict, 'better', JSON.stringify(throughput));
-  assert.ok(throughput.change! > 0.4, JSON.stringify(throughput));
-  assert.equal(c.load.find((m) => m.name === 'latency p50')?.verdict, 'better');
+  const p50 = c.load.find((m) => m.name === 'latency p50');
+  const cpu = c.telemetry.find((m) => m.name === 'CPU per request');
+  const seen = `throughput ${JSON.stringify(throughput)}; p50 ${JSON.stringify(p50)}; CPU per request ${JSON.stringify(cpu)}; machine ${JSON.stringify(c.machine ?? 'not measured')}`;
+  // Per request, the work halves whatever CPU the machine gave each run: the profile and the CPU time.
   const handle = c.functions?.find((f) => f.function === 'render');
   assert.ok(handle && handle.selfAfterUs < handle.selfBeforeUs * 0.75, JSON.stringify(c.functions?.slice(0, 3)));
+  assert.ok(cpu?.change !== undefined && cpu.change < -0.25, seen);
+  assert.notEqual(throughput.verdict, 'worse', seen);
+  assert.notEqual(p50?.verdict, 'worse', seen);
+  // The load figures are called better when the machine gave both runs' loops about the same share
+  // of a CPU. On this 2-core machine at load 10-14, one pair's loops got 0.50 and 0.35 of a core
+  // (shift 0.43: the 2x fix read +35 %, within what the machine alone moves); there the margin is
+  // widened by the shift, and the verdict can rightly stay "no significant difference".
+  if ((c.machine?.shift ?? 0) <= 0.25) {
+    assert.equal(throughput.verdict, 'better', seen);
+    assert.ok(throughput.change! > 0.4, seen);
+    assert.equal(p50?.verdict, 'better', seen);
+  }
 });
 
 /** A copy of a run directory to damage. */
