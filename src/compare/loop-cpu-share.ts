@@ -4,16 +4,18 @@
 // same build on a busy 2-core machine were measured 0.18 and 0.38 of their busy time on a CPU,
 // and their throughput 21 and 52 req/s: a whole-run difference the per-second intervals cannot
 // see and a fixed ±10% margin does not absorb. The shift between the runs' shares is what the
-// machine alone can move the load figures by; compare-load widens their noise margin by it.
-// Judged only where the loop does the server's work: when the server's own threads take the
-// cores from its loop (a thread pool, workers), the shift is the server's, not the machine's.
+// machine alone moves the load figures by; compare-load judges them at equal share. Only where the
+// loop is the server's bottleneck (saturated, doing most of the process's work): when the
+// server's own threads take the cores from its loop (a thread pool, workers), the difference is
+// the server's doing, not the machine's, and a loop that waits on I/O does not serve in
+// proportion to the time it runs.
 
 import type { RunData } from '../run-dir/run-data.js';
 import { loadWindow, targetThreads, windowSamples } from '../analyze/signals/load-window.js';
 import type { SampleMessage } from '../agent/protocol.js';
 
-/** Below this event-loop utilization over the window, a share of so little busy time says little. */
-export const MIN_BUSY_SHARE = 0.2;
+/** The loop is the bottleneck from this event-loop utilization over the window on. */
+export const SATURATED = 0.8;
 
 /**
  * The loop threads must have used at least this share of their processes' CPU. Otherwise the
@@ -42,7 +44,7 @@ function threadCpuUs(c: SampleMessage['cpu']): number | undefined {
  * The serving threads' CPU over their busy time in the load window, counted from the sample after
  * each thread's first reading of it (the agent's worker reads it from /proc on Node 20/22 only
  * once it runs, and its first reading is the baseline, 0); undefined when the loop was busy less
- * than MIN_BUSY_SHARE of the counted time, or the loop threads used less than
+ * than SATURATED of the counted time, or the loop threads used less than
  * MIN_LOOP_SHARE_OF_PROCESS of their processes' CPU.
  */
 export function loopCpuShare(run: RunData): LoopCpuShare | undefined {
@@ -70,22 +72,22 @@ export function loopCpuShare(run: RunData): LoopCpuShare | undefined {
       wallMs += s.intervalMs;
     }
   }
-  if (wallMs === 0 || busyMs < MIN_BUSY_SHARE * wallMs || !(processUs > 0)) return undefined;
+  if (wallMs === 0 || busyMs < SATURATED * wallMs || !(processUs > 0)) return undefined;
   const ofProcess = Math.min(1, loopUs / processUs);
   if (ofProcess < MIN_LOOP_SHARE_OF_PROCESS) return undefined;
   return { share: Math.min(1, loopUs / 1000 / busyMs), utilization: busyMs / wallMs, ofProcess };
 }
 
-export interface MachineShift {
+export interface MachineShare {
   before: number;
   after: number;
-  /** max(after / before, before / after) - 1: how far the machine alone can move the load figures. */
-  shift: number;
+  /** after / before: what the machine alone multiplied the after run's throughput by. */
+  ratio: number;
 }
 
-export function machineShift(before: RunData, after: RunData): MachineShift | undefined {
+export function machineShare(before: RunData, after: RunData): MachineShare | undefined {
   const b = loopCpuShare(before);
   const a = loopCpuShare(after);
   if (!b || !a || !(b.share > 0) || !(a.share > 0)) return undefined;
-  return { before: b.share, after: a.share, shift: Math.max(a.share / b.share, b.share / a.share) - 1 };
+  return { before: b.share, after: a.share, ratio: a.share / b.share };
 }

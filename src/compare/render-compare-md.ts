@@ -57,14 +57,13 @@ export function compareHeadline(c: Comparison): string {
 
 const share = (x: number) => `${(x * 100).toFixed(0)}%`;
 
-/** The margin the load verdicts were judged at, and the machine's part of it when the runs measured it. */
+/** The margin the load verdicts were judged at, and the machine's shares when the runs measured them. */
 function marginNote(c: Comparison): string {
   const m = c.machine;
-  const margin = share(m?.loadMargin ?? c.minEffect);
-  const why = m
-    ? ` (±${share(c.minEffect)}, plus ${share(m.shift)}: the event loop was on a CPU for ${share(m.loopCpuShareBefore)} of its busy time before and ${share(m.loopCpuShareAfter)} after, a difference the machine made)`
+  const judged = m
+    ? `, at equal CPU share: the event loop was on a CPU for ${share(m.loopCpuShareBefore)} of its busy time before and ${share(m.loopCpuShareAfter)} after (the machine's doing), and the after run's seconds are scaled to the before's share`
     : '';
-  return `_A change is called real when its 95% bootstrap interval over the per-second values lies wholly beyond ±${margin}${why}._`;
+  return `_A change is called real when its 95% bootstrap interval over the per-second values lies wholly beyond ±${share(c.minEffect)}${judged}._`;
 }
 
 export function renderCompareMarkdown(c: Comparison, limit = 15): string {

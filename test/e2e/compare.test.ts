@@ -169,17 +169,13 @@ test('a real 2x fix (half the work per request) is significant: throughput bette
   const handle = c.functions?.find((f) => f.function === 'render');
   assert.ok(handle && handle.selfAfterUs < handle.selfBeforeUs * 0.75, JSON.stringify(c.functions?.slice(0, 3)));
   assert.ok(cpu?.change !== undefined && cpu.change < -0.25, seen);
-  assert.notEqual(throughput.verdict, 'worse', seen);
-  assert.notEqual(p50?.verdict, 'worse', seen);
-  // The load figures are called better when the machine gave both runs' loops about the same share
-  // of a CPU. On this 2-core machine at load 10-14, one pair's loops got 0.50 and 0.35 of a core
-  // (shift 0.43: the 2x fix read +35 %, within what the machine alone moves); there the margin is
-  // widened by the shift, and the verdict can rightly stay "no significant difference".
-  if ((c.machine?.shift ?? 0) <= 0.25) {
-    assert.equal(throughput.verdict, 'better', seen);
-    assert.ok(throughput.change! > 0.4, seen);
-    assert.equal(p50?.verdict, 'better', seen);
-  }
+  // Judged at equal CPU share when both loops were saturated (c.machine): on this 2-core machine at
+  // load 11-22 the slow run's loop got 0.37-0.54 of its busy time on a CPU and the fast run's
+  // 0.28-0.39 (its load generator, twice as busy, competes with it): the 2x fix read +25 to +69 %
+  // in raw throughput, 1.7-2.2x at equal share.
+  assert.equal(throughput.verdict, 'better', seen);
+  assert.ok(throughput.change! > 0.2, seen);
+  assert.equal(p50?.verdict, 'better', seen);
 });
 
 /** A copy of a run directory to damage. */
