@@ -3,7 +3,7 @@
 // processes of a shared runner, the load generator, the host's other guests). Two runs of the
 // same build on a busy 2-core machine were measured 0.18 and 0.38 of their busy time on a CPU,
 // and their throughput 21 and 52 req/s: a whole-run difference the per-second intervals cannot
-// see and a fixed ±10% margin does not absorb. The shift between the runs' shares is what the
+// see and a fixed ±10% margin does not absorb. The ratio between the runs' shares is what the
 // machine alone moves the load figures by; compare-load judges them at equal share. Only where the
 // loop is the server's bottleneck (saturated, doing most of the process's work): when the
 // server's own threads take the cores from its loop (a thread pool, workers), the difference is
