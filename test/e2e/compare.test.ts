@@ -77,12 +77,12 @@ test('pbkdf2Sync login against its async twin: the culprit drops per request, th
   assert.equal(c.functions[0].kind, 'app', 'app code first');
   // pbkdf2Sync's hashing was charged to login; the async twin hashes in the thread pool.
   assert.ok(loginRow.selfAfterUs < loginRow.selfBeforeUs * 0.3, JSON.stringify(loginRow));
-  assert.ok(loginRow.selfBeforeUs > 1000, 'a pbkdf2 of 10,000 rounds costs milliseconds per request');
+  assert.ok(loginRow.selfBeforeUs > 1000, `a pbkdf2 of 10,000 rounds costs milliseconds per request: ${JSON.stringify(loginRow)}`);
   assert.ok(
     c.findings.resolved.some((f) => f.code === 'HOTPATH_SYNC_IO' && f.culprit?.function === 'login'),
     JSON.stringify(c.findings),
   );
-  assert.ok(!c.findings.new.some((f) => f.code === 'HOTPATH_SYNC_IO'));
+  assert.ok(!c.findings.new.some((f) => f.code === 'HOTPATH_SYNC_IO'), JSON.stringify(c.findings.new));
   const md = readFileSync(join(async_, 'compare.md'), 'utf8');
   assert.match(md, /`login` \| app\.js/);
   assert.match(md, /Resolved/);
@@ -97,7 +97,7 @@ test(
     const { code, c, stderr } = await compare([syncA, async_]);
     assert.equal(code, 0, stderr);
     const loginRow = c?.functions?.find((f) => f.function === 'login' && f.file === 'app.js');
-    assert.ok(loginRow);
+    assert.ok(loginRow, JSON.stringify(c?.functions?.slice(0, 5)));
     const file = join(async_, 'compare.html');
     assert.ok(existsSync(file));
     const browser = await launch();
@@ -192,7 +192,7 @@ test('a run without its CPU profile: a partial comparison that says what is miss
   for (const f of readdirSync(dir)) if (f.endsWith('.cpuprofile')) rmSync(join(dir, f));
   const { code, c, stderr } = await compare([syncA, dir]);
   assert.equal(code, 0, stderr);
-  assert.ok(c);
+  assert.ok(c, stderr);
   assert.equal(c.functions, undefined);
   assert.ok(
     c.missing.some((m) => /after run has no CPU profile/.test(m)),
