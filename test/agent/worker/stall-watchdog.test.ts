@@ -100,11 +100,10 @@ function spinStuck(ms: number): number {
   return x;
 }
 
-test('a stall still under way at the flush is sent with its stacks so far; sampling goes on for the final report', async () => {
+/** A started watchdog on a heartbeat the test writes, sampling this very thread: what it runs while the heartbeat is silent is the stall's cause. */
+function samplingWatchdog(): { beat: Float64Array; sent: Body[]; dog: StallWatchdog } {
   const heartbeat = new SharedArrayBuffer(8);
-  const beat = new Float64Array(heartbeat);
   const sent: Body[] = [];
-  // Samples this very thread: what it runs while the heartbeat is silent is the stall's cause.
   const cause = new StallCause(() => {
     const session = new Session();
     session.connect();
@@ -112,6 +111,11 @@ test('a stall still under way at the flush is sent with its stacks so far; sampl
   });
   const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), cause);
   dog.start();
+  return { beat: new Float64Array(heartbeat), sent, dog };
+}
+
+test('a stall still under way at the flush is sent with its stacks so far; sampling goes on for the final report', async () => {
+  const { beat, sent, dog } = samplingWatchdog();
   try {
     beat[0] = epochNow();
     for (const end = Date.now() + 5000; Date.now() < end && sent.length === 0;) await sleep(20);
@@ -148,16 +152,7 @@ test('a stall still under way at the flush is sent with its stacks so far; sampl
 });
 
 test("a block that outlasts the agent's work is the app's from then on: sampled, its final report names what blocked", async () => {
-  const heartbeat = new SharedArrayBuffer(8);
-  const beat = new Float64Array(heartbeat);
-  const sent: Body[] = [];
-  const cause = new StallCause(() => {
-    const session = new Session();
-    session.connect();
-    return session;
-  });
-  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), cause);
-  dog.start();
+  const { beat, sent, dog } = samplingWatchdog();
   try {
     beat[0] = epochNow();
     // The agent's work (the profiler prime at listen) holds the thread as the block begins.
