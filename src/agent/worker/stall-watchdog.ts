@@ -252,12 +252,6 @@ export class StallWatchdog {
       return;
     }
     if (last > stall.start) return this.finish(stall, last);
-    // A block that outlasts the agent's work is the app's from then on, and sampled for its cause:
-    // the profiler prime at listen on a busy machine (330 ms) overlapped the start of a loop the
-    // app then blocked forever, and the stall was never sampled (no culprit, 1 run in 2 on Node 24).
-    // Not marked under way for the exit's rescue: a crash right after such a block would wait for
-    // it and sample the rescue's own work (half the stacks of profile-rescue's crash test).
-    if (stall.agent && this.byAgent(stall.start, now) === undefined) stall.agent = false;
     if (stall.cpuFrom) stall.cpuTo = this.cpuNow(now) ?? stall.cpuTo;
     if (!stall.agent && !stall.sampling) this.sampleIfBlocked(stall);
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {
