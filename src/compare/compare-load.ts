@@ -1,6 +1,10 @@
 // Throughput and latency percentiles of two load results side by side. Throughput, p50 and p99
 // are tested over the per-second timeline (docs/load-result.md, TimelinePoint); the other
-// percentiles come from the whole-window HdrHistogram and are shown without a verdict.
+// percentiles come from the whole-window HdrHistogram and are shown without a verdict. When the
+// machine gave the two runs' saturated event loops different shares of a CPU (loop-cpu-share.ts),
+// the tested figures are judged at equal share: a saturated loop serves in proportion to the time
+// it runs, so the after run's seconds are scaled to the before run's share (its requests divided
+// by the ratio of the shares, its latencies multiplied by it) before the interval is drawn.
 
 import type { LoadResult, TimelinePoint } from '../load/load-result.js';
 import { bootstrapChange } from './bootstrap-change.js';
@@ -13,12 +17,16 @@ export function fullSeconds(load: LoadResult): TimelinePoint[] {
   return (load.timeline ?? []).filter((p) => p.second <= whole);
 }
 
-const series = (load: LoadResult, pick: (p: TimelinePoint) => number, answered = false) =>
+const series = (load: LoadResult, pick: (p: TimelinePoint) => number, answered = false, scale = 1) =>
   fullSeconds(load)
     .filter((p) => !answered || p.requests > 0)
-    .map(pick);
+    .map((p) => pick(p) * scale);
 
-export function compareLoad(before: LoadResult, after: LoadResult, minEffect: number): MetricChange[] {
+/**
+ * `shareRatio`: the after run's loop share of a CPU over the before run's (1: not measured, or
+ * the same); the verdicts compare the runs as if the after run's loop had had the before's share.
+ */
+export function compareLoad(before: LoadResult, after: LoadResult, minEffect: number, shareRatio = 1): MetricChange[] {
   const tested = (
     name: string,
     unit: string,
@@ -33,7 +41,7 @@ export function compareLoad(before: LoadResult, after: LoadResult, minEffect: nu
       unit,
       b,
       a,
-      bootstrapChange(series(before, pick, answered), series(after, pick, answered)),
+      bootstrapChange(series(before, pick, answered), series(after, pick, answered, higherIsBetter ? 1 / shareRatio : shareRatio)),
       minEffect,
       higherIsBetter,
     );

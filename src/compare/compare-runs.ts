@@ -10,6 +10,7 @@ import type { Report } from '../report/report-schema.js';
 import { cpuViewOf } from '../analyze/signals/cpu-view.js';
 import { COMPARISON_VERSION, type Comparison, type DiffTree } from '../report/compare-schema.js';
 import { compareLoad } from './compare-load.js';
+import { machineShare } from './loop-cpu-share.js';
 import { compareFunctions } from './compare-functions.js';
 import { compareFindings } from './compare-findings.js';
 import { compareTelemetry } from './compare-telemetry.js';
@@ -102,12 +103,14 @@ function compareRead(before: Side, after: Side, options: CompareOptions): Compar
   ] as const) {
     if (!t) missing.push(`${s.label} run has no agent telemetry: the telemetry deltas are left out`);
   }
+  const machine = machineShare(before.run, after.run);
   return {
     version: COMPARISON_VERSION,
     before: outline(before),
     after: outline(after),
     minEffect,
-    load: compareLoad(bl, al, minEffect),
+    load: compareLoad(bl, al, minEffect, machine?.ratio),
+    ...(machine ? { machine: { loopCpuShareBefore: machine.before, loopCpuShareAfter: machine.after } } : {}),
     ...(bv && av ? { functions: compareFunctions(bv, bl.requests.total, av, al.requests.total) } : {}),
     findings: compareFindings(before.report.findings, after.report.findings),
     telemetry: bt && at ? compareTelemetry(bt, bl.requests.total, at, al.requests.total) : [],

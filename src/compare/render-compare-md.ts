@@ -55,6 +55,17 @@ export function compareHeadline(c: Comparison): string {
   return [say(t), say(p)].filter(Boolean).join(', ');
 }
 
+const share = (x: number) => `${(x * 100).toFixed(0)}%`;
+
+/** The margin the load verdicts were judged at, and the machine's shares when the runs measured them. */
+function marginNote(c: Comparison): string {
+  const m = c.machine;
+  const judged = m
+    ? `, at equal CPU share: the event loop was on a CPU for ${share(m.loopCpuShareBefore)} of its busy time before and ${share(m.loopCpuShareAfter)} after (the machine's doing), and the after run's seconds are scaled to the before's share`
+    : '';
+  return `_A change is called real when its 95% bootstrap interval over the per-second values lies wholly beyond ±${share(c.minEffect)}${judged}._`;
+}
+
 export function renderCompareMarkdown(c: Comparison, limit = 15): string {
   const lines = [
     '## hotpath compare',
@@ -66,7 +77,7 @@ export function renderCompareMarkdown(c: Comparison, limit = 15): string {
     '',
     ...metricRows(c.load),
     '',
-    `_A change is called real when its 95% bootstrap interval over the per-second values lies wholly beyond ±${(c.minEffect * 100).toFixed(0)}%._`,
+    marginNote(c),
     '',
   ];
   if (c.functions) {

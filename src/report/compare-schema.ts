@@ -54,6 +54,12 @@ export interface Comparison {
   minEffect: number;
   /** Throughput and latency percentiles. */
   load: MetricChange[];
+  /**
+   * The share of its busy time each run's saturated event loop spent on a CPU, when both runs
+   * measured it (src/compare/loop-cpu-share.ts): the tested load figures' intervals and verdicts
+   * are then judged at equal share (the after run's seconds scaled by before / after).
+   */
+  machine?: { loopCpuShareBefore: number; loopCpuShareAfter: number };
   /** Per function, app code first then by the size of the change; absent without both CPU profiles. */
   functions?: FunctionChange[];
   findings: { resolved: FindingChange[]; new: FindingChange[]; stillPresent: FindingChange[] };

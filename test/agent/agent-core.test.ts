@@ -260,13 +260,23 @@ test('heap switch: from heapRetainedFrom the heap sampler keeps only live object
   const listen = await c.waitForListen();
   const port = listen.port!;
   await c.waitFor((m) => m.type === 'sample', 5000, 'first sample');
-  const switchAt = Date.now() + 400;
-  c.send({ cmd: 'profile-start', heapRetainedFrom: switchAt });
   // Churn (20,000 short-lived objects a request) with a leak beside it (1 MB kept a request), before and after the switch.
-  const end = switchAt + 1200;
-  while (Date.now() < end) {
+  const round = async () => {
     await getMany(port, '/alloc', 8);
     await get(port, '/retain?mb=1');
+  };
+  // The windows hold a few rounds whatever the machine's speed: on a busy machine (full suite, load
+  // 20) a fixed 400 ms before the switch served no request, and the allocation profile was empty.
+  const roundStart = Date.now();
+  await round();
+  const roundMs = Date.now() - roundStart;
+  const switchAt = Date.now() + Math.max(400, 3 * roundMs);
+  c.send({ cmd: 'profile-start', heapRetainedFrom: switchAt });
+  const end = switchAt + Math.max(1200, 4 * roundMs);
+  let before = 0;
+  while (Date.now() < end) {
+    await round();
+    if (Date.now() < switchAt) before++;
   }
   c.send({ cmd: 'profile-stop' });
   await c.waitFor((m) => m.type === 'profile' && m.kind === 'cpu', 10_000, 'the CPU profile');
@@ -294,7 +304,10 @@ test('heap switch: from heapRetainedFrom the heap sampler keeps only live object
     return Object.fromEntries(topAllocators(tree, { limit: 10 }).map((a) => [a.function, a.share]));
   };
   const all = top(allocations.file);
-  assert.ok((all.allocate ?? 0) > (all.arrays ?? 0), `the churn leads all allocations: ${JSON.stringify(all)}`);
+  assert.ok(
+    (all.allocate ?? 0) > (all.arrays ?? 0),
+    `the churn leads all allocations: ${JSON.stringify(all)} (${before} rounds of ${roundMs} ms before the switch)`,
+  );
   const kept = top(retained.file);
   assert.ok((kept.arrays ?? 0) > 0.8, `what stayed alive is the leak: ${JSON.stringify(kept)}`);
   assert.ok((kept.allocate ?? 0) < 0.02, `and not the churn: ${JSON.stringify(kept)}`);

@@ -27,6 +27,8 @@ function trend(creeping: boolean): LatencyTrend {
     r2: 0.99,
     cpuPerRequestEarlyMs: 0.1,
     cpuPerRequestLateMs: 0.1,
+    serverEarlyMs: 2,
+    serverLateMs: 8,
     creeping,
   };
 }

@@ -25,6 +25,15 @@ test('latency creep: rising latency with flat CPU per request is growing wait (i
   assert.equal(f.category, 'io-wait');
 });
 
+test("latency creep: the clients' latency rising while the server's own stays flat is no wait in the app", () => {
+  // healthy-http beside a busy machine: the clients' p50 1.4 → 2.7 ms, the server's flat, CPU per request falling.
+  const outside = { rps: 8000, cores: 0.4, elu: 0.35, latencyMs: 0.3, clientExtraMs: (p: number) => 1.1 + 1.6 * p };
+  for (const seed of SEEDS) assert.deepEqual(latencyCreep(syntheticRun({ ...outside, seed })), [], `seed ${seed}`);
+  // The same rise in the clients' figures, half of it in the server's own timing: the app's wait.
+  const [f] = latencyCreep(syntheticRun({ ...outside, latencyMs: (p) => 0.3 + 0.9 * p, clientExtraMs: (p) => 1.1 + 0.7 * p }));
+  assert.equal(f?.category, 'io-wait', JSON.stringify(f?.evidence));
+});
+
 test('latency creep: left to the growth analyzer when listeners explain it', () => {
   const run = syntheticRun({
     rps: 300,

@@ -59,9 +59,12 @@ test('two runs of the same example: no significant difference', { timeout: 60_00
   const { code, c, stderr } = await compare([syncA, syncB]);
   assert.equal(code, 0, stderr);
   assert.ok(c);
-  for (const m of c.load) assert.ok(m.verdict !== 'better' && m.verdict !== 'worse', `${m.name}: ${JSON.stringify(m)}`);
+  // The machine (the shares of a CPU the two runs' loops got) is in every message: two identical
+  // runs read +21 % throughput once on CI, when compare had no measure of it.
+  const machine = JSON.stringify(c.machine ?? 'not measured');
+  for (const m of c.load) assert.ok(m.verdict !== 'better' && m.verdict !== 'worse', `${m.name}: ${JSON.stringify(m)}; machine ${machine}`);
   const throughput = c.load.find((m) => m.name === 'throughput');
-  assert.equal(throughput?.verdict, 'no significant difference');
+  assert.equal(throughput?.verdict, 'no significant difference', `${JSON.stringify(throughput)}; machine ${machine}`);
   assert.ok(existsSync(join(syncB, 'compare.md')) && existsSync(join(syncB, 'compare.json')));
 });
 
@@ -74,12 +77,12 @@ test('pbkdf2Sync login against its async twin: the culprit drops per request, th
   assert.equal(c.functions[0].kind, 'app', 'app code first');
   // pbkdf2Sync's hashing was charged to login; the async twin hashes in the thread pool.
   assert.ok(loginRow.selfAfterUs < loginRow.selfBeforeUs * 0.3, JSON.stringify(loginRow));
-  assert.ok(loginRow.selfBeforeUs > 1000, 'a pbkdf2 of 10,000 rounds costs milliseconds per request');
+  assert.ok(loginRow.selfBeforeUs > 1000, `a pbkdf2 of 10,000 rounds costs milliseconds per request: ${JSON.stringify(loginRow)}`);
   assert.ok(
     c.findings.resolved.some((f) => f.code === 'HOTPATH_SYNC_IO' && f.culprit?.function === 'login'),
     JSON.stringify(c.findings),
   );
-  assert.ok(!c.findings.new.some((f) => f.code === 'HOTPATH_SYNC_IO'));
+  assert.ok(!c.findings.new.some((f) => f.code === 'HOTPATH_SYNC_IO'), JSON.stringify(c.findings.new));
   const md = readFileSync(join(async_, 'compare.md'), 'utf8');
   assert.match(md, /`login` \| app\.js/);
   assert.match(md, /Resolved/);
@@ -94,7 +97,7 @@ test(
     const { code, c, stderr } = await compare([syncA, async_]);
     assert.equal(code, 0, stderr);
     const loginRow = c?.functions?.find((f) => f.function === 'login' && f.file === 'app.js');
-    assert.ok(loginRow);
+    assert.ok(loginRow, JSON.stringify(c?.functions?.slice(0, 5)));
     const file = join(async_, 'compare.html');
     assert.ok(existsSync(file));
     const browser = await launch();
@@ -159,11 +162,20 @@ test('a real 2x fix (half the work per request) is significant: throughput bette
   assert.equal(code, 0, stderr);
   assert.ok(c);
   const throughput = c.load.find((m) => m.name === 'throughput')!;
-  assert.equal(throughput.verdict, 'better', JSON.stringify(throughput));
-  assert.ok(throughput.change! > 0.4, JSON.stringify(throughput));
-  assert.equal(c.load.find((m) => m.name === 'latency p50')?.verdict, 'better');
+  const p50 = c.load.find((m) => m.name === 'latency p50');
+  const cpu = c.telemetry.find((m) => m.name === 'CPU per request');
+  const seen = `throughput ${JSON.stringify(throughput)}; p50 ${JSON.stringify(p50)}; CPU per request ${JSON.stringify(cpu)}; machine ${JSON.stringify(c.machine ?? 'not measured')}`;
+  // Per request, the work halves whatever CPU the machine gave each run: the profile and the CPU time.
   const handle = c.functions?.find((f) => f.function === 'render');
   assert.ok(handle && handle.selfAfterUs < handle.selfBeforeUs * 0.75, JSON.stringify(c.functions?.slice(0, 3)));
+  assert.ok(cpu?.change !== undefined && cpu.change < -0.25, seen);
+  // Judged at equal CPU share when both loops were saturated (c.machine): on this 2-core machine at
+  // load 11-22 the slow run's loop got 0.37-0.54 of its busy time on a CPU and the fast run's
+  // 0.28-0.39 (its load generator, twice as busy, competes with it): the 2x fix read +25 to +69 %
+  // in raw throughput, 1.7-2.2x at equal share.
+  assert.equal(throughput.verdict, 'better', seen);
+  assert.ok(throughput.change! > 0.2, seen);
+  assert.equal(p50?.verdict, 'better', seen);
 });
 
 /** A copy of a run directory to damage. */
@@ -180,7 +192,7 @@ test('a run without its CPU profile: a partial comparison that says what is miss
   for (const f of readdirSync(dir)) if (f.endsWith('.cpuprofile')) rmSync(join(dir, f));
   const { code, c, stderr } = await compare([syncA, dir]);
   assert.equal(code, 0, stderr);
-  assert.ok(c);
+  assert.ok(c, stderr);
   assert.equal(c.functions, undefined);
   assert.ok(
     c.missing.some((m) => /after run has no CPU profile/.test(m)),

@@ -34,7 +34,7 @@ describe('hotpath run on a server whose event loop never comes back', () => {
       const [main] = report.findings;
       assert.equal(main?.code, 'HOTPATH_EVENT_LOOP_STUCK', report.findings.map((f) => f.code).join(', '));
       assert.equal(main.severity, 'critical');
-      assert.deepEqual([main.culprit?.function, main.culprit?.file], ['warmCache', 'blocks-forever.cjs']);
+      assert.deepEqual([main.culprit?.function, main.culprit?.file], ['warmCache', 'blocks-forever.cjs'], JSON.stringify(main.evidence));
       assert.ok(
         (main.evidence.stack as string[]).some((f) => f.startsWith('warmCache blocks-forever.cjs:')),
         JSON.stringify(main.evidence),

@@ -30,6 +30,9 @@ export interface LatencyTrend {
   r2: number;
   cpuPerRequestEarlyMs: number;
   cpuPerRequestLateMs: number;
+  /** The server's own latency p50 (the agent's timing) in the first and last third, ms: the same seconds. */
+  serverEarlyMs: number;
+  serverLateMs: number;
   creeping: boolean;
 }
 
@@ -59,6 +62,7 @@ function computeTrend(run: RunData): LatencyTrend | undefined {
   const timeline = (run.load?.timeline ?? []).filter((p) => p.requests > 0);
   const seconds: number[] = [];
   const p50Ms: number[] = [];
+  const serverP50Ms: number[] = [];
   const cpuPerRequestMs: number[] = [];
   if (timeline.length >= CREEP_MIN_POINTS) {
     const first = timeline[0].second;
@@ -66,17 +70,19 @@ function computeTrend(run: RunData): LatencyTrend | undefined {
       const b = perSecond.get(p.second - first);
       seconds.push(p.second - first);
       p50Ms.push(p.p50);
+      serverP50Ms.push(b ? weightedMean(b.p50, b.counts) : 0);
       cpuPerRequestMs.push(b && b.finished > 0 ? b.cpuUs / 1000 / b.finished : 0);
     }
   } else {
     for (const [k, b] of [...perSecond].sort((a, c) => a[0] - c[0])) {
       seconds.push(k);
       p50Ms.push(weightedMean(b.p50, b.counts));
+      serverP50Ms.push(weightedMean(b.p50, b.counts));
       cpuPerRequestMs.push(b.cpuUs / 1000 / Math.max(1, b.finished));
     }
   }
   if (seconds.length === 0) return undefined;
-  return summarize(seconds, p50Ms, cpuPerRequestMs);
+  return summarize(seconds, p50Ms, cpuPerRequestMs, serverP50Ms);
 }
 
 function thirds(xs: number[]): [number, number] {
@@ -84,9 +90,10 @@ function thirds(xs: number[]): [number, number] {
   return [mean(xs.slice(0, k)), mean(xs.slice(xs.length - k))];
 }
 
-function summarize(seconds: number[], p50Ms: number[], cpuPerRequestMs: number[]): LatencyTrend {
+function summarize(seconds: number[], p50Ms: number[], cpuPerRequestMs: number[], serverP50Ms: number[]): LatencyTrend {
   const fit = linearFit(seconds, p50Ms);
   const [earlyMs, lateMs] = thirds(p50Ms);
+  const [serverEarly, serverLate] = thirds(serverP50Ms.filter((x) => x > 0));
   const [cpuEarly, cpuLate] = thirds(cpuPerRequestMs.filter((x) => x > 0));
   const ratio = earlyMs > 0 ? lateMs / earlyMs : 0;
   const creeping =
@@ -106,6 +113,8 @@ function summarize(seconds: number[], p50Ms: number[], cpuPerRequestMs: number[]
     r2: round(fit.r2, 3),
     cpuPerRequestEarlyMs: round(cpuEarly, 4),
     cpuPerRequestLateMs: round(cpuLate, 4),
+    serverEarlyMs: round(serverEarly, 3),
+    serverLateMs: round(serverLate, 3),
     creeping,
   };
 }
