@@ -122,6 +122,10 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'koa-after-next-cache': { category: 'unanswered-requests', culprit: { function: 'cacheResponse', file: 'lib/cache.js' } },
   // One IPC round trip to a forked dictionary per word, awaited in a loop: the loop is named, not the send.
   'spellcheck-ipc': { category: 'io-wait', culprit: { function: 'checkText', file: 'lib/spell.js' } },
+  // Hono as ES modules with no middleware: the handler waits before it reads its request (the app caught at its first fetch).
+  'hono-esm-webhook-lock': { category: 'unanswered-requests', culprit: { function: 'receiveWebhook', file: 'lib/webhooks.js' } },
+  // A Hono middleware still pending after `await next()`: it, not the route handler that answered.
+  'hono-after-next-audit': { category: 'unanswered-requests', culprit: { function: 'auditTrail', file: 'lib/audit.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -279,6 +283,8 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'hono-esm-hung-export': (e) => assert.equal(e.unansweredRoute, 'GET /exports/:id/:format'),
   'koa-mount-hung-admin': (e) => assert.equal(e.unansweredRoute, 'GET /admin/reports/:id'),
   'koa-after-next-cache': (e) => assert.equal(e.unansweredRoute, 'GET /products/:id'),
+  'hono-esm-webhook-lock': (e) => assert.equal(e.unansweredRoute, 'GET /hooks/:source'),
+  'hono-after-next-audit': (e) => assert.equal(e.unansweredRoute, 'GET /orders/:id'),
 };
 
 function listScenarios(): string[] {
