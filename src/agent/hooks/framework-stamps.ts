@@ -265,9 +265,13 @@ const stampedHono = new WeakSet<object>();
 /** A CommonJS Hono's Context was replaced: its apps' matches are wrapped by it, no app needs catching. */
 let honoContextReplaced = false;
 
-/** Node's request behind a Hono context (@hono/node-server passes it as `env.incoming`). */
+/**
+ * Node's request behind a Hono context (@hono/node-server passes it as `env.incoming`): read
+ * directly, on the request path (`env` is a plain field of Hono's Context, `incoming` of the
+ * adapter's literal; the wrapper's caller catches).
+ */
 const honoRaw: RawOf = (c) => {
-  const raw = dataValue(dataValue(c, 'env'), 'incoming');
+  const raw = (c as { env?: { incoming?: unknown } }).env?.incoming;
   return raw instanceof IncomingMessage ? raw : undefined;
 };
 
