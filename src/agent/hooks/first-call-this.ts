@@ -39,7 +39,7 @@ function post<T>(s: Session, method: string, params?: object): T | undefined {
 function hand(id: number, self: unknown): void {
   const w = waiting.get(id);
   if (w === undefined) return;
-  let done = false;
+  let done: boolean;
   try {
     done = w.take(self);
   } catch {
