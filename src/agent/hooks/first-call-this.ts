@@ -14,6 +14,8 @@ const HAND = 'hotpath.firstCallThis';
 interface Waiting {
   /** True once `self` was the one awaited (the breakpoint then goes); false: a call from a sibling to look past. */
   take: (self: unknown) => boolean;
+  /** Called when the breakpoint is given up without the awaited `this`. */
+  lost: (() => void) | undefined;
   breakpointId: string;
   /** Calls looked at and passed over (functions made from the same source share the breakpoint). */
   passed: number;
@@ -47,7 +49,10 @@ function hand(id: number, self: unknown): void {
   }
   if (!done && ++w.passed < MAX_PASSED_CALLS) return;
   waiting.delete(id);
-  queueMicrotask(() => release(w.breakpointId));
+  queueMicrotask(() => {
+    release(w.breakpointId);
+    if (!done) w.lost?.();
+  });
 }
 
 /** Removes a breakpoint; the domain and the session go with the last one. */
@@ -76,9 +81,11 @@ function closeIfIdle(): void {
 
 /**
  * Arms a breakpoint on `fn`'s calls that hands `take` the `this` of each call until it answers
- * true. False when it cannot be armed (no inspector, a refused session): nothing is left on.
+ * true (calls of functions made from the same source hit it too: `take` tells them apart), or
+ * MAX_PASSED_CALLS were passed over (then `lost` is called). False when it cannot be armed (no
+ * inspector, a refused session, a second breakpoint on the same source): nothing is left on.
  */
-export function onNextCallThis(fn: Function, take: (self: unknown) => boolean): boolean {
+export function onNextCallThis(fn: Function, take: (self: unknown) => boolean, lost?: () => void): boolean {
   const g = globalThis as Record<symbol, unknown>;
   const key = Symbol.for(HAND);
   try {
@@ -112,7 +119,7 @@ export function onNextCallThis(fn: Function, take: (self: unknown) => boolean): 
       closeIfIdle();
       return false;
     }
-    waiting.set(id, { take, breakpointId: set.breakpointId, passed: 0 });
+    waiting.set(id, { take, lost, breakpointId: set.breakpointId, passed: 0 });
     return true;
   } catch {
     closeIfIdle();

@@ -360,12 +360,17 @@ export function stampHonoListener(listener: unknown): void {
   const Context = closureValues(fetch, ['Context'], ['module']).get('Context');
   // A CommonJS Hono whose Context was replaced needs nothing more.
   if (Context === undefined && (honoContextReplaced || !HONO_FETCH_SOURCE.test(sourceOf(fetch)))) return;
-  const armed = onNextCallThis(fetch, (self) => {
-    if (dataValue(self, 'fetch') !== fetch) return false;
-    if (!stampHonoRouter(self)) stampHonoRequestGetter(Context);
-    return true;
-  });
-  if (!armed) stampHonoRequestGetter(Context);
+  const fallback = (): void => stampHonoRequestGetter(Context);
+  const armed = onNextCallThis(
+    fetch,
+    (self) => {
+      if (dataValue(self, 'fetch') !== fetch) return false;
+      if (!stampHonoRouter(self)) fallback();
+      return true;
+    },
+    fallback,
+  );
+  if (!armed) fallback();
 }
 
 function sourceOf(fn: Function): string {
