@@ -98,6 +98,25 @@ describe('hotpath run with every kind of launcher', () => {
     assert.equal(stat.site.line, source.findIndex((l) => l.includes('@site:stat')) + 1, JSON.stringify(stat.site));
   });
 
+  test('tsx running a TypeScript Hono app (ES modules): requests its handler leaves waiting name it at its line in the .ts file', async () => {
+    const tmp = tempOut();
+    after(tmp.cleanup);
+    const args = ['run', '-d', '2', '-c', '4', '-w', '1', '--path', '/reports/7', '--json', '--out', tmp.out, '--'];
+    const r = await runCli([...args, join(root, 'node_modules', '.bin', 'tsx'), 'ts-hono-hung.ts'], { cwd: apps });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { findings: { category: string; culprit?: { function: string; file: string; line: number } }[] };
+    const hung = report.findings.find((f) => f.category === 'unanswered-requests');
+    assert.ok(hung, JSON.stringify(report.findings.map((f) => f.category)));
+    const source = readFileSync(join(apps, 'ts-hono-hung.ts'), 'utf8').split('\n');
+    assert.equal(hung.culprit?.function, 'showReport');
+    assert.equal(hung.culprit?.file, 'ts-hono-hung.ts');
+    assert.equal(
+      hung.culprit?.line,
+      source.findIndex((l) => l.includes('@site:hang')),
+      JSON.stringify(hung.culprit),
+    );
+  });
+
   test("node --import with the user's own preload", async () => {
     await assertHealthyRun(['node', '--import', './import-hook.mjs', 'import-app.mjs']);
   });

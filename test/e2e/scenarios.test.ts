@@ -126,6 +126,12 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'socket-cap-api': { category: 'connection-churn' },
   // app.param per request: the param's callbacks pile up (Express keeps them per param name, not in the stack).
   'express5-param-growth': { category: 'handler-growth', culprit: { function: 'bindOrderParam', file: 'lib/orders.js' } },
+  // Hono as ES modules with no middleware: the handler waits before it reads its request (the app caught at its first fetch).
+  'hono-esm-webhook-lock': { category: 'unanswered-requests', culprit: { function: 'receiveWebhook', file: 'lib/webhooks.js' } },
+  // A Hono middleware still pending after `await next()`: it, not the route handler that answered.
+  'hono-after-next-audit': { category: 'unanswered-requests', culprit: { function: 'auditTrail', file: 'lib/audit.js' } },
+  // Two commands started together from two lines on one store connection, one request at a time: two waits per request, not one multi-write command.
+  'stock-quote-together': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -288,6 +294,14 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.ok(Math.abs((e.connectionsPerRequest as number) - 0.25) < 0.05, String(e.connectionsPerRequest));
   },
   'express5-param-growth': (e) => assert.deepEqual([e.method, e.path], ['PARAM', ':orderId']),
+  'hono-esm-webhook-lock': (e) => assert.equal(e.unansweredRoute, 'GET /hooks/:source'),
+  'hono-after-next-audit': (e) => assert.equal(e.unansweredRoute, 'GET /orders/:id'),
+  'stock-quote-together': (e) => {
+    const upstream = e.upstream as { api: string; callsPerRequest: number };
+    assert.equal(upstream.api, 'socket');
+    assert.ok(upstream.callsPerRequest > 1.7 && upstream.callsPerRequest < 2.3, `${upstream.callsPerRequest} commands per request`);
+    assert.equal(e.sequential, undefined);
+  },
 };
 
 function listScenarios(): string[] {

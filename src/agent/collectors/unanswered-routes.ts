@@ -119,7 +119,9 @@ function routeOf(req: Req, server: ServerLike | undefined): { route: string; pat
   const stamped = req[LAST_HANDLER];
   const call = req[LAST_CALL];
   const known = typeof call === 'object' && call !== null ? frameworkRoute(call) : {};
-  const last = known.handler ?? (typeof stamped === 'function' ? (stamped as Fn) : undefined);
+  // The stamp first: a Hono function still holding the request (a middleware pending after its
+  // route answered) rather than the last one Hono started (routeIndex).
+  const last = (typeof stamped === 'function' ? (stamped as Fn) : undefined) ?? known.handler;
   if (known.route !== undefined) return { route: known.route, pattern: true, ...(last ? { handler: last } : {}) };
   const fastify = fastifyRoute(req);
   if (fastify !== undefined) return { route: fastify.route, pattern: true, ...(fastify.handler ? { handler: fastify.handler as Fn } : {}) };
@@ -171,7 +173,7 @@ function frameworkRoute(call: object): { route?: string; handler?: Fn } {
 /**
  * A Hono context's route: its request (a lazy getter, Hono's code) knows the matched routes and
  * which ran last (`routeIndex`); the route is the last matched one that is not a wildcard
- * middleware, the handler the one that ran last.
+ * middleware, the handler the one that ran last (used when no wrapper stamped the request).
  */
 function honoRoute(call: object): { route?: string; handler?: Fn } | undefined {
   if (!hasGetter(call, 'req')) return undefined;

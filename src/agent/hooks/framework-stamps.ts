@@ -18,16 +18,22 @@
 //     `execute`, patched once.
 //   restify: each route's chain reads its handlers per request: wrapped in place when its
 //     chain runs and has grown.
-//   Hono (CommonJS build, on @hono/node-server): each request's Context is made through its
-//     module's export, replaced by a subclass that keeps the context on node's request; the
-//     context knows the matched routes and which of them ran last. Loaded as ES modules: found
-//     through the server's request listener, its Context class's `req` getter keeps the context.
+//   Hono (on @hono/node-server): the functions of each match the app's router returns are
+//     wrapped in place, in the `[fn, route]` pairs the router keeps (once each), before Hono calls
+//     them; a call keeps the context on node's request (the context knows the matched routes) and
+//     holds the request until its promise settles, as Koa's. CommonJS build: each request's
+//     Context is made through its module's export, replaced by a subclass that keeps the context
+//     and wraps the match it is given. Loaded as ES modules (or bundled): the app is caught at the
+//     first call of its `fetch` (first-call-this.ts), found through the server's request listener,
+//     and its router's `match` wrapped; where that cannot be armed, the Context class's `req`
+//     getter keeps the context (no function is wrapped then).
 import { IncomingMessage } from 'node:http';
 import * as dc from 'node:diagnostics_channel';
 import { defineLike } from './wrap.js';
 import { dataFunction, dataValue, replaceData } from './own-data.js';
 import { LAST_CALL, stamp, stampList, stamping, type RawOf } from './last-handler.js';
 import { closureValues } from './closure-values.js';
+import { onNextCallThis } from './first-call-this.js';
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
 type Stamped = Record<symbol, unknown>;
@@ -241,8 +247,11 @@ export function stampHonoContext(exp: unknown): void {
     constructor(...args: unknown[]) {
       super(...args);
       try {
-        const raw = dataValue(dataValue(args[1], 'env'), 'incoming');
-        if (raw instanceof IncomingMessage) (raw as unknown as Stamped)[LAST_CALL] = this;
+        const raw = honoRaw(this);
+        if (raw !== undefined) {
+          (raw as Stamped)[LAST_CALL] = this;
+          stampHonoMatch(dataValue(args[1], 'matchResult'));
+        }
       } catch {
         // Never into the target.
       }
@@ -250,27 +259,126 @@ export function stampHonoContext(exp: unknown): void {
   };
   defineLike(Context, Original);
   stampedHono.add(Context);
-  replaceData(exp, 'Context', Context);
+  if (replaceData(exp, 'Context', Context)) honoContextReplaced = true;
 }
 const stampedHono = new WeakSet<object>();
+/** A CommonJS Hono's Context was replaced: its apps' matches are wrapped by it, no app needs catching. */
+let honoContextReplaced = false;
+
+/**
+ * Node's request behind a Hono context (@hono/node-server passes it as `env.incoming`): read
+ * directly, on the request path (`env` is a plain field of Hono's Context, `incoming` of the
+ * adapter's literal; the wrapper's caller catches).
+ */
+const honoRaw: RawOf = (c) => {
+  const raw = (c as { env?: { incoming?: unknown } }).env?.incoming;
+  return raw instanceof IncomingMessage ? raw : undefined;
+};
+
+/**
+ * The functions of a Hono match (`[[[fn, route], params], ...]`: Hono calls `result[0][i][0][0]`),
+ * wrapped in place in their `[fn, route]` pair, the one the router keeps and hands out at every
+ * match: each is wrapped once, later matches find the wrapper (a WeakSet look-up per function per
+ * request). A call stamps node's request and keeps the context; it holds the request until its
+ * promise settles, so a middleware pending after `await next()` is the one named.
+ */
+export function stampHonoMatch(result: unknown): void {
+  try {
+    const list = Array.isArray(result) ? (result[0] as unknown) : undefined;
+    if (!Array.isArray(list)) return;
+    for (let i = 0; i < list.length; i++) {
+      const entry = list[i] as unknown;
+      const pair = Array.isArray(entry) ? (entry[0] as unknown) : undefined;
+      if (!Array.isArray(pair)) continue;
+      const fn = pair[0] as unknown;
+      const w = stamping(fn, honoRaw, true);
+      if (w !== fn) pair[0] = w;
+    }
+  } catch {
+    // Never into the target.
+  }
+}
+
+const honoRouters = new WeakSet<object>();
+
+/**
+ * A Hono app's router: every match it returns goes through stampHonoMatch. Hono reads
+ * `app.router.match` at each request, and its routers replace their own `match` at their first
+ * match (SmartRouter with the router it chose, RegExpRouter with its built matcher): `match`
+ * becomes an accessor whose setter keeps what they set as the function wrapped. False when the
+ * app has no router of that shape.
+ */
+export function stampHonoRouter(app: unknown): boolean {
+  const router = dataValue(app, 'router');
+  if (typeof router !== 'object' || router === null) return false;
+  if (honoRouters.has(router)) return true;
+  let inner = dataFunction(router, 'match') as Fn | undefined;
+  const own = Object.getOwnPropertyDescriptor(router, 'match');
+  if (inner === undefined || own?.configurable === false || (own !== undefined && !('value' in own))) return false;
+  const match = function (this: unknown, method: unknown, path: unknown): unknown {
+    const result = inner!.call(this, method, path);
+    stampHonoMatch(result);
+    return result;
+  };
+  defineLike(match, inner);
+  try {
+    Object.defineProperty(router, 'match', {
+      configurable: true,
+      enumerable: own?.enumerable ?? false,
+      get: () => match,
+      set: (v: unknown) => {
+        if (typeof v === 'function') inner = v as Fn;
+      },
+    });
+  } catch {
+    return false; // A frozen router.
+  }
+  honoRouters.add(router);
+  return true;
+}
 
 /** Request listeners already looked into. */
 const listenersSeen = new WeakSet<Function>();
 
+/** Hono's `fetch` (`(request, ...rest) => this.#dispatch(...)`, also as a bundler writes it). */
+const HONO_FETCH_SOURCE = /dispatch/;
+
 /**
- * Hono loaded as ES modules, found through the server's request listener: @hono/node-server's
- * listener keeps the app's `fetch` (`fetchCallback`), defined in the module of Hono's class,
- * which imports `Context` (closure-values.ts reads both). The binding cannot be replaced, but
- * the class's `req` getter can: Hono reads it before each function of a route with middleware
- * (to set `routeIndex`), and handlers read it for params, query and body; each read keeps the
- * context on node's request (`env.incoming`).
+ * Hono loaded as ES modules (or bundled), found through the server's request listener:
+ * @hono/node-server's listener keeps the app's `fetch` (`fetchCallback`), an arrow whose `this`
+ * is the app. The app is caught at fetch's first call (before it matches the request) and its
+ * router wrapped (stampHonoRouter). Where that cannot be armed, the `Context` the module of
+ * Hono's class imports (closure-values.ts reads it) has its `req` getter patched: Hono reads it
+ * before each function of a route with middleware (to set `routeIndex`), handlers read it for
+ * params, query and body; each read keeps the context on node's request.
  */
 export function stampHonoListener(listener: unknown): void {
   if (typeof listener !== 'function' || listenersSeen.has(listener)) return;
   listenersSeen.add(listener);
   const fetch = closureValues(listener, ['fetchCallback']).get('fetchCallback');
   if (typeof fetch !== 'function') return;
-  stampHonoRequestGetter(closureValues(fetch, ['Context'], ['module']).get('Context'));
+  const Context = closureValues(fetch, ['Context'], ['module']).get('Context');
+  // A CommonJS Hono whose Context was replaced needs nothing more.
+  if (Context === undefined && (honoContextReplaced || !HONO_FETCH_SOURCE.test(sourceOf(fetch)))) return;
+  const fallback = (): void => stampHonoRequestGetter(Context);
+  const armed = onNextCallThis(
+    fetch,
+    (self) => {
+      if (dataValue(self, 'fetch') !== fetch) return false;
+      if (!stampHonoRouter(self)) fallback();
+      return true;
+    },
+    fallback,
+  );
+  if (!armed) fallback();
+}
+
+function sourceOf(fn: Function): string {
+  try {
+    return Function.prototype.toString.call(fn);
+  } catch {
+    return '';
+  }
 }
 
 function stampHonoRequestGetter(Context: unknown): void {

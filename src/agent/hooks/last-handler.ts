@@ -56,7 +56,8 @@ export function stamp(raw: unknown, fn: unknown, call?: object): void {
  * is still the stamp (no function it handed the request to still holds it), the stamp goes back
  * to the function that held the request before it, so a middleware still pending after its
  * downstream finished is the one named (the previous stamp is a local of the call: no closure per
- * call; a promise frame only when the function returned a promise).
+ * call; a promise frame only when the function returned a promise and another function held the
+ * request before it; the first function of a chain keeps its stamp).
  */
 export function stamping(fn: unknown, rawOf?: RawOf, settled = false): unknown {
   if (typeof fn !== 'function' || wrappers.has(fn) || fn.length >= 4) return fn;
@@ -91,10 +92,12 @@ export function stamping(fn: unknown, rawOf?: RawOf, settled = false): unknown {
       try {
         result = original.call(this, a, b, c);
       } catch (err) {
-        if (raw[LAST_HANDLER] === original) unstamp(raw, before);
+        if (before !== undefined && raw[LAST_HANDLER] === original) unstamp(raw, before);
         throw err;
       }
-      // A promise: held until it settles (only then a frame of its own); anything else: done.
+      // Nothing held the request before (the chain's first function, a route's only one): nothing
+      // to give back, no frame. A promise: held until it settles (only then a frame of its own).
+      if (before === undefined) return result;
       if (result instanceof Promise) return settle(result, raw, original, before);
       if (raw[LAST_HANDLER] === original) unstamp(raw, before);
       return result;

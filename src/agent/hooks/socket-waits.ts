@@ -83,12 +83,61 @@ interface SocketState {
  * of writes one after another with no answer between, and how many of those were made in one
  * synchronous turn (the same callback and promise continuation) from different code: a driver
  * writing one command as several messages (Postgres' Parse, Bind, Execute, Sync) rather than
- * several commands (written by one line, or by different requests' continuations).
+ * several commands (written by one line, or by different requests' continuations). Commands the
+ * app starts together from different lines (`Promise.all([get(a), set(b)])`) are written the same
+ * way; they are told apart by their answers: a run of writes answered by as many chunks as it has
+ * writes was that many commands (each got its own answer), and its pairs are not counted as one
+ * command's. A run answered in one chunk tells nothing more (a server may answer two commands
+ * read together in one write).
  */
-interface Learning {
+export interface LearningCounts {
   writes: number;
   pairs: number;
   oneCommand: number;
+  /** The run of writes with no answer between that the last write belongs to: its writes, and its pairs counted in oneCommand. */
+  run: number;
+  runOneCommand: number;
+  /** Chunks that answered writes since the run ended. */
+  chunks: number;
+}
+
+/** The learning's counts at a socket's first write. */
+export const newLearningCounts = (): LearningCounts => ({ writes: 0, pairs: 0, oneCommand: 0, run: 0, runOneCommand: 0, chunks: 0 });
+
+/**
+ * One write in the counts: `follows`, no answer came since the write before it; `oneTurn`, it was
+ * made in the same turn as that one, from different code. A write that starts a run closes the
+ * run before it, whose answers have come by then.
+ */
+export function countWrite(l: LearningCounts, follows: boolean, oneTurn: boolean): void {
+  l.writes++;
+  if (follows) {
+    l.pairs++;
+    l.run++;
+    if (oneTurn) {
+      l.oneCommand++;
+      l.runOneCommand++;
+    }
+    return;
+  }
+  // As many answers as writes: the run was several commands.
+  if (l.run >= 2 && l.chunks >= l.run) l.oneCommand -= l.runOneCommand;
+  l.run = 1;
+  l.runOneCommand = 0;
+  l.chunks = 0;
+}
+
+/** A chunk that answered writes. */
+export function countAnswer(l: LearningCounts): void {
+  l.chunks++;
+}
+
+/** The socket's client writes a command as several writes: enough pairs, nearly all one command's. */
+export function isMultiWrite(l: LearningCounts): boolean {
+  return l.pairs >= LEARN_PAIRS && l.oneCommand >= l.pairs * MULTI_WRITE_SHARE;
+}
+
+interface Learning extends LearningCounts {
   /** The last write's stack (file:line:column of each frame), callback and continuation. */
   stack: string;
   asyncId: number;
@@ -251,6 +300,7 @@ export class SocketWaits implements GrowthHook {
     try {
       const bytes = chunkBytes(chunk);
       if (bytes === 0) return;
+      if (st.learning !== undefined && st.pending.length > 0) countAnswer(st.learning);
       st.first = st.last = undefined;
       st.bytesIn += bytes;
       const waiting = st.pending.length;
@@ -309,7 +359,7 @@ let learners = 0;
 let stopTurns: (() => void) | undefined;
 
 function startLearning(st: SocketState): Learning {
-  const l: Learning = { writes: 0, pairs: 0, oneCommand: 0, stack: '', asyncId: -1, turn: -1 };
+  const l: Learning = { ...newLearningCounts(), stack: '', asyncId: -1, turn: -1 };
   originalSetTimeout(() => {
     if (st.learning === l) decide(st, l);
   }, LEARN_MS).unref();
@@ -342,14 +392,12 @@ function learn(st: SocketState, l: Learning, skip: Function): void {
     .map((f) => `${f.file}:${f.line}:${f.column}`)
     .join(' ');
   const asyncId = (require('node:async_hooks') as typeof import('node:async_hooks')).executionAsyncId();
-  if (st.last !== undefined) {
-    l.pairs++;
-    if (asyncId === l.asyncId && turn === l.turn && stack !== l.stack) l.oneCommand++;
-  }
+  const follows = st.last !== undefined;
+  countWrite(l, follows, follows && asyncId === l.asyncId && turn === l.turn && stack !== l.stack);
   l.stack = stack;
   l.asyncId = asyncId;
   l.turn = turn;
-  if (++l.writes < LEARN_WRITES && l.pairs < LEARN_PAIRS) return;
+  if (l.writes < LEARN_WRITES && l.pairs < LEARN_PAIRS) return;
   decide(st, l);
 }
 
@@ -359,7 +407,7 @@ function learn(st: SocketState, l: Learning, skip: Function): void {
  */
 function decide(st: SocketState, l: Learning): void {
   stopLearning(st);
-  st.multi = l.pairs >= LEARN_PAIRS && l.oneCommand >= l.pairs * MULTI_WRITE_SHARE;
+  st.multi = isMultiWrite(l);
   if (!st.multi) return;
   // The command being written waits as one, from its first write. The writes left waiting before it
   // were the rest of commands already answered (each paired as several); the mean answer is per

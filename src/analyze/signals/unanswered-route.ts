@@ -1,6 +1,7 @@
 // The route and the app function that requests left unanswered went through, from what the agent
 // noted when their connections closed with them still waiting (SampleMessage.unanswered,
-// collectors/unanswered-routes.ts). The handler's location is V8's (script id, line, column):
+// collectors/unanswered-routes.ts). The handler's location is V8's (script id, line, column; mapped
+// to the source the app wrote through the run's source maps, as tsx compiles in memory):
 // the CPU profile of the same thread gives the script's URL; when the profile never sampled that
 // script (a handler that hangs after a few microseconds of work), the function ranges the agent
 // wrote for it at the end of the run do: the script whose function of that name starts on
@@ -14,6 +15,8 @@ import type { Culprit } from '../finding.js';
 import { targetThreads } from './load-window.js';
 import { cpuViewOf } from './cpu-view.js';
 import { relativeFile } from './culprit.js';
+import { runResolver } from '../../profile/run-source-maps.js';
+import { urlToPath } from '../../profile/classify-frame.js';
 
 /** An anonymous handler is followed into its one app callee when that callee holds at least this share of its app callees' samples. */
 export const HANDLER_CALLEE_MIN_SHARE = 0.9;
@@ -62,8 +65,18 @@ function locate(run: RunData, thread: ThreadTelemetry, entry: UnansweredRoute): 
   if (url === undefined || !isAppUrl(url)) return {};
   const handler: Fn = { name: h.name, url, line: h.line, column: h.column };
   const callee = h.name === '' ? soleAppCallee(view.profile, h) : undefined;
-  if (callee === undefined) return { culprit: toCulprit(handler, run.cwd) };
-  return { culprit: toCulprit(callee, run.cwd), via: toCulprit(handler, run.cwd) };
+  if (callee === undefined) return { culprit: toCulprit(original(run, handler), run.cwd) };
+  return { culprit: toCulprit(original(run, callee), run.cwd), via: toCulprit(original(run, handler), run.cwd) };
+}
+
+/**
+ * A function at its position in the source the app wrote, through the run's source maps: V8's
+ * position is the generated code's (tsx compiles in memory, a whole module on one line).
+ */
+function original(run: RunData, fn: Fn): Fn {
+  const path = urlToPath(fn.url);
+  const pos = path === undefined ? undefined : runResolver(run).original(path, fn.line - 1, fn.column - 1);
+  return pos === undefined ? fn : { name: fn.name, url: pos.path, line: pos.line, column: pos.column };
 }
 
 /**

@@ -30,8 +30,10 @@ const frameworks = [
   { module: 'hapi', param: '{id}', growth: { framework: 'hapi', method: 'EXT', path: 'onPostHandler' } },
   { module: 'restify', param: ':id', growth: { framework: 'restify', method: 'PRE', path: '/' } },
   { module: 'hono', param: ':id', growth: undefined },
-  // Hono and @hono/node-server imported as ES modules (found through the server's request listener).
-  { module: 'hono-esm', fixture: 'hung-hono.mjs', param: ':id', growth: undefined },
+  // Hono and @hono/node-server imported as ES modules (found through the server's request listener),
+  // and the same routes on their CommonJS builds (hono-routes.cjs holds the markers).
+  { module: 'hono-esm', fixture: 'hung-hono.mjs', markers: 'hono-routes.cjs', param: ':id', growth: undefined },
+  { module: 'hono-cjs', fixture: 'hung-hono.cjs', markers: 'hono-routes.cjs', param: ':id', growth: undefined },
 ];
 
 async function unanswered(port: number, c: Awaited<ReturnType<typeof startWith>>['c'], path: string): Promise<UnansweredRoute> {
@@ -54,7 +56,7 @@ for (const fw of frameworks) {
     assert.equal(entry.method, 'GET');
     assert.equal(entry.route, `/hang/${fw.param}`);
     assert.equal(entry.handler?.name, 'showReport');
-    assert.equal(entry.handler?.line, markerLine('hang', undefined, fw.fixture) - 1);
+    assert.equal(entry.handler?.line, markerLine('hang', undefined, fw.markers) - 1);
     assert.notEqual(entry.listener, true);
     // Still answering after the hung requests.
     assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
@@ -67,7 +69,7 @@ for (const fw of frameworks) {
     const entry = await unanswered(port, c, '/held');
     assert.equal(entry.method, 'GET');
     assert.equal(entry.handler?.name, 'checkQuota');
-    assert.equal(entry.handler?.line, fw.fixture ? markerLine('held', undefined, fw.fixture) - 1 : markerLine('held', fw.module) - 1);
+    assert.equal(entry.handler?.line, fw.markers ? markerLine('held', undefined, fw.markers) - 1 : markerLine('held', fw.module) - 1);
     assert.ok(entry.route === `/held/${fw.param}` || entry.route === '/held/:id', entry.route);
     assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
   });
@@ -92,15 +94,42 @@ for (const fw of frameworks) {
   }
 }
 
-test('hono-esm: a route without middleware whose handler read its request is named', async () => {
-  const { c, port } = await startWith(['hung-hono.mjs']);
-  await getMany(port, '/ok/1', 4, 2);
-  const entry = await unanswered(port, c, '/single');
-  assert.equal(entry.route, '/single/:id');
-  assert.equal(entry.handler?.name, 'loadSingle');
-  assert.equal(entry.handler?.line, markerLine('single', undefined, 'hung-hono.mjs') - 2);
-  assert.deepEqual(c.of('agent-error'), []);
-});
+// Hono routes with no middleware (Hono then calls the handler itself, without its compose) and a
+// middleware pending after `await next()`, on the ES module and the CommonJS builds.
+for (const fixture of ['hung-hono.mjs', 'hung-hono.cjs']) {
+  const MARKS = 'hono-routes.cjs';
+  test(`${fixture}: a route without middleware whose handler read its request is named`, async () => {
+    const { c, port } = await startWith([fixture]);
+    await getMany(port, '/ok/1', 4, 2);
+    const entry = await unanswered(port, c, '/single');
+    assert.equal(entry.route, '/single/:id');
+    assert.equal(entry.handler?.name, 'loadSingle');
+    assert.equal(entry.handler?.line, markerLine('single', undefined, MARKS) - 2);
+    assert.deepEqual(c.of('agent-error'), []);
+  });
+
+  test(`${fixture}: a route without middleware whose handler waits before it touches its context is named`, async () => {
+    const { c, port } = await startWith([fixture]);
+    // The first request of the app is the hung one: the app is caught at its first fetch.
+    const entry = await unanswered(port, c, '/bare');
+    assert.equal(entry.route, '/bare/:id');
+    assert.equal(entry.handler?.name, 'waitFirst');
+    assert.equal(entry.handler?.line, markerLine('bare', undefined, MARKS) - 1);
+    assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
+    assert.deepEqual(c.of('agent-error'), []);
+  });
+
+  test(`${fixture}: a middleware still pending after await next() is named, not the handler that answered`, async () => {
+    const { c, port } = await startWith([fixture]);
+    await getMany(port, '/ok/1', 4, 2);
+    const entry = await unanswered(port, c, '/after');
+    assert.equal(entry.route, '/after/:id');
+    assert.equal(entry.handler?.name, 'storeInCache');
+    assert.equal(entry.handler?.line, markerLine('after', undefined, MARKS) - 2);
+    assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
+    assert.deepEqual(c.of('agent-error'), []);
+  });
+}
 
 // Koa chains the agent cannot reach where Koa keeps its middleware (hung-koa-chains.cjs): an app
 // mounted with koa-mount (composed once, when mounted, found through the composition's closure),

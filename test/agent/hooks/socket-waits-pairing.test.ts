@@ -1,6 +1,7 @@
 // Pairing answers with writes on a real socket whose client does not wait for each answer before
 // the next write: commands written together before the first answer comes back (answered in one
-// chunk, or one chunk each), answers split over two chunks, many requests at once on one socket,
+// chunk, or one chunk each), answers split over two chunks, two commands started together from
+// two lines (told from one command written as several messages), many requests at once on one socket,
 // a TLS client socket, and a connection closed and opened again by its client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -119,6 +120,17 @@ test('socket pairing: a command written as several messages (parse, bind, execut
   const twoOrMore = w.levelsMs.slice(2).reduce((a, ms) => a + ms, 0);
   assert.ok(twoOrMore < 1, `one command waiting at a time: ${JSON.stringify(w.levelsMs)}`);
   assert.ok(w.totalMs >= 20 * 9.5, `${w.totalMs} ms`);
+});
+
+test('socket pairing: two commands started together from two lines, each answered, are two waits (not one multi-write command)', async () => {
+  const { c, port } = await start();
+  // The first requests tell how the client writes a command (8 pairs); the five after them are measured.
+  const w = await after(c, port, '/together/each', 10, 5);
+  assert.equal(w.count, 10, JSON.stringify(w));
+  assert.equal(w.completed, 10, JSON.stringify(w));
+  // Two waiting at once: the second answer comes 10 ms after the first.
+  assert.ok(w.levelsMs[2] > 5 * 5, `two commands waiting together: ${JSON.stringify(w.levelsMs)}`);
+  assert.ok(w.totalMs >= 5 * 30 * 0.95, `${w.totalMs} ms`);
 });
 
 test('socket pairing: 12 requests at once on one socket, commands one after another in each: never more than 12 waiting', async () => {

@@ -61,4 +61,18 @@ for (const fw of frameworks) {
     assert.equal(entry.handler?.line, markerLine('hang') - 1);
     assert.notEqual(entry.listener, true);
   });
+
+  test(`${fw.module}: requests a handler leaves waiting before it touches them name it`, async () => {
+    const { c, port } = await startWith(['stack-routers.cjs', fw.module]);
+    await Promise.all([abandon(port, '/wait/17', 300), abandon(port, '/wait/5', 300)]);
+    const s = await c.waitFor(
+      (m: AgentMessage): m is SampleMessage => m.type === 'sample' && (m.unanswered?.[0]?.count ?? 0) >= 2,
+      10_000,
+      'unanswered requests',
+    );
+    const [entry] = s.unanswered!;
+    assert.equal(entry.route, '/wait/:id');
+    assert.equal(entry.handler?.name, 'awaitFirst');
+    assert.equal(entry.handler?.line, markerLine('wait') - 1);
+  });
 }
