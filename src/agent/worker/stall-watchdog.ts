@@ -81,7 +81,8 @@ type AgentWork = NonNullable<StallMessage['byAgent']>;
 interface Stall {
   start: number;
   lastSent: number;
-  agent?: boolean;
+  /** The agent's work it overlapped when found (not sampled while so). */
+  agent?: AgentWork;
   /** Its stacks are being sampled (StallCause started). */
   sampling?: boolean;
   cause?: StallBody['cause'];
@@ -282,10 +283,19 @@ export class StallWatchdog {
       if (body.byAgent === undefined) {
         this.onUnderWay?.(true);
         this.sampleIfBlocked(started);
-      } else started.agent = true;
+      } else started.agent = body.byAgent;
       return;
     }
     if (last > stall.start) return this.finish(stall, last);
+    // The profiler prime runs once at listen, before any load: a block that outlasts it is the
+    // app's from then on (a loop entered while the prime held the thread on a busy machine, never
+    // sampled before: no culprit for an endless loop, 1 run in 2 on Node 24). The agent's work at
+    // the end of the run (profiles stopped, the post-load GC) is not taken back: a thread still
+    // silent after it is most often the agent's next step or a starved thread, not the app.
+    if (stall.agent === 'profiler-prime' && this.byAgent(stall.start, now) === undefined) {
+      stall.agent = undefined;
+      this.onUnderWay?.(true);
+    }
     if (stall.cpuFrom) stall.cpuTo = this.cpuNow(now) ?? stall.cpuTo;
     if (!stall.agent && !stall.sampling) this.sampleIfBlocked(stall);
     if (now - stall.lastSent >= ONGOING_EVERY_MS) {

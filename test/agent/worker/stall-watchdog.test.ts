@@ -147,6 +147,66 @@ test('a stall still under way at the flush is sent with its stacks so far; sampl
   }
 });
 
+test("a block that outlasts the profiler prime is the app's from then on: sampled, its final report names what blocked", async () => {
+  const heartbeat = new SharedArrayBuffer(8);
+  const beat = new Float64Array(heartbeat);
+  const sent: Body[] = [];
+  const cause = new StallCause(() => {
+    const session = new Session();
+    session.connect();
+    return session;
+  });
+  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), cause);
+  dog.start();
+  try {
+    beat[0] = epochNow();
+    // The agent's work (the profiler prime at listen) holds the thread as the block begins.
+    dog.agentWork(true, 'profiler-prime');
+    for (const end = Date.now() + 5000; Date.now() < end && sent.length === 0;) await sleep(20);
+    assert.equal(sent[0]?.byAgent, 'profiler-prime', JSON.stringify(sent));
+    dog.agentWork(false, 'profiler-prime');
+    // The agent's work is over and the thread still does not beat: past the slack, it is the app's.
+    await sleep(400);
+    spinStuck(300);
+    beat[0] = epochNow();
+    for (const end = Date.now() + 3000; Date.now() < end && !sent.some((b) => !b.ongoing);) await sleep(10);
+    const final = sent.find((b) => !b.ongoing);
+    assert.ok(final, JSON.stringify(sent));
+    assert.equal(final.byAgent, undefined, JSON.stringify(final));
+    assert.ok(
+      final.cause?.some((c) => c.stack[0]?.file.includes('stall-watchdog.test')),
+      JSON.stringify(final.cause),
+    );
+  } finally {
+    dog.stop();
+  }
+});
+
+test("a block that outlasts the agent's work at the end of the run (profiles stopped) stays unsampled", async () => {
+  const heartbeat = new SharedArrayBuffer(8);
+  const beat = new Float64Array(heartbeat);
+  const sent: Body[] = [];
+  const { cause, connects } = countedCause();
+  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), cause);
+  dog.start();
+  try {
+    beat[0] = epochNow();
+    dog.agentWork(true, 'profile-stop');
+    for (const end = Date.now() + 5000; Date.now() < end && sent.length === 0;) await sleep(20);
+    assert.equal(sent[0]?.byAgent, 'profile-stop', JSON.stringify(sent));
+    dog.agentWork(false, 'profile-stop');
+    await sleep(400);
+    beat[0] = epochNow();
+    for (const end = Date.now() + 3000; Date.now() < end && !sent.some((b) => !b.ongoing);) await sleep(10);
+    const final = sent.find((b) => !b.ongoing);
+    assert.ok(final, JSON.stringify(sent));
+    assert.equal(final.cause, undefined, JSON.stringify(final));
+    assert.equal(connects(), 0, 'never sampled');
+  } finally {
+    dog.stop();
+  }
+});
+
 test('with no stall under way, the flush report is nothing', async () => {
   const dog = new StallWatchdog(new SharedArrayBuffer(8), () => assert.fail('nothing to send'));
   await new Promise<void>((resolve) => dog.reportUnderWay(1000, resolve));
