@@ -26,14 +26,20 @@ import { LogHistogram } from './log-histogram.js';
  */
 export const LOOP_DELAY_RESOLUTION_MS = 50;
 
-/** A callback run at every `every`-th fire of the delay timer, after the delay is recorded. */
+/**
+ * A callback run on the delay timer every `every` periods of it, after the delay is recorded:
+ * at the first fire once that much time has passed since its last run (by the clock, not by
+ * counting fires: a loop blocked for 400 ms at a time fires once per block, and a tick counted
+ * in fires would then come 8 times too rarely — a growth report every 20 fires came once in a
+ * 5 s load and the listener leak it carries went unseen).
+ */
 export interface LoopTick {
   every: number;
   fn: () => void;
 }
 
 /**
- * The tick that fires every `intervalMs` on the delay timer, or undefined when `intervalMs` is
+ * The tick that runs every `intervalMs` on the delay timer, or undefined when `intervalMs` is
  * not a whole number of its periods (the caller then keeps a timer of its own).
  */
 export function loopTick(intervalMs: number, fn: () => void): LoopTick | undefined {
@@ -48,22 +54,25 @@ export class LoopDelay {
   private last = 0;
 
   /**
-   * `ticks`: also run each `tick.fn` at every `tick.every`-th fire, in order, after the delay is
-   * recorded, so the thread wakes once for all. Each is timed apart as the agent's own time
-   * (own-time.ts, by its caller): timed together, one call in N would always land on the same
-   * kind of fire.
+   * `ticks`: also run each `tick.fn` every `tick.every` periods (see LoopTick), in order, after
+   * the delay is recorded, so the thread wakes once for all. Each is timed apart as the agent's
+   * own time (own-time.ts, by its caller): timed together, one call in N would always land on
+   * the same kind of fire.
    */
   start(ticks: readonly (LoopTick | undefined)[] = []): void {
     if (this.timer !== undefined) return;
     this.last = performance.now();
     const record = timed(() => this.fired(), timedEvery(LOOP_DELAY_RESOLUTION_MS));
     const due = ticks.filter((t): t is LoopTick => t !== undefined);
-    const left = due.map((t) => t.every);
+    // Due half a period early: a fire a little early on the libuv millisecond clock still counts.
+    const spacing = due.map((t) => (t.every - 0.5) * LOOP_DELAY_RESOLUTION_MS);
+    const ran = due.map(() => this.last);
     this.timer = originalSetInterval(() => {
       record();
+      const now = this.last;
       for (let i = 0; i < due.length; i++) {
-        if (--left[i] > 0) continue;
-        left[i] = due[i].every;
+        if (now - ran[i] < spacing[i]) continue;
+        ran[i] = now;
         due[i].fn();
       }
     }, LOOP_DELAY_RESOLUTION_MS);
