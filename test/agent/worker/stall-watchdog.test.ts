@@ -100,17 +100,19 @@ function spinStuck(ms: number): number {
   return x;
 }
 
-test('a stall still under way at the flush is sent with its stacks so far; sampling goes on for the final report', async () => {
+/**
+ * A watchdog of this very thread's heartbeat that samples this thread: what it runs while the
+ * heartbeat is silent is the stall's cause. `connects`: the sessions its cause opened.
+ */
+function watchThisThread(): { beat: Float64Array; sent: Body[]; dog: StallWatchdog; connects: () => number } {
   const heartbeat = new SharedArrayBuffer(8);
-  const beat = new Float64Array(heartbeat);
   const sent: Body[] = [];
-  // Samples this very thread: what it runs while the heartbeat is silent is the stall's cause.
-  const cause = new StallCause(() => {
-    const session = new Session();
-    session.connect();
-    return session;
-  });
-  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), cause);
+  const { cause, connects } = countedCause();
+  return { beat: new Float64Array(heartbeat), sent, dog: new StallWatchdog(heartbeat, (b) => sent.push(b), cause), connects };
+}
+
+test('a stall still under way at the flush is sent with its stacks so far; sampling goes on for the final report', async () => {
+  const { beat, sent, dog } = watchThisThread();
   dog.start();
   try {
     beat[0] = epochNow();
@@ -148,15 +150,7 @@ test('a stall still under way at the flush is sent with its stacks so far; sampl
 });
 
 test("a block that outlasts the profiler prime is the app's from then on: sampled, its final report names what blocked", async () => {
-  const heartbeat = new SharedArrayBuffer(8);
-  const beat = new Float64Array(heartbeat);
-  const sent: Body[] = [];
-  const cause = new StallCause(() => {
-    const session = new Session();
-    session.connect();
-    return session;
-  });
-  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), cause);
+  const { beat, sent, dog } = watchThisThread();
   dog.start();
   try {
     beat[0] = epochNow();
@@ -183,11 +177,7 @@ test("a block that outlasts the profiler prime is the app's from then on: sample
 });
 
 test("a block that outlasts the agent's work at the end of the run (profiles stopped) stays unsampled", async () => {
-  const heartbeat = new SharedArrayBuffer(8);
-  const beat = new Float64Array(heartbeat);
-  const sent: Body[] = [];
-  const { cause, connects } = countedCause();
-  const dog = new StallWatchdog(heartbeat, (b) => sent.push(b), cause);
+  const { beat, sent, dog, connects } = watchThisThread();
   dog.start();
   try {
     beat[0] = epochNow();
