@@ -30,9 +30,9 @@ async function start(node: string, config: Record<string, unknown> = {}): Promis
   return { c, t, port: listen.port as number, pid: listen.pid };
 }
 
-/** Asks for a crash, after blocking the loop for `cpuBlockMs` of CPU first; the request itself fails with the process. */
-function crash(port: number, how: 'throw' | 'exit', cpuBlockMs?: number): void {
-  get(port, `/crash?how=${how}${cpuBlockMs === undefined ? '' : `&cpuBlockMs=${cpuBlockMs}`}`, false).catch(() => {
+/** Asks for a crash, after blocking the loop for `blockMs` of CPU first; the request itself fails with the process. */
+function crash(port: number, how: 'throw' | 'exit', blockMs?: number): void {
+  get(port, `/crash?how=${how}${blockMs === undefined ? '' : `&blockMs=${blockMs}`}`, false).catch(() => {
     /* the server died, as asked */
   });
 }
@@ -121,10 +121,9 @@ test('a crash after the mid-load heap switch keeps the CPU and allocation profil
 for (const node of NODES) {
   test(`${node.name}: a crash right after a long block ends the stall with its cause and leaves stderr clean`, async () => {
     const { c, t, port, pid } = await start(node.bin);
-    // A block of 700 ms of CPU, not of wall time: at load 15 a 700 ms wall-clock block ran 4 ms of
-    // CPU in the watchdog's first 96 ms (4 %), which is what a preempted thread looks like, and the
-    // watchdog rightly did not sample it (no cause). Run for its CPU, it stays a block however busy
-    // the machine is.
+    // A block of 700 ms of CPU, not of wall time (crash.cjs): at load 15 a 700 ms wall-clock block
+    // ran 4 ms of CPU in the watchdog's first 96 ms (4 %), which is what a preempted thread looks
+    // like, and the watchdog rightly did not sample it (no cause).
     crash(port, 'throw', 700);
     assert.deepEqual(await within(t.exited, 10_000, 'the crash'), { code: 1, signal: null });
     await c.waitFor((m) => m.type === 'bye' && m.pid === pid, 3000, 'bye');
