@@ -97,8 +97,11 @@ test('a burst behind slow handlers: served requests wait about one limit, the ba
 });
 
 test('idle time is not waiting: requests to an idle loop pass a limit as short as the timer period', async () => {
-  // Counting idle time as waiting would shed in every trial; a busy machine that really holds the
-  // loop for 20 ms (the limit) can shed in one. Up to three trials, one of which must shed nothing.
+  // Counting idle time as waiting sheds nearly every request (19-20 of 20 in each trial, measured
+  // with the idle time left out of the bound); a busy machine that really holds the loop for 20 ms
+  // (the limit) sheds the one or two requests caught in it (2 of 20 in each of three trials at
+  // load 19). Up to three trials, one of which must shed at most a quarter of its requests.
+  const MOST_SHED = 5;
   const trials: string[] = [];
   for (let trial = 0; trial < 3; trial++) {
     const guard = protect({ maxEventLoopDelay: 20, resolution: 20 });
@@ -121,8 +124,14 @@ test('idle time is not waiting: requests to an idle loop pass a limit as short a
       guard.close();
       server.close();
     }
-    if (shed === 0 && statuses.every((s) => s === 200)) return;
+    const answered503 = statuses.filter((s) => s === 503).length;
+    assert.equal(answered503, shed, 'every shed request was answered 503, every other 200');
+    assert.ok(
+      statuses.every((s) => s === 200 || s === 503),
+      statuses.join(','),
+    );
+    if (shed <= MOST_SHED) return;
     trials.push(`trial ${trial + 1}: ${shed} shed, statuses ${statuses.join(',')}`);
   }
-  assert.fail(`requests to an idle loop were shed in every trial:\n${trials.join('\n')}`);
+  assert.fail(`requests to an idle loop were shed, over ${MOST_SHED} of 20, in every trial:\n${trials.join('\n')}`);
 });
