@@ -36,12 +36,17 @@ function get(agent: Agent, port: number, path: string): Promise<{ status: number
   });
 }
 
-/** Opens BURST keep-alive connections, then sends one slow request on each, all at once. */
-async function burst(port: number): Promise<Array<{ status: number; ms: number }>> {
+/**
+ * Opens BURST keep-alive connections, then sends one slow request on each, all at once. `warmShed`:
+ * the warm-up requests that were answered 503 (they pass the guard too, and on a loaded machine a
+ * preempted loop can shed them: 10 shed against 9 seen at load 8, all of the difference there).
+ */
+async function burst(port: number): Promise<{ slow: Array<{ status: number; ms: number }>; warmShed: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: BURST });
   try {
-    await Promise.all(Array.from({ length: BURST }, () => get(agent, port, '/warm')));
-    return await Promise.all(Array.from({ length: BURST }, () => get(agent, port, '/slow')));
+    const warm = await Promise.all(Array.from({ length: BURST }, () => get(agent, port, '/warm')));
+    const slow = await Promise.all(Array.from({ length: BURST }, () => get(agent, port, '/slow')));
+    return { slow, warmShed: warm.filter((r) => r.status === 503).length };
   } finally {
     agent.destroy();
   }
@@ -62,7 +67,7 @@ test('a burst behind slow handlers: served requests wait about one limit, the ba
     plain.close();
   });
 
-  const without = await burst(plain.port);
+  const without = (await burst(plain.port)).slow;
   assert.ok(without.every((r) => r.status === 200));
   const worst = Math.max(...without.map((r) => r.ms));
   assert.ok(worst >= (BURST - 1) * SERVICE_MS, `without the guard the last request waits for all the others: ${worst.toFixed(0)} ms`);
@@ -73,18 +78,18 @@ test('a burst behind slow handlers: served requests wait about one limit, the ba
   let seen = '';
   for (let attempt = 0; attempt < 3; attempt++) {
     await sleep(50);
-    const withGuard = await burst(guarded.port);
+    const { slow: withGuard, warmShed } = await burst(guarded.port);
     const served = withGuard.filter((r) => r.status === 200);
     const shed = withGuard.filter((r) => r.status === 503);
     assert.equal(served.length + shed.length, BURST);
     assert.ok(shed.length >= 1, 'the backlog is shed: ten 40 ms requests cannot all start within 50 ms');
-    shedTotal += shed.length;
+    shedTotal += shed.length + warmShed;
     // Served: at most the limit of waiting plus the service times of what ran before and itself;
     // the slack covers a loaded test machine, and is far below the unprotected worst case.
     const slowest = Math.max(...served.map((r) => r.ms));
     seen += ` [${served.length} served, slowest ${served.length ? slowest.toFixed(0) : '-'} ms]`;
     if (served.length >= 1 && slowest <= LIMIT_MS + 2 * SERVICE_MS + 150) {
-      assert.equal(guard.status().shed, shedTotal);
+      assert.equal(guard.status().shed, shedTotal, `the guard's count against the 503s the clients saw:${seen}, ${warmShed} warm-up shed`);
       return;
     }
   }
@@ -92,8 +97,11 @@ test('a burst behind slow handlers: served requests wait about one limit, the ba
 });
 
 test('idle time is not waiting: requests to an idle loop pass a limit as short as the timer period', async () => {
-  // Counting idle time as waiting would shed in every trial; a busy machine that really holds the
-  // loop for 20 ms (the limit) can shed in one. Up to three trials, one of which must shed nothing.
+  // Counting idle time as waiting sheds nearly every request (19-20 of 20 in each trial, measured
+  // with the idle time left out of the bound); a busy machine that really holds the loop for 20 ms
+  // (the limit) sheds the one or two requests caught in it (2 of 20 in each of three trials at
+  // load 19). Up to three trials, one of which must shed at most a quarter of its requests.
+  const MOST_SHED = 5;
   const trials: string[] = [];
   for (let trial = 0; trial < 3; trial++) {
     const guard = protect({ maxEventLoopDelay: 20, resolution: 20 });
@@ -116,8 +124,14 @@ test('idle time is not waiting: requests to an idle loop pass a limit as short a
       guard.close();
       server.close();
     }
-    if (shed === 0 && statuses.every((s) => s === 200)) return;
+    const answered503 = statuses.filter((s) => s === 503).length;
+    assert.equal(answered503, shed, 'every shed request was answered 503, every other 200');
+    assert.ok(
+      statuses.every((s) => s === 200 || s === 503),
+      statuses.join(','),
+    );
+    if (shed <= MOST_SHED) return;
     trials.push(`trial ${trial + 1}: ${shed} shed, statuses ${statuses.join(',')}`);
   }
-  assert.fail(`requests to an idle loop were shed in every trial:\n${trials.join('\n')}`);
+  assert.fail(`requests to an idle loop were shed, over ${MOST_SHED} of 20, in every trial:\n${trials.join('\n')}`);
 });
