@@ -57,10 +57,22 @@ interface Variant {
 const PLAIN: Variant = { name: 'no agent', agent: false };
 /** hotpath run's default CPU interval for its default 10 s load (src/run/cpu-interval.ts). */
 const RUN_DEFAULT_US = defaultCpuIntervalUs(DEFAULT_DURATION_S, false);
+const cpuProfFlags = (us: number): string[] => ['--cpu-prof', '--cpu-prof-interval', String(us), '--cpu-prof-dir', tmpdir()];
 const cpuProf = (us: number): Variant => ({
   name: `no agent, node --cpu-prof at ${us / 1000} ms`,
   agent: false,
-  nodeFlags: ['--cpu-prof', '--cpu-prof-interval', String(us), '--cpu-prof-dir', tmpdir()],
+  nodeFlags: cpuProfFlags(us),
+});
+/**
+ * The agent's telemetry with V8's profiler started by node instead of the agent: set against the
+ * agent's own profile at that interval, what the agent's way of profiling (an inspector session
+ * from its worker, started after the warm-up) costs beyond `--cpu-prof` under the same telemetry.
+ */
+const agentWithCpuProf = (us: number): Variant => ({
+  name: `agent, telemetry + growth hooks, node --cpu-prof at ${us / 1000} ms`,
+  agent: true,
+  config: { hooks: true },
+  nodeFlags: cpuProfFlags(us),
 });
 const VARIANTS: Variant[] = [
   PLAIN,
@@ -68,6 +80,7 @@ const VARIANTS: Variant[] = [
   { name: 'agent, telemetry + growth hooks (default)', agent: true, config: { hooks: true } },
   { name: 'agent, + CPU profile (1 ms)', agent: true, config: { hooks: true, cpuSamplingIntervalUs: 1000, profile: true }, profile: true },
   cpuProf(1000),
+  agentWithCpuProf(1000),
   {
     name: `agent, + CPU profile (${RUN_DEFAULT_US / 1000} ms, the default of a 10 s run)`,
     agent: true,
@@ -75,6 +88,7 @@ const VARIANTS: Variant[] = [
     profile: true,
   },
   cpuProf(RUN_DEFAULT_US),
+  agentWithCpuProf(RUN_DEFAULT_US),
 ];
 
 /** A Unix socket standing in for the CLI: reads and drops telemetry, can send control. */
@@ -253,7 +267,7 @@ export const agentCostBench: BenchSuite = {
     return [
       '## Agent cost per request',
       '',
-      `Server CPU per request with the agent, relative to the same server without it, measured in pairs at the same time: the overhead benchmark's server (JSON of ~5 KB + sha256 per request), two instances sharing CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1. CPU is user + system of all the server's threads from /proc; ${rounds} rounds per pair, alternating which server starts first; median ratio and all rounds. "no agent" is the plain/plain calibration. The agent talks to a socket that only reads, as under \`hotpath run\` (default config: 100 ms interval; the profile is started by control after the warm-up at the interval named, with the config's \`profile\` set as \`hotpath run\` sets it, so V8's profiler is primed at listen). "node --cpu-prof" rows are V8's profiler without the agent at that interval: the floor of any CPU profile at that rate.`,
+      `Server CPU per request with the agent, relative to the same server without it, measured in pairs at the same time: the overhead benchmark's server (JSON of ~5 KB + sha256 per request), two instances sharing CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1. CPU is user + system of all the server's threads from /proc; ${rounds} rounds per pair, alternating which server starts first; median ratio and all rounds. "no agent" is the plain/plain calibration. The agent talks to a socket that only reads, as under \`hotpath run\` (default config: 100 ms interval; the profile is started by control after the warm-up at the interval named, with the config's \`profile\` set as \`hotpath run\` sets it, so V8's profiler is primed at listen). "node --cpu-prof" rows are V8's profiler without the agent at that interval: the floor of any CPU profile at that rate; the "telemetry + growth hooks, node --cpu-prof" rows put the same profiler under the agent's telemetry, so the agent's own profile at that interval against them is what its way of profiling costs beyond \`--cpu-prof\`.`,
       '',
       '| variant | CPU per request vs plain (median) | rounds | plain µs / request | agent µs / request |',
       '|---|---|---|---|---|',
