@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext, BenchSuite } from './suite.js';
 import { median } from './median.js';
-import { processCpuMs } from './proc-cpu.js';
+import { processCpuMs, threadCpuMs, type ThreadCpuMs } from './proc-cpu.js';
 import { tmpdir } from 'node:os';
 import { defaultCpuIntervalUs } from '../src/run/cpu-interval.js';
 import { DEFAULT_DURATION_S } from '../src/load/load-options.js';
@@ -57,10 +57,22 @@ interface Variant {
 const PLAIN: Variant = { name: 'no agent', agent: false };
 /** hotpath run's default CPU interval for its default 10 s load (src/run/cpu-interval.ts). */
 const RUN_DEFAULT_US = defaultCpuIntervalUs(DEFAULT_DURATION_S, false);
+const cpuProfFlags = (us: number): string[] => ['--cpu-prof', '--cpu-prof-interval', String(us), '--cpu-prof-dir', tmpdir()];
 const cpuProf = (us: number): Variant => ({
   name: `no agent, node --cpu-prof at ${us / 1000} ms`,
   agent: false,
-  nodeFlags: ['--cpu-prof', '--cpu-prof-interval', String(us), '--cpu-prof-dir', tmpdir()],
+  nodeFlags: cpuProfFlags(us),
+});
+/**
+ * The agent's telemetry with V8's profiler started by node instead of the agent: set against the
+ * agent's own profile at that interval, what the agent's way of profiling (an inspector session
+ * from its worker, started after the warm-up) costs beyond `--cpu-prof` under the same telemetry.
+ */
+const agentWithCpuProf = (us: number): Variant => ({
+  name: `agent, telemetry + growth hooks, node --cpu-prof at ${us / 1000} ms`,
+  agent: true,
+  config: { hooks: true },
+  nodeFlags: cpuProfFlags(us),
 });
 const VARIANTS: Variant[] = [
   PLAIN,
@@ -68,6 +80,7 @@ const VARIANTS: Variant[] = [
   { name: 'agent, telemetry + growth hooks (default)', agent: true, config: { hooks: true } },
   { name: 'agent, + CPU profile (1 ms)', agent: true, config: { hooks: true, cpuSamplingIntervalUs: 1000, profile: true }, profile: true },
   cpuProf(1000),
+  agentWithCpuProf(1000),
   {
     name: `agent, + CPU profile (${RUN_DEFAULT_US / 1000} ms, the default of a 10 s run)`,
     agent: true,
@@ -75,6 +88,7 @@ const VARIANTS: Variant[] = [
     profile: true,
   },
   cpuProf(RUN_DEFAULT_US),
+  agentWithCpuProf(RUN_DEFAULT_US),
 ];
 
 /** A Unix socket standing in for the CLI: reads and drops telemetry, can send control. */
@@ -172,8 +186,14 @@ export function load(ctx: BenchContext, port: number, seconds: number, connectio
   });
 }
 
-/** One round of a pair: both servers under load at the same time; CPU µs per request of each. */
-async function pairRound(ctx: BenchContext, a: Variant, b: Variant, seconds: number, bFirst: boolean): Promise<[number, number]> {
+/** One server's round: CPU µs per request (all threads, /proc stat) and its threads' µs per request by role (schedstat). */
+interface Round {
+  us: number;
+  threads: ThreadCpuMs;
+}
+
+/** One round of a pair: both servers under load at the same time. */
+async function pairRound(ctx: BenchContext, a: Variant, b: Variant, seconds: number, bFirst: boolean): Promise<[Round, Round]> {
   const servers: Server[] = [];
   try {
     for (const [v, tag] of bFirst
@@ -192,9 +212,15 @@ async function pairRound(ctx: BenchContext, a: Variant, b: Variant, seconds: num
       if (v.profile) servers[i].sink.control('profile-start');
     });
     const c0 = servers.map((s) => processCpuMs(s.child.pid!));
+    const t0 = servers.map((s) => threadCpuMs(s.child.pid!));
     const served = await Promise.all(servers.map((s) => load(ctx, s.port, seconds, 25)));
     const c1 = servers.map((s) => processCpuMs(s.child.pid!));
-    return [0, 1].map((i) => ((c1[i] - c0[i]) * 1000) / served[i]) as [number, number];
+    const t1 = servers.map((s) => threadCpuMs(s.child.pid!));
+    const perRequest = (i: number, role: keyof ThreadCpuMs): number => ((t1[i][role] - t0[i][role]) * 1000) / served[i];
+    return [0, 1].map((i) => ({
+      us: ((c1[i] - c0[i]) * 1000) / served[i],
+      threads: { main: perRequest(i, 'main'), profiler: perRequest(i, 'profiler'), other: perRequest(i, 'other') },
+    })) as [Round, Round];
   } finally {
     for (const s of servers) {
       s.child.kill('SIGKILL');
@@ -219,6 +245,7 @@ async function micro(ctx: BenchContext, v: Variant): Promise<[number, number]> {
 }
 
 const fmt = (xs: number[]): string => xs.map((x) => x.toFixed(3)).join(', ');
+const fmtUs = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
 
 export const agentCostBench: BenchSuite = {
   name: 'agent-cost',
@@ -235,28 +262,32 @@ export const agentCostBench: BenchSuite = {
     for (const v of VARIANTS) {
       const ratios: number[] = [];
       const plainUs: number[] = [];
+      const extra: Record<keyof ThreadCpuMs, number[]> = { main: [], profiler: [], other: [] };
       for (let r = 0; r < rounds; r++) {
-        const [a, b] = await pairRound(ctx, PLAIN, v, seconds, r % 2 === 1);
+        const [ra, rb] = await pairRound(ctx, PLAIN, v, seconds, r % 2 === 1);
+        const [a, b] = [ra.us, rb.us];
         ratios.push(b / a);
         plainUs.push(a);
+        for (const role of ['main', 'profiler', 'other'] as const) extra[role].push(rb.threads[role] - ra.threads[role]);
         ctx.log(
-          `agent-cost ${v.name} round ${r + 1}: plain ${a.toFixed(1)} µs/request, variant ${b.toFixed(1)}, ratio ${(b / a).toFixed(3)}`,
+          `agent-cost ${v.name} round ${r + 1}: plain ${a.toFixed(1)} µs/request, variant ${b.toFixed(1)}, ratio ${(b / a).toFixed(3)}; ` +
+            `variant - plain by thread: main ${fmtUs(rb.threads.main - ra.threads.main)}, profiler ${fmtUs(rb.threads.profiler - ra.threads.profiler)}, other ${fmtUs(rb.threads.other - ra.threads.other)} µs/request`,
         );
       }
       ratios.sort((x, y) => x - y);
       const m = median(ratios);
       const base = median(plainUs);
       rows.push(
-        `| ${v.name} | ${m.toFixed(3)} | [${fmt(ratios)}] | ${base.toFixed(1)} | ${v === PLAIN ? '–' : `${(m - 1) * base >= 0 ? '+' : ''}${((m - 1) * base).toFixed(1)}`} |`,
+        `| ${v.name} | ${m.toFixed(3)} | [${fmt(ratios)}] | ${base.toFixed(1)} | ${v === PLAIN ? '–' : fmtUs((m - 1) * base)} | ${fmtUs(median(extra.main))} / ${fmtUs(median(extra.profiler))} / ${fmtUs(median(extra.other))} |`,
       );
     }
     return [
       '## Agent cost per request',
       '',
-      `Server CPU per request with the agent, relative to the same server without it, measured in pairs at the same time: the overhead benchmark's server (JSON of ~5 KB + sha256 per request), two instances sharing CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1. CPU is user + system of all the server's threads from /proc; ${rounds} rounds per pair, alternating which server starts first; median ratio and all rounds. "no agent" is the plain/plain calibration. The agent talks to a socket that only reads, as under \`hotpath run\` (default config: 100 ms interval; the profile is started by control after the warm-up at the interval named, with the config's \`profile\` set as \`hotpath run\` sets it, so V8's profiler is primed at listen). "node --cpu-prof" rows are V8's profiler without the agent at that interval: the floor of any CPU profile at that rate.`,
+      `Server CPU per request with the agent, relative to the same server without it, measured in pairs at the same time: the overhead benchmark's server (JSON of ~5 KB + sha256 per request), two instances sharing CPU 0, each driven by its own load (hotpath's engine, 1 worker, 25 connections, ${seconds} s after 1 s of warm-up) on CPU 1. CPU is user + system of all the server's threads from /proc; ${rounds} rounds per pair, alternating which server starts first; median ratio and all rounds. "no agent" is the plain/plain calibration. The agent talks to a socket that only reads, as under \`hotpath run\` (default config: 100 ms interval; the profile is started by control after the warm-up at the interval named, with the config's \`profile\` set as \`hotpath run\` sets it, so V8's profiler is primed at listen). "node --cpu-prof" rows are V8's profiler without the agent at that interval: the floor of any CPU profile at that rate; the "telemetry + growth hooks, node --cpu-prof" rows put the same profiler under the agent's telemetry, so the agent's own profile at that interval against them is what its way of profiling costs beyond \`--cpu-prof\`. The last column splits the variant's extra CPU per request by thread (on-CPU time from each thread's schedstat, variant minus plain in the same round, median): the target's main thread, V8's profiler thread (\`v8:ProfEvntProc\`), and all the others (the agent worker, V8's compiler and GC threads, libuv's pool).`,
       '',
-      '| variant | CPU per request vs plain (median) | rounds | plain µs / request | agent µs / request |',
-      '|---|---|---|---|---|',
+      '| variant | CPU per request vs plain (median) | rounds | plain µs / request | agent µs / request | by thread: main / V8 profiler / others, µs / request (median) |',
+      '|---|---|---|---|---|---|',
       ...rows,
       '',
       'In isolation (one process, best of 3 × 200,000): publishing `http.server.request.start` + `http.server.response.finish` for one request over 25 keep-alive sockets, and `new EventEmitter()` + `on` + `once`, ns per operation.',
