@@ -1190,3 +1190,32 @@ test('blocking: cost split between a function and the helper it calls, none abov
   // A thin caller above the same work (3 % of its own) is not named instead.
   assert.notEqual(f.culprit?.function, 'handler');
 });
+
+test("blocking: CPU per request is the loop thread's own (Node 20's /proc reading): a healthy route on a busy machine is not blocking, a heavy one is", () => {
+  // healthy-e4-io at a load average of 16: 310 req/s, the process 1.54 ms of CPU per request (the
+  // libuv pool's file reads, V8's compiler and GC threads, the agent's threads), its loop thread
+  // 1.02 ms, which the agent's worker read from /proc; the loop active 91 % of the time.
+  const busy = { cwd, rps: 310, elu: 0.91, cores: 0.48, eldP99Ms: 70, latencyMs: 10 };
+  assert.deepEqual(eventLoopBlocking(syntheticRun({ ...busy, threadOnCpuCores: 0.28 })), []);
+  // Read on the process's CPU alone (no thread reading, an older agent), the same run was blocking.
+  assert.equal(eventLoopBlocking(syntheticRun(busy))[0]?.category, 'event-loop-blocking');
+  // A loop thread paying 1.5 ms per request is blocking whatever the machine.
+  const [heavy] = eventLoopBlocking(syntheticRun({ ...busy, threadOnCpuCores: 0.47 }));
+  assert.equal(heavy?.category, 'event-loop-blocking');
+  assert.match(heavy.summary, /Each request costs 1\.5\d? ms of CPU/);
+});
+
+test('blocking: issuing the I/O a request needs (a fetch, a file read) is no work the handler chose', () => {
+  // One fetch and one fs.promises read per request under orderStatus: 30 % of the CPU, at 0.65 ms per request.
+  const profile = (callee: { name: string; file: string }) =>
+    syntheticCpuProfile([{ name: 'orderStatus', file: 'lib/orders.js', line: 16, share: 0.02, callee: { ...callee, share: 0.3 } }], {
+      cwd,
+    });
+  const run = (p: ReturnType<typeof profile>) =>
+    syntheticRun({ cwd, rps: 1000, elu: 0.95, cores: 0.65, eldP99Ms: 12, latencyMs: 5, profiles: [p] });
+  assert.deepEqual(eventLoopBlocking(run(profile({ name: 'fetch', file: 'node:internal/deps/undici/undici' }))), []);
+  assert.deepEqual(eventLoopBlocking(run(profile({ name: 'readFileHandle', file: 'node:internal/fs/promises' }))), []);
+  // The same share spent in the handler's own JavaScript is its choice, and blocks at that cost.
+  const own = syntheticCpuProfile([{ name: 'orderStatus', file: 'lib/orders.js', line: 16, share: 0.32 }], { cwd });
+  assert.equal(eventLoopBlocking(run(own))[0]?.culprit?.function, 'orderStatus');
+});

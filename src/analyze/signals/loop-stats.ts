@@ -90,7 +90,9 @@ export function appCpuUs(perThread: readonly SampleMessage[][]): number {
     0,
     sum(
       samples.map((s) =>
-        s.cpu.threadUser !== undefined ? s.cpu.threadUser + (s.cpu.threadSystem ?? 0) - (s.agent?.mainUs ?? 0) : s.cpu.user + s.cpu.system - agentUs(s),
+        s.cpu.threadUser !== undefined
+          ? s.cpu.threadUser + (s.cpu.threadSystem ?? 0) - (s.agent?.mainUs ?? 0)
+          : s.cpu.user + s.cpu.system - agentUs(s),
       ),
     ),
   );
