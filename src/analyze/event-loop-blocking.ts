@@ -103,10 +103,11 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   // On a starved target the gate weighs the app's work against what its functions ran (see
   // unownedNativeUs); the culprit's share stays that of all the samples.
   const gateFocus = isStarved(s) ? focusedWork(view, true) : focus;
+  const scale = cpuThresholdScale(s);
   const heavy =
     s.requests > 0 &&
-    (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS ||
-      (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (gateFocus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE) ||
+    (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS * scale ||
+      (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS * scale && (gateFocus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE) ||
       (gateFocus?.avoidable?.share ?? 0) >= BLOCKING_AVOIDABLE_SHARE);
   const trusted = !isStarved(s);
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
@@ -154,11 +155,36 @@ function cpuShortfall(s: LoopStats): string {
       "they share the cores with it and each spawn holds the loop until its child has started, so the delays are its own doing, not other processes'."
     );
   }
-  return ` The machine was busy (the target had the CPU ${pct} % of its loop's active time), so delays are inflated; CPU per request is the reliable figure.`;
+  return (
+    ` The machine was busy (the target had the CPU ${pct} % of its loop's active time), so delays are inflated; CPU per request is the reliable figure` +
+    ` (its thresholds were scaled by ${round(cpuThresholdScale(s), 2)} for the CPU the loop lost to other processes).`
+  );
+}
+
+/**
+ * The most the CPU-per-request thresholds are scaled by on a starved loop (see cpuThresholdScale):
+ * a loop that ran a tenth of its active time is still judged at three times the floors, not ten.
+ */
+export const BLOCKING_STARVED_MAX_SCALE = 3;
+
+/**
+ * What the CPU-per-request thresholds (1 ms, 0.3 ms focused, 10 ms critical) are multiplied by: 1,
+ * or on a starved loop one over the CPU it got per unit of its activity (at most
+ * BLOCKING_STARVED_MAX_SCALE): the floors are judged as if the loop had had a core all its active
+ * time. A thread taken off the cores over and over pays again for its caches and the scheduler's
+ * work on each return, so the same requests cost it more CPU: the loop thread of a healthy Express
+ * route with one fetch and one file read per request (probe healthy-e4-io) cost 0.65 ms per request
+ * when it had the CPU 67-73 % of its active time, 0.80-1.23 ms at 27-43 % and 1.43 ms at 44 % (a
+ * load average of 16-18). The share the loop ran is measured in the same run, on the same thread, as
+ * the cost it scales; the shares the other rules rest on (focused, avoidable work) are not scaled.
+ */
+export function cpuThresholdScale(s: LoopStats): number {
+  if (!isStarved(s) || s.cpuPerActive <= 0) return 1;
+  return Math.min(BLOCKING_STARVED_MAX_SCALE, 1 / s.cpuPerActive);
 }
 
 function isCritical(s: LoopStats): boolean {
-  if (s.cpuPerRequestMs >= BLOCKING_CRITICAL_CPU_PER_REQUEST_MS) return true;
+  if (s.cpuPerRequestMs >= BLOCKING_CRITICAL_CPU_PER_REQUEST_MS * cpuThresholdScale(s)) return true;
   return !isStarved(s) && (s.eldP99Ms >= BLOCKING_CRITICAL_ELD_P99_MS || s.stallMaxMs >= BLOCKING_CRITICAL_STALL_MS);
 }
 
@@ -505,6 +531,7 @@ function evidenceOf(run: RunData, s: LoopStats, view: CpuView | undefined, focus
   const { hot, work, calls, scheduled } = t;
   return {
     ...loopEvidence(s),
+    ...(cpuThresholdScale(s) > 1 ? { cpuThresholdScale: round(cpuThresholdScale(s), 3) } : {}),
     ...(top ? { culpritSelfShare: round(t.share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
     ...(b.withCallees !== undefined ? { culpritWithCalleesShare: round(b.withCallees, 3) } : {}),
     ...(focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE ? { avoidableShare: round(focus.avoidable.share, 3) } : {}),
