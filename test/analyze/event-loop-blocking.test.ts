@@ -222,10 +222,15 @@ test('blocking: a CPU-starved target (busy machine) is not blamed for the delay 
 });
 
 test('blocking: when starved, heavy requests are still reported, as a warning, on CPU per request alone', () => {
-  const run = syntheticRun({ rps: 200, elu: 0.98, cores: 0.33, eldP99Ms: 400, stalls: [{ atProgress: 0.5, durationMs: 700 }] });
+  // 3.3 ms per request on a loop that had the CPU a third of its active time: the 1 ms floor, judged
+  // per unit of the CPU the loop got, is 2.97 ms.
+  const run = syntheticRun({ rps: 100, elu: 0.98, cores: 0.33, eldP99Ms: 400, stalls: [{ atProgress: 0.5, durationMs: 700 }] });
   const [f] = eventLoopBlocking(run);
   assert.equal(f.severity, 'warning');
-  assert.match(f.summary, /machine was busy/);
+  assert.match(f.summary, /machine was busy .*thresholds were scaled by 2\.97/);
+  assert.ok(Math.abs(Number(f.evidence.cpuThresholdScale) - 2.97) < 0.01);
+  // 1.65 ms there is what a cheap handler costs a thread taken off the cores over and over: not blocking on cost alone.
+  assert.deepEqual(eventLoopBlocking(syntheticRun({ rps: 200, elu: 0.98, cores: 0.33, eldP99Ms: 400 })), []);
 });
 
 test('blocking: 0.5 ms per request is reported when one function (a backtracking regex) does most of it', () => {
@@ -1194,15 +1199,17 @@ test('blocking: cost split between a function and the helper it calls, none abov
 test("blocking: CPU per request is the loop thread's own (Node 20's /proc reading): a healthy route on a busy machine is not blocking, a heavy one is", () => {
   // healthy-e4-io at a load average of 16: 310 req/s, the process 1.54 ms of CPU per request (the
   // libuv pool's file reads, V8's compiler and GC threads, the agent's threads), its loop thread
-  // 1.02 ms, which the agent's worker read from /proc; the loop active 91 % of the time.
+  // 0.9 ms, which the agent's worker read from /proc; the loop active 91 % of the time.
   const busy = { cwd, rps: 310, elu: 0.91, cores: 0.48, eldP99Ms: 70, latencyMs: 10 };
   assert.deepEqual(eventLoopBlocking(syntheticRun({ ...busy, threadOnCpuCores: 0.28 })), []);
-  // Read on the process's CPU alone (no thread reading, an older agent), the same run was blocking.
-  assert.equal(eventLoopBlocking(syntheticRun(busy))[0]?.category, 'event-loop-blocking');
-  // A loop thread paying 1.5 ms per request is blocking whatever the machine.
-  const [heavy] = eventLoopBlocking(syntheticRun({ ...busy, threadOnCpuCores: 0.47 }));
+  // A loop thread paying 3.9 ms per request is blocking on that machine too.
+  const [heavy] = eventLoopBlocking(syntheticRun({ ...busy, rps: 120, threadOnCpuCores: 0.47 }));
   assert.equal(heavy?.category, 'event-loop-blocking');
-  assert.match(heavy.summary, /Each request costs 1\.5\d? ms of CPU/);
+  assert.match(heavy.summary, /Each request costs 3\.9\d? ms of CPU/);
+  // On a loop that had its core (CPU per active time about 1) the floor is 1 ms, as before: 1.2 ms is blocking.
+  const fed = eventLoopBlocking(syntheticRun({ ...busy, rps: 750, elu: 0.92, cores: 1.1, threadOnCpuCores: 0.9 }));
+  assert.equal(fed[0]?.category, 'event-loop-blocking');
+  assert.equal(fed[0].evidence.cpuThresholdScale, undefined);
 });
 
 test('blocking: issuing the I/O a request needs (a fetch, a file read) is no work the handler chose', () => {
