@@ -162,27 +162,28 @@ function cpuShortfall(s: LoopStats): string {
 }
 
 /**
- * The most the CPU-per-request thresholds are scaled by on a starved loop (see cpuThresholdScale):
- * a loop that ran a tenth of its active time is still judged at three times the floors, not ten.
+ * The most the CPU-per-request thresholds are scaled by on a starved loop (see cpuThresholdScale),
+ * reached when the loop ran under 7 % of its active time.
  */
 export const BLOCKING_STARVED_MAX_SCALE = 3;
 
 /**
  * What the CPU-per-request thresholds of cost alone (1 ms, 10 ms critical) are multiplied by: 1,
- * or on a starved loop one over the CPU it got per unit of its activity (at most
- * BLOCKING_STARVED_MAX_SCALE): the floors are judged as if the loop had had a core all its active
- * time. A thread taken off the cores over and over pays again for its caches and the scheduler's
- * work on each return, so the same requests cost it more CPU: the loop thread of a healthy Express
- * route with one fetch and one file read per request (probe healthy-e4-io) cost 0.65 ms per request
- * when it had the CPU 67-73 % of its active time, 0.80-1.23 ms at 27-43 % and 1.43 ms at 44 % (a
- * load average of 16-18). The share the loop ran is measured in the same run, on the same thread, as
- * the cost it scales. The rules that rest on shares (focused work from 0.3 ms, avoidable work) are
- * not scaled: a starved handler compiling rules per request (rule-compile beside a CPU hog, 0.5 ms
- * per request, 0.18 ms on a quiet core) is found by its share of the CPU.
+ * or on a starved loop the square root of BLOCKING_STARVED_CPU_PER_ACTIVE over the CPU it got per
+ * unit of its activity (at most BLOCKING_STARVED_MAX_SCALE; 1 at the starvation line). A thread
+ * taken off the cores over and over pays again for its caches and the scheduler's work on each
+ * return, so the same requests cost it more CPU: the loop thread of a healthy Express route with
+ * one fetch and one file read per request (probe healthy-e4-io) cost 0.65 ms per request when it
+ * had the CPU 67-73 % of its active time and 0.80-1.23 ms at 17-43 % (a load average of 16-18),
+ * about the square root of the CPU it lost (1.9 times at 27 %). The share the loop ran is measured
+ * in the same run, on the same thread, as the cost it scales. The rules that rest on shares
+ * (focused work from 0.3 ms, avoidable work) are not scaled: a starved handler compiling rules per
+ * request (rule-compile beside a CPU hog, 0.5 ms per request, 0.18 ms on a quiet core) is found by
+ * its share of the CPU.
  */
 export function cpuThresholdScale(s: LoopStats): number {
   if (!isStarved(s) || s.cpuPerActive <= 0) return 1;
-  return Math.min(BLOCKING_STARVED_MAX_SCALE, 1 / s.cpuPerActive);
+  return Math.min(BLOCKING_STARVED_MAX_SCALE, Math.sqrt(BLOCKING_STARVED_CPU_PER_ACTIVE / s.cpuPerActive));
 }
 
 function isCritical(s: LoopStats): boolean {
