@@ -103,9 +103,10 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   // On a starved target the gate weighs the app's work against what its functions ran (see
   // unownedNativeUs); the culprit's share stays that of all the samples.
   const gateFocus = isStarved(s) ? focusedWork(view, true) : focus;
+  const scale = cpuThresholdScale(s);
   const heavy =
     s.requests > 0 &&
-    (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS ||
+    (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS * scale ||
       (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (gateFocus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE) ||
       (gateFocus?.avoidable?.share ?? 0) >= BLOCKING_AVOIDABLE_SHARE);
   const trusted = !isStarved(s);
@@ -154,11 +155,39 @@ function cpuShortfall(s: LoopStats): string {
       "they share the cores with it and each spawn holds the loop until its child has started, so the delays are its own doing, not other processes'."
     );
   }
-  return ` The machine was busy (the target had the CPU ${pct} % of its loop's active time), so delays are inflated; CPU per request is the reliable figure.`;
+  return (
+    ` The machine was busy (the target had the CPU ${pct} % of its loop's active time), so delays are inflated; CPU per request is the reliable figure` +
+    ` (its thresholds were scaled by ${round(cpuThresholdScale(s), 2)} for the CPU the loop lost to other processes).`
+  );
+}
+
+/**
+ * The most the CPU-per-request thresholds are scaled by on a starved loop (see cpuThresholdScale),
+ * reached when the loop ran under 7 % of its active time.
+ */
+export const BLOCKING_STARVED_MAX_SCALE = 3;
+
+/**
+ * What the CPU-per-request thresholds of cost alone (1 ms, 10 ms critical) are multiplied by: 1,
+ * or on a starved loop the square root of BLOCKING_STARVED_CPU_PER_ACTIVE over the CPU it got per
+ * unit of its activity (at most BLOCKING_STARVED_MAX_SCALE; 1 at the starvation line). A thread
+ * taken off the cores over and over pays again for its caches and the scheduler's work on each
+ * return, so the same requests cost it more CPU: the loop thread of a healthy Express route with
+ * one fetch and one file read per request (probe healthy-e4-io) cost 0.65 ms per request when it
+ * had the CPU 67-73 % of its active time and 0.80-1.23 ms at 17-43 % (a load average of 16-18),
+ * about the square root of the CPU it lost (1.9 times at 27 %). The share the loop ran is measured
+ * in the same run, on the same thread, as the cost it scales. The rules that rest on shares
+ * (focused work from 0.3 ms, avoidable work) are not scaled: a starved handler compiling rules per
+ * request (rule-compile beside a CPU hog, 0.5 ms per request, 0.18 ms on a quiet core) is found by
+ * its share of the CPU.
+ */
+export function cpuThresholdScale(s: LoopStats): number {
+  if (!isStarved(s) || s.cpuPerActive <= 0) return 1;
+  return Math.min(BLOCKING_STARVED_MAX_SCALE, Math.sqrt(BLOCKING_STARVED_CPU_PER_ACTIVE / s.cpuPerActive));
 }
 
 function isCritical(s: LoopStats): boolean {
-  if (s.cpuPerRequestMs >= BLOCKING_CRITICAL_CPU_PER_REQUEST_MS) return true;
+  if (s.cpuPerRequestMs >= BLOCKING_CRITICAL_CPU_PER_REQUEST_MS * cpuThresholdScale(s)) return true;
   return !isStarved(s) && (s.eldP99Ms >= BLOCKING_CRITICAL_ELD_P99_MS || s.stallMaxMs >= BLOCKING_CRITICAL_STALL_MS);
 }
 
@@ -505,6 +534,7 @@ function evidenceOf(run: RunData, s: LoopStats, view: CpuView | undefined, focus
   const { hot, work, calls, scheduled } = t;
   return {
     ...loopEvidence(s),
+    ...(cpuThresholdScale(s) > 1 ? { cpuThresholdScale: round(cpuThresholdScale(s), 3) } : {}),
     ...(top ? { culpritSelfShare: round(t.share, 3), culpritSelfMs: round(top.selfUs / 1000, 1) } : {}),
     ...(b.withCallees !== undefined ? { culpritWithCalleesShare: round(b.withCallees, 3) } : {}),
     ...(focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE ? { avoidableShare: round(focus.avoidable.share, 3) } : {}),

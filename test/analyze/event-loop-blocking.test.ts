@@ -222,10 +222,15 @@ test('blocking: a CPU-starved target (busy machine) is not blamed for the delay 
 });
 
 test('blocking: when starved, heavy requests are still reported, as a warning, on CPU per request alone', () => {
+  // 1.65 ms per request on a loop that had the CPU a third of its active time: the 1 ms floor,
+  // scaled for the CPU the loop lost, is 1.33 ms.
   const run = syntheticRun({ rps: 200, elu: 0.98, cores: 0.33, eldP99Ms: 400, stalls: [{ atProgress: 0.5, durationMs: 700 }] });
   const [f] = eventLoopBlocking(run);
   assert.equal(f.severity, 'warning');
-  assert.match(f.summary, /machine was busy/);
+  assert.match(f.summary, /machine was busy .*thresholds were scaled by 1\.33/);
+  assert.ok(Math.abs(Number(f.evidence.cpuThresholdScale) - 1.333) < 0.01);
+  // 1.1 ms there is what a cheaper handler costs a thread taken off the cores over and over: not blocking on cost alone.
+  assert.deepEqual(eventLoopBlocking(syntheticRun({ rps: 300, elu: 0.98, cores: 0.33, eldP99Ms: 400 })), []);
 });
 
 test('blocking: 0.5 ms per request is reported when one function (a backtracking regex) does most of it', () => {
@@ -1189,4 +1194,35 @@ test('blocking: cost split between a function and the helper it calls, none abov
   );
   // A thin caller above the same work (3 % of its own) is not named instead.
   assert.notEqual(f.culprit?.function, 'handler');
+});
+
+test("blocking: CPU per request is the loop thread's own (Node 20's /proc reading): a healthy route on a busy machine is not blocking, a heavy one is", () => {
+  // healthy-e4-io at a load average of 16: 310 req/s, the process 1.54 ms of CPU per request (the
+  // libuv pool's file reads, V8's compiler and GC threads, the agent's threads), its loop thread
+  // 0.9 ms, which the agent's worker read from /proc; the loop active 91 % of the time.
+  const busy = { cwd, rps: 310, elu: 0.91, cores: 0.48, eldP99Ms: 70, latencyMs: 10 };
+  assert.deepEqual(eventLoopBlocking(syntheticRun({ ...busy, threadOnCpuCores: 0.28 })), []);
+  // A loop thread paying 3.9 ms per request is blocking on that machine too.
+  const [heavy] = eventLoopBlocking(syntheticRun({ ...busy, rps: 120, threadOnCpuCores: 0.47 }));
+  assert.equal(heavy?.category, 'event-loop-blocking');
+  assert.match(heavy.summary, /Each request costs 3\.9\d? ms of CPU/);
+  // On a loop that had its core (CPU per active time about 1) the floor is 1 ms, as before: 1.2 ms is blocking.
+  const fed = eventLoopBlocking(syntheticRun({ ...busy, rps: 750, elu: 0.92, cores: 1.1, threadOnCpuCores: 0.9 }));
+  assert.equal(fed[0]?.category, 'event-loop-blocking');
+  assert.equal(fed[0].evidence.cpuThresholdScale, undefined);
+});
+
+test('blocking: issuing the I/O a request needs (a fetch, a file read) is no work the handler chose', () => {
+  // One fetch and one fs.promises read per request under orderStatus: 30 % of the CPU, at 0.65 ms per request.
+  const profile = (callee: { name: string; file: string }) =>
+    syntheticCpuProfile([{ name: 'orderStatus', file: 'lib/orders.js', line: 16, share: 0.02, callee: { ...callee, share: 0.3 } }], {
+      cwd,
+    });
+  const run = (p: ReturnType<typeof profile>) =>
+    syntheticRun({ cwd, rps: 1000, elu: 0.95, cores: 0.65, eldP99Ms: 12, latencyMs: 5, profiles: [p] });
+  assert.deepEqual(eventLoopBlocking(run(profile({ name: 'fetch', file: 'node:internal/deps/undici/undici' }))), []);
+  assert.deepEqual(eventLoopBlocking(run(profile({ name: 'readFileHandle', file: 'node:internal/fs/promises' }))), []);
+  // The same share spent in the handler's own JavaScript is its choice, and blocks at that cost.
+  const own = syntheticCpuProfile([{ name: 'orderStatus', file: 'lib/orders.js', line: 16, share: 0.32 }], { cwd });
+  assert.equal(eventLoopBlocking(run(own))[0]?.culprit?.function, 'orderStatus');
 });
