@@ -86,7 +86,10 @@ test("listeners that pile up while requests are in flight are gone at the end; n
   await Promise.all(Array.from({ length: 30 }, () => get(port, '/wait', false)));
   await Promise.all(Array.from({ length: 4 }, () => get(port, '/worker', false)));
   const released = growthWhere((m) => m.listeners.some((l) => l.event === 'open' && l.count >= 20 && l.current === 0));
-  const g = await c.waitFor(released, 10_000, 'the pile-up released');
+  const g = await c.waitFor(released, 10_000, 'the pile-up released').catch((e: unknown) => {
+    const seen = c.of('growth').map((m) => m.listeners.filter((l) => l.event === 'open'));
+    throw new Error(`${String(e)}; 'open' listeners in the growth reports seen: ${JSON.stringify(seen)}`);
+  });
   assert.equal(g.listeners.find((l) => l.event === 'open')!.emitter, 'EventEmitter');
   assert.deepEqual(
     g.maxListenersDisabled.filter((x) => x.what !== 'events.defaultMaxListeners'),
