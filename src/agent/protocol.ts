@@ -316,6 +316,8 @@ export interface UnansweredRoute {
   handler?: { name: string; scriptId: string; line: number; column: number };
   /** The handler is the server's 'request' listener (no framework route matched). */
   listener?: boolean;
+  /** What the handler is to its framework, when the framework tells (hooks/last-handler.ts StampKind). */
+  handlerKind?: 'middleware' | 'hook' | 'handler';
 }
 
 export interface CallSite {

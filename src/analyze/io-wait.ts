@@ -151,7 +151,7 @@ export function ioWait(run: RunData): Finding[] {
           ? ` They are made from ${describeCulprit(queuedIn)}${queuedThrough}: the limit is on the way there.`
           : '') +
         (queued?.waitsAt && slotCulprit
-          ? ` Requests wait for a slot at \`await ${queued.waitsAt.awaited}\` in ${describeCulprit(slotCulprit)}: ` +
+          ? ` Requests wait for a slot at \`${queued.waitsAt.callback ? '' : 'await '}${queued.waitsAt.awaited}\` in ${describeCulprit(slotCulprit)}: ` +
             `about ${round(Math.max(0, s.inFlightMean - queued.slots), 1)} waiting on average for ${queued.slots} slot${queued.slots === 1 ? '' : 's'}.`
           : ''),
       evidence: {

@@ -111,6 +111,7 @@ function unanswered(
             unansweredSeen: route.total,
             ...(route.entry.oldestMs !== undefined ? { oldestWaitMs: route.entry.oldestMs } : {}),
             ...(route.entry.handler ? { handler: route.entry.handler.name || '(anonymous)' } : {}),
+            ...(route.entry.handlerKind ? { handlerKind: route.entry.handlerKind } : {}),
             ...(route.via ? { calledFrom: `${route.via.function} (${route.via.file}:${route.via.line})` } : {}),
           }
         : {}),
@@ -140,7 +141,7 @@ function routeSentence(route: NonNullable<ReturnType<typeof unansweredRoute>>): 
   const who = route.culprit
     ? route.via
       ? `, taken by the server's request listener ${describeCulprit(route.via)} and handed to ${describeCulprit(route.culprit)}`
-      : `, last handled by ${e.listener ? "the server's request listener " : 'its handler '}${describeCulprit(route.culprit)}`
+      : `, last handled by ${e.listener ? "the server's request listener " : `its ${e.handlerKind ?? 'handler'} `}${describeCulprit(route.culprit)}`
     : e.handler && e.handler.name !== ''
       ? `, last handled by \`${e.handler.name}\``
       : '';

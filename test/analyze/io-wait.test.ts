@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ioWait } from '../../src/analyze/io-wait.js';
-import { awaitedOn } from '../../src/analyze/signals/slot-wait.js';
+import { awaitedOn, calleeBefore } from '../../src/analyze/signals/slot-wait.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
 
@@ -358,6 +358,53 @@ test('io-wait: calls whose number in flight comes and goes with the requests are
     outgoing: [{ api: 'http', origin: 'http://config:8080', perRequest: 0.6, msEach: 30, site: fetchConfig, concurrency: [0.05, 0.95] }],
   });
   assert.equal(ioWait(long)[0].evidence.queuedBehind, undefined);
+});
+
+test('io-wait: requests queued for a pool whose waiters are callbacks name the call that hands out the slot', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-slot-cb-'));
+  writeFileSync(
+    join(dir, 'server.js'),
+    [
+      "'use strict';",
+      'const pool = { free: 2, waiters: [] };',
+      'function acquire(cb) {',
+      '  if (pool.free > 0) { pool.free--; cb(); } else pool.waiters.push(cb);',
+      '}',
+      'function fetchRates(cb) {',
+      '  setTimeout(cb, 7);',
+      '}',
+      'function withSlot(cb) {',
+      '  acquire(() => fetchRates(() => { release(); cb(); }));',
+      '}',
+    ].join('\n'),
+  );
+  const file = join(dir, 'server.js');
+  const timer = { function: 'fetchRates', file, line: 7, column: 3, functionLine: 6, functionColumn: 20 };
+  const callback = { function: '', file, line: 10, column: 17, functionLine: 10, functionColumn: 11 };
+  const gate = { function: 'acquire', file, line: 4, column: 37, functionLine: 3, functionColumn: 17 };
+  const withSlot = { function: 'withSlot', file, line: 10, column: 3, functionLine: 9, functionColumn: 18 };
+  const run = syntheticRun({
+    rps: 260,
+    elu: 0.03,
+    cores: 0.03,
+    latencyMs: 128,
+    resources: { Timeout: 2 },
+    cwd: dir,
+    timerGrowth: [
+      { kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 7, site: timer, stack: [timer, callback, gate, withSlot] },
+    ],
+  });
+  const [f] = ioWait(run);
+  assert.equal(f.evidence.poolSize, 2);
+  assert.equal((f.evidence.waitsAt as { awaited: string }).awaited, 'acquire(callback)');
+  assert.deepEqual(f.culprit, { function: 'withSlot', file: 'server.js', line: 10, column: 1 });
+  assert.equal((f.evidence.slotHeldBy as { function: string }).function, 'fetchRates');
+  assert.match(f.summary, /Requests wait for a slot at `acquire\(callback\)` in withSlot \(server\.js:10\)/);
+  // The callback called by something else than the function it was handed to (a router, forEach): no gate.
+  assert.equal(calleeBefore('  app.get("/q", (req, res) => {', 17), 'app.get');
+  assert.equal(calleeBefore('  pool.acquire(function (err, conn) {', 16), 'pool.acquire');
+  assert.equal(calleeBefore('  const x = 1; return (a) => a;', 23), undefined);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('io-wait: pipes and timers the process held before the load are not named as what requests wait on', () => {

@@ -208,6 +208,28 @@ test('unanswered: the route the hung requests took and its handler, located thro
   );
 });
 
+test('unanswered: a middleware or a hook that holds the requests is called one, not their handler', () => {
+  const held = (handlerKind: 'middleware' | 'hook') =>
+    unansweredRequests(
+      stuckWith(
+        [
+          {
+            method: 'GET',
+            route: '/invoices/:id',
+            pattern: true,
+            count: 20,
+            handlerKind,
+            handler: { name: 'showInvoice', scriptId: '41', line: 3, column: 20 },
+          },
+        ],
+        [routeProfile('/srv/app')],
+      ),
+    )[0];
+  assert.match(held('middleware').summary, /last handled by its middleware showInvoice \(lib\/ping\.js:3\)/);
+  assert.equal(held('middleware').evidence.handlerKind, 'middleware');
+  assert.match(held('hook').summary, /last handled by its hook showInvoice \(lib\/ping\.js:3\)/);
+});
+
 test('unanswered: an anonymous request listener that hands every request to one app function names that function', () => {
   const [f] = unansweredRequests(
     stuckWith(

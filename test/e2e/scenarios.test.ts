@@ -132,6 +132,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'hono-after-next-audit': { category: 'unanswered-requests', culprit: { function: 'auditTrail', file: 'lib/audit.js' } },
   // Two commands started together from two lines on one store connection, one request at a time: two waits per request, not one multi-write command.
   'stock-quote-together': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
+  // The same two commands, answered by the store in ONE chunk of two lines: still two waits per request.
+  'stock-quote-one-chunk': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -297,6 +299,12 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'hono-esm-webhook-lock': (e) => assert.equal(e.unansweredRoute, 'GET /hooks/:source'),
   'hono-after-next-audit': (e) => assert.equal(e.unansweredRoute, 'GET /orders/:id'),
   'stock-quote-together': (e) => {
+    const upstream = e.upstream as { api: string; callsPerRequest: number };
+    assert.equal(upstream.api, 'socket');
+    assert.ok(upstream.callsPerRequest > 1.7 && upstream.callsPerRequest < 2.3, `${upstream.callsPerRequest} commands per request`);
+    assert.equal(e.sequential, undefined);
+  },
+  'stock-quote-one-chunk': (e) => {
     const upstream = e.upstream as { api: string; callsPerRequest: number };
     assert.equal(upstream.api, 'socket');
     assert.ok(upstream.callsPerRequest > 1.7 && upstream.callsPerRequest < 2.3, `${upstream.callsPerRequest} commands per request`);

@@ -12,7 +12,7 @@
 // MAX_UNANSWERED_ROUTES routes.
 import type { UnansweredRoute } from '../protocol.js';
 import { functionLocation } from './function-location.js';
-import { LAST_CALL, LAST_HANDLER, fastifyRoute } from '../hooks/last-handler.js';
+import { LAST_CALL, LAST_HANDLER, fastifyRoute, stampKind } from '../hooks/last-handler.js';
 import { dataValue } from '../hooks/own-data.js';
 
 /** Distinct method + route entries kept (a server hung on every URL would fill any map). */
@@ -79,6 +79,8 @@ export class UnansweredRoutes {
       if (handler !== undefined) {
         this.fns.set(key, handler);
         if (listener) entry.listener = true;
+        const kind = listener ? undefined : stampKind(handler);
+        if (kind !== undefined) entry.handlerKind = kind;
       }
     }
     entry.count += pending - already;

@@ -48,8 +48,8 @@ const seenFastify = new WeakSet<object>();
 
 /** A route option's hooks (a function or an array of them), wrapped. */
 function stampHooks(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((f) => stamping(f, fastifyRaw));
-  return stamping(value, fastifyRaw);
+  if (Array.isArray(value)) return value.map((f) => stamping(f, fastifyRaw, false, 'hook'));
+  return stamping(value, fastifyRaw, false, 'hook');
 }
 
 function onFastifyInit(message: unknown): void {
@@ -60,7 +60,7 @@ function onFastifyInit(message: unknown): void {
     if (addHook === undefined || !Object.prototype.hasOwnProperty.call(fastify, 'addHook')) return;
     seenFastify.add(fastify);
     const wrapped = function (this: unknown, name: unknown, fn: unknown, ...rest: unknown[]): unknown {
-      const hook = typeof name === 'string' && FASTIFY_HOOKS.has(name) ? stamping(fn, fastifyRaw) : fn;
+      const hook = typeof name === 'string' && FASTIFY_HOOKS.has(name) ? stamping(fn, fastifyRaw, false, 'hook') : fn;
       return addHook.call(this, name, hook, ...rest);
     };
     defineLike(wrapped, addHook);
@@ -68,7 +68,7 @@ function onFastifyInit(message: unknown): void {
     // Route options as the app wrote them, before fastify checks and binds them.
     addHook.call(fastify, 'onRoute', function hotpathStampRoute(opts: Record<string, unknown>) {
       try {
-        if (typeof opts.handler === 'function') opts.handler = stamping(opts.handler, fastifyRaw);
+        if (typeof opts.handler === 'function') opts.handler = stamping(opts.handler, fastifyRaw, false, 'handler');
         for (const name of FASTIFY_HOOKS) if (opts[name] !== undefined) opts[name] = stampHooks(opts[name]);
       } catch {
         // The route as written.
@@ -139,14 +139,18 @@ function stampKoaMiddleware(fn: unknown, depth = 0): unknown {
     return fn;
   }
   if (typeof fn === 'function' && stampComposed(fn, depth)) return fn;
-  return stamping(fn, koaRaw, true);
+  return stamping(fn, koaRaw, true, 'middleware');
 }
 
 /** @koa/router's layers: each one's functions, read per request, wrapped in place. */
 export function stampKoaRouter(router: unknown): void {
   const stack = dataValue(router, 'stack');
   if (!Array.isArray(stack)) return;
-  for (const layer of stack) stampList(dataValue(layer, 'stack'), koaRaw, true);
+  // A layer with no methods is the router's `use`; a route's functions end with its handler.
+  for (const layer of stack) {
+    const methods = dataValue(layer, 'methods');
+    stampList(dataValue(layer, 'stack'), koaRaw, true, Array.isArray(methods) && methods.length > 0 ? 'route' : 'middleware');
+  }
 }
 
 /** Source that composes: koa-compose's composition (`dispatch(0)`), koa-mount's middleware (`downstream`). */
@@ -291,7 +295,11 @@ export function stampHonoMatch(result: unknown): void {
       const pair = Array.isArray(entry) ? (entry[0] as unknown) : undefined;
       if (!Array.isArray(pair)) continue;
       const fn = pair[0] as unknown;
-      const w = stamping(fn, honoRaw, true);
+      // `use`'s functions are registered for every method on a wildcard path (`*`, `/admin/*`).
+      const info = pair[1] as unknown;
+      const path = dataValue(info, 'path');
+      const use = dataValue(info, 'method') === 'ALL' && typeof path === 'string' && path.endsWith('*');
+      const w = stamping(fn, honoRaw, true, use ? 'middleware' : 'handler');
       if (w !== fn) pair[0] = w;
     }
   } catch {

@@ -23,6 +23,26 @@ export const LAST_CALL = Symbol.for('hotpath.lastCall');
 /** Fastify's handler message (`{ request, reply, route: { url, method } }`) kept on the raw request. */
 export const FASTIFY_CALL = Symbol.for('hotpath.fastifyCall');
 
+/**
+ * What a stamped function is to its framework, where the framework tells: a middleware (Express,
+ * connect and polka `use`, a Koa app's middleware, @koa/router's `use` and a route's functions
+ * before its last, Hono's before the route's handler), a hook (Fastify's `addHook` and route
+ * hooks), or a route's handler. Kept per function (set when it is wrapped, or when Express hands a
+ * request to its layer), read only for a request left unanswered.
+ */
+export type StampKind = 'middleware' | 'hook' | 'handler';
+const kinds = new WeakMap<Function, StampKind>();
+
+/** What `fn` is to its framework, when the framework tells. */
+export function stampKind(fn: unknown): StampKind | undefined {
+  return typeof fn === 'function' ? kinds.get(fn) : undefined;
+}
+
+/** Notes what `fn` is (the first word kept: a function is wrapped once). */
+function noteKind(fn: unknown, kind: StampKind | undefined): void {
+  if (kind !== undefined && typeof fn === 'function' && !kinds.has(fn)) kinds.set(fn, kind);
+}
+
 const FASTIFY_HANDLER_START = 'tracing:fastify.request.handler:start';
 
 type Fn = (this: unknown, ...args: unknown[]) => unknown;
@@ -59,8 +79,9 @@ export function stamp(raw: unknown, fn: unknown, call?: object): void {
  * call; a promise frame only when the function returned a promise and another function held the
  * request before it; the first function of a chain keeps its stamp).
  */
-export function stamping(fn: unknown, rawOf?: RawOf, settled = false): unknown {
+export function stamping(fn: unknown, rawOf?: RawOf, settled = false, kind?: StampKind): unknown {
   if (typeof fn !== 'function' || wrappers.has(fn) || fn.length >= 4) return fn;
+  noteKind(fn, kind);
   const original = fn as Fn;
   /** The raw request behind a first argument, undefined when it leads to none. */
   const rawFrom = (a: unknown): Stamped | undefined => {
@@ -136,11 +157,15 @@ function unstamp(raw: Stamped, before: unknown): void {
   }
 }
 
-/** Wraps every function of `list` in place (an array a router calls its entries from). */
-export function stampList(list: unknown, rawOf?: RawOf, settled = false): void {
+/**
+ * Wraps every function of `list` in place (an array a router calls its entries from). `kind`:
+ * 'middleware' for a list of middleware, 'route' for a route's functions (its handler last, the
+ * middleware before it), undefined when the framework does not tell.
+ */
+export function stampList(list: unknown, rawOf?: RawOf, settled = false, kind?: 'middleware' | 'route'): void {
   if (!Array.isArray(list)) return;
   for (let i = 0; i < list.length; i++) {
-    const w = stamping(list[i], rawOf, settled);
+    const w = stamping(list[i], rawOf, settled, kind === 'route' ? (i === list.length - 1 ? 'handler' : 'middleware') : kind);
     if (w !== list[i]) list[i] = w;
   }
 }
@@ -151,7 +176,7 @@ export function stampLayers(stack: unknown): void {
   for (const layer of stack as unknown[]) {
     if (typeof layer !== 'object' || layer === null) continue;
     const handle = (layer as { handle?: unknown }).handle;
-    const w = stamping(handle);
+    const w = stamping(handle, undefined, false, 'middleware');
     if (w !== handle) (layer as { handle?: unknown }).handle = w;
   }
 }
@@ -167,8 +192,15 @@ export function stampExpressLayer(proto: object | undefined): void {
     if (!Object.prototype.hasOwnProperty.call(proto, name)) continue;
     const original = dataFunction(proto, name) as Fn | undefined;
     if (original === undefined) continue;
-    const wrapper = function (this: { handle?: unknown }, req: unknown, res: unknown, next: unknown): unknown {
+    const wrapper = function (
+      this: { handle?: unknown; route?: unknown; method?: unknown },
+      req: unknown,
+      res: unknown,
+      next: unknown,
+    ): unknown {
       if (typeof req === 'object' && req !== null) (req as Stamped)[LAST_HANDLER] = this.handle;
+      // A layer of no route, with no method: `use`'s (a route's own layers have their method).
+      if (this.route === undefined) noteKind(this.handle, this.method === undefined ? 'middleware' : 'handler');
       return original.call(this, req, res, next);
     };
     defineLike(wrapper, original);

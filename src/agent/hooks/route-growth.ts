@@ -353,7 +353,7 @@ export class RouteGrowth implements GrowthHook {
     replaceData(proto, 'find', wrapped);
     this.wrapMethod(proto, 'add', function (this: object, args, wrapper) {
       const handlers = dataValue(dataValue(this, 'handlers'), String(args[0]));
-      stampList(dataValue(handlers, String(args[1])));
+      stampList(dataValue(handlers, String(args[1])), undefined, false, 'route');
       self.record({ framework: 'polka', method: String(args[0]), path: pathOf(args[1]) }, wrapper);
     });
   }
@@ -408,10 +408,11 @@ export class RouteGrowth implements GrowthHook {
 
 /** Every function a polka app calls for requests: its middleware for all paths, by base path, and its route handlers. */
 function stampPolka(app: object): void {
-  stampList(dataValue(app, 'wares'));
-  for (const list of Object.values((dataValue(app, 'bwares') as Record<string, unknown> | undefined) ?? {})) stampList(list);
+  stampList(dataValue(app, 'wares'), undefined, false, 'middleware');
+  for (const list of Object.values((dataValue(app, 'bwares') as Record<string, unknown> | undefined) ?? {}))
+    stampList(list, undefined, false, 'middleware');
   for (const byPattern of Object.values((dataValue(app, 'handlers') as Record<string, unknown> | undefined) ?? {})) {
-    for (const list of Object.values((byPattern as Record<string, unknown> | undefined) ?? {})) stampList(list);
+    for (const list of Object.values((byPattern as Record<string, unknown> | undefined) ?? {})) stampList(list, undefined, false, 'route');
   }
 }
 

@@ -12,7 +12,9 @@
 // a chunk answers as many of the oldest writes as its size holds answers of the socket's mean size
 // (bytes received per write); an answer split over chunks is answered by its first (the time to
 // its first byte), the chunks after it answer nothing. Chunks that arrive with no write waiting
-// (pub/sub messages) answer nothing. A driver that writes one command in several writes
+// (pub/sub messages) answer nothing. The answers of a line protocol (one line each) are counted by
+// the lines that start in a chunk instead (see answer-lines.ts): sizes no longer matter there, and
+// two answers that came back in one chunk are two. A driver that writes one command in several writes
 // (Postgres' Parse, Bind, Execute, Sync) is told from a socket's first writes (see Learning):
 // its writes with no answer between are then one wait. Payloads are never kept: only the byte
 // count of each chunk is read.
@@ -33,6 +35,7 @@ import { captureStack, callerFiles, isAgentFile } from './call-site.js';
 import { inFlight, newLevels, waitRow, type WaitData } from './concurrency-levels.js';
 import { listen, originalSetTimeout } from '../originals.js';
 import { defineLike } from './wrap.js';
+import { answersByLines, newAnswerLines, type AnswerLines } from './answer-lines.js';
 
 /** Writes left waiting on one socket at most; older ones are dropped (a socket that never answers). */
 export const MAX_PENDING_WRITES = 256;
@@ -76,6 +79,9 @@ interface SocketState {
   /** Read from the first write on, until decided (`learnt`). */
   learning: Learning | undefined;
   learnt: boolean;
+  /** Every write made on the socket (none halved or dropped), and whether its answers are counted by lines. */
+  made: number;
+  lines: AnswerLines;
 }
 
 /**
@@ -85,10 +91,11 @@ interface SocketState {
  * writing one command as several messages (Postgres' Parse, Bind, Execute, Sync) rather than
  * several commands (written by one line, or by different requests' continuations). Commands the
  * app starts together from different lines (`Promise.all([get(a), set(b)])`) are written the same
- * way; they are told apart by their answers: a run of writes answered by as many chunks as it has
+ * way; they are told apart by their answers: a run of writes answered by as many answers as it has
  * writes was that many commands (each got its own answer), and its pairs are not counted as one
- * command's. A run answered in one chunk tells nothing more (a server may answer two commands
- * read together in one write).
+ * command's. An answer is a chunk, or a line of a line protocol's chunk (a store that answers two
+ * commands read together in one write sends two lines); a run answered in one chunk of a protocol
+ * whose answers are not lines tells nothing more.
  */
 export interface LearningCounts {
   writes: number;
@@ -97,12 +104,12 @@ export interface LearningCounts {
   /** The run of writes with no answer between that the last write belongs to: its writes, and its pairs counted in oneCommand. */
   run: number;
   runOneCommand: number;
-  /** Chunks that answered writes since the run ended. */
-  chunks: number;
+  /** Answers (chunks, or lines of a line protocol) that came since the run ended. */
+  answers: number;
 }
 
 /** The learning's counts at a socket's first write. */
-export const newLearningCounts = (): LearningCounts => ({ writes: 0, pairs: 0, oneCommand: 0, run: 0, runOneCommand: 0, chunks: 0 });
+export const newLearningCounts = (): LearningCounts => ({ writes: 0, pairs: 0, oneCommand: 0, run: 0, runOneCommand: 0, answers: 0 });
 
 /**
  * One write in the counts: `follows`, no answer came since the write before it; `oneTurn`, it was
@@ -121,15 +128,15 @@ export function countWrite(l: LearningCounts, follows: boolean, oneTurn: boolean
     return;
   }
   // As many answers as writes: the run was several commands.
-  if (l.run >= 2 && l.chunks >= l.run) l.oneCommand -= l.runOneCommand;
+  if (l.run >= 2 && l.answers >= l.run) l.oneCommand -= l.runOneCommand;
   l.run = 1;
   l.runOneCommand = 0;
-  l.chunks = 0;
+  l.answers = 0;
 }
 
-/** A chunk that answered writes. */
-export function countAnswer(l: LearningCounts): void {
-  l.chunks++;
+/** A chunk that answered writes: one answer, or as many as the lines that start in it (a line protocol's). */
+export function countAnswer(l: LearningCounts, answers = 1): void {
+  l.answers += answers;
 }
 
 /** The socket's client writes a command as several writes: enough pairs, nearly all one command's. */
@@ -216,6 +223,8 @@ export class SocketWaits implements GrowthHook {
         multi: false,
         learning: undefined,
         learnt: false,
+        made: 0,
+        lines: newAnswerLines(),
       };
       const self = this;
       const write = socket.write as unknown as Fn;
@@ -254,6 +263,7 @@ export class SocketWaits implements GrowthHook {
   private sent(socket: net.Socket, st: SocketState, skip: Function): void {
     try {
       if (threadState.agentBusy > 0) return;
+      st.made++;
       if (!st.learnt) learn(st, (st.learning ??= startLearning(st)), skip);
       // The rest of a command a multi-write client is writing: it waits with its first write.
       if (st.multi && st.last !== undefined) return;
@@ -285,7 +295,8 @@ export class SocketWaits implements GrowthHook {
   }
 
   /**
-   * A chunk arrived: it answers the oldest writes waiting, as many as it holds answers. Every write
+   * A chunk arrived: it answers the oldest writes waiting, as many as it holds answers. A line
+   * protocol's chunk holds the lines that start in it (answer-lines.ts); any other's, by size. Every write
    * gets one answer, so an answer is, on average, the bytes received per write: a chunk holds its
    * size over that many, rounded, the difference carried to the next chunk (up to half an answer
    * ahead, one behind) so that the pairing does not drift. A chunk that starts an answer answers at
@@ -300,12 +311,18 @@ export class SocketWaits implements GrowthHook {
     try {
       const bytes = chunkBytes(chunk);
       if (bytes === 0) return;
-      if (st.learning !== undefined && st.pending.length > 0) countAnswer(st.learning);
+      const waiting = st.pending.length;
+      const byLines = answersByLines(st.lines, chunk, waiting, st.made);
+      if (st.learning !== undefined && waiting > 0) countAnswer(st.learning, byLines ?? 1);
       st.first = st.last = undefined;
       st.bytesIn += bytes;
-      const waiting = st.pending.length;
       if (waiting === 0) {
         st.carry = 0;
+        return;
+      }
+      if (byLines !== undefined) {
+        st.carry = 0;
+        this.complete(st, Math.min(waiting, byLines));
         return;
       }
       const held = st.carry + (bytes * st.writes) / st.bytesIn;
@@ -313,16 +330,21 @@ export class SocketWaits implements GrowthHook {
       // Short of the answers paired by less than PARTIAL_ANSWER: shorter answers, not one going on.
       const carry = held - n > -PARTIAL_ANSWER && held - n < 0 ? 0 : held - n;
       st.carry = Math.max(-1, Math.min(0.5, carry));
-      if (n === 0) return;
-      const now = performance.now();
-      for (const p of st.pending.splice(0, n)) {
-        if (p.entry === undefined) continue;
-        p.entry.data.completed++;
-        p.entry.data.totalMs += now - p.t0;
-        inFlight(p.entry.data, -1, now);
-      }
+      this.complete(st, n);
     } catch {
       // Never break a read.
+    }
+  }
+
+  /** The `n` oldest writes waiting got their answer. */
+  private complete(st: SocketState, n: number): void {
+    if (n === 0) return;
+    const now = performance.now();
+    for (const p of st.pending.splice(0, n)) {
+      if (p.entry === undefined) continue;
+      p.entry.data.completed++;
+      p.entry.data.totalMs += now - p.t0;
+      inFlight(p.entry.data, -1, now);
     }
   }
 

@@ -3,7 +3,10 @@
 // releases one, which no hook sees. The functions on the way to the waits the agent timed are
 // read instead: the nearest `await` before the call, in the same function (from where V8 says
 // the function starts), is where a request stood until a slot freed up (`await pool.acquire()`
-// and then the query on the connection it got).
+// and then the query on the connection it got). A pool whose waiters are callbacks (generic-pool
+// style, `async.queue`) has no `await`: the I/O is made from a callback handed to the app function
+// that hands out slots (`acquire(cb)`), which called it at once while a slot was free (the frame
+// above the callback on the stack): that call is where requests wait.
 
 import type { RunData } from '../../run-dir/run-data.js';
 import type { CallSite } from '../../agent/protocol.js';
@@ -16,8 +19,10 @@ export const SLOT_WAIT_MAX_LINES = 60;
 export interface SlotWait {
   /** The frame whose function awaits the slot, at the line of the await. */
   site: CallSite;
-  /** The awaited expression as written, e.g. `pool.checkout()`. */
+  /** The awaited expression as written, e.g. `pool.checkout()`; for a callback's gate, its call: `pool.acquire(callback)`. */
   awaited: string;
+  /** The slot is handed to a callback (no `await`). */
+  callback?: boolean;
 }
 
 /** The first frame of `chain` (the waits' site, then its callers) whose function awaits something before the call. */
@@ -30,7 +35,39 @@ export function slotWait(run: RunData, chain: readonly (CallSite | undefined)[])
       if (awaited !== undefined) return { site: { ...frame, line, column: 1 }, awaited };
     }
   }
+  for (let i = 0; i < chain.length - 1; i++) {
+    const gate = callbackGate(run, chain, i);
+    if (gate !== undefined) return gate;
+  }
   return undefined;
+}
+
+/**
+ * `chain[i]`'s function as a callback handed to the app function that called it (`chain[i + 1]`):
+ * the call it is written in (`acquire(() => ...)`, on the line where the callback starts, just
+ * before it) names that function. The wait is at that call, in the function that made it (a frame
+ * further up on that line), else on the callback's line.
+ */
+function callbackGate(run: RunData, chain: readonly (CallSite | undefined)[], i: number): SlotWait | undefined {
+  const frame = chain[i];
+  const gate = chain[i + 1];
+  if (!isAppSite(frame) || !isAppSite(gate) || frame.functionLine === undefined || frame.functionColumn === undefined) return undefined;
+  const callee = calleeBefore(runSourceLine(run, frame.file, frame.functionLine), frame.functionColumn);
+  if (callee === undefined) return undefined;
+  const name = callee.split('.').pop()!;
+  if (gate.function !== name && !gate.function.endsWith(`.${name}`)) return undefined;
+  const caller = chain.slice(i + 2).find((f) => f !== undefined && f.file === frame.file && f.line === frame.functionLine);
+  const site = caller ?? frame;
+  return { site: { ...site, line: frame.functionLine, column: 1 }, awaited: `${callee}(callback)`, callback: true };
+}
+
+/** The function called with a callback that starts at `column` (1-based) of `text`: `pool.acquire` in `pool.acquire((err, c) => ...`. */
+export function calleeBefore(text: string | undefined, column: number): string | undefined {
+  if (text === undefined || column < 2) return undefined;
+  const m = /([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\(\s*(?:[^()]*,\s*)?(?:async\s+)?(?:function\b[^(]*)?$/.exec(
+    text.slice(0, column - 1),
+  );
+  return m?.[1];
 }
 
 /** The expression a line awaits, without the trailing `;`; undefined when it awaits nothing. */

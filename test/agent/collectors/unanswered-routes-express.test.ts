@@ -1,12 +1,13 @@
 // The unanswered-routes collector on real Express servers: a request left hanging in a route is
 // noted with the route as written and its last handler, whatever form the route's path takes
-// (a string, an array of paths, a RegExp).
+// (a string, an array of paths, a RegExp), and with the agent's layer stamps whether it was a middleware or a route handler.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { UnansweredRoutes } from '../../../src/agent/collectors/unanswered-routes.js';
+import { stampExpressLayer } from '../../../src/agent/hooks/last-handler.js';
 
 const require = createRequire(import.meta.url);
 // The agent runs as a CommonJS bundle, where function-location.ts reaches node:inspector through
@@ -95,3 +96,39 @@ test('a route with a string path keeps its mount path and handler', async () => 
   assert.equal(routes?.[0].route, '/v1/items/:id');
   assert.equal(routes[0].handler?.name, 'leaveHanging');
 });
+
+/** The prototype of the layers Express keeps in `app`'s router (Express 4's `_router`, Express 5's `router`). */
+function layerPrototype(app: App): object {
+  const router =
+    (app as unknown as { _router?: { stack: object[] }; router?: { stack: object[] } })._router ??
+    (app as unknown as { router: { stack: object[] } }).router;
+  return Object.getPrototypeOf(router.stack[0]) as object;
+}
+
+for (const pkg of ['express4', 'express'] as const) {
+  test(`${pkg}: with the agent's layer stamps, a middleware that neither answers nor calls next is noted as a middleware, a route's function as its handler`, async () => {
+    const held = await hangOn(
+      pkg,
+      (app, hang) => {
+        app.use('/', function requireToken(req: unknown, res: unknown) {
+          hang(req, res);
+        } as unknown as never);
+        stampExpressLayer(layerPrototype(app));
+        app.get('/items/:id', () => undefined);
+      },
+      '/items/3',
+    );
+    assert.equal(held?.[0].handler?.name, 'requireToken');
+    assert.equal(held[0].handlerKind, 'middleware');
+    const routed = await hangOn(
+      pkg,
+      (app, hang) => {
+        app.get('/items/:id', hang);
+        stampExpressLayer(layerPrototype(app));
+      },
+      '/items/3',
+    );
+    assert.equal(routed?.[0].handler?.name, 'leaveHanging');
+    assert.equal(routed[0].handlerKind, 'handler');
+  });
+}

@@ -21,19 +21,22 @@ function markerLine(name: string, module?: string, fixture = FIXTURE): number {
   return lines.findIndex((l, i) => i >= from && l.includes(`@site:${name}`)) + 1;
 }
 
-/** Route patterns as each framework writes them. */
+/**
+ * Route patterns as each framework writes them, and what `checkQuota` is to it (`held`: a hook,
+ * a middleware; undefined where the agent's stamps cannot tell, hapi's toolkit and restify's chains).
+ */
 const frameworks = [
-  { module: 'fastify4', param: ':id', growth: undefined },
-  { module: 'fastify', param: ':id', growth: undefined },
-  { module: 'koa2', param: ':id', growth: { framework: 'koa', method: 'USE', path: '/' } },
-  { module: 'koa', param: ':id', growth: { framework: 'koa', method: 'USE', path: '/' } },
-  { module: 'hapi', param: '{id}', growth: { framework: 'hapi', method: 'EXT', path: 'onPostHandler' } },
-  { module: 'restify', param: ':id', growth: { framework: 'restify', method: 'PRE', path: '/' } },
-  { module: 'hono', param: ':id', growth: undefined },
+  { module: 'fastify4', param: ':id', growth: undefined, held: 'hook' },
+  { module: 'fastify', param: ':id', growth: undefined, held: 'hook' },
+  { module: 'koa2', param: ':id', growth: { framework: 'koa', method: 'USE', path: '/' }, held: 'middleware' },
+  { module: 'koa', param: ':id', growth: { framework: 'koa', method: 'USE', path: '/' }, held: 'middleware' },
+  { module: 'hapi', param: '{id}', growth: { framework: 'hapi', method: 'EXT', path: 'onPostHandler' }, held: undefined },
+  { module: 'restify', param: ':id', growth: { framework: 'restify', method: 'PRE', path: '/' }, held: undefined },
+  { module: 'hono', param: ':id', growth: undefined, held: 'middleware' },
   // Hono and @hono/node-server imported as ES modules (found through the server's request listener),
   // and the same routes on their CommonJS builds (hono-routes.cjs holds the markers).
-  { module: 'hono-esm', fixture: 'hung-hono.mjs', markers: 'hono-routes.cjs', param: ':id', growth: undefined },
-  { module: 'hono-cjs', fixture: 'hung-hono.cjs', markers: 'hono-routes.cjs', param: ':id', growth: undefined },
+  { module: 'hono-esm', fixture: 'hung-hono.mjs', markers: 'hono-routes.cjs', param: ':id', growth: undefined, held: 'middleware' },
+  { module: 'hono-cjs', fixture: 'hung-hono.cjs', markers: 'hono-routes.cjs', param: ':id', growth: undefined, held: 'middleware' },
 ];
 
 async function unanswered(port: number, c: Awaited<ReturnType<typeof startWith>>['c'], path: string): Promise<UnansweredRoute> {
@@ -58,6 +61,8 @@ for (const fw of frameworks) {
     assert.equal(entry.handler?.name, 'showReport');
     assert.equal(entry.handler?.line, markerLine('hang', undefined, fw.markers) - 1);
     assert.notEqual(entry.listener, true);
+    // A route's handler, where the framework tells.
+    assert.equal(entry.handlerKind, fw.held === undefined ? undefined : 'handler');
     // Still answering after the hung requests.
     assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
     assert.deepEqual(c.of('agent-error'), []);
@@ -69,6 +74,7 @@ for (const fw of frameworks) {
     const entry = await unanswered(port, c, '/held');
     assert.equal(entry.method, 'GET');
     assert.equal(entry.handler?.name, 'checkQuota');
+    assert.equal(entry.handlerKind, fw.held);
     assert.equal(entry.handler?.line, fw.markers ? markerLine('held', undefined, fw.markers) - 1 : markerLine('held', fw.module) - 1);
     assert.ok(entry.route === `/held/${fw.param}` || entry.route === '/held/:id', entry.route);
     assert.deepEqual(new Set(await getMany(port, '/ok/2', 4, 2)), new Set([200]));
