@@ -132,6 +132,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'hono-after-next-audit': { category: 'unanswered-requests', culprit: { function: 'auditTrail', file: 'lib/audit.js' } },
   // Two commands started together from two lines on one store connection, one request at a time: two waits per request, not one multi-write command.
   'stock-quote-together': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
+  // A kept worker pool the profile never catches handing over (postMessage): the message waits name where requests enter it.
+  'worker-render-queue': { category: 'off-loop-cpu', culprit: { function: 'render', file: 'lib/renderer.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -301,6 +303,11 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(upstream.api, 'socket');
     assert.ok(upstream.callsPerRequest > 1.7 && upstream.callsPerRequest < 2.3, `${upstream.callsPerRequest} commands per request`);
     assert.equal(e.sequential, undefined);
+  },
+  'worker-render-queue': (e) => {
+    assert.equal(e.kind, 'worker-threads');
+    assert.equal(e.sentAt, 'lib/renderer.js:35');
+    assert.ok((e.workerMessagesPerRequest as number) > 0.5, `${String(e.workerMessagesPerRequest)} messages per request`);
   },
 };
 
