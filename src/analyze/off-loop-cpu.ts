@@ -3,7 +3,8 @@
 // pbkdf2/scrypt, async zlib; 4 threads unless UV_THREADPOOL_SIZE says otherwise) or in worker
 // threads created per request. Requests then queue for the pool or for worker start-up, which
 // io-wait would misread as waiting on I/O. The main thread's CPU profile names the API and the
-// app function that submits the work (the culprit) when it caught the hand-over.
+// app function that submits the work (the culprit) when it caught the hand-over; a pool of workers
+// the app keeps is named from the agent's message waits instead (postMessage is rarely sampled).
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
@@ -101,7 +102,7 @@ export function offLoopCpu(run: RunData): Finding[] {
   const submit = found?.submit;
   const profiled = tree && submit && submit.frame >= 0 ? frameCulprit(tree.frames[submit.frame], run.cwd) : undefined;
   // A long-lived pool hands work over with postMessage, which the profile rarely catches: the agent's message waits name it.
-  const pool = profiled ? undefined : workerPoolWait(run, s.requests);
+  const pool = submit ? undefined : workerPoolWait(run, s.requests);
   const culprit = profiled ?? pool?.culprit;
   const where = pool
     ? 'worker threads'
