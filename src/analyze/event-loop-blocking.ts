@@ -34,6 +34,7 @@ import {
   describeBytes,
   describeDominantWork,
   dominantWork,
+  startedInApp,
   parsesRequestBodies,
   shortFile,
   type DominantWork,
@@ -345,6 +346,12 @@ function unownedWork(run: RunData, s: LoopStats, d: DominantWork): { text: strin
   else if (d.pattern !== undefined && d.unowned)
     text += " The app's own files do not write it: a dependency does, or it is built at run time.";
   if (parsesRequestBodies(d)) text += ` The requests sent carried ${describeBytes(d.requestBytes!)} each: this is the body parser's work.`;
+  const started = sites.length === 0 ? startedInApp(d) : undefined;
+  if (started) {
+    const at = { ...frameCulprit(started.frame, run.cwd), line: started.line };
+    text += ` It starts in ${describeCulprit(at)}: each call begins there and goes on in Node's own code after an await, where no app frame is left on the stack.`;
+    return { text, culprit: at };
+  }
   return { text, ...(sites.length === 1 ? { culprit: sites[0] } : {}) };
 }
 

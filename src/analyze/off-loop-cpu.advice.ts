@@ -2,7 +2,15 @@
 
 export type OffLoopKind = 'thread-pool' | 'worker-threads';
 
-export function offLoopAdvice(kind: OffLoopKind | undefined): string {
+export function offLoopAdvice(kind: OffLoopKind | undefined, pooled = false): string {
+  if (pooled) {
+    return (
+      'The app already keeps its workers, but requests queue for them: every task a worker takes holds it until it is ' +
+      'done, and the others wait in the pool. Make each task cheaper or cache its result (the same input priced again per ' +
+      'request), send less work per request, or size the pool to the cores (os.availableParallelism() - 1 workers): ' +
+      'more workers than cores does not add CPU, it only moves the queue.'
+    );
+  }
   if (kind === undefined) return `${offLoopAdvice('thread-pool')}\n\n${offLoopAdvice('worker-threads')}`;
   if (kind === 'worker-threads') {
     return (

@@ -3,7 +3,8 @@
 // pbkdf2/scrypt, async zlib; 4 threads unless UV_THREADPOOL_SIZE says otherwise) or in worker
 // threads created per request. Requests then queue for the pool or for worker start-up, which
 // io-wait would misread as waiting on I/O. The main thread's CPU profile names the API and the
-// app function that submits the work (the culprit) when it caught the hand-over.
+// app function that submits the work (the culprit) when it caught the hand-over; a pool of workers
+// the app keeps is named from the agent's message waits instead (postMessage is rarely sampled).
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
@@ -15,7 +16,11 @@ import { agentCost } from './signals/agent-cost.js';
 import { loopThreadsCpuMs, processCpu } from './signals/process-cpu.js';
 import { cpuViewOf, treeOf } from './signals/cpu-view.js';
 import { firstAppAncestor } from '../profile/attribution.js';
-import { describeCulprit, frameCulprit } from './signals/culprit.js';
+import { describeCulprit, frameCulprit, siteCulprit } from './signals/culprit.js';
+import { busiestThread, loadWindow } from './signals/load-window.js';
+import { messageWaits } from './signals/message-waits.js';
+import type { Culprit } from './finding.js';
+import type { CallSite } from '../agent/protocol.js';
 import { round } from './signals/stats.js';
 import { offLoopAdvice, type OffLoopKind } from './off-loop-cpu.advice.js';
 
@@ -95,12 +100,17 @@ export function offLoopCpu(run: RunData): Finding[] {
   const found = handOver(run);
   const tree = found?.tree;
   const submit = found?.submit;
-  const culprit = tree && submit && submit.frame >= 0 ? frameCulprit(tree.frames[submit.frame], run.cwd) : undefined;
-  const where = !submit
-    ? "libuv's thread pool or worker threads"
-    : submit.kind === 'thread-pool'
-      ? "libuv's thread pool"
-      : 'worker threads';
+  const profiled = tree && submit && submit.frame >= 0 ? frameCulprit(tree.frames[submit.frame], run.cwd) : undefined;
+  // A long-lived pool hands work over with postMessage, which the profile rarely catches: the agent's message waits name it.
+  const pool = submit ? undefined : workerPoolWait(run, s.requests);
+  const culprit = profiled ?? pool?.culprit;
+  const where = pool
+    ? 'worker threads'
+    : !submit
+      ? "libuv's thread pool or worker threads"
+      : submit.kind === 'thread-pool'
+        ? "libuv's thread pool"
+        : 'worker threads';
   return [
     {
       code: 'HOTPATH_OFF_LOOP_CPU',
@@ -117,7 +127,9 @@ export function offLoopCpu(run: RunData): Finding[] {
         `${round(s.cpuPerRequestMs, 2)} ms of CPU per request).` +
         (submit
           ? ` The work is ${submit.api}${culprit ? `, called from ${describeCulprit(culprit)}` : ''}.`
-          : ' The CPU profile did not catch the call that hands it over (async crypto or zlib, new Worker()).'),
+          : pool
+            ? pool.text
+            : ' The CPU profile did not catch the call that hands it over (async crypto or zlib, new Worker()).'),
       evidence: {
         processCores: round(processCores, 3),
         loopUtilization: round(s.eluMean, 3),
@@ -125,9 +137,10 @@ export function offLoopCpu(run: RunData): Finding[] {
         latencyP50Ms: round(s.latencyP50Ms, 2),
         cpuPerRequestMs: round(s.cpuPerRequestMs, 3),
         ...(submit ? { api: submit.api, kind: submit.kind } : {}),
+        ...(pool ? { kind: 'worker-threads', ...pool.evidence } : {}),
       },
       ...(culprit ? { culprit } : {}),
-      recommendation: offLoopAdvice(submit?.kind),
+      recommendation: offLoopAdvice(submit?.kind, pool !== undefined),
       impact: Math.min(1, offLoop / Math.max(processCores, 1e-9)),
     },
   ];
@@ -156,4 +169,57 @@ function submitter(tree: CallTree): Submitter | undefined {
     byKey.set(key, e);
   }
   return [...byKey.values()].sort((a, b) => b.us - a.us)[0];
+}
+
+/**
+ * Messages to a worker thread per request (answered in the load window) for the requests to be
+ * feeding a worker pool: most of them send their work there.
+ */
+export const WORKER_MESSAGES_MIN_PER_REQUEST = 0.5;
+
+/**
+ * Requests waiting on a worker thread the app keeps (a pool fed with postMessage): the agent's
+ * message waits, when most requests send one. Only the wait from the send to the answer is
+ * seen (a pool's own queue before the send is not), so it is told, not weighed. The culprit is where the request path
+ * enters the code that sends (the outermost app function of the sending site's file on the
+ * captured stack: a pool's `run`, not its internal dispatcher), with the site and the caller.
+ */
+function workerPoolWait(run: RunData, requests: number): { culprit: Culprit; text: string; evidence: Record<string, unknown> } | undefined {
+  const w = loadWindow(run);
+  const thread = busiestThread(run, w);
+  if (!thread || requests <= 0) return undefined;
+  const wait = messageWaits(thread, w).find((m) => m.origin === 'worker thread');
+  if (!wait?.site || wait.completed / requests < WORKER_MESSAGES_MIN_PER_REQUEST) return undefined;
+  const chain: CallSite[] = [wait.site, ...(wait.caller ? [wait.caller] : []), ...(wait.through ?? [])];
+  let entry = 0;
+  while (entry + 1 < chain.length && chain[entry + 1].file === wait.site.file) entry++;
+  const culprit = siteCulprit(chain[entry], run.cwd);
+  const sent = siteCulprit(wait.site, run.cwd);
+  const from = chain[entry + 1] ? siteCulprit(chain[entry + 1], run.cwd) : undefined;
+  const perRequest = wait.completed / requests;
+  const meanMs = wait.totalMs / wait.completed;
+  const busy = busiestLevel(wait.concurrencyMs);
+  const text =
+    ` Requests wait on worker threads: ${round(perRequest, 1)} message${perRequest === 1 ? '' : 's'} per request, ` +
+    `${round(meanMs, 1)} ms on average from the send (${sent.file}:${sent.line}) to the answer` +
+    (busy ? `, ${busy.level}${busy.last ? ' or more' : ''} in flight ${round(busy.share * 100, 0)} % of the time` : '') +
+    `, through ${describeCulprit(culprit)}${from ? `, called from ${describeCulprit(from)}` : ''}: the workers are too few for the work sent.`;
+  return {
+    culprit,
+    text,
+    evidence: {
+      workerMessagesPerRequest: round(perRequest, 2),
+      workerWaitMeanMs: round(meanMs, 1),
+      ...(busy ? { workersInFlight: busy.level, workersInFlightShare: round(busy.share, 3) } : {}),
+      sentAt: `${sent.file}:${sent.line}`,
+    },
+  };
+}
+
+/** The number of calls in flight that held the most of the window's time (the last level: that many or more). */
+function busiestLevel(ms: readonly number[] | undefined): { level: number; share: number; last: boolean } | undefined {
+  const total = (ms ?? []).reduce((a, b) => a + b, 0);
+  if (!ms || total <= 0) return undefined;
+  const level = ms.indexOf(Math.max(...ms));
+  return level > 0 ? { level, share: ms[level] / total, last: level === ms.length - 1 } : undefined;
 }

@@ -63,12 +63,12 @@ export function expandInlinedFrames(profile: CpuProfile, ranges: FunctionRanges 
   });
   /** What a function's nodes were seen calling (at most MAX_CALL_DEPTH below), remembered per function. */
   const seenCalls = new Map<string, Calls>();
-  const callsOf = (key: string): Calls => {
+  const callsOf = (key: string, from: number[] = groups.get(key) ?? []): Calls => {
     let calls = seenCalls.get(key);
     if (calls) return calls;
     calls = { paths: new Map(), byUrl: new Map() };
     const seen = new Set<number>();
-    let frontier = (groups.get(key) ?? []).map((i) => ({ i, path: [] as CpuCallFrame[] }));
+    let frontier = from.map((i) => ({ i, path: [] as CpuCallFrame[] }));
     for (let depth = 0; depth < MAX_CALL_DEPTH && frontier.length > 0; depth++) {
       const next: typeof frontier = [];
       for (const { i, path } of frontier) {
@@ -106,6 +106,11 @@ export function expandInlinedFrames(profile: CpuProfile, ranges: FunctionRanges 
   const plans = new Map<number, Plan>();
   nodes.forEach((n, i) => {
     const own = fnOfNode[i];
+    if (!own && n.hitCount && n.positionTicks?.length && n.callFrame.url.startsWith('node:')) {
+      const plan = coreNodePlan(n, callsOf(`${keys[i]}\u0000${i}`, [i]), scriptOf, frameOfKey);
+      if (plan) plans.set(i, plan);
+      return;
+    }
     if (!own || !n.hitCount || !n.positionTicks?.length) return;
     const calls = callsOf(keys[i]);
     const ticked = new Set(n.positionTicks.map((t) => t.line));
@@ -130,6 +135,46 @@ export function expandInlinedFrames(profile: CpuProfile, ranges: FunctionRanges 
     if (plan.moved.length > 0) plans.set(i, plan);
   });
   return plans.size === 0 ? profile : apply(profile, plans);
+}
+
+/**
+ * Node's own functions have no ranges (the agent reports the app's scripts), but one that runs
+ * the app's callbacks (the tick queue's processTicksAndRejections, a timer list) can have one
+ * inlined: its node then holds ticks on lines of the app's files. A tick on a line before the
+ * node's function starts is not its own code; it goes to the one function the node was seen
+ * calling (un-inlined, elsewhere in the profile) whose code is on that line, else it stays.
+ */
+function coreNodePlan(
+  n: CpuProfileNode,
+  calls: Calls,
+  scriptOf: (url: string) => ScriptFunctions | undefined,
+  frameOfKey: Map<string, CpuCallFrame>,
+): Plan | undefined {
+  const plan: Plan = { own: [], moved: [] };
+  const byTarget = new Map<string, Plan['moved'][number]>();
+  for (const tick of n.positionTicks ?? []) {
+    const l0 = tick.line - 1;
+    const others: Fn[] = [];
+    if (l0 < n.callFrame.lineNumber) {
+      for (const [url, called] of calls.byUrl) {
+        const other = scriptOf(url)?.onLine(l0);
+        if (other && other !== 'shared' && called.has(fnKey(other))) others.push(other);
+      }
+    }
+    if (others.length !== 1) {
+      plan.own.push(tick);
+      continue;
+    }
+    const k = fnKey(others[0]);
+    let m = byTarget.get(k);
+    if (!m) {
+      const chain = calls.paths.get(k) ?? [frameOfKey.get(k) ?? syntheticFrame(others[0], n.callFrame)];
+      byTarget.set(k, (m = { chain, lines: [] }));
+      plan.moved.push(m);
+    }
+    m.lines.push(tick);
+  }
+  return plan.moved.length > 0 ? plan : undefined;
 }
 
 /** A frame for a function the profile never saw on its own: where V8 said it starts. */

@@ -69,7 +69,7 @@ export function otherPortsWarning(others: readonly number[], target: RunMeta['ta
   if (others.length === 0 || portChosen) return undefined;
   const driven = target?.port !== undefined ? `port ${target.port}` : (target?.url ?? 'the first server');
   const list = others.join(', ');
-  return `the target also listened on port${others.length === 1 ? '' : 's'} ${list}; the load went to ${driven}, the first HTTP server to open. Pass --port ${others[0]} to drive ${others.length === 1 ? 'that one' : 'another'}`;
+  return `the target also listened on port${others.length === 1 ? '' : 's'} ${list}; the load went to ${driven}, the first HTTP server the app opened. Pass --port ${others[0]} to drive ${others.length === 1 ? 'that one' : 'another'}`;
 }
 
 /** Things about the agents worth telling the reader of the run. */

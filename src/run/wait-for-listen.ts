@@ -25,17 +25,35 @@ export interface Listening {
 export const NON_HTTP_SETTLE_MS = 500;
 
 /**
- * The server to drive: with --port, the one on that port; else the first HTTP server; a
- * plain TCP server only when no HTTP server appeared within NON_HTTP_SETTLE_MS. A Unix
- * socket counts only when it serves HTTP: launchers such as tsx open IPC pipes of their own.
+ * How long an HTTP server opened by a helper process (a child the app forked or spawned, not a
+ * cluster worker: an upstream stub, a mock service) waits for the app that started it to open
+ * one of its own before it is chosen.
  */
-export function chooseListen(server: AgentServer, port: number | undefined, now = Date.now()): Listening | undefined {
+export const HELPER_SETTLE_MS = 1000;
+
+/**
+ * The server to drive: with --port, the one on that port; else the first HTTP server, passing
+ * over a helper's (see HELPER_SETTLE_MS) while its parent may still open one; a plain TCP server
+ * only when no HTTP server appeared within NON_HTTP_SETTLE_MS. A Unix socket counts only when it
+ * serves HTTP: launchers such as tsx open IPC pipes of their own.
+ */
+export function chooseListen(server: Pick<AgentServer, 'peers'>, port: number | undefined, now = Date.now()): Listening | undefined {
   const all = server.peers.flatMap((peer) => peer.listens.map((listen) => ({ listen, peer })));
   if (port !== undefined) return all.find((x) => x.listen.port === port);
-  return (
-    all.find((x) => isHttpListen(x.listen) && (x.listen.port !== undefined || x.listen.pipe !== undefined)) ??
-    all.find((x) => x.listen.port !== undefined && now - x.listen.t >= NON_HTTP_SETTLE_MS)
-  );
+  const http = all.filter((x) => isHttpListen(x.listen) && (x.listen.port !== undefined || x.listen.pipe !== undefined));
+  const parentOf = (peer: AgentPeer) =>
+    peer.hello?.clusterWorkerId === undefined && peer.threadId === 0
+      ? server.peers.find((p) => p.threadId === 0 && p.pid === peer.hello?.ppid)
+      : undefined;
+  const own = http.find((x) => parentOf(x.peer) === undefined);
+  if (own) return own;
+  // Only helpers so far: the one that opened first, once its parent had time to open its own or is gone.
+  const helper = http[0];
+  if (helper) {
+    const parent = parentOf(helper.peer);
+    return parent && !parent.closed && now - helper.listen.t < HELPER_SETTLE_MS ? undefined : helper;
+  }
+  return all.find((x) => x.listen.port !== undefined && now - x.listen.t >= NON_HTTP_SETTLE_MS);
 }
 
 function withOutput(message: string, target: TargetProcess): string {

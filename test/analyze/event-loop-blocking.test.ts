@@ -756,6 +756,30 @@ test('blocking: whole files read per request through fs.promises are named as su
   assert.doesNotMatch(f.recommendation, /piscina/);
 });
 
+test('blocking: file reads resumed after an await, with no app frame on the stack, are charged to the app function that starts them', () => {
+  const cpu = syntheticCpuProfile(
+    [
+      { name: 'readFileHandle', file: 'node:internal/fs/promises', line: 508, share: 0.1, callee: { name: 'read', file: '', share: 0.35 } },
+      {
+        name: 'gatherFragments',
+        file: 'lib/fragments.js',
+        line: 12,
+        share: 0.01,
+        callee: { name: 'readFileHandle', file: 'node:internal/fs/promises', share: 0.03 },
+      },
+    ],
+    { cwd },
+  );
+  const [f] = eventLoopBlocking(syntheticRun({ cwd, rps: 120, elu: 0.9, cores: 1, eldP99Ms: 40, latencyMs: 75, profiles: [cpu] }));
+  assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['gatherFragments', 'lib/fragments.js', 12]);
+  assert.deepEqual([f.evidence.work, f.evidence.noAppCode], ['fs', true]);
+  assert.match(f.summary, /with no app function on the stack/);
+  assert.match(
+    f.summary,
+    /It starts in gatherFragments \(lib\/fragments\.js:12\): each call begins there and goes on in Node's own code after an await/,
+  );
+});
+
 test("blocking: a dependency's own code holding the CPU with no app code on the stack is named by its package; a body parser's on large requests gets the body advice", () => {
   const dir = appDir({ 'node_modules/qs/lib/utils.js': '// merge\n', 'server.js': 'app.use(express.urlencoded({ extended: true }))\n' });
   try {

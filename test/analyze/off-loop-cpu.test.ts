@@ -111,3 +111,36 @@ test("off-loop CPU: on a node without the thread's CPU (Node 20), the agent work
   delete run.threads[0].samples[Math.floor(run.threads[0].samples.length / 2)].cpu.threadOnCpu;
   assert.deepEqual(offLoopCpu(run), []);
 });
+
+test("off-loop CPU: a kept worker pool the profile never catches handing over is named by the message waits: the pool's entry, not its dispatcher", () => {
+  const plain = syntheticCpuProfile([{ name: 'handler', file: 'server.js', line: 3, share: 0.03 }], { cwd, idleShare: 0.9 });
+  const at = (fn: string, file: string, line: number) => ({ function: fn, file: `${cwd}/${file}`, line, column: 5 });
+  // The dispatcher posts from a queue; the request path entered the pool at run(), from the route.
+  const stack = [
+    at('#dispatch', 'lib/workers.js', 31),
+    at('(anonymous)', 'lib/workers.js', 12),
+    at('run', 'lib/workers.js', 11),
+    at('(anonymous)', 'routes/quote.js', 7),
+  ];
+  const opts = { cwd, rps: 40, elu: 0.1, cores: 1.9, latencyMs: 250, profiles: [plain] };
+  const waits = (perRequest: number) => [
+    { target: 'worker thread', perRequest, msEach: 50, site: stack[0], stack, concurrency: [0.01, 0.03, 0.96] },
+  ];
+  const [f] = offLoopCpu(syntheticRun({ ...opts, messageWaits: waits(1) }));
+  assert.ok(f);
+  assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['run', 'lib/workers.js', 11]);
+  assert.equal(f.evidence.kind, 'worker-threads');
+  assert.equal(f.evidence.sentAt, 'lib/workers.js:31');
+  assert.equal(f.evidence.workersInFlight, 2);
+  assert.match(
+    f.summary,
+    /1 message per request, 50 ms on average from the send \(lib\/workers\.js:31\) to the answer, 2 or more in flight 96 % of the time, through run \(lib\/workers\.js:11\), called from \(anonymous\) \(routes\/quote\.js:7\)/,
+  );
+  assert.match(f.recommendation, /already keeps its workers/);
+  assert.doesNotMatch(f.recommendation, /UV_THREADPOOL_SIZE/);
+  // A message now and then (a job, not the requests' path) names nothing.
+  const [g] = offLoopCpu(syntheticRun({ ...opts, messageWaits: waits(0.1) }));
+  assert.ok(g);
+  assert.equal(g.culprit, undefined);
+  assert.match(g.summary, /did not catch the call/);
+});

@@ -65,7 +65,7 @@ describe('hotpath run: choosing and reaching the server', () => {
     assert.equal(meta1.target?.port, Number(admin));
     assert.deepEqual(meta1.otherPorts, [Number(main)]);
     // The user is told where the load went and how to drive the other server.
-    const told = `the target also listened on port ${main}; the load went to port ${admin}, the first HTTP server to open. Pass --port ${main} to drive that one`;
+    const told = `the target also listened on port ${main}; the load went to port ${admin}, the first HTTP server the app opened. Pass --port ${main} to drive that one`;
     assert.ok(r1.stderr.includes(told), r1.stderr);
     assert.ok(meta1.warnings?.includes(told), JSON.stringify(meta1.warnings));
   });

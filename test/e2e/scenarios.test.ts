@@ -134,6 +134,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'stock-quote-together': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
   // The same two commands, answered by the store in ONE chunk of two lines: still two waits per request.
   'stock-quote-one-chunk': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
+  // A kept worker pool the profile never catches handing over (postMessage): the message waits name where requests enter it.
+  'worker-render-queue': { category: 'off-loop-cpu', culprit: { function: 'render', file: 'lib/renderer.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -309,6 +311,11 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(upstream.api, 'socket');
     assert.ok(upstream.callsPerRequest > 1.7 && upstream.callsPerRequest < 2.3, `${upstream.callsPerRequest} commands per request`);
     assert.equal(e.sequential, undefined);
+  },
+  'worker-render-queue': (e) => {
+    assert.equal(e.kind, 'worker-threads');
+    assert.equal(e.sentAt, 'lib/renderer.js:35');
+    assert.ok((e.workerMessagesPerRequest as number) > 0.5, `${String(e.workerMessagesPerRequest)} messages per request`);
   },
 };
 

@@ -265,3 +265,36 @@ test('one line number in common with a callee is a coincidence: the caller keeps
   );
   assert.equal(expandInlinedFrames(before, etagRanges), before);
 });
+
+test("an app callback inlined into Node's tick queue gets back the ticks on its lines; the queue's own lines and unseen functions' stay", () => {
+  const CORE = 'node:internal/process/task_queues';
+  // processTicksAndRejections starts at line 71 (0-based); it was seen calling deriveToken (app.js 2-6) un-inlined.
+  const queueTicks = [
+    { line: 5, ticks: 50 }, // deriveToken's loop, inlined into the queue
+    { line: 24, ticks: 7 }, // `unused` covers it, but the queue never called it
+    { line: 80, ticks: 3 }, // the queue's own code
+  ];
+  const p = profileOf(
+    [
+      at(1, '(root)', '', -1, -1, [2]),
+      at(2, 'processTicksAndRejections', CORE, 71, 34, [3], { hitCount: 60, positionTicks: queueTicks }),
+      at(3, 'deriveToken', APP, 2, 20, [], { hitCount: 5, positionTicks: [{ line: 5, ticks: 5 }] }),
+    ],
+    [...many(2, 60), ...many(3, 5)],
+  );
+  const out = expandInlinedFrames(p, appRanges);
+  assert.notEqual(out, p);
+  assert.equal(hits(out, 2), 10, 'the unseen function and the own line keep theirs');
+  const derive = out.nodes.filter((n) => n.callFrame.functionName === 'deriveToken').map((n) => n.id);
+  assert.equal(out.samples.filter((id) => derive.includes(id)).length, 55, 'the seen callee gets its 50 back');
+  // A tick line after the queue's start could be its own code: nothing moves.
+  const after = profileOf(
+    [
+      at(1, '(root)', '', -1, -1, [2]),
+      at(2, 'processTicksAndRejections', CORE, 1, 34, [3], { hitCount: 60, positionTicks: [{ line: 5, ticks: 60 }] }),
+      at(3, 'deriveToken', APP, 2, 20, [], { hitCount: 5, positionTicks: [{ line: 5, ticks: 5 }] }),
+    ],
+    [...many(2, 60), ...many(3, 5)],
+  );
+  assert.equal(expandInlinedFrames(after, appRanges), after);
+});

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { AgentServer } from '../../src/run/agent-server.js';
 import { agentBundlePath } from '../../src/run/node-options.js';
 import { TargetProcess } from '../../src/run/target-process.js';
-import { waitForListen } from '../../src/run/wait-for-listen.js';
+import { chooseListen, HELPER_SETTLE_MS, waitForListen } from '../../src/run/wait-for-listen.js';
+import type { AgentPeer } from '../../src/run/agent-server.js';
 import { HotpathError } from '../../src/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hotpath-wait-listen-'));
@@ -70,4 +71,52 @@ test('a loop blocked without a break: the time-out says so, and that a longer --
 
 test('no stall under way: the usual advice', async () => {
   assert.match(await timeoutMessage(undefined), /Raise --ready-timeout if it starts slowly/);
+});
+
+/** A process that loaded the agent (a connected peer), with the HTTP servers it opened at times `t`. */
+function peerOf(
+  pid: number,
+  ppid: number,
+  listens: { port: number; t: number }[],
+  extra: { clusterWorkerId?: number; closed?: boolean } = {},
+): AgentPeer {
+  const envelope = { v: 1 as const, pid, threadId: 0 };
+  return {
+    pid,
+    threadId: 0,
+    hello: {
+      ...envelope,
+      t: 0,
+      type: 'hello',
+      ppid,
+      argv: ['node', 'x.js'],
+      execArgv: [],
+      cwd: dir,
+      nodeVersion: process.version,
+      isMainThread: true,
+      isClusterPrimary: false,
+      ...(extra.clusterWorkerId !== undefined ? { clusterWorkerId: extra.clusterWorkerId } : {}),
+    },
+    listens: listens.map((l) => ({ ...envelope, t: l.t, type: 'listen', address: '127.0.0.1', port: l.port, server: { kind: 'http' } })),
+    profiles: [],
+    closed: extra.closed ?? false,
+    loop: [],
+  };
+}
+
+test('the server a helper child opens first waits for the app that started it; cluster workers and lone children are driven at once', () => {
+  const t0 = 1_000_000;
+  // The app (pid 10) forks an upstream stub (pid 11) that listens first, then opens its own server.
+  const app = peerOf(10, 1, []);
+  const stub = peerOf(11, 10, [{ port: 4001, t: t0 }]);
+  assert.equal(chooseListen({ peers: [app, stub] }, undefined, t0 + 100), undefined, 'the parent may still open one');
+  const appListening = peerOf(10, 1, [{ port: 3000, t: t0 + 300 }]);
+  assert.equal(chooseListen({ peers: [stub, appListening] }, undefined, t0 + 300)?.listen.port, 3000);
+  // The parent never opens one (a launcher, a supervisor): the child's, once the wait is over or the parent is gone.
+  assert.equal(chooseListen({ peers: [app, stub] }, undefined, t0 + HELPER_SETTLE_MS)?.listen.port, 4001);
+  assert.equal(chooseListen({ peers: [peerOf(10, 1, [], { closed: true }), stub] }, undefined, t0 + 10)?.listen.port, 4001);
+  // A cluster worker is the app, not a helper; --port still decides alone.
+  const worker = peerOf(12, 10, [{ port: 3000, t: t0 }], { clusterWorkerId: 1 });
+  assert.equal(chooseListen({ peers: [app, worker] }, undefined, t0 + 1)?.peer.pid, 12);
+  assert.equal(chooseListen({ peers: [app, stub] }, 4001, t0 + 1)?.listen.port, 4001);
 });

@@ -39,6 +39,8 @@ export interface DominantWork {
   unowned: boolean;
   /** The function with a source file that ran most of it (a dependency's, or the app's), with its hot line. */
   source?: { frame: Frame; line: number; package?: string };
+  /** The source's share of the work that ran under any function with a source file, 0..1. */
+  sourceShare?: number;
   /** A regexp's source, from its `RegExp:` frame. */
   pattern?: string;
   /** Where the app's own source writes that pattern (at most 3). */
@@ -87,6 +89,7 @@ function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number)
   const tree = view.tree;
   const sourceFrame = place.sources[0] !== undefined ? place.sources[0].frame : undefined;
   const source = sourceFrame === undefined ? undefined : sourceOf(tree.frames[sourceFrame], hotLine(tree, sourceFrame));
+  const sourced = place.sources.reduce((a, x) => a + x.us, 0);
   const regexFrame =
     kind === 'regex' ? place.frames.map((f) => tree.frames[f.frame]).find((f) => f.name.startsWith('RegExp: ')) : undefined;
   const pattern = regexFrame?.name.slice('RegExp: '.length);
@@ -98,7 +101,7 @@ function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number)
     share: us / view.activeUs,
     us,
     unowned: place.unownedUs >= place.us / 2,
-    ...(source ? { source } : {}),
+    ...(source ? { source, sourceShare: sourced > 0 ? place.sources[0].us / sourced : 0 } : {}),
     ...(pattern !== undefined ? { pattern } : {}),
     patternSites: sites
       .slice(0, 3)
@@ -121,6 +124,22 @@ export function shortFile(file: string, cwd: string): string {
 /** `1.2 MB`, `640 KB`: a request's size for a summary. */
 export function describeBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${round(bytes / 1024 / 1024, 1)} MB` : `${round(bytes / 1024, 0)} KB`;
+}
+
+/**
+ * The share of the sourced work an app function must start for work run with no app frame on the
+ * stack (Node's own code resumed after an await: fs.promises' reads and closes) to be charged to it.
+ */
+export const STARTED_IN_MIN_SHARE = 0.5;
+
+/**
+ * The app function that starts work which then runs with no app frame on the stack: the work is
+ * unowned, and the only functions with a source file it ever ran under are mostly that app
+ * function (the synchronous start of each call, before Node's continuations take over).
+ */
+export function startedInApp(d: DominantWork): DominantWork['source'] | undefined {
+  if (!d.unowned || d.source?.frame.kind !== 'app' || d.pattern !== undefined) return undefined;
+  return (d.sourceShare ?? 0) >= STARTED_IN_MIN_SHARE ? d.source : undefined;
 }
 
 /**
