@@ -306,11 +306,16 @@ class RunSession {
     const window = this.callCount;
     this.callCount = undefined;
     if (window === undefined || signal.aborted) return;
-    // No thread's loop was busy enough for a finding that uses the counts: no extra load (the
-    // agents' window then counts an idle server, and the analysis finds no requests in it).
-    if (!loopBusyEnough(this.agents?.peers ?? [], window.loadStart)) return;
+    // Requests the measured load left unanswered: the agents follow the exceptions thrown in the
+    // extra load (agent/profiling/throw-watch.ts), where the requests it leaves unanswered are dropped.
+    const hung = this.load !== undefined && this.load.requests.inFlightAtEnd + this.load.errors.timeouts > 0;
+    // No thread's loop was busy enough for a finding that uses the counts and no request was left
+    // unanswered: no extra load (the agents' window then counts an idle server, and the analysis finds no requests in it).
+    if (!hung && !loopBusyEnough(this.agents?.peers ?? [], window.loadStart)) return;
     const ms = callCountLoadMs(window, Date.now());
     if (ms <= 0) return;
+    if (hung) this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'watch-throws' });
+    const throwsFrom = Date.now();
     // Read as soon as the window holds enough requests (then the extra load stops CALL_COUNT_TAIL_MS
     // later), else by the agents themselves at its latest end.
     const extra = new AbortController();
@@ -332,8 +337,9 @@ class RunSession {
       this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'call-count-read' });
       tail = setTimeout(() => extra.abort(), CALL_COUNT_TAIL_MS);
     }, CALL_COUNT_POLL_MS);
+    let extraLoad: LoadResult | undefined;
     try {
-      await driveLoad({
+      extraLoad = await driveLoad({
         url,
         socket,
         signal: extra.signal,
@@ -354,6 +360,12 @@ class RunSession {
       requests: Math.round((readAt !== undefined ? requestsAtRead : requestsInWindows(this.agents?.peers ?? [], window)) * 10) / 10,
       ...(readAt === undefined ? { latest: true } : {}),
     };
+    if (hung && extraLoad !== undefined)
+      this.meta.throwWindow = {
+        from: throwsFrom,
+        answered: extraLoad.requests.total,
+        unanswered: extraLoad.requests.inFlightAtEnd + extraLoad.errors.timeouts,
+      };
   }
 
   private onDrivePhase(phase: DrivePhase, at: number): void {
