@@ -625,6 +625,15 @@ export interface CallWindowMessage extends Envelope {
   start: number;
 }
 
+/**
+ * Added (agent worker): it follows the main thread's exceptions from `start`, epoch ms (after the
+ * CLI's `watch-throws`; agent/profiling/throw-watch.ts); the CLI drives the extra load from then.
+ */
+export interface ThrowWatchMessage extends Envelope {
+  type: 'throw-watch';
+  start: number;
+}
+
 export interface ByeMessage extends Envelope {
   type: 'bye';
   reason: 'flush' | 'exit';
@@ -640,6 +649,7 @@ export type AgentMessage =
   | ProfileMessage
   | ErrorMessage
   | CallWindowMessage
+  | ThrowWatchMessage
   | ByeMessage
   | PrimaryMessage;
 

@@ -22,6 +22,7 @@ import {
   requestsInWindows,
   type CallCountWindow,
 } from './call-count-window.js';
+import { THROW_WATCH_MIN_MS, throwWatchOpened } from './throw-watch-window.js';
 import type { Report } from '../report/report-schema.js';
 import { writeReports } from '../report/write-reports.js';
 import { readRunDir } from '../profile/read-run.js';
@@ -312,10 +313,15 @@ class RunSession {
     // No thread's loop was busy enough for a finding that uses the counts and no request was left
     // unanswered: no extra load (the agents' window then counts an idle server, and the analysis finds no requests in it).
     if (!hung && !loopBusyEnough(this.agents?.peers ?? [], window.loadStart)) return;
-    const ms = callCountLoadMs(window, Date.now());
-    if (ms <= 0) return;
-    if (hung) this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'watch-throws' });
+    // The extra load starts once the agents follow the exceptions (their workers may still be
+    // writing the profiles): a hung path stalls a connection for good, so the first drops count.
+    if (hung) {
+      this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'watch-throws' });
+      await throwWatchOpened(() => this.agents?.peers ?? [], signal);
+    }
     const throwsFrom = Date.now();
+    const ms = callCountLoadMs(window, throwsFrom);
+    if (ms <= 0) return;
     // Read as soon as the window holds enough requests (then the extra load stops CALL_COUNT_TAIL_MS
     // later), else by the agents themselves at its latest end.
     const extra = new AbortController();
@@ -335,7 +341,8 @@ class RunSession {
       readAt = now;
       requestsAtRead = requestsInWindows(this.agents?.peers ?? [], window);
       this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'call-count-read' });
-      tail = setTimeout(() => extra.abort(), CALL_COUNT_TAIL_MS);
+      // Exceptions are followed for THROW_WATCH_MIN_MS of extra load at least.
+      tail = setTimeout(() => extra.abort(), hung ? Math.max(CALL_COUNT_TAIL_MS, throwsFrom + THROW_WATCH_MIN_MS - now) : CALL_COUNT_TAIL_MS);
     }, CALL_COUNT_POLL_MS);
     let extraLoad: LoadResult | undefined;
     try {

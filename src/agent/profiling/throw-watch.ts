@@ -96,6 +96,8 @@ export class ThrowWatch {
   constructor(
     private readonly connect: () => Session,
     private readonly onError: (what: string, err: unknown) => void,
+    /** Called once V8 pauses on every exception (epoch ms). */
+    private readonly onOpen?: (start: number) => void,
   ) {}
 
   get open(): boolean {
@@ -125,7 +127,11 @@ export class ThrowWatch {
       }
     };
     s.post('Debugger.enable', fail);
-    s.post('Debugger.setPauseOnExceptions', { state: 'all' }, fail);
+    s.post('Debugger.setPauseOnExceptions', { state: 'all' }, (err) => {
+      if (err) return fail(err);
+      this.start = epochNow();
+      this.onOpen?.(this.start);
+    });
   }
 
   private paused(p: Paused): void {

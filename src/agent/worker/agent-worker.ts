@@ -98,7 +98,7 @@ function run(data: AgentWorkerData): void {
     (start) => conn.send({ type: 'call-window', start }),
   );
   // The exceptions thrown after a load that left requests unanswered (the CLI says when: watch-throws).
-  const throws = new ThrowWatch(mainSession, onError);
+  const throws = new ThrowWatch(mainSession, onError, (start) => conn.send({ type: 'throw-watch', start }));
   // Scripts a stall's profile sampled get function ranges too (a run without a CPU profile).
   const cause = new StallCause(
     mainSession,
@@ -149,7 +149,8 @@ function run(data: AgentWorkerData): void {
     } else if (msg.cmd === 'call-count-read') {
       counter.readNow();
     } else if (msg.cmd === 'watch-throws') {
-      throws.openWatch();
+      // Once the profiles are written: a pause waits for this thread, which must be free to answer it.
+      profiler.stop(() => throws.openWatch());
     } else if (msg.cmd === 'flush') {
       // A window not read by now (the run was cut short) is dropped.
       counter.cancel();
