@@ -342,7 +342,10 @@ class RunSession {
       requestsAtRead = requestsInWindows(this.agents?.peers ?? [], window);
       this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'call-count-read' });
       // Exceptions are followed for THROW_WATCH_MIN_MS of extra load at least.
-      tail = setTimeout(() => extra.abort(), hung ? Math.max(CALL_COUNT_TAIL_MS, throwsFrom + THROW_WATCH_MIN_MS - now) : CALL_COUNT_TAIL_MS);
+      tail = setTimeout(
+        () => extra.abort(),
+        hung ? Math.max(CALL_COUNT_TAIL_MS, throwsFrom + THROW_WATCH_MIN_MS - now) : CALL_COUNT_TAIL_MS,
+      );
     }, CALL_COUNT_POLL_MS);
     let extraLoad: LoadResult | undefined;
     try {

@@ -132,6 +132,10 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'hono-after-next-audit': { category: 'unanswered-requests', culprit: { function: 'auditTrail', file: 'lib/audit.js' } },
   // Two commands started together from two lines on one store connection, one request at a time: two waits per request, not one multi-write command.
   'stock-quote-together': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
+  // Express 4 ignores a rejected handler's promise: the handler named, the error that rejected it said (followed after the load).
+  'express4-async-rejection': { category: 'unanswered-requests', culprit: { function: 'showShipment', file: 'lib/shipments.js' } },
+  // The catch that swallows the error, in a helper the route hands the response to, not the route connect last called.
+  'connect-swallowed-error': { category: 'unanswered-requests', culprit: { function: 'sendReceipt', file: 'lib/receipts.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -301,6 +305,16 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(upstream.api, 'socket');
     assert.ok(upstream.callsPerRequest > 1.7 && upstream.callsPerRequest < 2.3, `${upstream.callsPerRequest} commands per request`);
     assert.equal(e.sequential, undefined);
+  },
+  'express4-async-rejection': (e) => {
+    assert.equal(e.unansweredRoute, 'GET /shipments/:id');
+    assert.equal(e.thrownAt, 'carrierStatus (lib/carrier.js:9)');
+    assert.equal(e.caughtInStack, false);
+  },
+  'connect-swallowed-error': (e) => {
+    assert.equal(e.thrownAt, 'renderReceipt (lib/receipts.js:16)');
+    assert.equal(e.droppedAt, 'sendReceipt (lib/receipts.js:27)');
+    assert.equal(e.caughtInStack, true);
   },
 };
 
