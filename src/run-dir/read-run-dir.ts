@@ -324,7 +324,13 @@ async function readThrows(dir: string, warnings: string[]): Promise<ThreadThrows
         frames: (g.frames as unknown[]).filter(isSite),
         ...(isSite(g.handledAt) ? { handledAt: g.handledAt } : {}),
       }));
-    out.push({ pid: value.pid, threadId: value.threadId, followed: typeof value.followed === 'number' ? value.followed : 0, groups });
+    out.push({
+      pid: value.pid,
+      threadId: value.threadId,
+      followed: typeof value.followed === 'number' ? value.followed : 0,
+      ...(value.capped === true ? { capped: true } : {}),
+      groups,
+    });
   }
   return out;
 }

@@ -92,6 +92,8 @@ export interface ThreadThrows {
   pid: number;
   threadId: number;
   followed: number;
+  /** The agent stopped following at its cap: the counts are no rates. */
+  capped?: boolean;
   groups: { count: number; uncaught: boolean; frames: CallSite[]; handledAt?: CallSite }[];
 }
 

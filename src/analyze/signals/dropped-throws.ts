@@ -65,7 +65,8 @@ export function unansweredAfterLoad(run: RunData): number | undefined {
 /** The error thrown about once per request the extra load left unanswered, where it was thrown and handled. */
 export function droppedThrows(run: RunData): DropSite | undefined {
   const window = run.meta.throwWindow;
-  if (window === undefined || run.throws === undefined) return undefined;
+  // A capped watch followed only the first exceptions: its counts say nothing of rates.
+  if (window === undefined || run.throws === undefined || run.throws.some((t) => t.capped === true)) return undefined;
   const w = { ...window, unanswered: unansweredAfterLoad(run) ?? window.unanswered };
   if (w.unanswered < DROP_MIN_UNANSWERED) return undefined;
   // The same throw and handler through different node frames (a timer's callback, a tick) count together.
