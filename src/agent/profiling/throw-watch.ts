@@ -188,13 +188,9 @@ export class ThrowWatch {
     if (s === undefined) return undefined;
     if (this.stepping !== undefined) this.note(this.stepping.uncaught, this.stepping.frames, undefined);
     this.stepping = undefined;
-    try {
-      s.post('Debugger.setPauseOnExceptions', { state: 'none' }, () => {});
-      // A pause under way is resumed before the domain goes (disable resumes too).
-      s.post('Debugger.disable', () => disconnect(s));
-    } catch {
-      disconnect(s);
-    }
+    // Disconnected at once (a pause under way is resumed, the domain disabled): a session left
+    // connected at the exit makes node print "Waiting for the debugger to disconnect...".
+    disconnect(s);
     return {
       start: this.start,
       end: epochNow(),
