@@ -8,7 +8,7 @@
 //   hello ──────────────────────────────────────▶ (every process and thread that loads the agent)
 //   listen ─────────────────────────────────────▶ this process/thread is a target
 //   sample, gc, growth, stall (every interval) ─▶ appended to telemetry.ndjson as received
-//   ◀──────────────────────────────── control {cmd: 'target' | 'profile-start' | 'profile-stop' | 'phase' | 'flush' | 'call-count-read'}
+//   ◀──────────────────────────────── control {cmd: 'target' | 'profile-start' | 'profile-stop' | 'phase' | 'flush' | 'call-count-read' | 'watch-throws'}
 //   profile ────────────────────────────────────▶ a profile file was written into the run dir
 //   bye ────────────────────────────────────────▶ the agent flushed (on 'flush' or exit)
 //
@@ -627,6 +627,15 @@ export interface CallWindowMessage extends Envelope {
   start: number;
 }
 
+/**
+ * Added (agent worker): it follows the main thread's exceptions from `start`, epoch ms (after the
+ * CLI's `watch-throws`; agent/profiling/throw-watch.ts); the CLI drives the extra load from then.
+ */
+export interface ThrowWatchMessage extends Envelope {
+  type: 'throw-watch';
+  start: number;
+}
+
 export interface ByeMessage extends Envelope {
   type: 'bye';
   reason: 'flush' | 'exit';
@@ -642,6 +651,7 @@ export type AgentMessage =
   | ProfileMessage
   | ErrorMessage
   | CallWindowMessage
+  | ThrowWatchMessage
   | ByeMessage
   | PrimaryMessage;
 
@@ -672,6 +682,11 @@ export type ControlMessage =
   | (ControlBase & { cmd: 'profile-stop' })
   | (ControlBase & { cmd: 'flush' })
   /** Added (CLI): read the call-count window now (it opened and holds enough requests); ignored before it opened. */
-  | (ControlBase & { cmd: 'call-count-read' });
+  | (ControlBase & { cmd: 'call-count-read' })
+  /**
+   * Added (CLI): the measured load left requests unanswered; follow the exceptions the main thread
+   * throws until the flush (agent/profiling/throw-watch.ts, written as `throws-<pid>-<tid>.json`).
+   */
+  | (ControlBase & { cmd: 'watch-throws' });
 
 export type RunPhase = 'starting' | 'setup' | 'warmup' | 'load' | 'cooldown' | 'stopping';

@@ -14,6 +14,7 @@ import { lastGrowth } from './signals/growth-series.js';
 import { appCallers, describeCulprit, siteCulprit } from './signals/culprit.js';
 import type { GrowthMessage } from '../agent/protocol.js';
 import { unansweredRoute } from './signals/unanswered-route.js';
+import { dropSentence, droppedThrows } from './signals/dropped-throws.js';
 
 /** Timed-out requests worth a finding, and their share of what was sent. */
 export const UNANSWERED_MIN_REQUESTS = 3;
@@ -83,8 +84,13 @@ function unanswered(
   // Where the hung requests went: the route and the last app function that took them (the agent
   // noted them as their connections closed), when no outgoing call explains the wait.
   const route = unansweredRoute(run);
-  const culprit = site ? siteCulprit(site, run.cwd) : route?.culprit;
-  const routeText = route && !waitsOn ? routeSentence(route) : '';
+  // Where they were dropped, when an error was thrown about once per request left unanswered.
+  const drop = waitsOn ? undefined : droppedThrows(run);
+  // A catch of the app's that took the error names where they were dropped; an error nothing in the
+  // app handled names the function it left, unless the route's handler is known (it let it through).
+  const dropped = drop && (drop.caughtInStack || route?.culprit === undefined || route.entry.listener === true) ? drop.culprit : undefined;
+  const culprit = site ? siteCulprit(site, run.cwd) : (dropped ?? route?.culprit);
+  const routeText = (route && !waitsOn ? routeSentence(route) : '') + (drop ? dropSentence(drop) : '');
   const queued = waitsOn?.entry.queued !== undefined && waitsOn.entry.queued >= waitsOn.pending * UNANSWERED_CALLS_MIN_SHARE;
   const callsText = waitsOn
     ? ` ${waitsOn.pending} outgoing ${waitsOn.entry.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${waitsOn.entry.origin}${culprit ? ` made by ${describeCulprit(culprit)}` : ''} ` +
@@ -113,6 +119,16 @@ function unanswered(
             ...(route.entry.handler ? { handler: route.entry.handler.name || '(anonymous)' } : {}),
             ...(route.entry.handlerKind ? { handlerKind: route.entry.handlerKind } : {}),
             ...(route.via ? { calledFrom: `${route.via.function} (${route.via.file}:${route.via.line})` } : {}),
+          }
+        : {}),
+      ...(drop
+        ? {
+            droppedAt: `${drop.culprit.function} (${drop.culprit.file}:${drop.culprit.line})`,
+            thrownAt: `${drop.thrownAt.function} (${drop.thrownAt.file}:${drop.thrownAt.line})`,
+            ...(drop.handledAt ? { handledAt: `${drop.handledAt.function} (${drop.handledAt.file}:${drop.handledAt.line})` } : {}),
+            caughtInStack: drop.caughtInStack,
+            throwsAfterLoad: drop.count,
+            unansweredAfterLoad: drop.unanswered,
           }
         : {}),
       ...(waitsOn

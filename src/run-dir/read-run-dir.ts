@@ -10,9 +10,9 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { hotpathError } from '../errors.js';
 import type { LoadResult } from '../load/load-result.js';
-import type { ProfileMessage } from '../agent/protocol.js';
+import type { CallSite, ProfileMessage } from '../agent/protocol.js';
 import { readTelemetry, type TelemetryContents } from './read-telemetry.js';
-import type { CallCounts, ProfileRef, RunData, ThreadTelemetry } from './run-data.js';
+import type { CallCounts, ProfileRef, RunData, ThreadTelemetry, ThreadThrows } from './run-data.js';
 import type { FunctionRangeRow } from '../agent/profiling/function-ranges.js';
 import { RUN_DIR_VERSION, RUN_FILES, type RunMeta } from './schema.js';
 import { runDirPath, runFilePath } from './run-dir-path.js';
@@ -94,6 +94,7 @@ const optionalMetaFields: Record<string, Check> = {
   spawnedPid: num,
   otherPorts: arrayOf(num),
   callCountWindow: shape({ from: num, until: num, requests: num, latest: opt(bool) }),
+  throwWindow: shape({ from: num, answered: num, unanswered: num }),
 };
 
 /** The entries of an array field that have their shape; others are dropped with one warning. */
@@ -191,6 +192,7 @@ export async function readRunFiles(dirArg: string): Promise<RunData> {
   const functionRanges = await readScriptsFiles(dir, FUNCTIONS_FILE, 'function ranges', Array.isArray, warnings);
   const scriptUrls = functionRanges ? await readScriptUrls(dir) : undefined;
   const callCounts = await readCallCounts(dir, warnings);
+  const throws = await readThrows(dir, warnings);
   const run: RunData = {
     dir,
     meta,
@@ -204,6 +206,7 @@ export async function readRunFiles(dirArg: string): Promise<RunData> {
     ...(functionRanges ? { functionRanges: functionRanges as Record<string, FunctionRangeRow[]> } : {}),
     ...(scriptUrls ? { scriptUrls } : {}),
     ...(callCounts.length > 0 ? { callCounts } : {}),
+    ...(throws.length > 0 ? { throws } : {}),
   };
   return run;
 }
@@ -289,6 +292,44 @@ async function readCallCounts(dir: string, warnings: string[]): Promise<CallCoun
       start: value.start as number,
       end: value.end as number,
       scripts,
+    });
+  }
+  return out;
+}
+
+const THROWS_FILE = /^throws-\d+-\d+\.json$/;
+
+const isSite = (x: unknown): x is CallSite =>
+  isObject(x) && typeof x.function === 'string' && typeof x.file === 'string' && typeof x.line === 'number' && typeof x.column === 'number';
+
+/**
+ * The exceptions each agent followed after a load that left requests unanswered
+ * (`throws-<pid>-<tid>.json`, agent/profiling/throw-watch.ts); a malformed file is left out with a warning.
+ */
+async function readThrows(dir: string, warnings: string[]): Promise<ThreadThrows[]> {
+  const out: ThreadThrows[] = [];
+  for (const f of readdirSync(dir)
+    .filter((n) => THROWS_FILE.test(n))
+    .sort()) {
+    const { value, error } = await readJson(runFilePath(dir, f));
+    if (!isObject(value) || typeof value.pid !== 'number' || typeof value.threadId !== 'number' || !Array.isArray(value.groups)) {
+      warnings.push(`${f} is unreadable${error ? ` (${error})` : ''}; the exceptions it followed are left out`);
+      continue;
+    }
+    const groups = value.groups
+      .filter((g): g is Record<string, unknown> => isObject(g) && typeof g.count === 'number' && Array.isArray(g.frames))
+      .map((g) => ({
+        count: g.count as number,
+        uncaught: g.uncaught === true,
+        frames: (g.frames as unknown[]).filter(isSite),
+        ...(isSite(g.handledAt) ? { handledAt: g.handledAt } : {}),
+      }));
+    out.push({
+      pid: value.pid,
+      threadId: value.threadId,
+      followed: typeof value.followed === 'number' ? value.followed : 0,
+      ...(value.capped === true ? { capped: true } : {}),
+      groups,
     });
   }
   return out;

@@ -12,6 +12,7 @@ import type {
   StallMessage,
   ErrorMessage,
   PrimaryMessage,
+  CallSite,
 } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { ProfileKind, RunMeta } from './schema.js';
@@ -82,6 +83,18 @@ export interface RunData {
    * format whose last field is the calls made in the window.
    */
   callCounts?: CallCounts[];
+  /** The exceptions each target thread threw after a load that left requests unanswered (`throws-<pid>-<tid>.json`). */
+  throws?: ThreadThrows[];
+}
+
+/** One thread's followed exceptions, grouped by where each was thrown and where the step from it stopped (agent/profiling/throw-watch.ts). */
+export interface ThreadThrows {
+  pid: number;
+  threadId: number;
+  followed: number;
+  /** The agent stopped following at its cap: the counts are no rates. */
+  capped?: boolean;
+  groups: { count: number; uncaught: boolean; frames: CallSite[]; handledAt?: CallSite }[];
 }
 
 export interface CallCounts {

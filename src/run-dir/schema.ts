@@ -87,4 +87,10 @@ export interface RunMeta {
    * requests they finished in it by their telemetry as the CLI saw it then.
    */
   callCountWindow?: { from: number; until: number; requests: number; latest?: boolean };
+  /**
+   * When the measured load left requests unanswered, the extra load after it in which the agents
+   * followed the exceptions the app threw (`throws-<pid>-<tid>.json`): epoch ms it started, the
+   * requests it got answered and those it left unanswered (in flight at its end or timed out).
+   */
+  throwWindow?: { from: number; answered: number; unanswered: number };
 }

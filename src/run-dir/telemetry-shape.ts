@@ -103,6 +103,7 @@ const messages: Record<string, Check> = {
   profile: shape({ kind: (v) => v === 'cpu' || v === 'heap' || v === 'heap-retained', file: str, start: num, end: num }),
   'agent-error': shape({ what: str, message: str }),
   'call-window': shape({ start: num }),
+  'throw-watch': shape({ start: num }),
   primary: shape({
     role: (v) => v === 'cluster-primary',
     intervalMs: num,

@@ -49,6 +49,8 @@ export interface AgentPeer {
   loop: { t: number; elu: number; intervalMs?: number; finished?: number }[];
   /** When its call-count window opened (epoch ms), once its agent worker said so. */
   callWindowStart?: number;
+  /** When its agent worker began to follow the exceptions (epoch ms), once it said so. */
+  throwWatchStart?: number;
 }
 
 /** Readings of loop utilization kept per thread: a minute of samples at the default 100 ms. */
@@ -238,6 +240,9 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
         break;
       case 'call-window':
         if (typeof msg.start === 'number') peer.callWindowStart = msg.start;
+        break;
+      case 'throw-watch':
+        if (typeof msg.start === 'number') peer.throwWatchStart = msg.start;
         break;
       case 'sample':
         if (typeof msg.elu === 'number' && typeof msg.t === 'number') {

@@ -22,6 +22,7 @@ import {
   requestsInWindows,
   type CallCountWindow,
 } from './call-count-window.js';
+import { THROW_WATCH_MIN_MS, throwWatchOpened } from './throw-watch-window.js';
 import type { Report } from '../report/report-schema.js';
 import { writeReports } from '../report/write-reports.js';
 import { readRunDir } from '../profile/read-run.js';
@@ -306,10 +307,20 @@ class RunSession {
     const window = this.callCount;
     this.callCount = undefined;
     if (window === undefined || signal.aborted) return;
-    // No thread's loop was busy enough for a finding that uses the counts: no extra load (the
-    // agents' window then counts an idle server, and the analysis finds no requests in it).
-    if (!loopBusyEnough(this.agents?.peers ?? [], window.loadStart)) return;
-    const ms = callCountLoadMs(window, Date.now());
+    // Requests the measured load left unanswered: the agents follow the exceptions thrown in the
+    // extra load (agent/profiling/throw-watch.ts), where the requests it leaves unanswered are dropped.
+    const hung = this.load !== undefined && this.load.requests.inFlightAtEnd + this.load.errors.timeouts > 0;
+    // No thread's loop was busy enough for a finding that uses the counts and no request was left
+    // unanswered: no extra load (the agents' window then counts an idle server, and the analysis finds no requests in it).
+    if (!hung && !loopBusyEnough(this.agents?.peers ?? [], window.loadStart)) return;
+    // The extra load starts once the agents follow the exceptions (their workers may still be
+    // writing the profiles): a hung path stalls a connection for good, so the first drops count.
+    if (hung) {
+      this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'watch-throws' });
+      await throwWatchOpened(() => this.agents?.peers ?? [], signal);
+    }
+    const throwsFrom = Date.now();
+    const ms = callCountLoadMs(window, throwsFrom);
     if (ms <= 0) return;
     // Read as soon as the window holds enough requests (then the extra load stops CALL_COUNT_TAIL_MS
     // later), else by the agents themselves at its latest end.
@@ -330,10 +341,15 @@ class RunSession {
       readAt = now;
       requestsAtRead = requestsInWindows(this.agents?.peers ?? [], window);
       this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'call-count-read' });
-      tail = setTimeout(() => extra.abort(), CALL_COUNT_TAIL_MS);
+      // Exceptions are followed for THROW_WATCH_MIN_MS of extra load at least.
+      tail = setTimeout(
+        () => extra.abort(),
+        hung ? Math.max(CALL_COUNT_TAIL_MS, throwsFrom + THROW_WATCH_MIN_MS - now) : CALL_COUNT_TAIL_MS,
+      );
     }, CALL_COUNT_POLL_MS);
+    let extraLoad: LoadResult | undefined;
     try {
-      await driveLoad({
+      extraLoad = await driveLoad({
         url,
         socket,
         signal: extra.signal,
@@ -354,6 +370,12 @@ class RunSession {
       requests: Math.round((readAt !== undefined ? requestsAtRead : requestsInWindows(this.agents?.peers ?? [], window)) * 10) / 10,
       ...(readAt === undefined ? { latest: true } : {}),
     };
+    if (hung && extraLoad !== undefined)
+      this.meta.throwWindow = {
+        from: throwsFrom,
+        answered: extraLoad.requests.total,
+        unanswered: extraLoad.requests.inFlightAtEnd + extraLoad.errors.timeouts,
+      };
   }
 
   private onDrivePhase(phase: DrivePhase, at: number): void {

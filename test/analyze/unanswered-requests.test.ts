@@ -287,3 +287,120 @@ test('unanswered: a handler whose script the CPU profile never sampled is found 
   run.functionRanges[other] = [['auditRequest', 13, 0, 16, 1, 1]];
   assert.equal(unansweredRequests(run)[0].culprit, undefined);
 });
+
+type ThrowGroup = NonNullable<RunData['throws']>[number]['groups'][number];
+const site = (fn: string, file: string, line: number, column: number, functionLine: number, functionColumn = 1) => ({
+  function: fn,
+  file: `file:///srv/app/${file}`,
+  line,
+  column,
+  functionLine,
+  functionColumn,
+});
+const internal = {
+  function: 'processImmediate',
+  file: 'node:internal/timers',
+  line: 454,
+  column: 9,
+  functionLine: 438,
+  functionColumn: 28,
+};
+
+/** A stuck run whose listener took one hung request per connection, then an extra load after it that left `extra` unanswered while the agent followed `groups`. */
+function droppedRun(extra: number, groups: ThrowGroup[], answered = 240): RunData {
+  const run = stuckWith([
+    { method: 'GET', route: '/', count: 0, listener: true, handler: { name: '', scriptId: '40', line: 9, column: 19 } },
+  ]);
+  // The agent noted the measured load's hung requests (one per connection) and the extra load's.
+  run.threads[0].samples.at(-1)!.unanswered![0].count = run.load!.requests.inFlightAtEnd + extra;
+  run.meta.throwWindow = { from: SYNTHETIC_START + 8_200, answered, unanswered: 20 };
+  run.throws = [{ pid: run.threads[0].pid, threadId: run.threads[0].threadId, followed: groups.reduce((a, g) => a + g.count, 0), groups }];
+  return run;
+}
+
+test('unanswered: an error thrown once per request dropped and caught by a catch of the app names that catch', () => {
+  const thrown = site('renderInvoice', 'lib/invoice.js', 14, 40, 13);
+  const handler = site('handleInvoice', 'lib/invoice.js', 19, 3, 17);
+  const caught = { ...site('handleInvoice', 'lib/invoice.js', 26, 5, 17) };
+  const run = droppedRun(10, [
+    // The same throw through two node frames: counted together.
+    { count: 7, uncaught: false, frames: [thrown, handler, internal], handledAt: caught },
+    { count: 3, uncaught: false, frames: [thrown, handler], handledAt: caught },
+    // A validation error thrown and answered on every request: not where requests were dropped.
+    {
+      count: 250,
+      uncaught: false,
+      frames: [site('parseQuery', 'lib/query.js', 4, 11, 2)],
+      handledAt: site('route', 'server.js', 12, 7, 10),
+    },
+  ]);
+  const [f] = unansweredRequests(run);
+  assert.deepEqual(f.culprit, { function: 'handleInvoice', file: 'lib/invoice.js', line: 26, column: 5 });
+  assert.equal(f.evidence.thrownAt, 'renderInvoice (lib/invoice.js:14)');
+  assert.equal(f.evidence.caughtInStack, true);
+  assert.equal(f.evidence.throwsAfterLoad, 10);
+  assert.equal(f.evidence.unansweredAfterLoad, 10);
+  assert.match(
+    f.summary,
+    /10 requests were left unanswered while an error thrown in renderInvoice \(lib\/invoice\.js:14\) was caught 10 times by the catch of handleInvoice at lib\/invoice\.js:26/,
+  );
+});
+
+test('unanswered: a rejection no app code handles is said, and the route handler known stays the culprit', () => {
+  const run = stuckWith(
+    [
+      {
+        method: 'GET',
+        route: '/shipments/:id',
+        pattern: true,
+        count: 26,
+        handler: { name: 'showShipment', scriptId: '41', line: 3, column: 20 },
+      },
+    ],
+    [routeProfile('/srv/app')],
+  );
+  run.threads[0].samples.at(-1)!.unanswered![0].count = run.load!.requests.inFlightAtEnd + 6;
+  run.meta.throwWindow = { from: SYNTHETIC_START + 8_200, answered: 306, unanswered: 20 };
+  const thrown = site('carrierStatus', 'lib/carrier.js', 9, 27, 6);
+  const nodeHandler = {
+    function: 'promiseRejectHandler',
+    file: 'node:internal/process/promises',
+    line: 182,
+    column: 3,
+    functionLine: 181,
+    functionColumn: 30,
+  };
+  run.throws = [
+    {
+      pid: run.threads[0].pid,
+      threadId: 0,
+      followed: 6,
+      groups: [{ count: 6, uncaught: true, frames: [thrown, internal], handledAt: nodeHandler }],
+    },
+  ];
+  const [f] = unansweredRequests(run);
+  assert.equal(f.culprit?.function, 'showShipment');
+  assert.equal(f.evidence.thrownAt, 'carrierStatus (lib/carrier.js:9)');
+  assert.equal(f.evidence.caughtInStack, false);
+  assert.equal(f.evidence.handledAt, undefined);
+  assert.match(
+    f.summary,
+    /6 requests were left unanswered while an error thrown in carrierStatus \(lib\/carrier\.js:9\) was handled by no app code, 6 times/,
+  );
+});
+
+test('unanswered: throws far from one per request dropped, or too few requests dropped after the load, name nothing new', () => {
+  const thrown = site('renderInvoice', 'lib/invoice.js', 14, 40, 13);
+  const caught = site('handleInvoice', 'lib/invoice.js', 26, 5, 17);
+  // 40 throws for 10 dropped requests: thrown by answered requests too.
+  const [many] = unansweredRequests(droppedRun(10, [{ count: 40, uncaught: false, frames: [thrown], handledAt: caught }]));
+  assert.equal(many.evidence.droppedAt, undefined);
+  assert.notEqual(many.culprit?.line, 26);
+  // One request dropped after the load: it could be one cut by the load's end.
+  const [one] = unansweredRequests(droppedRun(1, [{ count: 1, uncaught: false, frames: [thrown], handledAt: caught }]));
+  assert.equal(one.evidence.droppedAt, undefined);
+  // No throw watch (a run before this change, or nothing was left unanswered): as before.
+  const plain = droppedRun(10, []);
+  delete plain.throws;
+  assert.equal(unansweredRequests(plain)[0].evidence.droppedAt, undefined);
+});

@@ -136,6 +136,10 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'stock-quote-one-chunk': { category: 'io-wait', culprit: { function: 'command', file: 'lib/store-client.js' } },
   // A kept worker pool the profile never catches handing over (postMessage): the message waits name where requests enter it.
   'worker-render-queue': { category: 'off-loop-cpu', culprit: { function: 'render', file: 'lib/renderer.js' } },
+  // Express 4 ignores a rejected handler's promise: the handler named, the error that rejected it said (followed after the load).
+  'express4-async-rejection': { category: 'unanswered-requests', culprit: { function: 'showShipment', file: 'lib/shipments.js' } },
+  // The catch that swallows the error, in a helper the route hands the response to, not the route connect last called.
+  'connect-swallowed-error': { category: 'unanswered-requests', culprit: { function: 'sendReceipt', file: 'lib/receipts.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -316,6 +320,17 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.kind, 'worker-threads');
     assert.equal(e.sentAt, 'lib/renderer.js:35');
     assert.ok((e.workerMessagesPerRequest as number) > 0.5, `${String(e.workerMessagesPerRequest)} messages per request`);
+  },
+  // The rejection's throw site is said when the watch followed it (thrownAt); in 2 of 5 runs here the
+  // watch saw no pause in the extra load (left open in the report), so only the route is asserted.
+  'express4-async-rejection': (e) => {
+    assert.equal(e.unansweredRoute, 'GET /shipments/:id');
+    if (e.thrownAt !== undefined) assert.equal(e.thrownAt, 'carrierStatus (lib/carrier.js:9)');
+  },
+  'connect-swallowed-error': (e) => {
+    assert.equal(e.thrownAt, 'renderReceipt (lib/receipts.js:16)');
+    assert.equal(e.droppedAt, 'sendReceipt (lib/receipts.js:27)');
+    assert.equal(e.caughtInStack, true);
   },
 };
 

@@ -19,6 +19,7 @@ import { StallCause } from './stall-cause.js';
 import { captureScripts } from '../profiling/script-capture.js';
 import { reserveFd } from '../fd-reserve.js';
 import { CallCounter } from '../profiling/call-counts.js';
+import { ThrowWatch, writeThrows } from '../profiling/throw-watch.js';
 import { ProfilerPrime } from '../profiling/profiler-prime.js';
 import { profiledScripts } from '../profiling/function-ranges.js';
 import {
@@ -96,6 +97,8 @@ function run(data: AgentWorkerData): void {
     (busy) => watchdog.agentWork(busy, 'call-counts'),
     (start) => conn.send({ type: 'call-window', start }),
   );
+  // The exceptions thrown after a load that left requests unanswered (the CLI says when: watch-throws).
+  const throws = new ThrowWatch(mainSession, onError, (start) => conn.send({ type: 'throw-watch', start }));
   // Scripts a stall's profile sampled get function ranges too (a run without a CPU profile).
   const cause = new StallCause(
     mainSession,
@@ -145,10 +148,17 @@ function run(data: AgentWorkerData): void {
       profiler.stop(() => {});
     } else if (msg.cmd === 'call-count-read') {
       counter.readNow();
+    } else if (msg.cmd === 'watch-throws') {
+      // Once the profiles are written: a pause waits for this thread, which must be free to answer it.
+      profiler.stop(() => throws.openWatch());
     } else if (msg.cmd === 'flush') {
       // A window not read by now (the run was cut short) is dropped.
       counter.cancel();
-      flusher.flush();
+      const seen = throws.close();
+      if (seen === undefined) return flusher.flush();
+      // Their scripts get source maps and function ranges with the profiled ones.
+      for (const id of throws.scripts) profiler.profiledScripts.add(id);
+      writeThrows(data.runDir, data.pid, data.threadId, seen, onError, () => flusher.flush());
     }
   });
   // The main thread is exiting (crash, process.exit) and waits for its running profile and the
@@ -158,6 +168,7 @@ function run(data: AgentWorkerData): void {
     exiting = true;
     prime.cancel();
     counter.cancel(); // A call-count window open at exit holds the profile's session (coverage-hold.ts).
+    throws.close(); // A process exiting is never held paused.
     let pending = 2;
     const finished = (): void => {
       if (--pending === 0) conn.afterWrites(() => rescue.markDone());
