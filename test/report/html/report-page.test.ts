@@ -34,6 +34,9 @@ async function expectedShare(cap: Captured, name: string): Promise<number> {
   return matched / (tree.total[0] - idle);
 }
 
+/** hashWork's share in a window of the hashing phase over its share of the whole profile, at least (see its use). */
+const HASH_WINDOW_RATIO = 1.25;
+
 /**
  * 250 ms inside the hashing phase, seconds since the run started (two decimals): the profile starts
  * at 2.0 s and its 400 ms of hashing once the profiler has answered (cap.hashPhase), 16-83 ms later
@@ -217,10 +220,13 @@ describe('report.html in headless Chromium', () => {
       `${JSON.stringify(win.window)} for ${from}..${to}`,
     );
     assert.ok(win.totalShown > 0 && win.totalShown < full.totalShown * 0.6, `${win.totalShown} of ${full.totalShown}`);
-    // The window is all hashing phase, and that phase is half the profile's time: hashWork's share
-    // there is about twice its share of the whole, whatever share of the phase hashing itself takes
-    // (0.27 against 0.22 read once when the window began before the hashing did).
-    assert.ok(win.searchShare! > 1.6 * fullShare, `hashing dominates its phase: ${win.searchShare} vs ${fullShare}`);
+    // The window is all hashing phase, and the other phase has no hashWork: its share there is its
+    // share of the whole divided by the hashing phase's part of the profile's busy time, whatever
+    // share of the phase hashing itself takes (0.27 against 0.22 read once when the window began
+    // before the hashing did). That part is about half, but the two phases' busy loops get unequal
+    // CPU on a loaded machine: 2.0x was read at load 17, 1.49x (0.44 against 0.29) on Node 24 at
+    // load 4-7. 1.25x holds while the hashing phase is under 80 % of the busy time.
+    assert.ok(win.searchShare! > HASH_WINDOW_RATIO * fullShare, `hashing dominates its phase: ${win.searchShare} vs ${fullShare}`);
     const shown = `Window ${win.window!.from.toFixed(2)}–${win.window!.to.toFixed(2)} s`;
     assert.ok(((await page.textContent('#flame .flame-status')) ?? '').startsWith(shown), shown);
     assert.ok((await page.locator('#flame .top-functions tbody tr').count()) > 3, 'top functions of the window listed');
@@ -282,7 +288,10 @@ describe('report.html in headless Chromium', () => {
     const whole = await openReport(browser, file, '#v=inverted&hide=idle,node-core&q=hashWork');
     const wholeShare = (await hook(whole.page)).flame!.searchShare;
     await whole.page.close();
-    assert.ok(f.searchShare !== null && wholeShare !== null && f.searchShare > 1.6 * wholeShare, `share ${f.searchShare} vs ${wholeShare}`);
+    assert.ok(
+      f.searchShare !== null && wholeShare !== null && f.searchShare > HASH_WINDOW_RATIO * wholeShare,
+      `share ${f.searchShare} vs ${wholeShare}`,
+    );
     assert.equal(await restored.page.inputValue('#flame input[type=search]'), 'hashWork');
     assert.equal(await restored.page.isChecked('#flame input[data-layer="node-core"]'), false);
     assert.deepEqual(restored.consoleErrors, []);
