@@ -52,7 +52,7 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
       findings.push(analyzerFailed(analyze, err));
     }
   }
-  const analyzed = setupWorkOfChurn(heapHeldByGrowth(mergeSameCulprit(creepExplainedByGrowth(findings))));
+  const analyzed = cloneOfHandOver(setupWorkOfChurn(heapHeldByGrowth(mergeSameCulprit(creepExplainedByGrowth(findings)))));
   // A load that got mostly redirects or errors, with nothing else found, measured those (off-target-load.ts).
   const offTarget = offTargetLoad(run, analyzed);
   const merged = offTarget ? [...analyzed, withSafeEvidence(offTarget)] : analyzed;
@@ -215,6 +215,40 @@ export function setupWorkOfChurn(findings: Finding[]): Finding[] {
         causedBy: churn.code,
         ...(churn.culprit ? { causeSite: `${churn.culprit.file}:${churn.culprit.line}` } : {}),
       },
+    };
+  });
+}
+
+/**
+ * A loop blocked by structured clones (work `clone`: `postMessage`'s serialization) beside a
+ * worker pool saturated by the messages sent from the same file: the worker deserializes what the
+ * loop serialized, so what each message carries is the cause of both. The blocking finding, which
+ * names the function that sends, leads (with the higher severity and impact of the two); the
+ * off-loop finding says its workers' CPU starts with that clone. A worker kept busy by its own
+ * work beside a small clone shows no blocking finding on clone work, and keeps its lead.
+ */
+export function cloneOfHandOver(findings: Finding[]): Finding[] {
+  const blocking = findings.find((f) => f.category === 'event-loop-blocking' && f.severity !== 'info' && f.evidence.work === 'clone');
+  if (!blocking?.culprit) return findings;
+  const file = blocking.culprit.file;
+  const pool = findings.find(
+    (f) =>
+      f.category === 'off-loop-cpu' &&
+      f.severity !== 'info' &&
+      f.evidence.kind === 'worker-threads' &&
+      typeof f.evidence.sentAt === 'string' &&
+      f.evidence.sentAt.slice(0, f.evidence.sentAt.lastIndexOf(':')) === file,
+  );
+  if (!pool) return findings;
+  const top = (Object.keys(severityRank) as Severity[])[Math.min(severityRank[pool.severity], severityRank[blocking.severity])];
+  return findings.map((f) => {
+    if (f === blocking)
+      return { ...f, severity: top, impact: Math.max(f.impact, pool.impact), evidence: { ...f.evidence, explains: pool.code } };
+    if (f !== pool) return f;
+    return {
+      ...f,
+      summary: `${f.summary} Each message is cloned: serialized on the loop in ${blocking.culprit!.function} (${file}:${blocking.culprit!.line}), deserialized again by the worker, so what a message carries costs both sides.`,
+      evidence: { ...f.evidence, causedBy: blocking.code },
     };
   });
 }
