@@ -5,6 +5,7 @@
 import type { ListenMessage } from '../agent/protocol.js';
 import { hotpathError } from '../errors.js';
 import type { AgentPeer, AgentServer } from './agent-server.js';
+import { launched } from './launcher.js';
 import { isHttpListen } from './run-meta.js';
 import type { TargetProcess } from './target-process.js';
 import { describeExit } from './run-outcome.js';
@@ -27,7 +28,8 @@ export const NON_HTTP_SETTLE_MS = 500;
 /**
  * How long an HTTP server opened by a helper process (a child the app forked or spawned, not a
  * cluster worker: an upstream stub, a mock service) waits for the app that started it to open
- * one of its own before it is chosen.
+ * one of its own before it is chosen. Not waited when the parent is a launcher (see launched()):
+ * `tsx app.ts` and `npm start` would otherwise start every run a second late.
  */
 export const HELPER_SETTLE_MS = 1000;
 
@@ -41,10 +43,14 @@ export function chooseListen(server: Pick<AgentServer, 'peers'>, port: number | 
   const all = server.peers.flatMap((peer) => peer.listens.map((listen) => ({ listen, peer })));
   if (port !== undefined) return all.find((x) => x.listen.port === port);
   const http = all.filter((x) => isHttpListen(x.listen) && (x.listen.port !== undefined || x.listen.pipe !== undefined));
-  const parentOf = (peer: AgentPeer) =>
-    peer.hello?.clusterWorkerId === undefined && peer.threadId === 0
-      ? server.peers.find((p) => p.threadId === 0 && p.pid === peer.hello?.ppid)
-      : undefined;
+  // The process that may still open the app's own server: a parent that is neither the cluster
+  // primary of this worker nor a launcher that only started this child.
+  const parentOf = (peer: AgentPeer) => {
+    const hello = peer.hello;
+    if (hello === undefined || hello.clusterWorkerId !== undefined || peer.threadId !== 0) return undefined;
+    const parent = server.peers.find((p) => p.threadId === 0 && p.pid === hello.ppid);
+    return parent?.hello && launched(parent.hello, hello) ? undefined : parent;
+  };
   const own = http.find((x) => parentOf(x.peer) === undefined);
   if (own) return own;
   // Only helpers so far: the one that opened first, once its parent had time to open its own or is gone.

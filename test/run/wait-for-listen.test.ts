@@ -78,7 +78,7 @@ function peerOf(
   pid: number,
   ppid: number,
   listens: { port: number; t: number }[],
-  extra: { clusterWorkerId?: number; closed?: boolean } = {},
+  extra: { clusterWorkerId?: number; closed?: boolean; argv?: string[] } = {},
 ): AgentPeer {
   const envelope = { v: 1 as const, pid, threadId: 0 };
   return {
@@ -89,7 +89,7 @@ function peerOf(
       t: 0,
       type: 'hello',
       ppid,
-      argv: ['node', 'x.js'],
+      argv: extra.argv ?? ['node', join(dir, `app-${pid}.js`)],
       execArgv: [],
       cwd: dir,
       nodeVersion: process.version,
@@ -119,4 +119,23 @@ test('the server a helper child opens first waits for the app that started it; c
   const worker = peerOf(12, 10, [{ port: 3000, t: t0 }], { clusterWorkerId: 1 });
   assert.equal(chooseListen({ peers: [app, worker] }, undefined, t0 + 1)?.peer.pid, 12);
   assert.equal(chooseListen({ peers: [app, stub] }, 4001, t0 + 1)?.listen.port, 4001);
+});
+
+test('the server a launched child opens is driven at once: a launcher (tsx, npm) never opens one of its own', () => {
+  const t0 = 1_000_000;
+  const app = join(dir, 'app.ts');
+  const child = (ppid: number) => peerOf(21, ppid, [{ port: 3000, t: t0 }], { argv: ['/usr/bin/node', app] });
+  // tsx's CLI, found by its package and by its argument naming the child's script.
+  const tsx = peerOf(20, 1, [], { argv: ['/usr/bin/node', '/w/node_modules/tsx/dist/cli.mjs', 'app.ts'] });
+  assert.equal(chooseListen({ peers: [tsx, child(20)] }, undefined, t0 + 1)?.peer.pid, 21);
+  // npm start, a launcher by its package alone (its arguments name no script).
+  const npm = peerOf(20, 1, [], { argv: ['/usr/bin/node', '/usr/lib/node_modules/npm/bin/npm-cli.js', 'start'] });
+  assert.equal(chooseListen({ peers: [npm, child(20)] }, undefined, t0 + 1)?.peer.pid, 21);
+  // A runner hotpath does not know, which names the script the child runs.
+  const runner = peerOf(20, 1, [], { argv: ['/usr/bin/node', '/opt/run-ts/bin.js', '--watch', './app.ts'] });
+  assert.equal(chooseListen({ peers: [runner, child(20)] }, undefined, t0 + 1)?.peer.pid, 21);
+  // An app that forks a helper is no launcher, even from node_modules of its own (a package named like one is not).
+  const server = peerOf(20, 1, [], { argv: ['/usr/bin/node', '/w/node_modules/tsx-app/server.js'] });
+  const helper = peerOf(21, 20, [{ port: 4001, t: t0 }], { argv: ['/usr/bin/node', '/w/node_modules/tsx-app/stub.js'] });
+  assert.equal(chooseListen({ peers: [server, helper] }, undefined, t0 + 1), undefined);
 });
