@@ -90,7 +90,7 @@ function unanswered(
   // app handled names the function it left, unless the route's handler is known (it let it through).
   const dropped = drop && (drop.caughtInStack || route?.culprit === undefined || route.entry.listener === true) ? drop.culprit : undefined;
   const culprit = site ? siteCulprit(site, run.cwd) : (dropped ?? route?.culprit);
-  const routeText = (route && !waitsOn ? routeSentence(route) : '') + (drop ? dropSentence(drop) : '');
+  const routeText = (route && !waitsOn ? routeSentence(route, drop === undefined) : '') + (drop ? dropSentence(drop) : '');
   const queued = waitsOn?.entry.queued !== undefined && waitsOn.entry.queued >= waitsOn.pending * UNANSWERED_CALLS_MIN_SHARE;
   const callsText = waitsOn
     ? ` ${waitsOn.pending} outgoing ${waitsOn.entry.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${waitsOn.entry.origin}${culprit ? ` made by ${describeCulprit(culprit)}` : ''} ` +
@@ -115,6 +115,8 @@ function unanswered(
             unansweredRoute: `${route.entry.method} ${route.entry.route}`,
             routeUnanswered: route.entry.count,
             unansweredSeen: route.total,
+            ...(route.window !== undefined ? { unansweredWindow: route.window } : {}),
+            ...(route.extraOnRoute !== undefined ? { routeUnansweredAfterLoad: route.extraOnRoute } : {}),
             ...(route.entry.oldestMs !== undefined ? { oldestWaitMs: route.entry.oldestMs } : {}),
             ...(route.entry.handler ? { handler: route.entry.handler.name || '(anonymous)' } : {}),
             ...(route.entry.handlerKind ? { handlerKind: route.entry.handlerKind } : {}),
@@ -150,8 +152,11 @@ function unanswered(
   };
 }
 
-/** " 10 of them were `GET /profile` (an Express route), last handled by loadProfile (server.js:5), which ..." */
-function routeSentence(route: NonNullable<ReturnType<typeof unansweredRoute>>): string {
+/**
+ * " 10 of them were `GET /profile` (an Express route), last handled by loadProfile (server.js:5), which ...":
+ * each request counted once, in the load it came from (the extra load's told when `withExtra`).
+ */
+function routeSentence(route: NonNullable<ReturnType<typeof unansweredRoute>>, withExtra: boolean): string {
   const e = route.entry;
   const what = `\`${e.method} ${e.route}\`${e.pattern ? " (a route of the app's router)" : ''}`;
   const who = route.culprit
@@ -161,11 +166,16 @@ function routeSentence(route: NonNullable<ReturnType<typeof unansweredRoute>>): 
     : e.handler && e.handler.name !== ''
       ? `, last handled by \`${e.handler.name}\``
       : '';
-  const share =
-    route.total > e.count
-      ? `${e.count} of the ${route.total} requests the server left waiting`
-      : `The ${e.count} requests the server left waiting`;
-  return ` ${share} were ${what}${who}: a path through it neither responds nor passes the request on.`;
+  const left =
+    route.window === 'measured'
+      ? 'the measured load left waiting'
+      : route.window === 'extra'
+        ? 'a little more load after it (not measured) left waiting'
+        : 'the server left waiting';
+  const share = route.total > e.count ? `${e.count} of the ${route.total} requests ${left}` : `The ${e.count} requests ${left}`;
+  const extra =
+    withExtra && route.extraOnRoute !== undefined ? ` (and ${route.extraOnRoute} more of a little more load after it, not measured)` : '';
+  return ` ${share} were ${what}${extra}${who}: a path through it neither responds nor passes the request on.`;
 }
 
 type OutgoingEntry = NonNullable<GrowthMessage['outgoing']>[number];

@@ -94,7 +94,7 @@ const optionalMetaFields: Record<string, Check> = {
   spawnedPid: num,
   otherPorts: arrayOf(num),
   callCountWindow: shape({ from: num, until: num, requests: num, latest: opt(bool) }),
-  throwWindow: shape({ from: num, answered: num, unanswered: num }),
+  throwWindow: shape({ from: num, answered: num, unanswered: num, until: opt(num) }),
 };
 
 /** The entries of an array field that have their shape; others are dropped with one warning. */

@@ -90,7 +90,10 @@ export interface RunMeta {
   /**
    * When the measured load left requests unanswered, the extra load after it in which the agents
    * followed the exceptions the app threw (`throws-<pid>-<tid>.json`): epoch ms it started, the
-   * requests it got answered and those it left unanswered (in flight at its end or timed out).
+   * requests it got answered and those it left unanswered (in flight at its end or timed out), and
+   * epoch ms it ended (`until`, absent before 2026-11-28): the agents note a request left
+   * unanswered when its connection closes, so their notes from before `until` are the measured
+   * load's, those after it the extra load's (analyze/signals/unanswered-windows.ts).
    */
-  throwWindow?: { from: number; answered: number; unanswered: number };
+  throwWindow?: { from: number; answered: number; unanswered: number; until?: number };
 }

@@ -325,13 +325,20 @@ class RunSession {
     // Read as soon as the window holds enough requests (then the extra load stops CALL_COUNT_TAIL_MS
     // later), else by the agents themselves at its latest end.
     const extra = new AbortController();
-    const onAbort = () => extra.abort();
+    // When the extra load was stopped: the requests it leaves waiting are noted by the agents once
+    // their connections close, after this (the measured load's, long before).
+    let stoppedAt = throwsFrom + ms;
+    const stop = () => {
+      stoppedAt = Math.min(stoppedAt, Date.now());
+      extra.abort();
+    };
+    const onAbort = stop;
     signal.addEventListener('abort', onAbort, { once: true });
     let readAt: number | undefined;
     let requestsAtRead = 0;
     let tail: NodeJS.Timeout | undefined;
     // A starved load engine can outlast its duration (its workers start late): the window's bound holds.
-    const bound = setTimeout(() => extra.abort(), ms);
+    const bound = setTimeout(stop, ms);
     const poll = setInterval(() => {
       const now = Date.now();
       // Past its latest end the agents read it by themselves.
@@ -342,10 +349,7 @@ class RunSession {
       requestsAtRead = requestsInWindows(this.agents?.peers ?? [], window);
       this.agents?.broadcast({ v: PROTOCOL_VERSION, type: 'control', cmd: 'call-count-read' });
       // Exceptions are followed for THROW_WATCH_MIN_MS of extra load at least.
-      tail = setTimeout(
-        () => extra.abort(),
-        hung ? Math.max(CALL_COUNT_TAIL_MS, throwsFrom + THROW_WATCH_MIN_MS - now) : CALL_COUNT_TAIL_MS,
-      );
+      tail = setTimeout(stop, hung ? Math.max(CALL_COUNT_TAIL_MS, throwsFrom + THROW_WATCH_MIN_MS - now) : CALL_COUNT_TAIL_MS);
     }, CALL_COUNT_POLL_MS);
     let extraLoad: LoadResult | undefined;
     try {
@@ -375,6 +379,7 @@ class RunSession {
         from: throwsFrom,
         answered: extraLoad.requests.total,
         unanswered: extraLoad.requests.inFlightAtEnd + extraLoad.errors.timeouts,
+        until: stoppedAt,
       };
   }
 

@@ -404,3 +404,44 @@ test('unanswered: throws far from one per request dropped, or too few requests d
   delete plain.throws;
   assert.equal(unansweredRequests(plain)[0].evidence.droppedAt, undefined);
 });
+
+test('unanswered (issue 18): the requests the extra load left are counted once, as its own, not again with the measured load', () => {
+  const thrown = site('renderInvoice', 'lib/invoice.js', 14, 40, 13);
+  const caught = site('handleInvoice', 'lib/invoice.js', 26, 5, 17);
+  const run = droppedRun(10, [{ count: 10, uncaught: false, frames: [thrown], handledAt: caught }]);
+  const samples = run.threads[0].samples;
+  const hung = run.load!.requests.inFlightAtEnd;
+  const route = (count: number): UnansweredRoute => ({ method: 'GET', route: '/', count, listener: true });
+  // The agent noted the measured load's requests as it ended, the extra load's once that was stopped.
+  samples.at(-2)!.unanswered = [route(hung)];
+  samples.at(-1)!.unanswered = [{ ...route(hung + 10), handler: { name: '', scriptId: '40', line: 9, column: 19 } }];
+  run.meta.throwWindow = { ...run.meta.throwWindow!, until: samples.at(-1)!.t - 1 };
+  const [f] = unansweredRequests(run);
+  assert.equal(f.evidence.routeUnanswered, hung);
+  assert.equal(f.evidence.unansweredSeen, hung);
+  assert.equal(f.evidence.unansweredWindow, 'measured');
+  assert.equal(f.evidence.unansweredAfterLoad, 10);
+  assert.match(f.summary, new RegExp(`The ${hung} requests the measured load left waiting were \`GET /\``));
+  assert.match(f.summary, /In a little more load after it \(not measured\), 10 requests were left unanswered/);
+  assert.doesNotMatch(f.summary, new RegExp(`${hung + 10} requests`));
+  // No error about once per dropped request: the route's sentence tells the extra load's apart.
+  const plain = droppedRun(10, []);
+  plain.threads[0].samples.at(-2)!.unanswered = [route(hung)];
+  plain.threads[0].samples.at(-1)!.unanswered = [route(hung + 10)];
+  plain.meta.throwWindow = { ...plain.meta.throwWindow!, until: plain.threads[0].samples.at(-1)!.t - 1 };
+  const [g] = unansweredRequests(plain);
+  assert.equal(g.evidence.routeUnansweredAfterLoad, 10);
+  assert.match(
+    g.summary,
+    new RegExp(
+      `The ${hung} requests the measured load left waiting were \`GET /\` \\(and 10 more of a little more load after it, not measured\\)`,
+    ),
+  );
+  // Only the extra load's noted (the measured load's were never seen by the agent): said as such.
+  const late = droppedRun(10, []);
+  late.threads[0].samples.at(-1)!.unanswered = [route(10)];
+  late.meta.throwWindow = { ...late.meta.throwWindow!, until: late.threads[0].samples.at(-1)!.t - 1 };
+  const [h] = unansweredRequests(late);
+  assert.equal(h.evidence.unansweredWindow, 'extra');
+  assert.match(h.summary, /The 10 requests a little more load after it \(not measured\) left waiting were `GET \/`/);
+});

@@ -13,6 +13,7 @@ import type { Culprit } from '../finding.js';
 import { mapCallSite, runResolver } from '../../profile/run-source-maps.js';
 import { siteCulprit } from './culprit.js';
 import { targetThreads } from './load-window.js';
+import { notedTotal, unansweredWindows } from './unanswered-windows.js';
 
 /** Throws per request left unanswered in the extra load, for the error to be where they were dropped. */
 export const DROP_MIN_RATIO = 0.5;
@@ -46,14 +47,17 @@ const sameFunction = (a: CallSite, b: CallSite): boolean =>
   a.functionColumn === b.functionColumn;
 
 /**
- * Requests the extra load left unanswered as the agents saw them: every request they noted left
- * unanswered (the routes' counts of their last sample) less those the measured load left (in flight
- * at its end or timed out). The extra load's own count holds the requests in flight when it was
- * stopped, which the server mostly answered.
+ * Requests the extra load left unanswered as the agents saw them: those they noted after it was
+ * stopped (signals/unanswered-windows.ts); in a run that does not tell the loads' notes apart,
+ * every request they noted left unanswered (the routes' counts of their last sample) less those
+ * the measured load left (in flight at its end or timed out). The extra load's own count holds
+ * the requests in flight when it was stopped, which the server mostly answered.
  */
 export function unansweredAfterLoad(run: RunData): number | undefined {
   const load = run.load;
   if (load === undefined) return undefined;
+  const windows = unansweredWindows(run);
+  if (windows.split && windows.threads.length > 0) return windows.threads.reduce((a, t) => a + notedTotal(t.extra), 0);
   let noted: number | undefined;
   for (const t of targetThreads(run)) {
     const last = [...t.samples].reverse().find((x) => x.unanswered !== undefined);

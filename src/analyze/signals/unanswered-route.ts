@@ -12,7 +12,7 @@ import type { ThreadTelemetry, RunData } from '../../run-dir/run-data.js';
 import type { UnansweredRoute } from '../../agent/protocol.js';
 import type { CpuProfile, CpuProfileNode } from '../../profile/cpu-profile.js';
 import type { Culprit } from '../finding.js';
-import { targetThreads } from './load-window.js';
+import { notedTotal, unansweredWindows } from './unanswered-windows.js';
 import { cpuViewOf } from './cpu-view.js';
 import { relativeFile } from './culprit.js';
 import { runResolver } from '../../profile/run-source-maps.js';
@@ -23,8 +23,16 @@ export const HANDLER_CALLEE_MIN_SHARE = 0.9;
 
 export interface UnansweredRouteView {
   entry: UnansweredRoute;
-  /** Unanswered requests the agents noted over every target thread. */
+  /**
+   * Unanswered requests the agents noted over every target thread, in the load `entry` counts
+   * (signals/unanswered-windows.ts): the measured load's, or the extra load's when the agents
+   * noted none of the measured load's; both together in a run that does not tell them apart.
+   */
   total: number;
+  /** Which load `entry` and `total` count; undefined when the run does not tell them apart. */
+  window?: 'measured' | 'extra';
+  /** When `window` is 'measured': the requests the extra load after it left on the same route. */
+  extraOnRoute?: number;
   culprit?: Culprit;
   /** The anonymous handler the culprit was called from, when followed into it. */
   via?: Culprit;
@@ -32,18 +40,27 @@ export interface UnansweredRouteView {
 
 /** The route with the most unanswered requests, its handler as a culprit when it is app code. */
 export function unansweredRoute(run: RunData): UnansweredRouteView | undefined {
+  const { threads, split } = unansweredWindows(run);
+  const measured = threads.some((t) => t.measured.length > 0);
+  const routesOf = (t: (typeof threads)[number]) => (measured ? t.measured : t.extra);
   let best: { entry: UnansweredRoute; thread: ThreadTelemetry } | undefined;
   let total = 0;
-  for (const thread of targetThreads(run)) {
-    const last = [...thread.samples].reverse().find((s) => s.unanswered !== undefined)?.unanswered ?? [];
-    for (const entry of last) {
-      total += entry.count;
-      if (best === undefined || entry.count > best.entry.count) best = { entry, thread };
-    }
+  for (const t of threads) {
+    total += notedTotal(routesOf(t));
+    for (const entry of routesOf(t)) if (best === undefined || entry.count > best.entry.count) best = { entry, thread: t.thread };
   }
   if (best === undefined) return undefined;
   const located = locate(run, best.thread, best.entry);
-  return { entry: best.entry, total, ...located };
+  if (!split) return { entry: best.entry, total, ...located };
+  const same = (r: UnansweredRoute) => r.method === best.entry.method && r.route === best.entry.route;
+  const extraOnRoute = measured ? notedTotal(threads.flatMap((t) => t.extra.filter(same))) : 0;
+  return {
+    entry: best.entry,
+    total,
+    window: measured ? 'measured' : 'extra',
+    ...(extraOnRoute > 0 ? { extraOnRoute } : {}),
+    ...located,
+  };
 }
 
 interface Fn {
