@@ -12,7 +12,7 @@
 // MAX_UNANSWERED_ROUTES routes.
 import type { UnansweredRoute } from '../protocol.js';
 import { functionLocation } from './function-location.js';
-import { LAST_CALL, LAST_HANDLER, fastifyRoute, stampKind } from '../hooks/last-handler.js';
+import { LAST_CALL, LAST_HANDLER, fastifyRoute, lastStamp, stampKind, type StampKind } from '../hooks/last-handler.js';
 import { dataValue } from '../hooks/own-data.js';
 
 /** Distinct method + route entries kept (a server hung on every URL would fill any map). */
@@ -68,7 +68,7 @@ export class UnansweredRoutes {
     const already = res[NOTED] ?? 0;
     if (pending <= already) return;
     res[NOTED] = pending;
-    const { route, pattern, handler, listener } = routeOf(req, socket.server as ServerLike | undefined);
+    const { route, pattern, handler, listener, kind: stampedKind } = routeOf(req, socket.server as ServerLike | undefined);
     const method = req.method ?? '?';
     const key = `${method} ${route}`;
     let entry = this.routes.get(key);
@@ -79,7 +79,7 @@ export class UnansweredRoutes {
       if (handler !== undefined) {
         this.fns.set(key, handler);
         if (listener) entry.listener = true;
-        const kind = listener ? undefined : stampKind(handler);
+        const kind = listener ? undefined : (stampedKind ?? stampKind(handler));
         if (kind !== undefined) entry.handlerKind = kind;
       }
     }
@@ -117,17 +117,20 @@ export class UnansweredRoutes {
 }
 
 /** The route a request took and the last app function known to have handled it. */
-function routeOf(req: Req, server: ServerLike | undefined): { route: string; pattern: boolean; handler?: Fn; listener?: boolean } {
-  const stamped = req[LAST_HANDLER];
+function routeOf(
+  req: Req,
+  server: ServerLike | undefined,
+): { route: string; pattern: boolean; handler?: Fn; listener?: boolean; kind?: StampKind } {
+  const stamped = lastStamp(req);
   const call = req[LAST_CALL];
   const known = typeof call === 'object' && call !== null ? frameworkRoute(call) : {};
   // The stamp first: a Hono function still holding the request (a middleware pending after its
   // route answered) rather than the last one Hono started (routeIndex).
-  const last = (typeof stamped === 'function' ? (stamped as Fn) : undefined) ?? known.handler;
+  const last = (stamped.fn as Fn | undefined) ?? known.handler;
   if (known.route !== undefined) return { route: known.route, pattern: true, ...(last ? { handler: last } : {}) };
   const fastify = fastifyRoute(req);
   if (fastify !== undefined) return { route: fastify.route, pattern: true, ...(fastify.handler ? { handler: fastify.handler as Fn } : {}) };
-  const handed = last !== undefined ? { handler: last } : undefined;
+  const handed = last !== undefined ? { handler: last, ...(stamped.kind !== undefined ? { kind: stamped.kind } : {}) } : undefined;
   const r = req.route;
   const route = r === undefined || r === null ? undefined : routePath(r.path, req.baseUrl ?? '');
   if (r && route !== undefined) {

@@ -15,7 +15,7 @@
 // message, whose fastify request holds the route's handler (Fastify 4 publishes none).
 import * as dc from 'node:diagnostics_channel';
 import { defineLike } from './wrap.js';
-import { dataFunction, replaceData } from './own-data.js';
+import { dataFunction, dataValue, replaceData } from './own-data.js';
 
 export const LAST_HANDLER = Symbol.for('hotpath.lastHandler');
 /** The framework's own request object the last handler was called with, when it is not the raw request. */
@@ -27,8 +27,8 @@ export const FASTIFY_CALL = Symbol.for('hotpath.fastifyCall');
  * What a stamped function is to its framework, where the framework tells: a middleware (Express,
  * connect and polka `use`, a Koa app's middleware, @koa/router's `use` and a route's functions
  * before its last, Hono's before the route's handler), a hook (Fastify's `addHook` and route
- * hooks), or a route's handler. Kept per function (set when it is wrapped, or when Express hands a
- * request to its layer), read only for a request left unanswered.
+ * hooks), or a route's handler. Kept per function when it is wrapped; an Express stamp is the
+ * layer itself, whose kind is read from it (lastStamp), for a request left unanswered only.
  */
 export type StampKind = 'middleware' | 'hook' | 'handler';
 const kinds = new WeakMap<Function, StampKind>();
@@ -36,6 +36,26 @@ const kinds = new WeakMap<Function, StampKind>();
 /** What `fn` is to its framework, when the framework tells. */
 export function stampKind(fn: unknown): StampKind | undefined {
   return typeof fn === 'function' ? kinds.get(fn) : undefined;
+}
+
+/**
+ * The function that took `req` last and what it is to its framework. An Express layer stamps the
+ * request with itself (no work per layer call beyond the store): its handle is the function, and
+ * its kind is told by the layer: one of no route and no method is `use`'s (a middleware), one of
+ * a route (a route's own layers have their method) its handler; a route's dispatch layer tells
+ * none (its own layers stamp the request next).
+ */
+export function lastStamp(req: object): { fn?: Function; kind?: StampKind } {
+  const stamped = (req as Stamped)[LAST_HANDLER];
+  if (typeof stamped === 'function') {
+    const kind = kinds.get(stamped);
+    return { fn: stamped, ...(kind !== undefined ? { kind } : {}) };
+  }
+  if (typeof stamped !== 'object' || stamped === null || !patchedLayers.has(Object.getPrototypeOf(stamped) as object)) return {};
+  const fn = dataFunction(stamped, 'handle');
+  if (fn === undefined) return {};
+  if (dataValue(stamped, 'route') !== undefined) return { fn };
+  return { fn, kind: dataValue(stamped, 'method') === undefined ? 'middleware' : 'handler' };
 }
 
 /** Notes what `fn` is (the first word kept: a function is wrapped once). */
@@ -182,8 +202,9 @@ export function stampLayers(stack: unknown): void {
 }
 
 /**
- * An Express Layer prototype: its request method stamps the request with the layer's handle
- * before the layer runs it (a route's dispatch is stamped, then each of the route's own layers).
+ * An Express Layer prototype: its request method stamps the request with the layer before the
+ * layer runs its handle (a route's dispatch is stamped, then each of the route's own layers);
+ * lastStamp reads the handle and its kind off the layer.
  */
 export function stampExpressLayer(proto: object | undefined): void {
   if (proto === undefined || patchedLayers.has(proto)) return;
@@ -192,15 +213,8 @@ export function stampExpressLayer(proto: object | undefined): void {
     if (!Object.prototype.hasOwnProperty.call(proto, name)) continue;
     const original = dataFunction(proto, name) as Fn | undefined;
     if (original === undefined) continue;
-    const wrapper = function (
-      this: { handle?: unknown; route?: unknown; method?: unknown },
-      req: unknown,
-      res: unknown,
-      next: unknown,
-    ): unknown {
-      if (typeof req === 'object' && req !== null) (req as Stamped)[LAST_HANDLER] = this.handle;
-      // A layer of no route, with no method: `use`'s (a route's own layers have their method).
-      if (this.route === undefined) noteKind(this.handle, this.method === undefined ? 'middleware' : 'handler');
+    const wrapper = function (this: object, req: unknown, res: unknown, next: unknown): unknown {
+      if (typeof req === 'object' && req !== null) (req as Stamped)[LAST_HANDLER] = this;
       return original.call(this, req, res, next);
     };
     defineLike(wrapper, original);

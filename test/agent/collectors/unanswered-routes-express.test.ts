@@ -132,3 +132,25 @@ for (const pkg of ['express4', 'express'] as const) {
     assert.equal(routed[0].handlerKind, 'handler');
   });
 }
+
+for (const pkg of ['express4', 'express'] as const) {
+  test(`${pkg}: a function that is both a middleware and a route's handler is told by the layer that holds the request`, async () => {
+    // The kind is read off the layer the request was last handed to, not kept per function: the
+    // same function passed the request on as `use`'s middleware before it held it as the route's handler.
+    const routes = await hangOn(
+      pkg,
+      (app, hang) => {
+        const gate = function gate(req: { route?: unknown }, res: unknown, next: () => void) {
+          if (req.route === undefined) next();
+          else hang(req, res);
+        };
+        app.use('/', gate as unknown as never);
+        app.get('/items/:id', gate as unknown as Handler);
+        stampExpressLayer(layerPrototype(app));
+      },
+      '/items/3',
+    );
+    assert.equal(routes?.[0].handler?.name, 'gate');
+    assert.equal(routes[0].handlerKind, 'handler');
+  });
+}
