@@ -12,7 +12,7 @@
 
 import type { RunData } from '../run-dir/run-data.js';
 import { loadWindow, targetThreads, windowSamples } from '../analyze/signals/load-window.js';
-import type { SampleMessage } from '../agent/protocol.js';
+import { threadCpuUs } from '../analyze/signals/thread-cpu.js';
 
 /** The loop is the bottleneck from this event-loop utilization over the window on. */
 export const SATURATED = 0.8;
@@ -32,12 +32,6 @@ export interface LoopCpuShare {
   utilization: number;
   /** The loop threads' share of their processes' CPU, 0..1. */
   ofProcess: number;
-}
-
-/** A sample's loop-thread CPU, µs: node's thread CPU, else the on-CPU time read from /proc. */
-function threadCpuUs(c: SampleMessage['cpu']): number | undefined {
-  if (c.threadUser !== undefined) return c.threadUser + (c.threadSystem ?? 0);
-  return c.threadOnCpu;
 }
 
 /**

@@ -10,6 +10,7 @@ import { cpuViewOf, threadActiveTime } from './cpu-view.js';
 import { loopNeverSlept, SATURATED_ELU } from './immediate-yields.js';
 import { perRun } from '../../run-dir/per-run.js';
 import { isPreemptedStall } from './preempted-stall.js';
+import { nodeThreadCpuUs, threadCpuUs } from './thread-cpu.js';
 
 export interface LoopStats {
   durationMs: number;
@@ -70,7 +71,7 @@ export const loopStats: (run: RunData) => LoopStats | undefined = perRun(compute
 /**
  * The CPU the app's serving threads used (µs) over their samples: the threads' own CPU when every
  * thread measures it (threadUser/threadSystem, Node 23.9+; else threadOnCpu, read by the agent's
- * worker from /proc on Linux, exact over a sum of samples: see threadCpuUs), else the process's. The process's
+ * worker from /proc on Linux, exact over a sum of samples: see threadOwnCpuUs), else the process's. The process's
  * CPU also carries the libuv pool (an fs.promises read), V8's compiler and GC helper threads, and
  * the agent's worker and profiler threads, which grow per request on a slow or busy machine (fewer
  * requests share the same warm-up): a healthy Express route with one fetch and one file read per
@@ -81,7 +82,7 @@ export const loopStats: (run: RunData) => LoopStats | undefined = perRun(compute
  * out: it is hotpath's cost, not the app's.
  */
 export function appCpuUs(perThread: readonly SampleMessage[][]): number {
-  const threaded = perThread.map(threadCpuUs);
+  const threaded = perThread.map(threadOwnCpuUs);
   if (threaded.every((us) => us !== undefined)) return Math.max(0, sum(threaded as number[]));
   const agentUs = (s: SampleMessage): number => (s.agent ? s.agent.mainUs + (s.agent.workerUs ?? 0) + (s.agent.profilerUs ?? 0) : 0);
   const samples = perThread.flat();
@@ -89,11 +90,10 @@ export function appCpuUs(perThread: readonly SampleMessage[][]): number {
   return Math.max(
     0,
     sum(
-      samples.map((s) =>
-        s.cpu.threadUser !== undefined
-          ? s.cpu.threadUser + (s.cpu.threadSystem ?? 0) - (s.agent?.mainUs ?? 0)
-          : s.cpu.user + s.cpu.system - agentUs(s),
-      ),
+      samples.map((s) => {
+        const node = nodeThreadCpuUs(s.cpu);
+        return node !== undefined ? node - (s.agent?.mainUs ?? 0) : s.cpu.user + s.cpu.system - agentUs(s);
+      }),
     ),
   );
 }
@@ -109,9 +109,8 @@ export const THREAD_CPU_MIN_COVERAGE = 0.5;
  * reading on and scaled to all its samples' time; undefined when it is not measured on every
  * sample after the first reading or covers less than THREAD_CPU_MIN_COVERAGE of the time.
  */
-function threadCpuUs(samples: readonly SampleMessage[]): number | undefined {
-  const own = (s: SampleMessage): number | undefined =>
-    s.cpu.threadUser !== undefined ? s.cpu.threadUser + (s.cpu.threadSystem ?? 0) : s.cpu.threadOnCpu;
+function threadOwnCpuUs(samples: readonly SampleMessage[]): number | undefined {
+  const own = (s: SampleMessage): number | undefined => threadCpuUs(s.cpu);
   const first = samples.findIndex((s) => own(s) !== undefined);
   if (first < 0) return undefined;
   // node's thread CPU covers its first sample; the /proc reading's first is the baseline (0).
