@@ -14,7 +14,8 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { hotpathError } from '../errors.js';
 import type { CpuCallFrame, CpuProfile, CpuProfileNode } from '../profile/cpu-profile.js';
-import { scriptUrl } from './ticks-to-cpuprofile.js';
+import { cppName, scriptUrl } from './ticks-to-cpuprofile.js';
+import { demangleProfiles } from './demangle-profile.js';
 import { KERNEL_SUFFIX } from '../profile/classify-frame.js';
 import type { PerfMap } from './perf-map.js';
 
@@ -64,7 +65,8 @@ export function perfCallFrame(symbol: string, object: string): CpuCallFrame {
   }
   if (sym === '[unknown]' || sym === '') return { functionName: `[unknown] (${basename(object)})`, ...none };
   if (object === '[kernel.kallsyms]' || object.startsWith('[kernel')) return { functionName: `${sym}${KERNEL_SUFFIX}`, ...none };
-  return { functionName: sym, ...none };
+  // As `hotpath prof` names C++: without the ELF symbol version (`pthread_mutex_init@@GLIBC_2.2.5`).
+  return { functionName: cppName(sym), ...none };
 }
 
 /** V8's perf map marks optimized code `*` (TurboFan) or `+` (Maglev): code that may hold inlined callees. */
@@ -373,7 +375,9 @@ export async function parsePerfScriptFile(path: string, file: string): Promise<P
   await readPerfLines(createReadStream(path), reader);
   profiles.skippedLines = reader.skipped;
   for (const e of reader.events) profiles.events.add(e);
-  return profiles.result();
+  const result = profiles.result();
+  await demangleProfiles(result.processes.map((p) => p.profile));
+  return result;
 }
 
 function notPerf(file: string, why: string): Error {

@@ -325,10 +325,10 @@ export async function symbolizeLibraries(libs: readonly LibraryRange[], options:
 }
 
 /** Demangles C++ names (`_ZN2v88internal…`) with one c++filt; names it cannot read stay as they are. */
-export function demangle(names: readonly string[], cxxfilt = 'c++filt'): Promise<string[]> {
+export function demangle(names: readonly string[], cxxfilt = 'c++filt', args: readonly string[] = []): Promise<string[]> {
   if (names.length === 0) return Promise.resolve([]);
   return new Promise((resolve) => {
-    const child = spawn(cxxfilt, [], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(cxxfilt, [...args], { stdio: ['pipe', 'pipe', 'ignore'] });
     const chunks: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => chunks.push(c));
     child.on('error', () => resolve([...names]));

@@ -23,6 +23,7 @@ import { parseCpuProfile, type CpuProfile } from '../profile/cpu-profile.js';
 import { NativeProcessBuilder, type NativeProcessProfiles } from '../native/native-profile.js';
 import { findPerf, perfScript, PerfRecorder, type PerfUnavailable } from '../native/perf-recorder.js';
 import { PerfMap } from '../native/perf-map.js';
+import { demangleProfiles } from '../native/demangle-profile.js';
 
 /** The V8 flags that make the target write /tmp/perf-<pid>.map (all supported Node majors need both). */
 export const PERF_MAP_FLAGS = ['--perf-basic-prof-only-functions', '--interpreted-frames-native-stack'] as const;
@@ -208,8 +209,11 @@ export class NativeRecording {
         },
         mapOf,
       );
+      const results = builders.map((b) => b.result());
+      // Named as an imported perf script is (a perf without a demangler leaves C++ names mangled).
+      await demangleProfiles(results.flatMap((r) => [r.main, r.threads].filter((p): p is CpuProfile => p !== undefined)));
       const summary = [];
-      for (const b of builders) summary.push(await this.mergeProcess(dir, meta, b.result()));
+      for (const r of results) summary.push(await this.mergeProcess(dir, meta, r));
       await writeFile(
         join(dir, NATIVE_FILE),
         JSON.stringify({ rateHz: NATIVE_RATE_HZ, flags: PERF_MAP_FLAGS, processes: summary }, null, 2) + '\n',

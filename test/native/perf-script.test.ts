@@ -4,7 +4,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,4 +124,31 @@ test('perf script read as a stream: each sample is handed on once its frames are
     (e: Error & { code?: string }) => e.code === 'HOTPATH_ERR_PERF_SCRIPT' && /no sample header/.test(e.message),
   );
   assert.ok(junk.destroyed);
+});
+
+test('perf script with C++ names perf left mangled (--no-demangle) or versioned: named as hotpath prof and run --native name them', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-import-names-'));
+  try {
+    const file = join(dir, 'mangled.perf');
+    const sample = (t: string) =>
+      [
+        `node   355  ${t}:   10101010 cpu-clock:ppp: `,
+        '\t    55d0a1b2c3d4 _ZN4node11StringBytes5WriteEPN2v87IsolateEPcmNS1_5LocalINS1_5ValueEEENS_8encodingE+0x32 (/usr/bin/node)',
+        '\t    7f0000008baf pthread_mutex_init@@GLIBC_2.2.5+0x72 (/usr/lib/x86_64-linux-gnu/libc.so.6)',
+        '\t    7f803000cb08 JS:*fib /tmp/proflab/server.js:3:13+0x8 (/tmp/perf-355.map)',
+        '\t    55d0a1b2c3d5 uv_run+0x187 (/usr/bin/node)',
+        '',
+      ].join('\n');
+    writeFileSync(file, sample('2814.955891') + sample('2814.965991'));
+    const r = await parsePerfScriptFile(file, 'mangled.perf');
+    const names = r.processes[0].profile.nodes.map((n) => n.callFrame.functionName);
+    assert.ok(names.includes('pthread_mutex_init'), names.join(', '));
+    assert.ok(!names.some((n) => n.includes('@@')), names.join(', '));
+    // c++filt, as perf prints a demangled name (no parameter types); left as it is without c++filt.
+    const cxxfilt = spawnSync('c++filt', ['--version']).status === 0;
+    if (cxxfilt) assert.ok(names.includes('node::StringBytes::Write'), names.join(', '));
+    assert.ok(names.includes('fib') && names.includes('uv_run'), names.join(', '));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
