@@ -328,6 +328,8 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     // One lookup in 25 rejects, so the extra load after the measured one rejects too: the pauses are seen (issue 18).
     assert.equal(e.thrownAt, 'carrierStatus (lib/carrier.js:11)');
     assert.equal(e.caughtInStack, false);
+    // The route's count is the measured load's, the extra load's told apart (meta.throwWindow.until).
+    assert.equal(e.unansweredWindow, 'measured');
   },
   'connect-swallowed-error': (e) => {
     assert.equal(e.thrownAt, 'renderReceipt (lib/receipts.js:16)');
