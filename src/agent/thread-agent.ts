@@ -195,7 +195,7 @@ export class ThreadAgent {
     if (gc !== undefined) {
       sample.gc = gc;
       // GC pressure or heap growth while a profile runs: the worker starts sampling the heap.
-      this.heapTrigger.loop(sample.intervalMs, sample.elu, threadCpuMs(sample.cpu));
+      safely('heap-trigger', () => this.heapTrigger.loop(sample.intervalMs, sample.elu, threadCpuMs(sample.cpu)));
       safely('heap-trigger', () => this.wantHeap(this.heapTrigger.observe(epochNow(), events, gc.observedMs)));
       this.heapTrigger.countRequests(sample.http?.finished ?? 0);
       // A full GC of V8's own reads what is live as well as the forced one does.
