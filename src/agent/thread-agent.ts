@@ -41,7 +41,7 @@ import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-res
 import { HEARTBEAT_MS } from './worker/stall-watchdog.js';
 import { MAIN_FLUSHED, type AgentWorkerData, type HeapWantedMessage, type ScriptsWantedMessage } from './worker/worker-data.js';
 import { MidLoadGc } from './profiling/mid-load-gc.js';
-import { HeapTrigger, type HeapWanted } from './profiling/heap-trigger.js';
+import { HeapTrigger, threadCpuMs, type HeapWanted } from './profiling/heap-trigger.js';
 import { newCostBuffer } from './worker/own-cpu.js';
 import { isPostLoadGc, POST_LOAD_SAMPLED } from './profiling/post-load-gc.js';
 import { oldGenerationUsed } from './collectors/full-gc-canary.js';
@@ -195,6 +195,7 @@ export class ThreadAgent {
     if (gc !== undefined) {
       sample.gc = gc;
       // GC pressure or heap growth while a profile runs: the worker starts sampling the heap.
+      safely('heap-trigger', () => this.heapTrigger.loop(sample.intervalMs, sample.elu, threadCpuMs(sample.cpu)));
       safely('heap-trigger', () => this.wantHeap(this.heapTrigger.observe(epochNow(), events, gc.observedMs)));
       this.heapTrigger.countRequests(sample.http?.finished ?? 0);
       // A full GC of V8's own reads what is live as well as the forced one does.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { memoryLeak } from '../../src/analyze/memory-leak.js';
+import { LEAK_WARM_LATE_REQUESTS, memoryLeak } from '../../src/analyze/memory-leak.js';
 import { SYNTHETIC_START, syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { syntheticCpuProfile, syntheticHeapProfile, type SyntheticAllocation } from '../fixtures/telemetry/synthetic-profile.js';
 import type { ProfileRef } from '../../src/run-dir/run-data.js';
@@ -668,8 +668,8 @@ test('memory leak: a window that served no requests is read against time, with t
  * reading is heapUsed before the load, its garbage included), the heap 7.95 MB after the mid-load
  * GC and 8.35 MB after the post-load one: 0.4 MB over about 150 requests, 5 % of the heap.
  */
-function slowRun(startMB: number, endMB = 8.35) {
-  const run = syntheticRun({ durationS: 5, rps: 60, heapMB: 7.9, heapSawMB: 0.05, majorGcPerS: 0, resourcesAtRest: { TCPServerWrap: 1 } });
+function slowRun(startMB: number, endMB = 8.35, rps = 60) {
+  const run = syntheticRun({ durationS: 5, rps, heapMB: 7.9, heapSawMB: 0.05, majorGcPerS: 0, resourcesAtRest: { TCPServerWrap: 1 } });
   const [thread] = run.threads;
   const mb = (x: number) => x * 1024 * 1024;
   thread.samples[0].mem = { ...thread.samples[0].mem, heapUsed: mb(startMB) };
@@ -687,9 +687,27 @@ test('memory leak: on a slow run, a second half that kept 5 % of the heap after 
   const [kept] = memoryLeak(slowRun(8.5, 10.4));
   assert.equal(kept?.code, 'HOTPATH_MEMORY_LEAK');
   assert.ok(Number(kept.evidence.earlyBytesPerRequest) < 0);
-  // The same second half after a first half that kept as much per request (7.5 → 7.95 MB) is a leak.
-  const [f] = memoryLeak(slowRun(7.5));
+  // A second half rising at the first half's rate (7.5 → 7.95 → 8.6 MB) is a leak when it is the
+  // rate of many requests (400 a second: about 1,000 in the second half, 8 % of the heap).
+  const [f] = memoryLeak(slowRun(7.5, 8.6, 400));
   assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK');
   assert.equal(f.evidence.basis, 'per-request');
   assert.ok(Number(f.evidence.earlyBytesPerRequest) > 0);
+});
+
+test('memory leak: a second half of few requests whose rate held from the first half may still be the warm-up: its floor against the heap rises as the requests get fewer', () => {
+  // 150 requests in the second half (60 a second), 0.4 MB, 5 % of the heap, after a first half at
+  // the same rate: a run that ended inside its warm-up (a healthy NestJS route on a starved target).
+  assert.deepEqual(memoryLeak(slowRun(7.5)), []);
+  // About 500 requests (200 a second), 0.65 MB, 8 % of the heap: under the 10 % that many requests ask for.
+  assert.deepEqual(memoryLeak(slowRun(7.0, 8.6, 200)), []);
+  // 1 MB over them, 12.6 %, is a leak.
+  const [half] = memoryLeak(slowRun(7.0, 8.95, 200));
+  assert.equal(half?.code, 'HOTPATH_MEMORY_LEAK');
+  assert.ok(Number(half.evidence.lateRequests) < LEAK_WARM_LATE_REQUESTS);
+  // Past a fifth of the heap it is a leak however few the requests.
+  const [f] = memoryLeak(slowRun(6.0, 10.4));
+  assert.equal(f?.code, 'HOTPATH_MEMORY_LEAK');
+  assert.equal(f.evidence.basis, 'per-request');
+  assert.ok(Number(f.evidence.lateRequests) < LEAK_WARM_LATE_REQUESTS / 2);
 });

@@ -5,7 +5,12 @@
 // that allocates little never pays it. Judged on the main thread, from what the agent reads
 // anyway, at most once per TRIGGER_EVERY_MS while a profile runs:
 // - GC pressure: the GCs observed took ≥ TRIGGER_GC_SHARE of the time they were observed (the
-//   gc-pressure finding's info level), over at least a second;
+//   gc-pressure finding's info level), over at least a second, counting only kinds of GC seen at
+//   least TRIGGER_GC_MIN_KIND_COUNT times (a rate, not a pause: an idle heap's memory reducer runs
+//   a major GC or two), and on a target starved of CPU (its loop thread got less CPU than the loop
+//   was active) scaled as gc-pressure scales it (wall × c / (1 − ELU + ELU × c)): a GC's duration
+//   is wall time, and a process descheduled inside one reads it long (a quiet server on a busy
+//   machine started the sampler on a few scavenges);
 // - heap growth: the heap outside the young generation rose ≥ TRIGGER_GROWTH_BYTES above its
 //   lowest reading since the profile started (a leak, or garbage promoted by a busy server,
 //   which the GC share then usually shows too).
@@ -21,7 +26,7 @@
 // The worker then starts the sparse sampler (inspector-profiler.ts startHeap): an allocation view
 // until the middle of the load, what stays alive after it; past the middle, the view the reason
 // asks for (GC pressure: who allocates; growth: what stays alive).
-import type { GcEvent } from '../protocol.js';
+import type { GcEvent, SampleMessage } from '../protocol.js';
 import * as v8 from 'node:v8';
 import { oldGenerationUsed } from '../collectors/full-gc-canary.js';
 
@@ -32,6 +37,8 @@ function externalUsed(): number {
 
 /** GC share of the observed time that starts the heap sampler (gc-pressure reports from 5 %). */
 export const TRIGGER_GC_SHARE = 0.05;
+/** A kind of GC seen fewer times than this since the profile started is a pause, not pressure (gc-pressure's GC_MIN_PRESSURE_COUNT). */
+export const TRIGGER_GC_MIN_KIND_COUNT = 3;
 /** Growth of the heap outside the young generation that starts it (half the leak finding's 8 MiB floor for a run without requests). */
 export const TRIGGER_GROWTH_BYTES = 4 * 1024 * 1024;
 /** Growth of the heap a full GC left over the lowest reading since the start that starts it (see liveAfterFullGc). */
@@ -58,8 +65,13 @@ export type HeapWanted = 'gc' | 'growth' | 'live-growth';
 export class HeapTrigger {
   private armed = false;
   private fired = false;
-  private gcMs = 0;
   private gcs = 0;
+  /** GC time and count per kind since arm(). */
+  private byKind = new Map<string, { ms: number; count: number }>();
+  /** The loop's active time, the loop thread's CPU over the same intervals, and their wall time (loop()). */
+  private activeMs = 0;
+  private threadCpuMs = 0;
+  private loopMs = 0;
   private observedMs = 0;
   private lowest = Infinity;
   private lowestExternal = Infinity;
@@ -75,7 +87,9 @@ export class HeapTrigger {
   arm(now: number): void {
     this.armed = true;
     this.fired = false;
-    this.gcMs = this.observedMs = this.gcs = 0;
+    this.observedMs = this.gcs = 0;
+    this.byKind = new Map();
+    this.activeMs = this.threadCpuMs = this.loopMs = 0;
     this.lowest = this.safeRead(this.readOld);
     this.lowestExternal = this.safeRead(this.readExternal);
     this.lastCheck = now;
@@ -85,6 +99,17 @@ export class HeapTrigger {
   /** Requests the thread finished (one sample's), counted while armed. */
   countRequests(finished: number): void {
     if (this.armed) this.requests += finished;
+  }
+
+  /**
+   * One sample's loop figures: its wall time, ELU and the CPU the loop thread got in it
+   * (undefined where the thread's CPU is not read: Node < 23.9 off Linux; then no scaling).
+   */
+  loop(intervalMs: number, elu: number, threadCpuMs: number | undefined): void {
+    if (!this.armed || threadCpuMs === undefined || !(intervalMs > 0) || !(elu >= 0)) return;
+    this.loopMs += intervalMs;
+    this.activeMs += elu * intervalMs;
+    this.threadCpuMs += threadCpuMs;
   }
 
   disarm(): void {
@@ -97,7 +122,12 @@ export class HeapTrigger {
    */
   observe(now: number, events: readonly GcEvent[], observedMs: number): HeapWanted | undefined {
     if (!this.armed || this.fired) return undefined;
-    for (const e of events) this.gcMs += e.durationMs;
+    for (const e of events) {
+      const k = this.byKind.get(e.kind) ?? { ms: 0, count: 0 };
+      k.ms += e.durationMs;
+      k.count++;
+      this.byKind.set(e.kind, k);
+    }
     this.gcs += events.length;
     this.observedMs += observedMs;
     if (now - this.lastCheck < TRIGGER_EVERY_MS) return undefined;
@@ -105,7 +135,7 @@ export class HeapTrigger {
     const old = this.safeRead(this.readOld);
     this.lowest = Math.min(this.lowest, old);
     this.lowestExternal = Math.min(this.lowestExternal, this.safeRead(this.readExternal));
-    const pressure = this.observedMs >= MIN_OBSERVED_MS && this.gcs >= MIN_OBSERVED_GCS && this.gcMs / this.observedMs >= TRIGGER_GC_SHARE;
+    const pressure = this.observedMs >= MIN_OBSERVED_MS && this.gcs >= MIN_OBSERVED_GCS && this.gcShare() >= TRIGGER_GC_SHARE;
     const growth = Number.isFinite(this.lowest) && old - this.lowest >= TRIGGER_GROWTH_BYTES;
     if (!pressure && !growth) return undefined;
     this.fired = true;
@@ -133,6 +163,21 @@ export class HeapTrigger {
     return forced ? 'live-growth' : 'growth';
   }
 
+  /**
+   * The observed GC share, recurring kinds only, as free cores would show it: GC and the loop's
+   * other work shrunk to the part the thread ran (c, its CPU per active ms), the idle time kept.
+   */
+  private gcShare(): number {
+    let ms = 0;
+    for (const k of this.byKind.values()) if (k.count >= TRIGGER_GC_MIN_KIND_COUNT) ms += k.ms;
+    const wall = ms / this.observedMs;
+    if (this.activeMs <= 0 || this.loopMs <= 0) return wall;
+    const c = Math.min(1, this.threadCpuMs / this.activeMs);
+    const elu = Math.min(1, this.activeMs / this.loopMs);
+    const kept = 1 - elu + elu * c;
+    return kept > 0 ? (wall * c) / kept : wall;
+  }
+
   private safeRead(read: () => number): number {
     try {
       return read();
@@ -140,4 +185,10 @@ export class HeapTrigger {
       return Infinity;
     }
   }
+}
+
+/** The loop thread's CPU in a sample, ms: node's own reading (Node 23.9+), else the agent's from /proc; undefined without either. */
+export function threadCpuMs(cpu: SampleMessage['cpu']): number | undefined {
+  if (cpu.threadUser !== undefined) return (cpu.threadUser + (cpu.threadSystem ?? 0)) / 1000;
+  return cpu.threadOnCpu !== undefined ? cpu.threadOnCpu / 1000 : undefined;
 }

@@ -161,3 +161,73 @@ test('heap trigger: Buffers kept per request (external memory) after a full GC s
   heapOnly.countRequests(1000);
   assert.equal(heapOnly.liveAfterFullGc(10.05 * MB), undefined);
 });
+
+/** `seconds` of 100 ms intervals at `elu`, the loop thread getting `cpuPerActive` of its active time, with `events(t)` observed; when it fired. */
+function feedLoop(
+  trigger: HeapTrigger,
+  seconds: number,
+  elu: number,
+  cpuPerActive: number | undefined,
+  events: (t: number) => GcEvent[],
+): number | undefined {
+  for (let t = 100; t <= seconds * 1000; t += 100) {
+    trigger.loop(100, elu, cpuPerActive === undefined ? undefined : 100 * elu * cpuPerActive);
+    reason = trigger.observe(t, events(t), 100);
+    if (reason !== undefined) return t;
+  }
+  return undefined;
+}
+
+test('heap trigger: GC time on a target kept off the cores is judged as free cores would show it', () => {
+  const flat = (): HeapTrigger => {
+    const t = new HeapTrigger(
+      () => 20 * MB,
+      () => 0,
+    );
+    t.arm(0);
+    return t;
+  };
+  // A quiet server (ELU 0.1) descheduled inside its scavenges: 8 % of the wall time in GC, its
+  // loop thread on a core for a fifth of its active time: about 2 % on free cores, no sampler.
+  assert.equal(
+    feedLoop(flat(), 5, 0.1, 0.2, () => [gc(8)]),
+    undefined,
+  );
+  // The same figures with the thread on the cores all along, or its CPU not read: GC pressure.
+  assert.equal(
+    feedLoop(flat(), 5, 0.1, 1, () => [gc(8)]),
+    TRIGGER_EVERY_MS,
+  );
+  assert.equal(
+    feedLoop(flat(), 5, 0.1, undefined, () => [gc(8)]),
+    TRIGGER_EVERY_MS,
+  );
+  // A saturated loop keeps its share however starved (it would only do more work in the window).
+  assert.equal(
+    feedLoop(flat(), 5, 1, 0.2, () => [gc(8)]),
+    TRIGGER_EVERY_MS,
+  );
+  assert.equal(reason, 'gc');
+});
+
+test('heap trigger: a GC kind seen fewer than 3 times is a pause, not pressure', () => {
+  const t = new HeapTrigger(
+    () => 20 * MB,
+    () => 0,
+  );
+  t.arm(0);
+  // Two 60 ms major GCs of an idle heap (V8's memory reducer) beside light scavenges: 12 % of the
+  // first second's wall time, but no rate of GC.
+  const events = (ms: number): GcEvent[] => [gc(0.5), ...(ms === 200 || ms === 600 ? [{ ...gc(60), kind: 'major' as const }] : [])];
+  assert.equal(feedLoop(t, 5, 0.05, undefined, events), undefined);
+  // A third one makes them a rate (at the check after it: 300, 600, 900 ms).
+  const three = new HeapTrigger(
+    () => 20 * MB,
+    () => 0,
+  );
+  three.arm(0);
+  assert.equal(
+    feedLoop(three, 5, 0.05, undefined, (ms) => [gc(0.5), ...(ms % 300 === 0 ? [{ ...gc(60), kind: 'major' as const }] : [])]),
+    2 * TRIGGER_EVERY_MS,
+  );
+});

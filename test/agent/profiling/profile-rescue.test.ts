@@ -37,6 +37,9 @@ function crash(port: number, how: 'throw' | 'exit', blockMs?: number): void {
   });
 }
 
+/** From profile-start to the mid-load switch, ms (the CLI's is the load's middle, seconds away). */
+const SWITCH_AFTER_MS = 1500;
+
 const isProfile = (m: AgentMessage): m is ProfileMessage => m.type === 'profile';
 
 /** Milliseconds between the crash and the app's own 'exit' listener, as the fixture printed it. */
@@ -104,9 +107,12 @@ test('with --heap both the CPU and the allocation profile are kept', async () =>
 
 test('a crash after the mid-load heap switch keeps the CPU and allocation profiles, drops the retained one and leaves stderr clean', async () => {
   const { c, t, port } = await start(process.execPath, { heap: true });
-  c.send({ cmd: 'profile-start', seq: 1, heapRetainedFrom: Date.now() + 200 });
+  // The switch comes well after the worker starts the profile: a start that arrives after it
+  // begins with the retained view and writes no allocation profile (a worker kept off the cores
+  // beside a spinner per core at load 15 started it 26-240 ms after a switch due 200 ms on).
+  c.send({ cmd: 'profile-start', seq: 1, heapRetainedFrom: Date.now() + SWITCH_AFTER_MS });
   await getMany(port, '/block?ms=20', 20);
-  await c.waitFor((m) => isProfile(m) && m.kind === 'heap', 5000, 'the switch');
+  await c.waitFor((m) => isProfile(m) && m.kind === 'heap', 10_000, 'the switch');
   crash(port, 'throw');
   await within(t.exited, 10_000, 'the crash');
   await c.waitFor((m) => m.type === 'bye', 3000, 'bye');
