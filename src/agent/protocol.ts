@@ -57,6 +57,8 @@
 //   - AgentConfig.secret and AuthMessage: a connection opens with the run's secret (issue 23.2).
 //   - SampleMessage.unanswered (requests never answered, by route, with their handler).
 //   - PrimaryMessage: a cluster primary's own stream (role 'cluster-primary'), never a `sample`.
+//   - ByeMessage.code: the exit code of a process that exits (reason 'exit'), for the CLI to
+//     tell how a served process it did not spawn ended (a watcher's child: src/run/served-end.ts).
 
 export const PROTOCOL_VERSION = 1;
 
@@ -639,6 +641,8 @@ export interface ThrowWatchMessage extends Envelope {
 export interface ByeMessage extends Envelope {
   type: 'bye';
   reason: 'flush' | 'exit';
+  /** With reason 'exit': the code the process exits with (1 for an uncaught exception). */
+  code?: number;
 }
 
 export type AgentMessage =

@@ -108,7 +108,7 @@ export class ThreadAgent {
     this.conn.onControl((msg) => safely('control', () => this.onControl(msg)));
     onServerListening((server) => safely('listen', () => this.onListen(server)));
     if (listening !== undefined) safely('listen', () => this.onListen(listening));
-    listen(process, 'exit', () => safely('exit', () => this.onExit()));
+    listen(process, 'exit', (code: unknown) => safely('exit', () => this.onExit(code)));
     if (isMainThread && this.opts.cluster.workerId === undefined) {
       watchClusterFork((cluster, forkSite) => {
         this.conn.send(buildHello({ isPrimary: true }));
@@ -349,13 +349,14 @@ export class ThreadAgent {
     else bye();
   }
 
-  private onExit(): void {
+  /** `code`: what 'exit' was given, sent on for a CLI that did not spawn this process (a watcher's child). */
+  private onExit(code: unknown): void {
     // A crash or process.exit() mid-profile: the worker writes it first (bounded), then bye.
     const worker = this.worker;
     if (worker !== undefined) safely('profile-rescue', () => rescueProfilesAtExit(worker, this.rescue));
     if (this.started) this.sendSample(undefined, true);
     this.sendPrimary();
-    this.conn.send({ type: 'bye', reason: 'exit' });
+    this.conn.send({ type: 'bye', reason: 'exit', ...(typeof code === 'number' ? { code } : {}) });
     for (const t of this.timers) originalClearInterval(t);
   }
 }

@@ -9,7 +9,10 @@ type Outcome = RunMeta['outcome'];
 type Phases = RunMeta['phases'];
 
 export function describeExit(s: ExitStatus): string {
-  return s.signal ? `was killed by ${s.signal}` : `exited with code ${s.code}`;
+  if (s.signal) return `was killed by ${s.signal}`;
+  // A process hotpath did not spawn (served-end.ts) has no exit status but its agent's word.
+  if (s.code === null) return 'ended without an exit code (killed by a signal, or its agent could not say)';
+  return `exited with code ${s.code}`;
 }
 
 /** The last phase of the run proper (cooldown and stopping are hotpath's own). */
@@ -28,13 +31,16 @@ export function failureOutcome(err: unknown, stderrTail?: string[]): Outcome {
   return { status: neverListened ? 'never-listened' : 'failed', reason, code, stderrTail };
 }
 
-/** The target ended on its own before hotpath stopped it: exit code 0 is an exit, anything else a crash. */
-export function endedOutcome(exit: ExitStatus | undefined, phases: Phases, stderrTail?: string[]): Outcome {
+/**
+ * The target ended on its own before hotpath stopped it: exit code 0 is an exit, anything else a
+ * crash. `who` names the process when it is not the one hotpath spawned (a watcher's child).
+ */
+export function endedOutcome(exit: ExitStatus | undefined, phases: Phases, stderrTail?: string[], who?: string): Outcome {
   const crashed = !exit || exit.signal !== null || exit.code !== 0;
   const during = phases.find((p) => exit && p.start <= exit.at && (p.end ?? Infinity) >= exit.at)?.phase ?? lastRunPhase(phases);
   return {
     status: crashed ? 'target-crashed' : 'target-exited',
-    reason: `The target ${exit ? describeExit(exit) : 'ended'} during the ${during} phase`,
+    reason: `The target${who ? ` (${who})` : ''} ${exit ? describeExit(exit) : 'ended'} during the ${during} phase`,
     stderrTail,
   };
 }

@@ -8,7 +8,7 @@
 // leaves a run directory that says how the run ended.
 
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { PROTOCOL_VERSION } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
 import { DEFAULT_DURATION_S } from '../load/load-options.js';
@@ -42,7 +42,9 @@ import { redactUrl } from '../redact.js';
 import { TargetProcess } from './target-process.js';
 import { targetAddress } from './target-address.js';
 import { waitForListen } from './wait-for-listen.js';
-import { endedOutcome, failureOutcome, interruptedOutcome } from './run-outcome.js';
+import { describeExit, endedOutcome, failureOutcome, interruptedOutcome } from './run-outcome.js';
+import { withEnvFileNodeOptions } from './env-file-options.js';
+import { watchServedEnd, type ServedAddress, type ServedEnd } from './served-end.js';
 import { nativeTargets, NativeRecording, settledServers } from './native-recording.js';
 
 export interface RunHooks {
@@ -100,6 +102,8 @@ class RunSession {
   private load?: LoadResult;
   /** Set when the target ended on its own during the run. */
   private targetEnded = false;
+  /** The served process ended while the process hotpath spawned (its launcher) ran on (served-end.ts). */
+  private servedEnd?: ServedEnd;
   /** Set once hotpath itself starts stopping the target. */
   private stopping = false;
   /** When the agents count calls after the load (sent with profile-start), until the extra load is driven. */
@@ -181,7 +185,10 @@ class RunSession {
       await this.shutdown();
     }
     if (this.targetEnded && outcome.status === 'completed') {
-      outcome = endedOutcome(this.target?.exitStatus, this.phases.phases, this.target?.stderrTail());
+      const served = this.servedEnd;
+      outcome = served
+        ? endedOutcome(served.exit, this.phases.phases, this.target?.stderrTail(), servedProcess(served))
+        : endedOutcome(this.target?.exitStatus, this.phases.phases, this.target?.stderrTail());
     }
     this.finishMeta(outcome);
     await this.mergeNative();
@@ -204,7 +211,8 @@ class RunSession {
     const secret = randomBytes(32).toString('hex');
     this.agents = await AgentServer.start(join(this.dir, RUN_FILES.telemetry), undefined, secret);
     this.phases.enter('starting');
-    const env = this.hooks.env ?? process.env;
+    // `node --env-file=.env`: the file's NODE_OPTIONS are kept beside the agent's (env-file-options.ts).
+    const env = withEnvFileNodeOptions(this.hooks.env ?? process.env, this.options.command, this.options.cwd);
     if (this.options.native) this.native = new NativeRecording(env, (m) => this.status(m));
     this.target = await TargetProcess.start({
       command: this.options.command,
@@ -240,7 +248,8 @@ class RunSession {
     if (this.native?.usable)
       await this.native.attach(await settledServers(() => nativeTargets(agents.peers, listen.port), this.hooks.signal), this.dir);
     // From here on the agents count only this server's requests in their HTTP figures.
-    this.agents.setTarget(address.socket !== undefined ? { pipe: address.socket } : { port: listen.port });
+    const served: ServedAddress = address.socket !== undefined ? { pipe: address.socket } : { port: listen.port };
+    this.agents.setTarget(served);
     this.meta.target = { url: address.url, pid: peer.pid, port: listen.port };
     this.meta.nodeVersion = peer.hello?.nodeVersion;
     this.status(
@@ -248,7 +257,7 @@ class RunSession {
     );
     // Verifying the certificate of the server hotpath started cannot succeed and protects
     // nothing (docs/run.md, HTTPS): the load engine skips it, as with --insecure.
-    await this.drive(address.url, address.socket, address.tls ? { insecure: true } : {});
+    await this.drive(address.url, address.socket, address.tls ? { insecure: true } : {}, served);
     return { status: 'completed' };
   }
 
@@ -260,7 +269,12 @@ class RunSession {
   }
 
   /** Setup, warm-up and load, stopped early by Ctrl-C or by the target's end. */
-  private async drive(url: string, socket: string | undefined, overrides: { insecure?: boolean } = {}): Promise<void> {
+  private async drive(
+    url: string,
+    socket: string | undefined,
+    overrides: { insecure?: boolean } = {},
+    served?: ServedAddress,
+  ): Promise<void> {
     if (this.hooks.signal?.aborted) throw new Interrupted();
     const stop = new AbortController();
     const onAbort = () => stop.abort(new Interrupted());
@@ -271,6 +285,17 @@ class RunSession {
       this.status('the target ended during the run; stopping load');
       stop.abort(new Interrupted());
     });
+    // A watcher's or process manager's child that serves can end while its launcher runs on.
+    const unwatch =
+      served && this.agents && this.target
+        ? watchServedEnd(this.agents, served, this.target.pid, (end) => {
+            if (this.stopping) return;
+            this.servedEnd = end;
+            this.targetEnded = true;
+            this.status(`the served process (pid ${end.pid}) ${describeExit(end.exit)} while its launcher runs on; stopping load`);
+            stop.abort(new Interrupted());
+          })
+        : undefined;
     const onPhase = (phase: DrivePhase, at: number) => this.onDrivePhase(phase, at);
     try {
       this.load = await driveLoad({
@@ -287,6 +312,7 @@ class RunSession {
       // Stopped early on purpose: what was measured (if anything) was returned or is lost; not a failure.
       if (!stop.signal.aborted) throw err;
     } finally {
+      unwatch?.();
       this.hooks.signal?.removeEventListener('abort', onAbort);
       // The user's interrupt wins over whatever the load did (an error included).
       // eslint-disable-next-line no-unsafe-finally
@@ -488,7 +514,7 @@ class RunSession {
   }
 
   private finishMeta(outcome: RunMeta['outcome']): void {
-    const exit = this.target?.exitStatus;
+    const exit = this.servedEnd?.exit ?? this.target?.exitStatus;
     const peers = this.agents?.peers ?? [];
     const others = otherPorts(peers, this.meta.target?.port);
     const portsWarning = otherPortsWarning(others, this.meta.target, this.options.port !== undefined);
@@ -507,4 +533,10 @@ class RunSession {
       otherPorts: others,
     });
   }
+}
+
+/** How the outcome names a served process that ended without its launcher: pid and command. */
+function servedProcess(end: ServedEnd): string {
+  const command = end.argv.length > 0 ? `, \`${[basename(end.argv[0]), ...end.argv.slice(1)].join(' ')}\`` : '';
+  return `pid ${end.pid}${command}, a child of the command hotpath started, which ran on`;
 }

@@ -1,6 +1,7 @@
 // The compatibility matrix (docs/compatibility.md): one hotpath run per framework app of
-// test/fixtures/compat, each started the way its row says (node, npm start, tsx, node --import,
-// Node's type stripping, a cluster primary) on the host's Node or on another major's binary.
+// test/fixtures/compat, each started the way its row says (node, npm/pnpm/yarn start, tsx, node
+// --import, Node's type stripping, a cluster primary, a watcher or process manager whose child
+// serves, the user's own NODE_OPTIONS and env file) on the host's Node or on another major's binary.
 // A faulty app (its login route calls hashPassword in lib/password.js, a pbkdf2Sync) must get
 // the sync-io finding naming hashPassword at its line, with no agent error in any process; a
 // healthy control (the same app with COMPAT_MODE=healthy) must be healthy. The table in
@@ -31,8 +32,12 @@ import {
 
 const hostMajor = Number(process.versions.node.split('.')[0]);
 
-/** The command that starts the case's app, or why it cannot run here. */
-function commandOf(c: MatrixCase): { command: string[]; skip?: undefined } | { skip: string } {
+const bin = (name: string) => join(root, 'node_modules', '.bin', name);
+/** The user's own NODE_OPTIONS (the `user NODE_OPTIONS` launcher): hotpath's --require goes before them. */
+const USER_NODE_OPTIONS = '--max-old-space-size=512 --enable-source-maps --require ./user-preload.cjs';
+
+/** The command that starts the case's app (and what it adds to the environment), or why it cannot run here. */
+function commandOf(c: MatrixCase): { command: string[]; env?: NodeJS.ProcessEnv; skip?: undefined } | { skip: string } {
   const major = c.node ?? hostMajor;
   const node = nodeBinary(major);
   if (node === undefined) return { skip: `no Node ${major} binary (host ${process.version}, /opt/hotpath-nodes/${major})` };
@@ -44,8 +49,26 @@ function commandOf(c: MatrixCase): { command: string[]; skip?: undefined } | { s
       return { command: [node, '--import', './preload.mjs', c.app] };
     case 'npm start':
       return { command: ['npm', 'start'] };
+    case 'pnpm start':
+    case 'yarn start':
+      return { command: [bin(c.launcher.split(' ')[0]), 'start'] };
+    case 'nodemon':
+      return { command: [bin('nodemon'), c.app] };
+    case 'node --watch':
+      return { command: [node, '--watch', c.app] };
+    case 'pm2-runtime':
+      // pm2 keeps its state (logs, pid files) in PM2_HOME, ~/.pm2 by default: the test's own.
+      return { command: [bin('pm2-runtime'), c.app], env: { PM2_HOME: join(out.out, 'pm2') } };
+    case 'user NODE_OPTIONS':
+      return {
+        command: [node, '--env-file=compat.env', c.app],
+        env: { NODE_OPTIONS: USER_NODE_OPTIONS, COMPAT_USER_OPTIONS: 'node-options' },
+      };
+    case 'node --env-file':
+      // No NODE_OPTIONS in the environment: options.env's apply (src/run/env-file-options.ts).
+      return { command: [node, '--env-file=options.env', c.app], env: { NODE_OPTIONS: undefined, COMPAT_USER_OPTIONS: 'env-file' } };
     case 'tsx':
-      return { command: [join(root, 'node_modules', '.bin', 'tsx'), c.app] };
+      return { command: [bin('tsx'), c.app] };
     case 'type stripping':
       // Node 22 strips types behind a flag (unflagged from 22.18), 23.6+ without one; 20 cannot.
       if (major < 22) return { skip: `Node ${major} has no type stripping` };
@@ -103,8 +126,10 @@ describe('the compatibility matrix', () => {
         // The launcher's own `node` (npm's script, tsx's shebang) is the case's.
         PATH: `${dirname(node)}:${process.env.PATH ?? ''}`,
         COMPAT_MODE: c.healthy ? 'healthy' : 'faulty',
+        ...how.env,
       };
       delete env.PORT;
+      for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
       const result = await run(
         { command: how.command, duration: 2, connections: 8, workers: 1, path: '/login?user=ada', out: out.out },
         { cwd: COMPAT_DIR, env },

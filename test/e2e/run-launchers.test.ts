@@ -1,5 +1,5 @@
 // `hotpath run` starts servers however they are launched: plain CJS, ESM, `npm start`,
-// tsx, `node --import`. Each run must find the listening process (not the wrapper), drive
+// tsx, `node --import`, a watcher (nodemon, `node --watch`) whose child serves. Each run must find the listening process (not the wrapper), drive
 // load at it, and leave a complete run directory with no process left behind.
 
 import { after, describe, test } from 'node:test';
@@ -129,6 +129,61 @@ describe('hotpath run with every kind of launcher', () => {
       assert.equal(run.profiles.filter((p) => p.kind === 'cpu').length, 1);
     });
   }
+
+  // A watcher's child that crashes: the watcher waits for a file change and never exits itself.
+  const watchers = [
+    { name: 'nodemon', command: [join(root, 'node_modules', '.bin', 'nodemon'), 'crash-server.cjs'], env: {}, code: 1 },
+    { name: 'node --watch', command: ['node', '--watch', 'crash-server.cjs'], env: { CRASH_WITH: 'exit' }, code: 3 },
+  ];
+  for (const w of watchers) {
+    test(`${w.name}: the served child crashing mid-load ends the run as the target's crash, with its exit code, though ${w.name} runs on`, async () => {
+      const tmp = tempOut();
+      after(tmp.cleanup);
+      const env = { CRASH_AFTER: '100', ...w.env };
+      const r = await runCli(['run', '-d', '5', '-c', '4', '-w', '1', '--out', tmp.out, '--', ...w.command], { cwd: apps, env });
+      const dir = onlyRunDir(tmp.out);
+      const meta = readMeta(dir);
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(meta.outcome.status, 'target-crashed');
+      assert.equal(meta.outcome.exitCode, w.code);
+      assert.match(
+        meta.outcome.reason ?? '',
+        new RegExp(`pid ${meta.target?.pid}, .*crash-server\\.cjs.* exited with code ${w.code} during the load phase`),
+      );
+      assert.notEqual(meta.target?.pid, meta.spawnedPid, "the served process is the launcher's child");
+      const run = await readRunDir(dir);
+      assert.ok(run.load && run.load.durationMs < 4500, 'load stopped when the served child died');
+      assert.deepEqual(survivors(meta), [], 'the launcher and its child are gone');
+    });
+  }
+
+  test('a cluster worker that dies while another serves the port: the run goes on', async () => {
+    const { r, dir, meta } = await runApp(['node', 'cluster-worker-crash.cjs']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(meta.outcome.status, 'completed');
+    assert.match(readFileSync(join(dir, 'target.log'), 'utf8'), /worker 1 ended: 1/);
+    const run = await readRunDir(dir);
+    assert.ok(run.load && run.load.requests.total > 50, 'worker 2 kept serving');
+    assert.deepEqual(survivors(meta), []);
+  });
+
+  test('Ctrl-C during the load of a nodemon child: exit 130, neither nodemon nor its child outlives the run', async () => {
+    const tmp = tempOut();
+    after(tmp.cleanup);
+    const nodemon = join(root, 'node_modules', '.bin', 'nodemon');
+    const r = await runCli(['run', '-d', '30', '-c', '4', '-w', '1', '--out', tmp.out, '--', nodemon, 'cjs-server.cjs'], {
+      cwd: apps,
+      onSpawn: (child, waitFor) => void waitFor('hotpath: load:').then(() => setTimeout(() => child.kill('SIGINT'), 700)),
+    });
+    const meta = readMeta(onlyRunDir(tmp.out));
+    assert.equal(r.code, 130, r.stderr);
+    assert.equal(meta.outcome.status, 'interrupted');
+    assert.ok(
+      meta.processes.some((p) => p.isTarget && p.pid !== meta.spawnedPid),
+      "the driven server was nodemon's child",
+    );
+    assert.deepEqual(survivors(meta), []);
+  });
 
   test("--json prints report.json on stdout and people's output on stderr", async () => {
     const tmp = tempOut();

@@ -26,6 +26,17 @@ test('a crash names the phase it happened in, and its exit', () => {
   assert.equal(endedOutcome({ code: 0, signal: null, at: 700 }, phases).status, 'target-exited');
 });
 
+test("a served process hotpath did not spawn (a watcher's child) is named, and an unknown exit says so", () => {
+  const who = 'pid 42, `node server.js`, a child of the command hotpath started, which ran on';
+  const o = endedOutcome({ code: null, signal: null, at: 600 }, phases, [], who);
+  assert.equal(o.status, 'target-crashed');
+  assert.equal(
+    o.reason,
+    `The target (${who}) ended without an exit code (killed by a signal, or its agent could not say) during the load phase`,
+  );
+  assert.equal(endedOutcome({ code: 0, signal: null, at: 600 }, phases, [], who).status, 'target-exited');
+});
+
 test("an interruption names the last phase of the run, not hotpath's own cleanup", () => {
   assert.equal(interruptedOutcome(phases).reason, 'Interrupted (Ctrl-C) during the load phase');
   assert.equal(interruptedOutcome([]).reason, 'Interrupted (Ctrl-C) during the starting phase');

@@ -25,7 +25,7 @@ interface App {
  * to `url`, and notes the connection once the handler has taken the request.
  */
 async function hangOn(
-  pkg: 'express' | 'express4',
+  pkg: 'express' | 'express4' | 'express417',
   mount: (app: App, hang: Handler, express: { Router(): App }) => void,
   url: string,
 ): Promise<ReturnType<UnansweredRoutes['take']>> {
@@ -56,7 +56,7 @@ async function hangOn(
   }
 }
 
-for (const pkg of ['express4', 'express'] as const) {
+for (const pkg of ['express4', 'express417', 'express'] as const) {
   test(`${pkg}: a route given as an array of paths is noted with its paths and its handler`, async () => {
     const routes = await hangOn(pkg, (app, hang) => app.get(['/', '/reports/:id'], hang), '/reports/7');
     assert.equal(routes?.length, 1);
@@ -105,7 +105,7 @@ function layerPrototype(app: App): object {
   return Object.getPrototypeOf(router.stack[0]) as object;
 }
 
-for (const pkg of ['express4', 'express'] as const) {
+for (const pkg of ['express4', 'express417', 'express'] as const) {
   test(`${pkg}: with the agent's layer stamps, a middleware that neither answers nor calls next is noted as a middleware, a route's function as its handler`, async () => {
     const held = await hangOn(
       pkg,

@@ -25,9 +25,11 @@ function markerLine(fixture: string, name: string): number {
   );
 }
 
-/** Express 4 as the npm alias (`express4`) and as a real node_modules/express 4 (NestJS 10's, in the compat fixtures). */
+/** Express 4 as the npm aliases (`express4`, `express417`) and as a real node_modules/express 4 (NestJS 10's, in the compat fixtures). */
 const express4Builds = [
   { name: 'the `express4` alias (found from the request listener)', module: 'express4', pathPart: '/node_modules/express4/' },
+  // 4.17, the minor many lockfiles still hold: the same router internals must be found.
+  { name: 'the `express417` alias, Express 4.17', module: 'express417', pathPart: '/node_modules/express417/' },
   {
     name: 'node_modules/express 4 (found in require.cache)',
     module: join(ROOT, 'test', 'fixtures', 'compat', 'nest10', 'node_modules', 'express'),

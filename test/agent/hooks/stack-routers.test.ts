@@ -23,6 +23,7 @@ const frameworks = [
   { module: 'polka', framework: 'polka' },
   { module: 'connect', framework: 'connect' },
   { module: 'express4', framework: 'express' },
+  { module: 'express417', framework: 'express' },
   { module: 'express', framework: 'express' },
 ];
 

@@ -12,11 +12,25 @@ export const COMPAT_DIR = join(root, 'test', 'fixtures', 'compat');
 export const SUITE_MAJORS = [20, 24];
 
 /** How the app is started, in the order the table lists them. */
-export const LAUNCHERS = ['node', 'npm start', 'tsx', 'node --import', 'type stripping', 'cluster primary'] as const;
+export const LAUNCHERS = [
+  'node',
+  'npm start',
+  'pnpm start',
+  'yarn start',
+  'tsx',
+  'node --import',
+  'type stripping',
+  'cluster primary',
+  'nodemon',
+  'node --watch',
+  'pm2-runtime',
+  'user NODE_OPTIONS',
+  'node --env-file',
+] as const;
 export type Launcher = (typeof LAUNCHERS)[number];
 
 export interface MatrixPackage {
-  /** The package's own name, and its major ("0.5" below 1.0): the installed version starts with it. */
+  /** The package's own name, and its major ("0.5" below 1.0, or a minor: "4.17"): the installed version starts with it. */
   name: string;
   major: string;
   /** The name it is installed under (an npm alias), when not its own. */
@@ -42,6 +56,12 @@ export interface MatrixCase {
 const JS = 'lib/password.js';
 const TS = 'ts/lib/password.ts';
 const express4: MatrixPackage = { name: 'express', major: '4', as: 'express4' };
+const express417: MatrixPackage = { name: 'express', major: '4.17', as: 'express417' };
+const express5: MatrixPackage = { name: 'express', major: '5' };
+const koa3 = [
+  { name: 'koa', major: '3' },
+  { name: '@koa/router', major: '15' },
+];
 const fastify4: MatrixPackage = { name: 'fastify', major: '4', as: 'fastify4' };
 const koa2 = [
   { name: 'koa', major: '2', as: 'koa2' },
@@ -79,6 +99,11 @@ export const matrixCases: MatrixCase[] = [
     node: 24,
     culpritFile: TS,
   },
+  // A watcher and a process manager: the server is their child (the run follows it, served-end.ts).
+  { framework: 'Express', version: '4', packages: [express4], app: 'express4.js', launcher: 'node --watch', culpritFile: JS },
+  { framework: 'Express', version: '4', packages: [express4], app: 'express4.js', launcher: 'pm2-runtime', culpritFile: JS },
+  // 4.17, still in many lockfiles: the agent's router probing is tested on it (test/agent/hooks).
+  { framework: 'Express', version: '4.17', packages: [express417], app: 'express417.js', launcher: 'nodemon', culpritFile: JS },
   {
     framework: 'Express',
     version: '5',
@@ -96,6 +121,12 @@ export const matrixCases: MatrixCase[] = [
     healthy: true,
     culpritFile: JS,
   },
+  // The same package.json script through the other package managers (their npm packages).
+  { framework: 'Express', version: '5', packages: [express5], app: 'express5.js', launcher: 'pnpm start', culpritFile: JS },
+  { framework: 'Express', version: '5', packages: [express5], app: 'express5.js', launcher: 'yarn start', culpritFile: JS },
+  // ES modules that await (config, a dynamic import) before they listen.
+  { framework: 'Express', version: '5', packages: [express5], app: 'tla.mjs', launcher: 'node', culpritFile: JS },
+  { framework: 'Express', version: '5', packages: [express5], app: 'ts/tla.ts', launcher: 'tsx', culpritFile: TS },
   { framework: 'Fastify', version: '4', packages: [fastify4], app: 'fastify4.js', launcher: 'node', culpritFile: JS },
   {
     framework: 'Fastify',
@@ -140,6 +171,9 @@ export const matrixCases: MatrixCase[] = [
     healthy: true,
     culpritFile: JS,
   },
+  // The user's own options kept beside hotpath's --require (lib/user-options.js checks them).
+  { framework: 'Koa', version: '3', packages: koa3, app: 'koa3.js', launcher: 'user NODE_OPTIONS', culpritFile: JS },
+  { framework: 'Koa', version: '3', packages: koa3, app: 'koa3.js', launcher: 'node --env-file', culpritFile: JS },
   {
     framework: 'restify',
     version: '12',
