@@ -30,6 +30,7 @@ import { BLOCKING_AVOIDABLE_SHARE, focusedWork, ownGroup, type Focus } from './s
 import { describeScheduled, scheduledBy, type Scheduled } from './signals/scheduled-by.js';
 import { describeHolder, longHolder, type Holder } from './signals/loop-holder.js';
 import { atLine, causedByLoop, describeLoop, helperCalls } from './signals/loop-blame.js';
+import { compileCause, compileCauseEvidence, describeCompileCause, type CompileCause } from './signals/compile-cause.js';
 import {
   describeBytes,
   describeDominantWork,
@@ -371,6 +372,8 @@ interface Blame {
   /** Where the cost is paid: the framed function, or the place the app writes the hot pattern. */
   paidIn?: Culprit;
   loop?: LoopBlame;
+  /** A regexp or function the payer uses, built anew per call elsewhere: the builder causes the compile. */
+  compiled?: CompileCause;
   culprit?: Culprit;
   /** Set when top was named for its time with its callees (spreadOwner): that share of the CPU. */
   withCallees?: number;
@@ -397,8 +400,22 @@ function blameOf(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const paidIn = framed ?? unowned?.culprit;
   // A helper called per item by a loop pays; the loop, doing per-item work of its own, causes.
   const loop = top && view && !held ? loopBlame(run, s, view, top, paidIn) : undefined;
-  const culprit = loop?.causes ? loop.at : paidIn;
-  return { held, top, stalledBy, framed, dominant, unowned, paidIn, loop, culprit, ...(owner ? { withCallees: owner.share } : {}) };
+  // A pattern or function compiled at its first use, built anew per call by another function: that builder causes it.
+  const compiled = top && view && !held && !loop ? compileCause(run, view, top) : undefined;
+  const culprit = loop?.causes ? loop.at : (compiled?.builder ?? paidIn);
+  return {
+    held,
+    top,
+    stalledBy,
+    framed,
+    dominant,
+    unowned,
+    paidIn,
+    loop,
+    ...(compiled ? { compiled } : {}),
+    culprit,
+    ...(owner ? { withCallees: owner.share } : {}),
+  };
 }
 
 function framedCulprit(
@@ -482,7 +499,12 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
 
 function summaryOf(run: RunData, s: LoopStats, view: CpuView | undefined, b: Blame, t: TopWork): string {
   const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
-  const loop = b.loop && b.paidIn ? describeLoop(b.loop.caller, b.loop.at, b.paidIn, b.loop.steps) : '';
+  const loop =
+    b.loop && b.paidIn
+      ? describeLoop(b.loop.caller, b.loop.at, b.paidIn, b.loop.steps)
+      : b.compiled
+        ? describeCompileCause(b.compiled)
+        : '';
   // With dominant work, its own sentence says where the CPU went (a dependency may carry more than 25 %).
   const spread = !b.framed && view && !b.dominant ? describeSpread(view) : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
@@ -573,6 +595,7 @@ function evidenceOf(run: RunData, s: LoopStats, view: CpuView | undefined, focus
         }
       : {}),
     ...(b.loop ? loopBlameEvidence(run, b.loop, b.paidIn) : {}),
+    ...(b.compiled && !b.loop ? compileCauseEvidence(b.compiled) : {}),
   };
 }
 

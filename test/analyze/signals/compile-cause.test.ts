@@ -1,0 +1,145 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eventLoopBlocking } from '../../../src/analyze/event-loop-blocking.js';
+import { syntheticRun } from '../../fixtures/telemetry/synthetic-run.js';
+import { syntheticCpuProfile } from '../../fixtures/telemetry/synthetic-profile.js';
+
+function appDir(files: Record<string, string[]>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-compile-'));
+  for (const [path, lines] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), lines.join('\n'));
+  }
+  return dir;
+}
+
+const SERVER = [
+  "const { buildMatcher, isFlagged } = require('./lib/matcher');",
+  'function moderate(req, res) {',
+  '  const matcher = buildMatcher(blockedWords(req));',
+  '  res.end(String(isFlagged(req.body, matcher)));',
+  '}',
+];
+
+/** V8 compiles the pattern at its first exec: the samples fall on isFlagged's `.test()` line, a few on the builder. */
+function blockingOf(dir: string, calls?: { moderate: number; buildMatcher: number; isFlagged: number }) {
+  const profile = syntheticCpuProfile(
+    [
+      { name: 'moderate', file: 'server.js', line: 2, share: 0.05 },
+      { name: 'buildMatcher', file: 'lib/matcher.js', line: 1, share: 0.03, calledBy: 'moderate' },
+      { name: 'isFlagged', file: 'lib/matcher.js', line: 4, share: 0.6, calledBy: 'moderate', hotLine: 5 },
+    ],
+    { cwd: dir },
+  );
+  const run = syntheticRun({ cwd: dir, rps: 400, elu: 0.95, cores: 0.95, latencyMs: 20, profiles: [profile] });
+  if (calls) {
+    const t = run.threads[0];
+    const start = run.loadWindow!.start + 4000;
+    run.meta.callCountWindow = { from: start, until: start + 2000, requests: 800 };
+    run.callCounts = [
+      {
+        pid: t.pid,
+        threadId: t.threadId,
+        start,
+        end: start + 2000,
+        scripts: {
+          [`file://${join(dir, 'server.js')}`]: [['moderate', 1, 0, 4, 1, 800 * calls.moderate]],
+          [`file://${join(dir, 'lib/matcher.js')}`]: [
+            ['buildMatcher', 0, 0, 2, 1, 800 * calls.buildMatcher],
+            ['isFlagged', 3, 0, 5, 1, 800 * calls.isFlagged],
+          ],
+        },
+      },
+    ];
+  }
+  return eventLoopBlocking(run)[0];
+}
+
+test('compile cause: a pattern built per call by one function and first tested by another is paid in the tester and caused by the builder', () => {
+  const dir = appDir({
+    'server.js': SERVER,
+    'lib/matcher.js': [
+      'function buildMatcher(words) {',
+      "  return new RegExp('\\\\b(?:' + words.join('|') + ')\\\\b', 'i');",
+      '}',
+      'function isFlagged(text, matcher) {',
+      '  return matcher.test(text);',
+      '}',
+    ],
+  });
+  const f = blockingOf(dir, { moderate: 1, buildMatcher: 1, isFlagged: 1 });
+  assert.deepEqual(f.culprit, { function: 'buildMatcher', file: 'lib/matcher.js', line: 2 });
+  assert.deepEqual(f.evidence.paidIn, { function: 'isFlagged', file: 'lib/matcher.js', line: 5 });
+  assert.deepEqual(f.evidence.builtVia, { function: 'moderate', file: 'server.js', line: 3 });
+  assert.equal(f.evidence.compiled, 'regexp');
+  assert.equal(f.evidence.builderCallsPerRequest, 1);
+  assert.deepEqual(f.evidence.callPath, [
+    { function: 'moderate', file: 'server.js', line: 2, callsPerRequest: 1 },
+    { function: 'isFlagged', file: 'lib/matcher.js', line: 4, callsPerRequest: 1 },
+  ]);
+  assert.match(
+    f.summary,
+    /The regular expression used at lib\/matcher\.js:5 is built anew on every call by buildMatcher \(lib\/matcher\.js:2, called at server\.js:3 in moderate, 1 per request\).*paid in isFlagged, and caused by buildMatcher\. Path: moderate \(server\.js:2, 1 per request\) → isFlagged \(lib\/matcher\.js:4, 1 per request\)/,
+  );
+  // Without call counts the builder is still named, with no calls per request.
+  const uncounted = blockingOf(dir);
+  assert.equal(uncounted.culprit?.function, 'buildMatcher');
+  assert.equal(uncounted.evidence.builderCallsPerRequest, undefined);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('compile cause: a builder that caches its pattern, or a pattern built where it is used, keeps the payer as the culprit', () => {
+  const cached = appDir({
+    'server.js': SERVER,
+    'lib/matcher.js': [
+      'function buildMatcher(words) {',
+      "  const key = words.join('|'); let re = patterns.get(key); if (!re) patterns.set(key, (re = new RegExp(key)));",
+      '}',
+      'function isFlagged(text, matcher) {',
+      '  return matcher.test(text);',
+      '}',
+    ],
+  });
+  const c = blockingOf(cached);
+  assert.equal(c.culprit?.function, 'isFlagged');
+  assert.equal(c.evidence.builtBy, undefined);
+  rmSync(cached, { recursive: true, force: true });
+  const inPlace = appDir({
+    'server.js': SERVER,
+    'lib/matcher.js': [
+      'function buildMatcher(words) {',
+      '  return words;',
+      '}',
+      'function isFlagged(text, words) {',
+      "  return new RegExp(words.join('|')).test(text);",
+      '}',
+    ],
+  });
+  const p = blockingOf(inPlace);
+  assert.equal(p.culprit?.function, 'isFlagged');
+  assert.equal(p.evidence.builtBy, undefined);
+  rmSync(inPlace, { recursive: true, force: true });
+});
+
+test('compile cause: a template function compiled per call by a helper and first called by the renderer names the helper', () => {
+  const dir = appDir({
+    'server.js': SERVER,
+    'lib/matcher.js': [
+      'function buildMatcher(src) {',
+      "  return new Function('return function render(d) { return ' + src + '; }')();",
+      '}',
+      'function isFlagged(src, data) {',
+      '  const render = buildMatcher(src); return render(data);',
+      '}',
+    ],
+  });
+  const f = blockingOf(dir);
+  assert.deepEqual(f.culprit, { function: 'buildMatcher', file: 'lib/matcher.js', line: 2 });
+  assert.equal(f.evidence.compiled, 'function');
+  assert.deepEqual(f.evidence.builtVia, { function: 'isFlagged', file: 'lib/matcher.js', line: 5 });
+  assert.match(f.summary, /The function used at lib\/matcher\.js:5 is built anew on every call by buildMatcher/);
+  rmSync(dir, { recursive: true, force: true });
+});
