@@ -30,7 +30,7 @@ import { BLOCKING_AVOIDABLE_SHARE, focusedWork, ownGroup, type Focus } from './s
 import { describeScheduled, scheduledBy, type Scheduled } from './signals/scheduled-by.js';
 import { describeHolder, longHolder, type Holder } from './signals/loop-holder.js';
 import { atLine, causedByLoop, describeLoop, helperCalls } from './signals/loop-blame.js';
-import { compileCause, compileCauseEvidence, describeCompileCause, type CompileCause } from './signals/compile-cause.js';
+import { compileCause, compileCauseEvidence, describeCompileCause, withCompiledWork, type CompileCause } from './signals/compile-cause.js';
 import {
   describeBytes,
   describeDominantWork,
@@ -462,7 +462,7 @@ interface TopWork {
 function topWorkOf(run: RunData, s: LoopStats, view: CpuView | undefined, b: Blame): TopWork {
   const { top, paidIn } = b;
   const items = top && view ? view.workOf(top.frameIndex) : [];
-  const work = workSummary(items);
+  const work = withCompiledWork(workSummary(items), b.compiled);
   // Ticks fall on lines only for a function's own code: its callees' work has no line in it.
   const hot =
     top && view && paidIn && ownCodeShare(view, top) >= BLOCKING_HOT_LINE_OWN_SHARE ? hotLine(view.tree, top.frameIndex) : undefined;

@@ -21,6 +21,7 @@ import { callsPerRequest, describePath, describePerRequest, pathWithCalls, type 
 import { callPath, LOOP_CALLER_MAX_LINES } from './loop-cause.js';
 import { frameCulprit } from './culprit.js';
 import { atLine } from './loop-blame.js';
+import { COMPILE_LABEL } from '../../profile/work-kind.js';
 
 /** The line using the fresh pattern or function must hold at least this share of the payer's own samples. */
 export const COMPILE_USE_MIN_LINE_SHARE = 0.5;
@@ -255,4 +256,16 @@ export function compileCauseEvidence(c: CompileCause): Record<string, unknown> {
       ...(s.callsPerRequest !== undefined ? { callsPerRequest: s.callsPerRequest } : {}),
     })),
   };
+}
+
+/**
+ * The payer's work as the compile cause reads it: a line using a regexp held in a name
+ * (`text.replace(pattern, ...)`) is not recognised as regexp work by its text alone (a string
+ * replace reads the same), but a traced `new RegExp` says it is.
+ */
+export function withCompiledWork<W extends { dominant?: string; label?: string }>(work: W, c: CompileCause | undefined): W {
+  if (!c || work.dominant !== undefined) return work;
+  return c.kind === 'regexp'
+    ? { ...work, dominant: 'regex', label: 'regular expressions' }
+    : { ...work, dominant: 'compile', label: COMPILE_LABEL };
 }
