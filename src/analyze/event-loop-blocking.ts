@@ -30,7 +30,14 @@ import { BLOCKING_AVOIDABLE_SHARE, focusedWork, ownGroup, type Focus } from './s
 import { describeScheduled, scheduledBy, type Scheduled } from './signals/scheduled-by.js';
 import { describeHolder, longHolder, type Holder } from './signals/loop-holder.js';
 import { atLine, causedByLoop, describeLoop, helperCalls } from './signals/loop-blame.js';
-import { compileCause, compileCauseEvidence, describeCompileCause, withCompiledWork, type CompileCause } from './signals/compile-cause.js';
+import {
+  compileCause,
+  compileCauseEvidence,
+  compilePair,
+  describeCompileCause,
+  withCompiledWork,
+  type CompileCause,
+} from './signals/compile-cause.js';
 import {
   describeBytes,
   describeDominantWork,
@@ -111,16 +118,20 @@ export function eventLoopBlocking(run: RunData): Finding[] {
     (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS * scale ||
       (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (gateFocus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE) ||
       (gateFocus?.avoidable?.share ?? 0) >= BLOCKING_AVOIDABLE_SHARE);
+  // A compile paid at first use and caused by a builder elsewhere: the two places together (compile-cause.ts).
+  const pair = !heavy && s.requests > 0 && view ? compilePair(run, view) : undefined;
+  const paired = pair !== undefined && pair.share >= BLOCKING_AVOIDABLE_SHARE ? pair : undefined;
   const trusted = !isStarved(s);
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
-  if (!((busy && (heavy || delayed)) || (waitingForRequests && heavy) || stalled)) return [];
+  const costly = heavy || paired !== undefined;
+  if (!((busy && (costly || delayed)) || (waitingForRequests && costly) || stalled)) return [];
   // Requests yielding per item keep the loop turning (loop-yields): what ran most between two yields is no culprit.
   if (!stalled && immediateYields(run)) return [];
   // The starved weighing names a culprit only in code the app wrote (a file of its own): a function
   // V8 compiled at run time for a library (a schema validator) is judged on all the samples, as before.
   const culpritFocus = gateFocus && gateFocus !== focus && gateFocus.fn.frame.file !== '' ? gateFocus : focus;
-  return [finding(run, s, view, heavy, culpritFocus)];
+  return [finding(run, s, view, costly, culpritFocus, paired)];
 }
 
 /** The culprit's hottest line is told when it holds at least this share of its own samples. */
@@ -388,9 +399,17 @@ interface LoopBlame {
   causes: boolean;
 }
 
-function blameOf(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Blame {
+function blameOf(
+  run: RunData,
+  s: LoopStats,
+  view: CpuView | undefined,
+  heavy: boolean,
+  focus: Focus | undefined,
+  paired?: { payer: FunctionCost; cause: CompileCause },
+): Blame {
   const held = heavy ? undefined : longHolder(run, s, view);
-  const weighed = held ? held.cost : culpritOf(view, focus);
+  // A compile split between its builder and its first use is weighed as one: the payer is the function to start from.
+  const weighed = held ? held.cost : (paired?.payer ?? culpritOf(view, focus));
   const stalledBy = weighed || held ? undefined : stallCulprit(run, s);
   const owner = weighed || held || stalledBy || !view ? undefined : spreadOwner(view);
   const top = weighed ?? owner?.fn;
@@ -401,7 +420,7 @@ function blameOf(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   // A helper called per item by a loop pays; the loop, doing per-item work of its own, causes.
   const loop = top && view && !held ? loopBlame(run, s, view, top, paidIn) : undefined;
   // A pattern or function compiled at its first use, built anew per call by another function: that builder causes it.
-  const compiled = top && view && !held && !loop ? compileCause(run, view, top) : undefined;
+  const compiled = top && view && !held && !loop ? (paired?.payer === top ? paired.cause : compileCause(run, view, top)) : undefined;
   const culprit = loop?.causes ? loop.at : (compiled?.builder ?? paidIn);
   return {
     held,
@@ -481,8 +500,15 @@ function topWorkOf(run: RunData, s: LoopStats, view: CpuView | undefined, b: Bla
   };
 }
 
-function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Finding {
-  const b = blameOf(run, s, view, heavy, focus);
+function finding(
+  run: RunData,
+  s: LoopStats,
+  view: CpuView | undefined,
+  heavy: boolean,
+  focus: Focus | undefined,
+  paired?: { payer: FunctionCost; cause: CompileCause },
+): Finding {
+  const b = blameOf(run, s, view, heavy, focus, paired);
   const t = topWorkOf(run, s, view, b);
   return buildFinding({
     code: 'HOTPATH_EVENT_LOOP_BLOCKING',

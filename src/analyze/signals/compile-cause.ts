@@ -22,6 +22,7 @@ import { callPath, LOOP_CALLER_MAX_LINES } from './loop-cause.js';
 import { frameCulprit } from './culprit.js';
 import { atLine } from './loop-blame.js';
 import { COMPILE_LABEL } from '../../profile/work-kind.js';
+import { BLOCKING_AVOIDABLE_SHARE } from './focused-work.js';
 
 /** The line using the fresh pattern or function must hold at least this share of the payer's own samples. */
 export const COMPILE_USE_MIN_LINE_SHARE = 0.5;
@@ -47,6 +48,8 @@ export interface CompileCause {
   /** From the request's first app function down to the payer, with calls per request. */
   path: PathStep[];
   builderCallsPerRequest?: number;
+  /** When the two places together raised the finding (compilePair): their share of the active CPU. */
+  pairShare?: number;
 }
 
 interface Place {
@@ -237,6 +240,9 @@ export function describeCompileCause(c: CompileCause): string {
   return (
     ` The ${what} used at ${c.paidAt.file}:${c.paidAt.line} is built anew on every call by ${c.builder.function} (${c.builder.file}:${c.builder.line}${via}),` +
     ` and V8 compiles a new ${c.kind === 'regexp' ? 'pattern' : 'function'} at its first use: the cost is paid in ${c.paidAt.function}, and caused by ${c.builder.function}.` +
+    (c.pairShare !== undefined
+      ? ` Building it and its first use together take ${Math.round(c.pairShare * 100)} % of the CPU, none alone ${Math.round(BLOCKING_AVOIDABLE_SHARE * 100)} %.`
+      : '') +
     (c.path.length > 1 ? ` Path: ${describePath(c.path)}.` : '')
   );
 }
@@ -249,6 +255,7 @@ export function compileCauseEvidence(c: CompileCause): Record<string, unknown> {
     builtBy: c.builder,
     ...(c.via ? { builtVia: c.via } : {}),
     ...(c.builderCallsPerRequest !== undefined ? { builderCallsPerRequest: c.builderCallsPerRequest } : {}),
+    ...(c.pairShare !== undefined ? { compilePairShare: c.pairShare } : {}),
     callPath: c.path.map((s) => ({
       function: s.function,
       file: s.file,
@@ -268,4 +275,35 @@ export function withCompiledWork<W extends { dominant?: string; label?: string }
   return c.kind === 'regexp'
     ? { ...work, dominant: 'regex', label: 'regular expressions' }
     : { ...work, dominant: 'compile', label: COMPILE_LABEL };
+}
+
+/** App functions (by attributed self time) tried as payers of a compile caused elsewhere. */
+export const COMPILE_PAIR_CANDIDATES = 5;
+
+/**
+ * A compile paid in two places: the builder compiles (or parses) what it builds, and the payer
+ * compiles the rest at its first use (a template compiler returning the inner function a
+ * `new Function` makes, which V8 compiles lazily at its first call: 14 % and 13 % of the samples
+ * on a starved core, neither an avoidable 20 % alone). The most costly such pair: the payer, its
+ * cause, and the share of the active CPU the two spend on it (the payer's use line, the builder's
+ * compiling or regexp work).
+ */
+export function compilePair(run: RunData, view: CpuView): { payer: FunctionCost; cause: CompileCause; share: number } | undefined {
+  if (view.activeUs <= 0) return undefined;
+  let best: { payer: FunctionCost; cause: CompileCause; share: number } | undefined;
+  const apps = view.functions.filter((f) => f.frame.kind === 'app').slice(0, COMPILE_PAIR_CANDIDATES);
+  for (const fn of apps) {
+    const cause = compileCause(run, view, fn);
+    if (!cause) continue;
+    const hot = hotLine(view.tree, fn.frameIndex);
+    const builder = view.functions.find(
+      (f) => f.frame.name === cause.builder.function && frameCulprit(f.frame, run.cwd).file === cause.builder.file,
+    );
+    const kinds = cause.kind === 'regexp' ? ['regex', 'compile'] : ['compile', 'regex'];
+    const built =
+      builder && builder !== fn ? view.workOf(builder.frameIndex).reduce((a, i) => a + (kinds.includes(i.work) ? i.us : 0), 0) : 0;
+    const share = (fn.selfUs * (hot?.share ?? 0) + built) / view.activeUs;
+    if (!best || share > best.share) best = { payer: fn, cause: { ...cause, pairShare: Math.round(share * 1000) / 1000 }, share };
+  }
+  return best;
 }
