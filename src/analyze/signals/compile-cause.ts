@@ -24,6 +24,23 @@ import { BLOCKING_AVOIDABLE_SHARE } from './focused-work.js';
 /** The line using the fresh pattern or function must hold at least this share of the payer's own samples. */
 export const COMPILE_USE_MIN_LINE_SHARE = 0.5;
 
+/**
+ * A pattern whose time is mostly in its `RegExp: <source>` frames runs as native code: V8 tiered
+ * it up, so it was not compiled anew (a fresh pattern run once stays in the interpreter, which has
+ * no frame: the probes' payers had none). Its execution is the cost, and the payer stays the culprit.
+ */
+export const COMPILE_EXEC_MAX_SHARE = 0.5;
+
+/** The share of `fn`'s time spent in `RegExp:` frames it called. */
+function regexpCodeShare(view: CpuView, fn: FunctionCost): number {
+  const t = view.tree;
+  let us = 0;
+  for (let i = 1; i < t.frame.length; i++) {
+    if (t.frame[t.parent[i]] === fn.frameIndex && t.frames[t.frame[i]].name.startsWith('RegExp: ')) us += t.total[i];
+  }
+  return fn.totalUs > 0 ? us / fn.totalUs : 0;
+}
+
 export interface CompileCause {
   kind: CompiledKind;
   /** The function that pays, at the line that uses the fresh value. */
@@ -58,7 +75,9 @@ export function compileCause(run: RunData, view: CpuView, top: FunctionCost): Co
   };
   const text = runSourceLine(run, payer.file, hot.line)?.replace(/\/\/.*$/, '');
   if (text === undefined || CREATE.test(text)) return undefined;
+  const executing = regexpCodeShare(view, top) >= COMPILE_EXEC_MAX_SHARE;
   for (const use of usedNames(text)) {
+    if (use.kind === 'regexp' && executing) continue;
     const built = trace(run, view, payer, use.name, hot.line, 0);
     if (!built || (built.builder.function === payer.name && built.builder.file === frameCulprit(f, run.cwd).file)) continue;
     const path = pathWithCalls(

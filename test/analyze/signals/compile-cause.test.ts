@@ -24,13 +24,24 @@ const SERVER = [
   '}',
 ];
 
-/** V8 compiles the pattern at its first exec: the samples fall on isFlagged's `.test()` line, a few on the builder. */
-function blockingOf(dir: string, calls?: { moderate: number; buildMatcher: number; isFlagged: number }) {
+/**
+ * V8 compiles the pattern at its first exec: the samples fall on isFlagged's `.test()` line, a few
+ * on the builder. With `native`, most of isFlagged's time is in the pattern's `RegExp:` frame instead.
+ */
+function blockingOf(dir: string, calls?: { moderate: number; buildMatcher: number; isFlagged: number }, native = false) {
   const profile = syntheticCpuProfile(
     [
       { name: 'moderate', file: 'server.js', line: 2, share: 0.05 },
       { name: 'buildMatcher', file: 'lib/matcher.js', line: 1, share: 0.03, calledBy: 'moderate' },
-      { name: 'isFlagged', file: 'lib/matcher.js', line: 4, share: 0.6, calledBy: 'moderate', hotLine: 5 },
+      {
+        name: 'isFlagged',
+        file: 'lib/matcher.js',
+        line: 4,
+        share: native ? 0.1 : 0.6,
+        calledBy: 'moderate',
+        hotLine: 5,
+        ...(native ? { callee: { name: 'RegExp: \\b(?:a|b)\\b', file: '', share: 0.5 } } : {}),
+      },
     ],
     { cwd: dir },
   );
@@ -88,6 +99,10 @@ test('compile cause: a pattern built per call by one function and first tested b
   const uncounted = blockingOf(dir);
   assert.equal(uncounted.culprit?.function, 'buildMatcher');
   assert.equal(uncounted.evidence.builderCallsPerRequest, undefined);
+  // The pattern's time in its own RegExp: frame is native code V8 tiered up: its execution, not a compile.
+  const running = blockingOf(dir, undefined, true);
+  assert.equal(running.culprit?.function, 'isFlagged');
+  assert.equal(running.evidence.builtBy, undefined);
   rmSync(dir, { recursive: true, force: true });
 });
 
