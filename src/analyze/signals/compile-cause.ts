@@ -15,7 +15,7 @@ import { hotLine } from '../../profile/hot-line.js';
 import { runSourceLine } from '../../profile/run-source-maps.js';
 import { callsPerRequest, describePath, describePerRequest, pathWithCalls, type PathStep } from './call-counts.js';
 import { callPath } from './loop-cause.js';
-import { abs, CREATE, trace, usedNames, type CompiledKind, type Place } from './compile-trace.js';
+import { abs, CREATE, trace, traceMember, usedNames, type CompiledKind, type Place } from './compile-trace.js';
 import { frameCulprit } from './culprit.js';
 import { atLine } from './loop-blame.js';
 import { COMPILE_LABEL } from '../../profile/work-kind.js';
@@ -56,6 +56,14 @@ export interface CompileCause {
   pairShare?: number;
 }
 
+/** The app functions above `frameIndex` on its main call path, nearest first. */
+function callersOf(run: RunData, view: CpuView, frameIndex: number): Place[] {
+  return callPath(view, frameIndex)
+    .slice(0, -1)
+    .reverse()
+    .map((f) => ({ name: frameCulprit(f, run.cwd).function, file: abs(run, f.file), line: f.line, column: f.column }));
+}
+
 /**
  * When `top` pays for compiling a regexp or function that another function builds per call: where
  * it is paid, who builds it, and the path with calls per request. Undefined when the value is
@@ -78,7 +86,9 @@ export function compileCause(run: RunData, view: CpuView, top: FunctionCost): Co
   const executing = regexpCodeShare(view, top) >= COMPILE_EXEC_MAX_SHARE;
   for (const use of usedNames(text)) {
     if (use.kind === 'regexp' && executing) continue;
-    const built = trace(run, view, payer, use.name, hot.line, 0);
+    const built = use.member
+      ? traceMember(run, view, payer, use.name, callersOf(run, view, top.frameIndex))
+      : trace(run, view, payer, use.name, hot.line, 0);
     if (!built || (built.builder.function === payer.name && built.builder.file === frameCulprit(f, run.cwd).file)) continue;
     const path = pathWithCalls(
       run,

@@ -58,13 +58,21 @@ function bodyOf(run: RunData, p: Place): string[] {
   return out;
 }
 
-/** What the used line does with a value held in a name: `re.test(`, `s.replace(re,`, `render(`. */
-export function usedNames(text: string): { name: string; kind: CompiledKind }[] {
-  const out: { name: string; kind: CompiledKind }[] = [];
+/** A name the used line reads: a variable, or with `member` a property of `this` (`this.pattern.test(`). */
+export interface UsedName {
+  name: string;
+  kind: CompiledKind;
+  member?: boolean;
+}
+
+/** What the used line does with a value held in a name: `re.test(`, `s.replace(re,`, `render(`, `this.re.test(`. */
+export function usedNames(text: string): UsedName[] {
+  const out: UsedName[] = [];
+  const member = (at: number) => (/\bthis\s*\.\s*$/.test(text.slice(0, at)) ? { member: true } : {});
   for (const m of text.matchAll(/([A-Za-z_$][\w$]*)\s*\.\s*(test|exec|runInThisContext|runInNewContext|runInContext)\s*\(/g))
-    out.push({ name: m[1], kind: m[2] === 'test' || m[2] === 'exec' ? 'regexp' : 'function' });
-  for (const m of text.matchAll(/\.(?:match|matchAll|replace|replaceAll|split|search)\s*\(\s*([A-Za-z_$][\w$]*)\s*[,)]/g))
-    out.push({ name: m[1], kind: 'regexp' });
+    out.push({ name: m[1], kind: m[2] === 'test' || m[2] === 'exec' ? 'regexp' : 'function', ...member(m.index) });
+  for (const m of text.matchAll(/\.(?:match|matchAll|replace|replaceAll|split|search)\s*\(\s*(this\s*\.\s*)?([A-Za-z_$][\w$]*)\s*[,)]/g))
+    out.push({ name: m[2], kind: 'regexp', ...(m[1] ? { member: true } : {}) });
   for (const m of text.matchAll(/(?<![\w$.])([A-Za-z_$][\w$]*)\s*\(/g))
     if (!notCalls.has(m[1]) && !/\b(?:new|function)\s+$/.test(text.slice(0, m.index))) out.push({ name: m[1], kind: 'function' });
   return out;
@@ -167,6 +175,41 @@ export function trace(run: RunData, view: CpuView, fn: Place, name: string, useL
     if (arg === undefined) continue;
     if (/^[A-Za-z_$][\w$]*$/.test(arg)) return trace(run, view, caller, arg, caller.line + i, depth + 1);
     return builtBy(run, view, arg, caller, caller.line + i);
+  }
+  return undefined;
+}
+
+/** Lines read from a file to find where a class sets a property. */
+export const COMPILE_MEMBER_MAX_LINES = 2000;
+
+/**
+ * Where `this.<name>`, used by a method (`payer`), was built: a class of the payer's file sets it
+ * in its constructor from a constructor call (`this.pattern = new RegExp(...)`), and a function on
+ * the payer's call path makes a new instance (`new Highlighter(terms)`): one build per call of it.
+ */
+export function traceMember(run: RunData, view: CpuView, payer: Place, name: string, callers: readonly Place[]): Built | undefined {
+  const set = new RegExp(`\\bthis\\s*\\.\\s*${name.replace(/\$/g, '\\$')}\\s*=(?![=>])\\s*(.+)$`);
+  const lines: string[] = [];
+  for (let n = 1; n <= COMPILE_MEMBER_MAX_LINES; n++) {
+    const t = runSourceLine(run, payer.file, n);
+    if (t === undefined) break;
+    lines.push(t.replace(/\/\/.*$/, ''));
+  }
+  const at = lines.findIndex((t) => set.test(t));
+  if (at < 0 || !CREATE.test(set.exec(lines[at])![1]) || MEMO.test(lines[at])) return undefined;
+  const cls = lines
+    .slice(0, at)
+    .reverse()
+    .map((t) => /\bclass\s+([A-Za-z_$][\w$]*)/.exec(t)?.[1])
+    .find((c) => c !== undefined);
+  if (cls === undefined) return undefined;
+  const made = new RegExp(`\\bnew\\s+${cls.replace(/\$/g, '\\$')}\\s*\\(`);
+  for (const c of callers) {
+    const body = bodyOf(run, c);
+    const i = body.findIndex((t, k) => k > 0 && made.test(t));
+    if (i < 0) continue;
+    const builder: Place = { name: cls, file: payer.file, line: at + 1, column: 1 };
+    return { builder: culpritAt(run, builder, at + 1), via: culpritAt(run, c, c.line + i), builderAt: builder };
   }
   return undefined;
 }

@@ -222,3 +222,57 @@ test('compile cause: a template compiled in two places (the builder, and its fir
   assert.deepEqual(blocking(control), []);
   rmSync(control, { recursive: true, force: true });
 });
+
+test('compile cause: a class whose constructor builds the pattern, made per request and tested by a method, names the constructor and where it is made', () => {
+  const files = (perRequest: boolean) => ({
+    'server.js': [
+      "const { Highlighter } = require('./lib/highlighter');",
+      perRequest ? 'function page(req, res) {' : 'const shared = new Highlighter(terms); function page(req, res) {',
+      perRequest ? '  const h = new Highlighter(termsOf(req));' : '  const h = shared;',
+      '  res.end(h.mark(req.body));',
+      '}',
+    ],
+    'lib/highlighter.js': [
+      'class Highlighter {',
+      '  constructor(terms) {',
+      "    this.pattern = new RegExp(terms.join('|'), 'g');",
+      '  }',
+      '  mark(text) {',
+      "    return text.replace(this.pattern, '<mark>$&</mark>');",
+      '  }',
+      '}',
+    ],
+  });
+  const blocking = (dir: string) =>
+    eventLoopBlocking(
+      syntheticRun({
+        cwd: dir,
+        rps: 400,
+        elu: 0.95,
+        cores: 0.95,
+        latencyMs: 20,
+        profiles: [
+          syntheticCpuProfile(
+            [
+              { name: 'page', file: 'server.js', line: 2, share: 0.05 },
+              { name: 'mark', file: 'lib/highlighter.js', line: 5, share: 0.6, calledBy: 'page', hotLine: 6 },
+            ],
+            { cwd: dir },
+          ),
+        ],
+      }),
+    )[0];
+  const dir = appDir(files(true));
+  const f = blocking(dir);
+  assert.deepEqual(f.culprit, { function: 'Highlighter', file: 'lib/highlighter.js', line: 3 });
+  assert.deepEqual(f.evidence.paidIn, { function: 'mark', file: 'lib/highlighter.js', line: 6 });
+  assert.deepEqual(f.evidence.builtVia, { function: 'page', file: 'server.js', line: 3 });
+  assert.equal(f.evidence.work, 'regex');
+  rmSync(dir, { recursive: true, force: true });
+  // One instance made at start-up: its pattern is compiled once, the method that runs it stays the culprit.
+  const once = appDir(files(false));
+  const g = blocking(once);
+  assert.equal(g.culprit?.function, 'mark');
+  assert.equal(g.evidence.builtBy, undefined);
+  rmSync(once, { recursive: true, force: true });
+});
