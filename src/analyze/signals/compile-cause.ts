@@ -3,8 +3,9 @@
 // per request by one function and tested by another is charged to the line of `.test()`, while
 // the cause is the function that builds a new one on every call. The profile names the function
 // using it; the sources say where the used value comes from: a local assigned from the builder's
-// call, or a parameter filled by the caller with one (followed up to COMPILE_TRACE_MAX_DEPTH
-// callers, compile-trace.ts). The builder must itself write the constructor (`new RegExp(`,
+// call, a parameter filled by the caller with one (followed up to COMPILE_TRACE_MAX_DEPTH
+// callers), or a property of `this` set by the constructor of a class made per request
+// (compile-trace.ts). The builder must itself write the constructor (`new RegExp(`,
 // `new Function(`, `vm.compileFunction(`, a validator's or template engine's `.compile(`/
 // `.template(`) and keep no cache around it: a pattern memoized once is compiled once.
 
