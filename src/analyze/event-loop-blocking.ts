@@ -31,6 +31,14 @@ import { describeScheduled, scheduledBy, type Scheduled } from './signals/schedu
 import { describeHolder, longHolder, type Holder } from './signals/loop-holder.js';
 import { atLine, causedByLoop, describeLoop, helperCalls } from './signals/loop-blame.js';
 import {
+  compileCause,
+  compileCauseEvidence,
+  compilePair,
+  describeCompileCause,
+  withCompiledWork,
+  type CompileCause,
+} from './signals/compile-cause.js';
+import {
   describeBytes,
   describeDominantWork,
   dominantWork,
@@ -110,16 +118,20 @@ export function eventLoopBlocking(run: RunData): Finding[] {
     (s.cpuPerRequestMs >= BLOCKING_CPU_PER_REQUEST_MS * scale ||
       (s.cpuPerRequestMs >= BLOCKING_FOCUSED_CPU_PER_REQUEST_MS && (gateFocus?.share ?? 0) >= BLOCKING_FOCUSED_SHARE) ||
       (gateFocus?.avoidable?.share ?? 0) >= BLOCKING_AVOIDABLE_SHARE);
+  // A compile paid at first use and caused by a builder elsewhere: the two places together (compile-cause.ts).
+  const pair = !heavy && s.requests > 0 && view ? compilePair(run, view) : undefined;
+  const paired = pair !== undefined && pair.share >= BLOCKING_AVOIDABLE_SHARE ? pair : undefined;
   const trusted = !isStarved(s);
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
-  if (!((busy && (heavy || delayed)) || (waitingForRequests && heavy) || stalled)) return [];
+  const costly = heavy || paired !== undefined;
+  if (!((busy && (costly || delayed)) || (waitingForRequests && costly) || stalled)) return [];
   // Requests yielding per item keep the loop turning (loop-yields): what ran most between two yields is no culprit.
   if (!stalled && immediateYields(run)) return [];
   // The starved weighing names a culprit only in code the app wrote (a file of its own): a function
   // V8 compiled at run time for a library (a schema validator) is judged on all the samples, as before.
   const culpritFocus = gateFocus && gateFocus !== focus && gateFocus.fn.frame.file !== '' ? gateFocus : focus;
-  return [finding(run, s, view, heavy, culpritFocus)];
+  return [finding(run, s, view, costly, culpritFocus, paired)];
 }
 
 /** The culprit's hottest line is told when it holds at least this share of its own samples. */
@@ -371,6 +383,8 @@ interface Blame {
   /** Where the cost is paid: the framed function, or the place the app writes the hot pattern. */
   paidIn?: Culprit;
   loop?: LoopBlame;
+  /** A regexp or function the payer uses, built anew per call elsewhere: the builder causes the compile. */
+  compiled?: CompileCause;
   culprit?: Culprit;
   /** Set when top was named for its time with its callees (spreadOwner): that share of the CPU. */
   withCallees?: number;
@@ -385,9 +399,17 @@ interface LoopBlame {
   causes: boolean;
 }
 
-function blameOf(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Blame {
+function blameOf(
+  run: RunData,
+  s: LoopStats,
+  view: CpuView | undefined,
+  heavy: boolean,
+  focus: Focus | undefined,
+  paired?: { payer: FunctionCost; cause: CompileCause },
+): Blame {
   const held = heavy ? undefined : longHolder(run, s, view);
-  const weighed = held ? held.cost : culpritOf(view, focus);
+  // A compile split between its builder and its first use is weighed as one: the payer is the function to start from.
+  const weighed = held ? held.cost : (paired?.payer ?? culpritOf(view, focus));
   const stalledBy = weighed || held ? undefined : stallCulprit(run, s);
   const owner = weighed || held || stalledBy || !view ? undefined : spreadOwner(view);
   const top = weighed ?? owner?.fn;
@@ -397,8 +419,22 @@ function blameOf(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
   const paidIn = framed ?? unowned?.culprit;
   // A helper called per item by a loop pays; the loop, doing per-item work of its own, causes.
   const loop = top && view && !held ? loopBlame(run, s, view, top, paidIn) : undefined;
-  const culprit = loop?.causes ? loop.at : paidIn;
-  return { held, top, stalledBy, framed, dominant, unowned, paidIn, loop, culprit, ...(owner ? { withCallees: owner.share } : {}) };
+  // A pattern or function compiled at its first use, built anew per call by another function: that builder causes it.
+  const compiled = top && view && !held && !loop ? (paired?.payer === top ? paired.cause : compileCause(run, view, top)) : undefined;
+  const culprit = loop?.causes ? loop.at : (compiled?.builder ?? paidIn);
+  return {
+    held,
+    top,
+    stalledBy,
+    framed,
+    dominant,
+    unowned,
+    paidIn,
+    loop,
+    ...(compiled ? { compiled } : {}),
+    culprit,
+    ...(owner ? { withCallees: owner.share } : {}),
+  };
 }
 
 function framedCulprit(
@@ -445,7 +481,7 @@ interface TopWork {
 function topWorkOf(run: RunData, s: LoopStats, view: CpuView | undefined, b: Blame): TopWork {
   const { top, paidIn } = b;
   const items = top && view ? view.workOf(top.frameIndex) : [];
-  const work = workSummary(items);
+  const work = withCompiledWork(workSummary(items), b.compiled);
   // Ticks fall on lines only for a function's own code: its callees' work has no line in it.
   const hot =
     top && view && paidIn && ownCodeShare(view, top) >= BLOCKING_HOT_LINE_OWN_SHARE ? hotLine(view.tree, top.frameIndex) : undefined;
@@ -464,8 +500,15 @@ function topWorkOf(run: RunData, s: LoopStats, view: CpuView | undefined, b: Bla
   };
 }
 
-function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: boolean, focus: Focus | undefined): Finding {
-  const b = blameOf(run, s, view, heavy, focus);
+function finding(
+  run: RunData,
+  s: LoopStats,
+  view: CpuView | undefined,
+  heavy: boolean,
+  focus: Focus | undefined,
+  paired?: { payer: FunctionCost; cause: CompileCause },
+): Finding {
+  const b = blameOf(run, s, view, heavy, focus, paired);
   const t = topWorkOf(run, s, view, b);
   return buildFinding({
     code: 'HOTPATH_EVENT_LOOP_BLOCKING',
@@ -482,7 +525,12 @@ function finding(run: RunData, s: LoopStats, view: CpuView | undefined, heavy: b
 
 function summaryOf(run: RunData, s: LoopStats, view: CpuView | undefined, b: Blame, t: TopWork): string {
   const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
-  const loop = b.loop && b.paidIn ? describeLoop(b.loop.caller, b.loop.at, b.paidIn, b.loop.steps) : '';
+  const loop =
+    b.loop && b.paidIn
+      ? describeLoop(b.loop.caller, b.loop.at, b.paidIn, b.loop.steps)
+      : b.compiled
+        ? describeCompileCause(b.compiled)
+        : '';
   // With dominant work, its own sentence says where the CPU went (a dependency may carry more than 25 %).
   const spread = !b.framed && view && !b.dominant ? describeSpread(view) : '';
   const stall = s.stallMaxMs >= BLOCKING_STALL_MS ? ` The loop stalled for ${round(s.stallMaxMs, 0)} ms at once.` : '';
@@ -573,6 +621,7 @@ function evidenceOf(run: RunData, s: LoopStats, view: CpuView | undefined, focus
         }
       : {}),
     ...(b.loop ? loopBlameEvidence(run, b.loop, b.paidIn) : {}),
+    ...(b.compiled && !b.loop ? compileCauseEvidence(b.compiled) : {}),
   };
 }
 

@@ -5,6 +5,7 @@
 import type { Finding } from '../analyze/finding.js';
 import { alsoFoundText, isAlsoFoundList, showInfinity } from '../analyze/evidence.js';
 import type { Hotspot, Report } from './report-schema.js';
+import { pathLines } from './terminal-path.js';
 
 export interface TerminalStyler {
   bold(s: string): string;
@@ -99,6 +100,7 @@ function findingBlock(f: Finding, s: TerminalStyler, width: number): string[] {
     lines.push(
       `  ${s.dim('culprit ')} ${s.bold(f.culprit.function)}  ${f.culprit.file}${f.culprit.line > 0 ? `:${f.culprit.line}${f.culprit.column ? `:${f.culprit.column}` : ''}` : ''}`,
     );
+  for (const p of pathLines(f)) lines.push(...wrap(p.text, width - 12).map((l, i) => `  ${s.dim(i === 0 ? p.label : '        ')} ${l}`));
   lines.push(...wrap(f.summary, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'what    ' : '        ')} ${l}`));
   const figures = evidenceFigures(f);
   if (figures) lines.push(...wrap(figures, width - 12).map((l, i) => `  ${s.dim(i === 0 ? 'evidence' : '        ')} ${l}`));

@@ -140,6 +140,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'express4-async-rejection': { category: 'unanswered-requests', culprit: { function: 'showShipment', file: 'lib/shipments.js' } },
   // The catch that swallows the error, in a helper the route hands the response to, not the route connect last called.
   'connect-swallowed-error': { category: 'unanswered-requests', culprit: { function: 'sendReceipt', file: 'lib/receipts.js' } },
+  // A pattern built per request by one module and first run (compiled) by another: the builder causes it, the highlighter pays.
+  'glossary-highlight': { category: 'event-loop-blocking', culprit: { function: 'glossaryPattern', file: 'lib/glossary.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -335,6 +337,16 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.thrownAt, 'renderReceipt (lib/receipts.js:16)');
     assert.equal(e.droppedAt, 'sendReceipt (lib/receipts.js:27)');
     assert.equal(e.caughtInStack, true);
+  },
+  'glossary-highlight': (e) => {
+    assert.equal(e.compiled, 'regexp');
+    assert.deepEqual(e.paidIn, { function: 'highlight', file: 'lib/highlight.js', line: 4 });
+    assert.deepEqual(e.builtVia, { function: 'showHighlighted', file: 'server.js', line: 18 });
+    const path = e.callPath as { function: string }[];
+    assert.deepEqual(
+      path.map((s) => s.function),
+      ['showHighlighted', 'highlight'],
+    );
   },
 };
 

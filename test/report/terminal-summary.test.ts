@@ -92,3 +92,34 @@ test('terminal: what the agent failed to do comes first, target processes marked
   assert.doesNotMatch(text, /captureStack/);
   assert.doesNotMatch(formatDiagnosis(report, styler({ color: false })), /Agent errors/);
 });
+
+test('terminal: a cost paid in one function and caused in another shows where it is paid and the path with calls per request', () => {
+  const paid: Finding = {
+    ...finding,
+    code: 'HOTPATH_EVENT_LOOP_BLOCKING',
+    category: 'event-loop-blocking',
+    culprit: { function: 'buildMatcher', file: 'lib/matcher.js', line: 2 },
+    evidence: {
+      paidIn: { function: 'isFlagged', file: 'lib/matcher.js', line: 5 },
+      callPath: [
+        { function: 'moderate', file: 'server.js', line: 2, callsPerRequest: 1 },
+        { function: 'isFlagged', file: 'lib/matcher.js', line: 4, callsPerRequest: 2531.4 },
+      ],
+    },
+  };
+  const text = formatDiagnosis({ ...report, findings: [paid] } as Report, styler({ color: false }));
+  assert.match(text, /\n  paid in  isFlagged lib\/matcher\.js:5\n/);
+  assert.match(text, /\n  path     moderate \(server\.js:2, 1\/req\) → isFlagged \(lib\/matcher\.js:4, 2,531\/req\)\n/);
+  // The culprit itself paying: no "paid in" line; a path without counts still shows.
+  const self = { ...paid, culprit: { function: 'isFlagged', file: 'lib/matcher.js', line: 4 } };
+  self.evidence = {
+    ...paid.evidence,
+    callPath: [
+      { function: 'moderate', file: 'server.js', line: 2 },
+      { function: 'isFlagged', file: 'lib/matcher.js', line: 4 },
+    ],
+  };
+  const plainText = formatDiagnosis({ ...report, findings: [self] } as Report, styler({ color: false }));
+  assert.doesNotMatch(plainText, /paid in/);
+  assert.match(plainText, /path {5}moderate \(server\.js:2\) → isFlagged \(lib\/matcher\.js:4\)/);
+});
