@@ -477,6 +477,9 @@ export interface GrowthMessage extends Envelope {
    * write to the arrival of the chunk that answered it (paired by order; one chunk answers as
    * many writes as its size holds answers of the size seen alone), `concurrencyMs` as for
    * `outgoing` (the site's writes waiting for an answer).
+   * Added (agent): `newConnections`, writes that were the first on their socket (a connection
+   * opened for the command: a client made per request), and `connectSite` / `connectStack`, where
+   * the first such socket was connected, when that was on the request path.
    */
   socketWaits?: {
     remote: string;
@@ -486,6 +489,9 @@ export interface GrowthMessage extends Envelope {
     concurrencyMs?: number[];
     site?: CallSite;
     stack?: CallStack;
+    newConnections?: number;
+    connectSite?: CallSite;
+    connectStack?: CallStack;
   }[];
   /**
    * Added (agent): messages sent to a child process over its IPC channel (`child.send`) or to a

@@ -140,6 +140,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'express4-async-rejection': { category: 'unanswered-requests', culprit: { function: 'showShipment', file: 'lib/shipments.js' } },
   // The catch that swallows the error, in a helper the route hands the response to, not the route connect last called.
   'connect-swallowed-error': { category: 'unanswered-requests', culprit: { function: 'sendReceipt', file: 'lib/receipts.js' } },
+  // A session store's client connected, asked once and closed per request: the connect site, not the write.
+  'session-client-per-request': { category: 'connection-churn', culprit: { function: 'openSessionClient', file: 'lib/session-client.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -331,6 +333,10 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.thrownAt, 'renderReceipt (lib/receipts.js:16)');
     assert.equal(e.droppedAt, 'sendReceipt (lib/receipts.js:27)');
     assert.equal(e.caughtInStack, true);
+  },
+  'session-client-per-request': (e) => {
+    assert.ok((e.connectionsPerRequest as number) > 0.8, `${String(e.connectionsPerRequest)} connections per request`);
+    assert.equal((e.connectCaller as { function?: string } | undefined)?.function, 'lookupSession');
   },
 };
 
