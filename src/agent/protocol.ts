@@ -494,6 +494,12 @@ export interface GrowthMessage extends Envelope {
     connectStack?: CallStack;
   }[];
   /**
+   * Added (agent): AsyncLocalStorage instances enabled after listen (counted once, at their first
+   * `run` or `enterWith`), by the call site of that first call: `enabled` is how many. One instance
+   * for the process is the norm; one per request is a leak that slows every await on Node 20-22.
+   */
+  asyncStorages?: { enabled: number; site?: CallSite; stack?: CallStack }[];
+  /**
    * Added (agent): messages sent to a child process over its IPC channel (`child.send`) or to a
    * worker thread (`worker.postMessage`) while a request was in flight, by target ('child process
    * <script>', 'worker thread') and call site: `count` sent, `completed` answered, `totalMs` from
