@@ -37,7 +37,10 @@ export function leakCulprit(run: RunData, w?: Window): LeakCulprit {
   const found = leakCulpritFromProfiles(run, w);
   // What a module reloaded per import keeps is charged to its top level; the import is the cause.
   const reloaded = reloadedModule(run);
-  if (reloaded && (!found.culprit || found.culprit.file.replace(/[?#].*$/, '') === reloaded.file)) {
+  // Its copies' bytes split over one retainer per URL: any of them among the top ones counts.
+  const retainers = (found.evidence.topRetainers as { file: string }[] | undefined) ?? [];
+  const sameModule = (file: string) => relativeFile(file.replace(/[?#].*$/, ''), run.cwd) === reloaded?.file;
+  if (reloaded && (!found.culprit || sameModule(found.culprit.file) || retainers.some((r) => sameModule(r.file)))) {
     const paid = found.culprit ? `\`${found.culprit.function}\` (${found.culprit.file}:${found.culprit.line}) is the module's own code; ` : '';
     const text =
       ` The module ${reloaded.file} was loaded under at least ${reloaded.urls} URLs (a new query or fragment each time): ` +
