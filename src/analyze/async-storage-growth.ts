@@ -47,7 +47,13 @@ function walksStorages(thread: ThreadTelemetry): boolean {
   return major > 0 && major < 24;
 }
 
-function finding(run: RunData, thread: ThreadTelemetry, row: StorageRow, perRequest: number, trend: ReturnType<typeof latencyTrend>): Finding {
+function finding(
+  run: RunData,
+  thread: ThreadTelemetry,
+  row: StorageRow,
+  perRequest: number,
+  trend: ReturnType<typeof latencyTrend>,
+): Finding {
   const at = appCallers(row)[0];
   const culprit = at ? siteCulprit(at, run.cwd) : undefined;
   const walked = walksStorages(thread);

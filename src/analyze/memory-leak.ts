@@ -563,7 +563,8 @@ function perRequestFinding(run: RunData, w: Window, g: GrowthPerRequest, where: 
       ...held.evidence,
     },
     culprit: held.culprit,
-    recommendation: (where === 'heap' ? (held.advice ?? memoryLeakAdvice) : externalLeakAdvice) + (held.profiled ? '' : `\n\n${heapProfileHint}`),
+    recommendation:
+      (where === 'heap' ? (held.advice ?? memoryLeakAdvice) : externalLeakAdvice) + (held.profiled ? '' : `\n\n${heapProfileHint}`),
     growth: { trend: latencyTrend(run), baseImpact: LEAK_BASE_IMPACT },
   });
 }

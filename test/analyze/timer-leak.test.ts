@@ -219,7 +219,9 @@ test("timer leak: a library's timers, awaited or its own, are the app caller's (
   const remember = { function: 'rememberNonce', file: '/srv/app/lib/nonce.js', line: 9, column: 8 };
   const cache = syntheticRun({
     rps: 1000,
-    timerGrowth: [{ kind: 'timeout', perRequest: 1, clearedShare: 0, delayMs: 600_000, site: lru, stack: [lru, set, remember, pollStatus] }],
+    timerGrowth: [
+      { kind: 'timeout', perRequest: 1, clearedShare: 0, delayMs: 600_000, site: lru, stack: [lru, set, remember, pollStatus] },
+    ],
   });
   assert.equal(timerLeak(cache)[0]?.culprit?.function, 'rememberNonce');
   // Only the library's frames: nobody to name.

@@ -41,19 +41,24 @@ export function leakCulprit(run: RunData, w?: Window): LeakCulprit {
   const retainers = (found.evidence.topRetainers as { file: string }[] | undefined) ?? [];
   const sameModule = (file: string) => relativeFile(file.replace(/[?#].*$/, ''), run.cwd) === reloaded?.file;
   if (reloaded && (!found.culprit || sameModule(found.culprit.file) || retainers.some((r) => sameModule(r.file)))) {
-    const paid = found.culprit ? `\`${found.culprit.function}\` (${found.culprit.file}:${found.culprit.line}) is the module's own code; ` : '';
+    const paid = found.culprit
+      ? `\`${found.culprit.function}\` (${found.culprit.file}:${found.culprit.line}) is the module's own code; `
+      : '';
     const text =
       ` The module ${reloaded.file} was loaded under at least ${reloaded.urls} URLs (a new query or fragment each time): ` +
       `node keeps every ES module it loads for the life of the process, so each import keeps one more copy. ${paid}` +
       (reloaded.importer
         ? `the import is in \`${reloaded.importer.function}\` (${reloaded.importer.file}:${reloaded.importer.line}).`
-        : 'where it is imported was not found in the app\'s source.');
+        : "where it is imported was not found in the app's source.");
     return {
       ...found,
       ...(reloaded.importer ? { culprit: reloaded.importer } : {}),
       text: found.text + text,
       advice: reloadedModuleAdvice,
-      evidence: { ...found.evidence, reloadedModule: { file: reloaded.file, urls: reloaded.urls, ...(found.culprit ? { paidIn: found.culprit } : {}) } },
+      evidence: {
+        ...found.evidence,
+        reloadedModule: { file: reloaded.file, urls: reloaded.urls, ...(found.culprit ? { paidIn: found.culprit } : {}) },
+      },
     };
   }
   // What the culprit stores into, from its source: a module-level collection or a closure's.
