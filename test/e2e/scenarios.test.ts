@@ -140,7 +140,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'express4-async-rejection': { category: 'unanswered-requests', culprit: { function: 'showShipment', file: 'lib/shipments.js' } },
   // The catch that swallows the error, in a helper the route hands the response to, not the route connect last called.
   'connect-swallowed-error': { category: 'unanswered-requests', culprit: { function: 'sendReceipt', file: 'lib/receipts.js' } },
-  // A session store's client connected, asked once and closed per request: the connect site, not the write.
+  // A session store's client connected, asked once and closed per request: the connect site, not the write. Also the
+  // regression test of an agent leak: its per-socket learning timer kept each closed socket 5 s, read as a heap leak that led.
   'session-client-per-request': { category: 'connection-churn', culprit: { function: 'openSessionClient', file: 'lib/session-client.js' } },
 };
 
