@@ -479,6 +479,9 @@ export interface GrowthMessage extends Envelope {
    * write to the arrival of the chunk that answered it (paired by order; one chunk answers as
    * many writes as its size holds answers of the size seen alone), `concurrencyMs` as for
    * `outgoing` (the site's writes waiting for an answer).
+   * Added (agent): `newConnections`, writes that were the first on their socket (a connection
+   * opened for the command: a client made per request), and `connectSite` / `connectStack`, where
+   * the first such socket was connected, when that was on the request path.
    */
   socketWaits?: {
     remote: string;
@@ -488,7 +491,16 @@ export interface GrowthMessage extends Envelope {
     concurrencyMs?: number[];
     site?: CallSite;
     stack?: CallStack;
+    newConnections?: number;
+    connectSite?: CallSite;
+    connectStack?: CallStack;
   }[];
+  /**
+   * Added (agent): AsyncLocalStorage instances enabled after listen (counted once, at their first
+   * `run` or `enterWith`), by the call site of that first call: `enabled` is how many. One instance
+   * for the process is the norm; one per request is a leak that slows every await on Node 20-22.
+   */
+  asyncStorages?: { enabled: number; site?: CallSite; stack?: CallStack }[];
   /**
    * Added (agent): messages sent to a child process over its IPC channel (`child.send`) or to a
    * worker thread (`worker.postMessage`) while a request was in flight, by target ('child process

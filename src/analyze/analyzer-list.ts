@@ -22,6 +22,7 @@ import { eventLoopStuck } from './event-loop-stuck.js';
 import { setupFailed } from './setup-failed.js';
 import { socketWrites } from './socket-writes.js';
 import { clusterPrimary } from './cluster-primary.js';
+import { asyncStorageGrowth } from './async-storage-growth.js';
 
 export const analyzers: readonly Analyzer[] = [
   eventLoopBlocking,
@@ -45,4 +46,5 @@ export const analyzers: readonly Analyzer[] = [
   setupFailed,
   socketWrites,
   clusterPrimary,
+  asyncStorageGrowth,
 ];

@@ -33,3 +33,11 @@ export const outgoingChurnAdvice = (tls: boolean) =>
     '`agent: false` or its own `new http.Agent()`, whose `keepAlive` is off by default. If the',
     'upstream answers `Connection: close`, enable keep-alive there too.',
   ].join(' ');
+
+/** A database or cache client connected per request. */
+export const driverChurnAdvice = [
+  'Create the database or cache client once, at startup, and share it: its connection (or pool) then serves',
+  'every request. A client made per request (a new ORM client, `net.connect` per query) pays the handshake and',
+  "the server's session setup each time, and under load exhausts the server's connection slots. Where a",
+  'connection must be per unit of work, take it from a pool and give it back.',
+].join(' ');

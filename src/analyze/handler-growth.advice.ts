@@ -19,3 +19,11 @@ export const workGrowthAdvice = [
   'handlers or listeners. Compare the hottest functions early and late in the run (`hotpath report`',
   'shows them) and bound what grows.',
 ].join(' ');
+
+/** An AsyncLocalStorage constructed per request. */
+export const asyncStorageAdvice = [
+  'Create one `AsyncLocalStorage` at module scope and call `storage.run(store, next)` per request: `run` gives',
+  'each request its own store, and a new instance per request is never needed. An instance that must go',
+  'away calls `disable()`. On Node 20-22, running with `--experimental-async-context-frame` (the default',
+  'from Node 24) also removes the per-await cost of enabled instances.',
+].join(' ');

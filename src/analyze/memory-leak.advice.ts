@@ -16,3 +16,11 @@ export const memoryLeakAdvice = [
   'thousand requests apart (Chrome DevTools → Memory → Comparison) and look at what grew.',
   'Bound caches (an LRU) and remove listeners and timers when their request ends.',
 ].join(' ');
+
+/** A module imported under a new URL per call (cache busting): node keeps each one. */
+export const reloadedModuleAdvice = [
+  'Import the module once (a static `import`, or one `import()` whose promise is kept) and reuse it. ES modules',
+  'are never unloaded: a query or fragment that changes per call (`?v=${Date.now()}`) makes each `import()` load',
+  'and keep a new copy. To pick up edits, watch the file and restart the process (or read templates and data',
+  "as files, not modules); CommonJS's `delete require.cache[...]` leaks the same way through the parent's `children`.",
+].join(' ');

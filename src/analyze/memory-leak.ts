@@ -379,7 +379,7 @@ function finding(run: RunData, w: Window, axis: TrendAxis, { growth, baseline, r
   const requests = axis.requests;
   const slope = growth / (w.durationMs / 1000);
   const trend = latencyTrend(run);
-  const { culprit, text, evidence, profiled } = leakCulprit(run, w);
+  const { culprit, text, evidence, profiled, advice } = leakCulprit(run, w);
   const mb = (b: number) => round(b / 1024 / 1024, 1);
   const perRequest = requests > 0 ? growth / requests : 0;
   return buildFinding({
@@ -403,7 +403,7 @@ function finding(run: RunData, w: Window, axis: TrendAxis, { growth, baseline, r
       ...evidence,
     },
     culprit,
-    recommendation: profiled ? memoryLeakAdvice : `${memoryLeakAdvice}\n\n${heapProfileHint}`,
+    recommendation: profiled ? (advice ?? memoryLeakAdvice) : `${advice ?? memoryLeakAdvice}\n\n${heapProfileHint}`,
     growth: { trend, baseImpact: LEAK_BASE_IMPACT },
   });
 }
@@ -583,7 +583,8 @@ function perRequestFinding(run: RunData, w: Window, g: GrowthPerRequest, where: 
       ...held.evidence,
     },
     culprit: held.culprit,
-    recommendation: (where === 'heap' ? memoryLeakAdvice : externalLeakAdvice) + (held.profiled ? '' : `\n\n${heapProfileHint}`),
+    recommendation:
+      (where === 'heap' ? (held.advice ?? memoryLeakAdvice) : externalLeakAdvice) + (held.profiled ? '' : `\n\n${heapProfileHint}`),
     growth: { trend: latencyTrend(run), baseImpact: LEAK_BASE_IMPACT },
   });
 }

@@ -2,7 +2,9 @@
 // the agent's outgoing-calls hook) that go out on a new connection almost every time: an
 // `agent: false` option, a `new http.Agent()` without keepAlive, or an upstream answering
 // `Connection: close`. Each call then pays a TCP (and TLS) handshake before it is sent and
-// leaves a socket in TIME_WAIT. Culprit: the app code that makes the calls.
+// leaves a socket in TIME_WAIT. Culprit: the app code that makes the calls. Also database and
+// cache clients connected per request (the socket-waits hook: commands that were the first on
+// their socket), culprit where the sockets are connected.
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
@@ -13,7 +15,8 @@ import { describeCulprit, siteCulprit } from './signals/culprit.js';
 import { loopStats } from './signals/loop-stats.js';
 import { round } from './signals/stats.js';
 import { CHURN_COST_SHARE, CHURN_MIN_CONNECTIONS_PER_REQUEST, CHURN_MIN_REQUESTS, callsToSelf } from './connection-churn.js';
-import { outgoingChurnAdvice } from './connection-churn.advice.js';
+import { driverChurnAdvice, outgoingChurnAdvice } from './connection-churn.advice.js';
+import { protocolOf, socketWaits } from './signals/socket-waits.js';
 
 type Churning = OutgoingWait & { newConnections: number };
 
@@ -21,15 +24,27 @@ export function outgoingChurn(run: RunData): Finding[] {
   const w = loadWindow(run);
   // Requests served from outside: calls the target made to its own servers are not among them.
   const inbound = Math.max(0, (loopStats(run)?.requests ?? 0) - callsToSelf(run, w).requests);
-  return targetThreads(run)
+  const threads = targetThreads(run);
+  const http = threads
     .flatMap((t) => outgoingWaits(t, w))
     .filter(
       (c): c is Churning =>
         c.newConnections !== undefined &&
         c.completed >= CHURN_MIN_REQUESTS &&
         c.newConnections / c.completed >= CHURN_MIN_CONNECTIONS_PER_REQUEST,
-    )
-    .map((c) => finding(run, c, inbound));
+    );
+  // A database or cache client made per request (a new ORM client, `net.connect` per query): its
+  // commands are judged per request served, since one connection may carry a few of them.
+  const sockets = threads
+    .flatMap((t) => socketWaits(t, w))
+    .filter(
+      (c): c is Churning =>
+        c.newConnections !== undefined &&
+        c.completed >= CHURN_MIN_REQUESTS &&
+        inbound > 0 &&
+        c.newConnections / inbound >= CHURN_MIN_CONNECTIONS_PER_REQUEST,
+    );
+  return [...http.map((c) => finding(run, c, inbound)), ...sockets.map((c) => socketFinding(run, c, inbound))];
 }
 
 function finding(run: RunData, c: Churning, inbound: number): Finding {
@@ -57,5 +72,45 @@ function finding(run: RunData, c: Churning, inbound: number): Finding {
     culprit,
     recommendation: outgoingChurnAdvice(tls),
     impact: Math.min(1, share * Math.min(1, perRequest ?? 1) * CHURN_COST_SHARE),
+  });
+}
+
+/**
+ * Commands on client sockets connected on the request path: the culprit is where the sockets are
+ * connected (the client's connect, called from the code that makes a client per request), else
+ * the code that writes the commands.
+ */
+function socketFinding(run: RunData, c: Churning, inbound: number): Finding {
+  const perRequest = c.newConnections / inbound;
+  const [connect, maker] = (c.connectedAt ?? []).map((f) => siteCulprit(f, run.cwd));
+  const writer = c.site ? siteCulprit(c.site, run.cwd) : undefined;
+  const culprit = connect ?? writer;
+  const protocol = protocolOf(c.origin);
+  const remote = protocol ? `${protocol} at ${c.origin}` : c.origin;
+  const where = connect
+    ? ` The sockets are connected in ${describeCulprit(connect)}${maker ? `, called from ${describeCulprit(maker)}` : ''}.`
+    : '';
+  return buildFinding({
+    code: 'HOTPATH_OUTGOING_CONNECTION_CHURN',
+    category: 'connection-churn',
+    severity: 'warning',
+    title: `Requests open a new connection to ${remote}`,
+    summary:
+      `Commands written to ${remote}${writer ? ` from ${describeCulprit(writer)}` : ''} went out on sockets connected for them: ` +
+      `${c.newConnections} new connections for ${c.completed} commands, ${round(perRequest, 2)} per request served. Each paid a TCP handshake (and the ` +
+      `server's session setup) before its first command and left a socket in TIME_WAIT.${where}`,
+    evidence: {
+      origin: c.origin,
+      ...(protocol ? { protocol } : {}),
+      commands: c.completed,
+      newConnections: c.newConnections,
+      connectionsPerRequest: round(perRequest, 3),
+      perCommandMs: round(c.totalMs / c.completed, 2),
+      ...(connect ? { connectedIn: connect } : {}),
+      ...(maker ? { connectCaller: maker } : {}),
+    },
+    culprit,
+    recommendation: driverChurnAdvice,
+    impact: Math.min(1, Math.min(1, perRequest) * CHURN_COST_SHARE),
   });
 }

@@ -104,11 +104,14 @@ function drained(thread: ThreadTelemetry, pending: (m: GrowthMessage) => number 
  * that called the helper, where the loop or the wait is; for a library's sleep or a
  * timers/promises timer made in a library, the first app function above it.
  */
-function culpritOf(t: TimerEntry, cwd: string): { culprit?: Culprit; helper?: Culprit } {
+function culpritOf(t: TimerEntry, cwd: string): { culprit?: Culprit; helper?: Culprit; library?: Culprit } {
   const awaited = t.awaited === true || t.promise === true;
   if (!isAppSite(t.site)) {
-    const app = awaited ? appCallers(t)[0] : undefined;
-    return app ? { culprit: siteCulprit(app, cwd) } : {};
+    const app = appCallers(t)[0];
+    if (!app) return {};
+    // A library that makes a timer per call (a cache's TTL timer per entry) does it where the app
+    // calls it: that call is what the app can change (another option, one entry per request less).
+    return awaited || !t.site ? { culprit: siteCulprit(app, cwd) } : { culprit: siteCulprit(app, cwd), library: siteCulprit(t.site, cwd) };
   }
   const callers = appCallers(t);
   if (t.awaited === true && callers.length > 1) return { culprit: siteCulprit(callers[1], cwd), helper: siteCulprit(callers[0], cwd) };
@@ -117,9 +120,10 @@ function culpritOf(t: TimerEntry, cwd: string): { culprit?: Culprit; helper?: Cu
 
 function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: ReturnType<typeof latencyTrend>, rearm: boolean): Finding {
   const s = pendingStats(thread, t);
-  const { culprit, helper } = culpritOf(t, run.cwd);
+  const { culprit, helper, library } = culpritOf(t, run.cwd);
   const fn = `${t.promise ? 'timers/promises ' : ''}${t.kind === 'interval' ? 'setInterval' : 'setTimeout'}`;
-  const through = helper ? ` through \`${helper.function}\` (${helper.file}:${helper.line})` : '';
+  const via = helper ?? library;
+  const through = via ? ` through \`${via.function}\` (${via.file}:${via.line}${library ? ', a dependency' : ''})` : '';
   const where = culprit
     ? ` ${helper ? 'Awaited by' : 'Created by'} \`${culprit.function}\` at ${culprit.file}:${culprit.line}${through}.`
     : '';
@@ -143,7 +147,7 @@ function finding(run: RunData, thread: ThreadTelemetry, t: TimerEntry, trend: Re
       fired: t.fired,
       ...(rearm ? { rearmed: true } : {}),
       ...(t.promise ? { promise: true } : {}),
-      ...(helper ? { through: helper } : {}),
+      ...(via ? { through: via } : {}),
       ...(meanDelayMs !== undefined ? { meanDelayMs: round(meanDelayMs, 0) } : {}),
       ...(s ? { perRequest: s.perRequest, perSecond: s.perSecond, requestCorrelation: s.requestCorrelation } : {}),
     },

@@ -88,8 +88,22 @@ const messages: Record<string, Check> = {
     ),
     closeHeaderSites: opt(arrayOf(shape({ count: num, site: callSite, stack: opt(arrayOf(callSite)) }))),
     handles: opt(arrayOf(sited({ api: str, resource: str, created: num, open: num, unref: opt(num), untracked: opt(num) }))),
-    socketWaits: opt(arrayOf(sited({ remote: str, count: num, completed: num, totalMs: num, concurrencyMs: opt(arrayOf(num)) }))),
+    socketWaits: opt(
+      arrayOf(
+        sited({
+          remote: str,
+          count: num,
+          completed: num,
+          totalMs: num,
+          concurrencyMs: opt(arrayOf(num)),
+          newConnections: opt(num),
+          connectSite: opt(callSite),
+          connectStack: opt(arrayOf(callSite)),
+        }),
+      ),
+    ),
     messageWaits: opt(arrayOf(sited({ target: str, count: num, completed: num, totalMs: num, concurrencyMs: opt(arrayOf(num)) }))),
+    asyncStorages: opt(arrayOf(sited({ enabled: num }))),
   }),
   stall: shape({
     start: num,

@@ -510,3 +510,40 @@ test('io-wait: waits awaited once per item in a loop name the loop that serialis
   assert.match(f.summary, /awaited once per item by the loop at cart\.js:3 in cartTotal/);
   rmSync(dir, { recursive: true, force: true });
 });
+
+// A loop busy 96 % of the time while getting a core 22 % of it (a busy machine): 260 requests a
+// second of 0.81 ms of CPU each, 8 in flight, so the loop takes about 30 ms to run the work of all
+// of them once (its round) and a callback that becomes ready waits about that long.
+const saturated = { rps: 260, elu: 0.96, cores: 0.21, inFlight: 8, resources: { TCPSocketWrap: 28 }, cwd: '/app' };
+
+test('io-wait: one call per request no longer than the round of a saturated loop is the loop queue, not the I/O', () => {
+  const fetchOnce = {
+    api: 'fetch' as const,
+    origin: 'http://127.0.0.1:4000',
+    perRequest: 1,
+    msEach: 35,
+    site: executor,
+    stack: [executor, fetchQuote, handler],
+  };
+  assert.deepEqual(ioWait(syntheticRun({ ...saturated, latencyMs: 25, outgoing: [fetchOnce] })), []);
+  // Nothing the hooks saw: the requests' time is the loop's queue too.
+  assert.deepEqual(ioWait(syntheticRun({ ...saturated, latencyMs: 25 })), []);
+});
+
+test('io-wait: on a saturated loop, a call several rounds long and calls awaited one after another are still the wait', () => {
+  const slow = {
+    api: 'fetch' as const,
+    origin: 'http://127.0.0.1:4000',
+    perRequest: 1,
+    msEach: 120,
+    site: executor,
+    stack: [executor, fetchQuote, handler],
+  };
+  const [f] = ioWait(syntheticRun({ ...saturated, latencyMs: 125, outgoing: [slow] }));
+  assert.equal(f?.category, 'io-wait');
+  assert.equal(f.culprit?.function, 'fetchQuote');
+  const three = { ...slow, perRequest: 3, msEach: 10 };
+  const [g] = ioWait(syntheticRun({ ...saturated, latencyMs: 30, outgoing: [three] }));
+  assert.equal(g?.category, 'io-wait');
+  assert.equal(g.evidence.sequential, true);
+});

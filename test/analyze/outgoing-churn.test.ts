@@ -87,3 +87,37 @@ test('calls to the driven port itself are still taken off when the agent counted
   assert.deepEqual(connectionChurn(run), []);
   assert.ok(Math.abs((outgoingChurn(run)[0].evidence.callsPerRequest as number) - 1) < 0.05);
 });
+
+// A database or cache client connected per request (the socket-waits hook's commands that were the
+// first on their socket): the connect site is named, with the code that makes a client per request.
+const writeQuery = { function: 'query', file: '/srv/app/db-client.js', line: 30, column: 7 };
+const openClient = { function: 'openClient', file: '/srv/app/db-client.js', line: 8, column: 20 };
+const listOrders = { function: 'listOrders', file: '/srv/app/orders.js', line: 4, column: 9 };
+const commands = (connectsPerRequest: number | undefined, perRequest = 1) => ({
+  remote: '10.0.0.5:5432',
+  perRequest,
+  msEach: 3,
+  site: writeQuery,
+  stack: [writeQuery, listOrders],
+  ...(connectsPerRequest !== undefined ? { connectsPerRequest, connectStack: [openClient, listOrders] } : {}),
+});
+
+for (const noise of NOISE_LEVELS) {
+  test(`outgoing churn: a client connected per request names where it connects (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      // Two queries per request on a connection opened for the request: judged per request served.
+      const [f] = outgoingChurn(syntheticRun({ seed, noise, socketWaits: [commands(1, 2)] }));
+      assert.equal(f?.category, 'connection-churn', `seed ${seed}`);
+      assert.deepEqual([f.culprit?.function, f.culprit?.file], ['openClient', 'db-client.js']);
+      assert.equal((f.evidence.connectCaller as { function: string }).function, 'listOrders');
+      assert.equal(f.evidence.protocol, 'Postgres');
+      assert.ok(Math.abs((f.evidence.connectionsPerRequest as number) - 1) < 0.05, String(f.evidence.connectionsPerRequest));
+      assert.match(f.recommendation, /Create the database or cache client once/);
+    }
+  });
+}
+
+test('outgoing churn: a client on long-lived connections (a pool opened at startup) is no churn', () => {
+  assert.deepEqual(outgoingChurn(syntheticRun({ seed: 1, socketWaits: [commands(0.01, 3)] })), []);
+  assert.deepEqual(outgoingChurn(syntheticRun({ seed: 1, socketWaits: [commands(undefined, 3)] })), []);
+});

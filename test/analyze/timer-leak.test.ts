@@ -196,7 +196,7 @@ test('timer leak: timeouts that piled up only because the loop lagged behind the
   assert.equal(timerLeak(after(rearm, 1))[0]?.culprit?.function, 'pollStatus');
 });
 
-test("timer leak: an awaited sleep from a library is the app caller's; a library's own timers name nobody", () => {
+test("timer leak: a library's timers, awaited or its own, are the app caller's (the library named as the way through); none without an app frame", () => {
   const lib = { function: 'delay', file: '/srv/app/node_modules/delay/index.js', line: 5, column: 3 };
   const awaited = syntheticRun({
     rps: 1000,
@@ -210,8 +210,25 @@ test("timer leak: an awaited sleep from a library is the app caller's; a library
     timerGrowth: [{ kind: 'interval', perRequest: 1, clearedShare: 0, site: lib, stack: [lib, pollStatus] }],
   });
   const [f] = timerLeak(own);
-  assert.ok(f);
-  assert.equal(f.culprit, undefined);
+  assert.equal(f?.culprit?.function, 'pollStatus');
+  assert.equal((f.evidence.through as { function: string }).function, 'delay');
+  assert.match(f.summary, /Created by `pollStatus` .* through `delay` \(node_modules\/delay\/index\.js:5, a dependency\)/);
+  // A cache keeping a TTL timer per entry (lru-cache's ttlAutopurge), set once per request.
+  const lru = { function: 'setItemTTL', file: '/srv/app/node_modules/lru-cache/index.js', line: 323, column: 19 };
+  const set = { function: 'set', file: '/srv/app/node_modules/lru-cache/index.js', line: 700, column: 12 };
+  const remember = { function: 'rememberNonce', file: '/srv/app/lib/nonce.js', line: 9, column: 8 };
+  const cache = syntheticRun({
+    rps: 1000,
+    timerGrowth: [
+      { kind: 'timeout', perRequest: 1, clearedShare: 0, delayMs: 600_000, site: lru, stack: [lru, set, remember, pollStatus] },
+    ],
+  });
+  assert.equal(timerLeak(cache)[0]?.culprit?.function, 'rememberNonce');
+  // Only the library's frames: nobody to name.
+  const bare = syntheticRun({ rps: 1000, timerGrowth: [{ kind: 'interval', perRequest: 1, clearedShare: 0, site: lib, stack: [lib] }] });
+  const [g] = timerLeak(bare);
+  assert.ok(g);
+  assert.equal(g.culprit, undefined);
 });
 
 test('timer leak: a re-arm loop per request is found when the machine slowed in the second half of the run (its rise judged per request, not per second)', () => {

@@ -142,6 +142,9 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'connect-swallowed-error': { category: 'unanswered-requests', culprit: { function: 'sendReceipt', file: 'lib/receipts.js' } },
   // A pattern built per request by one module and first run (compiled) by another: the builder causes it, the highlighter pays.
   'glossary-highlight': { category: 'event-loop-blocking', culprit: { function: 'glossaryPattern', file: 'lib/glossary.js' } },
+  // A session store's client connected, asked once and closed per request: the connect site, not the write. Also the
+  // regression test of an agent leak: its per-socket learning timer kept each closed socket 5 s, read as a heap leak that led.
+  'session-client-per-request': { category: 'connection-churn', culprit: { function: 'openSessionClient', file: 'lib/session-client.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -347,6 +350,10 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
       path.map((s) => s.function),
       ['showHighlighted', 'highlight'],
     );
+  },
+  'session-client-per-request': (e) => {
+    assert.ok((e.connectionsPerRequest as number) > 0.8, `${String(e.connectionsPerRequest)} connections per request`);
+    assert.equal((e.connectCaller as { function?: string } | undefined)?.function, 'lookupSession');
   },
 };
 

@@ -10,6 +10,7 @@ import { ConnectionCloseSites } from './connection-close.js';
 import { HandleGrowth } from './handle-growth.js';
 import { SocketWaits } from './socket-waits.js';
 import { MessageWaits } from './message-waits.js';
+import { AsyncStorageGrowth } from './async-storage-growth.js';
 
 export function createGrowthHooks(): GrowthHooks {
   const maxListeners = new MaxListeners();
@@ -24,5 +25,6 @@ export function createGrowthHooks(): GrowthHooks {
     { name: 'handle-growth', hook: new HandleGrowth() },
     { name: 'socket-waits', hook: new SocketWaits() },
     { name: 'message-waits', hook: new MessageWaits() },
+    { name: 'async-storage-growth', hook: new AsyncStorageGrowth() },
   ]);
 }

@@ -27,13 +27,14 @@
 // Each write on the request path costs a counter, a timestamp and an array push; its stack is
 // captured for the first writes of a remote and then 1 in SOCKET_SAMPLE_EVERY (SiteCounter).
 import type * as net from 'node:net';
+import type { CallSite } from '../protocol.js';
 import { performance } from 'node:perf_hooks';
 import type { GrowthBody, GrowthHook } from './growth-hooks.js';
 import { threadState } from '../thread-state.js';
 import { SiteCounter, type SiteEntry } from './site-counter.js';
 import { captureStack, callerFiles, isAgentFile } from './call-site.js';
 import { inFlight, newLevels, waitRow, type WaitData } from './concurrency-levels.js';
-import { listen, originalSetTimeout } from '../originals.js';
+import { listen, originalClearTimeout, originalSetTimeout } from '../originals.js';
 import { defineLike } from './wrap.js';
 import { answersByLines, newAnswerLines, type AnswerLines } from './answer-lines.js';
 
@@ -50,6 +51,10 @@ const HALVE_AT = 4096;
 
 interface Data extends WaitData {
   remote: string;
+  /** Writes on the request path that were the first on their socket: a connection opened for them. */
+  newConnections: number;
+  /** Where such a socket was connected (the first one's stack, captured at its connect). */
+  connectStack?: CallSite[];
 }
 
 interface Pending {
@@ -82,6 +87,8 @@ interface SocketState {
   /** Every write made on the socket (none halved or dropped), and whether its answers are counted by lines. */
   made: number;
   lines: AnswerLines;
+  /** Where the socket was connected, when that happened on the request path (a connection per request). */
+  connectStack?: CallSite[];
 }
 
 /**
@@ -147,6 +154,8 @@ export function isMultiWrite(l: LearningCounts): boolean {
 interface Learning extends LearningCounts {
   /** The last write's stack (file:line:column of each frame), callback and continuation. */
   stack: string;
+  /** The timer that decides the socket after LEARN_MS if it is still learning. */
+  timer?: ReturnType<typeof setTimeout>;
   asyncId: number;
   turn: number;
 }
@@ -155,6 +164,7 @@ type Fn = (this: unknown, ...args: unknown[]) => unknown;
 
 const newData = (): Data => ({
   remote: '',
+  newConnections: 0,
   completed: 0,
   totalMs: 0,
   ...newLevels(),
@@ -190,7 +200,11 @@ export class SocketWaits implements GrowthHook {
 
   contribute(into: GrowthBody): void {
     const out = (into.socketWaits ??= []);
-    for (const e of this.sites.entries.values()) out.push(waitRow({ remote: e.data.remote }, e));
+    for (const e of this.sites.entries.values()) {
+      const connects = e.data.newConnections > 0 ? { newConnections: e.data.newConnections } : {};
+      const at = e.data.connectStack ? { connectSite: e.data.connectStack[0], connectStack: e.data.connectStack } : {};
+      out.push(waitRow({ remote: e.data.remote }, e, { ...connects, ...at }));
+    }
   }
 
   /** Gives a socket being connected its own write and push, unless an HTTP client connects it. */
@@ -226,6 +240,11 @@ export class SocketWaits implements GrowthHook {
         made: 0,
         lines: newAnswerLines(),
       };
+      // Connected while a request is in flight: kept to name where connections are opened per request.
+      if (this.onPath()) {
+        const stack = captureStack(skip).filter((f) => !connectPlumbing(f.file));
+        if (stack.length > 0) st.connectStack = stack;
+      }
       const self = this;
       const write = socket.write as unknown as Fn;
       const writeWrapper = function (this: unknown): unknown {
@@ -277,7 +296,14 @@ export class SocketWaits implements GrowthHook {
           }
         }
         entry = this.sites.hit(st.key, skip);
-        if (entry !== undefined) entry.data.remote = st.remote === '' ? '?' : st.remote;
+        if (entry !== undefined) {
+          entry.data.remote = st.remote === '' ? '?' : st.remote;
+          // The socket's first write: the command went out on a connection opened for it.
+          if (st.made === 1) {
+            entry.data.newConnections++;
+            if (st.connectStack !== undefined) entry.data.connectStack ??= st.connectStack;
+          }
+        }
       }
       const t0 = performance.now();
       if (++st.writes >= HALVE_AT) {
@@ -382,9 +408,13 @@ let stopTurns: (() => void) | undefined;
 
 function startLearning(st: SocketState): Learning {
   const l: Learning = { ...newLearningCounts(), stack: '', asyncId: -1, turn: -1 };
-  originalSetTimeout(() => {
+  // Cleared when the socket is decided or closed: a client made per request opens and closes a
+  // socket per request, and a timer left for LEARN_MS per socket kept each one's objects alive
+  // that long (3.3 KB per request at 800 requests a second read as a heap leak).
+  l.timer = originalSetTimeout(() => {
     if (st.learning === l) decide(st, l);
-  }, LEARN_MS).unref();
+  }, LEARN_MS);
+  l.timer.unref();
   if (learners++ === 0) {
     try {
       const hooks = (require('node:v8') as typeof import('node:v8')).promiseHooks as typeof import('node:v8').promiseHooks | undefined;
@@ -400,6 +430,7 @@ function startLearning(st: SocketState): Learning {
 
 /** Ends a socket's learning (decided, or closed before): the promise hook stops with the last one. */
 function stopLearning(st: SocketState): void {
+  if (st.learning?.timer !== undefined) originalClearTimeout(st.learning.timer);
   st.learning = undefined;
   st.learnt = true;
   if (--learners === 0) {

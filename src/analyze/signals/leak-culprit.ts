@@ -14,6 +14,8 @@ import { frameCulprit, relativeFile } from './culprit.js';
 import { round } from './stats.js';
 import { describeHolder, leakHolder, type LeakHolder } from './leak-holder.js';
 import { soleKeeper } from './leak-keeper.js';
+import { reloadedModule } from './reloaded-module.js';
+import { reloadedModuleAdvice } from '../memory-leak.advice.js';
 
 /** An allocation site (allocation view) must hold this share of sampled bytes to be named. */
 export const LEAK_CULPRIT_MIN_SHARE = 0.1;
@@ -27,10 +29,38 @@ export interface LeakCulprit {
   evidence: Record<string, unknown>;
   /** Whether any heap profile was recorded (`--heap`): the advice asks for one otherwise. */
   profiled: boolean;
+  /** Advice for the cause found, when it is a specific one (a module reloaded per import). */
+  advice?: string;
 }
 
 export function leakCulprit(run: RunData, w?: Window): LeakCulprit {
   const found = leakCulpritFromProfiles(run, w);
+  // What a module reloaded per import keeps is charged to its top level; the import is the cause.
+  const reloaded = reloadedModule(run);
+  // Its copies' bytes split over one retainer per URL: any of them among the top ones counts.
+  const retainers = (found.evidence.topRetainers as { file: string }[] | undefined) ?? [];
+  const sameModule = (file: string) => relativeFile(file.replace(/[?#].*$/, ''), run.cwd) === reloaded?.file;
+  if (reloaded && (!found.culprit || sameModule(found.culprit.file) || retainers.some((r) => sameModule(r.file)))) {
+    const paid = found.culprit
+      ? `\`${found.culprit.function}\` (${found.culprit.file}:${found.culprit.line}) is the module's own code; `
+      : '';
+    const text =
+      ` The module ${reloaded.file} was loaded under at least ${reloaded.urls} URLs (a new query or fragment each time): ` +
+      `node keeps every ES module it loads for the life of the process, so each import keeps one more copy. ${paid}` +
+      (reloaded.importer
+        ? `the import is in \`${reloaded.importer.function}\` (${reloaded.importer.file}:${reloaded.importer.line}).`
+        : "where it is imported was not found in the app's source.");
+    return {
+      ...found,
+      ...(reloaded.importer ? { culprit: reloaded.importer } : {}),
+      text: found.text + text,
+      advice: reloadedModuleAdvice,
+      evidence: {
+        ...found.evidence,
+        reloadedModule: { file: reloaded.file, urls: reloaded.urls, ...(found.culprit ? { paidIn: found.culprit } : {}) },
+      },
+    };
+  }
   // What the culprit stores into, from its source: a module-level collection or a closure's.
   const holder = found.culprit ? leakHolder(run.cwd, found.culprit) : undefined;
   if (holder && found.culprit) return withHolder(found, found.culprit, holder, '');

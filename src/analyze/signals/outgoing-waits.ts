@@ -21,8 +21,10 @@ export interface OutgoingWait {
   /** Completed requests in the window and the time they waited, ms. */
   completed: number;
   totalMs: number;
-  /** node:http only: answered requests that went out on a new connection. */
+  /** node:http: answered requests that went out on a new connection; client sockets: commands that were the first on theirs. */
   newConnections?: number;
+  /** Client sockets: the app frames that connected the first socket opened on the request path, nearest first. */
+  connectedAt?: CallSite[];
   /** node:http only: calls left in their agent's queue, and the time from the calls to their sockets, ms. */
   queued?: number;
   socketWaitMs?: number;

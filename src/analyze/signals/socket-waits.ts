@@ -9,6 +9,7 @@ import type { GrowthMessage } from '../../agent/protocol.js';
 import type { Window } from './load-window.js';
 import { windowGrowth } from './growth-series.js';
 import { callCounts, callPlaces, type OutgoingWait } from './outgoing-waits.js';
+import { appCallers } from './culprit.js';
 
 type SocketEntry = NonNullable<GrowthMessage['socketWaits']>[number];
 
@@ -47,10 +48,13 @@ export function socketWaits(thread: ThreadTelemetry, w: Window | null): Outgoing
   return (end.socketWaits ?? [])
     .map((e): OutgoingWait => {
       const prev = before?.socketWaits?.find((p) => key(p) === key(e));
+      const connectedAt = e.connectStack ? appCallers({ stack: e.connectStack }) : [];
       return {
         api: 'socket',
         origin: e.remote,
         ...callCounts(e, prev),
+        ...(e.newConnections !== undefined ? { newConnections: e.newConnections - (prev?.newConnections ?? 0) } : {}),
+        ...(connectedAt.length > 0 ? { connectedAt } : {}),
         ...callPlaces(e, prev),
       };
     })
