@@ -154,7 +154,11 @@ export class ThreadAgent {
     const gcFire = gcPeriod && { every: 1, fn: (): void => safely('gc', () => this.gc.driverFired()) };
     const onLoop =
       guardPart(PART.sampler, () => {
-        this.sampler.start([sampleTick, gcFire, gcPeriod, growthTick]);
+        // The fire's messages (GCs, sample, growth) leave in one write (connection.ts, hold).
+        this.sampler.start([sampleTick, gcFire, gcPeriod, growthTick], {
+          before: () => this.conn.hold(),
+          after: () => this.conn.release(),
+        });
         return true;
       }) === true;
     guardPart(PART.gc, () => this.gc.start(onLoop && gcPeriod !== undefined ? LOOP_DELAY_RESOLUTION_MS : undefined));
