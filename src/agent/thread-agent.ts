@@ -353,6 +353,9 @@ export class ThreadAgent {
   }
 
   private onExit(): void {
+    // An exit from inside a timer fire (app code a growth report reads, such as a getMaxListeners,
+    // calling process.exit()): what the fire held goes first, and the rest is written at once.
+    this.conn.release();
     // A crash or process.exit() mid-profile: the worker writes it first (bounded), then bye.
     const worker = this.worker;
     if (worker !== undefined) safely('profile-rescue', () => rescueProfilesAtExit(worker, this.rescue));
