@@ -30,6 +30,10 @@ export class AgentConnection {
   private readonly socket: net.Socket | undefined;
   private closed = false;
   private partial = '';
+  /** Lines held for one write (hold/release), and the callbacks waiting for them to leave. */
+  private held: string | undefined;
+  private heldCount = 0;
+  private heldDone: (() => void)[] = [];
   private controlHandler: ((msg: ControlMessage) => void) | undefined;
 
   /** `threadId` is the thread the messages describe (a helper worker reports for its main thread). */
@@ -74,14 +78,51 @@ export class AgentConnection {
     } catch {
       return this.drop();
     }
+    if (this.held !== undefined) {
+      this.held += line;
+      this.heldCount++;
+      if (done !== undefined) this.heldDone.push(done);
+      return true;
+    }
     s.write(line, done === undefined ? undefined : () => done());
     return true;
+  }
+
+  /**
+   * Messages sent from now until release() leave in one write: each write is a syscall on the
+   * target's thread and wakes the reader (the CLI), and one timer fire can send several (the
+   * GCs, the sample, the growth report). Nothing is delayed past the release.
+   */
+  hold(): void {
+    if (this.held === undefined) this.held = '';
+  }
+
+  /** Writes what was held since hold(), at once. */
+  release(): void {
+    const lines = this.held;
+    if (lines === undefined) return;
+    const count = this.heldCount;
+    this.held = undefined;
+    this.heldCount = 0;
+    const done = this.heldDone;
+    if (done.length > 0) this.heldDone = [];
+    const after = done.length === 0 ? undefined : (): void => done.forEach((d) => d());
+    if (lines === '' && after === undefined) return;
+    const s = this.socket;
+    // Closed meanwhile: the held messages are lost as single sends would have been.
+    if (this.closed || s === undefined || s.destroyed) {
+      this.dropped += count;
+      after?.();
+      return;
+    }
+    s.write(lines, after);
   }
 
   /** Calls `done` once everything sent so far has left the process (or at once when closed). */
   afterWrites(done: () => void): void {
     const s = this.socket;
     if (this.closed || s === undefined || s.destroyed) return done();
+    if (this.held !== undefined) return void this.heldDone.push(done);
     s.write('', () => done());
   }
 

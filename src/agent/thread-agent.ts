@@ -154,7 +154,11 @@ export class ThreadAgent {
     const gcFire = gcPeriod && { every: 1, fn: (): void => safely('gc', () => this.gc.driverFired()) };
     const onLoop =
       guardPart(PART.sampler, () => {
-        this.sampler.start([sampleTick, gcFire, gcPeriod, growthTick]);
+        // The fire's messages (GCs, sample, growth) leave in one write (connection.ts, hold).
+        this.sampler.start([sampleTick, gcFire, gcPeriod, growthTick], {
+          before: () => this.conn.hold(),
+          after: () => this.conn.release(),
+        });
         return true;
       }) === true;
     guardPart(PART.gc, () => this.gc.start(onLoop && gcPeriod !== undefined ? LOOP_DELAY_RESOLUTION_MS : undefined));
@@ -351,6 +355,9 @@ export class ThreadAgent {
 
   /** `code`: what 'exit' was given, sent on for a CLI that did not spawn this process (a watcher's child). */
   private onExit(code: unknown): void {
+    // An exit from inside a timer fire (app code a growth report reads, such as a getMaxListeners,
+    // calling process.exit()): what the fire held goes first, and the rest is written at once.
+    this.conn.release();
     // A crash or process.exit() mid-profile: the worker writes it first (bounded), then bye.
     const worker = this.worker;
     if (worker !== undefined) safely('profile-rescue', () => rescueProfilesAtExit(worker, this.rescue));

@@ -47,6 +47,12 @@ export function loopTick(intervalMs: number, fn: () => void): LoopTick | undefin
   return Number.isInteger(every) && every >= 1 ? { every, fn } : undefined;
 }
 
+/** Called around a fire's due ticks (only when one is due): the connection's hold and release, one write per fire. */
+export interface TickBatch {
+  before(): void;
+  after(): void;
+}
+
 export class LoopDelay {
   /** Delays in µs. */
   private readonly delays = new LogHistogram();
@@ -57,9 +63,9 @@ export class LoopDelay {
    * `ticks`: also run each `tick.fn` every `tick.every` periods (see LoopTick), in order, after
    * the delay is recorded, so the thread wakes once for all. Each is timed apart as the agent's
    * own time (own-time.ts, by its caller): timed together, one call in N would always land on
-   * the same kind of fire.
+   * the same kind of fire. `batch` runs around the ticks of a fire that has any due.
    */
-  start(ticks: readonly (LoopTick | undefined)[] = []): void {
+  start(ticks: readonly (LoopTick | undefined)[] = [], batch?: TickBatch): void {
     if (this.timer !== undefined) return;
     this.last = performance.now();
     const record = timed(() => this.fired(), timedEvery(LOOP_DELAY_RESOLUTION_MS));
@@ -70,10 +76,19 @@ export class LoopDelay {
     this.timer = originalSetInterval(() => {
       record();
       const now = this.last;
-      for (let i = 0; i < due.length; i++) {
-        if (now - ran[i] < spacing[i]) continue;
-        ran[i] = now;
-        due[i].fn();
+      let batched = false;
+      try {
+        for (let i = 0; i < due.length; i++) {
+          if (now - ran[i] < spacing[i]) continue;
+          ran[i] = now;
+          if (!batched && batch !== undefined) {
+            batched = true;
+            batch.before();
+          }
+          due[i].fn();
+        }
+      } finally {
+        if (batched) batch?.after();
       }
     }, LOOP_DELAY_RESOLUTION_MS);
     this.timer.unref();

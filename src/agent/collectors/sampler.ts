@@ -7,7 +7,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import type { SampleMessage } from '../protocol.js';
 import type { HttpCollector } from './http-collector.js';
-import { LoopDelay, type LoopTick } from './loop-delay.js';
+import { LoopDelay, type LoopTick, type TickBatch } from './loop-delay.js';
 import { AgentCost } from './agent-cost.js';
 import { reportError } from '../safe.js';
 
@@ -41,9 +41,9 @@ export class Sampler {
     this.memory = new MemoryReader(Math.max(1, Math.round(RSS_EVERY_MS / intervalMs)));
   }
 
-  /** `ticks`: callbacks run on the loop-delay timer (the sample's, when the interval allows; loop-delay.ts). */
-  start(ticks?: readonly (LoopTick | undefined)[]): void {
-    this.eld.start(ticks);
+  /** `ticks`: callbacks run on the loop-delay timer (the sample's, when the interval allows), `batch` around them (loop-delay.ts). */
+  start(ticks?: readonly (LoopTick | undefined)[], batch?: TickBatch): void {
+    this.eld.start(ticks, batch);
   }
 
   stop(): void {

@@ -44,6 +44,8 @@ export class OwnCpu {
   private readonly tids = new Map<string, number>();
   private ended = 0;
   private lastScan = -Infinity;
+  /** Threads whose name was read, and how often (see scan). */
+  private readonly named = new Map<string, number>();
   private readonly linux = process.platform === 'linux';
 
   constructor(
@@ -103,10 +105,24 @@ export class OwnCpu {
     return sum;
   }
 
-  /** Finds profiler threads not known yet. */
+  /**
+   * Finds profiler threads not known yet. A thread's name is read at two scans, then no more
+   * (`named`, pruned of threads gone): a target has a dozen threads and this runs every second,
+   * on the target's core when it is pinned; the second read catches a thread scanned before it
+   * named itself (a new thread carries its creator's name until it does). V8 starts a new
+   * profiler thread for each profile.
+   */
   private scan(): void {
-    for (const tid of readdirSync(TASKS)) {
+    const alive = readdirSync(TASKS);
+    if (this.named.size > 2 * alive.length) {
+      const now = new Set(alive);
+      for (const tid of this.named.keys()) if (!now.has(tid)) this.named.delete(tid);
+    }
+    for (const tid of alive) {
       if (this.tids.has(tid)) continue;
+      const reads = this.named.get(tid) ?? 0;
+      if (reads >= 2) continue;
+      this.named.set(tid, reads + 1);
       let comm: string;
       try {
         comm = readFileSync(`${TASKS}/${tid}/comm`, 'utf8').trim();

@@ -105,3 +105,20 @@ test('an interval that is not a whole number of delay periods gets no tick (the 
   assert.equal(loopTick(LOOP_DELAY_RESOLUTION_MS, () => {})?.every, 1);
   assert.equal(loopTick(1000, () => {})?.every, 1000 / LOOP_DELAY_RESOLUTION_MS);
 });
+
+test('the batch runs around the ticks of a fire that has one due, once per such fire, and not on the others', async () => {
+  const d = new LoopDelay();
+  const log: string[] = [];
+  const tick = loopTick(2 * LOOP_DELAY_RESOLUTION_MS, () => log.push('tick'));
+  assert.ok(tick);
+  d.start([tick], { before: () => log.push('before'), after: () => log.push('after') });
+  try {
+    await sleep(9 * LOOP_DELAY_RESOLUTION_MS);
+  } finally {
+    d.stop();
+  }
+  const ticks = log.filter((x) => x === 'tick').length;
+  assert.ok(ticks >= 2, log.join(' '));
+  // Every tick inside its own before/after, and no before/after without a tick.
+  assert.deepEqual(log, Array.from({ length: ticks }, () => ['before', 'tick', 'after']).flat());
+});
