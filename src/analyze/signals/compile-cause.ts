@@ -16,7 +16,7 @@ import { hotLine } from '../../profile/hot-line.js';
 import { runSourceLine } from '../../profile/run-source-maps.js';
 import { callsPerRequest, describePath, describePerRequest, pathWithCalls, type PathStep } from './call-counts.js';
 import { callPath } from './loop-cause.js';
-import { abs, CREATE, trace, traceMember, usedNames, type CompiledKind, type Place } from './compile-trace.js';
+import { abs, CREATE, placeOfFrame, trace, traceMember, usedNames, type CompiledKind, type Place } from './compile-trace.js';
 import { frameCulprit } from './culprit.js';
 import { atLine } from './loop-blame.js';
 import { COMPILE_LABEL } from '../../profile/work-kind.js';
@@ -62,7 +62,7 @@ function callersOf(run: RunData, view: CpuView, frameIndex: number): Place[] {
   return callPath(view, frameIndex)
     .slice(0, -1)
     .reverse()
-    .map((f) => ({ name: frameCulprit(f, run.cwd).function, file: abs(run, f.file), line: f.line, column: f.column }));
+    .map((f) => placeOfFrame(run, f));
 }
 
 /**
@@ -75,13 +75,7 @@ export function compileCause(run: RunData, view: CpuView, top: FunctionCost): Co
   if (f.kind !== 'app' || f.line <= 0) return undefined;
   const hot = hotLine(view.tree, top.frameIndex);
   if (!hot || hot.share < COMPILE_USE_MIN_LINE_SHARE) return undefined;
-  const payer: Place = {
-    name: frameCulprit(f, run.cwd).function,
-    file: abs(run, f.file),
-    line: f.line,
-    column: f.column,
-    frameIndex: top.frameIndex,
-  };
+  const payer = placeOfFrame(run, f, top.frameIndex);
   const text = runSourceLine(run, payer.file, hot.line)?.replace(/\/\/.*$/, '');
   if (text === undefined || CREATE.test(text)) return undefined;
   const executing = regexpCodeShare(view, top) >= COMPILE_EXEC_MAX_SHARE;

@@ -8,6 +8,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import type { RunData } from '../../run-dir/run-data.js';
 import type { Culprit } from '../finding.js';
 import type { CpuView } from './cpu-view.js';
+import type { Frame } from '../../profile/call-tree.js';
 import type { FunctionAt } from './call-counts.js';
 import { appCallersOf } from '../../profile/attribution.js';
 import { runSourceLine } from '../../profile/run-source-maps.js';
@@ -41,6 +42,17 @@ export interface Place {
 }
 
 export const abs = (run: RunData, file: string) => (isAbsolute(file) ? file : join(run.cwd, file));
+
+/** A profile frame as a Place: its culprit name, absolute file and declaration position. */
+export function placeOfFrame(run: RunData, f: Frame, frameIndex?: number): Place {
+  return {
+    name: frameCulprit(f, run.cwd).function,
+    file: abs(run, f.file),
+    line: f.line,
+    column: f.column,
+    ...(frameIndex !== undefined ? { frameIndex } : {}),
+  };
+}
 
 /** The source lines of a function from its declaration to its end (its range, else LOOP_CALLER_MAX_LINES lines). */
 function bodyOf(run: RunData, p: Place): string[] {
@@ -162,13 +174,7 @@ export function trace(run: RunData, view: CpuView, fn: Place, name: string, useL
   const up = appCallersOf(view.tree, fn.frameIndex)[0];
   if (!up || up.frame < 0 || up.frame === fn.frameIndex) return undefined;
   const f = view.tree.frames[up.frame];
-  const caller: Place = {
-    name: frameCulprit(f, run.cwd).function,
-    file: abs(run, f.file),
-    line: f.line,
-    column: f.column,
-    frameIndex: up.frame,
-  };
+  const caller = placeOfFrame(run, f, up.frame);
   const lines = bodyOf(run, caller);
   for (let i = 1; i < lines.length; i++) {
     const arg = argsOf(lines[i], fn.name)?.[k];
