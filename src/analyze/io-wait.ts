@@ -316,9 +316,7 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   const thread = busiestThread(run, w);
   if (!thread) return undefined;
   // HTTP and fetch calls, commands on the app's own client sockets (database and cache drivers), messages to a child process or a worker.
-  const calls = [...outgoingWaits(thread, w), ...socketWaits(thread, w), ...messageWaits(thread, w)].sort(
-    (a, b) => b.totalMs - a.totalMs,
-  );
+  const calls = [...outgoingWaits(thread, w), ...socketWaits(thread, w), ...messageWaits(thread, w)].sort((a, b) => b.totalMs - a.totalMs);
   const call = calls[0];
   const timer = timerWaits(thread, w)[0];
   const candidates: { waitedMs: number; make: (share: number) => WaitSource; slots: () => number | undefined }[] = [];
@@ -378,7 +376,12 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
 /** Requests queued for a slot that its holder keeps across several waits in turn (see held-slot.ts). */
 function heldSlotSource(held: HeldSlot, s: LoopStats): WaitSource {
   const waits = held.members.map((c) => {
-    const what = c.api === 'socket' ? `commands to ${c.origin}` : c.api === 'ipc' ? `messages to the ${c.origin}` : `${c.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${c.origin}`;
+    const what =
+      c.api === 'socket'
+        ? `commands to ${c.origin}`
+        : c.api === 'ipc'
+          ? `messages to the ${c.origin}`
+          : `${c.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${c.origin}`;
     return `${what} (${round(c.completed / s.requests, 1)} per request, ${round(c.totalMs / c.completed, 1)} ms each)`;
   });
   return {

@@ -34,8 +34,22 @@ const capped = (max: number): number[] => Array.from({ length: max + 1 }, () => 
 
 function heldRun(file: string, dir: string, o: { levels: number[]; seed?: number; noise?: number }) {
   const reserve = (line: number) => ({ function: 'reserveSeat', file, line, column: 11, functionLine: 2, functionColumn: 1 });
-  const query = { function: '(anonymous in query)', file: join(dir, 'lib/db.js'), line: 20, column: 5, functionLine: 18, functionColumn: 3 };
-  const provider = { function: 'holdWithProvider', file: join(dir, 'lib/provider.js'), line: 8, column: 3, functionLine: 6, functionColumn: 1 };
+  const query = {
+    function: '(anonymous in query)',
+    file: join(dir, 'lib/db.js'),
+    line: 20,
+    column: 5,
+    functionLine: 18,
+    functionColumn: 3,
+  };
+  const provider = {
+    function: 'holdWithProvider',
+    file: join(dir, 'lib/provider.js'),
+    line: 8,
+    column: 3,
+    functionLine: 6,
+    functionColumn: 1,
+  };
   // 20 requests in flight, 150 req/s: 2 commands of 3 ms and one 16 ms call per request, 4 slots.
   return syntheticRun({
     seed: o.seed,
@@ -48,7 +62,15 @@ function heldRun(file: string, dir: string, o: { levels: number[]; seed?: number
     cwd: dir,
     socketWaits: [{ remote: '127.0.0.1:5432', perRequest: 2, msEach: 3, site: query, stack: [query, reserve(5)], concurrency: o.levels }],
     outgoing: [
-      { api: 'http', origin: 'http://127.0.0.1:9000', perRequest: 1, msEach: 16, site: provider, stack: [provider, reserve(6)], concurrency: o.levels },
+      {
+        api: 'http',
+        origin: 'http://127.0.0.1:9000',
+        perRequest: 1,
+        msEach: 16,
+        site: provider,
+        stack: [provider, reserve(6)],
+        concurrency: o.levels,
+      },
     ],
   });
 }
