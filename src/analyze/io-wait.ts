@@ -389,7 +389,7 @@ function heldSlotSource(held: HeldSlot, s: LoopStats): WaitSource {
     site: held.holder,
     perRequest: 1,
     eachMs: held.perRequestMs,
-    resource: 'TCPSocketWrap',
+    resource: held.members[0].api === 'ipc' ? 'IPC' : 'TCPSocketWrap',
     steady: false,
     queue: { inFlight: held.inFlight, slots: held.slots, waitsAt: held.waitsAt },
     sentence: (c) =>
