@@ -103,7 +103,14 @@ export function handleKind(type: string): HandleKind {
   );
 }
 
-export function handleLeakAdvice(kind: HandleKind, unrefOnly: boolean): string {
+/** Sockets the HTTP client behind fetch kept for responses whose bodies were never read. */
+const FETCH_BODY =
+  'With `fetch`, read or cancel every response body, also when only the status is needed ' +
+  '(`await res.arrayBuffer()`, `await res.body?.cancel()`, or a `HEAD` request): undici returns a connection to its pool only ' +
+  'once the body is consumed, and an unread body larger than its buffer holds the socket until the `Response` is garbage collected.';
+
+export function handleLeakAdvice(kind: HandleKind, unrefOnly: boolean, clientApi?: string): string {
+  if (clientApi === 'fetch') return `${FETCH_BODY} ${handleLeakAdvice(kind, unrefOnly)}`;
   const unref = unrefOnly
     ? " Being unref'd (`persistent: false`, `.unref()`) only lets the process exit while they are open: they are still held, " +
       'and `process.getActiveResourcesInfo()` no longer lists them.'

@@ -11,6 +11,7 @@ import { inFlightPeak, loadWindow, targetThreads, windowSamples, type Window } f
 import { growthStats, lateShareServed, pointStats, windowGrowth, type GrowthStats } from './signals/growth-series.js';
 import { outOfFds } from './signals/agent-errors.js';
 import { appCallers, siteCulprit } from './signals/culprit.js';
+import { outgoingWaits } from './signals/outgoing-waits.js';
 import { latencyTrend, type LatencyTrend } from './signals/latency-trend.js';
 import { round } from './signals/stats.js';
 import { handleKind, handleLeakAdvice } from './handle-leak.advice.js';
@@ -38,6 +39,14 @@ export const HANDLE_LEAK_CRITICAL_PER_REQUEST = 0.1;
 export const HANDLE_LEAK_CRITICAL_FDS = 1000;
 /** Share of the growth one hooked call site must hold to be named the culprit. */
 export const HANDLE_LEAK_CULPRIT_MIN_SHARE = 0.5;
+/**
+ * Sockets an HTTP client connects from its own code (undici, behind the global fetch, connects
+ * from its dispatcher: no app frame on the stack) are charged to the app's outgoing call site when
+ * it made at least this share of the window's HTTP client calls, and at least as many calls as
+ * sockets piled up: each kept socket served one of its calls (a fetch whose body is never read
+ * keeps its connection until the Response is collected).
+ */
+export const HANDLE_LEAK_CLIENT_SITE_SHARE = 0.8;
 /** Share of a Timeout growth the timer hook's pending timers must explain for timer-leak to own it. */
 export const HANDLE_LEAK_TIMER_HOOK_SHARE = 0.5;
 export const HANDLE_LEAK_BASE_IMPACT = 0.05;
@@ -207,9 +216,25 @@ function culpritOf(ctx: Context, site: Site | undefined): Culprit | undefined {
   return app ? siteCulprit(app, ctx.run.cwd) : undefined;
 }
 
+/** The app's HTTP client call site that the sockets connected with no app frame served (see HANDLE_LEAK_CLIENT_SITE_SHARE). */
+function clientSiteFor(
+  ctx: Context,
+  type: string,
+  site: Site | undefined,
+  growth: number,
+): { culprit: Culprit; api: string; origin: string; calls: number } | undefined {
+  if (type !== 'TCPSocketWrap' || (site !== undefined && appCallers(site.entry).length > 0)) return undefined;
+  const calls = outgoingWaits(ctx.thread, ctx.w);
+  const total = calls.reduce((a, c) => a + c.started, 0);
+  const top = [...calls].sort((a, b) => b.started - a.started)[0];
+  if (!top?.site || total <= 0 || top.started < HANDLE_LEAK_CLIENT_SITE_SHARE * total || top.started < growth) return undefined;
+  return { culprit: siteCulprit(top.site, ctx.run.cwd), api: top.api, origin: top.origin, calls: top.started };
+}
+
 function finding(ctx: Context, type: string, t: Trend, site: Site | undefined, hookOnly = false): Finding {
   const kind = handleKind(type);
-  const culprit = culpritOf(ctx, site);
+  const client = culpritOf(ctx, site) ? undefined : clientSiteFor(ctx, type, site, t.growth);
+  const culprit = culpritOf(ctx, site) ?? client?.culprit;
   const e = site?.entry;
   const unref = e?.unref ?? 0;
   const unrefOnly = hookOnly && e !== undefined && unref >= HANDLE_LEAK_MIN_KEPT * e.open;
@@ -217,7 +242,11 @@ function finding(ctx: Context, type: string, t: Trend, site: Site | undefined, h
   // The agent's own reads of /proc failed for want of a descriptor: the limit was reached in the run.
   const exhausted = kind.fd ? outOfFds(ctx.run)[0] : undefined;
   const fds = kind.fd && (t.end >= HANDLE_LEAK_CRITICAL_FDS || exhausted !== undefined);
-  const where = culprit ? ` Opened by \`${culprit.function}\` at ${culprit.file}:${culprit.line}${e ? ` (${e.api})` : ''}.` : '';
+  const where = client
+    ? ` They were connected by the HTTP client for the ${client.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${client.origin} that \`${client.culprit.function}\` makes at ${client.culprit.file}:${client.culprit.line} (${client.calls} in the window): a connection its pool could not reuse, kept open.`
+    : culprit
+      ? ` Opened by \`${culprit.function}\` at ${culprit.file}:${culprit.line}${e ? ` (${e.api})` : ''}.`
+      : '';
   const rate = t.perRequest > 0 ? `${round(t.perRequest, 2)} per request` : `${round(t.perSecond, 1)} per second`;
   const seenAs = hookOnly
     ? `Open ${kind.noun} made at one call site grew from ${t.first} to ${t.last} during the load (${rate})`
@@ -248,10 +277,11 @@ function finding(ctx: Context, type: string, t: Trend, site: Site | undefined, h
       inFlightPeak: ctx.inFlightPeak,
       ...(e ? { api: e.api, created: e.created, open: e.open, ...(unref > 0 ? { unref } : {}) } : {}),
       ...(hookOnly ? { seenBy: 'hook' } : {}),
+      ...(client ? { connectedFor: { api: client.api, origin: client.origin, calls: client.calls } } : {}),
       ...(exhausted ? { outOfFileDescriptors: true } : {}),
     },
     culprit,
-    recommendation: handleLeakAdvice(kind, unrefOnly),
+    recommendation: handleLeakAdvice(kind, unrefOnly, client?.api),
     growth: { trend: ctx.trend, baseImpact: HANDLE_LEAK_BASE_IMPACT },
   });
 }

@@ -18,6 +18,7 @@ import { describeCulprit, siteCulprit } from './signals/culprit.js';
 import { ioWaitAdvice } from './io-wait.advice.js';
 import { offLoopCores } from './off-loop-cpu.js';
 import { slotWait, type SlotWait } from './signals/slot-wait.js';
+import { heldSlot, type HeldSlot } from './signals/held-slot.js';
 import { awaitLoopIn, loopAtSite } from './signals/loop-cause.js';
 import { protocolOf, socketWaits } from './signals/socket-waits.js';
 import { messageWaits } from './signals/message-waits.js';
@@ -315,9 +316,8 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
   const thread = busiestThread(run, w);
   if (!thread) return undefined;
   // HTTP and fetch calls, commands on the app's own client sockets (database and cache drivers), messages to a child process or a worker.
-  const call = [...outgoingWaits(thread, w), ...socketWaits(thread, w), ...messageWaits(thread, w)].sort(
-    (a, b) => b.totalMs - a.totalMs,
-  )[0];
+  const calls = [...outgoingWaits(thread, w), ...socketWaits(thread, w), ...messageWaits(thread, w)].sort((a, b) => b.totalMs - a.totalMs);
+  const call = calls[0];
   const timer = timerWaits(thread, w)[0];
   const candidates: { waitedMs: number; make: (share: number) => WaitSource; slots: () => number | undefined }[] = [];
   if (call)
@@ -369,7 +369,43 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
       continue;
     return queuedFor(source, inFlight, s, c.slots(), slotWait(run, [source.site, source.caller, ...(source.through ?? [])]));
   }
-  return undefined;
+  const held = heldSlot(run, calls, s, { ratio: IO_WAIT_QUEUE_RATIO, minPerRequest: IO_WAIT_QUEUE_MIN_PER_REQUEST });
+  return held ? heldSlotSource(held, s) : undefined;
+}
+
+/** Requests queued for a slot that its holder keeps across several waits in turn (see held-slot.ts). */
+function heldSlotSource(held: HeldSlot, s: LoopStats): WaitSource {
+  const waits = held.members.map((c) => {
+    const what =
+      c.api === 'socket'
+        ? `commands to ${c.origin}`
+        : c.api === 'ipc'
+          ? `messages to the ${c.origin}`
+          : `${c.api === 'fetch' ? 'fetch' : 'HTTP'} calls to ${c.origin}`;
+    return `${what} (${round(c.completed / s.requests, 1)} per request, ${round(c.totalMs / c.completed, 1)} ms each)`;
+  });
+  return {
+    title: `Requests queue for a slot of a limited resource (${held.slots === 1 ? 'one at a time' : `about ${held.slots} at a time`}), not for the I/O`,
+    site: held.holder,
+    perRequest: 1,
+    eachMs: held.perRequestMs,
+    resource: held.members[0].api === 'ipc' ? 'IPC' : 'TCPSocketWrap',
+    steady: false,
+    queue: { inFlight: held.inFlight, slots: held.slots, waitsAt: held.waitsAt },
+    sentence: (c) =>
+      `${c ?? 'One function'} holds its slot across several waits in turn: ${waits.join(', ')}, ` +
+      `${round(held.perRequestMs, 1)} ms per request in all. Never more than ${held.slots} of any of them were in flight, ` +
+      `${round(held.inFlight, 1)} together on average, while ${round(s.inFlightMean, 1)} requests were: most requests wait for a turn before they get to them, ` +
+      `as behind a pool or a lock of about ${held.slots}.`,
+    evidence: {
+      heldAcross: held.members.map((c) => ({
+        api: c.api,
+        origin: c.origin,
+        callsPerRequest: round(c.completed / s.requests, 2),
+        perCallMs: round(c.totalMs / c.completed, 2),
+      })),
+    },
+  };
 }
 
 /**

@@ -4,7 +4,7 @@
 // (script-functions.ts) the profile names it by the named function it lies in:
 // "(anonymous in computeInWorker)", in the hotspots, the culprits and the flame graph alike.
 
-import type { CpuCallFrame } from './cpu-profile.js';
+import type { CpuCallFrame, CpuProfileNode } from './cpu-profile.js';
 import { scriptFunctions, type FunctionRanges, type ScriptFunctions } from './script-functions.js';
 
 /** The display name of an anonymous function written inside `enclosing`. */
@@ -41,5 +41,45 @@ export function nameAnonymousFrames(frames: Iterable<CpuCallFrame>, ranges: Func
     const script = cf.functionName === '' ? scriptFunctions(ranges, cf.url) : undefined;
     const name = script && anonymousNameAt(script, cf.lineNumber, cf.columnNumber);
     if (name !== undefined) cf.functionName = name;
+  }
+}
+
+/**
+ * The fallback for a script the run has no function ranges of (V8's best-effort coverage leaves
+ * out a script whose functions a full GC emptied before the agent's capture: a worker-per-request
+ * probe's `renderThumbnail` module, round r): an anonymous function whose every call in the
+ * profile comes straight from one named function of the same script that starts before it
+ * (builtins between them, which have no script, skipped) was written inside it, as a Promise
+ * executor or an inline map callback is. A function also called from anywhere else (an event
+ * emitter, a timer) keeps "(anonymous)".
+ */
+export function nameAnonymousByCaller(nodes: readonly CpuProfileNode[], ranges: FunctionRanges | undefined): void {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, CpuProfileNode>();
+  for (const n of nodes) for (const c of n.children ?? []) if (byId.has(c)) parent.set(c, n);
+  const callers = new Map<string, { names: Set<string>; frames: CpuCallFrame[] }>();
+  for (const n of nodes) {
+    const cf = n.callFrame;
+    if (cf.functionName !== '' || cf.url === '' || scriptFunctions(ranges, cf.url) !== undefined) continue;
+    const key = `${cf.url}:${cf.lineNumber}:${cf.columnNumber}`;
+    const entry = callers.get(key) ?? { names: new Set<string>(), frames: [] };
+    callers.set(key, entry);
+    entry.frames.push(cf);
+    let p = parent.get(n.id);
+    while (p && p.callFrame.url === '' && !p.callFrame.functionName.startsWith('(')) p = parent.get(p.id);
+    const pf = p?.callFrame;
+    const encloses =
+      pf !== undefined &&
+      pf.url === cf.url &&
+      pf.functionName !== '' &&
+      !pf.functionName.startsWith('(') &&
+      (pf.lineNumber < cf.lineNumber || (pf.lineNumber === cf.lineNumber && pf.columnNumber < cf.columnNumber));
+    // Any other caller makes the place it was written unknown: the empty name marks it.
+    entry.names.add(encloses ? pf.functionName : '');
+  }
+  for (const { names, frames } of callers.values()) {
+    const [only] = names;
+    if (names.size !== 1 || only === '') continue;
+    for (const cf of frames) cf.functionName = anonymousIn(only);
   }
 }

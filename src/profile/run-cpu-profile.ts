@@ -10,7 +10,7 @@ import { perRunAndKey } from '../run-dir/per-run.js';
 import { readProfileFile } from '../run-dir/read-profile-file.js';
 import { parseCpuProfile, type CpuProfile } from './cpu-profile.js';
 import { expandInlinedFrames } from './inlined-frames.js';
-import { nameAnonymousFrames } from './anonymous-names.js';
+import { nameAnonymousByCaller, nameAnonymousFrames } from './anonymous-names.js';
 
 type Ranges = Pick<RunData, 'functionRanges'>;
 
@@ -35,5 +35,6 @@ function withRanges(profile: CpuProfile, run: Ranges): CpuProfile {
     expanded.nodes.map((n) => n.callFrame),
     run.functionRanges,
   );
+  nameAnonymousByCaller(expanded.nodes, run.functionRanges);
   return expanded;
 }

@@ -145,6 +145,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   // A session store's client connected, asked once and closed per request: the connect site, not the write. Also the
   // regression test of an agent leak: its per-socket learning timer kept each closed socket 5 s, read as a heap leak that led.
   'session-client-per-request': { category: 'connection-churn', culprit: { function: 'openSessionClient', file: 'lib/session-client.js' } },
+  // A slot held across two remote calls in turn: no single call site is pinned at the slots; where requests wait for one.
+  'quote-slot-two-upstreams': { category: 'io-wait', culprit: { function: 'quotePdf', file: 'lib/quotes.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -354,6 +356,11 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'session-client-per-request': (e) => {
     assert.ok((e.connectionsPerRequest as number) > 0.8, `${String(e.connectionsPerRequest)} connections per request`);
     assert.equal((e.connectCaller as { function?: string } | undefined)?.function, 'lookupSession');
+  },
+  'quote-slot-two-upstreams': (e) => {
+    assert.equal(e.poolSize, 3);
+    assert.equal((e.waitsAt as { awaited?: string } | undefined)?.awaited, 'renderSlots.take()');
+    assert.equal((e.heldAcross as unknown[] | undefined)?.length, 2);
   },
 };
 

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInThisContext } from 'node:vm';
-import { functionKey, nameAnonymousFrames } from '../../src/profile/anonymous-names.js';
+import { functionKey, nameAnonymousByCaller, nameAnonymousFrames } from '../../src/profile/anonymous-names.js';
 import { parseRunCpuProfile } from '../../src/profile/run-cpu-profile.js';
 import { parseRunHeapProfile } from '../../src/profile/run-heap-profile.js';
 import { scriptKey, type FunctionRanges } from '../../src/profile/script-functions.js';
@@ -147,4 +147,38 @@ test("a growth hook's anonymous call site is named by the function it was writte
   assert.equal(nameAnonymousSite({ ...site, function: 'render', line: 18 }, ranges).function, 'render');
   assert.equal(nameAnonymousSite({ ...site, file: 'file:///srv/other.js' }, ranges).function, '(anonymous)');
   assert.equal(nameAnonymousSite(site, undefined).function, '(anonymous)');
+});
+
+test('without ranges for its script, an anonymous function always called by a named function written above it in that script is named by it', () => {
+  const W = 'file:///srv/lib/thumbs.js';
+  const node = (id: number, cf: CpuCallFrame, children: number[] = []) => ({ id, callFrame: cf, children });
+  // root → handler (other script) → renderThumb (W, line 4) → Promise executor (W, line 5)
+  //                                 → emit (node:events) → listener (W, line 9): called from elsewhere
+  //                                 → (builtin, no script) → callback (W, line 12): builtins skipped
+  const nodes = [
+    node(1, frame('(root)', -1, -1, ''), [2]),
+    node(2, frame('handler', 1, 0), [3, 5]),
+    node(3, frame('renderThumb', 4, 0, W), [4, 7]),
+    node(4, frame('', 5, 22, W)),
+    node(5, frame('emit', 470, 0, 'node:events'), [6]),
+    node(6, frame('', 9, 4, W)),
+    node(7, frame('map', -1, -1, ''), [8]),
+    node(8, frame('', 12, 10, W)),
+    node(9, frame('renderThumb', 4, 0, W), [10]),
+    node(10, frame('', 9, 4, W)),
+  ];
+  nameAnonymousByCaller(nodes, {});
+  assert.equal(nodes[3].callFrame.functionName, '(anonymous in renderThumb)');
+  // Called once by renderThumb and once from an event emitter: where it was written is not known.
+  assert.equal(nodes[5].callFrame.functionName, '');
+  assert.equal(nodes[9].callFrame.functionName, '');
+  assert.equal(nodes[7].callFrame.functionName, '(anonymous in renderThumb)');
+  // A script with ranges is the ranges' to name (here: a top-level function, left anonymous).
+  const ranged = [node(1, frame('renderThumb', 4, 0, W), [2]), node(2, frame('', 5, 22, W))];
+  nameAnonymousByCaller(ranged, { [W]: [['', 0, 0, 20, 0, 1]] });
+  assert.equal(ranged[1].callFrame.functionName, '');
+  // A caller that starts after the function cannot hold it.
+  const below = [node(1, frame('later', 30, 0, W), [2]), node(2, frame('', 5, 22, W))];
+  nameAnonymousByCaller(below, {});
+  assert.equal(below[1].callFrame.functionName, '');
 });
