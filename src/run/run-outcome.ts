@@ -6,6 +6,12 @@ import type { RunMeta } from '../run-dir/schema.js';
 import type { ExitStatus } from './target-process.js';
 
 type Outcome = RunMeta['outcome'];
+
+/**
+ * stderr lines kept when the target ended on its own: its error and stack, or V8's "FATAL ERROR:
+ * ... heap out of memory" above a native stack of 10-20 lines (Node 20: 16 lines in all).
+ */
+export const ENDED_STDERR_LINES = 40;
 type Phases = RunMeta['phases'];
 
 export function describeExit(s: ExitStatus): string {
@@ -42,5 +48,6 @@ export function endedOutcome(exit: ExitStatus | undefined, phases: Phases, stder
     status: crashed ? 'target-crashed' : 'target-exited',
     reason: `The target${who ? ` (${who})` : ''} ${exit ? describeExit(exit) : 'ended'} during the ${during} phase`,
     stderrTail,
+    ...(exit ? { at: exit.at } : {}),
   };
 }
