@@ -42,7 +42,7 @@ import { redactUrl } from '../redact.js';
 import { TargetProcess } from './target-process.js';
 import { targetAddress } from './target-address.js';
 import { waitForListen } from './wait-for-listen.js';
-import { describeExit, ENDED_STDERR_LINES, endedOutcome, failureOutcome, interruptedOutcome } from './run-outcome.js';
+import { describeExit, ENDED_STDERR_LINES, endedOutcome, failureOutcome, interruptedOutcome, refusedWhileRunning } from './run-outcome.js';
 import { withEnvFileNodeOptions } from './env-file-options.js';
 import { watchServedEnd, type ServedAddress, type ServedEnd } from './served-end.js';
 import { nativeTargets, NativeRecording, settledServers } from './native-recording.js';
@@ -259,7 +259,11 @@ class RunSession {
     );
     // Verifying the certificate of the server hotpath started cannot succeed and protects
     // nothing (docs/run.md, HTTPS): the load engine skips it, as with --insecure.
-    await this.drive(address.url, address.socket, address.tls ? { insecure: true } : {}, served);
+    try {
+      await this.drive(address.url, address.socket, address.tls ? { insecure: true } : {}, served);
+    } catch (err) {
+      throw this.target.exitStatus === undefined ? refusedWhileRunning(err, peer.pid, address.label) : err;
+    }
     return { status: 'completed' };
   }
 
