@@ -10,14 +10,14 @@ import type { RunData } from '../run-dir/run-data.js';
 import type { CallSite } from '../agent/protocol.js';
 import type { Finding } from './finding.js';
 import { buildFinding } from './build-finding.js';
-import { parseCrash, type CrashKind, type CrashReport } from './signals/crash-report.js';
+import { endCause, type EndCause, type EndKind } from './signals/end-cause.js';
 import { describeProgress, loadProgress, progressShare } from './signals/load-progress.js';
 import { describeCulprit, isAppSite, relativeFile, siteCulprit } from './signals/culprit.js';
 import { round } from './signals/stats.js';
 import { targetEndedAdvice } from './target-ended.advice.js';
 
 export const TARGET_ENDED_CODE = 'HOTPATH_TARGET_ENDED';
-export type EndKind = CrashKind | 'signal' | 'exit-call' | 'exit';
+export type { EndKind };
 /** Frames of the fatal stack kept in the evidence. */
 export const ENDED_STACK_FRAMES = 6;
 /** An error message longer than this is cut in the title (the summary and evidence keep it whole). */
@@ -28,15 +28,13 @@ type Outcome = RunData['meta']['outcome'];
 export function targetEnded(run: RunData): Finding[] {
   const o = run.meta.outcome;
   if (o.status !== 'target-crashed' && o.status !== 'target-exited') return [];
-  const crash = o.status === 'target-crashed' ? parseCrash(o.stderrTail ?? []) : undefined;
-  const agent = o.status === 'target-crashed' && crash?.kind !== 'out-of-memory' ? uncaughtThrow(run) : undefined;
-  const kind = endKind(o, crash, agent !== undefined);
-  const frames = agent?.frames ?? crash?.frames ?? [];
+  const cause = endCause(run);
+  const { kind, frames } = cause;
   const site = culpritSite(frames);
   const culprit = site ? siteCulprit(site, run.cwd) : undefined;
   const progress = loadProgress(run, o.at);
   const phase = phaseAt(run, o);
-  const thrownAt = crash?.thrownAt ? `${relativeFile(crash.thrownAt.file, run.cwd)}:${crash.thrownAt.line}` : undefined;
+  const thrownAt = cause.thrownAt ? `${relativeFile(cause.thrownAt.file, run.cwd)}:${cause.thrownAt.line}` : undefined;
   const when =
     phase === 'load' || phase === undefined ? describeProgress(progress) : `during the ${phase} phase, ${describeProgress(progress)}`;
   const where = culprit ? ` in ${describeCulprit(culprit)}` : thrownAt ? ` at ${thrownAt}` : '';
@@ -45,16 +43,16 @@ export function targetEnded(run: RunData): Finding[] {
       code: TARGET_ENDED_CODE,
       category: 'target-ended',
       severity: 'critical',
-      title: title(kind, o, crash),
+      title: title(kind, o, cause.error),
       summary:
-        `${what(kind, o, crash)}${where}, ${when}.${who(o)} The load stopped there: every request in flight was lost, and ` +
+        `${what(kind, o, cause, culprit !== undefined)}${where}, ${when}.${who(o)} The load stopped there: every request in flight was lost, and ` +
         'the figures of the run (and any other finding) cover only the time before it.',
       evidence: {
         status: o.status,
         kind,
         ...(typeof o.exitCode === 'number' ? { exitCode: o.exitCode } : {}),
         ...(typeof o.signal === 'string' ? { signal: o.signal } : {}),
-        ...(crash?.error !== undefined ? { error: crash.error } : {}),
+        ...(cause.error !== undefined ? { error: cause.error } : {}),
         ...(phase !== undefined ? { phase } : {}),
         ...(progress.intoLoadMs !== undefined ? { intoLoadMs: Math.round(progress.intoLoadMs) } : {}),
         ...(progressShare(progress) !== undefined ? { loadShare: round(progressShare(progress) as number, 3) } : {}),
@@ -62,7 +60,7 @@ export function targetEnded(run: RunData): Finding[] {
         requestsSent: progress.sent,
         ...(frames.length > 0 ? { stack: frames.slice(0, ENDED_STACK_FRAMES).map((f) => describeFrame(f, run.cwd)) } : {}),
         ...(thrownAt !== undefined ? { thrownAt } : {}),
-        ...(culprit ? { culpritFrom: agent ? 'agent' : 'stderr' } : {}),
+        ...(culprit && cause.source ? { culpritFrom: cause.source } : {}),
         ...(o.reason !== undefined ? { reason: o.reason } : {}),
       },
       culprit,
@@ -70,19 +68,6 @@ export function targetEnded(run: RunData): Finding[] {
       impact: 1,
     }),
   ];
-}
-
-function endKind(o: Outcome, crash: CrashReport | undefined, agentSawThrow: boolean): EndKind {
-  if (crash) return crash.kind;
-  if (typeof o.signal === 'string' && o.signal !== '' && typeof o.exitCode !== 'number') return 'signal';
-  if (o.status === 'target-exited') return 'exit';
-  return agentSawThrow ? 'uncaught-exception' : 'exit-call';
-}
-
-/** The exception the agent's throw watch saw no handler for (the most often thrown such group), when it followed one. */
-function uncaughtThrow(run: RunData): { frames: CallSite[] } | undefined {
-  const groups = (run.throws ?? []).flatMap((t) => t.groups).filter((g) => g.uncaught && g.frames.length > 0);
-  return groups.sort((a, b) => b.count - a.count)[0];
 }
 
 /** The first app frame; else the first dependency frame (an error thrown inside a library the app called); never Node's own. */
@@ -101,8 +86,8 @@ function phaseAt(run: RunData, o: Outcome): string | undefined {
 
 const short = (s: string) => (s.length > TITLE_ERROR_CHARS ? `${s.slice(0, TITLE_ERROR_CHARS - 1)}…` : s);
 
-function title(kind: EndKind, o: Outcome, crash: CrashReport | undefined): string {
-  const error = crash?.error !== undefined ? `: ${short(crash.error)}` : '';
+function title(kind: EndKind, o: Outcome, message: string | undefined): string {
+  const error = message !== undefined ? `: ${short(message)}` : '';
   switch (kind) {
     case 'uncaught-exception':
       return `The server crashed on an uncaught exception${error}`;
@@ -121,8 +106,9 @@ function title(kind: EndKind, o: Outcome, crash: CrashReport | undefined): strin
   }
 }
 
-function what(kind: EndKind, o: Outcome, crash: CrashReport | undefined): string {
-  const error = crash?.error !== undefined ? ` (${crash.error})` : '';
+function what(kind: EndKind, o: Outcome, cause: EndCause, named: boolean): string {
+  const error = cause.error !== undefined ? ` (${cause.error})` : '';
+  const called = named && cause.source === 'agent';
   switch (kind) {
     case 'uncaught-exception':
       return `The server died of an uncaught exception${error}`;
@@ -135,9 +121,13 @@ function what(kind: EndKind, o: Outcome, crash: CrashReport | undefined): string
     case 'signal':
       return `The server was killed by ${o.signal ?? 'a signal'}`;
     case 'exit-call':
-      return `The server exited with code ${o.exitCode ?? '?'} without an uncaught error on its stderr: process.exit(${o.exitCode ?? ''}) was most likely called`;
+      return called
+        ? `The server exited with code ${o.exitCode ?? '?'}: process.exit(${o.exitCode ?? ''}) was called`
+        : `The server exited with code ${o.exitCode ?? '?'} without an uncaught error on its stderr: process.exit(${o.exitCode ?? ''}) was most likely called`;
     case 'exit':
-      return 'The server exited with code 0: process.exit(0) was called, or it closed its server and its event loop ran out';
+      return called
+        ? 'The server exited with code 0: process.exit(0) was called'
+        : 'The server exited with code 0: process.exit(0) was called, or it closed its server and its event loop ran out';
   }
 }
 

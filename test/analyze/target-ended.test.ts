@@ -203,3 +203,43 @@ test('a completed run is not touched; a failed one read back later is never heal
   assert.ok(!all.some((x) => x.code === 'HOTPATH_HEALTHY'));
   assert.match(all.find((x) => x.code === 'HOTPATH_INCOMPLETE')!.title, /cannot connect to 127\.0\.0\.1:3000/);
 });
+
+test("the agent's word on the exit: the caller of process.exit(), the uncaught error and its origin; a loader's emit wrapper is no caller", () => {
+  const withCause = (outcome: Outcome, cause: NonNullable<RunData['threads'][number]['exitCause']>) => {
+    const run = cutShort(outcome);
+    run.threads[0].exitCause = cause;
+    return run;
+  };
+  const exitCall = [
+    { function: 'checkQuota', file: '/srv/app/lib/quota.js', line: 9, column: 5 },
+    { function: 'handle', file: '/srv/app/server.js', line: 4, column: 3 },
+  ];
+  const [e] = targetEnded(withCause({ status: 'target-crashed', exitCode: 3, stderrTail: ['quota reached'] }, { exitCall }));
+  assert.equal(e.evidence.kind, 'exit-call');
+  assert.deepEqual(e.culprit, { function: 'checkQuota', file: 'lib/quota.js', line: 9, column: 5 });
+  assert.match(e.summary, /process\.exit\(3\) was called in checkQuota \(lib\/quota\.js:9\)/);
+  assert.equal(e.evidence.culpritFrom, 'agent');
+  const [r] = targetEnded(
+    withCause(
+      { status: 'target-crashed', exitCode: 1, stderrTail: crashTail() },
+      {
+        uncaught: {
+          origin: 'unhandledRejection',
+          stack: [
+            'Error: user store unavailable',
+            '    at loadUser (/srv/app/store.js:3:55)',
+            '    at async handle (/srv/app/server.js:9:3)',
+          ],
+        },
+      },
+    ),
+  );
+  assert.equal(r.evidence.kind, 'unhandled-rejection');
+  assert.equal(r.evidence.error, 'Error: user store unavailable');
+  assert.deepEqual(r.culprit, { function: 'loadUser', file: 'store.js', line: 3, column: 55 });
+  const wrapper = [{ function: 'process.emit', file: '/srv/app/node_modules/tsx/dist/suppress-warnings.cjs', line: 1, column: 472 }];
+  const [z] = targetEnded(withCause({ status: 'target-exited', exitCode: 0 }, { exitCall: wrapper }));
+  assert.equal(z.evidence.kind, 'exit');
+  assert.equal(z.culprit, undefined);
+  assert.match(z.summary, /or it closed its server and its event loop ran out/);
+});
