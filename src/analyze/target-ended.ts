@@ -1,9 +1,9 @@
 // The target ended on its own during the run (meta.json `outcome.status` target-crashed or
 // target-exited): the server stopped serving, so the run is never healthy whatever the figures
-// before it say. Names what ended it: the uncaught exception or unhandled rejection with the first
-// app frame of its stack as the culprit (the agent's own record of the throw when it followed
-// one, else the stack Node printed on stderr), a heap out of memory, a signal, or an exit code
-// from process.exit(); and when, how far into the asked load and after how many requests.
+// before it say. Names what ended it (signals/end-cause.ts: V8's fatal error, the agent's last
+// word, its throw watch, the stack Node printed on stderr): the uncaught exception or unhandled
+// rejection with the first app frame of its stack as the culprit, a heap out of memory, a signal,
+// or process.exit() and its caller; and when, how far into the asked load, after how many requests.
 // A heap out of memory beside a memory-leak finding is that leak's doing: crashOfLeak says so.
 
 import type { RunData } from '../run-dir/run-data.js';
