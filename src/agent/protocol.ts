@@ -59,6 +59,7 @@
 //   - PrimaryMessage: a cluster primary's own stream (role 'cluster-primary'), never a `sample`.
 //   - ByeMessage.code: the exit code of a process that exits (reason 'exit'), for the CLI to
 //     tell how a served process it did not spawn ended (a watcher's child: src/run/served-end.ts).
+//   - ByeMessage.cause: who called process.exit(), or the uncaught error (agent/exit-cause.ts).
 
 export const PROTOCOL_VERSION = 1;
 
@@ -655,6 +656,23 @@ export interface ByeMessage extends Envelope {
   reason: 'flush' | 'exit';
   /** With reason 'exit': the code the process exits with (1 for an uncaught exception). */
   code?: number;
+  /** Added (agent), with reason 'exit': what the agent saw end the process (agent/exit-cause.ts). */
+  cause?: ExitCause;
+}
+
+/** How a process ended, as its agent saw it at its 'exit' event. */
+export interface ExitCause {
+  /**
+   * The frames that called process.exit() (app and dependencies; node internals and the agent
+   * left out), innermost first: JS code was on the stack of the 'exit' event. Absent when the
+   * event loop ran out or Node itself ended the process (an uncaught exception).
+   */
+  exitCall?: CallSite[];
+  /**
+   * The last error no handler took, from `uncaughtExceptionMonitor`: Node's origin for it and the
+   * first lines of its stack as V8 (or a source-map support) wrote it, or its String() when it has none.
+   */
+  uncaught?: { origin: 'uncaughtException' | 'unhandledRejection'; stack: string[] };
 }
 
 export type AgentMessage =

@@ -34,6 +34,7 @@ import { Sampler } from './collectors/sampler.js';
 import { loopTick, LOOP_DELAY_RESOLUTION_MS } from './collectors/loop-delay.js';
 import { timed, timedEvery } from './own-time.js';
 import { unrefInterval, listen, originalClearInterval } from './originals.js';
+import { ExitCauseWatch } from './exit-cause.js';
 import { epochNow } from './clock.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
 import { reserveFd } from './fd-reserve.js';
@@ -94,6 +95,8 @@ export class ThreadAgent {
   private beat: Float64Array | undefined;
   /** Shared with the agent worker: lets a crash or process.exit() keep the running profile. */
   private readonly rescue = new ProfileRescueFlag();
+  /** What ends the process: the caller of process.exit(), the uncaught error (exit-cause.ts). */
+  private readonly exitCause = new ExitCauseWatch();
 
   constructor(private readonly opts: ThreadAgentOptions) {
     this.conn = new AgentConnection(opts.socket, threadId);
@@ -108,7 +111,9 @@ export class ThreadAgent {
     this.conn.onControl((msg) => safely('control', () => this.onControl(msg)));
     onServerListening((server) => safely('listen', () => this.onListen(server)));
     if (listening !== undefined) safely('listen', () => this.onListen(listening));
-    listen(process, 'exit', (code: unknown) => safely('exit', () => this.onExit(code)));
+    this.exitCause.watch();
+    const onExit = (code: unknown) => safely('exit', () => this.onExit(code, onExit));
+    listen(process, 'exit', onExit);
     if (isMainThread && this.opts.cluster.workerId === undefined) {
       watchClusterFork((cluster, forkSite) => {
         this.conn.send(buildHello({ isPrimary: true }));
@@ -354,7 +359,7 @@ export class ThreadAgent {
   }
 
   /** `code`: what 'exit' was given, sent on for a CLI that did not spawn this process (a watcher's child). */
-  private onExit(code: unknown): void {
+  private onExit(code: unknown, listener: Function): void {
     // An exit from inside a timer fire (app code a growth report reads, such as a getMaxListeners,
     // calling process.exit()): what the fire held goes first, and the rest is written at once.
     this.conn.release();
@@ -363,7 +368,9 @@ export class ThreadAgent {
     if (worker !== undefined) safely('profile-rescue', () => rescueProfilesAtExit(worker, this.rescue));
     if (this.started) this.sendSample(undefined, true);
     this.sendPrimary();
-    this.conn.send({ type: 'bye', reason: 'exit', ...(typeof code === 'number' ? { code } : {}) });
+    // Who called process.exit() is on the stack below this listener (node's emit and exit skipped).
+    const cause = safely('exit-cause', () => this.exitCause.describe(listener));
+    this.conn.send({ type: 'bye', reason: 'exit', ...(typeof code === 'number' ? { code } : {}), ...(cause ? { cause } : {}) });
     for (const t of this.timers) originalClearInterval(t);
   }
 }

@@ -12,6 +12,7 @@ import { analyzers } from './analyzer-list.js';
 import { healthyFinding } from './healthy.js';
 import { diagnosisGaps, incompleteFinding } from './incomplete.js';
 import { offTargetLoad } from './off-target-load.js';
+import { crashOfLeak, TARGET_ENDED_CODE } from './target-ended.js';
 import { jsonSafe, type AlsoFound } from './evidence.js';
 import { functionKey } from '../profile/anonymous-names.js';
 
@@ -41,6 +42,8 @@ export const SPECIFICITY: Readonly<Record<Category, number>> = {
   incomplete: 15,
   'setup-failed': 16,
   'off-target-load': 17,
+  // Never merged with another finding (mergeSameCulprit leaves it alone): the process that died is its own fact.
+  'target-ended': 18,
 };
 
 export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers): Finding[] {
@@ -52,7 +55,7 @@ export function analyzeRun(run: RunData, list: readonly Analyzer[] = analyzers):
       findings.push(analyzerFailed(analyze, err));
     }
   }
-  const analyzed = cloneOfHandOver(setupWorkOfChurn(heapHeldByGrowth(mergeSameCulprit(creepExplainedByGrowth(findings)))));
+  const analyzed = crashOfLeak(cloneOfHandOver(setupWorkOfChurn(heapHeldByGrowth(mergeSameCulprit(creepExplainedByGrowth(findings))))));
   // A load that got mostly redirects or errors, with nothing else found, measured those (off-target-load.ts).
   const offTarget = offTargetLoad(run, analyzed);
   const merged = offTarget ? [...analyzed, withSafeEvidence(offTarget)] : analyzed;
@@ -92,7 +95,15 @@ const isRootCause = (f: Finding) =>
   (GROWTH.has(f.category) && (f.evidence.latencyTrendR2 !== undefined || f.severity === 'critical')) || f.evidence.explains !== undefined;
 
 /**
- * Severity first (a critical finding always leads; "healthy" leads the info notes), then root causes, then findings that name
+ * What ended the run: the target's end (a crash, an exit) unless a finding caused it (a heap out of
+ * memory after a leak), and that cause. Nothing else measured matters as much as a server that died.
+ */
+const endsRun = (f: Finding) =>
+  (f.code === TARGET_ENDED_CODE && f.evidence.causedBy === undefined) || f.evidence.explains === TARGET_ENDED_CODE;
+
+/**
+ * Severity first (a critical finding always leads; "healthy" leads the info notes), then what
+ * ended the run (endsRun), then root causes, then findings that name
  * a culprit (what the user can act on) before those that could not, then the share of time
  * explained.
  */
@@ -100,6 +111,7 @@ export function orderFindings(findings: Finding[]): Finding[] {
   return [...findings].sort(
     (a, b) =>
       severityRank[a.severity] - severityRank[b.severity] ||
+      Number(endsRun(b)) - Number(endsRun(a)) ||
       Number(b.code === 'HOTPATH_HEALTHY') - Number(a.code === 'HOTPATH_HEALTHY') ||
       Number(isRootCause(b)) - Number(isRootCause(a)) ||
       Number(b.culprit !== undefined) - Number(a.culprit !== undefined) ||
@@ -278,7 +290,7 @@ export function mergeSameCulprit(findings: Finding[]): Finding[] {
   const groups = new Map<string, Finding[]>();
   const out: Finding[] = [];
   for (const f of findings) {
-    const key = culpritKey(f);
+    const key = f.code === TARGET_ENDED_CODE ? undefined : culpritKey(f);
     if (key === undefined) out.push(f);
     else groups.set(key, [...(groups.get(key) ?? []), f]);
   }

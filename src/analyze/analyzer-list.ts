@@ -23,6 +23,7 @@ import { setupFailed } from './setup-failed.js';
 import { socketWrites } from './socket-writes.js';
 import { clusterPrimary } from './cluster-primary.js';
 import { asyncStorageGrowth } from './async-storage-growth.js';
+import { targetEnded } from './target-ended.js';
 
 export const analyzers: readonly Analyzer[] = [
   eventLoopBlocking,
@@ -47,4 +48,5 @@ export const analyzers: readonly Analyzer[] = [
   socketWrites,
   clusterPrimary,
   asyncStorageGrowth,
+  targetEnded,
 ];

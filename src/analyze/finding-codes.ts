@@ -30,6 +30,7 @@ export const findingCodes = {
   HOTPATH_SOCKET_WRITES: 'The socket write path (many small writes) takes a large share of the CPU',
   HOTPATH_CLUSTER_PRIMARY: "The cluster primary's work grows with the rate of new connections",
   HOTPATH_LOAD_OFF_TARGET: 'Most responses of the load were redirects or errors: it measured those, not the app',
+  HOTPATH_TARGET_ENDED: 'The server crashed or exited during the run',
 } as const satisfies Record<`HOTPATH_${string}`, string>;
 
 export type FindingCode = keyof typeof findingCodes;

@@ -20,6 +20,7 @@ export const CATEGORIES = [
   'setup-failed',
   'socket-writes',
   'off-target-load',
+  'target-ended',
 ] as const;
 
 export type Category = (typeof CATEGORIES)[number];

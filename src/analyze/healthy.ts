@@ -3,7 +3,8 @@
 // response: a run in which none did measured nothing (HOTPATH_ERR_NO_RESPONSES), and "no
 // problem found" would read as a clean bill of health for a server that was never exercised.
 // Nor when a profile of the run cannot be used (empty, truncated, not a tree): the views that
-// would have named a culprit are missing.
+// would have named a culprit are missing. Nor when the run did not complete (meta.json's
+// outcome: interrupted, failed, the target crashed or exited): it measured part of what was asked.
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
@@ -25,6 +26,7 @@ export const HEALTHY_TOP_FUNCTION_SHARE = 0.5;
 
 export function healthyFinding(run: RunData, findings: readonly Finding[]): Finding | undefined {
   if (findings.some((f) => f.severity !== 'info')) return undefined;
+  if (run.meta.outcome.status !== 'completed') return undefined;
   // A profile that could not be read leaves the diagnosis blind where it would look: no clean bill.
   if (run.profiles.some((p) => p.unusable !== undefined)) return undefined;
   const s = loopStats(run);

@@ -5,13 +5,17 @@
 // found" would be a guess: HOTPATH_INCOMPLETE (warning) takes its place, and `hotpath run`
 // exits with EXIT_INCOMPLETE. A run driven with --url has no agent by design (the outside
 // view, docs/run.md): nothing is missing there; nor in a run no agent reported to at all.
+// A run that did not complete (interrupted by Ctrl-C, failed) lacks the rest of its load,
+// --url or not: the finding says in which phase it stopped and how much of the load ran (the
+// target's own end is HOTPATH_TARGET_ENDED, target-ended.ts).
 
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { loadWindow, targetThreads, type Window } from './signals/load-window.js';
 import { failedParts, type AgentErrorRow } from './signals/agent-errors.js';
 import { round } from './signals/stats.js';
-import { incompleteAdvice } from './incomplete.advice.js';
+import { incompleteAdvice, interruptedAdvice } from './incomplete.advice.js';
+import { describeProgress, loadProgress, progressShare } from './signals/load-progress.js';
 
 export const INCOMPLETE_CODE = 'HOTPATH_INCOMPLETE';
 
@@ -33,6 +37,22 @@ export interface DiagnosisGaps {
   failed: AgentErrorRow[];
   /** What is missing, in words, for the finding's title and the report (empty: nothing). */
   missing: string[];
+  /** The run did not complete (interrupted, failed): how it ended, in words. */
+  unfinished?: string;
+}
+
+/**
+ * The rest of a run that did not complete: interrupted (Ctrl-C) or failed, as its outcome's reason
+ * says, with how much of the asked load ran; undefined for a completed run or one whose target
+ * ended on its own (its own finding).
+ */
+export function unfinishedRun(run: RunData): string | undefined {
+  const o = run.meta.outcome;
+  if (o.status !== 'interrupted' && o.status !== 'failed' && o.status !== 'never-listened') return undefined;
+  const reason = (o.reason ?? o.status).replace(/\.$/, '');
+  const ran =
+    run.load || run.meta.phases.some((p) => p.phase === 'load') ? `, ${describeProgress(loadProgress(run))}` : ', before the load started';
+  return `the rest of the run (${reason.charAt(0).toLowerCase()}${reason.slice(1)}${ran})`;
 }
 
 /**
@@ -45,6 +65,12 @@ const profileWanted = (run: RunData) => run.meta.options?.profile === true;
 
 /** What the run lacks for a verdict; `missing` is empty when it holds everything. */
 export function diagnosisGaps(run: RunData): DiagnosisGaps {
+  const unfinished = unfinishedRun(run);
+  const gaps = agentGaps(run);
+  return unfinished === undefined ? gaps : { ...gaps, unfinished, missing: [unfinished, ...gaps.missing] };
+}
+
+function agentGaps(run: RunData): DiagnosisGaps {
   if (outsideView(run)) return { telemetryCoverage: 0, samplesInWindow: 0, cpuProfileMissing: false, failed: [], missing: [] };
   const w = loadWindow(run);
   const targets = targetThreads(run);
@@ -119,7 +145,8 @@ export function incompleteFinding(run: RunData, gaps: DiagnosisGaps = diagnosisG
         ? ' The agent reported no error: it may not have loaded in the process that served, or the process ended or dropped its messages.'
         : '';
   const unseen = [
-    ...(telemetryMissing(gaps) ? ['the event loop, CPU, GC and memory of the target were not measured'] : []),
+    ...(gaps.unfinished !== undefined ? ['the run stopped before the load it was asked for had run'] : []),
+    ...(telemetryMissing(gaps) && !outsideView(run) ? ['the event loop, CPU, GC and memory of the target were not measured'] : []),
     ...(gaps.cpuProfileMissing ? ['no function can be blamed from a CPU profile'] : []),
     ...(gaps.failed.some((f) => f.what.startsWith('hook:'))
       ? ['what the failed hooks watch (growth of listeners, routes, timers, sync calls, handles) was not checked']
@@ -136,6 +163,7 @@ export function incompleteFinding(run: RunData, gaps: DiagnosisGaps = diagnosisG
       telemetryCoverage: round(gaps.telemetryCoverage, 3),
       samplesInWindow: gaps.samplesInWindow,
       cpuProfile: !gaps.cpuProfileMissing,
+      ...(gaps.unfinished !== undefined ? { outcome: run.meta.outcome.status, loadShare: progressShare(loadProgress(run)) ?? 0 } : {}),
       ...(gaps.failed.length > 0
         ? {
             failedParts: gaps.failed.map((f) => f.what),
@@ -143,7 +171,7 @@ export function incompleteFinding(run: RunData, gaps: DiagnosisGaps = diagnosisG
           }
         : {}),
     },
-    recommendation: incompleteAdvice,
+    recommendation: gaps.unfinished !== undefined && gaps.missing.length === 1 ? interruptedAdvice : incompleteAdvice,
     impact: 0,
   };
 }

@@ -30,6 +30,7 @@ export function offTargetLoad(run: RunData, findings: readonly Finding[]): Findi
   if (findings.some((f) => f.severity !== 'info')) return undefined;
   const codes = run.load?.statusCodes ?? {};
   const total = Object.values(codes).reduce((n, v) => n + v, 0);
+  if (total === 0) return noResponse(run);
   if (total < OFF_TARGET_MIN_RESPONSES) return undefined;
   const off = Object.entries(codes)
     .filter(([c, n]) => offTargetStatus(c) && n > 0)
@@ -74,6 +75,46 @@ export function offTargetLoad(run: RunData, findings: readonly Finding[]): Findi
       path,
     },
     recommendation: advice,
+    impact: 0,
+  };
+}
+
+/**
+ * Not one request of the load got a response, each one failing (a reset, a closed connection, a
+ * malformed answer, a timeout): what the run measured is that failure (HOTPATH_ERR_NO_RESPONSES
+ * on the terminal). Said as a finding too, so report.json and the HTML say what happened.
+ */
+function noResponse(run: RunData): Finding | undefined {
+  const load = run.load;
+  if (!load || load.requests.sent < OFF_TARGET_MIN_RESPONSES || load.stoppedEarly) return undefined;
+  const failures = Object.entries(load.errors.byCode).filter(([, n]) => n > 0);
+  if (load.errors.timeouts > 0) failures.push(['timeouts', load.errors.timeouts]);
+  if (load.errors.parse > 0) failures.push(['malformed responses', load.errors.parse]);
+  if (failures.length === 0) return undefined;
+  failures.sort((a, b) => b[1] - a[1]);
+  const what = failures.map(([c, n]) => `${c} ${n.toLocaleString('en-US')}`).join(', ');
+  const sent = load.requests.sent.toLocaleString('en-US');
+  return {
+    code: 'HOTPATH_LOAD_OFF_TARGET',
+    category: 'off-target-load',
+    severity: 'warning',
+    title: `No request of the load got a response (${what}): the run measured nothing of the app`,
+    summary:
+      `Of ${sent} requests sent to \`${requestPath(run)}\`, none was answered: ${what}. ` +
+      `${failures[0][0] === 'EOF' || failures[0][0] === 'ECONNRESET' ? 'The server closed or reset each connection before it answered. ' : ''}` +
+      'Throughput, latency and CPU per request describe that failure, not the app.',
+    evidence: {
+      responses: 0,
+      sent: load.requests.sent,
+      errorsByCode: load.errors.byCode,
+      timeouts: load.errors.timeouts,
+      malformed: load.errors.parse,
+      path: requestPath(run),
+    },
+    recommendation:
+      "Send one request by hand (`curl -v` the URL) and read the target's output in `target.log`: a handler that " +
+      'destroys the socket or throws inside a try that swallows it, a TLS port driven over plain HTTP (`--url https://...`), ' +
+      'a proxy or framework that refuses the request before the app sees it.',
     impact: 0,
   };
 }

@@ -75,6 +75,7 @@ const outcomeShape = shape({
   reason: opt(str),
   code: opt(str),
   stderrTail: opt(arrayOf(str)),
+  at: opt(num),
 });
 const phaseShape = shape({ phase: str, start: num, end: opt(num) });
 const processShape = shape({

@@ -73,6 +73,10 @@ function addMessage(thread: ThreadTelemetry, m: AgentMessage, stallIndex: StallI
     case 'primary':
       (thread.primary ??= []).push(m);
       break;
+    case 'bye':
+      // What ended the process, as its agent saw it (agent/exit-cause.ts): the last word counts.
+      if (m.reason === 'exit' && typeof m.cause === 'object' && m.cause !== null) thread.exitCause = m.cause;
+      break;
     default:
       break;
   }

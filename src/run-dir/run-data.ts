@@ -13,6 +13,7 @@ import type {
   ErrorMessage,
   PrimaryMessage,
   CallSite,
+  ExitCause,
 } from '../agent/protocol.js';
 import type { LoadResult } from '../load/load-result.js';
 import type { ProfileKind, RunMeta } from './schema.js';
@@ -30,6 +31,8 @@ export interface ThreadTelemetry {
   growth: GrowthMessage[];
   stalls: StallMessage[];
   agentErrors: ErrorMessage[];
+  /** How the process ended, when its agent saw it exit: the caller of process.exit(), the uncaught error (agent/exit-cause.ts). */
+  exitCause?: ExitCause;
   /**
    * A cluster primary's own stream (role 'cluster-primary'), in time order; empty elsewhere.
    * Never in `samples`: analyses of the serving threads do not see the primary.

@@ -70,6 +70,8 @@ export interface RunMeta {
     code?: string;
     /** Last lines of the target's stderr when it failed. */
     stderrTail?: string[];
+    /** Epoch ms the target ended, when it ended on its own (target-exited, target-crashed). */
+    at?: number;
   };
   options: Record<string, unknown>;
   /** Profile files in this directory. */

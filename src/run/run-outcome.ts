@@ -1,11 +1,17 @@
 // How a run ended, as meta.json's `outcome` says it: completed, interrupted, the target
 // ending on its own (exited or crashed), never listening, or another failure.
 
-import { isHotpathError } from '../errors.js';
+import { hotpathError, isHotpathError } from '../errors.js';
 import type { RunMeta } from '../run-dir/schema.js';
 import type { ExitStatus } from './target-process.js';
 
 type Outcome = RunMeta['outcome'];
+
+/**
+ * stderr lines kept when the target ended on its own: its error and stack, or V8's "FATAL ERROR:
+ * ... heap out of memory" above a native stack of 10-20 lines (Node 20: 16 lines in all).
+ */
+export const ENDED_STDERR_LINES = 40;
 type Phases = RunMeta['phases'];
 
 export function describeExit(s: ExitStatus): string {
@@ -42,5 +48,21 @@ export function endedOutcome(exit: ExitStatus | undefined, phases: Phases, stder
     status: crashed ? 'target-crashed' : 'target-exited',
     reason: `The target${who ? ` (${who})` : ''} ${exit ? describeExit(exit) : 'ended'} during the ${during} phase`,
     stderrTail,
+    ...(exit ? { at: exit.at } : {}),
   };
+}
+
+/**
+ * The load's first connection refused while the target that listened still runs: it closed its
+ * server after start-up (server.close(), a shutdown path taken at once) or listens elsewhere now.
+ * Said instead of "is the server running?", which it is. Other errors are returned as they are.
+ */
+export function refusedWhileRunning(err: unknown, pid: number, address: string): unknown {
+  if (!isHotpathError(err) || err.code !== 'HOTPATH_ERR_CONNECT') return err;
+  const errno = /\((E[A-Z]+)\)/.exec(err.message)?.[1] ?? 'refused';
+  return hotpathError(
+    'HOTPATH_ERR_CONNECT',
+    `pid ${pid} listened on ${address} and still runs, yet refuses connections there (${errno}): it closed its server after start-up (server.close(), a shutdown path) or listens elsewhere now. Nothing was measured.`,
+    { cause: err, details: { address, errno, pid } },
+  );
 }

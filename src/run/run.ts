@@ -42,7 +42,7 @@ import { redactUrl } from '../redact.js';
 import { TargetProcess } from './target-process.js';
 import { targetAddress } from './target-address.js';
 import { waitForListen } from './wait-for-listen.js';
-import { describeExit, endedOutcome, failureOutcome, interruptedOutcome } from './run-outcome.js';
+import { describeExit, ENDED_STDERR_LINES, endedOutcome, failureOutcome, interruptedOutcome, refusedWhileRunning } from './run-outcome.js';
 import { withEnvFileNodeOptions } from './env-file-options.js';
 import { watchServedEnd, type ServedAddress, type ServedEnd } from './served-end.js';
 import { nativeTargets, NativeRecording, settledServers } from './native-recording.js';
@@ -186,9 +186,11 @@ class RunSession {
     }
     if (this.targetEnded && outcome.status === 'completed') {
       const served = this.servedEnd;
+      // More lines than a failure's: a heap out of memory prints V8's native stack under its message.
+      const tail = this.target?.stderrTail(ENDED_STDERR_LINES);
       outcome = served
-        ? endedOutcome(served.exit, this.phases.phases, this.target?.stderrTail(), servedProcess(served))
-        : endedOutcome(this.target?.exitStatus, this.phases.phases, this.target?.stderrTail());
+        ? endedOutcome(served.exit, this.phases.phases, tail, servedProcess(served))
+        : endedOutcome(this.target?.exitStatus, this.phases.phases, tail);
     }
     this.finishMeta(outcome);
     await this.mergeNative();
@@ -257,7 +259,11 @@ class RunSession {
     );
     // Verifying the certificate of the server hotpath started cannot succeed and protects
     // nothing (docs/run.md, HTTPS): the load engine skips it, as with --insecure.
-    await this.drive(address.url, address.socket, address.tls ? { insecure: true } : {}, served);
+    try {
+      await this.drive(address.url, address.socket, address.tls ? { insecure: true } : {}, served);
+    } catch (err) {
+      throw this.target.exitStatus === undefined ? refusedWhileRunning(err, peer.pid, address.label) : err;
+    }
     return { status: 'completed' };
   }
 

@@ -87,3 +87,25 @@ test("off-target load: an error path with a finding of its own (a validator back
   const info: Finding = { ...blocking, severity: 'info' };
   assert.equal(offTargetLoad(run, [info])?.code, 'HOTPATH_LOAD_OFF_TARGET', 'an info note does not stand in its way');
 });
+
+test('issue 18: a load that got no response at all (every connection reset) is said with its errors, never healthy', () => {
+  const base = withStatuses({});
+  const run: RunData = {
+    ...base,
+    load: {
+      ...base.load!,
+      requests: { ...base.load!.requests, total: 0, sent: 25355, perSecond: 0 },
+      errors: { total: 25355, timeouts: 0, byCode: { EOF: 25355 }, parse: 0 },
+    },
+  };
+  const f = alone(run)!;
+  assert.equal(f.code, 'HOTPATH_LOAD_OFF_TARGET');
+  assert.match(f.title, /^No request of the load got a response \(EOF 25,355\)/);
+  assert.match(f.summary, /closed or reset each connection/);
+  assert.equal(f.evidence.responses, 0);
+  const all = analyzeRun(run);
+  assert.ok(!all.some((x) => x.code === 'HOTPATH_HEALTHY'));
+  // A load cut short (the target died) is its own finding's business; nothing sent, nothing said.
+  assert.equal(alone({ ...run, load: { ...run.load!, stoppedEarly: { reason: 'interrupted' } } }), undefined);
+  assert.equal(alone({ ...run, load: { ...run.load!, requests: { ...run.load!.requests, sent: 0 } } }), undefined);
+});

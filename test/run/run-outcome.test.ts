@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hotpathError } from '../../src/errors.js';
-import { endedOutcome, failureOutcome, interruptedOutcome } from '../../src/run/run-outcome.js';
+import { endedOutcome, failureOutcome, interruptedOutcome, refusedWhileRunning } from '../../src/run/run-outcome.js';
 
 const phases = [
   { phase: 'starting' as const, start: 0, end: 100 },
@@ -12,12 +12,13 @@ const phases = [
   { phase: 'stopping' as const, start: 1150 },
 ];
 
-test('a crash names the phase it happened in, and its exit', () => {
+test('a crash names the phase it happened in, its exit, and when (issue 18: how far into the load)', () => {
   const o = endedOutcome({ code: 1, signal: null, at: 600 }, phases, ['Error: boom']);
   assert.deepEqual(o, {
     status: 'target-crashed',
     reason: 'The target exited with code 1 during the load phase',
     stderrTail: ['Error: boom'],
+    at: 600,
   });
   assert.equal(
     endedOutcome({ code: null, signal: 'SIGSEGV', at: 50 }, phases).reason,
@@ -47,4 +48,19 @@ test('listen errors are never-listened; other errors are failed, with their code
   assert.deepEqual(timeout, { status: 'never-listened', reason: 'no listen', code: 'HOTPATH_ERR_READY_TIMEOUT', stderrTail: ['x'] });
   assert.equal(failureOutcome(hotpathError('HOTPATH_ERR_CONNECT', 'refused')).status, 'failed');
   assert.equal(failureOutcome(new Error('bug')).code, undefined);
+});
+
+test('issue 18: a refused connection while the target that listened still runs says it closed its server; other errors pass', () => {
+  const refused = hotpathError(
+    'HOTPATH_ERR_CONNECT',
+    'Cannot connect to 127.0.0.1:3000 (ECONNREFUSED): is the server running and listening there?',
+  );
+  const said = refusedWhileRunning(refused, 42, '127.0.0.1:3000') as Error & { code: string };
+  assert.equal(said.code, 'HOTPATH_ERR_CONNECT');
+  assert.match(
+    said.message,
+    /^pid 42 listened on 127\.0\.0\.1:3000 and still runs, yet refuses connections there \(ECONNREFUSED\): it closed its server/,
+  );
+  const other = hotpathError('HOTPATH_ERR_TLS', 'TLS failed');
+  assert.equal(refusedWhileRunning(other, 42, 'x'), other);
 });

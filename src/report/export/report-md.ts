@@ -58,7 +58,9 @@ function verdict(report: Report): string {
     if (serious.length === 0)
       return `**Verdict:** the run did not complete (${mdText(report.target.outcome.status)}: ${mdText(report.target.outcome.reason)}).`;
   }
-  if (serious.length === 0 && report.load?.requests.total === 0) return '**Verdict:** nothing measured: no request got a response.';
+  // A load that got no response has only its own finding (off-target-load's, with the errors by code).
+  if (report.load?.requests.total === 0 && serious.every((f) => f.category === 'off-target-load'))
+    return '**Verdict:** nothing measured: no request got a response.';
   if (serious.length === 0 && !report.findings.some((f) => f.category === 'healthy') && (report.warnings?.length ?? 0) > 0) {
     return `**Verdict:** no problem found, but the diagnosis is incomplete: ${mdText(report.warnings![0])}${report.warnings!.length > 1 ? ` (and ${report.warnings!.length - 1} more warnings)` : ''}.`;
   }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { writeReportHtml } from '../../../src/report/html/write-report-html.js';
+import { analyzeRun } from '../../../src/analyze/analyze-run.js';
 import { readCpuProfile } from '../../../src/profile/read-profile.js';
 import { buildCallTree } from '../../../src/profile/build-call-tree.js';
 import { SYNTHETIC_START } from '../../fixtures/telemetry/synthetic-run.js';
@@ -318,6 +319,36 @@ describe('report.html in headless Chromium', () => {
     assert.match(text, /No telemetry was recorded for this run\./);
     assert.match(text, /No load was driven in this run\./);
     await empty.page.close();
+  });
+
+  it('issue 18: heads the page of a crashed run with what ended it and the outcome, never a healthy verdict', async () => {
+    const { run, report } = fixtureRun(cap);
+    run.meta.outcome = {
+      status: 'target-crashed',
+      reason: 'The target exited with code 1 during the load phase',
+      exitCode: 1,
+      stderrTail: [
+        `${run.cwd}/server.js:12`,
+        '  order.total.toFixed(2);',
+        '              ^',
+        "TypeError: Cannot read properties of undefined (reading 'toFixed')",
+        `    at priceOrder (${run.cwd}/server.js:12:15)`,
+        'Node.js v20.20.2',
+      ],
+    };
+    report.target.outcome = run.meta.outcome;
+    report.findings = analyzeRun(run);
+    const crashed = await openReport(browser, await writeReportHtml(run, report, { path: join(cap.dir, 'crashed.html') }));
+    const state = await hook(crashed.page);
+    assert.deepEqual([state.errors, crashed.consoleErrors], [[], []]);
+    const header = (await crashed.page.textContent('header')) ?? '';
+    assert.match(header, /The server crashed on an uncaught exception: TypeError: Cannot read properties of undefined/);
+    assert.match(header, /Run target-crashed: The target exited with code 1 during the load phase/);
+    const text = (await crashed.page.textContent('body')) ?? '';
+    assert.match(text, /HOTPATH_TARGET_ENDED/);
+    assert.match(text, /priceOrder/);
+    assert.doesNotMatch(text, /No performance problem found/);
+    await crashed.page.close();
   });
 
   it('shows hostile function names and texts as text and runs nothing', async () => {
