@@ -1250,3 +1250,56 @@ test('blocking: issuing the I/O a request needs (a fetch, a file read) is no wor
   const own = syntheticCpuProfile([{ name: 'orderStatus', file: 'lib/orders.js', line: 16, share: 0.32 }], { cwd });
   assert.equal(eventLoopBlocking(run(own))[0]?.culprit?.function, 'orderStatus');
 });
+
+test('blocking: a handler whose time is answering the request is not named over more work run with no app frame on the stack (a router trying thousands of routes)', () => {
+  const dir = appDir({ 'node_modules/express/lib/router/layer.js': '// match\n', 'server.js': "app.get('/', home)\n" });
+  try {
+    const cpu = syntheticCpuProfile(
+      [
+        {
+          name: 'home',
+          file: 'server.js',
+          line: 1,
+          share: 0.03,
+          callee: { name: 'writeGeneric', file: 'node:internal/stream_base_commons', share: 0.3 },
+        },
+        {
+          name: 'match',
+          file: 'node_modules/express/lib/router/layer.js',
+          line: 1,
+          share: 0.3,
+          callee: { name: 'RegExp: ^\\/shop\\/category-17(?:\\/([^/]+?))\\/?$', file: '', share: 0.3 },
+        },
+      ],
+      { cwd: dir },
+    );
+    // 300 req/s at 2.5 ms of CPU each.
+    const run = syntheticRun({ cwd: dir, noise: 0, rps: 300, elu: 1, cores: 0.75, eldP99Ms: 150, latencyMs: 60, profiles: [cpu] });
+    const [f] = eventLoopBlocking(run);
+    assert.ok(f);
+    assert.notEqual(f.culprit?.function, 'home', f.summary);
+    assert.doesNotMatch(f.summary, /home \(server\.js:1\) carries/);
+    assert.match(f.summary, /express/);
+    // The same handler writing a large body itself, with little else running: it is still named.
+    const writes = syntheticCpuProfile(
+      [
+        {
+          name: 'home',
+          file: 'server.js',
+          line: 1,
+          share: 0.05,
+          callee: { name: 'writeGeneric', file: 'node:internal/stream_base_commons', share: 0.6 },
+        },
+      ],
+      {
+        cwd: dir,
+      },
+    );
+    const [g] = eventLoopBlocking(
+      syntheticRun({ cwd: dir, noise: 0, rps: 300, elu: 1, cores: 0.75, eldP99Ms: 150, latencyMs: 60, profiles: [writes] }),
+    );
+    assert.equal(g?.culprit?.function, 'home');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
