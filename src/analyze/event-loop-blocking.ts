@@ -20,7 +20,7 @@ import { ownCodeWeight } from '../profile/engine-frames.js';
 import type { WorkItem } from '../profile/work-breakdown.js';
 import { describeWork, isSpecificWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
-import { blockingAdvice } from './event-loop-blocking.advice.js';
+import { blockingAdvice, routeTableAdvice } from './event-loop-blocking.advice.js';
 import { callsFrom } from './signals/outgoing-waits.js';
 import { IO_WAIT_MIN_LATENCY_MS, requestWaitsInSequence } from './io-wait.js';
 import { loopCaller, type LoopCaller } from './signals/loop-cause.js';
@@ -379,6 +379,8 @@ function unownedWork(run: RunData, s: LoopStats, d: DominantWork): { text: strin
   if (sites.length === 1) text += ` The app writes that pattern at ${sites[0].file}:${sites[0].line}.`;
   else if (sites.length > 1)
     text += ` The app writes that pattern in several places: ${sites.map((c) => `${c.file}:${c.line}`).join(', ')}.`;
+  else if (d.routePatterns !== undefined)
+    text += ` The profile caught ${d.routePatterns.toLocaleString('en-US')} different route patterns: the router tries every route registered before the one a request matches, in turn, so each request pays for the table.`;
   else if (d.pattern !== undefined && d.unowned)
     text += " The app's own files do not write it: a dependency does, or it is built at run time.";
   if (parsesRequestBodies(d)) text += ` The requests sent carried ${describeBytes(d.requestBytes!)} each: this is the body parser's work.`;
@@ -687,6 +689,7 @@ function callCountsMissing(run: RunData): Evidence {
 }
 
 function recommendationOf(dominant: DominantWork | undefined, t: TopWork): string {
+  if (dominant?.routePatterns !== undefined) return routeTableAdvice;
   if (dominant) {
     return blockingAdvice(dominant.work, dominant.label, undefined, false, {
       requestBodies: parsesRequestBodies(dominant),
@@ -734,5 +737,6 @@ function dominantEvidence(d: DominantWork, cwd: string): Record<string, unknown>
     ...(d.source?.package ? { workPackage: d.source.package } : {}),
     ...(d.pattern !== undefined ? { pattern: d.pattern, patternSites: d.patternSites.map((c) => `${c.file}:${c.line}`) } : {}),
     ...(d.requestBytes !== undefined ? { requestBytes: Math.round(d.requestBytes) } : {}),
+    ...(d.routePatterns !== undefined ? { routePatterns: d.routePatterns } : {}),
   };
 }

@@ -1303,3 +1303,38 @@ test('blocking: a handler whose time is answering the request is not named over 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('blocking: route patterns run by a router by the dozen are a route table walked per request, with the routing advice', () => {
+  const dir = appDir({ 'node_modules/express/lib/router/layer.js': '// match\n', 'server.js': "app.get('/', home)\n" });
+  try {
+    const patterns = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        name: 'match',
+        file: 'node_modules/express/lib/router/layer.js',
+        line: 1,
+        share: 0.005,
+        callee: { name: `RegExp: ^\\/shop\\/category-${i}(?:\\/([^/]+?))\\/?$`, file: '', share: 0.6 / n },
+      }));
+    const handler = {
+      name: 'home',
+      file: 'server.js',
+      line: 1,
+      share: 0.02,
+      callee: { name: 'writeGeneric', file: 'node:internal/stream_base_commons', share: 0.25 },
+    };
+    const opts = { cwd: dir, noise: 0, rps: 300, elu: 1, cores: 0.75, eldP99Ms: 150, latencyMs: 60 };
+    const [f] = eventLoopBlocking(syntheticRun({ ...opts, profiles: [syntheticCpuProfile([handler, ...patterns(40)], { cwd: dir })] }));
+    assert.ok(f);
+    assert.equal(f.culprit, undefined);
+    assert.equal(f.evidence.work, 'regex');
+    assert.equal(f.evidence.routePatterns, 40);
+    assert.match(f.summary, /40 different route patterns/);
+    assert.match(f.recommendation, /Register the hot routes first/);
+    // One hot pattern run by the router is a slow pattern, not a table.
+    const [g] = eventLoopBlocking(syntheticRun({ ...opts, profiles: [syntheticCpuProfile([handler, ...patterns(1)], { cwd: dir })] }));
+    assert.equal(g?.evidence.routePatterns, undefined);
+    assert.doesNotMatch(g?.recommendation ?? '', /Register the hot routes first/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

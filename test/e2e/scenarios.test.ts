@@ -360,6 +360,7 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   // response's writes, is not the culprit (before, it was named with the socket-writes advice).
   'tenant-route-table': (e) => {
     assert.ok(e.noAppCode === true || e.work === 'deps', `work ${String(e.work)}, noAppCode ${String(e.noAppCode)}`);
+    if (e.work === 'regex') assert.ok((e.routePatterns as number) >= 20, `${String(e.routePatterns)} route patterns`);
   },
 };
 

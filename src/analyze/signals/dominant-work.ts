@@ -28,6 +28,16 @@ export const DOMINANT_WORK_LINE_SHARE = 0.25;
 export const LARGE_REQUEST_BYTES = 16 * 1024;
 /** A pattern this short can be written in the app for other reasons: it names no culprit. */
 export const PATTERN_SITE_MIN_CHARS = 6;
+/**
+ * Distinct patterns a router's matching ran in one profile for its work to read as a route table
+ * walked per request: Express tries each route registered before the one a request hits, in order
+ * (round s: 6,000 generated redirect routes ahead of the live one, over a thousand of their
+ * patterns in a 5 s profile; an app's few dozen routes cost microseconds).
+ */
+export const ROUTE_TABLE_MIN_PATTERNS = 20;
+/** A router's matching code: Express 4's layer (whatever the package is installed as), router's (Express 5), path-to-regexp. */
+const ROUTER_MATCHING =
+  /(?:^|[\\/])node_modules[\\/](?:[^\\/]+[\\/]lib[\\/]router[\\/]layer\.js$|router[\\/]lib[\\/]layer\.js$|path-to-regexp[\\/])/;
 
 export interface DominantWork {
   work: WorkKind;
@@ -45,6 +55,8 @@ export interface DominantWork {
   pattern?: string;
   /** Where the app's own source writes that pattern (at most 3). */
   patternSites: Culprit[];
+  /** Distinct patterns a router's matching ran, when they make a route table (ROUTE_TABLE_MIN_PATTERNS). */
+  routePatterns?: number;
   /** Mean bytes of a request the load sent, when large (LARGE_REQUEST_BYTES). */
   requestBytes?: number;
 }
@@ -95,6 +107,10 @@ function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number)
   const pattern = regexFrame?.name.slice('RegExp: '.length);
   const sites = pattern !== undefined && pattern.length >= PATTERN_SITE_MIN_CHARS ? runPatternSites(run, pattern) : [];
   const bytes = requestBytes(run);
+  const routePatterns =
+    regexFrame !== undefined && source !== undefined && ROUTER_MATCHING.test(source.frame.file)
+      ? new Set(place.frames.map((f) => tree.frames[f.frame].name).filter((n) => n.startsWith('RegExp: '))).size
+      : 0;
   return {
     work: kind,
     label: place.label,
@@ -107,6 +123,7 @@ function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number)
       .slice(0, 3)
       .map((s) => ({ function: `/${pattern}/`, file: relativeFile(s.path, run.cwd), line: s.line, column: s.column })),
     ...(bytes !== undefined && bytes >= LARGE_REQUEST_BYTES ? { requestBytes: bytes } : {}),
+    ...(routePatterns >= ROUTE_TABLE_MIN_PATTERNS ? { routePatterns } : {}),
   };
 }
 
