@@ -380,7 +380,11 @@ function unownedWork(run: RunData, s: LoopStats, d: DominantWork): { text: strin
   else if (sites.length > 1)
     text += ` The app writes that pattern in several places: ${sites.map((c) => `${c.file}:${c.line}`).join(', ')}.`;
   else if (d.routePatterns !== undefined)
-    text += ` The profile caught ${d.routePatterns.toLocaleString('en-US')} different route patterns: the router tries every route registered before the one a request matches, in turn, so each request pays for the table.`;
+    text +=
+      ` The profile caught ${d.routePatterns.toLocaleString('en-US')} different route patterns: the router tries every route registered before the one a request matches, in turn, so each request pays for the table.` +
+      (d.routeSite
+        ? ` Their paths are written at ${d.routeSite.file}:${d.routeSite.line}, in ${d.routeSite.function}: the table is built there.`
+        : '');
   else if (d.pattern !== undefined && d.unowned)
     text += " The app's own files do not write it: a dependency does, or it is built at run time.";
   if (parsesRequestBodies(d)) text += ` The requests sent carried ${describeBytes(d.requestBytes!)} each: this is the body parser's work.`;
@@ -390,6 +394,7 @@ function unownedWork(run: RunData, s: LoopStats, d: DominantWork): { text: strin
     text += ` It starts in ${describeCulprit(at)}: each call begins there and goes on in Node's own code after an await, where no app frame is left on the stack.`;
     return { text, culprit: at };
   }
+  if (d.routeSite) return { text, culprit: d.routeSite };
   return { text, ...(sites.length === 1 ? { culprit: sites[0] } : {}) };
 }
 
@@ -738,5 +743,6 @@ function dominantEvidence(d: DominantWork, cwd: string): Record<string, unknown>
     ...(d.pattern !== undefined ? { pattern: d.pattern, patternSites: d.patternSites.map((c) => `${c.file}:${c.line}`) } : {}),
     ...(d.requestBytes !== undefined ? { requestBytes: Math.round(d.requestBytes) } : {}),
     ...(d.routePatterns !== undefined ? { routePatterns: d.routePatterns } : {}),
+    ...(d.routeSite ? { routeSite: `${d.routeSite.file}:${d.routeSite.line}` } : {}),
   };
 }

@@ -1330,6 +1330,14 @@ test('blocking: route patterns run by a router by the dozen are a route table wa
     assert.equal(f.evidence.routePatterns, 40);
     assert.match(f.summary, /40 different route patterns/);
     assert.match(f.recommendation, /Register the hot routes first/);
+    // The app builds the table from a template: the line writing the text the patterns share, in its function.
+    writeFileSync(
+      join(dir, 'routes.js'),
+      'function addCategories(app) {\n  for (const i of ids) app.get(`/shop/category-${i}/:slug`, go);\n}\n',
+    );
+    const [t] = eventLoopBlocking(syntheticRun({ ...opts, profiles: [syntheticCpuProfile([handler, ...patterns(40)], { cwd: dir })] }));
+    assert.deepEqual([t.culprit?.function, t.culprit?.file, t.culprit?.line], ['addCategories', 'routes.js', 2]);
+    assert.match(t.summary, /written at routes\.js:2, in addCategories/);
     // One hot pattern run by the router is a slow pattern, not a table.
     const [g] = eventLoopBlocking(syntheticRun({ ...opts, profiles: [syntheticCpuProfile([handler, ...patterns(1)], { cwd: dir })] }));
     assert.equal(g?.evidence.routePatterns, undefined);

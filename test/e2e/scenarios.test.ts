@@ -145,7 +145,7 @@ const expected: Record<string, Expectation | 'healthy'> = {
   // A session store's client connected, asked once and closed per request: the connect site, not the write. Also the
   // regression test of an agent leak: its per-socket learning timer kept each closed socket 5 s, read as a heap leak that led.
   'session-client-per-request': { category: 'connection-churn', culprit: { function: 'openSessionClient', file: 'lib/session-client.js' } },
-  'tenant-route-table': { category: 'event-loop-blocking' },
+  'tenant-route-table': { category: 'event-loop-blocking', culprit: { function: 'mountTenantPages', file: 'lib/tenants.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */

@@ -3,7 +3,6 @@
 // key's most recent site. Bounded memory: at most MAX_ENTRIES sites are kept.
 import type { CallSite } from '../protocol.js';
 import { captureStack, siteKey } from './call-site.js';
-import { newVariants, noteVariant, type StackVariants } from './stack-variants.js';
 
 export const SAMPLE_FIRST = 64;
 export const SAMPLE_EVERY = 64;
@@ -14,8 +13,6 @@ export interface SiteEntry<T> {
   key: string;
   site?: CallSite;
   stack?: CallSite[];
-  /** The paths the site was reached by (stack-variants.ts): `stack` is the most common one's. */
-  paths?: StackVariants;
   count: number;
   data: T;
 }
@@ -62,11 +59,9 @@ export class SiteCounter<T> {
       if (site !== undefined) {
         e.site = site;
         e.stack = stack;
-        e.paths = newVariants();
       }
       this.entries.set(full, e);
     }
-    if (e.paths !== undefined) e.stack = noteVariant(e.paths, stack);
     e.count++;
     k.last = e;
     return e;

@@ -6,7 +6,9 @@
 // the site) and reports the stack of the path most of them came by; of paths seen as often, the
 // shorter (a loop re-arming its timer from a resumed async function shows the loop's own function
 // at the bottom, not whatever started the loop). Bounded: MAX_VARIANTS paths per site, later ones
-// counted under none.
+// counted under none. Used for timer sites; SiteCounter's sites keep their first stack (a worker
+// pool's postMessage is reached mostly from the callback dispatching the next job, and off-loop-cpu
+// names where the request path enters the pool).
 import type { CallSite } from '../protocol.js';
 
 export const MAX_VARIANTS = 4;

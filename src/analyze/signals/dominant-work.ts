@@ -13,6 +13,9 @@ import { workPlaces, type WorkPlace } from '../../profile/work-breakdown.js';
 import { dependencyName } from '../../profile/work-kind.js';
 import { hotLine } from '../../profile/hot-line.js';
 import { runPatternSites } from '../../profile/pattern-sites.js';
+import { enclosingFunctionName, routeFragments, runRouteSites } from '../../profile/route-sites.js';
+import { readFileSync } from 'node:fs';
+import { scriptFunctions } from '../../profile/script-functions.js';
 import { isSpecificWork } from './culprit-work.js';
 import { relativeFile } from './culprit.js';
 import { round } from './stats.js';
@@ -57,6 +60,8 @@ export interface DominantWork {
   patternSites: Culprit[];
   /** Distinct patterns a router's matching ran, when they make a route table (ROUTE_TABLE_MIN_PATTERNS). */
   routePatterns?: number;
+  /** The one place the app writes the text those patterns share (profile/route-sites.ts), in its enclosing function. */
+  routeSite?: Culprit;
   /** Mean bytes of a request the load sent, when large (LARGE_REQUEST_BYTES). */
   requestBytes?: number;
 }
@@ -107,10 +112,14 @@ function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number)
   const pattern = regexFrame?.name.slice('RegExp: '.length);
   const sites = pattern !== undefined && pattern.length >= PATTERN_SITE_MIN_CHARS ? runPatternSites(run, pattern) : [];
   const bytes = requestBytes(run);
-  const routePatterns =
+  const routeSources =
     regexFrame !== undefined && source !== undefined && ROUTER_MATCHING.test(source.frame.file)
-      ? new Set(place.frames.map((f) => tree.frames[f.frame].name).filter((n) => n.startsWith('RegExp: '))).size
-      : 0;
+      ? [...new Set(place.frames.map((f) => tree.frames[f.frame].name).filter((n) => n.startsWith('RegExp: ')))].map((n) =>
+          n.slice('RegExp: '.length),
+        )
+      : [];
+  const routePatterns = routeSources.length;
+  const routeSite = routePatterns >= ROUTE_TABLE_MIN_PATTERNS ? routeTableSite(run, routeSources) : undefined;
   return {
     work: kind,
     label: place.label,
@@ -124,7 +133,30 @@ function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number)
       .map((s) => ({ function: `/${pattern}/`, file: relativeFile(s.path, run.cwd), line: s.line, column: s.column })),
     ...(bytes !== undefined && bytes >= LARGE_REQUEST_BYTES ? { requestBytes: bytes } : {}),
     ...(routePatterns >= ROUTE_TABLE_MIN_PATTERNS ? { routePatterns } : {}),
+    ...(routeSite ? { routeSite } : {}),
   };
+}
+
+/** The function a line of an app file lies in, from its source (see enclosingFunctionName). */
+function sourceFunctionName(path: string, line: number): string | undefined {
+  try {
+    return enclosingFunctionName(readFileSync(path, 'utf8'), line);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The one line of the app writing the text the route patterns share, named by the function it lies in. */
+function routeTableSite(run: RunData, sources: readonly string[]): Culprit | undefined {
+  const sites = runRouteSites(run, routeFragments(sources).join('\0'));
+  if (sites.length !== 1) return undefined;
+  const [site] = sites;
+  const fns = scriptFunctions(run.functionRanges, site.path);
+  const fn = fns?.at(site.line - 1, site.column - 1);
+  const name =
+    fn && fn.name !== '' ? fn.name : (fns?.enclosingName(site.line - 1, site.column - 1) ?? sourceFunctionName(site.path, site.line));
+  if (name === undefined) return undefined;
+  return { function: name, file: relativeFile(site.path, run.cwd), line: site.line, column: site.column };
 }
 
 function sourceOf(frame: Frame, hot: ReturnType<typeof hotLine>) {
