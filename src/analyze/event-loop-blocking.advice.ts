@@ -183,3 +183,10 @@ export function blockingAdvice(
     specific !== undefined && ((work !== undefined && FIX_IN_PLACE.has(work)) || (label !== undefined && FIX_IN_PLACE_LABELS.has(label)));
   return [scheduled, specific, scheduled || inPlace ? undefined : general].filter((t) => t !== undefined).join('\n\n');
 }
+
+/** A route table walked per request (dominant-work.ts, ROUTE_TABLE_MIN_PATTERNS). */
+export const routeTableAdvice =
+  "The router tests each route's pattern in the order they were registered until one matches, so a request pays for every route " +
+  'registered before its own: thousands of generated routes (redirects, one route per tenant or per page) cost every request. ' +
+  'Register the hot routes first, or replace the generated routes with one parameterized route and a lookup (a Map from the old ' +
+  'path or the tenant to its target), or mount them under a prefix router so requests outside the prefix skip them all.';

@@ -20,7 +20,7 @@ import { ownCodeWeight } from '../profile/engine-frames.js';
 import type { WorkItem } from '../profile/work-breakdown.js';
 import { describeWork, isSpecificWork, workSummary } from './signals/culprit-work.js';
 import { round } from './signals/stats.js';
-import { blockingAdvice } from './event-loop-blocking.advice.js';
+import { blockingAdvice, routeTableAdvice } from './event-loop-blocking.advice.js';
 import { callsFrom } from './signals/outgoing-waits.js';
 import { IO_WAIT_MIN_LATENCY_MS, requestWaitsInSequence } from './io-wait.js';
 import { loopCaller, type LoopCaller } from './signals/loop-cause.js';
@@ -222,8 +222,31 @@ function culpritOf(view: CpuView | undefined, focus: Focus | undefined): Functio
   // Named only in a file the app wrote (as the starved weighing): code compiled at run time is a library's.
   if (focus?.avoidable && focus.avoidable.share >= BLOCKING_AVOIDABLE_SHARE && focus.avoidable.fn.frame.file !== '')
     return focus.avoidable.fn;
-  const top = appFunctions(view)[0] ?? dependencyTop(view);
+  const app = appFunctions(view)[0];
+  // A handler whose time is answering the request is not named when more of the CPU ran with no
+  // app frame on the stack at all (Express's router trying 6,000 routes per request: 63 % of the
+  // CPU in its `match` and the route patterns, the handler 34 %, nearly all of it the response's
+  // socket writes): that work, a dependency's function or its kind, is the diagnosis.
+  const top = app && answering(view, app) && unownedUs(view) > app.selfUs ? dependencyTop(view) : (app ?? dependencyTop(view));
   return top && top.selfUs / view.activeUs >= BLOCKING_CULPRIT_MIN_SHARE ? top : undefined;
+}
+
+/** A function's attributed time less the cost of answering the request (see profile/response-pipeline.ts). */
+function chosenUs(view: CpuView, fn: FunctionCost): number {
+  return Math.max(0, fn.selfUs - view.pipelineOf(fn.frameIndex));
+}
+
+/** At least this share of a function's attributed time is answering the request (profile/response-pipeline.ts): it did little else. */
+export const BLOCKING_ANSWERING_SHARE = 0.5;
+
+/** The CPU time of code no app function was charged with (no app frame on the stack), GC and the agent left out. */
+function unownedUs(view: CpuView): number {
+  return view.functions.filter((f) => !UNOWNED_SKIPPED.has(f.frame.kind)).reduce((a, f) => a + f.selfUs, 0);
+}
+const UNOWNED_SKIPPED: ReadonlySet<string> = new Set(['app', 'gc', 'idle', 'program', 'agent']);
+
+function answering(view: CpuView, fn: FunctionCost): boolean {
+  return fn.selfUs > 0 && view.pipelineOf(fn.frameIndex) / fn.selfUs >= BLOCKING_ANSWERING_SHARE;
 }
 
 /**
@@ -240,7 +263,8 @@ function spreadOwner(view: CpuView): { fn: FunctionCost; share: number } | undef
   if (view.activeUs <= 0) return undefined;
   const owners = appFunctions(view).filter((f) => {
     if (f.totalUs / view.activeUs < BLOCKING_CULPRIT_MIN_SHARE) return false;
-    const own = ownGroup(view, f).reduce((a, g) => a + g.selfUs, 0);
+    // Answering the request (its socket writes, the framework's response path) is no work of its own.
+    const own = ownGroup(view, f).reduce((a, g) => a + chosenUs(view, g), 0);
     return own / view.activeUs >= BLOCKING_OWNER_MIN_OWN_SHARE;
   });
   const deepest = owners.sort((a, b) => a.totalUs - b.totalUs)[0];
@@ -355,6 +379,12 @@ function unownedWork(run: RunData, s: LoopStats, d: DominantWork): { text: strin
   if (sites.length === 1) text += ` The app writes that pattern at ${sites[0].file}:${sites[0].line}.`;
   else if (sites.length > 1)
     text += ` The app writes that pattern in several places: ${sites.map((c) => `${c.file}:${c.line}`).join(', ')}.`;
+  else if (d.routePatterns !== undefined)
+    text +=
+      ` The profile caught ${d.routePatterns.toLocaleString('en-US')} different route patterns: the router tries every route registered before the one a request matches, in turn, so each request pays for the table.` +
+      (d.routeSite
+        ? ` Their paths are written at ${d.routeSite.file}:${d.routeSite.line}, in ${d.routeSite.function}: the table is built there.`
+        : '');
   else if (d.pattern !== undefined && d.unowned)
     text += " The app's own files do not write it: a dependency does, or it is built at run time.";
   if (parsesRequestBodies(d)) text += ` The requests sent carried ${describeBytes(d.requestBytes!)} each: this is the body parser's work.`;
@@ -364,6 +394,7 @@ function unownedWork(run: RunData, s: LoopStats, d: DominantWork): { text: strin
     text += ` It starts in ${describeCulprit(at)}: each call begins there and goes on in Node's own code after an await, where no app frame is left on the stack.`;
     return { text, culprit: at };
   }
+  if (d.routeSite) return { text, culprit: d.routeSite };
   return { text, ...(sites.length === 1 ? { culprit: sites[0] } : {}) };
 }
 
@@ -663,6 +694,7 @@ function callCountsMissing(run: RunData): Evidence {
 }
 
 function recommendationOf(dominant: DominantWork | undefined, t: TopWork): string {
+  if (dominant?.routePatterns !== undefined) return routeTableAdvice;
   if (dominant) {
     return blockingAdvice(dominant.work, dominant.label, undefined, false, {
       requestBodies: parsesRequestBodies(dominant),
@@ -710,5 +742,7 @@ function dominantEvidence(d: DominantWork, cwd: string): Record<string, unknown>
     ...(d.source?.package ? { workPackage: d.source.package } : {}),
     ...(d.pattern !== undefined ? { pattern: d.pattern, patternSites: d.patternSites.map((c) => `${c.file}:${c.line}`) } : {}),
     ...(d.requestBytes !== undefined ? { requestBytes: Math.round(d.requestBytes) } : {}),
+    ...(d.routePatterns !== undefined ? { routePatterns: d.routePatterns } : {}),
+    ...(d.routeSite ? { routeSite: `${d.routeSite.file}:${d.routeSite.line}` } : {}),
   };
 }

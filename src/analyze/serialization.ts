@@ -32,10 +32,13 @@ export function serialization(run: RunData): Finding[] {
   const jsonUs = view.work.get('json') ?? 0;
   const share = jsonUs / view.activeUs;
   if (share < SERIALIZATION_MIN_SHARE) return [];
-  // JSON work mostly run with no app frame on the stack (a body parser's JSON.parse) has no app caller to name.
+  // JSON work mostly run with no app frame on the stack (a body parser's JSON.parse) has no app caller to name,
+  // unless an app function asks for more JSON work than that place runs (round s: a Fastify onSend hook
+  // parsing and re-serializing each payload, 53 % of the CPU, beside the framework's own stringify of it).
   const place = workPlace(run, view, 'json');
-  const unowned = place?.unowned === true ? place : undefined;
-  const caller = unowned ? undefined : topJsonCaller(view);
+  const top = topJsonCaller(view);
+  const unowned = place?.unowned === true && !(top !== undefined && top.jsonUs >= jsonUs - appJsonUs(view)) ? place : undefined;
+  const caller = unowned ? undefined : top;
   const culprit = caller ? frameCulprit(caller.frame, run.cwd) : undefined;
   const copying = caller !== undefined && caller.copyUs >= SERIALIZATION_ADVICE_SHARE * caller.jsonUs;
   const parsing =
@@ -85,6 +88,13 @@ export function serialization(run: RunData): Finding[] {
       impact: Math.min(1, share * s.eluMean),
     },
   ];
+}
+
+/** JSON time charged to app functions (the rest ran with no app frame on the stack). */
+function appJsonUs(view: CpuView): number {
+  let us = 0;
+  for (const f of appFunctions(view)) for (const i of view.workOf(f.frameIndex)) if (i.work === 'json') us += i.us;
+  return us;
 }
 
 function topJsonCaller(view: CpuView) {

@@ -64,6 +64,11 @@ function isUnder(path: string, root: string): boolean {
  */
 const agentBundle = /[\\/]dist[\\/]agent[\\/](hotpath-agent|agent-core|agent-worker)\.cjs$/;
 
+/** Whether a path (or file URL) is one of hotpath's own agent bundles. */
+export function isAgentBundle(path: string): boolean {
+  return agentBundle.test(path);
+}
+
 /** agent = hotpath's bundles; app = under cwd (or an app root) and outside node_modules; deps = node_modules or elsewhere. */
 export function classifyPath(path: string, ctx: ClassifyContext): FrameKind {
   if (agentBundle.test(path)) return 'agent';

@@ -33,7 +33,7 @@ export interface PatternSite {
 }
 
 /** The app's files to search, breadth first, within the file bound. */
-function sourceFiles(root: string): string[] {
+export function sourceFiles(root: string): string[] {
   const out: string[] = [];
   const queue = [root];
   while (queue.length > 0 && out.length < PATTERN_SEARCH_MAX_FILES) {

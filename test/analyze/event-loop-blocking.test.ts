@@ -1250,3 +1250,99 @@ test('blocking: issuing the I/O a request needs (a fetch, a file read) is no wor
   const own = syntheticCpuProfile([{ name: 'orderStatus', file: 'lib/orders.js', line: 16, share: 0.32 }], { cwd });
   assert.equal(eventLoopBlocking(run(own))[0]?.culprit?.function, 'orderStatus');
 });
+
+test('blocking: a handler whose time is answering the request is not named over more work run with no app frame on the stack (a router trying thousands of routes)', () => {
+  const dir = appDir({ 'node_modules/express/lib/router/layer.js': '// match\n', 'server.js': "app.get('/', home)\n" });
+  try {
+    const cpu = syntheticCpuProfile(
+      [
+        {
+          name: 'home',
+          file: 'server.js',
+          line: 1,
+          share: 0.03,
+          callee: { name: 'writeGeneric', file: 'node:internal/stream_base_commons', share: 0.3 },
+        },
+        {
+          name: 'match',
+          file: 'node_modules/express/lib/router/layer.js',
+          line: 1,
+          share: 0.3,
+          callee: { name: 'RegExp: ^\\/shop\\/category-17(?:\\/([^/]+?))\\/?$', file: '', share: 0.3 },
+        },
+      ],
+      { cwd: dir },
+    );
+    // 300 req/s at 2.5 ms of CPU each.
+    const run = syntheticRun({ cwd: dir, noise: 0, rps: 300, elu: 1, cores: 0.75, eldP99Ms: 150, latencyMs: 60, profiles: [cpu] });
+    const [f] = eventLoopBlocking(run);
+    assert.ok(f);
+    assert.notEqual(f.culprit?.function, 'home', f.summary);
+    assert.doesNotMatch(f.summary, /home \(server\.js:1\) carries/);
+    assert.match(f.summary, /express/);
+    // The same handler writing a large body itself, with little else running: it is still named.
+    const writes = syntheticCpuProfile(
+      [
+        {
+          name: 'home',
+          file: 'server.js',
+          line: 1,
+          share: 0.05,
+          callee: { name: 'writeGeneric', file: 'node:internal/stream_base_commons', share: 0.6 },
+        },
+      ],
+      {
+        cwd: dir,
+      },
+    );
+    const [g] = eventLoopBlocking(
+      syntheticRun({ cwd: dir, noise: 0, rps: 300, elu: 1, cores: 0.75, eldP99Ms: 150, latencyMs: 60, profiles: [writes] }),
+    );
+    assert.equal(g?.culprit?.function, 'home');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('blocking: route patterns run by a router by the dozen are a route table walked per request, with the routing advice', () => {
+  const dir = appDir({ 'node_modules/express/lib/router/layer.js': '// match\n', 'server.js': "app.get('/', home)\n" });
+  try {
+    const patterns = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        name: 'match',
+        file: 'node_modules/express/lib/router/layer.js',
+        line: 1,
+        share: 0.005,
+        callee: { name: `RegExp: ^\\/shop\\/category-${i}(?:\\/([^/]+?))\\/?$`, file: '', share: 0.6 / n },
+      }));
+    const handler = {
+      name: 'home',
+      file: 'server.js',
+      line: 1,
+      share: 0.02,
+      callee: { name: 'writeGeneric', file: 'node:internal/stream_base_commons', share: 0.25 },
+    };
+    const opts = { cwd: dir, noise: 0, rps: 300, elu: 1, cores: 0.75, eldP99Ms: 150, latencyMs: 60 };
+    const [f] = eventLoopBlocking(syntheticRun({ ...opts, profiles: [syntheticCpuProfile([handler, ...patterns(40)], { cwd: dir })] }));
+    assert.ok(f);
+    assert.equal(f.culprit, undefined);
+    assert.equal(f.evidence.work, 'regex');
+    assert.equal(f.evidence.routePatterns, 40);
+    assert.match(f.summary, /40 different route patterns/);
+    assert.match(f.recommendation, /Register the hot routes first/);
+    // The app builds the table from a template: the line writing the text the patterns share, in its function.
+    writeFileSync(
+      join(dir, 'routes.js'),
+      'function addCategories(app) {\n  for (const i of ids) app.get(`/shop/category-${i}/:slug`, go);\n}\n',
+    );
+    const [t] = eventLoopBlocking(syntheticRun({ ...opts, profiles: [syntheticCpuProfile([handler, ...patterns(40)], { cwd: dir })] }));
+    assert.deepEqual([t.culprit?.function, t.culprit?.file, t.culprit?.line], ['addCategories', 'routes.js', 2]);
+    assert.match(t.summary, /written at routes\.js:2, in addCategories/);
+    // One hot pattern run by the router is a slow pattern, not a table.
+    const [g] = eventLoopBlocking(syntheticRun({ ...opts, profiles: [syntheticCpuProfile([handler, ...patterns(1)], { cwd: dir })] }));
+    assert.equal(g?.evidence.routePatterns, undefined);
+    assert.doesNotMatch(g?.recommendation ?? '', /Register the hot routes first/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

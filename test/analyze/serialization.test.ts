@@ -81,3 +81,51 @@ test('serialization: JSON.parse run by a body parser with no app code on the sta
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("serialization: an app hook asking for more JSON work than the framework's own stringify is the culprit", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-serialization-'));
+  try {
+    mkdirSync(join(dir, 'node_modules', 'fastify', 'lib'), { recursive: true });
+    writeFileSync(
+      join(dir, 'node_modules', 'fastify', 'lib', 'reply.js'),
+      'function serialize (payload) {\n  return JSON.stringify(payload)\n}\n',
+    );
+    // An onSend hook parsing the serialized payload back, adding a field and stringifying it again.
+    const hook = (parse: number, stringify: number) =>
+      syntheticCpuProfile(
+        [
+          {
+            name: 'serialize',
+            file: 'node_modules/fastify/lib/reply.js',
+            line: 1,
+            share: 0.05,
+            callee: { name: 'JSON.stringify', file: '', share: 0.25 },
+          },
+          {
+            name: 'addRequestMeta',
+            file: 'lib/meta.js',
+            line: 5,
+            share: 0.01,
+            callee: { name: 'JSON.parse', file: '', share: parse },
+          },
+          {
+            name: 'stringifyAgain',
+            file: 'lib/meta.js',
+            line: 12,
+            share: 0.01,
+            callee: { name: 'JSON.stringify', file: '', share: stringify },
+          },
+        ],
+        { cwd: dir },
+      );
+    const [f] = serialization(syntheticRun({ cwd: dir, elu: 0.98, profiles: [hook(0.35, 0.05)] }));
+    assert.equal(f.culprit?.function, 'addRequestMeta', f.summary);
+    assert.equal(f.evidence.noAppCode, undefined);
+    // The hook's JSON smaller than the framework's: the framework's stringify, where it ran, is the finding.
+    const [g] = serialization(syntheticRun({ cwd: dir, elu: 0.98, profiles: [hook(0.1, 0.05)] }));
+    assert.equal(g.culprit, undefined, g.summary);
+    assert.equal(g.evidence.noAppCode, true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

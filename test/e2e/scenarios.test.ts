@@ -147,6 +147,7 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'session-client-per-request': { category: 'connection-churn', culprit: { function: 'openSessionClient', file: 'lib/session-client.js' } },
   // A slot held across two remote calls in turn: no single call site is pinned at the slots; where requests wait for one.
   'quote-slot-two-upstreams': { category: 'io-wait', culprit: { function: 'quotePdf', file: 'lib/quotes.js' } },
+  'tenant-route-table': { category: 'event-loop-blocking', culprit: { function: 'mountTenantPages', file: 'lib/tenants.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -361,6 +362,12 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.equal(e.poolSize, 3);
     assert.equal((e.waitsAt as { awaited?: string } | undefined)?.awaited, 'renderSlots.take()');
     assert.equal((e.heldAcross as unknown[] | undefined)?.length, 2);
+  },
+  // The router's work runs with no app frame on the stack: the handler, whose time is the
+  // response's writes, is not the culprit (before, it was named with the socket-writes advice).
+  'tenant-route-table': (e) => {
+    assert.ok(e.noAppCode === true || e.work === 'deps', `work ${String(e.work)}, noAppCode ${String(e.noAppCode)}`);
+    if (e.work === 'regex') assert.ok((e.routePatterns as number) >= 20, `${String(e.routePatterns)} route patterns`);
   },
 };
 

@@ -18,6 +18,7 @@ import type { CallSite } from '../protocol.js';
 import { threadState } from '../thread-state.js';
 import { captureStack, siteKey } from './call-site.js';
 import { withSite, MAX_ENTRIES, SAMPLE_EVERY, SAMPLE_FIRST } from './site-counter.js';
+import { newVariants, noteVariant, type StackVariants } from './stack-variants.js';
 import { defineLike } from './wrap.js';
 
 /**
@@ -44,6 +45,8 @@ interface Entry {
   delayMs: number;
   site?: CallSite;
   stack?: CallSite[];
+  /** The paths the site was reached by (stack-variants.ts): `stack` is the most common one's. */
+  paths?: StackVariants;
   promise?: boolean;
   awaited?: boolean;
 }
@@ -283,12 +286,14 @@ export class TimerGrowth implements GrowthHook {
       if (stack.length > 0) {
         e.site = stack[0];
         e.stack = stack;
+        e.paths = newVariants();
+        noteVariant(e.paths, stack);
       }
       this.entries.set(key, e);
-    } else if (e.stack !== undefined && stack.length > 0 && stack.length < e.stack.length) {
-      // The shortest stack seen: a loop re-arming its timer from a resumed async function shows
-      // the loop's own function at the bottom, not whatever started the loop.
-      e.stack = stack;
+    } else if (e.paths !== undefined && stack.length > 0) {
+      // The path most captures came by (a loop re-arming its timer from a resumed async function
+      // shows the loop's own function at the bottom, not whatever started the loop).
+      e.stack = noteVariant(e.paths, stack);
     }
     return e;
   }

@@ -7,6 +7,7 @@ import type { CallSite } from '../../agent/protocol.js';
 import type { Frame } from '../../profile/call-tree.js';
 import type { Culprit } from '../finding.js';
 import { ownerOf } from '../../profile/anonymous-names.js';
+import { isAgentBundle } from '../../profile/classify-frame.js';
 
 const ANONYMOUS = '(anonymous)';
 
@@ -29,7 +30,9 @@ export function relativeFile(file: string, cwd: string): string {
 export function isAppSite(site: CallSite | undefined): site is CallSite {
   if (!site || site.file === '') return false;
   const f = site.file;
-  return !f.startsWith('node:') && !f.startsWith('internal/') && !/[\\/]node_modules[\\/]/.test(f);
+  // hotpath's agent wraps the app's listeners and callbacks: its frames sit on the app's stacks
+  // (a stall's samples put half the stalled time in its request wrapper when run from a checkout).
+  return !f.startsWith('node:') && !f.startsWith('internal/') && !/[\\/]node_modules[\\/]/.test(f) && !isAgentBundle(f);
 }
 
 /**

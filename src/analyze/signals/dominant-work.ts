@@ -13,6 +13,9 @@ import { workPlaces, type WorkPlace } from '../../profile/work-breakdown.js';
 import { dependencyName } from '../../profile/work-kind.js';
 import { hotLine } from '../../profile/hot-line.js';
 import { runPatternSites } from '../../profile/pattern-sites.js';
+import { enclosingFunctionName, routeFragments, runRouteSites } from '../../profile/route-sites.js';
+import { readFileSync } from 'node:fs';
+import { scriptFunctions } from '../../profile/script-functions.js';
 import { isSpecificWork } from './culprit-work.js';
 import { relativeFile } from './culprit.js';
 import { round } from './stats.js';
@@ -28,6 +31,16 @@ export const DOMINANT_WORK_LINE_SHARE = 0.25;
 export const LARGE_REQUEST_BYTES = 16 * 1024;
 /** A pattern this short can be written in the app for other reasons: it names no culprit. */
 export const PATTERN_SITE_MIN_CHARS = 6;
+/**
+ * Distinct patterns a router's matching ran in one profile for its work to read as a route table
+ * walked per request: Express tries each route registered before the one a request hits, in order
+ * (round s: 6,000 generated redirect routes ahead of the live one, over a thousand of their
+ * patterns in a 5 s profile; an app's few dozen routes cost microseconds).
+ */
+export const ROUTE_TABLE_MIN_PATTERNS = 20;
+/** A router's matching code: Express 4's layer (whatever the package is installed as), router's (Express 5), path-to-regexp. */
+const ROUTER_MATCHING =
+  /(?:^|[\\/])node_modules[\\/](?:[^\\/]+[\\/]lib[\\/]router[\\/]layer\.js$|router[\\/]lib[\\/]layer\.js$|path-to-regexp[\\/])/;
 
 export interface DominantWork {
   work: WorkKind;
@@ -45,6 +58,10 @@ export interface DominantWork {
   pattern?: string;
   /** Where the app's own source writes that pattern (at most 3). */
   patternSites: Culprit[];
+  /** Distinct patterns a router's matching ran, when they make a route table (ROUTE_TABLE_MIN_PATTERNS). */
+  routePatterns?: number;
+  /** The one place the app writes the text those patterns share (profile/route-sites.ts), in its enclosing function. */
+  routeSite?: Culprit;
   /** Mean bytes of a request the load sent, when large (LARGE_REQUEST_BYTES). */
   requestBytes?: number;
 }
@@ -95,6 +112,14 @@ function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number)
   const pattern = regexFrame?.name.slice('RegExp: '.length);
   const sites = pattern !== undefined && pattern.length >= PATTERN_SITE_MIN_CHARS ? runPatternSites(run, pattern) : [];
   const bytes = requestBytes(run);
+  const routeSources =
+    regexFrame !== undefined && source !== undefined && ROUTER_MATCHING.test(source.frame.file)
+      ? [...new Set(place.frames.map((f) => tree.frames[f.frame].name).filter((n) => n.startsWith('RegExp: ')))].map((n) =>
+          n.slice('RegExp: '.length),
+        )
+      : [];
+  const routePatterns = routeSources.length;
+  const routeSite = routePatterns >= ROUTE_TABLE_MIN_PATTERNS ? routeTableSite(run, routeSources) : undefined;
   return {
     work: kind,
     label: place.label,
@@ -107,7 +132,31 @@ function placeDetails(run: RunData, view: CpuView, place: WorkPlace, us: number)
       .slice(0, 3)
       .map((s) => ({ function: `/${pattern}/`, file: relativeFile(s.path, run.cwd), line: s.line, column: s.column })),
     ...(bytes !== undefined && bytes >= LARGE_REQUEST_BYTES ? { requestBytes: bytes } : {}),
+    ...(routePatterns >= ROUTE_TABLE_MIN_PATTERNS ? { routePatterns } : {}),
+    ...(routeSite ? { routeSite } : {}),
   };
+}
+
+/** The function a line of an app file lies in, from its source (see enclosingFunctionName). */
+function sourceFunctionName(path: string, line: number): string | undefined {
+  try {
+    return enclosingFunctionName(readFileSync(path, 'utf8'), line);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The one line of the app writing the text the route patterns share, named by the function it lies in. */
+function routeTableSite(run: RunData, sources: readonly string[]): Culprit | undefined {
+  const sites = runRouteSites(run, routeFragments(sources).join('\0'));
+  if (sites.length !== 1) return undefined;
+  const [site] = sites;
+  const fns = scriptFunctions(run.functionRanges, site.path);
+  const fn = fns?.at(site.line - 1, site.column - 1);
+  const name =
+    fn && fn.name !== '' ? fn.name : (fns?.enclosingName(site.line - 1, site.column - 1) ?? sourceFunctionName(site.path, site.line));
+  if (name === undefined) return undefined;
+  return { function: name, file: relativeFile(site.path, run.cwd), line: site.line, column: site.column };
 }
 
 function sourceOf(frame: Frame, hot: ReturnType<typeof hotLine>) {
