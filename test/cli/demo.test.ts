@@ -56,3 +56,30 @@ test('demo: the example can be named without --example, and two different names 
   assert.equal(await runCli(['demo', 'allocation-churn', 'healthy-http'], io, [demoCommand]), 2);
   assert.match(err, /takes one example name/);
 });
+
+test('demo: runs while another server holds port 3000 (the examples listen where the system says)', { timeout: 60_000 }, async () => {
+  const { createServer } = await import('node:http');
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const holder = createServer();
+  // Held by this test, or already by another server: either way the example cannot have it.
+  await new Promise<void>((done) => holder.once('error', () => done()).listen(3000, '127.0.0.1', done));
+  const out = mkdtempSync(join(tmpdir(), 'hotpath-demo-port-'));
+  let err = '';
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      err += String(chunk);
+      cb();
+    },
+  });
+  const io: CliIO = { stdout: sink, stderr: sink, env: { ...process.env, PORT: '3000' }, cwd: out, color: false, interactive: false };
+  try {
+    const code = await runCli(['demo', 'healthy-http', '--out', out], io, [demoCommand]);
+    assert.equal(code, 0, err);
+    assert.doesNotMatch(err, /EADDRINUSE/);
+    assert.match(err, /listens on 127\.0\.0\.1:(?!3000\b)\d+/);
+  } finally {
+    holder.close();
+    rmSync(out, { recursive: true, force: true });
+  }
+});

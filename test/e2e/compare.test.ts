@@ -166,8 +166,10 @@ test('a real 2x fix (half the work per request) is significant: throughput bette
   const cpu = c.telemetry.find((m) => m.name === 'CPU per request');
   const seen = `throughput ${JSON.stringify(throughput)}; p50 ${JSON.stringify(p50)}; CPU per request ${JSON.stringify(cpu)}; machine ${JSON.stringify(c.machine ?? 'not measured')}`;
   // Per request, the work halves whatever CPU the machine gave each run: the profile and the CPU time.
-  const handle = c.functions?.find((f) => f.function === 'render');
-  assert.ok(handle && handle.selfAfterUs < handle.selfBeforeUs * 0.75, JSON.stringify(c.functions?.slice(0, 3)));
+  // The handler's total, render included: V8 inlines render into handle in some runs and not in
+  // others (once read handle 2.35 ms self before, 0.31 ms after, render the other way round).
+  const handle = c.functions?.find((f) => f.function === 'handle');
+  assert.ok(handle && handle.totalAfterUs < handle.totalBeforeUs * 0.75, JSON.stringify(c.functions?.slice(0, 3)));
   assert.ok(cpu?.change !== undefined && cpu.change < -0.25, seen);
   // Judged at equal CPU share when both loops were saturated (c.machine): on this 2-core machine at
   // load 11-22 the slow run's loop got 0.37-0.54 of its busy time on a CPU and the fast run's

@@ -102,16 +102,18 @@ test('--vary over an environment variable (NAME=v1,v2): each value reaches the s
     v.runs.map((x) => x.value),
     ['1', '4'],
   );
-  // Four times the work per request (counted, not timed): render's CPU per request says the
-  // value reached the server whatever the machine's load did to throughput.
-  const renderUsPerRequest = (dir: string) => {
+  // Four times the work per request (counted, not timed): the handler's CPU per request says the
+  // value reached the server whatever the machine's load did to throughput. Its total, render
+  // included: V8 inlines render into handle in some runs and not in others (Node 24 read render's
+  // own time 1.0 ms at WORK=1 and 2.0 ms at WORK=4 once, the rest charged to handle).
+  const handlerUsPerRequest = (dir: string) => {
     const rep = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as Report;
-    const h = rep.hotspots.find((x) => x.function === 'render');
+    const h = rep.hotspots.find((x) => x.function === 'handle');
     assert.ok(h && rep.load, dir);
-    return (h.selfMs * 1000) / rep.load.requests.total;
+    return (h.totalMs * 1000) / rep.load.requests.total;
   };
-  const [one, four] = v.runs.map((x) => renderUsPerRequest(x.runDir));
-  assert.ok(four > one * 2, `render: ${one} µs per request at WORK=1, ${four} at WORK=4`);
+  const [one, four] = v.runs.map((x) => handlerUsPerRequest(x.runDir));
+  assert.ok(four > one * 2, `handle (render included): ${one} µs per request at WORK=1, ${four} at WORK=4`);
   assert.ok(v.rows.every((row) => row.measured === 1 && row.rank !== undefined) && v.best);
 });
 

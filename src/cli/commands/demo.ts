@@ -93,7 +93,10 @@ async function execute(args: ParsedArgs, io: CliIO): Promise<number> {
   io.stderr.write(`${s.bold('hotpath demo')}: ${name} (${dir})\n${s.dim(readme(dir))}\n\n`);
   const extra = ['--out', resolve(io.cwd, String(args.values.out)), ...(args.values.json === true ? ['--json'] : [])];
   const parsed = parseArgv(runCommand.options, exampleRunArgv(name, extra));
-  return runCommand.run(parsed, { ...io, cwd: dir });
+  // The examples listen on PORT (3000 without it): a port the system picks, so a demo never
+  // fails on a port another server (or a PORT in the user's shell) already holds; hotpath reads
+  // the port from the agent, as it does for any server.
+  return runCommand.run(parsed, { ...io, cwd: dir, env: { ...io.env, PORT: '0' } });
 }
 
 /** The example README's paragraph, for context before the run starts. */
