@@ -23,6 +23,7 @@ import { round } from './signals/stats.js';
 import { blockingAdvice, routeTableAdvice } from './event-loop-blocking.advice.js';
 import { callsFrom } from './signals/outgoing-waits.js';
 import { IO_WAIT_MIN_LATENCY_MS, requestWaitsInSequence } from './io-wait.js';
+import { offLoopCores } from './off-loop-cpu.js';
 import { loopCaller, type LoopCaller } from './signals/loop-cause.js';
 import { describePreemptedStall } from './signals/preempted-stall.js';
 import { callCountShortfall, pathWithCalls, type PathStep } from './signals/call-counts.js';
@@ -125,13 +126,30 @@ export function eventLoopBlocking(run: RunData): Finding[] {
   const delayed = trusted && s.eldP99Ms >= BLOCKING_ELD_P99_MS;
   const stalled = trusted && s.stallMaxMs >= BLOCKING_STALL_MS;
   const costly = heavy || paired !== undefined;
-  if (!((busy && (costly || delayed)) || (waitingForRequests && costly) || stalled)) return [];
+  const fedOffLoop = !busy && !waitingForRequests && costly && feedsOffLoopWork(run, s);
+  if (!((busy && (costly || delayed)) || (waitingForRequests && costly) || fedOffLoop || stalled)) return [];
   // Requests yielding per item keep the loop turning (loop-yields): what ran most between two yields is no culprit.
   if (!stalled && immediateYields(run)) return [];
   // The starved weighing names a culprit only in code the app wrote (a file of its own): a function
   // V8 compiled at run time for a library (a schema validator) is judged on all the samples, as before.
   const culpritFocus = gateFocus && gateFocus !== focus && gateFocus.fn.frame.file !== '' ? gateFocus : focus;
-  return [finding(run, s, view, costly, culpritFocus, paired)];
+  const f = finding(run, s, view, costly, culpritFocus, paired);
+  // Fed by off-loop work alone, the loop is blocked only by the clone the workers pay back.
+  if (fedOffLoop && !(busy || waitingForRequests || stalled) && f.evidence.work !== 'clone') return [];
+  return [f];
+}
+
+/**
+ * A loop busy at least BLOCKING_FED_MIN_ELU whose requests waited for CPU work off the loop
+ * (off-loop-cpu's condition: the process's other cores busy and server latency p50 high): its
+ * idle time was a wait for that work, not for requests. When the loop's own cost is the
+ * structured clone of what it sends the workers (work `clone`), the workers deserialize the same
+ * message, so the clone is the cost of both: a price book cloned per job to a single worker left
+ * the loop 46-49 % busy at 6 ms of CPU per request, the worker saturated (2026-11-28, CI and a
+ * quiet machine alike). Other work beside a saturated pool is the pool's finding (off-loop-cpu).
+ */
+function feedsOffLoopWork(run: RunData, s: LoopStats): boolean {
+  return s.eluMean >= BLOCKING_FED_MIN_ELU && offLoopCores(run) !== undefined;
 }
 
 /** The culprit's hottest line is told when it holds at least this share of its own samples. */

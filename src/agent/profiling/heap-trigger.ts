@@ -59,8 +59,12 @@ export const TRIGGER_EVERY_MS = 500;
 const MIN_OBSERVED_MS = 300;
 const MIN_OBSERVED_GCS = 3;
 
-/** Why the heap should be sampled: GC pressure (who allocates) or growth (what stays alive). */
-export type HeapWanted = 'gc' | 'growth' | 'live-growth';
+/**
+ * Why the heap should be sampled: GC pressure (who allocates), growth (what stays alive), or both
+ * at once ('growth-gc': a short load's warm-up promotes 4 MiB as its GC share passes 5 %, and
+ * only one of the two views would leave the other finding without its data).
+ */
+export type HeapWanted = 'gc' | 'growth' | 'live-growth' | 'growth-gc';
 
 export class HeapTrigger {
   private armed = false;
@@ -118,7 +122,7 @@ export class HeapTrigger {
 
   /**
    * One telemetry interval: the GC events it delivered and how long GCs were observed in it.
-   * Once, when the heap should be sampled: why (growth first: a leak's retained view matters most).
+   * Once, when the heap should be sampled: why (growth, GC pressure, or both: 'growth-gc').
    */
   observe(now: number, events: readonly GcEvent[], observedMs: number): HeapWanted | undefined {
     if (!this.armed || this.fired) return undefined;
@@ -135,11 +139,11 @@ export class HeapTrigger {
     const old = this.safeRead(this.readOld);
     this.lowest = Math.min(this.lowest, old);
     this.lowestExternal = Math.min(this.lowestExternal, this.safeRead(this.readExternal));
-    const pressure = this.observedMs >= MIN_OBSERVED_MS && this.gcs >= MIN_OBSERVED_GCS && this.gcShare() >= TRIGGER_GC_SHARE;
+    const pressure = this.pressureJudged() && this.gcs >= MIN_OBSERVED_GCS && this.gcShare() >= TRIGGER_GC_SHARE;
     const growth = Number.isFinite(this.lowest) && old - this.lowest >= TRIGGER_GROWTH_BYTES;
     if (!pressure && !growth) return undefined;
     this.fired = true;
-    return growth ? 'growth' : 'gc';
+    return growth ? this.growthReason(pressure) : 'gc';
   }
 
   /**
@@ -161,6 +165,22 @@ export class HeapTrigger {
     if (live - lowest < Math.max(TRIGGER_LIVE_GROWTH_SHARE * lowest, TRIGGER_LIVE_BYTES_PER_REQUEST * this.requests)) return undefined;
     this.fired = true;
     return forced ? 'live-growth' : 'growth';
+  }
+
+  /** The GCs were observed long enough for their share to be judged (MIN_OBSERVED_MS). */
+  private pressureJudged(): boolean {
+    return this.observedMs >= MIN_OBSERVED_MS;
+  }
+
+  /**
+   * Growth seen: the retained view alone when the GC share was judged and is low; both views
+   * when GC pressure holds too, or when too little GC was observed yet to judge it (the agent
+   * observes GCs in slices: a short load's first second can hold one or two GCs seen, while its
+   * warm-up already promoted 4 MiB; a healthy Express 5 route then read 8-14 % of GC with no
+   * allocation view to say whose garbage it was, and was warned about).
+   */
+  private growthReason(pressure: boolean): HeapWanted {
+    return pressure || !this.pressureJudged() ? 'growth-gc' : 'growth';
   }
 
   /**

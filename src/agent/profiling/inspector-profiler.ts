@@ -66,9 +66,14 @@ interface HeapProfile {
   samples?: unknown[];
 }
 
+/** The heap view a sampler started late takes once the middle of the window is past (startHeap). */
+export type LateHeapView = 'allocations' | 'retained' | 'both';
+
 /** One profiling window: its session, and what its heap sampler samples now. */
 interface Running {
   session: Session;
+  /** Epoch ms the window started. */
+  started: number;
   /** Epoch ms the current heap sampler started (the window's start, or the switch to retained). */
   heapStart: number;
   /** The heap sampler: allocations (collected objects kept), or what stays alive (after the switch). */
@@ -154,7 +159,8 @@ export class InspectorProfiler {
     // A new window ends the retained sampler of the last one (one heap sampler per isolate).
     this.dropRetained();
     const suffix = this.windows++ === 0 ? '' : `-${this.windows}`;
-    const running: Running = { session: s, heapStart: epochNow(), suffix, ...(retainedFrom !== undefined ? { retainedFrom } : {}) };
+    const started = epochNow();
+    const running: Running = { session: s, started, heapStart: started, suffix, ...(retainedFrom !== undefined ? { retainedFrom } : {}) };
     this.running = running;
     this.opts.onBusy?.(true);
     s.post('Profiler.enable', this.fail('profiler-enable'));
@@ -166,22 +172,30 @@ export class InspectorProfiler {
   /**
    * The heap sampler of the running window, started late (heapOnDemand): the allocation view
    * until the switch to the retained view; once that time is past, the view `late` asks for
-   * (the allocations to the end of the window, or what stays alive).
+   * (the allocations to the end of the window, what stays alive, or 'both': the allocations for
+   * half the time left, what stays alive after).
    */
-  startHeap(late: 'allocations' | 'retained' = 'retained', sampling?: HeapSampling): void {
+  startHeap(late: LateHeapView = 'retained', sampling?: HeapSampling): void {
     const running = this.running;
     if (running === undefined || running.heap !== undefined || !(this.opts.heap || this.opts.heapOnDemand)) return;
     this.startSampling(running, late, sampling);
   }
 
   /** `sampling`: this window's intervals instead of the profiler's (a small growth seen late: dense). */
-  private startSampling(running: Running, late: 'allocations' | 'retained' = 'retained', sampling = this.sampling): void {
+  private startSampling(running: Running, late: LateHeapView = 'retained', sampling = this.sampling): void {
     const s = running.session;
     const now = epochNow();
     running.heapStart = now;
     s.post('HeapProfiler.enable', this.fail('heap-enable'));
     const past = running.retainedFrom !== undefined && running.retainedFrom <= now;
-    if (past && late === 'allocations') {
+    if (past && late === 'both' && running.retainedFrom !== undefined) {
+      // The window's end mirrors its start about the middle; the switch splits what is left.
+      const end = 2 * running.retainedFrom - running.started;
+      running.retainedFrom = now + Math.max(0, (end - now) / 2);
+    }
+    if (late === 'both') late = 'retained';
+    const stillPast = running.retainedFrom !== undefined && running.retainedFrom <= now;
+    if (stillPast && late === 'allocations') {
       running.heap = 'allocations';
       s.post(
         'HeapProfiler.startSampling',
@@ -190,7 +204,7 @@ export class InspectorProfiler {
       );
       return;
     }
-    if (past) {
+    if (stillPast) {
       running.heap = 'retained';
       s.post('HeapProfiler.startSampling', { samplingInterval: sampling.retainedBytes } as object, this.fail('heap-retained-start'));
       return;

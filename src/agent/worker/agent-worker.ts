@@ -180,7 +180,7 @@ function run(data: AgentWorkerData): void {
     if (m === MAIN_FLUSHED) flusher.mainFlushed();
     else if (isHeapWanted(m))
       profiler.startHeap(
-        m.hotpathHeapWanted === 'gc' ? 'allocations' : 'retained',
+        m.hotpathHeapWanted === 'gc' ? 'allocations' : m.hotpathHeapWanted === 'growth-gc' ? 'both' : 'retained',
         m.hotpathHeapWanted === 'live-growth' ? DENSE_HEAP_SAMPLING : undefined,
       );
     else if (m === POST_LOAD_SAMPLED) flusher.postLoadSampled();

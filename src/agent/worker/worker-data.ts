@@ -26,12 +26,12 @@ export interface AgentWorkerData {
 
 /** Main thread -> worker: the target shows GC pressure or heap growth: start sampling the heap (profiling/heap-trigger.ts). */
 export interface HeapWantedMessage {
-  hotpathHeapWanted: 'gc' | 'growth' | 'live-growth';
+  hotpathHeapWanted: 'gc' | 'growth' | 'live-growth' | 'growth-gc';
 }
 
 export function isHeapWanted(v: unknown): v is HeapWantedMessage {
   const w = (v as { hotpathHeapWanted?: unknown } | null)?.hotpathHeapWanted;
-  return w === 'gc' || w === 'growth' || w === 'live-growth';
+  return w === 'gc' || w === 'growth' || w === 'live-growth' || w === 'growth-gc';
 }
 /** Main thread -> worker: the main thread sent its last sample after a flush. */
 export const MAIN_FLUSHED = 'hotpath:main-flushed';

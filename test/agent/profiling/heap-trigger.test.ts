@@ -74,6 +74,32 @@ test('heap trigger: a growing old generation starts it; a flat heap with light G
   );
 });
 
+test('heap trigger: growth before the GC share could be judged, or beside GC pressure, asks for both views', () => {
+  // A short load's warm-up: 4 MiB promoted in the first half second, while GCs were observed for
+  // 50 ms of it (the agent observes them in slices): whose garbage the GC is cannot be told yet.
+  const heap = { old: 20 * MB };
+  const early = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
+  early.arm(0);
+  for (let t = 100; t <= 400; t += 100) {
+    heap.old = 20 * MB + t * 12 * 1024;
+    assert.equal(early.observe(t, [], 0), undefined);
+  }
+  heap.old = 25 * MB;
+  assert.equal(early.observe(500, [gc(3), gc(3)], 50), 'growth-gc');
+  // Growth with GC taking 8 % of a judged observed time: both.
+  heap.old = 20 * MB;
+  const both = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
+  both.arm(0);
+  feed(both, 5, 8, (ms) => 20 * MB + ms * 10 * 1024, heap);
+  assert.equal(reason, 'growth-gc');
+});
+
 test('heap trigger: nothing before arm() or after disarm(), and a throwing heap reading is no growth', () => {
   const heap = { old: 20 * MB };
   const t = new HeapTrigger(
