@@ -86,11 +86,8 @@ function sitesIn(text: string, needles: ReturnType<typeof patternNeedles>, path:
   return [...lines.values()];
 }
 
-/** Every place under `root` that writes the regexp whose `source` V8 reports, within the bounds. */
-export function findPatternSites(root: string, source: string): PatternSite[] {
-  if (source === '') return [];
-  const needles = patternNeedles(source);
-  const out: PatternSite[] = [];
+/** The text of each source file under `root`, within the search's bounds (files over PATTERN_SEARCH_MAX_FILE_BYTES skipped, PATTERN_SEARCH_MAX_BYTES in all). */
+export function* sourceTexts(root: string): Generator<{ path: string; text: string }> {
   let bytes = 0;
   for (const path of sourceFiles(root)) {
     let size: number;
@@ -102,12 +99,20 @@ export function findPatternSites(root: string, source: string): PatternSite[] {
     if (size > PATTERN_SEARCH_MAX_FILE_BYTES) continue;
     if (bytes + size > PATTERN_SEARCH_MAX_BYTES) break;
     bytes += size;
-    let text: string;
     try {
-      text = readFileSync(path, 'utf8');
+      yield { path, text: readFileSync(path, 'utf8') };
     } catch {
       continue;
     }
+  }
+}
+
+/** Every place under `root` that writes the regexp whose `source` V8 reports, within the bounds. */
+export function findPatternSites(root: string, source: string): PatternSite[] {
+  if (source === '') return [];
+  const needles = patternNeedles(source);
+  const out: PatternSite[] = [];
+  for (const { path, text } of sourceTexts(root)) {
     if (needles.some((n) => text.includes(n.text))) out.push(...sitesIn(text, needles, path));
   }
   // A TypeScript project's compiled copy says the same as its source: the source is the place to edit.

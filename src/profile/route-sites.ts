@@ -7,10 +7,9 @@
 // of the patterns have are the table's fragments, and a source line of the app (pattern-sites.ts's
 // files and bounds) holding them all is where its paths are written.
 
-import { readFileSync, statSync } from 'node:fs';
 import type { RunData } from '../run-dir/run-data.js';
 import { perRunAndKey } from '../run-dir/per-run.js';
-import { PATTERN_SEARCH_MAX_BYTES, PATTERN_SEARCH_MAX_FILE_BYTES, sourceFiles, type PatternSite } from './pattern-sites.js';
+import { sourceTexts, type PatternSite } from './pattern-sites.js';
 
 /** Shorter pieces ("t", "shop") are too common in source to place a table. */
 export const ROUTE_FRAGMENT_MIN_CHARS = 4;
@@ -48,23 +47,7 @@ export function routeFragments(sources: readonly string[]): string[] {
 export function findRouteSites(root: string, fragments: readonly string[]): PatternSite[] {
   if (fragments.length === 0) return [];
   const out: PatternSite[] = [];
-  let bytes = 0;
-  for (const path of sourceFiles(root)) {
-    let size: number;
-    try {
-      size = statSync(path).size;
-    } catch {
-      continue;
-    }
-    if (size > PATTERN_SEARCH_MAX_FILE_BYTES) continue;
-    if (bytes + size > PATTERN_SEARCH_MAX_BYTES) break;
-    bytes += size;
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch {
-      continue;
-    }
+  for (const { path, text } of sourceTexts(root)) {
     if (!fragments.every((f) => text.includes(f))) continue;
     text.split('\n').forEach((line, i) => {
       if (fragments.every((f) => line.includes(f))) out.push({ path, line: i + 1, column: line.indexOf(fragments[0]) + 1 });
