@@ -8,6 +8,10 @@ import { analyzeRun } from '../../src/analyze/analyze-run.js';
 import { targetEnded } from '../../src/analyze/target-ended.js';
 import { syntheticRun, type SyntheticOptions } from '../fixtures/telemetry/synthetic-run.js';
 import type { RunData } from '../../src/run-dir/run-data.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { transformSync } from 'esbuild';
 
 type Outcome = RunData['meta']['outcome'];
 
@@ -242,4 +246,53 @@ test("the agent's word on the exit: the caller of process.exit(), the uncaught e
   assert.equal(z.evidence.kind, 'exit');
   assert.equal(z.culprit, undefined);
   assert.match(z.summary, /or it closed its server and its event loop ran out/);
+});
+
+test('a crash in built JavaScript is named in the source the user edits, through the source map on disk', (t) => {
+  const app = mkdtempSync(join(tmpdir(), 'hotpath-ended-'));
+  t.after(() => rmSync(app, { recursive: true, force: true }));
+  mkdirSync(join(app, 'src'));
+  mkdirSync(join(app, 'dist'));
+  const source = [
+    'interface Order { id?: string }',
+    '',
+    '// Orders arrive from the queue without an id when the upstream retries.',
+    'export function parseOrder(order: Order): string {',
+    '  const id: string = (order.id as string).trim();',
+    '  return id;',
+    '}',
+    '',
+  ].join('\n');
+  writeFileSync(join(app, 'src', 'orders.ts'), source);
+  const built = transformSync(source, { loader: 'ts', format: 'cjs', sourcemap: 'external', sourcefile: '../src/orders.ts' });
+  writeFileSync(join(app, 'dist', 'orders.js'), `${built.code}//# sourceMappingURL=orders.js.map\n`);
+  writeFileSync(join(app, 'dist', 'orders.js.map'), built.map);
+  const lines = built.code.split('\n');
+  const line = lines.findIndex((l) => l.includes('.trim()')) + 1;
+  const column = lines[line - 1].indexOf('.trim()') + 2;
+  assert.ok(line > 0, built.code);
+  const file = join(app, 'dist', 'orders.js');
+  const tail = [
+    `${file}:${line}`,
+    lines[line - 1],
+    "TypeError: Cannot read properties of undefined (reading 'trim')",
+    `    at parseOrder (${file}:${line}:${column})`,
+    `    at Server.<anonymous> (${join(app, 'dist', 'server.js')}:8:5)`,
+    '    at Server.emit (node:events:524:28)',
+    'Node.js v20.20.2',
+  ];
+  const run = cutShort(
+    { status: 'target-crashed', reason: 'The target exited with code 1 during the load phase', exitCode: 1, stderrTail: tail },
+    { cwd: app },
+    10,
+    3,
+  );
+  const [f] = targetEnded(run);
+  assert.equal(f.code, 'HOTPATH_TARGET_ENDED');
+  assert.equal(f.culprit?.function, 'parseOrder');
+  assert.equal(f.culprit?.file, 'src/orders.ts');
+  assert.equal(f.culprit?.line, 5, JSON.stringify(f.culprit));
+  assert.match(String((f.evidence.stack as string[])[0]), /^parseOrder src\/orders\.ts:5$/);
+  // A file without a map stays where the stack put it.
+  assert.match(String((f.evidence.stack as string[])[1]), /dist\/server\.js:8$/);
 });

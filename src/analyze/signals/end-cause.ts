@@ -7,6 +7,7 @@
 import type { CallSite, ExitCause } from '../../agent/protocol.js';
 import type { RunData } from '../../run-dir/run-data.js';
 import { parseCrash, parseFrame, type CrashKind } from './crash-report.js';
+import { mapCallSite, runResolver } from '../../profile/run-source-maps.js';
 
 export type EndKind = CrashKind | 'signal' | 'exit-call' | 'exit';
 
@@ -24,7 +25,26 @@ export interface EndCause {
 
 const EMIT_WRAPPER = /(^|\.)emit$/;
 
+/**
+ * What ended the target, its frames at their original positions: a stack printed or recorded
+ * without `--enable-source-maps` points into the built JavaScript (dist/orders.js), which the
+ * run's source maps take back to the file the user edits, as every other culprit is.
+ */
 export function endCause(run: RunData): EndCause {
+  const cause = rawEndCause(run);
+  if (cause.frames.length === 0 && !cause.thrownAt) return cause;
+  const resolver = runResolver(run);
+  const at = cause.thrownAt
+    ? mapCallSite({ function: '', file: cause.thrownAt.file, line: cause.thrownAt.line, column: 0 }, resolver)
+    : undefined;
+  return {
+    ...cause,
+    frames: cause.frames.map((f) => mapCallSite(f, resolver)),
+    ...(at ? { thrownAt: { file: at.file, line: at.line } } : {}),
+  };
+}
+
+function rawEndCause(run: RunData): EndCause {
   const o = run.meta.outcome;
   const crashed = o.status === 'target-crashed';
   const stderr = crashed ? parseCrash(o.stderrTail ?? []) : undefined;
