@@ -148,6 +148,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   // A slot held across two remote calls in turn: no single call site is pinned at the slots; where requests wait for one.
   'quote-slot-two-upstreams': { category: 'io-wait', culprit: { function: 'quotePdf', file: 'lib/quotes.js' } },
   'tenant-route-table': { category: 'event-loop-blocking', culprit: { function: 'mountTenantPages', file: 'lib/tenants.js' } },
+  // The listener closures allocate what is kept; the function that adds them to the shared signal is named, the signal as the holder.
+  'upload-abort-listeners': { category: 'memory-leak', culprit: { function: 'trackUpload', file: 'lib/drain.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -368,6 +370,10 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'tenant-route-table': (e) => {
     assert.ok(e.noAppCode === true || e.work === 'deps', `work ${String(e.work)}, noAppCode ${String(e.noAppCode)}`);
     if (e.work === 'regex') assert.ok((e.routePatterns as number) >= 20, `${String(e.routePatterns)} route patterns`);
+  },
+  'upload-abort-listeners': (e) => {
+    const held = e.heldIn as { name?: string; kind?: string; scope?: string } | undefined;
+    assert.deepEqual([held?.name, held?.kind, held?.scope], ['draining.signal', 'EventTarget', 'module'], JSON.stringify(held));
   },
 };
 

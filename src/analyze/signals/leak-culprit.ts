@@ -69,13 +69,13 @@ export function leakCulprit(run: RunData, w?: Window): LeakCulprit {
   // request that references the response). The one app function that ran and keeps objects is named.
   const keeper = soleKeeper(run);
   if (!keeper) return found;
-  const was = found.culprit
-    ? `, not in \`${found.culprit.function}\` (${found.culprit.file}:${found.culprit.line}), which stores into none`
-    : '';
+  // What is kept: the allocating app function's objects (it stores into nothing itself), else the framework's.
+  const kept = found.culprit
+    ? `what \`${found.culprit.function}\` (${found.culprit.file}:${found.culprit.line}) allocated, which stores into none, is most likely kept there`
+    : 'what the framework made for each request (objects with no app frame on their stacks, and what hangs off them) is most likely kept there';
   const text =
     ` Of the app functions that ran during the load (${keeper.candidates}), only \`${keeper.culprit.function}\` (${keeper.culprit.file}:${keeper.culprit.line}) ` +
-    `stores into a collection that outlives the call: what the framework made for each request (objects with no app frame on their stacks, ` +
-    `and what hangs off them) is most likely kept there${was}.`;
+    `stores into a collection that outlives the call: ${kept}.`;
   return withHolder({ ...found, evidence: { ...found.evidence, keptBy: 'source' } }, keeper.culprit, keeper.holder, text);
 }
 

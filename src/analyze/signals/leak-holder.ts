@@ -1,6 +1,6 @@
 // What most likely holds a leak's bytes, read from the culprit function's source: the
 // collection it stores into (`cache.set(...)`, `entries.push(...)`, `byId[key] = ...`,
-// `emitter.on(...)`) when that collection is not the function's own (not declared in it, not a
+// `emitter.on(...)`, `signal.addEventListener(...)`, `log += '...'`) when that collection is not the function's own (not declared in it, not a
 // parameter), and where that collection is declared: at the module's top level (lives as long
 // as the process) or inside an enclosing function (a closure keeps it). The heap profile says
 // which function allocated what stayed alive; only a heap snapshot could say who references it,
@@ -16,10 +16,10 @@ export const HOLDER_MAX_SOURCE_BYTES = 2 * 1024 * 1024;
 /** At most this many lines of the culprit function are read. */
 export const HOLDER_MAX_FUNCTION_LINES = 300;
 
-export type HolderKind = 'Map' | 'Set' | 'WeakMap' | 'array' | 'object' | 'EventEmitter' | 'value';
+export type HolderKind = 'Map' | 'Set' | 'WeakMap' | 'array' | 'object' | 'EventEmitter' | 'EventTarget' | 'string' | 'value';
 
 export interface LeakHolder {
-  /** The collection's name as written (`sessions`, `this.cache`). */
+  /** The collection's name as written (`sessions`, `this.cache`, `shutdown.signal`). */
   name: string;
   kind: HolderKind;
   /** Module top level, inside an enclosing function (a closure), or an object's property (`this.x`). */
@@ -33,8 +33,14 @@ export interface LeakHolder {
   enclosing?: string;
 }
 
+/** A store into a name or a member chain (`cache`, `this.cache`, `shutdown.signal`): a call that keeps its argument, or an indexed assignment. */
 const STORE =
-  /(?<![\w$.])((?:this\.)?[A-Za-z_$][\w$]*)\s*(?:\.\s*(set|push|unshift|add|splice|on|addListener|prependListener|concat)\s*\(|\[[^\]]+\]\s*=(?!=))/g;
+  /(?<![\w$.])((?:this\.)?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:\.\s*(set|push|unshift|add|splice|on|addListener|prependListener|addEventListener|concat)\s*\(|\[[^\]]+\]\s*=(?!=))/g;
+/**
+ * A string appended to (`trail += \`${line}\n\``): a string that lives past the call grows by what
+ * each call appends. Only with a string or template on the right, so a counter (`hits += 1`) is none.
+ */
+const APPEND = /(?<![\w$.])((?:this\.)?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*\+=(?=[^;]*[`'"])/g;
 const FUNCTION_NAME =
   /(?:function\s*\*?\s*([A-Za-z_$][\w$]*)|([A-Za-z_$][\w$]*)\s*[:=]\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)|^\s*(?:async\s+)?([A-Za-z_$][\w$]*)\s*\([^)]*\)\s*\{)/;
 
@@ -59,17 +65,16 @@ export function findHolder(source: string, line: number): LeakHolder | undefined
   const body = lines.slice(start, end + 1);
   const own = ownNames(body.join('\n'));
   for (let i = 0; i < body.length; i++) {
-    STORE.lastIndex = 0;
-    for (let m = STORE.exec(body[i]); m !== null; m = STORE.exec(body[i])) {
-      const name = m[1];
-      const via = m[2] ?? '[]=';
+    for (const { name, via } of storesIn(body[i])) {
       if (name.startsWith('this.')) return { name, kind: kindOfVia(via), scope: 'property', via, storeLine: start + i + 1 };
-      if (own.has(name) || KEYWORDS.has(name)) continue;
-      const decl = declarationOf(lines, name, start);
+      // A member chain (`shutdown.signal`) lives as long as the name it starts from.
+      const root = name.split('.')[0];
+      if (own.has(root) || KEYWORDS.has(root)) continue;
+      const decl = declarationOf(lines, root, start);
       if (decl === undefined) continue;
       return {
         name,
-        kind: decl.kind === 'value' ? kindOfVia(via) : decl.kind,
+        kind: decl.kind === 'value' || root !== name ? kindOfVia(via) : decl.kind,
         scope: decl.depth === 0 ? 'module' : 'closure',
         via,
         storeLine: start + i + 1,
@@ -79,6 +84,14 @@ export function findHolder(source: string, line: number): LeakHolder | undefined
     }
   }
   return undefined;
+}
+
+/** The stores on one line, left to right: calls and indexed assignments, then string appends. */
+function storesIn(line: string): { name: string; via: string }[] {
+  const out: { name: string; via: string; at: number }[] = [];
+  for (const m of line.matchAll(STORE)) out.push({ name: m[1], via: m[2] ?? '[]=', at: m.index ?? 0 });
+  for (const m of line.matchAll(APPEND)) out.push({ name: m[1], via: '+=', at: m.index ?? 0 });
+  return out.sort((a, b) => a.at - b.at);
 }
 
 const KEYWORDS = new Set([
@@ -107,6 +120,8 @@ const KEYWORDS = new Set([
 function kindOfVia(via: string): HolderKind {
   if (via === 'push' || via === 'unshift' || via === 'splice' || via === 'concat') return 'array';
   if (via === 'on' || via === 'addListener' || via === 'prependListener') return 'EventEmitter';
+  if (via === 'addEventListener') return 'EventTarget';
+  if (via === '+=') return 'string';
   if (via === '[]=') return 'object';
   return 'value';
 }
@@ -222,17 +237,28 @@ export function describeHolder(h: LeakHolder, culprit: Culprit): string {
         ? 'an array'
         : h.kind === 'object'
           ? 'an object'
-          : h.kind === 'EventEmitter'
-            ? 'an EventEmitter'
-            : `a ${h.kind}`;
+          : h.kind === 'EventEmitter' || h.kind === 'EventTarget'
+            ? `an ${h.kind}`
+            : h.kind === 'string'
+              ? 'a string'
+              : `a ${h.kind}`;
+  const root = h.name.split('.')[0];
   const at = h.declaredLine !== undefined ? ` (${culprit.file}:${h.declaredLine})` : '';
+  // A member chain is declared through the name it starts from.
+  const reached = h.scope !== 'property' && root !== h.name ? `${what} reached from \`${root}\`,` : what;
   const where =
     h.scope === 'module'
-      ? `${what} declared at the module's top level${at}, which lives as long as the process`
+      ? `${reached} declared at the module's top level${at}, which lives as long as the process`
       : h.scope === 'closure'
-        ? `${what} declared${h.enclosing ? ` in \`${h.enclosing}\`` : ' in an enclosing function'}${at} and kept alive by the closure \`${culprit.function}\` that uses it`
+        ? `${reached} declared${h.enclosing ? ` in \`${h.enclosing}\`` : ' in an enclosing function'}${at} and kept alive by the closure \`${culprit.function}\` that uses it`
         : `a property of the object that \`${culprit.function}\` runs on`;
   const how =
-    h.via === '[]=' ? 'assigns into it' : h.kind === 'EventEmitter' ? `adds listeners to it (\`${h.via}\`)` : `adds to it (\`${h.via}\`)`;
+    h.via === '[]='
+      ? 'assigns into it'
+      : h.via === '+='
+        ? 'appends to it (`+=`)'
+        : h.kind === 'EventEmitter' || h.kind === 'EventTarget'
+          ? `adds listeners to it (\`${h.via}\`)`
+          : `adds to it (\`${h.via}\`)`;
   return ` They are most likely kept in \`${h.name}\`, ${where}; \`${culprit.function}\` ${how} at ${culprit.file}:${h.storeLine}.`;
 }

@@ -57,6 +57,61 @@ test('leak holder: indexed assignment into a module object, listeners on an emit
   assert.deepEqual(findHolder(cls, 2), { name: 'this.items', kind: 'value', scope: 'property', via: 'set', storeLine: 3 });
 });
 
+test('leak holder: listeners on an EventTarget reached through a module-level object, a module-level string appended to', () => {
+  const signal = [
+    'const shutdown = new AbortController();',
+    'async function fetchProfile(id) {',
+    '  const profile = { id };',
+    "  shutdown.signal.addEventListener('abort', () => {",
+    '    profile.cancelled = true;',
+    '  });',
+    '  return profile;',
+    '}',
+  ].join('\n');
+  const h = findHolder(signal, 2);
+  assert.deepEqual(h, {
+    name: 'shutdown.signal',
+    kind: 'EventTarget',
+    scope: 'module',
+    via: 'addEventListener',
+    storeLine: 4,
+    declaredLine: 1,
+  });
+  assert.match(
+    describeHolder(h!, { function: 'fetchProfile', file: 'lib/profiles.js', line: 2 }),
+    /kept in `shutdown\.signal`, an EventTarget reached from `shutdown`, declared at the module's top level \(lib\/profiles\.js:1\).*adds listeners to it \(`addEventListener`\) at lib\/profiles\.js:4/,
+  );
+  const trail = [
+    "let trail = '';",
+    'let hits = 0;',
+    'function audit(method, path) {',
+    '  hits += 1;',
+    '  trail += `${method} ${path}\\n`;',
+    '}',
+  ].join('\n');
+  const t = findHolder(trail, 3);
+  assert.deepEqual(
+    t,
+    { name: 'trail', kind: 'string', scope: 'module', via: '+=', storeLine: 5, declaredLine: 1 },
+    'the counter is no holder',
+  );
+  assert.match(
+    describeHolder(t!, { function: 'audit', file: 'lib/audit.js', line: 3 }),
+    /a string declared at the module's top level.*appends to it \(`\+=`\)/,
+  );
+  // A local string built up and returned, a local object's member: the function's own.
+  const own = [
+    'function render(rows) {',
+    "  let html = '';",
+    '  const page = { parts: [] };',
+    '  for (const r of rows) html += `<li>${r}</li>`;',
+    '  page.parts.push(html);',
+    '  return page;',
+    '}',
+  ].join('\n');
+  assert.equal(findHolder(own, 1), undefined);
+});
+
 test('leak holder: nothing when the function only fills its own locals or its parameters', () => {
   const src = [
     'function build(rows, out) {',
