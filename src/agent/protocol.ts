@@ -34,8 +34,9 @@
 //                  exactly one `bye` per thread (after its `profile` messages). A blocked main
 //                  thread cannot send its last sample: the worker sends `bye` after ~500 ms anyway.
 //   phase          informational.
-// A connection that opens after a control message was sent missed it: the CLI should replay
-// the current state (e.g. profile-start while profiling) to connections that open late.
+// A connection that opens after a control message was sent missed it: the CLI replays the
+// current state to connections that open late (the `target`, and `profile-start` until its
+// `profile-stop`, run/agent-server.ts), with the original `seq`.
 //
 // This file holds types and constants only: the agent is bundled separately into CJS and
 // the CLI imports these types, so the two sides share one definition.

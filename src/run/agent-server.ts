@@ -3,7 +3,9 @@
 // telemetry.ndjson as received, through one write stream (never held in memory), and the
 // few that steer the run (hello, listen, profile, bye) are also emitted as events.
 // Control messages go the other way, to every connected agent; the driven server (`target`)
-// is also sent to every agent that connects later (a cluster worker, a worker-thread server).
+// is also sent to every agent that connects later (a cluster worker, a worker-thread server), and
+// so is a `profile-start` until its `profile-stop`: a cluster worker forked while the load runs
+// (a replacement, or one slower to start) is profiled like the others.
 //
 // Only this run's agents are heard: the socket is 0600 inside a fresh 0700 directory
 // (private-socket.ts), and with a secret every connection must open with an `auth` line
@@ -86,6 +88,8 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
   private controlSeq = 0;
   /** The `target` line, once sent: replayed to connections that open later. */
   private targetLine: string | undefined;
+  /** The `profile-start` line while profiling (until `profile-stop`): replayed to connections that open later. */
+  private profileLine: string | undefined;
 
   private constructor(
     telemetryFile: string,
@@ -150,6 +154,7 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
   private trust(socket: Socket): void {
     this.trusted.add(socket);
     if (this.targetLine !== undefined) socket.write(this.targetLine);
+    if (this.profileLine !== undefined) socket.write(this.profileLine);
   }
 
   /** The first line of a connection, when a secret is required: the auth line, or the connection is dropped. */
@@ -262,7 +267,10 @@ export class AgentServer extends EventEmitter<AgentServerEvents> {
 
   /** Sends a control message to every connected agent. */
   broadcast(msg: ControlMessage): void {
-    this.send(JSON.stringify({ ...msg, seq: ++this.controlSeq }) + '\n');
+    const line = JSON.stringify({ ...msg, seq: ++this.controlSeq }) + '\n';
+    if (msg.cmd === 'profile-start') this.profileLine = line;
+    else if (msg.cmd === 'profile-stop') this.profileLine = undefined;
+    this.send(line);
   }
 
   /**

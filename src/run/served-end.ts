@@ -30,9 +30,17 @@ export interface ServedEnd {
 export const SERVED_GONE_WAIT_MS = 1000;
 const POLL_MS = 25;
 
-function serves(l: ListenMessage, address: ServedAddress): boolean {
-  if (l.clusterPrimary === true) return false;
+function atAddress(l: ListenMessage, address: ServedAddress): boolean {
   return address.pipe !== undefined ? l.pipe === address.pipe : l.port === address.port;
+}
+
+function serves(l: ListenMessage, address: ServedAddress): boolean {
+  return l.clusterPrimary !== true && atAddress(l, address);
+}
+
+/** Whether a cluster primary whose agent is still connected holds the driven address. */
+function primaryHolds(peers: readonly AgentPeer[], address: ServedAddress): boolean {
+  return peers.some((p) => !p.closed && p.listens.some((l) => l.clusterPrimary === true && atAddress(l, address)));
 }
 
 /** The peers (threads) that listen on the driven address; a cluster primary's shared handle is not one. */
@@ -65,6 +73,12 @@ export function watchServedEnd(
     if (done) return;
     const serving = servingPeers(agents.peers, address);
     if (serving.length === 0 || serving.some((p) => !p.closed || p.pid === spawnedPid)) return;
+    // A cluster primary still holding the address hands its connections to the next worker that
+    // listens (a replacement it forks, or one that was slower to start): give it the wait.
+    if (primaryHolds(agents.peers, address) && Date.now() < deadline) {
+      timer = setTimeout(() => check(deadline, at), POLL_MS);
+      return;
+    }
     const alive = serving.filter((p) => processIds(p.pid) !== undefined);
     if (alive.length > 0) {
       // A thread's server that closed in a process that lives on is not this kind of end.

@@ -123,6 +123,47 @@ test('the driven server is sent to every agent connected, and again to each one 
   }
 });
 
+test('a profile-start is sent again to each agent that connects while it runs (a cluster worker forked late), not after its profile-stop', async () => {
+  const server = await AgentServer.start(join(dir, 'telemetry-late-profile.ndjson'));
+  try {
+    server.setTarget({ port: 3000 });
+    // The lines a connection received within 2 s, or once `count` came.
+    const lines = async (s: Socket, count: number): Promise<Record<string, unknown>[]> => {
+      let text = '';
+      const deadline = Date.now() + 2000;
+      s.setEncoding('utf8');
+      s.on('data', (chunk: string) => (text += chunk));
+      while (text.split('\n').filter(Boolean).length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      return text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    };
+    server.broadcast({ v: 1, type: 'control', cmd: 'profile-start', heapRetainedFrom: 123 });
+    const late = connect(server.path);
+    const got = await lines(late, 2);
+    assert.deepEqual(
+      got.map((m) => m.cmd),
+      ['target', 'profile-start'],
+    );
+    assert.equal(got[1].heapRetainedFrom, 123, 'the same message, with its times');
+    assert.equal(got[1].seq, 2, 'and its seq: an agent with two connections acts on it once');
+    server.broadcast({ v: 1, type: 'control', cmd: 'profile-stop' });
+    const later = connect(server.path);
+    const replayed = await lines(later, 1);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(
+      replayed.map((m) => m.cmd),
+      ['target'],
+      'after the stop, only the target',
+    );
+    late.destroy();
+    later.destroy();
+  } finally {
+    await server.close();
+  }
+});
+
 test('issue 23.2: the socket is 0600 in a 0700 directory of its own, whatever the umask; both are removed on close', async () => {
   const old = process.umask(0o002);
   let server: AgentServer;
