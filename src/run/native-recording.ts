@@ -42,31 +42,6 @@ export const NATIVE_FILE = 'native.json';
 /** How long perf may take to attach before the load starts anyway (its first moments then go unrecorded). */
 const ATTACH_WAIT_MS = 15_000;
 
-/** How long the set of serving processes must stay the same before perf attaches, and the most it waits. */
-const SETTLE_MS = 600;
-const SETTLE_MAX_MS = 5_000;
-
-/**
- * The processes serving the port once their set has stopped growing: a cluster's workers listen
- * one after the other, and perf records only the pids it was given when it attached (`-p`), so
- * a worker that listens a moment after the first would go unrecorded. Waits SETTLE_MS after the
- * last new one, at most SETTLE_MAX_MS; a single process costs SETTLE_MS before the load.
- */
-export async function settledServers(current: () => number[], signal?: AbortSignal): Promise<number[]> {
-  const started = Date.now();
-  let pids = new Set(current());
-  let changed = Date.now();
-  while (!signal?.aborted && Date.now() - changed < SETTLE_MS && Date.now() - started < SETTLE_MAX_MS) {
-    await new Promise((r) => setTimeout(r, 100));
-    const now = current();
-    if (now.some((p) => !pids.has(p))) {
-      pids = new Set([...pids, ...now]);
-      changed = Date.now();
-    }
-  }
-  return [...pids];
-}
-
 /**
  * The main threads perf records: the processes serving the driven port, and the cluster workers
  * of a serving primary that have not listened yet (a worker's agent says hello before its server

@@ -44,8 +44,9 @@ import { targetAddress } from './target-address.js';
 import { waitForListen } from './wait-for-listen.js';
 import { describeExit, ENDED_STDERR_LINES, endedOutcome, failureOutcome, interruptedOutcome, refusedWhileRunning } from './run-outcome.js';
 import { withEnvFileNodeOptions } from './env-file-options.js';
-import { watchServedEnd, type ServedAddress, type ServedEnd } from './served-end.js';
-import { nativeTargets, NativeRecording, settledServers } from './native-recording.js';
+import { servingPeers, watchServedEnd, type ServedAddress, type ServedEnd } from './served-end.js';
+import { nativeTargets, NativeRecording } from './native-recording.js';
+import { settledServers } from './settled-servers.js';
 
 export interface RunHooks {
   /** Stops the run gracefully (the first Ctrl-C): load stops, everything is collected and written. */
@@ -247,10 +248,14 @@ class RunSession {
     // --native: perf attaches to the processes serving the port now, and records the load only.
     // A cluster's workers listen one after the other: perf waits until their set stops growing.
     const agents = this.agents;
+    const served: ServedAddress = address.socket !== undefined ? { pipe: address.socket } : { port: listen.port };
     if (this.native?.usable)
       await this.native.attach(await settledServers(() => nativeTargets(agents.peers, listen.port), this.hooks.signal), this.dir);
+    else if (agents.peers.some((p) => p.hello?.isClusterPrimary === true || p.listens.some((l) => l.clusterPrimary === true)))
+      // A cluster: the load starts once its workers have listened (settled-servers.ts), so the
+      // connections it opens spread over all of them.
+      await settledServers(() => servingPeers(agents.peers, served).map((p) => p.pid), this.hooks.signal);
     // From here on the agents count only this server's requests in their HTTP figures.
-    const served: ServedAddress = address.socket !== undefined ? { pipe: address.socket } : { port: listen.port };
     this.agents.setTarget(served);
     this.meta.target = { url: address.url, pid: peer.pid, port: listen.port };
     this.meta.nodeVersion = peer.hello?.nodeVersion;
