@@ -438,6 +438,20 @@ test('heapHeldByGrowth: heap growth a timer or listener leak can hold is its sym
     heapHeldByGrowth([heap(100), { ...timers, evidence: { perRequest: 0.02 } }]).map((f) => f.severity),
     ['critical', 'warning'],
   );
+  // 19 KB per request allocated in the file that registers a timer per request: the timers' closures hold it.
+  const captured = { ...heap(19_000), culprit: { function: '(anonymous)', file: 'lib/guard.js', line: 3 } };
+  const [cause, symptom] = heapHeldByGrowth([captured, timers]).sort((a, b) => a.severity.localeCompare(b.severity));
+  assert.deepEqual([cause.category, cause.severity, symptom.evidence.heldBy], ['timer-leak', 'critical', 'HOTPATH_TIMER_LEAK']);
+  // Allocated elsewhere, or one registration in four: a leak of its own.
+  const elsewhere = { ...captured, culprit: { ...captured.culprit, file: 'lib/cache.js' } };
+  assert.deepEqual(
+    heapHeldByGrowth([elsewhere, timers]).map((f) => f.severity),
+    ['critical', 'warning'],
+  );
+  assert.deepEqual(
+    heapHeldByGrowth([captured, { ...timers, evidence: { perRequest: 0.25 } }]).map((f) => f.severity),
+    ['critical', 'warning'],
+  );
 });
 
 test('heapHeldByGrowth: heap growth next to a module reloaded per request is its symptom, whatever its size', () => {
