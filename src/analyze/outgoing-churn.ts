@@ -16,7 +16,7 @@ import { loopStats } from './signals/loop-stats.js';
 import { round } from './signals/stats.js';
 import { CHURN_COST_SHARE, CHURN_MIN_CONNECTIONS_PER_REQUEST, CHURN_MIN_REQUESTS, callsToSelf } from './connection-churn.js';
 import { driverChurnAdvice, outgoingChurnAdvice } from './connection-churn.advice.js';
-import { protocolOf, socketWaits } from './signals/socket-waits.js';
+import { protocolOf, socketSpanRequests, socketWaits } from './signals/socket-waits.js';
 
 type Churning = OutgoingWait & { newConnections: number };
 
@@ -35,16 +35,20 @@ export function outgoingChurn(run: RunData): Finding[] {
     );
   // A database or cache client made per request (a new ORM client, `net.connect` per query): its
   // commands are judged per request served, since one connection may carry a few of them.
+  // Each thread's commands against the requests it served over the same span, of which the
+  // inbound share (a cluster worker's connections are its own requests', not all workers').
+  const spans = threads.map((t) => socketSpanRequests(t, w));
+  const served = spans.reduce((a, s) => a + s.window, 0);
   const sockets = threads
-    .flatMap((t) => socketWaits(t, w))
+    .flatMap((t, i) => socketWaits(t, w).map((c) => ({ c, requests: served > 0 ? (spans[i].span * inbound) / served : 0 })))
     .filter(
-      (c): c is Churning =>
-        c.newConnections !== undefined &&
-        c.completed >= CHURN_MIN_REQUESTS &&
-        inbound > 0 &&
-        c.newConnections / inbound >= CHURN_MIN_CONNECTIONS_PER_REQUEST,
+      (x): x is { c: Churning; requests: number } =>
+        x.c.newConnections !== undefined &&
+        x.c.completed >= CHURN_MIN_REQUESTS &&
+        x.requests > 0 &&
+        x.c.newConnections / x.requests >= CHURN_MIN_CONNECTIONS_PER_REQUEST,
     );
-  return [...http.map((c) => finding(run, c, inbound)), ...sockets.map((c) => socketFinding(run, c, inbound))];
+  return [...http.map((c) => finding(run, c, inbound)), ...sockets.map((x) => socketFinding(run, x.c, x.requests))];
 }
 
 function finding(run: RunData, c: Churning, inbound: number): Finding {
@@ -80,8 +84,8 @@ function finding(run: RunData, c: Churning, inbound: number): Finding {
  * connected (the client's connect, called from the code that makes a client per request), else
  * the code that writes the commands.
  */
-function socketFinding(run: RunData, c: Churning, inbound: number): Finding {
-  const perRequest = c.newConnections / inbound;
+function socketFinding(run: RunData, c: Churning, requests: number): Finding {
+  const perRequest = c.newConnections / requests;
   const [connect, maker] = (c.connectedAt ?? []).map((f) => siteCulprit(f, run.cwd));
   const writer = c.site ? siteCulprit(c.site, run.cwd) : undefined;
   const culprit = connect ?? writer;

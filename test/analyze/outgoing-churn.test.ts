@@ -121,3 +121,15 @@ test('outgoing churn: a client on long-lived connections (a pool opened at start
   assert.deepEqual(outgoingChurn(syntheticRun({ seed: 1, socketWaits: [commands(0.01, 3)] })), []);
   assert.deepEqual(outgoingChurn(syntheticRun({ seed: 1, socketWaits: [commands(undefined, 3)] })), []);
 });
+
+test('outgoing churn: socket figures whose last report came a second before the load ended are judged against the requests of their span', () => {
+  // Growth goes out once a second: the session-client scenario's 4 s load had its last socket
+  // report a second early and read 0.75 connections per request where each request opened one.
+  const run = syntheticRun({ seed: 3, durationS: 4, socketWaits: [commands(1, 1)] });
+  const [thread] = run.threads;
+  const lastSample = thread.samples[thread.samples.length - 1].t;
+  thread.growth = thread.growth.filter((g) => g.t <= lastSample - 1000);
+  const [f] = outgoingChurn(run);
+  assert.ok(f);
+  assert.ok(Math.abs((f.evidence.connectionsPerRequest as number) - 1) < 0.08, String(f.evidence.connectionsPerRequest));
+});

@@ -6,7 +6,7 @@
 
 import type { ThreadTelemetry } from '../../run-dir/run-data.js';
 import type { GrowthMessage } from '../../agent/protocol.js';
-import type { Window } from './load-window.js';
+import { windowSamples, type Window } from './load-window.js';
 import { windowGrowth } from './growth-series.js';
 import { callCounts, callPlaces, type OutgoingWait } from './outgoing-waits.js';
 import { appCallers } from './culprit.js';
@@ -31,6 +31,36 @@ export function protocolOf(remote: string): string | undefined {
   return m ? PROTOCOLS[Number(m[1])] : undefined;
 }
 
+/** The reports socketWaits subtracts: the last before the window and the last within it. */
+function socketReports(thread: ThreadTelemetry, w: Window | null): { before?: GrowthMessage; end: GrowthMessage } | undefined {
+  const bounds = windowGrowth(thread, w);
+  if (!bounds) return undefined;
+  const { before } = bounds;
+  const inside = w ? thread.growth.findLast((m) => m.t <= w.end && m.t > (before?.t ?? w.start) && m.socketWaits !== undefined) : undefined;
+  return { ...(before ? { before } : {}), end: inside ?? bounds.end };
+}
+
+/**
+ * The thread's requests served in the window, and those among them served within the span
+ * socketWaits covers (after the report before the window, up to the last report within it):
+ * growth goes out once a second, so a 4 s load's socket figures can miss its last second, and
+ * commands counted over 3 s judged against the requests of 4 s read 0.75 connections per request
+ * where each request opened one.
+ */
+export function socketSpanRequests(thread: ThreadTelemetry, w: Window | null): { window: number; span: number } {
+  const reports = socketReports(thread, w);
+  const from = reports?.before?.t ?? -Infinity;
+  const to = reports?.end.t ?? Infinity;
+  let window = 0;
+  let span = 0;
+  for (const s of windowSamples(thread, w)) {
+    const n = s.http?.finished ?? 0;
+    window += n;
+    if (s.t - s.intervalMs / 2 > from && s.t - s.intervalMs / 2 <= to) span += n;
+  }
+  return { window, span };
+}
+
 const key = (e: SocketEntry) => `${e.remote} ${e.site?.file ?? ''}:${e.site?.line ?? 0}:${e.site?.column ?? 0}`;
 
 /**
@@ -40,11 +70,9 @@ const key = (e: SocketEntry) => `${e.remote} ${e.site?.file ?? ''}:${e.site?.lin
  * the heap, and those waits (hundreds of ms each, seen at 350) would weigh on the mean.
  */
 export function socketWaits(thread: ThreadTelemetry, w: Window | null): OutgoingWait[] {
-  const bounds = windowGrowth(thread, w);
-  if (!bounds) return [];
-  const { before } = bounds;
-  const inside = w ? thread.growth.findLast((m) => m.t <= w.end && m.t > (before?.t ?? w.start) && m.socketWaits !== undefined) : undefined;
-  const end = inside ?? bounds.end;
+  const reports = socketReports(thread, w);
+  if (!reports) return [];
+  const { before, end } = reports;
   return (end.socketWaits ?? [])
     .map((e): OutgoingWait => {
       const prev = before?.socketWaits?.find((p) => key(p) === key(e));
