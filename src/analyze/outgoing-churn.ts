@@ -9,14 +9,14 @@
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { buildFinding } from './build-finding.js';
-import { loadWindow, targetThreads } from './signals/load-window.js';
+import { loadWindow, targetThreads, windowRequests } from './signals/load-window.js';
 import { outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
 import { describeCulprit, siteCulprit } from './signals/culprit.js';
 import { loopStats } from './signals/loop-stats.js';
 import { round } from './signals/stats.js';
 import { CHURN_COST_SHARE, CHURN_MIN_CONNECTIONS_PER_REQUEST, CHURN_MIN_REQUESTS, callsToSelf } from './connection-churn.js';
 import { driverChurnAdvice, outgoingChurnAdvice } from './connection-churn.advice.js';
-import { protocolOf, socketSpanRequests, socketWaits } from './signals/socket-waits.js';
+import { protocolOf, socketWaits } from './signals/socket-waits.js';
 
 type Churning = OutgoingWait & { newConnections: number };
 
@@ -35,12 +35,12 @@ export function outgoingChurn(run: RunData): Finding[] {
     );
   // A database or cache client made per request (a new ORM client, `net.connect` per query): its
   // commands are judged per request served, since one connection may carry a few of them.
-  // Each thread's commands against the requests it served over the same span, of which the
-  // inbound share (a cluster worker's connections are its own requests', not all workers').
-  const spans = threads.map((t) => socketSpanRequests(t, w));
-  const served = spans.reduce((a, s) => a + s.window, 0);
+  // Each thread's commands against the requests it served, of which the inbound share (a cluster
+  // worker's connections are its own requests', not all workers').
+  const served = threads.map((t) => windowRequests(t, w));
+  const all = served.reduce((a, n) => a + n, 0);
   const sockets = threads
-    .flatMap((t, i) => socketWaits(t, w).map((c) => ({ c, requests: served > 0 ? (spans[i].span * inbound) / served : 0 })))
+    .flatMap((t, i) => socketWaits(t, w).map((c) => ({ c, requests: all > 0 ? (served[i] * inbound) / all : 0 })))
     .filter(
       (x): x is { c: Churning; requests: number } =>
         x.c.newConnections !== undefined &&

@@ -122,6 +122,31 @@ test('io-wait: one batched command per request is the wait, with no serialising 
   rmSync(dir, { recursive: true, force: true });
 });
 
+test('io-wait: commands counted up to a report a second before the load ended are told per request of the whole window', () => {
+  // Growth goes out once a second; stock-quote-one-chunk read 1.62 commands per request in a
+  // 4 s load where each request sent two, its last socket report a second before the end.
+  const { dir, stack } = app();
+  const run = syntheticRun({
+    rps: 400,
+    durationS: 4,
+    elu: 0.05,
+    cores: 0.05,
+    latencyMs: 30,
+    inFlight: 12,
+    resources: { TCPSocketWrap: 13 },
+    cwd: dir,
+    socketWaits: [{ remote: '10.0.0.5:6379', perRequest: 2, msEach: 14, site: stack[0], stack }],
+  });
+  const [thread] = run.threads;
+  const last = thread.samples[thread.samples.length - 1].t;
+  thread.growth = thread.growth.filter((g) => g.t <= last - 1000);
+  const [f] = ioWait(run);
+  const upstream = f.evidence.upstream as { callsPerRequest: number; shareOfRequestTime: number };
+  assert.ok(Math.abs(upstream.callsPerRequest - 2) < 0.15, String(upstream.callsPerRequest));
+  assert.ok(upstream.shareOfRequestTime > 0.8, String(upstream.shareOfRequestTime));
+  rmSync(dir, { recursive: true, force: true });
+});
+
 test('io-wait: a slower HTTP call outweighs quick socket commands', () => {
   const { dir, stack } = app();
   const fetchSite = { function: 'quote', file: join(dir, 'quote.js'), line: 3, column: 9 };

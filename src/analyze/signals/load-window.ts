@@ -95,12 +95,17 @@ export function windowStalls(thread: ThreadTelemetry, w: Window | null): StallMe
   return [...byStart.values()].filter((s) => s.byAgent === undefined);
 }
 
+/** The requests a thread finished in the window. */
+export function windowRequests(thread: ThreadTelemetry, w: Window | null): number {
+  return windowSamples(thread, w).reduce((a, s) => a + (s.http?.finished ?? 0), 0);
+}
+
 /** The target thread that served most requests (the one to profile-match and to blame). */
 export function busiestThread(run: RunData, w: Window | null): ThreadTelemetry | undefined {
   let best: ThreadTelemetry | undefined;
   let bestCount = -1;
   for (const t of targetThreads(run)) {
-    const n = windowSamples(t, w).reduce((a, s) => a + (s.http?.finished ?? 0), 0);
+    const n = windowRequests(t, w);
     if (n > bestCount) {
       best = t;
       bestCount = n;

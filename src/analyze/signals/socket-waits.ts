@@ -41,24 +41,21 @@ function socketReports(thread: ThreadTelemetry, w: Window | null): { before?: Gr
 }
 
 /**
- * The thread's requests served in the window, and those among them served within the span
- * socketWaits covers (after the report before the window, up to the last report within it):
- * growth goes out once a second, so a 4 s load's socket figures can miss its last second, and
- * commands counted over 3 s judged against the requests of 4 s read 0.75 connections per request
- * where each request opened one.
+ * The share of the thread's window requests served within the span the reports cover (after the
+ * report before the window, up to the last report within it); 1 without requests to weigh.
  */
-export function socketSpanRequests(thread: ThreadTelemetry, w: Window | null): { window: number; span: number } {
-  const reports = socketReports(thread, w);
-  const from = reports?.before?.t ?? -Infinity;
-  const to = reports?.end.t ?? Infinity;
+function spanShare(thread: ThreadTelemetry, w: Window | null, reports: { before?: GrowthMessage; end: GrowthMessage }): number {
+  const from = reports.before?.t ?? -Infinity;
+  const to = reports.end.t;
   let window = 0;
   let span = 0;
   for (const s of windowSamples(thread, w)) {
     const n = s.http?.finished ?? 0;
+    const mid = s.t - s.intervalMs / 2;
     window += n;
-    if (s.t - s.intervalMs / 2 > from && s.t - s.intervalMs / 2 <= to) span += n;
+    if (mid > from && mid <= to) span += n;
   }
-  return { window, span };
+  return window > 0 && span > 0 ? Math.min(1, span / window) : 1;
 }
 
 const key = (e: SocketEntry) => `${e.remote} ${e.site?.file ?? ''}:${e.site?.line ?? 0}:${e.site?.column ?? 0}`;
@@ -67,23 +64,35 @@ const key = (e: SocketEntry) => `${e.remote} ${e.site?.file ?? ''}:${e.site?.lin
  * Cumulative totals turned into the window's (the last report within it minus the last one before
  * it), longest wait first. Not the report after the window, unlike other growth: the requests still
  * in flight when the load stops get their answers while the agent stops its profile and collects
- * the heap, and those waits (hundreds of ms each, seen at 350) would weigh on the mean.
+ * the heap, and those waits (hundreds of ms each, seen at 350) would weigh on the mean. Reports go
+ * out once a second, so the last within the window can come up to a second before its end: the
+ * figures are then scaled to the whole window by the share of the window's requests served in the
+ * span they cover (a 4 s load's commands counted over its first 3 s, judged against the requests
+ * of 4 s, read 0.75 connections per request where each request opened one, and 1.6 commands per
+ * request where each sent two).
  */
 export function socketWaits(thread: ThreadTelemetry, w: Window | null): OutgoingWait[] {
   const reports = socketReports(thread, w);
   if (!reports) return [];
   const { before, end } = reports;
+  const share = spanShare(thread, w, reports);
+  const scaled = (n: number): number => (share < 1 ? Math.round(n / share) : n);
   return (end.socketWaits ?? [])
     .map((e): OutgoingWait => {
       const prev = before?.socketWaits?.find((p) => key(p) === key(e));
       const connectedAt = e.connectStack ? appCallers({ stack: e.connectStack }) : [];
+      const counts = callCounts(e, prev);
+      const places = callPlaces(e, prev);
       return {
         api: 'socket',
         origin: e.remote,
-        ...callCounts(e, prev),
-        ...(e.newConnections !== undefined ? { newConnections: e.newConnections - (prev?.newConnections ?? 0) } : {}),
+        started: scaled(counts.started),
+        completed: scaled(counts.completed),
+        totalMs: counts.totalMs / share,
+        ...(e.newConnections !== undefined ? { newConnections: scaled(e.newConnections - (prev?.newConnections ?? 0)) } : {}),
         ...(connectedAt.length > 0 ? { connectedAt } : {}),
-        ...callPlaces(e, prev),
+        ...places,
+        ...(places.concurrencyMs ? { concurrencyMs: places.concurrencyMs.map((ms) => ms / share) } : {}),
       };
     })
     .filter((x) => x.completed > 0)
