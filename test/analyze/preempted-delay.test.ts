@@ -32,3 +32,35 @@ for (const noise of NOISE_LEVELS) {
     }
   });
 }
+
+// A cheap restify-like route (0.05 ms per request, the loop half busy) whose loop delay reads 140 ms
+// in one sample of a 2 s run, too short for the stall watchdog (250 ms). The thread's own CPU in the
+// samples the delay built up in: next to nothing when other processes kept it off the cores, all of
+// the loop's active time when its own work held it.
+function cheapRoute(seed: number, noise: number, threadCoresInDelay: number) {
+  const inDelay = (p: number) => p > 0.4 && p <= 0.6;
+  return syntheticRun({
+    seed,
+    noise,
+    durationS: 2,
+    rps: 6000,
+    elu: 0.6,
+    cores: 0.4,
+    threadCores: (p) => (inDelay(p) ? threadCoresInDelay : 0.4),
+    eldP99Ms: (p) => (p > 0.5 && p <= 0.6 ? 140 : 8),
+  });
+}
+
+for (const noise of NOISE_LEVELS) {
+  test(`blocking: a delay shorter than a stall, built up while the thread ran next to nothing, is the machine's (noise ${noise})`, () => {
+    for (const seed of SEEDS) {
+      const preempted = cheapRoute(seed, noise, 0.05);
+      assert.ok(loopStats(preempted)!.eldP99Ms < 100, `seed ${seed}: delay p99 ${loopStats(preempted)!.eldP99Ms}`);
+      assert.deepEqual(eventLoopBlocking(preempted), [], `seed ${seed}`);
+      // The same delay while the thread ran all along is its own.
+      const held = cheapRoute(seed, noise, 0.6);
+      assert.ok(loopStats(held)!.eldP99Ms >= 100, `seed ${seed}: delay p99 ${loopStats(held)!.eldP99Ms}`);
+      assert.equal(eventLoopBlocking(held)[0]?.category, 'event-loop-blocking', `seed ${seed}`);
+    }
+  });
+}
