@@ -16,6 +16,7 @@ import { windowGrowth } from './signals/growth-series.js';
 import type { CallSite } from '../agent/protocol.js';
 import { runSourceLine } from '../profile/run-source-maps.js';
 import { loopStats } from './signals/loop-stats.js';
+import { syncCallCpuShare } from './signals/sync-call-cpu.js';
 
 /**
  * Share of the loop's busy time (the load window × its utilization) spent inside one sync API
@@ -93,6 +94,10 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
     : via
       ? `, called by ${via}`
       : '';
+  // The loop pays for the code around the call too (a stream's machinery around each write):
+  // ranked by the larger of the timed calls and the profile's share of that work under the culprit.
+  const profiled = culprit ? syncCallCpuShare(run, x.entry.api, culprit) : undefined;
+  const utilization = loopStats(run)?.eluMean ?? 1;
   const inRequire = reload
     ? " The reads are `require()`'s: the module is read, parsed and compiled again on every call, which happens only to a module deleted from `require.cache`."
     : '';
@@ -112,12 +117,13 @@ function finding(run: RunData, thread: ThreadTelemetry, x: WindowTotals, duratio
       shareOfWindow: round(share, 4),
       shareOfLoopBusy: round(ofBusy, 4),
       ...(requests > 0 ? { callsPerRequest: round(x.count / requests, 3) } : {}),
+      ...(profiled !== undefined ? { profiledCpuShare: round(profiled, 3) } : {}),
       ...(via ? { via } : {}),
       ...(reload ? { reloadsModule: true } : {}),
     },
     culprit,
     recommendation: reload ? moduleReloadAdvice : syncIoAdvice(x.entry.api, via),
-    impact: share,
+    impact: Math.max(share, Math.min(1, (profiled ?? 0) * Math.min(1, utilization))),
   });
 }
 

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { syncIo } from '../../src/analyze/sync-io.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
+import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
 
 const site = { function: 'login', file: '/srv/app/app.js', line: 14, column: 20 };
@@ -142,4 +143,27 @@ test('sync-io: the floor is a share of the loop busy time, not of the window: a 
     syncCalls: [{ api: 'fs.writeSync (stdout)', perRequest: 1, msEach: 0.015, site: log }],
   });
   assert.deepEqual(syncIo(fed), []);
+});
+
+test('sync-io: ranked by the work the profile saw around the calls under the caller, when more than the calls timed', () => {
+  // A stdout logger: each writeSync timed at 2.4 µs, 6 % of the window, while the profile puts a
+  // third of the CPU in node:fs code (the synchronous stream around each write) under the logger.
+  const cwd = '/srv/app';
+  const logger = { function: 'logRequest', file: '/srv/app/lib/log.js', line: 4, column: 11 };
+  const cpu = syntheticCpuProfile(
+    [
+      { name: 'logRequest', file: 'lib/log.js', line: 3, share: 0.05, callee: { name: 'writeSync', file: 'node:fs', share: 0.33 } },
+      { name: 'getOrder', file: 'server.js', line: 12, share: 0.3 },
+    ],
+    { cwd },
+  );
+  const calls = [{ api: 'fs.writeSync', perRequest: 1, msEach: 0.0024, site: logger }];
+  const timed = syncIo(syntheticRun({ seed: 1, cwd, rps: 25000, elu: 0.9, syncCalls: calls }))[0];
+  const profiled = syncIo(syntheticRun({ seed: 1, cwd, rps: 25000, elu: 0.9, syncCalls: calls, profiles: [cpu] }))[0];
+  assert.ok(timed && profiled);
+  assert.ok(timed.impact < 0.1, String(timed.impact));
+  assert.ok((profiled.evidence.profiledCpuShare as number) > 0.3, String(profiled.evidence.profiledCpuShare));
+  assert.ok(profiled.impact > 0.25, String(profiled.impact));
+  // Severity stays the timed calls' (a share of the window the loop spent in them).
+  assert.equal(profiled.severity, timed.severity);
 });
