@@ -21,6 +21,14 @@ export const SERIALIZATION_CRITICAL_SHARE = 0.5;
 export const SERIALIZATION_MIN_ELU = 0.5;
 /** The share of the culprit's JSON time that deep copies, or JSON.parse, must hold for their own advice. */
 export const SERIALIZATION_ADVICE_SHARE = 0.5;
+/**
+ * Ranked by the JSON work the named caller asks for (at least this share of all of it): fixing
+ * that function gives back its part. The scenario stdout-logging's JSON was split between the
+ * route (52 %) and the access logger (48 %), whose synchronous writes are sync-io's finding; beside
+ * two test suites the JSON share rose from 5 % to 22 % and the route's serialization, counted
+ * whole, outranked the logger that cost half the CPU.
+ */
+export const SERIALIZATION_IMPACT_MIN_CALLER_SHARE = 0.5;
 /** App functions examined for their JSON work (the hottest ones). */
 const CANDIDATES = 30;
 
@@ -85,7 +93,7 @@ export function serialization(run: RunData): Finding[] {
       },
       ...(culprit ? { culprit } : {}),
       recommendation: bodies ? bodyParseAdvice : copying ? deepCopyAdvice : parsing ? parseAdvice : serializationAdvice,
-      impact: Math.min(1, share * s.eluMean),
+      impact: Math.min(1, share * s.eluMean * (caller ? Math.max(SERIALIZATION_IMPACT_MIN_CALLER_SHARE, caller.jsonUs / jsonUs) : 1)),
     },
   ];
 }

@@ -129,3 +129,19 @@ test("serialization: an app hook asking for more JSON work than the framework's 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('serialization: ranked by the JSON work its named caller asks for, at least half of it', () => {
+  const split = syntheticCpuProfile(
+    [
+      { name: 'getOrder', file: 'server.js', line: 12, share: 0.05, callee: { name: 'JSON.stringify', file: '', share: 0.26 } },
+      { name: 'logRequest', file: 'lib/log.js', line: 3, share: 0.05, callee: { name: 'JSON.stringify', file: '', share: 0.14 } },
+    ],
+    { cwd },
+  );
+  const [f] = serialization(syntheticRun({ seed: 1, cwd, elu: 0.95, profiles: [split] }));
+  assert.equal(f.culprit?.function, 'getOrder');
+  const callerShare = f.evidence.callerJsonShare as number;
+  assert.ok(callerShare > 0.55 && callerShare < 0.75, String(callerShare));
+  const whole = (f.evidence.jsonShare as number) * (f.evidence.eluMean as number);
+  assert.ok(Math.abs(f.impact - whole * callerShare) < 0.01, `${f.impact} against ${whole} × ${callerShare}`);
+});
