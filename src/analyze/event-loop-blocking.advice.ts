@@ -31,6 +31,10 @@ const byWork: Record<string, string> = {
   zlib:
     'Compression runs synchronously here: use the async zlib API or streams, lower the level, or compress ' +
     'once and cache static responses.',
+  'zlib-async':
+    'Async zlib calls cost the loop a stream and a native handle each (the compression itself runs on the ' +
+    'thread pool): compress once and cache responses that repeat, skip bodies under about 1 KB, and compress ' +
+    'one stream per response rather than many small buffers.',
   fs:
     'File-system work runs on the loop: a `*Sync` call (`readFileSync`, `statSync`, `existsSync`) waits for the disk ' +
     "there, and every call pays a pass through Node's fs layer. Read at startup and cache, use the fs.promises API " +

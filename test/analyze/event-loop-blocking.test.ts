@@ -310,6 +310,27 @@ test('blocking: avoidable work on a share of a busy loop is blocking at any core
   );
 });
 
+test('blocking: async zlib on a cheap saturated API is the hand-off to the thread pool, not avoidable work; gzipSync is (round w)', () => {
+  // A Fastify API gzipping each JSON page with zlib.gzip at 12,000 req/s: a quarter of the samples in the
+  // stream and the handle's write that queues the chunk, while the pool's threads compress (round w).
+  const gzip = (name: string) =>
+    syntheticCpuProfile(
+      [
+        { name: 'gzipJson', file: 'lib/gzip.js', line: 4, share: 0.1, callee: { name, file: 'node:zlib', share: 0.3 } },
+        { name: 'handler', file: 'server.js', line: 8, share: 0.05 },
+      ],
+      { cwd },
+    );
+  const run = (name: string) =>
+    syntheticRun({ seed: 3, cwd, rps: 12000, elu: 0.8, cores: 1, eldP99Ms: 8, latencyMs: 2, profiles: [gzip(name)] });
+  assert.deepEqual(eventLoopBlocking(run('processChunk')), []);
+  assert.deepEqual(eventLoopBlocking(run('asyncBufferWrapper')), []);
+  // The synchronous API compresses on the loop: the same shares are avoidable work.
+  const [f] = eventLoopBlocking(run('processChunkSync'));
+  assert.equal(f?.culprit?.function, 'gzipJson');
+  assert.equal(f.evidence.work, 'zlib');
+});
+
 test('blocking: a function and the callbacks written inside it count together for the focus rule', () => {
   const profile = (second: string) =>
     syntheticCpuProfile(
