@@ -331,6 +331,30 @@ test('blocking: async zlib on a cheap saturated API is the hand-off to the threa
   assert.equal(f.evidence.work, 'zlib');
 });
 
+test('blocking: a logger reading new Error().stack under --enable-source-maps names the mapping and its advice (round w)', () => {
+  // tsc output run with the flag: 60 log lines per request, each reading `.stack`, which Node maps frame by frame.
+  const cpu = syntheticCpuProfile(
+    [
+      {
+        name: 'callSite',
+        file: 'src/logger.ts',
+        line: 4,
+        share: 0.1,
+        callee: { name: 'prepareStackTraceWithSourceMaps', file: 'node:internal/source_map/prepare_stack_trace', share: 0.5 },
+      },
+      { name: 'handler', file: 'src/server.ts', line: 12, share: 0.05 },
+    ],
+    { cwd },
+  );
+  const [f] = eventLoopBlocking(
+    syntheticRun({ seed: 3, cwd, rps: 1150, elu: 0.98, cores: 1, eldP99Ms: 30, latencyMs: 17, profiles: [cpu] }),
+  );
+  assert.equal(f?.culprit?.function, 'callSite');
+  assert.equal(f.evidence.work, 'errors');
+  assert.match(f.summary, /source maps/);
+  assert.match(f.recommendation, /enable-source-maps/);
+});
+
 test('blocking: a function and the callbacks written inside it count together for the focus rule', () => {
   const profile = (second: string) =>
     syntheticCpuProfile(

@@ -13,6 +13,7 @@ import {
   HTTP_CLIENT,
   IPC_LABEL,
   inlineWorkOfLine,
+  SOURCE_MAPPED_STACKS,
   specificWork,
   ZLIB_ASYNC,
 } from '../../src/profile/work-kind.js';
@@ -265,4 +266,10 @@ test('zlib frames are compression on the loop for the synchronous API and a hand
   assert.deepEqual(items('compressPage'), [['zlib compression', 1]]);
   const totals = workTotals(tree);
   assert.deepEqual([totals.get('zlib'), totals.get('zlib-async')], [5000, 4000]);
+});
+
+test('Node mapping stack traces through source maps is Error work with its own label (round w)', () => {
+  const mapped = specificWork(frame('prepareStackTraceWithSourceMaps', 'node:internal/source_map/prepare_stack_trace', 'node-core'));
+  assert.deepEqual([mapped?.work, mapped?.label], ['errors', SOURCE_MAPPED_STACKS]);
+  assert.equal(specificWork(frame('findSourceMap', 'node:internal/source_map/source_map_cache', 'node-core'))?.label, SOURCE_MAPPED_STACKS);
 });
