@@ -74,7 +74,7 @@ export const CLONE_LABEL = 'structured clone of worker messages';
  * function's time there and 18 % capturing the stacks (round w); without the flag the same calls
  * cost a quarter as much (2.9 against 0.73 ms for 60 lines).
  */
-export const SOURCE_MAPPED_STACKS = 'stack traces mapped through source maps (--enable-source-maps)';
+export const SOURCE_MAPPED_STACKS = 'stack traces mapped through source maps';
 
 /** Node core modules by file, in order of precedence. */
 const coreWork: [RegExp, WorkKind, string][] = [
