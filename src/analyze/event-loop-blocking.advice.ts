@@ -1,6 +1,6 @@
 // Advice for event-loop-blocking findings, by the kind of work that blocks (Markdown).
 
-import { BUFFER_COPIES, FILE_READS, JSON_DEEP_COPY } from '../profile/work-kind.js';
+import { BUFFER_COPIES, FILE_READS, JSON_DEEP_COPY, SOURCE_MAPPED_STACKS } from '../profile/work-kind.js';
 import type { EntryKind } from '../profile/entry-points.js';
 import { bodyParseAdvice, deepCopyAdvice, parseAdvice } from './serialization.advice.js';
 
@@ -31,6 +31,10 @@ const byWork: Record<string, string> = {
   zlib:
     'Compression runs synchronously here: use the async zlib API or streams, lower the level, or compress ' +
     'once and cache static responses.',
+  'zlib-async':
+    'Async zlib calls cost the loop a stream and a native handle each (the compression itself runs on the ' +
+    'thread pool): compress once and cache responses that repeat, skip bodies under about 1 KB, and compress ' +
+    'one stream per response rather than many small buffers.',
   fs:
     'File-system work runs on the loop: a `*Sync` call (`readFileSync`, `statSync`, `existsSync`) waits for the disk ' +
     "there, and every call pays a pass through Node's fs layer. Read at startup and cache, use the fs.promises API " +
@@ -112,6 +116,12 @@ const byLabel: Record<string, string> = {
     'again when it changes), read only the bytes you need (`const fh = await fs.promises.open(path)`, then ' +
     '`fh.read(buffer, 0, length, position)`), or stream it to the response (`stream.pipeline(fs.createReadStream(path), ' +
     'res)`) instead of buffering it.',
+  [SOURCE_MAPPED_STACKS]:
+    'Stack traces are mapped through source maps on the request path: with `--enable-source-maps` Node maps every ' +
+    "frame of an Error's `.stack` when it is read, which costs several times the capture itself (Node's docs warn of " +
+    'it). A logger that takes its call site from `new Error().stack` pays it on every line: drop the call site from ' +
+    'routine lines (or keep it for debug level), read `.stack` only for errors you report, or log the compiled ' +
+    'position and map it when the log is read.',
   'JSON.parse': parseAdvice,
   [JSON_DEEP_COPY]: deepCopyAdvice,
 };

@@ -28,6 +28,7 @@ export type WorkKind =
   | 'crypto'
   | 'regex'
   | 'zlib'
+  | 'zlib-async'
   | 'fs'
   | 'buffer'
   | 'gc'

@@ -42,7 +42,9 @@ export function nodeWork(tree: CallTree): WorkLabel[] {
     const own = ofFrame[f];
     const plumbing =
       inherited !== undefined && PLUMBING_OWNERS.has(inherited.work) && (own === undefined || HTTP_CLIENT_PLUMBING.has(own.work));
-    specific[i] = kind === 'app' ? undefined : plumbing ? inherited : kind === 'deps' ? own : (own ?? inherited);
+    // The stream a synchronous zlib call builds (its Gzip, under zlibBufferSync) is that call's compression.
+    const syncZlib = inherited?.work === 'zlib' && own?.work === 'zlib-async';
+    specific[i] = kind === 'app' ? undefined : plumbing || syncZlib ? inherited : kind === 'deps' ? own : (own ?? inherited);
     out[i] = specific[i] ?? generic[f];
   }
   return out;

@@ -310,6 +310,51 @@ test('blocking: avoidable work on a share of a busy loop is blocking at any core
   );
 });
 
+test('blocking: async zlib on a cheap saturated API is the hand-off to the thread pool, not avoidable work; gzipSync is (round w)', () => {
+  // A Fastify API gzipping each JSON page with zlib.gzip at 12,000 req/s: a quarter of the samples in the
+  // stream and the handle's write that queues the chunk, while the pool's threads compress (round w).
+  const gzip = (name: string) =>
+    syntheticCpuProfile(
+      [
+        { name: 'gzipJson', file: 'lib/gzip.js', line: 4, share: 0.1, callee: { name, file: 'node:zlib', share: 0.3 } },
+        { name: 'handler', file: 'server.js', line: 8, share: 0.05 },
+      ],
+      { cwd },
+    );
+  const run = (name: string) =>
+    syntheticRun({ seed: 3, cwd, rps: 12000, elu: 0.8, cores: 1, eldP99Ms: 8, latencyMs: 2, profiles: [gzip(name)] });
+  assert.deepEqual(eventLoopBlocking(run('processChunk')), []);
+  assert.deepEqual(eventLoopBlocking(run('asyncBufferWrapper')), []);
+  // The synchronous API compresses on the loop: the same shares are avoidable work.
+  const [f] = eventLoopBlocking(run('processChunkSync'));
+  assert.equal(f?.culprit?.function, 'gzipJson');
+  assert.equal(f.evidence.work, 'zlib');
+});
+
+test('blocking: a logger reading new Error().stack under --enable-source-maps names the mapping and its advice (round w)', () => {
+  // tsc output run with the flag: 60 log lines per request, each reading `.stack`, which Node maps frame by frame.
+  const cpu = syntheticCpuProfile(
+    [
+      {
+        name: 'callSite',
+        file: 'src/logger.ts',
+        line: 4,
+        share: 0.1,
+        callee: { name: 'prepareStackTraceWithSourceMaps', file: 'node:internal/source_map/prepare_stack_trace', share: 0.5 },
+      },
+      { name: 'handler', file: 'src/server.ts', line: 12, share: 0.05 },
+    ],
+    { cwd },
+  );
+  const [f] = eventLoopBlocking(
+    syntheticRun({ seed: 3, cwd, rps: 1150, elu: 0.98, cores: 1, eldP99Ms: 30, latencyMs: 17, profiles: [cpu] }),
+  );
+  assert.equal(f?.culprit?.function, 'callSite');
+  assert.equal(f.evidence.work, 'errors');
+  assert.match(f.summary, /source maps/);
+  assert.match(f.recommendation, /enable-source-maps/);
+});
+
 test('blocking: a function and the callbacks written inside it count together for the focus rule', () => {
   const profile = (second: string) =>
     syntheticCpuProfile(

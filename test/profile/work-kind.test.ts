@@ -13,7 +13,9 @@ import {
   HTTP_CLIENT,
   IPC_LABEL,
   inlineWorkOfLine,
+  SOURCE_MAPPED_STACKS,
   specificWork,
+  ZLIB_ASYNC,
 } from '../../src/profile/work-kind.js';
 import type { Frame } from '../../src/profile/call-tree.js';
 import type { CpuProfile } from '../../src/profile/cpu-profile.js';
@@ -101,7 +103,7 @@ test('fetch, undici and node:http client frames are HTTP client work, with the s
   ).items;
   const share = (label: string) => items.find((i) => i.label === label)?.share ?? 0;
   assert.equal(share(HTTP_CLIENT), 0.6);
-  assert.equal(share('zlib compression'), 0.1);
+  assert.equal(share(ZLIB_ASYNC), 0.1, 'the response inflated by a stream: async zlib');
   assert.equal(share('sockets'), 0.2, 'a socket write outside the client stays a socket write');
 });
 
@@ -218,4 +220,56 @@ test('code compiled at run time is recognised on its line, not a method of the s
   }
   // The compile, not the JSON a template writes into the code.
   assert.equal(inlineWorkOfLine('const fn = new Function(`return ${JSON.stringify(data)}`);')?.work, 'compile');
+});
+
+test('zlib frames are compression on the loop for the synchronous API and a hand-off for the async one (round w)', () => {
+  assert.equal(specificWork(frame('processChunkSync', 'node:zlib', 'node-core'))?.label, 'zlib compression');
+  assert.equal(specificWork(frame('syncBufferWrapper', 'node:zlib', 'node-core'))?.work, 'zlib');
+  assert.equal(specificWork(frame('processChunk', 'node:zlib', 'node-core'))?.label, ZLIB_ASYNC);
+  assert.equal(specificWork(frame('asyncBufferWrapper', 'node:zlib', 'node-core'))?.work, 'zlib-async');
+
+  const cwd = '/srv/app';
+  const app = `file://${cwd}/lib/gzip.js`;
+  const writable = 'node:internal/streams/writable';
+  const profile: CpuProfile = {
+    nodes: [
+      node(1, '(root)', '', [2, 7]),
+      // zlib.gzip: the stream's end, the chunk handed to the pool by the handle's native write.
+      node(2, 'gzipJson', app, [3]),
+      node(3, 'asyncBufferWrapper', 'node:zlib', [4]),
+      node(4, 'Writable.end', writable, [5]),
+      node(5, 'processChunk', 'node:zlib', [6]),
+      node(6, 'write', '', []),
+      // zlib.gzipSync: the Gzip it builds and its deflate are its own compression.
+      node(7, 'compressPage', app, [8]),
+      node(8, 'syncBufferWrapper', 'node:zlib', [9, 11]),
+      node(9, 'Gzip', 'node:zlib', [10]),
+      node(10, 'Zlib', 'node:zlib', []),
+      node(11, 'processChunkSync', 'node:zlib', [12]),
+      node(12, 'writeSync', '', []),
+    ],
+    startTime: 0,
+    endTime: 10_000,
+    samples: [6, 6, 4, 3, 10, 12, 12, 12, 9, 2],
+    timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000],
+  };
+  const tree = buildCallTree(profile, { cwd });
+  const items = (name: string) =>
+    workBreakdown(
+      tree,
+      tree.frames.findIndex((f) => f.name === name),
+    ).items.map((i) => [i.label, i.share]);
+  assert.deepEqual(items('gzipJson'), [
+    [ZLIB_ASYNC, 0.8],
+    ['own code', 0.2],
+  ]);
+  assert.deepEqual(items('compressPage'), [['zlib compression', 1]]);
+  const totals = workTotals(tree);
+  assert.deepEqual([totals.get('zlib'), totals.get('zlib-async')], [5000, 4000]);
+});
+
+test('Node mapping stack traces through source maps is Error work with its own label (round w)', () => {
+  const mapped = specificWork(frame('prepareStackTraceWithSourceMaps', 'node:internal/source_map/prepare_stack_trace', 'node-core'));
+  assert.deepEqual([mapped?.work, mapped?.label], ['errors', SOURCE_MAPPED_STACKS]);
+  assert.equal(specificWork(frame('findSourceMap', 'node:internal/source_map/source_map_cache', 'node-core'))?.label, SOURCE_MAPPED_STACKS);
 });

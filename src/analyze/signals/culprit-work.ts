@@ -10,6 +10,7 @@ const SPECIFIC = new Set([
   'crypto',
   'regex',
   'zlib',
+  'zlib-async',
   'fs',
   'buffer',
   'net',

@@ -80,9 +80,11 @@ export function focusedWork(view: CpuView | undefined, starved = false): Focus |
  * pays for starting it, so it is no work the function chose over answering: a healthy Express
  * route making one fetch and one fs.promises read per request "chose" 30-37 % of the CPU with
  * them, against 3 % at most for the healthy handlers above. The waits are io-wait's, synchronous
- * file work is sync-io's, and many calls per request still show in the CPU per request.
+ * file work is sync-io's, and many calls per request still show in the CPU per request. Async
+ * zlib is the same hand-off (profile/work-kind.ts's ZLIB_ASYNC): the compression runs on the thread
+ * pool (off-loop-cpu's), the loop builds the stream and queues the chunks.
  */
-export const ISSUING_IO_WORK: ReadonlySet<string> = new Set(['http-client', 'fs']);
+export const ISSUING_IO_WORK: ReadonlySet<string> = new Set(['http-client', 'fs', 'zlib-async']);
 
 /** The part of a function's attributed time spent issuing I/O (see ISSUING_IO_WORK), µs. */
 function issuingUs(view: CpuView, fn: FunctionCost): number {
