@@ -84,7 +84,8 @@ test('pbkdf2Sync login against its async twin: the culprit drops per request, th
   );
   assert.ok(!c.findings.new.some((f) => f.code === 'HOTPATH_SYNC_IO'), JSON.stringify(c.findings.new));
   const md = readFileSync(join(async_, 'compare.md'), 'utf8');
-  assert.match(md, /`login` \| app\.js/);
+  // The async twin's login may take no sample at all (a few µs a request): then it is marked as gone.
+  assert.match(md, /`login`( \(vanished\))? \| app\.js/);
   assert.match(md, /Resolved/);
   const elu = c.telemetry.find((m) => m.name === 'event-loop utilization');
   assert.ok(elu && elu.after < elu.before, JSON.stringify(elu));
