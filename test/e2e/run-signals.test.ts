@@ -11,7 +11,7 @@ import { readRunDir } from '../../src/profile/read-run.js';
 import { apps, onlyRunDir, readMeta, runCli, survivors, tempOut } from '../run/helpers/run-cli.js';
 
 describe('hotpath run receiving signals', () => {
-  test('two SIGINTs 10 ms apart count as one Ctrl-C: load.json and the reports are written, exit 130', async () => {
+  test('two SIGINTs 50 ms apart count as one Ctrl-C: load.json and the reports are written, exit 130', async () => {
     assert.ok(REPEAT_SIGNAL_WINDOW_MS >= 100 && REPEAT_SIGNAL_WINDOW_MS <= 1000);
     const tmp = tempOut();
     after(tmp.cleanup);
@@ -21,7 +21,7 @@ describe('hotpath run receiving signals', () => {
         void waitFor('hotpath: load:').then(() =>
           setTimeout(() => {
             child.kill('SIGINT');
-            setTimeout(() => child.kill('SIGINT'), 10);
+            setTimeout(() => child.kill('SIGINT'), 50);
           }, 700),
         ),
     });
@@ -31,7 +31,11 @@ describe('hotpath run receiving signals', () => {
     assert.equal(meta.outcome.status, 'interrupted');
     assert.doesNotMatch(meta.outcome.reason ?? '', /second Ctrl-C/, 'not killed at once');
     assert.doesNotMatch(r.stderr, /killing the target now/);
-    assert.match(r.stderr, /SIGINT again within \d+ ms: taken as a repeat/);
+    // The kernel keeps one pending SIGINT: a second sent before hotpath's handler ran for the first
+    // (a loaded Node 24 suite, the two 10 ms apart) is merged into it, and there is no repeat to tell.
+    const handled = r.stderr.match(/SIGINT: stopping/g)?.length ?? 0;
+    assert.equal(handled, 1, r.stderr);
+    if (!/SIGINT again within \d+ ms: taken as a repeat/.test(r.stderr)) console.log('# the two SIGINTs were merged by the kernel');
     assert.ok(existsSync(join(dir, 'load.json')), 'load.json is written');
     for (const f of ['report.json', 'report.md', 'report.html']) assert.ok(existsSync(join(dir, f)), `${f} is written`);
     const run = await readRunDir(dir);
