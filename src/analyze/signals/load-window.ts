@@ -73,12 +73,10 @@ const AGENT_PAUSE_SLACK_MS = 50;
 export function loopDelaySamples(thread: ThreadTelemetry, w: Window | null): SampleMessage[] {
   const pauses = thread.stalls.filter((s) => (s.byAgent !== undefined || isPreemptedStall(s)) && !s.ongoing);
   const all = thread.samples;
-  const samples = windowSamples(thread, w);
   const overlaps = (s: SampleMessage): boolean =>
     pauses.some((p) => s.t - s.intervalMs < p.start + p.durationMs + AGENT_PAUSE_SLACK_MS && s.t > p.start);
-  const index = new Map(all.map((s, i) => [s, i]));
-  const kept = samples.filter((s) => !overlaps(s) && !isPreemptedDelay(all, index.get(s) ?? 0));
-  return kept.length > 0 ? kept : samples;
+  const kept = all.filter((s, i) => inWindow(s, w) && !overlaps(s) && !isPreemptedDelay(all, i));
+  return kept.length > 0 ? kept : windowSamples(thread, w);
 }
 
 export function windowGc(thread: ThreadTelemetry, w: Window | null): GcEvent[] {
