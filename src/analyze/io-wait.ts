@@ -22,6 +22,7 @@ import { heldSlot, type HeldSlot } from './signals/held-slot.js';
 import { awaitLoopIn, loopAtSite } from './signals/loop-cause.js';
 import { protocolOf, socketWaits } from './signals/socket-waits.js';
 import { messageWaits } from './signals/message-waits.js';
+import { minorityWaits } from './signals/minority-waits.js';
 
 /** The loop must be mostly idle: above this utilization, CPU explains latency. */
 export const IO_WAIT_MAX_ELU = 0.5;
@@ -111,14 +112,33 @@ export function ioWait(run: RunData): Finding[] {
   // On a starved machine ELU counts time spent waiting for a core as busy: the CPU the
   // process actually used is the better measure of how busy the loop was.
   const busy = Math.min(s.eluMean, s.coresMean);
-  if (busy > IO_WAIT_MAX_ELU || s.latencyP50Ms < IO_WAIT_MIN_LATENCY_MS) return [];
-  const waitShare = Math.max(0, 1 - s.cpuPerRequestMs / s.latencyP50Ms);
+  if (busy > IO_WAIT_MAX_ELU) return [];
+  // Most requests quick: only waits a minority of slow requests make in turn can be the finding
+  // (a route hit by one request in a few, judged once the wait source is known).
+  const fewWait = s.latencyP50Ms < IO_WAIT_MIN_LATENCY_MS;
+  const slowMs = fewWait ? s.latencyP99Ms : s.latencyP50Ms;
+  if (slowMs < IO_WAIT_MIN_LATENCY_MS) return [];
+  const waitShare = Math.max(0, 1 - s.cpuPerRequestMs / slowMs);
   if (waitShare < IO_WAIT_MIN_WAIT_SHARE) return [];
   // Requests queued for CPU work on the thread pool or new workers are not waiting on I/O.
   if (offLoopCores(run)) return [];
   const awaited = awaitedResources(s);
   const top = awaited[0];
   const source = waitSource(run, s);
+  const minority =
+    fewWait && source && !source.queue && !source.pool && source.share !== undefined
+      ? minorityWaits(
+          { p50Ms: s.latencyP50Ms, p99Ms: s.latencyP99Ms },
+          { perRequest: source.perRequest, eachMs: source.eachMs, share: source.share },
+          {
+            minPerRequest: IO_WAIT_SEQUENTIAL_MIN_PER_REQUEST,
+            minSum: IO_WAIT_SEQUENTIAL_MIN_SUM,
+            minLatencyMs: IO_WAIT_MIN_LATENCY_MS,
+            minShare: IO_WAIT_CULPRIT_MIN_SHARE,
+          },
+        )
+      : undefined;
+  if (fewWait && !minority) return [];
   const queued = source?.queue;
   // Requests queued for a slot wait where they await it, not in the I/O the slot's holder does.
   const ioCulprit = source?.site ? siteCulprit(source.site, run.cwd) : undefined;
@@ -135,7 +155,13 @@ export function ioWait(run: RunData): Finding[] {
     source !== undefined &&
     !source.queue &&
     !source.pool &&
-    requestWaitsInSequence(s, source.perRequest, source.eachMs, source.commands === true ? IO_WAIT_SEQUENTIAL_MAX_SUM_COMMANDS : undefined);
+    (minority !== undefined ||
+      requestWaitsInSequence(
+        s,
+        source.perRequest,
+        source.eachMs,
+        source.commands === true ? IO_WAIT_SEQUENTIAL_MAX_SUM_COMMANDS : undefined,
+      ));
   const awaitedIn = sequential && source.caller ? siteCulprit(source.caller, run.cwd) : undefined;
   // Awaited once per item in a loop: the loop serialises the waits, and is what to change.
   // The loop may sit further up, behind helpers (a repository method awaiting a query wrapper per row).
@@ -145,10 +171,20 @@ export function ioWait(run: RunData): Finding[] {
       : undefined;
   const loop = looping ? { ...siteCulprit(looping.site, run.cwd), line: looping.line } : undefined;
   if (loop) delete loop.column;
-  const inOrder = sequential
-    ? ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms (${round(meanRequestMs(s), 0)} ms on average): ` +
-      `each request waits for them one after another${loop ? `, awaited once per item by the loop at ${loop.file}:${loop.line} in ${loop.function}${looping && looping.site.line !== loop.line ? ` (the call on line ${looping.site.line})` : ''}` : awaitedIn ? `, in ${describeCulprit(awaitedIn)}` : ''}.`
-    : '';
+  const where =
+    sequential && loop
+      ? `, awaited once per item by the loop at ${loop.file}:${loop.line} in ${loop.function}${looping && looping.site.line !== loop.line ? ` (the call on line ${looping.site.line})` : ''}`
+      : awaitedIn
+        ? `, in ${describeCulprit(awaitedIn)}`
+        : '';
+  const inOrder = !sequential
+    ? ''
+    : minority
+      ? ` About ${round(source.perRequest, 1)} per request over all requests, made by the slow ones only (the median request, ${round(s.latencyP50Ms, 2)} ms, ` +
+        `was quicker than one of them): at least ${round(minority.perWaitingRequest, 1)} in each, ${round(minority.waitingRequestMs, 0)} ms end to end against a p99 of ${round(s.latencyP99Ms, 0)} ms: ` +
+        `those requests wait for them one after another${where}.`
+      : ` About ${round(source.perRequest, 1)} per request, ${round(source.perRequest * source.eachMs, 0)} ms end to end against a p50 of ${round(s.latencyP50Ms, 0)} ms (${round(meanRequestMs(s), 0)} ms on average): ` +
+        `each request waits for them one after another${where}.`;
   const culprit = loop ?? slotCulprit;
   // Requests that queue behind a saturated loop are waiting for it, unless they wait for a slot,
   // a socket of their agent, several calls in turn, or a call longer than the loop's round.
@@ -166,10 +202,15 @@ export function ioWait(run: RunData): Finding[] {
       code: 'HOTPATH_IO_WAIT',
       category: 'io-wait',
       severity: 'warning',
-      title: source?.title ?? 'Requests spend their time waiting, not computing',
+      title: minority
+        ? (source?.title ?? '').replace(/^Requests spend/, 'The slowest requests spend')
+        : (source?.title ?? 'Requests spend their time waiting, not computing'),
       summary:
-        `Server latency p50 was ${round(s.latencyP50Ms, 1)} ms while the event loop was busy only ${round(busy * 100, 0)} % ` +
-        `and each request used ${round(s.cpuPerRequestMs, 2)} ms of CPU: ${round(waitShare * 100, 0)} % of request time is waiting.` +
+        (minority
+          ? `Most requests were quick (server latency p50 ${round(s.latencyP50Ms, 2)} ms) but the slowest waited: p99 ${round(s.latencyP99Ms, 1)} ms ` +
+            `while the event loop was busy only ${round(busy * 100, 0)} % and each request used ${round(s.cpuPerRequestMs, 2)} ms of CPU on average.`
+          : `Server latency p50 was ${round(s.latencyP50Ms, 1)} ms while the event loop was busy only ${round(busy * 100, 0)} % ` +
+            `and each request used ${round(s.cpuPerRequestMs, 2)} ms of CPU: ${round(waitShare * 100, 0)} % of request time is waiting.`) +
         (top ? ` Most in-flight resources are ${top.type} (${round(top.mean, 0)} on average).` : '') +
         (source ? ` ${source.sentence(ioCulprit ? describeCulprit(ioCulprit) : undefined)}` : '') +
         inOrder +
@@ -208,6 +249,14 @@ export function ioWait(run: RunData): Finding[] {
           ? {
               waitsPerRequest: round(source.perRequest, 2),
               sequential: true,
+              ...(minority
+                ? {
+                    slowMinority: {
+                      waitsPerWaitingRequestAtLeast: round(minority.perWaitingRequest, 2),
+                      waitingRequestMs: round(minority.waitingRequestMs, 1),
+                    },
+                  }
+                : {}),
               ...(awaitedIn ? { awaitedIn } : {}),
               ...(loop && looping ? { serialisedBy: loop, perItemCall: siteCulprit(looping.site, run.cwd), waitsIn: ioCulprit } : {}),
             }
@@ -289,6 +338,8 @@ interface WaitSource {
   perRequest: number;
   /** Time of one call or timer, ms. */
   eachMs: number;
+  /** The share of the time requests were in flight these waits add up to. */
+  share?: number;
   /** The active-resource type these waits hold. */
   resource: string;
   /**
@@ -337,6 +388,7 @@ function waitSource(run: RunData, s: LoopStats): WaitSource | undefined {
         ...(timer.through ? { through: timer.through } : {}),
         perRequest: timer.created / s.requests,
         eachMs: timer.meanDelayMs,
+        share,
         resource: 'Timeout',
         steady: pinned(s, 'Timeout'),
         sentence: (c) =>
@@ -449,6 +501,7 @@ function upstreamSource(call: OutgoingWait, share: number, s: LoopStats): WaitSo
     ...(call.through ? { through: call.through } : {}),
     perRequest: call.completed / s.requests,
     eachMs: perCall,
+    share,
     resource: 'TCPSocketWrap',
     steady: siteSteady(band),
     sentence: base,
@@ -485,6 +538,7 @@ function commandSource(call: OutgoingWait, share: number, s: LoopStats, band: Re
     ...(call.through ? { through: call.through } : {}),
     perRequest,
     eachMs: perCall,
+    share,
     resource: 'TCPSocketWrap',
     steady: siteSteady(band),
     commands: true,
@@ -520,6 +574,7 @@ function messageSource(call: OutgoingWait, share: number, s: LoopStats, band: Re
     ...(call.through ? { through: call.through } : {}),
     perRequest,
     eachMs: perCall,
+    share,
     resource: 'IPC',
     steady: siteSteady(band),
     sentence: (c) =>

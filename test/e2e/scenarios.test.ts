@@ -150,6 +150,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'tenant-route-table': { category: 'event-loop-blocking', culprit: { function: 'mountTenantPages', file: 'lib/tenants.js' } },
   // The listener closures allocate what is kept; the function that adds them to the shared signal is named, the signal as the holder.
   'upload-abort-listeners': { category: 'memory-leak', culprit: { function: 'trackUpload', file: 'lib/drain.js' } },
+  // One route of four awaits six lookups in turn; the typical request answers at once (p50 well under one lookup).
+  'invoice-lines-minority': { category: 'io-wait', culprit: { function: 'invoiceWithProducts', file: 'lib/invoices.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -374,6 +376,11 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'upload-abort-listeners': (e) => {
     const held = e.heldIn as { name?: string; kind?: string; scope?: string } | undefined;
     assert.deepEqual([held?.name, held?.kind, held?.scope], ['draining.signal', 'EventTarget', 'module'], JSON.stringify(held));
+  },
+  'invoice-lines-minority': (e) => {
+    assert.equal(e.sequential, true);
+    assert.ok(e.slowMinority !== undefined, 'judged on the slow minority, not the p50');
+    assert.equal((e.serialisedBy as { line?: number } | undefined)?.line, 8);
   },
 };
 
