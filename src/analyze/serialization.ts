@@ -36,7 +36,7 @@ export function serialization(run: RunData): Finding[] {
   const view = cpuViewOf(run);
   const s = loopStats(run);
   // A loop idle for want of requests (a busy machine's generator, a light load) still pays its share (event-loop-blocking).
-  if (!view || !s || (s.eluMean < SERIALIZATION_MIN_ELU && !idleForWantOfRequests(s))) return [];
+  if (!view || !s || (s.eluMean < SERIALIZATION_MIN_ELU && !idleForWantOfRequests(s, run))) return [];
   const jsonUs = view.work.get('json') ?? 0;
   const share = jsonUs / view.activeUs;
   if (share < SERIALIZATION_MIN_SHARE) return [];

@@ -37,7 +37,7 @@ export function socketWrites(run: RunData): Finding[] {
   const view = cpuViewOf(run);
   const s = loopStats(run);
   if (!view || !s) return [];
-  const busy = s.eluMean >= SOCKET_WRITES_MIN_ELU || idleForWantOfRequests(s);
+  const busy = s.eluMean >= SOCKET_WRITES_MIN_ELU || idleForWantOfRequests(s, run);
   const writeUs = kernelWriteUs(view);
   const share = writeUs / view.activeUs;
   if (share < SOCKET_WRITES_MIN_SHARE) return [];

@@ -933,6 +933,20 @@ for (const noise of NOISE_LEVELS) {
     }
   });
 
+  test(`blocking: at an offered rate (--rate), a loop busy only by waiting for a core is not fed by the load (noise ${noise})`, () => {
+    const cpu = compiling();
+    for (const seed of SEEDS) {
+      // 150 req/s at 0.45 ms each beside other processes: ELU 0.4, but the loop ran 0.07 of a core
+      // (probe round x: a healthy worker-pool route at -R 150 read ELU 0.31 on 0.06 of a core).
+      const starved = { seed, noise, cwd, rps: 150, elu: 0.4, eldP50Ms: 3, eldP99Ms: 40, cores: 0.07, latencyMs: 0.3, profiles: [cpu] };
+      const open = syntheticRun(starved);
+      open.load = { ...open.load!, model: 'open', options: { ...open.load!.options, rate: 150 } };
+      assert.deepEqual(eventLoopBlocking(open), [], `seed ${seed}`);
+      // The same figures under a closed-model load: its rate is what the starved server answered.
+      assert.equal(eventLoopBlocking(syntheticRun(starved))[0]?.culprit?.function, 'evaluateRule', `seed ${seed}`);
+    }
+  });
+
   test(`blocking: the same cost where requests wait in the server (I/O) or on a nearly idle loop is not blocking (noise ${noise})`, () => {
     const cpu = compiling();
     for (const seed of SEEDS) {
