@@ -60,16 +60,37 @@ export function otherPorts(peers: readonly AgentPeer[], driven: number | undefin
   return [...new Set(ports)].sort((a, b) => a - b);
 }
 
+/** The process that listened on each port (the first one seen, for a port several shared). */
+export function portOwners(peers: readonly AgentPeer[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const p of peers) for (const l of p.listens) if (l.port !== undefined && !out.has(l.port)) out.set(l.port, p.pid);
+  return out;
+}
+
 /**
  * When the target opened more than one port and hotpath chose (no --port): which one the load
  * went to and how to drive another, since a helper server that opens first (an upstream stub, an
- * admin or metrics port) would otherwise take the load unnoticed.
+ * admin or metrics port) would otherwise take the load unnoticed. A port another process of the
+ * target opened (a helper the app forked, which may have opened first: wait-for-listen.ts passes
+ * over it) is said to be that process's, so the reason given for the choice stays true.
  */
-export function otherPortsWarning(others: readonly number[], target: RunMeta['target'], portChosen: boolean): string | undefined {
+export function otherPortsWarning(
+  others: readonly number[],
+  target: RunMeta['target'],
+  portChosen: boolean,
+  owners: ReadonlyMap<number, number> = new Map(),
+): string | undefined {
   if (others.length === 0 || portChosen) return undefined;
   const driven = target?.port !== undefined ? `port ${target.port}` : (target?.url ?? 'the first server');
   const list = others.join(', ');
-  return `the target also listened on port${others.length === 1 ? '' : 's'} ${list}; the load went to ${driven}, the first HTTP server the app opened. Pass --port ${others[0]} to drive ${others.length === 1 ? 'that one' : 'another'}`;
+  const elsewhere = others.filter((p) => owners.get(p) !== undefined && target?.pid !== undefined && owners.get(p) !== target.pid);
+  const why =
+    elsewhere.length === 0
+      ? 'the first HTTP server the app opened'
+      : `the first HTTP server the app's own process opened (${elsewhere.length === 1 ? 'port' : 'ports'} ${elsewhere.join(', ')}: ${
+          [...new Set(elsewhere.map((p) => owners.get(p)))].length === 1 ? `process ${owners.get(elsewhere[0])}` : 'other processes'
+        } of the target, such as a helper it started)`;
+  return `the target also listened on port${others.length === 1 ? '' : 's'} ${list}; the load went to ${driven}, ${why}. Pass --port ${others[0]} to drive ${others.length === 1 ? 'that one' : 'another'}`;
 }
 
 /** Things about the agents worth telling the reader of the run. */

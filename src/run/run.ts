@@ -33,7 +33,7 @@ import { collectAgents } from './collect-agents.js';
 import { driveLoad, type DrivePhase } from './drive-load.js';
 import { agentBundlePath } from './node-options.js';
 import { PhaseLog } from './phase-log.js';
-import { agentWarnings, otherPorts, otherPortsWarning, processesSeen, profilesWritten } from './run-meta.js';
+import { agentWarnings, otherPorts, otherPortsWarning, portOwners, processesSeen, profilesWritten } from './run-meta.js';
 import { resolveRunOptions, type ResolvedRunOptions } from './resolve-run-options.js';
 import type { RunOptions } from './run-options.js';
 import { startRunDir } from './start-run-dir.js';
@@ -528,7 +528,7 @@ class RunSession {
     const exit = this.servedEnd?.exit ?? this.target?.exitStatus;
     const peers = this.agents?.peers ?? [];
     const others = otherPorts(peers, this.meta.target?.port);
-    const portsWarning = otherPortsWarning(others, this.meta.target, this.options.port !== undefined);
+    const portsWarning = otherPortsWarning(others, this.meta.target, this.options.port !== undefined, portOwners(peers));
     Object.assign(this.meta, {
       endedAt: Date.now(),
       phases: this.phases.phases,
