@@ -281,6 +281,12 @@ for (const noise of NOISE_LEVELS) {
       const [short] = gcPressure(syntheticRun({ ...sliced, seed, profiles: [cpu(0.12, 500)] }));
       assert.equal(short?.evidence.gcShareSource, undefined, `seed ${seed}`);
     }
+    // A target starved of the CPU keeps the lesser of the scaled slices and the samples: both swell there.
+    const [starved] = gcPressure(syntheticRun({ ...sliced, seed: 1, minorGcMs: 1.5, cores: 0.4, profiles: [cpu(0.12)] }));
+    assert.ok(starved, 'the GC is still mentioned');
+    assert.equal(starved.evidence.gcShareSource, undefined, JSON.stringify(starved.evidence));
+    assert.equal(typeof starved.evidence.cpuPerActive, 'number');
+    assert.ok((starved.evidence.gcShare as number) < (starved.evidence.gcWallShare as number), JSON.stringify(starved.evidence));
     // Observed all the time (GCs rarer than the agent's per-second budget), the GCs are measured,
     // not extrapolated: their share is kept on a target that had the CPU.
     const [whole] = gcPressure(syntheticRun({ ...sliced, seed: 1, gcWindows: undefined, profiles: [cpu(0.03)] }));
