@@ -68,13 +68,14 @@ export const GC_APP_EXPLAINED_MIN_SHARE = GC_INFO_SHARE;
  * slice of every second, docs/agent.md) the GC time is extrapolated from a few slices per thread,
  * and a major GC or a burst of incremental marking caught in one of them, or missed, moves the
  * share by several points: cluster-e417-etag read 7.2-16.7 % over six runs from slices covering
- * 30-43 % of the time (a per-slice share of 3-63 %), its CPU profile 11.1-16.3 % (probe round x).
+ * 30-43 % of the time (a per-slice share of 0-63 %), its CPU profile 11.1-16.3 % (probe round x).
  */
 export const GC_SLICES_MIN_COVERAGE = 0.9;
 /**
  * Then the share is read from the CPU profile's `(garbage collector)` samples, which cover the
- * whole window, when the profile has at least this much sampled time in it (ms): 1,000 samples at
- * the default 1 ms interval put the share within about a point.
+ * whole window (of the busiest target thread, the one the rest of the analysis reads), when the
+ * profile has at least this much sampled time in it (ms): 1,000 samples at the default 1 ms
+ * interval put a share of 10 % within about a point (binomial standard error 0.95 points).
  */
 export const GC_PROFILE_MIN_MS = 1000;
 
