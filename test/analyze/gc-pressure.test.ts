@@ -245,3 +245,52 @@ test('gc: on a starved target, a GC share the CPU profile does not see is not be
   const quiet = gcPressure(syntheticRun({ ...busy, cores: 1, profiles: [cpu(0.03)] }))[0];
   assert.equal(quiet?.severity, 'warning', JSON.stringify(quiet?.evidence));
 });
+
+for (const noise of NOISE_LEVELS) {
+  test(`gc: where the GCs were observed in slices, the share is the CPU profile's, whatever the slices caught (noise ${noise})`, () => {
+    // A server scavenging 100 times a second (0.6 ms each) with a major GC of 80 ms every 2.5 s:
+    // 9.2 % of the time in GC. The agent observes the first 300 ms of every second, so the four
+    // majors are caught or missed by chance: the slices extrapolate to 6 % (none caught) or 9 %
+    // (one) by seed. The profile's samples span the window: 12 % of them GC.
+    const cpu = (gcShare: number, durationMs?: number) =>
+      syntheticCpuProfile(
+        [
+          { name: 'buildRows', file: 'server.js', line: 9, share: 0.8 - gcShare },
+          { name: '(garbage collector)', file: '', line: 0, share: gcShare },
+        ],
+        { cwd, idleShare: 0.2, ...(durationMs !== undefined ? { durationMs } : {}) },
+      );
+    const sliced = {
+      noise,
+      cwd,
+      elu: 0.8,
+      minorGcPerS: 100,
+      minorGcMs: 0.6,
+      majorGcPerS: 0.4,
+      majorGcMs: 80,
+      gcWindows: { windowMs: 300 },
+    };
+    for (const seed of SEEDS) {
+      const [f] = gcPressure(syntheticRun({ ...sliced, seed, profiles: [cpu(0.12)] }));
+      assert.ok(Math.abs((f?.evidence.gcShare as number) - 0.12) < 0.01, `seed ${seed} ${JSON.stringify(f?.evidence)}`);
+      assert.equal(f.evidence.gcShareSource, 'cpu-profile');
+      assert.equal(f.severity, 'warning');
+      assert.equal(typeof f.evidence.gcWallShare, 'number');
+      assert.match(f.summary, /by the CPU profile's samples/);
+      // A profile shorter than GC_PROFILE_MIN_MS stands for nothing: the slices' estimate is kept.
+      const [short] = gcPressure(syntheticRun({ ...sliced, seed, profiles: [cpu(0.12, 500)] }));
+      assert.equal(short?.evidence.gcShareSource, undefined, `seed ${seed}`);
+    }
+    // A target starved of the CPU keeps the lesser of the scaled slices and the samples: both swell there.
+    const [starved] = gcPressure(syntheticRun({ ...sliced, seed: 1, minorGcMs: 1.5, cores: 0.4, profiles: [cpu(0.12)] }));
+    assert.ok(starved, 'the GC is still mentioned');
+    assert.equal(starved.evidence.gcShareSource, undefined, JSON.stringify(starved.evidence));
+    assert.equal(typeof starved.evidence.cpuPerActive, 'number');
+    assert.ok((starved.evidence.gcShare as number) < (starved.evidence.gcWallShare as number), JSON.stringify(starved.evidence));
+    // Observed all the time (GCs rarer than the agent's per-second budget), the GCs are measured,
+    // not extrapolated: their share is kept on a target that had the CPU.
+    const [whole] = gcPressure(syntheticRun({ ...sliced, seed: 1, gcWindows: undefined, profiles: [cpu(0.03)] }));
+    assert.equal(whole?.evidence.gcShareSource, undefined);
+    assert.ok((whole?.evidence.gcShare as number) > 0.08, JSON.stringify(whole?.evidence));
+  });
+}
