@@ -87,6 +87,22 @@ export function gcPressure(run: RunData): Finding[] {
   if (!w || threads.length === 0) return [];
   const gc = gcActivity(threads, w);
   if (gc.events.length === 0 || gc.sampledMs <= 0) return [];
+  const views = gcShareViews(run, gc);
+  const share = views.share;
+  if (share < GC_INFO_SHARE) return [];
+  // Pressure is a rate: a kind of GC seen fewer than GC_MIN_PRESSURE_COUNT times is a pause or
+  // two (the first major GCs of a heap that is still growing), stated but not a rate of pressure.
+  const recurring = recurringShare(gc);
+  const pressure = share * recurring;
+  return [finding(run, gc, share, pressure, views)];
+}
+
+/**
+ * The share of the load window the target's GC took, and the views it was read from (the GCs
+ * observed, scaled on a starved target; the CPU profile's samples): gc-pressure's reading, which
+ * the healthy finding states too. `gc` must have observed time (gc.sampledMs > 0).
+ */
+export function gcShareViews(run: RunData, gc: GcActivity): ShareViews & { share: number } {
   const wallShare = gc.estimatedMs / gc.sampledMs;
   // GC durations are wall time. On a target that got less CPU than its loop asked for (other
   // processes on the cores), they include the wait for the CPU, and V8's parallel scavenger waits
@@ -117,13 +133,7 @@ export function gcPressure(run: RunData): Finding[] {
   // direction that raises no false alarm.
   const fromProfile = sampled !== undefined && gc.coverage < GC_SLICES_MIN_COVERAGE && starved === undefined;
   const share = fromProfile ? sampled : sampled !== undefined && starved !== undefined ? Math.min(corrected, sampled) : corrected;
-  if (share < GC_INFO_SHARE) return [];
-  // Pressure is a rate: a kind of GC seen fewer than GC_MIN_PRESSURE_COUNT times is a pause or
-  // two (the first major GCs of a heap that is still growing), stated but not a rate of pressure.
-  const recurring = recurringShare(gc);
-  const pressure = share * recurring;
-  const views: ShareViews = { wallShare, sampledShare: sampled, fromProfile, ...(starved !== undefined ? { cpuPerActive: starved } : {}) };
-  return [finding(run, gc, share, pressure, views)];
+  return { share, wallShare, sampledShare: sampled, fromProfile, ...(starved !== undefined ? { cpuPerActive: starved } : {}) };
 }
 
 /** Of the GC time, the part in kinds seen at least GC_MIN_PRESSURE_COUNT times in the window. */
@@ -142,7 +152,7 @@ function gcSampleShare(run: RunData): number | undefined {
 }
 
 /** Where the share came from: the observed GCs' wall time, the profile's samples, the CPU the target had when starved. */
-interface ShareViews {
+export interface ShareViews {
   wallShare: number;
   sampledShare: number | undefined;
   fromProfile: boolean;

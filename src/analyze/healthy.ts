@@ -11,6 +11,7 @@ import type { Finding } from './finding.js';
 import { loopStats } from './signals/loop-stats.js';
 import { loadWindow, targetThreads } from './signals/load-window.js';
 import { gcActivity } from './signals/gc-activity.js';
+import { gcShareViews } from './gc-pressure.js';
 import { round } from './signals/stats.js';
 import { agentCost } from './signals/agent-cost.js';
 import { BLOCKING_STALL_MS, BLOCKING_STARVED_CPU_PER_ACTIVE, ownChildren } from './event-loop-blocking.js';
@@ -36,7 +37,8 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
   const w = loadWindow(run);
   const threads = targetThreads(run);
   const gc = gcActivity(threads, w);
-  const gcShare = gc.sampledMs > 0 ? gc.estimatedMs / gc.sampledMs : 0;
+  // The share gc-pressure reads (the profile's where the GCs were observed in slices): the same figure in both.
+  const gcShare = gc.sampledMs > 0 ? gcShareViews(run, gc).share : 0;
   const rps = load?.requests.perSecond ?? s?.requestsPerSecond ?? 0;
   const p99 = load?.latency.p99 ?? s?.latencyP99Ms ?? 0;
   // The loop's utilization less the agent's own callbacks (agent-cost.ts): the capacity of the

@@ -69,3 +69,39 @@ test("healthy: the capacity leaves out the agent's own share of the loop when th
   const share = measured.evidence.agentCostShare as number;
   assert.ok(share > 0 && share < 0.5, `agent cost share ${share}`);
 });
+
+test('healthy: the GC share it states is the one gc-pressure reads (the profile where GCs were observed in slices)', async () => {
+  const { syntheticCpuProfile } = await import('../fixtures/telemetry/synthetic-profile.js');
+  const { gcShareViews } = await import('../../src/analyze/gc-pressure.js');
+  const { gcActivity } = await import('../../src/analyze/signals/gc-activity.js');
+  const { loadWindow, targetThreads } = await import('../../src/analyze/signals/load-window.js');
+  const cwd = '/app';
+  // Scavenges 100 times a second, observed 300 ms of each second; the profile puts 3 % of the window in GC.
+  const run = syntheticRun({
+    seed: 2,
+    cwd,
+    elu: 0.5,
+    minorGcPerS: 100,
+    minorGcMs: 0.2,
+    gcWindows: { windowMs: 300 },
+    profiles: [
+      syntheticCpuProfile(
+        [
+          { name: 'listProducts', file: 'server.js', line: 9, share: 0.47 },
+          { name: '(garbage collector)', file: '', line: 0, share: 0.03 },
+        ],
+        { cwd, idleShare: 0.5 },
+      ),
+    ],
+  });
+  const views = gcShareViews(run, gcActivity(targetThreads(run), loadWindow(run)!));
+  assert.equal(views.fromProfile, true, JSON.stringify(views));
+  const healthy = healthyFinding(run, []);
+  assert.ok(healthy, 'healthy');
+  assert.match(
+    healthy.summary,
+    new RegExp(`GC took ${(Math.round(views.share * 1000) / 10).toString().replace('.', '\\.')} %`),
+    healthy.summary,
+  );
+  assert.ok(Math.abs(views.share - 0.03) < 0.01, JSON.stringify(views));
+});
