@@ -36,6 +36,7 @@ import { timed, timedEvery } from './own-time.js';
 import { unrefInterval, listen, originalClearInterval } from './originals.js';
 import { ExitCauseWatch } from './exit-cause.js';
 import { epochNow } from './clock.js';
+import { guardPosts } from './profiling/guarded-session.js';
 import { InspectorProfiler } from './profiling/inspector-profiler.js';
 import { reserveFd } from './fd-reserve.js';
 import { ProfileRescueFlag, rescueProfilesAtExit } from './profiling/profile-rescue.js';
@@ -306,7 +307,8 @@ export class ThreadAgent {
     reserveFd();
     const inspector = require('node:inspector') as typeof import('node:inspector');
     const connect = (): import('node:inspector').Session => {
-      const session = new inspector.Session();
+      // A post that throws must never reach the app as an uncaught exception (guarded-session.ts).
+      const session = guardPosts(new inspector.Session());
       session.connect();
       return session;
     };

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import type { ControlMessage } from '../protocol.js';
 import { AgentConnection, useConnectionSecret } from '../connection.js';
 import { DENSE_HEAP_SAMPLING, LIGHT_HEAP_SAMPLING, InspectorProfiler } from '../profiling/inspector-profiler.js';
+import { guardPosts } from '../profiling/guarded-session.js';
 import { ProfileRescueFlag, RESCUE_PROFILES } from '../profiling/profile-rescue.js';
 import { CHECK_MS, StallWatchdog } from './stall-watchdog.js';
 import { OwnCpu, watchedThreadCpu } from './own-cpu.js';
@@ -47,7 +48,7 @@ export const STALL_REPORT_WAIT_MS = 1000;
 
 function mainSession(): Session {
   const inspector = require('node:inspector') as typeof import('node:inspector');
-  const session = new inspector.Session();
+  const session = guardPosts(new inspector.Session());
   session.connectToMainThread();
   return session;
 }
