@@ -206,8 +206,9 @@ export class ThreadAgent {
       sample.gc = gc;
       // GC pressure or heap growth while a profile runs: the worker starts sampling the heap.
       safely('heap-trigger', () => this.heapTrigger.loop(sample.intervalMs, sample.elu, threadCpuMs(sample.cpu)));
-      safely('heap-trigger', () => this.wantHeap(this.heapTrigger.observe(epochNow(), events, gc.observedMs)));
       this.heapTrigger.countRequests(sample.http?.finished ?? 0);
+      // Full GCs' readings of the live heap first: where one was judged, the trigger's rougher
+      // reading (the old generation with its garbage) no longer stands in for it (heap-trigger.ts).
       // A full GC of V8's own reads what is live as well as the forced one does.
       const ownFull = gc.heapAfterFull?.[gc.heapAfterFull.length - 1];
       if (ownFull !== undefined) safely('heap-trigger', () => this.wantHeap(this.heapTrigger.liveAfterFullGc(ownFull.bytes, false)));
@@ -215,9 +216,11 @@ export class ThreadAgent {
         const forced = this.midLoadGc.observe(epochNow(), gc.full, oldGenerationUsed);
         if (forced === undefined) return;
         this.conn.send({ type: 'stall', ...forced, ongoing: false, byAgent: 'mid-load-gc' });
+        this.heapTrigger.agentFullGc(forced.start, forced.start + forced.durationMs);
         // The live heap grew in the first half: the worker samples what stays alive in the second.
         this.wantHeap(this.heapTrigger.liveAfterFullGc(forced.heapAfter));
       });
+      safely('heap-trigger', () => this.wantHeap(this.heapTrigger.observe(epochNow(), events, gc.observedMs)));
     }
     if (postLoadGc !== undefined) sample.postLoadGc = postLoadGc;
     this.conn.send(sample);
@@ -332,7 +335,8 @@ export class ThreadAgent {
     // The worker's own connection may miss a command sent while it opened: pass every one on
     // (the worker acts once per seq).
     if (this.worker !== undefined && msg.cmd !== 'phase') this.worker.postMessage({ hotpathForward: msg });
-    if (msg.cmd === 'profile-start' && !this.opts.config.heap && this.opts.config.heapSample) this.heapTrigger.arm(epochNow());
+    if (msg.cmd === 'profile-start' && !this.opts.config.heap && this.opts.config.heapSample)
+      this.heapTrigger.arm(epochNow(), msg.heapRetainedFrom);
     else if (msg.cmd === 'profile-stop') this.heapTrigger.disarm();
     if (msg.cmd === 'profile-start') this.midLoadGc.arm(epochNow(), msg.heapRetainedFrom);
     else if (msg.cmd === 'profile-stop') this.midLoadGc.disarm();

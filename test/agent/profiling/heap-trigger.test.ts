@@ -257,3 +257,74 @@ test('heap trigger: a GC kind seen fewer than 3 times is a pause, not pressure',
     2 * TRIGGER_EVERY_MS,
   );
 });
+
+test('heap trigger: with a mid-load GC to come, the old generation rising with garbage waits for its live reading', () => {
+  // 5 MiB a second of promoted garbage, 1 % GC: the rough reading rises 4 MiB in under a second.
+  const heap = { old: 6 * MB };
+  const garbage = (ms: number) => 6 * MB + (ms / 1000) * 5 * MB;
+  const t = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
+  t.arm(0, 2000);
+  assert.equal(feed(t, 1.9, 1, garbage, heap), undefined, 'before the mid-load GC: nothing asked');
+  t.countRequests(2500);
+  // The forced GC: the live heap 0.3 MB above the start, over 2,500 requests (120 bytes each).
+  heap.old = 6.3 * MB;
+  assert.equal(t.liveAfterFullGc(6.3 * MB), undefined);
+  // The garbage piles up again: the live reading was judged, the rough one no longer decides.
+  assert.equal(
+    feed(t, 4, 1, (ms) => 6.3 * MB + (ms / 1000) * 5 * MB, heap),
+    undefined,
+  );
+  // A later full GC of V8's own that finds the live heap grown still does.
+  t.countRequests(2500);
+  assert.equal(t.liveAfterFullGc(9 * MB, false), 'growth');
+
+  // Past the time of the mid-load GC without a reading (a heap too large to force one): the rough reading decides again.
+  const big = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
+  heap.old = 80 * MB;
+  big.arm(0, 1000);
+  const at = feed(big, 4, 1, (ms) => 80 * MB + (ms / 1000) * 5 * MB, heap);
+  assert.ok(at !== undefined && at >= 1000, `fired at ${at}`);
+  assert.equal(reason, 'growth');
+
+  // Beside GC pressure, growth before the mid-load GC still asks for both views at once.
+  const pressed = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
+  heap.old = 6 * MB;
+  pressed.arm(0, 5000);
+  assert.ok(feed(pressed, 2, 10, (ms) => 6 * MB + (ms / 1000) * 10 * MB, heap) !== undefined);
+  assert.equal(reason, 'growth-gc');
+});
+
+test("heap trigger: the GCs of the agent's own full GC are no GC pressure of the app's", () => {
+  // A quiet server: a scavenge of 0.2 ms per 100 ms, then the mid-load GC of 45 ms, several major
+  // GCs in a row (V8's memory-reducing sequence): counted, they are 10 % of the time GCs were observed.
+  const heap = { old: 6 * MB };
+  const make = () =>
+    new HeapTrigger(
+      () => heap.old,
+      () => 0,
+    );
+  const major = (start: number, durationMs: number): GcEvent => ({ kind: 'major', start, durationMs, flags: 0 });
+  const run = (t: HeapTrigger, excluded: boolean): string | undefined => {
+    t.arm(0, 1000);
+    if (excluded) t.agentFullGc(1000, 1045);
+    for (let at = 100; at <= 3000; at += 100) {
+      const events = [gc(0.2)];
+      if (at === 1100) events.push(major(1000, 15), major(1015, 15), major(1030, 15));
+      // GCs observed in slices: 30 ms of every 100 (a share of what was observed).
+      const r = t.observe(at, events, 30);
+      if (r !== undefined) return r;
+    }
+    return undefined;
+  };
+  assert.equal(run(make(), true), undefined, 'the forced GC left out: a quiet server asks nothing');
+  assert.equal(run(make(), false), 'gc', 'what the same GCs read as when counted');
+});
