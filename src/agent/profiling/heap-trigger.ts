@@ -50,6 +50,13 @@ export const TRIGGER_LIVE_GROWTH_SHARE = 0.05;
 export const TRIGGER_LIVE_BYTES_PER_REQUEST = 512;
 /** Requests finished since the start for that rate to be judged (a server's first ones warm it up). */
 export const TRIGGER_LIVE_MIN_REQUESTS = 500;
+/**
+ * A rise of the old generation (garbage included) this fast per request finished since the start
+ * decides at once, before any full GC's reading: more than a request's promoted garbage (the quiet
+ * test server's read ≈ 3 KB a request on a loaded machine) and what a leak of a megabyte a request
+ * shows in its first requests, so its allocation view starts early as before.
+ */
+export const TRIGGER_ROUGH_BYTES_PER_REQUEST = 64 * 1024;
 /** A GC the observer timed this close (ms) to the agent's forced one is part of it (the clocks read apart). */
 const AGENT_GC_SLACK_MS = 1;
 /** How often the condition is judged (and the old generation read). */
@@ -159,9 +166,10 @@ export class HeapTrigger {
     // The old generation read here holds garbage: a busy server's promoted garbage rises as a
     // leak does until a full GC. It stands in for growth only where no full GC's reading of the
     // live heap judges it: not before the forced mid-load GC is due, nor once a full GC's reading
-    // was judged (later ones of V8's own are judged by liveAfterFullGc). Beside GC pressure it
-    // still asks for both views at once ('growth-gc').
-    const growth = risen && (pressure || this.roughGrowthJudged(now));
+    // was judged (later ones of V8's own are judged by liveAfterFullGc), unless it rises faster per
+    // request than garbage does. Beside GC pressure it still asks for both views at once ('growth-gc').
+    const fast = this.requests > 0 && (old - this.lowest) / this.requests >= TRIGGER_ROUGH_BYTES_PER_REQUEST;
+    const growth = risen && (pressure || fast || this.roughGrowthJudged(now));
     if (!pressure && !growth) return undefined;
     this.fired = true;
     return growth ? this.growthReason(pressure) : 'gc';

@@ -292,6 +292,18 @@ test('heap trigger: with a mid-load GC to come, the old generation rising with g
   assert.ok(at !== undefined && at >= 1000, `fired at ${at}`);
   assert.equal(reason, 'growth');
 
+  // A megabyte a request (a leak this fast is no garbage): it decides at once, mid-load GC to come or not.
+  heap.old = 6 * MB;
+  const leak = new HeapTrigger(
+    () => heap.old,
+    () => 0,
+  );
+  leak.arm(0, 5000);
+  leak.countRequests(5);
+  const early = feed(leak, 2, 1, (ms) => 6 * MB + (ms / 1000) * 10 * MB, heap);
+  assert.ok(early !== undefined && early < 5000, `fired at ${early}`);
+  assert.equal(reason, 'growth');
+
   // Beside GC pressure, growth before the mid-load GC still asks for both views at once.
   const pressed = new HeapTrigger(
     () => heap.old,
