@@ -83,13 +83,14 @@ export function otherPortsWarning(
   if (others.length === 0 || portChosen) return undefined;
   const driven = target?.port !== undefined ? `port ${target.port}` : (target?.url ?? 'the first server');
   const list = others.join(', ');
-  const elsewhere = others.filter((p) => owners.get(p) !== undefined && target?.pid !== undefined && owners.get(p) !== target.pid);
+  // Ports another process of the target opened, and those processes.
+  const elsewhere = others.filter((p) => target?.pid !== undefined && (owners.get(p) ?? target.pid) !== target.pid);
+  const pids = new Set(elsewhere.map((p) => owners.get(p)));
+  const opener = pids.size === 1 ? `process ${[...pids][0]}` : 'other processes';
   const why =
     elsewhere.length === 0
       ? 'the first HTTP server the app opened'
-      : `the first HTTP server the app's own process opened (${elsewhere.length === 1 ? 'port' : 'ports'} ${elsewhere.join(', ')}: ${
-          [...new Set(elsewhere.map((p) => owners.get(p)))].length === 1 ? `process ${owners.get(elsewhere[0])}` : 'other processes'
-        } of the target, such as a helper it started)`;
+      : `the first HTTP server the app's own process opened (${elsewhere.length === 1 ? 'port' : 'ports'} ${elsewhere.join(', ')}: ${opener} of the target, such as a helper it started)`;
   return `the target also listened on port${others.length === 1 ? '' : 's'} ${list}; the load went to ${driven}, ${why}. Pass --port ${others[0]} to drive ${others.length === 1 ? 'that one' : 'another'}`;
 }
 
