@@ -203,7 +203,11 @@ export function resolveTicks(
     warnings.push(
       `${log.file} ends in the middle of a line: the log was cut short (the process killed, or an incomplete copy); the ${log.times.length} complete ticks before the cut are used`,
     );
-  if (log.badLines > 0) warnings.push(`${log.file}: ${log.badLines} malformed line(s) skipped`);
+  if (log.badLines > 0) {
+    const first = log.firstBadLine;
+    const which = first ? ` (the first, line ${first.line}: ${JSON.stringify(first.text)})` : '';
+    warnings.push(`${log.file}: ${log.badLines} malformed line(s) skipped${which}`);
+  }
   for (const l of libs) if (l.warning) warnings.push(l.warning);
   const deoptReasons = new Map<number, string>();
   const deoptCounts = new Map<string, { count: number; lastReason: string }>();

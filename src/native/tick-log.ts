@@ -72,6 +72,8 @@ export interface TickLog {
   truncated: boolean;
   /** Lines that did not parse. */
   badLines: number;
+  /** The first line that did not parse (its number and its first characters), to say which. */
+  firstBadLine?: { line: number; text: string };
   /** Record kinds read, for diagnostics. */
   lineCounts: Record<string, number>;
 }
@@ -372,6 +374,17 @@ function readTick(buf: Uint8Array, pos: number, end: number, map: CodeMap<Dynami
  * Parses a tick log (its bytes as read, or its text). Throws HOTPATH_ERR_TICK_LOG / _VERSION on
  * what is not one. V8 writes the log in ASCII (it escapes every other character).
  */
+/** Keeps the first malformed line's number and first characters, for the warning that says it was skipped. */
+function noteBadLine(log: TickLog, lineNo: number, buf: Buffer, from: number, to: number): void {
+  if (log.firstBadLine) return;
+  let end = Math.min(to, from + BAD_LINE_SHOWN);
+  if (buf[end - 1] === 10) end--;
+  log.firstBadLine = { line: lineNo, text: buf.toString('utf8', from, end) };
+}
+
+/** How much of a malformed line a warning shows. */
+const BAD_LINE_SHOWN = 120;
+
 export function parseTickLog(data: Buffer | string, file: string): TickLog {
   const log: TickLog = {
     file,
@@ -408,7 +421,10 @@ export function parseTickLog(data: Buffer | string, file: string): TickLog {
     if (isTickLine(buf, pos)) {
       if (tickLines++ === 0) counts.tick = 0; // keeps the kinds in the order they came
       sawMark = true;
+      const bad = log.badLines;
+      const from = pos;
       pos = readTick(buf, pos, end, map, log);
+      if (log.badLines !== bad) noteBadLine(log, lineNo, buf, from, pos);
       continue;
     }
     let nl = buf.indexOf(10, pos);
@@ -425,6 +441,7 @@ export function parseTickLog(data: Buffer | string, file: string): TickLog {
       if (tickLines++ === 0) counts.tick = 0;
       sawMark = true;
       log.badLines++;
+      noteBadLine(log, lineNo, buf, from, nl);
       continue;
     }
     counts[kind] = (counts[kind] ?? 0) + 1;
@@ -435,7 +452,9 @@ export function parseTickLog(data: Buffer | string, file: string): TickLog {
       }
     }
     if (!READ_KINDS.has(kind)) continue;
+    const bad = log.badLines;
     readEvent(kind, buf.toString('utf8', from, nl), state);
+    if (log.badLines !== bad) noteBadLine(log, lineNo, buf, from, nl);
   }
   if (!sawMark) throw notATickLog(file, 'it has none of the lines V8 writes (v8-version, shared-library, code-creation, tick)');
   if (log.v8Major !== undefined && log.v8Major < MIN_V8_MAJOR) {

@@ -137,6 +137,26 @@ test('bad input: a truncated log is read up to the cut, with a warning', () => {
   assert.match(formatProfStatistics(computeProfStatistics(r)), /2 ticks, 0 unaccounted/);
 });
 
+test('bad input: malformed lines are skipped, counted, and the first one is quoted with its line number', () => {
+  const text =
+    head +
+    fn('0x10000', 0x100, 'work /app/a.js:1:10', '0x9000', '*') +
+    tick('0x10010', 1000) +
+    'tick,0x10010,zz\n' +
+    'code-creation,JS,10\n' +
+    'timer-event-start,V8.Execute,1500\n' +
+    tick('0x10010', 2000);
+  const log = parseTickLog(text, 'bad.log');
+  assert.equal(log.badLines, 2);
+  assert.deepEqual(log.firstBadLine, { line: 6, text: 'tick,0x10010,zz' });
+  const r = resolveTicks(log, []);
+  assert.equal(r.times.length, 2);
+  assert.ok(
+    r.warnings.some((w) => w.includes('2 malformed line(s) skipped (the first, line 6: "tick,0x10010,zz")')),
+    r.warnings.join('\n'),
+  );
+});
+
 test('bad input: a binary that is gone leaves its ticks unnamed, and says why', async () => {
   const log = write(
     'gone.log',
