@@ -8,7 +8,7 @@ import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { buildFinding } from './build-finding.js';
 import { loadWindow, targetThreads } from './signals/load-window.js';
-import { gcActivity, roundKinds, type GcActivity } from './signals/gc-activity.js';
+import { loadGcActivity, roundKinds, type GcActivity } from './signals/gc-activity.js';
 import { allocationsOf, type AllocationSite } from './signals/allocation-view.js';
 import { frameCulprit, describeCulprit } from './signals/culprit.js';
 import { cpuViewOf } from './signals/cpu-view.js';
@@ -85,7 +85,7 @@ export function gcPressure(run: RunData): Finding[] {
   const w = loadWindow(run);
   const threads = targetThreads(run);
   if (!w || threads.length === 0) return [];
-  const gc = gcActivity(threads, w);
+  const gc = loadGcActivity(run);
   if (gc.events.length === 0 || gc.sampledMs <= 0) return [];
   const views = gcShareViews(run, gc);
   const share = views.share;

@@ -9,8 +9,7 @@
 import type { RunData } from '../run-dir/run-data.js';
 import type { Finding } from './finding.js';
 import { loopStats } from './signals/loop-stats.js';
-import { loadWindow, targetThreads } from './signals/load-window.js';
-import { gcActivity } from './signals/gc-activity.js';
+import { loadGcActivity } from './signals/gc-activity.js';
 import { gcShareViews } from './gc-pressure.js';
 import { round } from './signals/stats.js';
 import { agentCost } from './signals/agent-cost.js';
@@ -34,9 +33,7 @@ export function healthyFinding(run: RunData, findings: readonly Finding[]): Find
   const load = run.load;
   if (!s && !load) return undefined;
   if (!answeredAny(run)) return undefined;
-  const w = loadWindow(run);
-  const threads = targetThreads(run);
-  const gc = gcActivity(threads, w);
+  const gc = loadGcActivity(run);
   // The share gc-pressure reads (the profile's where the GCs were observed in slices): the same figure in both.
   const gcShare = gc.sampledMs > 0 ? gcShareViews(run, gc).share : 0;
   const rps = load?.requests.perSecond ?? s?.requestsPerSecond ?? 0;

@@ -5,7 +5,7 @@ import type { SampleMessage } from '../agent/protocol.js';
 import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
 import type { TelemetrySummary } from './report-schema.js';
 import { loadWindow, loopDelaySamples, targetThreads, windowSamples, windowStalls } from '../analyze/signals/load-window.js';
-import { gcActivity, roundKinds, type GcActivity } from '../analyze/signals/gc-activity.js';
+import { loadGcActivity, roundKinds, type GcActivity } from '../analyze/signals/gc-activity.js';
 import { max, percentile, round, sum, weightedMean, weightedPercentile } from '../analyze/signals/stats.js';
 import { latencyWeight } from '../analyze/signals/latency-weight.js';
 import { loopStats } from '../analyze/signals/loop-stats.js';
@@ -20,7 +20,7 @@ export function summarizeTelemetry(run: RunData): TelemetrySummary | null {
   const samples = perThread.flatMap((x) => x.samples);
   if (samples.length === 0) return null;
   const durationMs = w?.durationMs ?? sum(perThread[0].samples.map((s) => s.intervalMs));
-  const gc = gcActivity(threads, w);
+  const gc = loadGcActivity(run);
   const stalls = threads.flatMap((t) => windowStalls(t, w));
   return {
     targets: threads.map((t) => ({ pid: t.pid, threadId: t.threadId, ...portOf(t, run.meta.target?.port) })),

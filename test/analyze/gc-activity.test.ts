@@ -3,7 +3,7 @@
 // agent that observed all the time read as they always did.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gcActivity } from '../../src/analyze/signals/gc-activity.js';
+import { gcActivity, loadGcActivity } from '../../src/analyze/signals/gc-activity.js';
 import { gcPressure } from '../../src/analyze/gc-pressure.js';
 import { memoryLeak } from '../../src/analyze/memory-leak.js';
 import { loadWindow, targetThreads } from '../../src/analyze/signals/load-window.js';
@@ -25,6 +25,14 @@ test('a run observed all the time (no sample.gc): every GC counts as it is', () 
   );
   assert.equal(gc.fullGcs, gc.events.filter((e) => e.kind === 'major').length);
   assert.equal(gc.heapAfterFull.length, gc.fullGcs);
+});
+
+test("the load window's GC activity is computed once per run, and is what the window's threads read", () => {
+  const run = syntheticRun({ seed: 5, minorGcPerS: 80, minorGcMs: 1.5, majorGcPerS: 0.5, majorGcMs: 9, gcWindows: { windowMs: 100 } });
+  const first = loadGcActivity(run);
+  assert.equal(loadGcActivity(run), first);
+  assert.deepEqual(first, gcActivity(targetThreads(run), loadWindow(run)));
+  assert.notEqual(loadGcActivity(syntheticRun({ seed: 5, minorGcPerS: 80, minorGcMs: 1.5 })), first);
 });
 
 for (const noise of NOISE_LEVELS) {

@@ -6,8 +6,9 @@
 // report's summary and its timeline all estimate GC time here, so they agree.
 
 import type { GcEvent, SampleMessage } from '../../agent/protocol.js';
-import type { ThreadTelemetry } from '../../run-dir/run-data.js';
-import { windowGc, windowSamples, type Window } from './load-window.js';
+import type { RunData, ThreadTelemetry } from '../../run-dir/run-data.js';
+import { perRun } from '../../run-dir/per-run.js';
+import { loadWindow, targetThreads, windowGc, windowSamples, type Window } from './load-window.js';
 import { round } from './stats.js';
 
 export interface KindTotals {
@@ -37,6 +38,12 @@ export interface GcActivity {
   /** The heap used after each full GC, in time order (the canary's readings, else observed majors'). */
   heapAfterFull: { t: number; bytes: number }[];
 }
+
+/**
+ * The target threads' GC activity over the load window, computed once per run: gc-pressure, the
+ * healthy finding and report.json's summary read the same figures.
+ */
+export const loadGcActivity: (run: RunData) => GcActivity = perRun((run) => gcActivity(targetThreads(run), loadWindow(run)));
 
 export function gcActivity(threads: readonly ThreadTelemetry[], w: Window | null): GcActivity {
   const events: GcEvent[] = [];
