@@ -370,10 +370,6 @@ function readTick(buf: Uint8Array, pos: number, end: number, map: CodeMap<Dynami
   return nl < 0 || nl >= end ? end : nl + 1;
 }
 
-/**
- * Parses a tick log (its bytes as read, or its text). Throws HOTPATH_ERR_TICK_LOG / _VERSION on
- * what is not one. V8 writes the log in ASCII (it escapes every other character).
- */
 /** Keeps the first malformed line's number and first characters, for the warning that says it was skipped. */
 function noteBadLine(log: TickLog, lineNo: number, buf: Buffer, from: number, to: number): void {
   if (log.firstBadLine) return;
@@ -385,6 +381,10 @@ function noteBadLine(log: TickLog, lineNo: number, buf: Buffer, from: number, to
 /** How much of a malformed line a warning shows. */
 const BAD_LINE_SHOWN = 120;
 
+/**
+ * Parses a tick log (its bytes as read, or its text). Throws HOTPATH_ERR_TICK_LOG / _VERSION on
+ * what is not one. V8 writes the log in ASCII (it escapes every other character).
+ */
 export function parseTickLog(data: Buffer | string, file: string): TickLog {
   const log: TickLog = {
     file,
