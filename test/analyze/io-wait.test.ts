@@ -526,8 +526,9 @@ test('io-wait: requests queued in a limiter that takes the I/O as a task name th
   assert.equal((f.evidence.slotHeldBy as { function: string }).function, 'lookup');
   assert.match(f.summary, /Requests wait for a slot at `await limit\(\(\) => lookup\(user\.id\)\)` in enrichUser \(lib\/profiles\.js:7\)/);
   // Handed to an awaited call; a Promise executor wraps the I/O itself and is no gate.
-  assert.equal(awaitedCallee('  const profile = await limit(() => lookup(user.id));', 31), 'limit');
-  assert.equal(awaitedCallee('  await this.queue.add(async () => {', 24), 'this.queue.add');
+  assert.deepEqual(awaitedCallee('  const profile = await limit(() => lookup(user.id));', 31), { callee: 'limit', keyword: 'await' });
+  assert.deepEqual(awaitedCallee('  await this.queue.add(async () => {', 24), { callee: 'this.queue.add', keyword: 'await' });
+  assert.deepEqual(awaitedCallee('  return limit(() => requestRegion(port, ip));', 16), { callee: 'limit', keyword: 'return' });
   assert.equal(awaitedCallee('  return await new Promise((resolve) => {', 28), undefined);
   assert.equal(awaitedCallee('  items.map((x) => x.id);', 13), undefined);
   rmSync(dir, { recursive: true, force: true });

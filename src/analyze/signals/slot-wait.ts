@@ -9,7 +9,8 @@
 // above the callback on the stack): that call is where requests wait. A limiter that takes the
 // I/O as a task (`await limit(() => fetchProfile(id))`, p-limit, p-queue's `add`, a mutex's
 // `runExclusive`) runs it later from its own queue, not from the call it was handed to: the
-// callback's first line awaiting that call is where requests wait.
+// callback's first line awaiting that call (or returning it to a caller that awaits it) is where
+// requests wait.
 
 import type { RunData } from '../../run-dir/run-data.js';
 import type { CallSite } from '../../agent/protocol.js';
@@ -25,7 +26,7 @@ export interface SlotWait {
   site: CallSite;
   /** The awaited expression as written, e.g. `pool.checkout()`; for a callback's gate, its call: `pool.acquire(callback)`. */
   awaited: string;
-  /** The slot is handed to a callback (no `await`). */
+  /** No `await` on the line: the slot is handed to a callback, or the gated promise is returned to a caller that awaits it. */
   callback?: boolean;
 }
 
@@ -58,20 +59,34 @@ export function slotWait(run: RunData, chain: readonly (CallSite | undefined)[])
 function awaitedTask(run: RunData, frame: CallSite): SlotWait | undefined {
   if (frame.functionLine === undefined || frame.functionColumn === undefined) return undefined;
   const text = runSourceLine(run, frame.file, frame.functionLine);
-  if (text === undefined || awaitedCallee(text, frame.functionColumn) === undefined) return undefined;
-  const awaited = awaitedOn(text);
+  const handed = text === undefined ? undefined : awaitedCallee(text, frame.functionColumn);
+  if (text === undefined || handed === undefined) return undefined;
+  const returned = handed.keyword === 'return';
+  const awaited = returned ? returnedOn(text) : awaitedOn(text);
   if (awaited === undefined) return undefined;
   const owner = ownerOf(frame.function);
-  return { site: { ...frame, function: owner, line: frame.functionLine, column: 1 }, awaited };
+  return { site: { ...frame, function: owner, line: frame.functionLine, column: 1 }, awaited, ...(returned ? { callback: true } : {}) };
 }
 
-/** The awaited call a callback starting at `column` (1-based) of `text` is handed to: `limit` in `await limit(() => ...`. */
-export function awaitedCallee(text: string, column: number): string | undefined {
+/**
+ * The call a callback starting at `column` (1-based) of `text` is handed to, when that call is
+ * awaited or returned (to a caller that awaits it): `limit` in `await limit(() => ...` and in
+ * `return limit(() => ...`.
+ */
+export function awaitedCallee(text: string, column: number): { callee: string; keyword: 'await' | 'return' } | undefined {
   if (column < 2) return undefined;
-  const m = /\bawait\s+([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\(\s*(?:[^()]*,\s*)?(?:async\s+)?(?:function\b[^(]*)?$/.exec(
+  const m = /\b(await|return)\s+([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\(\s*(?:[^()]*,\s*)?(?:async\s+)?(?:function\b[^(]*)?$/.exec(
     text.slice(0, column - 1),
   );
-  return m?.[1];
+  return m ? { callee: m[2], keyword: m[1] as 'await' | 'return' } : undefined;
+}
+
+/** The expression a line returns, without the trailing `;`. */
+function returnedOn(text: string): string | undefined {
+  const m = /\breturn\s+(.+?)\s*;?\s*$/.exec(text.replace(/\/\/.*$/, ''));
+  if (!m) return undefined;
+  const expr = m[1].replace(/[;,]\s*$/, '');
+  return expr.length > 80 ? `${expr.slice(0, 77)}...` : expr;
 }
 
 /**
