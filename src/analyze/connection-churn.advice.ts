@@ -34,6 +34,15 @@ export const outgoingChurnAdvice = (tls: boolean) =>
     'upstream answers `Connection: close`, enable keep-alive there too.',
   ].join(' ');
 
+/** fetch calls that each open a connection (undici keeps one only once its body is consumed). */
+export const fetchChurnAdvice = [
+  'Read or cancel every response body: `await res.json()` / `await res.text()` when the content is needed,',
+  'else `await res.body?.cancel()` (or a `HEAD` request when only the status matters). undici, behind `fetch`,',
+  'returns a connection to its pool only once the body is consumed; an unread body pins its socket and its',
+  'buffers until the Response is collected. If every body is read, check for `Connection: close` answers and',
+  'for a new `Agent`/dispatcher made per call.',
+].join(' ');
+
 /** A database or cache client connected per request. */
 export const driverChurnAdvice = [
   'Create the database or cache client once, at startup, and share it: its connection (or pool) then serves',

@@ -26,11 +26,11 @@ import { IO_WAIT_MIN_LATENCY_MS, requestWaitsInSequence } from './io-wait.js';
 import { offLoopCores } from './off-loop-cpu.js';
 import { loopCaller, type LoopCaller } from './signals/loop-cause.js';
 import { describePreemptedStall } from './signals/preempted-stall.js';
-import { callCountShortfall, pathWithCalls, type PathStep } from './signals/call-counts.js';
+import { callCountShortfall, describePerRequest, pathWithCalls, type PathStep } from './signals/call-counts.js';
 import { BLOCKING_AVOIDABLE_SHARE, focusedWork, ownGroup, type Focus } from './signals/focused-work.js';
 import { describeScheduled, scheduledBy, type Scheduled } from './signals/scheduled-by.js';
 import { describeHolder, longHolder, type Holder } from './signals/loop-holder.js';
-import { atLine, causedByLoop, describeLoop, helperCalls } from './signals/loop-blame.js';
+import { LOOP_SIBLING_MIN_SHARE, atLine, causedByLoop, describeLoop, helperCalls } from './signals/loop-blame.js';
 import {
   compileCause,
   compileCauseEvidence,
@@ -459,6 +459,8 @@ interface LoopBlame {
   /** Calls per request along the path from the request's first app function down to the helper. */
   steps: PathStep[];
   causes: boolean;
+  /** The loop's other heavy helpers (LOOP_SIBLING_MIN_SHARE), with their calls per call of the loop's function. */
+  siblings: { fn: Culprit; perCallerCall: number }[];
 }
 
 function blameOf(
@@ -524,7 +526,32 @@ function loopBlame(run: RunData, s: LoopStats, view: CpuView, top: FunctionCost,
     workSummary(view.workOf(top.frameIndex)).dominant === 'http-client' &&
     clientCalls(run, s, paidIn)?.sequential === true;
   const at = atLine(frameCulprit(caller.caller, run.cwd), caller.loopLine);
-  return { caller, at, steps, causes: causedByLoop(caller, top, steps) || serialClient };
+  const siblings = siblingHelpers(run, view, top, caller);
+  const siblingCalls = siblings.reduce((a, x) => a + x.perCallerCall, 0);
+  return { caller, at, steps, siblings, causes: causedByLoop(caller, top, steps, siblingCalls) || serialClient };
+}
+
+/** The same loop's other heavy helpers (LOOP_SIBLING_MIN_SHARE) and their calls per call of the loop's function. */
+function siblingHelpers(run: RunData, view: CpuView, top: FunctionCost, loop: LoopCaller): LoopBlame['siblings'] {
+  const same = (a: LoopCaller) =>
+    a.caller.file === loop.caller.file &&
+    a.caller.line === loop.caller.line &&
+    a.caller.name === loop.caller.name &&
+    a.loopLine === loop.loopLine;
+  const out: LoopBlame['siblings'] = [];
+  for (const f of view.functions) {
+    if (f.selfUs < LOOP_SIBLING_MIN_SHARE * top.selfUs) break;
+    if (f === top || f.frame.kind !== 'app') continue;
+    const other = loopCaller(run, view, f);
+    if (!other || !same(other)) continue;
+    const steps = pathWithCalls(
+      run,
+      other.path.map((x) => ({ ...x, function: frameCulprit(x, run.cwd).function })),
+    );
+    const perCallerCall = helperCalls(steps)?.perCallerCall;
+    if (perCallerCall !== undefined) out.push({ fn: frameCulprit(f.frame, run.cwd), perCallerCall });
+  }
+  return out;
 }
 
 /** What the weighed function (top) spends its CPU on, how it is scheduled, its hottest line, its calls and its main callee. */
@@ -589,7 +616,12 @@ function summaryOf(run: RunData, s: LoopStats, view: CpuView | undefined, b: Bla
   const perRequest = s.requests > 0 ? ` Each request costs ${round(s.cpuPerRequestMs, 2)} ms of CPU.` : '';
   const loop =
     b.loop && b.paidIn
-      ? describeLoop(b.loop.caller, b.loop.at, b.paidIn, b.loop.steps)
+      ? describeLoop(b.loop.caller, b.loop.at, b.paidIn, b.loop.steps) +
+        (b.loop.causes && b.loop.siblings.length > 0
+          ? ` The same loop also calls ${b.loop.siblings
+              .map((x) => `${describeCulprit(x.fn)} ${describePerRequest(x.perCallerCall)} times per call of ${b.loop!.at.function}`)
+              .join(' and ')}: its calls to them all are what each request pays for.`
+          : '')
       : b.compiled
         ? describeCompileCause(b.compiled)
         : '';
@@ -715,6 +747,9 @@ function loopBlameEvidence(run: RunData, loop: LoopBlame, paidIn: Culprit | unde
     ...(loop.causes && paidIn ? { paidIn } : {}),
     ...(calls?.perRequest !== undefined ? { helperCallsPerRequest: calls.perRequest } : callCountsMissing(run)),
     ...(calls?.perCallerCall !== undefined ? { helperCallsPerCallerCall: calls.perCallerCall } : {}),
+    ...(loop.causes && loop.siblings.length > 0
+      ? { loopAlsoCalls: loop.siblings.map((x) => ({ ...x.fn, callsPerCallerCall: x.perCallerCall })) }
+      : {}),
   };
 }
 

@@ -44,7 +44,8 @@ export const HANDLE_LEAK_CULPRIT_MIN_SHARE = 0.5;
  * from its dispatcher: no app frame on the stack) are charged to the app's outgoing call site when
  * it made at least this share of the window's HTTP client calls, and at least as many calls as
  * sockets piled up: each kept socket served one of its calls (a fetch whose body is never read
- * keeps its connection until the Response is collected).
+ * keeps its connection until the Response is collected). outgoing-churn charges the sockets undici
+ * connected in the window to the fetch call site by the same bar.
  */
 export const HANDLE_LEAK_CLIENT_SITE_SHARE = 0.8;
 /** Share of a Timeout growth the timer hook's pending timers must explain for timer-leak to own it. */

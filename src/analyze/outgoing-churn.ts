@@ -4,19 +4,25 @@
 // `Connection: close`. Each call then pays a TCP (and TLS) handshake before it is sent and
 // leaves a socket in TIME_WAIT. Culprit: the app code that makes the calls. Also database and
 // cache clients connected per request (the socket-waits hook: commands that were the first on
-// their socket), culprit where the sockets are connected.
+// their socket), culprit where the sockets are connected. fetch (undici) connects from its own
+// dispatcher, which the outgoing-calls hook does not see: its new connections are the sockets the
+// handle hook saw connected with no app frame on the stack, charged to the fetch call site that made
+// nearly all of the window's client calls (as handle-leak charges such sockets).
 
-import type { RunData } from '../run-dir/run-data.js';
+import type { RunData, ThreadTelemetry } from '../run-dir/run-data.js';
+import type { GrowthMessage } from '../agent/protocol.js';
 import type { Finding } from './finding.js';
 import { buildFinding } from './build-finding.js';
-import { loadWindow, targetThreads, windowRequests } from './signals/load-window.js';
+import { loadWindow, targetThreads, windowRequests, type Window } from './signals/load-window.js';
 import { outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
-import { describeCulprit, siteCulprit } from './signals/culprit.js';
+import { appCallers, describeCulprit, siteCulprit } from './signals/culprit.js';
 import { loopStats } from './signals/loop-stats.js';
 import { round } from './signals/stats.js';
 import { CHURN_COST_SHARE, CHURN_MIN_CONNECTIONS_PER_REQUEST, CHURN_MIN_REQUESTS, callsToSelf } from './connection-churn.js';
-import { driverChurnAdvice, outgoingChurnAdvice } from './connection-churn.advice.js';
+import { driverChurnAdvice, fetchChurnAdvice, outgoingChurnAdvice } from './connection-churn.advice.js';
 import { protocolOf, socketWaits } from './signals/socket-waits.js';
+import { windowGrowth } from './signals/growth-series.js';
+import { HANDLE_LEAK_CLIENT_SITE_SHARE } from './handle-leak.js';
 
 type Churning = OutgoingWait & { newConnections: number };
 
@@ -26,7 +32,7 @@ export function outgoingChurn(run: RunData): Finding[] {
   const inbound = Math.max(0, (loopStats(run)?.requests ?? 0) - callsToSelf(run, w).requests);
   const threads = targetThreads(run);
   const http = threads
-    .flatMap((t) => outgoingWaits(t, w))
+    .flatMap((t) => [...outgoingWaits(t, w), ...fetchConnections(t, w)])
     .filter(
       (c): c is Churning =>
         c.newConnections !== undefined &&
@@ -51,20 +57,47 @@ export function outgoingChurn(run: RunData): Finding[] {
   return [...http.map((c) => finding(run, c, inbound)), ...sockets.map((x) => socketFinding(run, x.c, x.requests))];
 }
 
+/**
+ * A thread's fetch calls with the connections undici opened for them: the sockets connected in the
+ * window with no app frame on the stack (undici's dispatcher), charged to the one fetch call site
+ * that made at least HANDLE_LEAK_CLIENT_SITE_SHARE of the window's HTTP client calls; at most one
+ * per call. None when node:http calls share the origin's traffic (their sockets have app frames,
+ * but a share below the bar leaves the unowned sockets unexplained).
+ */
+export function fetchConnections(thread: ThreadTelemetry, w: Window | null): (OutgoingWait & { newConnections: number })[] {
+  const calls = outgoingWaits(thread, w);
+  const total = calls.reduce((a, c) => a + c.started, 0);
+  const top = [...calls].sort((a, b) => b.started - a.started)[0];
+  if (top?.api !== 'fetch' || top.newConnections !== undefined || total <= 0 || top.started < HANDLE_LEAK_CLIENT_SITE_SHARE * total)
+    return [];
+  const bounds = windowGrowth(thread, w);
+  const unowned = (h: NonNullable<GrowthMessage['handles']>[number]) => h.resource === 'TCPSocketWrap' && appCallers(h).length === 0;
+  const created = (m: GrowthMessage | undefined) => (m?.handles ?? []).filter(unowned).reduce((a, h) => a + h.created, 0);
+  if (!bounds) return [];
+  // Counted from the process's start when no report came before the window, as the calls are.
+  const connected = Math.max(0, created(bounds.end) - created(bounds.before));
+  return [{ ...top, newConnections: Math.min(connected, top.completed) }];
+}
+
 function finding(run: RunData, c: Churning, inbound: number): Finding {
   const share = c.newConnections / c.completed;
   const culprit = c.site ? siteCulprit(c.site, run.cwd) : undefined;
   const tls = c.origin.startsWith('https:');
   const perRequest = inbound > 0 ? c.completed / inbound : undefined;
+  const fetch = c.api === 'fetch';
   return buildFinding({
     code: 'HOTPATH_OUTGOING_CONNECTION_CHURN',
     category: 'connection-churn',
     severity: 'warning',
     title: `Requests to ${c.origin} open a new connection almost every time`,
     summary:
-      `${c.newConnections} of the ${c.completed} HTTP requests to ${c.origin}${culprit ? ` from ${describeCulprit(culprit)}` : ''} ` +
+      `${c.newConnections} of the ${c.completed} ${fetch ? 'fetch calls' : 'HTTP requests'} to ${c.origin}${culprit ? ` from ${describeCulprit(culprit)}` : ''} ` +
       `went out on a new connection (${round(share * 100, 0)} %)${perRequest !== undefined ? `, ${round(perRequest, 2)} per request served` : ''}: ` +
-      `each paid a TCP${tls ? ' and TLS' : ''} handshake before it was sent and left a socket in TIME_WAIT.`,
+      `each paid a TCP${tls ? ' and TLS' : ''} handshake before it was sent and left a socket in TIME_WAIT.` +
+      (fetch
+        ? ' fetch keeps a connection for the next call only once the response body has been read to the end or cancelled: ' +
+          'a body left unread holds its connection until the Response is garbage-collected, so the next call connects again.'
+        : ''),
     evidence: {
       origin: c.origin,
       calls: c.completed,
@@ -72,9 +105,10 @@ function finding(run: RunData, c: Churning, inbound: number): Finding {
       newConnectionShare: round(share, 3),
       perCallMs: round(c.totalMs / c.completed, 2),
       ...(perRequest !== undefined ? { callsPerRequest: round(perRequest, 3) } : {}),
+      ...(fetch ? { api: 'fetch' } : {}),
     },
     culprit,
-    recommendation: outgoingChurnAdvice(tls),
+    recommendation: fetch ? fetchChurnAdvice : outgoingChurnAdvice(tls),
     impact: Math.min(1, share * Math.min(1, perRequest ?? 1) * CHURN_COST_SHARE),
   });
 }

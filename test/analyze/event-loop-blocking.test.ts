@@ -1209,6 +1209,83 @@ test('blocking: with call counts, a loop making thousands of calls per call is t
   rmSync(dir, { recursive: true, force: true });
 });
 
+test('blocking: a loop calling two helpers per item that split the work counts its calls to both (round y: two Intl formatters per invoice row)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-loop-siblings-'));
+  mkdirSync(join(dir, 'lib'));
+  writeFileSync(
+    join(dir, 'server.js'),
+    ['', '', 'function handler(req, res) {', '  res.end(JSON.stringify(renderInvoice(inv)));', '}'].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'lib', 'invoice.js'),
+    [
+      'function formatMoney(n, c) {',
+      "  return new Intl.NumberFormat('de-DE', { style: 'currency', currency: c }).format(n);",
+      '}',
+      'function formatDate(d) {',
+      "  return new Date(d).toLocaleDateString('de-DE', { month: 'long' });",
+      '}',
+      'function renderInvoice(inv) {',
+      '  const rows = [];',
+      '  for (const line of inv.lines) {',
+      '    rows.push({ price: formatMoney(line.price, inv.currency), amount: formatMoney(line.amount, inv.currency), shipped: formatDate(line.at) });',
+      '  }',
+      '  return rows;',
+      '}',
+    ].join('\n'),
+  );
+  const run = (moneyShare: number) => {
+    const profile = syntheticCpuProfile(
+      [
+        { name: 'handler', file: 'server.js', line: 3, share: 0.02 },
+        { name: 'renderInvoice', file: 'lib/invoice.js', line: 7, share: 0.005, calledBy: 'handler' },
+        { name: 'formatDate', file: 'lib/invoice.js', line: 4, share: 0.36, calledBy: 'renderInvoice' },
+        { name: 'formatMoney', file: 'lib/invoice.js', line: 1, share: moneyShare, calledBy: 'renderInvoice' },
+      ],
+      { cwd: dir },
+    );
+    const r = syntheticRun({ cwd: dir, rps: 150, elu: 0.97, cores: 0.97, latencyMs: 120, profiles: [profile] });
+    const t = r.threads[0];
+    const start = r.loadWindow!.start + 4000;
+    const url = (f: string) => `file://${join(dir, f)}`;
+    r.meta.callCountWindow = { from: start, until: start + 2000, requests: 300 };
+    r.callCounts = [
+      {
+        pid: t.pid,
+        threadId: t.threadId,
+        start,
+        end: start + 2000,
+        scripts: {
+          [url('server.js')]: [['handler', 2, 0, 4, 1, 300]],
+          [url('lib/invoice.js')]: [
+            ['formatMoney', 0, 0, 2, 1, 300 * 120],
+            ['formatDate', 3, 0, 5, 1, 300 * 60],
+            ['renderInvoice', 6, 0, 12, 1, 300],
+          ],
+        },
+      },
+    ];
+    return eventLoopBlocking(r)[0];
+  };
+  // formatDate leads by a point, 60 calls per invoice: with formatMoney's 120 the loop makes 180.
+  const even = run(0.35);
+  assert.deepEqual(even.culprit, { function: 'renderInvoice', file: 'lib/invoice.js', line: 9 });
+  assert.equal(even.evidence.helperCallsPerCallerCall, 60);
+  assert.deepEqual(
+    (even.evidence.loopAlsoCalls as { function: string; callsPerCallerCall: number }[]).map((x) => [x.function, x.callsPerCallerCall]),
+    [['formatMoney', 120]],
+  );
+  assert.match(even.summary, /The same loop also calls formatMoney \(lib\/invoice\.js:1\) 120 times per call of renderInvoice/);
+  assert.match(
+    even.summary,
+    /formatDate is called 60 times per request \(60 per call of renderInvoice\) by the loop at lib\/invoice\.js:9/,
+  );
+  // The other helper carrying under half of the leader's time: the leader's own 60 calls decide.
+  const lopsided = run(0.1);
+  assert.equal(lopsided.culprit?.function, 'formatDate');
+  rmSync(dir, { recursive: true, force: true });
+});
+
 test('blocking: a call inside a loop is told from a call after it', () => {
   const lines = ['function f(xs) {', '  for (const x of xs) {', '    g(x);', '  }', '  h(xs);', '  xs.map((x) => k(x));', '}'];
   assert.equal(loopAround(lines, 1, 3), 2);

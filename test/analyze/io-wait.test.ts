@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ioWait } from '../../src/analyze/io-wait.js';
-import { awaitedOn, calleeBefore } from '../../src/analyze/signals/slot-wait.js';
+import { awaitedCallee, awaitedOn, calleeBefore } from '../../src/analyze/signals/slot-wait.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
 
@@ -464,6 +464,73 @@ test('io-wait: requests queued for a pool name where they await a slot, how many
     f.summary,
     /Requests wait for a slot at `await pool\.acquire\(\)` in query \(lib\/db\.js:3\): about 47 waiting on average for 3 slots\./,
   );
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('io-wait: requests queued in a limiter that takes the I/O as a task name the awaited call that hands it over', () => {
+  // A p-limit-like limiter of 2: the task runs later, from the limiter's own queue (`next`), not from `limit`.
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-slot-task-'));
+  mkdirSync(join(dir, 'lib'));
+  writeFileSync(
+    join(dir, 'lib', 'limit.js'),
+    [
+      "'use strict';",
+      'function createLimiter(max) {',
+      '  let active = 0;',
+      '  const queue = [];',
+      '  const next = () => {',
+      '    if (active >= max || queue.length === 0) return;',
+      '    active++;',
+      '    const { task, resolve } = queue.shift();',
+      '    task().then(resolve).finally(() => { active--; next(); });',
+      '  };',
+      '  return (task) => new Promise((resolve) => { queue.push({ task, resolve }); next(); });',
+      '}',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'lib', 'profiles.js'),
+    [
+      "'use strict';",
+      "const limit = require('./limit').createLimiter(2);",
+      'function lookup(id) {',
+      '  return new Promise((resolve) => setTimeout(resolve, 7, id));',
+      '}',
+      'async function enrichUser(user) {',
+      '  const profile = await limit(() => lookup(user.id));',
+      '  return { ...user, profile };',
+      '}',
+    ].join('\n'),
+  );
+  const profiles = join(dir, 'lib/profiles.js');
+  const limitJs = join(dir, 'lib/limit.js');
+  const executor = { function: '(anonymous in lookup)', file: profiles, line: 4, column: 30, functionLine: 4, functionColumn: 22 };
+  const lookup = { function: 'lookup', file: profiles, line: 4, column: 10, functionLine: 3, functionColumn: 1 };
+  const task = { function: '(anonymous in enrichUser)', file: profiles, line: 7, column: 37, functionLine: 7, functionColumn: 31 };
+  const next = { function: 'next', file: limitJs, line: 9, column: 5, functionLine: 5, functionColumn: 16 };
+  const run = syntheticRun({
+    rps: 260,
+    elu: 0.03,
+    cores: 0.03,
+    latencyMs: 128,
+    resources: { Timeout: 2 },
+    cwd: dir,
+    timerGrowth: [
+      { kind: 'timeout', perRequest: 1, clearedShare: 0, firedShare: 1, delayMs: 7, site: executor, stack: [executor, lookup, task, next] },
+    ],
+  });
+  const [f] = ioWait(run);
+  assert.equal(f.evidence.poolSize, 2);
+  assert.equal((f.evidence.waitsAt as { awaited: string }).awaited, 'limit(() => lookup(user.id))');
+  assert.deepEqual(f.culprit, { function: 'enrichUser', file: 'lib/profiles.js', line: 7, column: 1 });
+  assert.equal((f.evidence.slotHeldBy as { function: string }).function, 'lookup');
+  assert.match(f.summary, /Requests wait for a slot at `await limit\(\(\) => lookup\(user\.id\)\)` in enrichUser \(lib\/profiles\.js:7\)/);
+  // Handed to an awaited call; a Promise executor wraps the I/O itself and is no gate.
+  assert.deepEqual(awaitedCallee('  const profile = await limit(() => lookup(user.id));', 31), { callee: 'limit', keyword: 'await' });
+  assert.deepEqual(awaitedCallee('  await this.queue.add(async () => {', 24), { callee: 'this.queue.add', keyword: 'await' });
+  assert.deepEqual(awaitedCallee('  return limit(() => requestRegion(port, ip));', 16), { callee: 'limit', keyword: 'return' });
+  assert.equal(awaitedCallee('  return await new Promise((resolve) => {', 28), undefined);
+  assert.equal(awaitedCallee('  items.map((x) => x.id);', 13), undefined);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -133,3 +133,31 @@ test('outgoing churn: socket figures whose last report came a second before the 
   assert.ok(f);
   assert.ok(Math.abs((f.evidence.connectionsPerRequest as number) - 1) < 0.08, String(f.evidence.connectionsPerRequest));
 });
+
+test('outgoing churn: fetch calls whose sockets undici connects anew (bodies left unread) name the calling code', () => {
+  // undici connects from its own dispatcher: the handle hook sees the sockets with no app frame.
+  const undiciSockets = (perRequest: number) => ({ api: 'net.connect', resource: 'TCPSocketWrap', perRequest, openShare: 0.05 });
+  const fetchCall = call(undefined, 'http://inventory:8080', 'fetch');
+  for (const seed of SEEDS) {
+    const [f, ...rest] = outgoingChurn(syntheticRun({ seed, outgoing: [fetchCall], handleGrowth: [undiciSockets(1)] }));
+    assert.equal(rest.length, 0);
+    assert.ok(f, `seed ${seed}`);
+    assert.equal(f.category, 'connection-churn');
+    assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['fetchPrice', 'pricing.js', 5]);
+    assert.equal(f.evidence.api, 'fetch');
+    assert.ok((f.evidence.newConnectionShare as number) >= 0.95, String(f.evidence.newConnectionShare));
+    assert.match(
+      f.summary,
+      /fetch calls to http:\/\/inventory:8080 .*went out on a new connection.*body has been read to the end or cancelled/,
+    );
+    assert.match(f.recommendation, /res\.body\?\.cancel\(\)/);
+  }
+  // A pool that keeps its connections: a few sockets for every call.
+  assert.deepEqual(outgoingChurn(syntheticRun({ seed: 1, outgoing: [fetchCall], handleGrowth: [undiciSockets(0.01)] })), []);
+  // Sockets with an app frame are node:http's own (their calls count them), not undici's.
+  const owned = { ...undiciSockets(1), site: executor, stack: [executor, fetchPrice, handler] };
+  assert.deepEqual(outgoingChurn(syntheticRun({ seed: 1, outgoing: [fetchCall], handleGrowth: [owned] })), []);
+  // fetch only half of the client calls: the sockets connected with no app frame are not all its.
+  const other = { ...call(0, 'http://users:8080'), site: fetchPrice, stack: [fetchPrice, handler] };
+  assert.deepEqual(outgoingChurn(syntheticRun({ seed: 1, outgoing: [fetchCall, other], handleGrowth: [undiciSockets(1)] })), []);
+});

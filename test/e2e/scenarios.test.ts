@@ -62,7 +62,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   // The requests queue on a promise lock, which no hook sees: the finding names no culprit yet.
   'flags-lock': { category: 'io-wait' },
   'capped-agent-upstream': { category: 'io-wait', culprit: { function: 'holdSeat', file: 'lib/booking.js' } },
-  'limited-lookups': { category: 'io-wait', culprit: { function: 'requestRegion', file: 'lib/geo.js' } },
+  // The wait for a turn is where the task is handed to the limiter (`return limit(() => ...)`), not the I/O the turn is for.
+  'limited-lookups': { category: 'io-wait', culprit: { function: 'lookupRegion', file: 'lib/geo.js' } },
   // The regexp runs in the validator fastify compiled (no app frame): the place the app writes its pattern is named.
   'schema-regex': { category: 'event-loop-blocking', culprit: { function: '/^(\\w+\\s?)*$/', file: 'lib/profile-routes.js' } },
   // A verdict on shares (24-38 % of the CPU compiling), not on the 0.18-0.5 ms a request costs on this core or that one.
@@ -152,6 +153,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'upload-abort-listeners': { category: 'memory-leak', culprit: { function: 'trackUpload', file: 'lib/drain.js' } },
   // One route of four awaits six lookups in turn; the typical request answers at once (p50 well under one lookup).
   'invoice-lines-minority': { category: 'io-wait', culprit: { function: 'invoiceWithProducts', file: 'lib/invoices.js' } },
+  // fetch (undici) connects from its own dispatcher: the sockets are counted against the app's fetch calls.
+  'fetch-close-upstream': { category: 'connection-churn', culprit: { function: 'fetchRate', file: 'lib/rates.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -220,6 +223,12 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
   'limited-lookups': (e) => {
     const behind = e.queuedBehind as number;
     assert.ok(behind >= 1.5 && behind <= 2.5, `queued behind ${behind}`);
+    assert.equal((e.waitsAt as { awaited?: string } | undefined)?.awaited, 'limit(() => requestRegion(port, ip))');
+    assert.equal((e.slotHeldBy as { function?: string } | undefined)?.function, 'requestRegion');
+  },
+  'fetch-close-upstream': (e) => {
+    assert.equal(e.api, 'fetch');
+    assert.ok((e.newConnectionShare as number) >= 0.9, `new connections ${String(e.newConnectionShare)}`);
   },
   'udp-stats-leak': (e) => {
     assert.equal(e.resource, 'UDPWrap');
