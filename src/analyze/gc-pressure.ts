@@ -9,7 +9,9 @@ import type { Finding } from './finding.js';
 import { buildFinding } from './build-finding.js';
 import { loadWindow, targetThreads } from './signals/load-window.js';
 import { loadGcActivity, roundKinds, type GcActivity } from './signals/gc-activity.js';
-import { allocationsOf, type AllocationSite } from './signals/allocation-view.js';
+import { allocationsOf, type AllocationSite, type LibraryBytes } from './signals/allocation-view.js';
+import type { Frame } from '../profile/call-tree.js';
+import { libraryCaller } from '../profile/app-libraries.js';
 import { frameCulprit, describeCulprit } from './signals/culprit.js';
 import { cpuViewOf } from './signals/cpu-view.js';
 import { round } from './signals/stats.js';
@@ -159,6 +161,17 @@ export interface ShareViews {
   cpuPerActive?: number;
 }
 
+/**
+ * The app function that calls a library: from the CPU profile when it saw the call (it expands
+ * inlined frames, the heap profile does not: a `logRequest` inlined into its route handler was
+ * charged to the handler in two of four runs), else the heap profile's.
+ */
+function libraryCallerFrame(run: RunData, library: LibraryBytes): Frame | undefined {
+  const tree = cpuViewOf(run)?.tree;
+  const f = tree ? libraryCaller(tree, library.name) : undefined;
+  return tree && f !== undefined ? tree.frames[f] : library.caller;
+}
+
 function finding(run: RunData, gc: GcActivity, share: number, pressure: number, views: ShareViews): Finding {
   const kinds = gc.estimated;
   const totalMs = gc.estimatedMs;
@@ -172,8 +185,13 @@ function finding(run: RunData, gc: GcActivity, share: number, pressure: number, 
   const appExplained = alloc !== undefined ? share * alloc.appChosenShare : undefined;
   const fewOwn = alloc !== undefined && alloc.appChosenShare < GC_APP_CHOSEN_MIN_SHARE;
   const stack = fewOwn || (appExplained !== undefined && appExplained < GC_APP_EXPLAINED_MIN_SHARE);
-  const top = !stack && alloc?.culprit && alloc.culprit.share >= ALLOCATION_CULPRIT_MIN_SHARE ? alloc.culprit : undefined;
-  const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
+  const site = !stack && alloc?.culprit && alloc.culprit.share >= ALLOCATION_CULPRIT_MIN_SHARE ? alloc.culprit : undefined;
+  // A library the app calls that allocated more in its own callbacks than any app function names its caller.
+  const deferred = !stack ? alloc?.libraries.find((l) => l.share >= ALLOCATION_CULPRIT_MIN_SHARE && l.caller) : undefined;
+  const library = deferred && (!site || deferred.share > site.share) ? deferred : undefined;
+  const top = library ? undefined : site;
+  const caller = library ? libraryCallerFrame(run, library) : undefined;
+  const culprit = top ? frameCulprit(top.frame, run.cwd) : caller ? frameCulprit(caller, run.cwd) : undefined;
   const advice = [
     stack ? stackAllocationAdvice : allocationAdvice(culprit ? `\`${culprit.function}\` (${culprit.file}:${culprit.line})` : undefined),
   ];
@@ -204,9 +222,11 @@ function finding(run: RunData, gc: GcActivity, share: number, pressure: number, 
           ? ` Of it, ${round((share - pressure) * 100, 1)} % of the window went to kinds of GC seen fewer than ${GC_MIN_PRESSURE_COUNT} times: pauses, not a rate of pressure.`
           : '') +
       shareSource(views) +
-      (culprit
-        ? ` The most allocating function is ${describeCulprit(culprit)} with ${round((top?.share ?? 0) * 100, 0)} % of sampled bytes.`
-        : '') +
+      (culprit && top
+        ? ` The most allocating function is ${describeCulprit(culprit)} with ${round(top.share * 100, 0)} % of sampled bytes.`
+        : culprit && library
+          ? ` ${round(library.share * 100, 0)} % of the sampled bytes were allocated by ${library.name}, which ${describeCulprit(culprit)} calls, in callbacks of its own (no app frame on the stack: work it deferred, such as a logger formatting and writing its entries).`
+          : '') +
       (stack && fewOwn
         ? ` Only ${round((alloc?.appChosenShare ?? 0) * 100, 0)} % of the sampled bytes were allocated by the app's own code; the rest by Node and the framework answering each request, so this is the cost of the server stack, not an app bug.`
         : stack

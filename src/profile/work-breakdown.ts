@@ -8,6 +8,7 @@
 
 import type { CallTree, WorkKind } from './call-tree.js';
 import { appOwners, chargedTo } from './attribution.js';
+import { frameworkPackages } from './app-libraries.js';
 import {
   dependencyName,
   genericWork,
@@ -76,22 +77,20 @@ export function nodeWork(tree: CallTree): WorkLabel[] {
  */
 export function httpClientPackages(tree: CallTree, ofFrame: (WorkLabel | undefined)[]): Set<string> {
   const callers = new Set<string>();
-  const framework = new Set<string>();
   const frameOf = (i: number) => tree.frames[tree.frame[i]];
   for (let i = 1; i < tree.frame.length; i++) {
-    const fr = frameOf(i);
     const p = tree.parent[i];
-    if (fr.kind === 'app') {
-      // The first app frame of a chain: every dependency above it calls the app.
-      if (p > 0 && frameOf(p).kind === 'app') continue;
-      for (let a = p; a > 0; a = tree.parent[a]) if (frameOf(a).kind === 'deps') framework.add(dependencyName(frameOf(a).file));
-    } else if (ofFrame[tree.frame[i]]?.work === 'http-client' && !(p > 0 && ofFrame[tree.frame[p]]?.work === 'http-client')) {
-      for (let a = p; a > 0 && frameOf(a).kind !== 'app'; a = tree.parent[a]) {
-        if (frameOf(a).kind === 'deps') callers.add(dependencyName(frameOf(a).file));
-      }
+    if (
+      frameOf(i).kind === 'app' ||
+      ofFrame[tree.frame[i]]?.work !== 'http-client' ||
+      (p > 0 && ofFrame[tree.frame[p]]?.work === 'http-client')
+    )
+      continue;
+    for (let a = p; a > 0 && frameOf(a).kind !== 'app'; a = tree.parent[a]) {
+      if (frameOf(a).kind === 'deps') callers.add(dependencyName(frameOf(a).file));
     }
   }
-  for (const pkg of framework) callers.delete(pkg);
+  for (const pkg of frameworkPackages(tree)) callers.delete(pkg);
   return callers;
 }
 
