@@ -9,9 +9,7 @@ import type { Finding } from './finding.js';
 import { buildFinding } from './build-finding.js';
 import { loadWindow, targetThreads } from './signals/load-window.js';
 import { loadGcActivity, roundKinds, type GcActivity } from './signals/gc-activity.js';
-import { allocationsOf, type AllocationSite, type LibraryBytes } from './signals/allocation-view.js';
-import type { Frame } from '../profile/call-tree.js';
-import { libraryCaller } from '../profile/app-libraries.js';
+import { allocationsOf, type AllocationSite } from './signals/allocation-view.js';
 import { frameCulprit, describeCulprit } from './signals/culprit.js';
 import { cpuViewOf } from './signals/cpu-view.js';
 import { round } from './signals/stats.js';
@@ -161,17 +159,6 @@ export interface ShareViews {
   cpuPerActive?: number;
 }
 
-/**
- * The app function that calls a library: from the CPU profile when it saw the call (it expands
- * inlined frames, the heap profile does not: a `logRequest` inlined into its route handler was
- * charged to the handler in two of four runs), else the heap profile's.
- */
-function libraryCallerFrame(run: RunData, library: LibraryBytes): Frame | undefined {
-  const tree = cpuViewOf(run)?.tree;
-  const f = tree ? libraryCaller(tree, library.name) : undefined;
-  return tree && f !== undefined ? tree.frames[f] : library.caller;
-}
-
 function finding(run: RunData, gc: GcActivity, share: number, pressure: number, views: ShareViews): Finding {
   const kinds = gc.estimated;
   const totalMs = gc.estimatedMs;
@@ -190,7 +177,7 @@ function finding(run: RunData, gc: GcActivity, share: number, pressure: number, 
   const deferred = !stack ? alloc?.libraries.find((l) => l.share >= ALLOCATION_CULPRIT_MIN_SHARE && l.caller) : undefined;
   const library = deferred && (!site || deferred.share > site.share) ? deferred : undefined;
   const top = library ? undefined : site;
-  const caller = library ? libraryCallerFrame(run, library) : undefined;
+  const caller = library?.caller;
   const culprit = top ? frameCulprit(top.frame, run.cwd) : caller ? frameCulprit(caller, run.cwd) : undefined;
   const advice = [
     stack ? stackAllocationAdvice : allocationAdvice(culprit ? `\`${culprit.function}\` (${culprit.file}:${culprit.line})` : undefined),
