@@ -172,8 +172,13 @@ function finding(run: RunData, gc: GcActivity, share: number, pressure: number, 
   const appExplained = alloc !== undefined ? share * alloc.appChosenShare : undefined;
   const fewOwn = alloc !== undefined && alloc.appChosenShare < GC_APP_CHOSEN_MIN_SHARE;
   const stack = fewOwn || (appExplained !== undefined && appExplained < GC_APP_EXPLAINED_MIN_SHARE);
-  const top = !stack && alloc?.culprit && alloc.culprit.share >= ALLOCATION_CULPRIT_MIN_SHARE ? alloc.culprit : undefined;
-  const culprit = top ? frameCulprit(top.frame, run.cwd) : undefined;
+  const site = !stack && alloc?.culprit && alloc.culprit.share >= ALLOCATION_CULPRIT_MIN_SHARE ? alloc.culprit : undefined;
+  // A library the app calls that allocated more in its own callbacks than any app function names its caller.
+  const deferred = !stack ? alloc?.libraries.find((l) => l.share >= ALLOCATION_CULPRIT_MIN_SHARE && l.caller) : undefined;
+  const library = deferred && (!site || deferred.share > site.share) ? deferred : undefined;
+  const top = library ? undefined : site;
+  const caller = library?.caller;
+  const culprit = top ? frameCulprit(top.frame, run.cwd) : caller ? frameCulprit(caller, run.cwd) : undefined;
   const advice = [
     stack ? stackAllocationAdvice : allocationAdvice(culprit ? `\`${culprit.function}\` (${culprit.file}:${culprit.line})` : undefined),
   ];
@@ -204,9 +209,11 @@ function finding(run: RunData, gc: GcActivity, share: number, pressure: number, 
           ? ` Of it, ${round((share - pressure) * 100, 1)} % of the window went to kinds of GC seen fewer than ${GC_MIN_PRESSURE_COUNT} times: pauses, not a rate of pressure.`
           : '') +
       shareSource(views) +
-      (culprit
-        ? ` The most allocating function is ${describeCulprit(culprit)} with ${round((top?.share ?? 0) * 100, 0)} % of sampled bytes.`
-        : '') +
+      (culprit && top
+        ? ` The most allocating function is ${describeCulprit(culprit)} with ${round(top.share * 100, 0)} % of sampled bytes.`
+        : culprit && library
+          ? ` ${round(library.share * 100, 0)} % of the sampled bytes were allocated by ${library.name}, which ${describeCulprit(culprit)} calls, in callbacks of its own (no app frame on the stack: work it deferred, such as a logger formatting and writing its entries).`
+          : '') +
       (stack && fewOwn
         ? ` Only ${round((alloc?.appChosenShare ?? 0) * 100, 0)} % of the sampled bytes were allocated by the app's own code; the rest by Node and the framework answering each request, so this is the cost of the server stack, not an app bug.`
         : stack

@@ -15,7 +15,10 @@ import type { Finding } from './finding.js';
 import { buildFinding } from './build-finding.js';
 import { loadWindow, targetThreads, windowRequests, type Window } from './signals/load-window.js';
 import { outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
-import { appCallers, describeCulprit, siteCulprit } from './signals/culprit.js';
+import { appCallers, describeCulprit, frameCulprit, relativeFile, siteCulprit } from './signals/culprit.js';
+import type { Culprit } from './finding.js';
+import { cpuViewOf } from './signals/cpu-view.js';
+import { callersOfWork } from '../profile/work-breakdown.js';
 import { loopStats } from './signals/loop-stats.js';
 import { round } from './signals/stats.js';
 import { CHURN_COST_SHARE, CHURN_MIN_CONNECTIONS_PER_REQUEST, CHURN_MIN_REQUESTS, callsToSelf } from './connection-churn.js';
@@ -54,7 +57,14 @@ export function outgoingChurn(run: RunData): Finding[] {
         x.requests > 0 &&
         x.c.newConnections / x.requests >= CHURN_MIN_CONNECTIONS_PER_REQUEST,
     );
-  return [...http.map((c) => finding(run, c, inbound)), ...sockets.map((x) => socketFinding(run, x.c, x.requests))];
+  // Calls whose stack showed no app frame (a client library issuing them from a promise continuation)
+  // are named from the CPU profile, unless a site seen elsewhere already made calls.
+  const seen = threads.flatMap((t) => outgoingWaits(t, w)).flatMap((c) => (c.site ? [c.site] : []));
+  const fromProfile = http.some((c) => !c.site) ? profileCaller(run, seen) : undefined;
+  return [
+    ...http.map((c) => finding(run, c, inbound, c.site ? undefined : fromProfile)),
+    ...sockets.map((x) => socketFinding(run, x.c, x.requests)),
+  ];
 }
 
 /**
@@ -79,9 +89,36 @@ export function fetchConnections(thread: ThreadTelemetry, w: Window | null): (Ou
   return [{ ...top, newConnections: Math.min(connected, top.completed) }];
 }
 
-function finding(run: RunData, c: Churning, inbound: number): Finding {
+/**
+ * The share of the HTTP client work charged to app functions that one of them must carry to be
+ * named for calls the agent saw with no app frame on their stack: axios builds its request in
+ * the function that calls it, then issues it from a promise continuation (probe round z: an
+ * Express 5 route calling axios with a `keepAlive: false` agent, 4,781 calls, none with an app
+ * frame; the route's helper carried all the HTTP client work an app function was charged with).
+ * Over half: the one function that makes the calls, not one of several.
+ */
+export const CHURN_PROFILE_CALLER_MIN_SHARE = 0.5;
+
+/**
+ * The app function the CPU profile charges most HTTP client work to (a client library's own code
+ * included: work-kind's httpClientPackages), when it carries CHURN_PROFILE_CALLER_MIN_SHARE of
+ * what app functions were charged and is no site the agent saw making other calls.
+ */
+export function profileCaller(run: RunData, seen: readonly { function: string; file: string }[]): Culprit | undefined {
+  const view = cpuViewOf(run);
+  if (!view) return undefined;
+  const app = callersOfWork(view.tree, 'http-client').filter((c) => view.tree.frames[c.frame].kind === 'app');
+  const total = app.reduce((a, c) => a + c.us, 0);
+  const top = app[0];
+  if (top === undefined || total <= 0 || top.us / total < CHURN_PROFILE_CALLER_MIN_SHARE) return undefined;
+  const culprit = frameCulprit(view.tree.frames[top.frame], run.cwd);
+  const known = seen.some((s) => s.function === culprit.function && relativeFile(s.file, run.cwd) === culprit.file);
+  return known ? undefined : culprit;
+}
+
+function finding(run: RunData, c: Churning, inbound: number, fromProfile?: Culprit): Finding {
   const share = c.newConnections / c.completed;
-  const culprit = c.site ? siteCulprit(c.site, run.cwd) : undefined;
+  const culprit = c.site ? siteCulprit(c.site, run.cwd) : fromProfile;
   const tls = c.origin.startsWith('https:');
   const perRequest = inbound > 0 ? c.completed / inbound : undefined;
   const fetch = c.api === 'fetch';
@@ -97,6 +134,9 @@ function finding(run: RunData, c: Churning, inbound: number): Finding {
       (fetch
         ? ' fetch keeps a connection for the next call only once the response body has been read to the end or cancelled: ' +
           'a body left unread holds its connection until the Response is garbage-collected, so the next call connects again.'
+        : '') +
+      (fromProfile && culprit === fromProfile
+        ? ` The calls' stacks showed no app frame (a client library issued them later, from a promise): ${describeCulprit(fromProfile)} is the app function the CPU profile charges with the HTTP client work.`
         : ''),
     evidence: {
       origin: c.origin,

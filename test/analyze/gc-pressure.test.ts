@@ -4,6 +4,7 @@ import { gcPressure } from '../../src/analyze/gc-pressure.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { syntheticCpuProfile, syntheticHeapProfile } from '../fixtures/telemetry/synthetic-profile.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+import type { ProfileRef } from '../../src/run-dir/run-data.js';
 
 const cwd = '/srv/app';
 
@@ -294,3 +295,90 @@ for (const noise of NOISE_LEVELS) {
     assert.ok((whole?.evidence.gcShare as number) > 0.08, JSON.stringify(whole?.evidence));
   });
 }
+
+test("gc: bytes a library the app calls allocated in its own callbacks are the app's, named by its caller (round z)", () => {
+  // An Express route logging a large object per request through winston: the logger formats and
+  // writes each entry when its file stream drains, from node's fs callback, with no app frame on
+  // the stack; express (it calls the app) keeps its bytes as the server stack's, and so does qs
+  // when express calls it, though the app calls it too.
+  const cwd = '/srv/app';
+  const winstonInfo = { name: 'info', file: 'node_modules/winston/lib/winston/create-logger.js', line: 71, bytes: 0.5e6 };
+  const heap = (deferred: number, sampledCall = true) =>
+    syntheticHeapProfile(
+      [
+        { name: 'parserOnHeadersComplete', file: 'node:_http_common', line: 72, bytes: 10e6 },
+        {
+          name: 'handle',
+          file: 'node_modules/express/lib/router/layer.js',
+          line: 86,
+          bytes: 1e6,
+          callees: [
+            { name: 'parse', file: 'node_modules/qs/lib/parse.js', line: 239, bytes: 40e6 },
+            {
+              name: 'getCart',
+              file: 'server.js',
+              line: 5,
+              bytes: 0.2e6,
+              callees: [
+                { name: 'logRequest', file: 'lib/log.js', line: 7, bytes: 0.1e6, callees: sampledCall ? [winstonInfo] : [] },
+                { name: 'parse', file: 'node_modules/qs/lib/parse.js', line: 239, bytes: 0.1e6 },
+                { name: 'json', file: 'node_modules/express/lib/response.js', line: 250, bytes: 3e6 },
+              ],
+            },
+          ],
+        },
+        {
+          name: 'wrapper',
+          file: 'node:fs',
+          line: 822,
+          bytes: 0,
+          callees: [
+            {
+              name: 'flow',
+              file: 'node_modules/readable-stream/lib/_stream_readable.js',
+              line: 855,
+              bytes: 0.5e6,
+              callees: [
+                {
+                  name: 'log',
+                  file: 'node_modules/winston/lib/winston/transports/file.js',
+                  line: 150,
+                  bytes: 0.2e6,
+                  callees: [{ name: 'stringify', file: 'node_modules/safe-stable-stringify/index.js', line: 601, bytes: deferred }],
+                },
+              ],
+            },
+          ],
+        },
+        // Express's own work after the response, with no app frame: the server stack's.
+        { name: 'onFinish', file: 'node_modules/express/lib/response.js', line: 900, bytes: 2e6 },
+      ],
+      { cwd },
+    );
+  const gc = (profiles: ProfileRef[]) => gcPressure(syntheticRun({ cwd, minorGcPerS: 120, minorGcMs: 2.5, profiles }))[0];
+  const f = gc([heap(60e6)]);
+  assert.equal(f.severity, 'critical');
+  assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['logRequest', 'lib/log.js', 7]);
+  assert.match(f.summary, /allocated by winston, which logRequest \(lib\/log\.js:7\) calls, in callbacks of its own/);
+  // A logger writing little: the server stack's garbage (qs under express included), a note.
+  const g = gc([heap(0.5e6)]);
+  assert.equal(g.severity, 'info');
+  assert.equal(g.culprit, undefined);
+  // The call into the logger allocated too little to be sampled: the CPU profile saw it.
+  assert.equal(gc([heap(60e6, false)]).severity, 'info');
+  const cpu = syntheticCpuProfile(
+    [
+      {
+        name: 'logRequest',
+        file: 'lib/log.js',
+        line: 7,
+        share: 0.02,
+        callee: { name: 'info', file: 'node_modules/winston/lib/winston/create-logger.js', share: 0.05 },
+      },
+    ],
+    { cwd },
+  );
+  const h = gc([heap(60e6, false), cpu]);
+  assert.equal(h.severity, 'critical');
+  assert.equal(h.culprit?.function, 'logRequest');
+});

@@ -4,6 +4,7 @@ import { outgoingChurn } from '../../src/analyze/outgoing-churn.js';
 import { connectionChurn } from '../../src/analyze/connection-churn.js';
 import { syntheticRun } from '../fixtures/telemetry/synthetic-run.js';
 import { NOISE_LEVELS, SEEDS } from '../fixtures/telemetry/noise-levels.js';
+import { syntheticCpuProfile } from '../fixtures/telemetry/synthetic-profile.js';
 
 const executor = { function: '(anonymous)', file: '/srv/app/pricing.js', line: 6, column: 12 };
 const fetchPrice = { function: 'fetchPrice', file: '/srv/app/pricing.js', line: 5, column: 10 };
@@ -132,6 +133,46 @@ test('outgoing churn: socket figures whose last report came a second before the 
   const [f] = outgoingChurn(run);
   assert.ok(f);
   assert.ok(Math.abs((f.evidence.connectionsPerRequest as number) - 1) < 0.08, String(f.evidence.connectionsPerRequest));
+});
+
+test('outgoing churn: calls a client library issued with no app frame on their stack are named from the CPU profile (round z)', () => {
+  // axios builds the request in the app function that calls it, then issues it from a promise
+  // continuation: the agent's call stack holds only axios, the CPU profile charges the axios work
+  // done in the caller to it (an HTTP client library's own code is HTTP client work).
+  const cwd = '/srv/app';
+  const profile = syntheticCpuProfile(
+    [
+      {
+        name: 'fetchPrice',
+        file: 'lib/prices.js',
+        line: 7,
+        share: 0.03,
+        callee: { name: 'request', file: 'node_modules/axios/lib/core/Axios.js', share: 0.08 },
+      },
+      {
+        name: 'dispatchHttpRequest',
+        file: 'node_modules/axios/lib/adapters/http.js',
+        line: 150,
+        share: 0.05,
+        via: { name: 'processTicksAndRejections', file: 'node:internal/process/task_queues' },
+        callee: { name: 'ClientRequest', file: 'node:_http_client', share: 0.06 },
+      },
+      { name: 'renderPage', file: 'server.js', line: 30, share: 0.1 },
+    ],
+    { cwd },
+  );
+  const siteless = { ...call(1, 'http://127.0.0.1:4100'), site: undefined, stack: undefined };
+  for (const seed of SEEDS) {
+    const [f] = outgoingChurn(syntheticRun({ seed, cwd, outgoing: [siteless], profiles: [profile] }));
+    assert.ok(f, `seed ${seed}`);
+    assert.deepEqual([f.culprit?.function, f.culprit?.file, f.culprit?.line], ['fetchPrice', 'lib/prices.js', 7], `seed ${seed}`);
+    assert.match(f.summary, /showed no app frame.*fetchPrice \(lib\/prices\.js:7\) is the app function the CPU profile charges/);
+  }
+  // No profile, or the function already seen making other calls with a site of its own: no culprit guessed.
+  assert.equal(outgoingChurn(syntheticRun({ seed: 1, cwd, outgoing: [siteless] }))[0]?.culprit, undefined);
+  const elsewhere = { ...call(0), origin: 'http://127.0.0.1:4200', site: { ...fetchPrice, file: '/srv/app/lib/prices.js' }, stack: [] };
+  const [g] = outgoingChurn(syntheticRun({ seed: 1, cwd, outgoing: [siteless, elsewhere], profiles: [profile] }));
+  assert.equal(g?.culprit, undefined);
 });
 
 test('outgoing churn: fetch calls whose sockets undici connects anew (bodies left unread) name the calling code', () => {

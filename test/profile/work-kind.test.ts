@@ -273,3 +273,55 @@ test('Node mapping stack traces through source maps is Error work with its own l
   assert.deepEqual([mapped?.work, mapped?.label], ['errors', SOURCE_MAPPED_STACKS]);
   assert.equal(specificWork(frame('findSourceMap', 'node:internal/source_map/source_map_cache', 'node-core'))?.label, SOURCE_MAPPED_STACKS);
 });
+
+test('an HTTP client library the app calls issues the request: its own code is HTTP client work, a framework stays itself (round z)', () => {
+  // Shaped on a Fastify route making one axios call per request (probe round z): the handler's
+  // time was axios's config, headers and dispatch 55 %, node's client 22 %.
+  const cwd = '/srv/app';
+  const app = `file://${cwd}/server.js`;
+  const fw = `file://${cwd}/node_modules/fastify/lib/route.js`;
+  const axios = `file://${cwd}/node_modules/axios/lib/core/Axios.js`;
+  const adapter = `file://${cwd}/node_modules/axios/lib/adapters/http.js`;
+  const redirects = `file://${cwd}/node_modules/follow-redirects/index.js`;
+  const profile: CpuProfile = {
+    nodes: [
+      node(1, '(root)', '', [2, 9]),
+      node(2, 'routeHandler', fw, [3, 8], 10),
+      node(3, 'getPrice', app, [4, 7], 9),
+      node(4, 'request', axios, [5], 40),
+      node(5, 'dispatchHttpRequest', adapter, [6], 200),
+      node(6, 'RedirectableRequest', redirects, [10], 300),
+      node(7, 'mergeConfig', `file://${cwd}/node_modules/axios/lib/core/mergeConfig.js`, [], 5),
+      node(8, 'serialize', `file://${cwd}/node_modules/fast-json-stringify/index.js`, [], 70),
+      node(9, 'format', `file://${cwd}/node_modules/dayjs/index.js`, [], 3),
+      node(10, 'ClientRequest', 'node:_http_client', [], 80),
+    ],
+    startTime: 0,
+    endTime: 10_000,
+    // getPrice: axios 3 (request, mergeConfig, the adapter), follow-redirects 1, node's client 2, itself 1;
+    // the framework 1 and its serializer 1 outside the handler; a dependency calling no client 1.
+    samples: [4, 7, 5, 6, 10, 10, 3, 2, 8, 9],
+    timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000],
+  };
+  const tree = buildCallTree(profile, { cwd });
+  const of = (name: string) =>
+    workBreakdown(
+      tree,
+      tree.frames.findIndex((f) => f.name === name),
+    ).items;
+  const items = of('getPrice');
+  const share = (label: string) => items.find((i) => i.label === label)?.share ?? 0;
+  assert.equal(share(`${HTTP_CLIENT} (axios)`), 3 / 7);
+  assert.equal(share(`${HTTP_CLIENT} (follow-redirects)`), 1 / 7);
+  assert.equal(share(HTTP_CLIENT), 2 / 7);
+  assert.equal(items.filter((i) => i.work === 'http-client').length, 3);
+  // The framework called the app: its own code is never the client's, nor a dependency that called no client.
+  assert.deepEqual(
+    of('routeHandler').map((i) => i.label),
+    ['fastify'],
+  );
+  assert.deepEqual(
+    of('format').map((i) => i.label),
+    ['dayjs'],
+  );
+});
