@@ -421,7 +421,7 @@ export interface GrowthMessage extends Envelope {
   syncCalls: { api: string; count: number; totalMs: number; site?: CallSite; stack?: CallStack }[];
   /**
    * Added (agent): outgoing HTTP requests (node:http and fetch/undici) started while a request
-   * was in flight, by kind ('http' or 'fetch'), target origin and call site: `count` started,
+   * was in flight, by kind ('http', 'fetch', or 'undici' for the npm package, added later), target origin and call site: `count` started,
    * `completed` answered (or failed), `totalMs` from start to response headers (or error) of
    * the completed ones. Absent in older run directories. `newConnections` (node:http only, added
    * later): answered calls whose request went out on a new connection (a socket still

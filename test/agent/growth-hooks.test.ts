@@ -193,6 +193,32 @@ test('outgoing http.get and fetch inside a request: count, wait time and the cal
   // The global agent keeps connections alive (node >= 19): the start-up call's is reused.
   assert.equal(http.newConnections, 0);
   assert.equal(fetch.newConnections, undefined, 'not measured for fetch');
+  // fetch's bundled undici publishes on the undici channels too: its calls are counted once, as fetch.
+  assert.deepEqual(
+    g.outgoing!.filter((o) => o.api === 'undici'),
+    [],
+  );
+});
+
+test('outgoing calls made with the npm undici package (a Pool request): count, wait time and the calling line', async () => {
+  const { c, port: first } = await startWith(['outgoing-undici.cjs']);
+  const listen = await c.waitFor((m): m is ListenMessage => m.type === 'listen' && m.port !== first, 10_000, 'second listen');
+  await getMany(listen.port!, '/', 5, 1);
+  const g = await c.waitFor(
+    growthWhere((m) => (m.outgoing ?? []).some((o) => o.api === 'undici' && o.completed >= 5)),
+    10_000,
+    'undici calls',
+  );
+  const calls = g.outgoing!.filter((o) => o.api === 'undici');
+  assert.equal(calls.length, 1, JSON.stringify(calls));
+  const [u] = calls;
+  // The call made at start-up, outside any request, is not counted.
+  assert.equal(u.count, 5);
+  assert.equal(u.completed, 5);
+  assert.equal(u.origin, `http://127.0.0.1:${first}`);
+  assert.ok(u.totalMs >= 5 * 15, `${u.totalMs} ms`);
+  assertSite(u.site, 'outgoing-undici.cjs', 'undici');
+  assert.equal(u.site!.function, 'askUpstream');
 });
 
 test('outgoing http.get with agent: false: every answered call counted as a new connection', async () => {

@@ -155,6 +155,8 @@ const expected: Record<string, Expectation | 'healthy'> = {
   'invoice-lines-minority': { category: 'io-wait', culprit: { function: 'invoiceWithProducts', file: 'lib/invoices.js' } },
   // fetch (undici) connects from its own dispatcher: the sockets are counted against the app's fetch calls.
   'fetch-close-upstream': { category: 'connection-churn', culprit: { function: 'fetchRate', file: 'lib/rates.js' } },
+  // The npm undici package (a Pool's request) never goes through node:http: its calls come from its channels.
+  'undici-rate-gate': { category: 'io-wait', culprit: { function: 'quoteShipping', file: 'lib/shipping.js' } },
 };
 
 /** Extra checks on the main finding's evidence, where the scenario is about a kind of work. */
@@ -225,6 +227,12 @@ const evidence: Record<string, (e: Record<string, unknown>) => void> = {
     assert.ok(behind >= 1.5 && behind <= 2.5, `queued behind ${behind}`);
     assert.equal((e.waitsAt as { awaited?: string } | undefined)?.awaited, 'limit(() => requestRegion(port, ip))');
     assert.equal((e.slotHeldBy as { function?: string } | undefined)?.function, 'requestRegion');
+  },
+  'undici-rate-gate': (e) => {
+    assert.equal((e.upstream as { api?: string } | undefined)?.api, 'undici', JSON.stringify(e.upstream));
+    const behind = e.queuedBehind as number;
+    assert.ok(behind >= 2.5 && behind <= 4, `queued behind ${behind}`);
+    assert.equal((e.waitsAt as { line?: number } | undefined)?.line, 16);
   },
   'fetch-close-upstream': (e) => {
     assert.equal(e.api, 'fetch');

@@ -8,6 +8,12 @@ import type { CallSite } from '../protocol.js';
 export const STACK_FRAMES = 6;
 /** Raw frames captured: wrappers and framework layers sit between the hook and the caller. */
 const RAW_LIMIT = 16;
+/**
+ * Raw frames captured where a library's own frames are dropped before the caller's: undici's
+ * request() reaches its `undici:request:create` channel 14-20 frames down (the dispatcher, the
+ * pool, the client, the Request's constructor, the channel's publish).
+ */
+export const DEEP_RAW_LIMIT = 48;
 
 const agentFiles = new Set<string>();
 
@@ -50,12 +56,17 @@ function rawFrames(skip: Function, limit: number): V8Frame[] {
   }
 }
 
-/** The stack above `skip` (exclusive), first frame = the call site; empty when none is outside internals. */
-export function captureStack(skip: Function): CallSite[] {
+/**
+ * The stack above `skip` (exclusive), first frame = the call site; empty when none is outside internals.
+ * `dropLeading`: frames of the hooked library itself, dropped until the first that is not (searched
+ * DEEP_RAW_LIMIT frames deep), so the stack kept is its caller's.
+ */
+export function captureStack(skip: Function, dropLeading?: (file: string) => boolean): CallSite[] {
   const out: CallSite[] = [];
-  for (const f of rawFrames(skip, RAW_LIMIT)) {
+  for (const f of rawFrames(skip, dropLeading ? DEEP_RAW_LIMIT : RAW_LIMIT)) {
     const file = f.getFileName();
     if (!file || file.startsWith('node:') || agentFiles.has(file) || (!file.includes('/') && !file.includes('\\'))) continue;
+    if (out.length === 0 && dropLeading?.(file)) continue;
     const site: CallSite = { function: functionName(f), file, line: f.getLineNumber() ?? 0, column: f.getColumnNumber() ?? 0 };
     const functionLine = f.getEnclosingLineNumber?.();
     const functionColumn = f.getEnclosingColumnNumber?.();

@@ -19,6 +19,13 @@
 // has read its previous response. (`request.reusedSocket` is set only when a request finds an
 // idle socket at once, never for one that waited in the queue.)
 //
+// The npm undici package (its request, stream and fetch, a Pool or an Agent dispatching) does not
+// go through node:http: its calls are seen on its diagnostics channels, `undici:request:create` on
+// the caller's stack when the app dispatches, `undici:request:headers` or `undici:request:error`
+// when the call completes. Node's own fetch (its bundled undici) publishes on the same channels;
+// its calls are the fetch wrapper's, so a request created while the wrapper runs, or to an origin
+// the wrapper has a call in flight to (fetch dispatches later, from a promise), is left alone.
+//
 // Per site, the time spent with 0, 1, 2... of its calls in flight (counted at each start and
 // completion, so an idle site costs nothing): a site held at a few calls while many requests
 // are in flight is a lock, a pool or a concurrency limit the requests queue for.
@@ -79,6 +86,10 @@ export class OutgoingCalls implements GrowthHook {
   private readonly sites = new SiteCounter<Data>(newData);
   private readonly pending = new WeakMap<object, Pending>();
   private subscribed = false;
+  /** Inside the global fetch's synchronous part: an undici request created now is fetch's. */
+  private inFetch = 0;
+  /** Calls of the fetch wrapper in flight, by origin: undici requests to these may be theirs. */
+  private readonly fetchInFlight = new Map<string, number>();
 
   install(): void {
     for (const name of ['http', 'https']) {
@@ -88,6 +99,34 @@ export class OutgoingCalls implements GrowthHook {
     (require('node:module') as { syncBuiltinESMExports(): void }).syncBuiltinESMExports();
     const g = globalThis as { fetch?: Fn };
     if (typeof g.fetch === 'function') g.fetch = this.wrapFetch(g.fetch);
+    this.watchUndici();
+  }
+
+  /** The npm undici package's calls, from its diagnostics channels (see the header). */
+  private watchUndici(): void {
+    const onCreate = (message: unknown): void => {
+      try {
+        if (this.inFetch > 0 || !this.onPath()) return;
+        const req = (message as { request?: UndiciRequest } | null)?.request;
+        if (req == null || typeof req !== 'object' || this.pending.has(req)) return;
+        const origin = undiciOrigin(req);
+        if ((this.fetchInFlight.get(origin) ?? 0) > 0) return;
+        const p = this.start('undici', origin, onCreate, isUndiciFile);
+        if (p !== undefined) this.pending.set(req, p);
+      } catch {
+        // Never break a request.
+      }
+    };
+    const done = (message: unknown): void => {
+      const req = (message as { request?: UndiciRequest } | null)?.request;
+      const p = req != null && typeof req === 'object' ? this.pending.get(req) : undefined;
+      if (req == null || p === undefined) return;
+      this.pending.delete(req);
+      this.complete(p);
+    };
+    dc.subscribe('undici:request:create', onCreate);
+    dc.subscribe('undici:request:headers', done);
+    dc.subscribe('undici:request:error', done);
   }
 
   /**
@@ -140,9 +179,9 @@ export class OutgoingCalls implements GrowthHook {
     return threadState.listening && threadState.activeRequests > 0 && threadState.agentBusy === 0;
   }
 
-  private start(api: string, origin: string, skip: Function): Pending | undefined {
+  private start(api: string, origin: string, skip: Function, machinery?: (file: string) => boolean): Pending | undefined {
     try {
-      const entry = this.sites.hit(`${api} ${origin}`, skip);
+      const entry = this.sites.hit(`${api} ${origin}`, skip, machinery, machinery !== undefined);
       if (entry === undefined) return undefined;
       entry.data.api = api;
       entry.data.origin = origin;
@@ -183,18 +222,32 @@ export class OutgoingCalls implements GrowthHook {
   private wrapFetch(original: Fn): Fn {
     const self = this;
     const wrapper = function (this: unknown, ...args: unknown[]): unknown {
-      const result = original.apply(this, args);
+      self.inFetch++;
+      let result: unknown;
+      try {
+        result = original.apply(this, args);
+      } finally {
+        self.inFetch--;
+      }
       if (!self.onPath() || !(result instanceof Promise)) return result;
-      const p = self.start('fetch', fetchOrigin(args[0]), wrapper);
+      const origin = fetchOrigin(args[0]);
+      const p = self.start('fetch', origin, wrapper);
       if (!p) return result;
+      self.fetchInFlight.set(origin, (self.fetchInFlight.get(origin) ?? 0) + 1);
+      const settled = () => {
+        const n = (self.fetchInFlight.get(origin) ?? 1) - 1;
+        if (n > 0) self.fetchInFlight.set(origin, n);
+        else self.fetchInFlight.delete(origin);
+        self.complete(p);
+      };
       // Returning the chained promise (not handling the original) keeps an unhandled rejection unhandled.
       return result.then(
         (r) => {
-          self.complete(p);
+          settled();
           return r;
         },
         (e: unknown) => {
-          self.complete(p);
+          settled();
           throw e;
         },
       );
@@ -237,6 +290,23 @@ function httpOrigin(r: HttpClientRequest): string {
     host = undefined;
   }
   return `${r.protocol ?? 'http:'}//${typeof host === 'string' ? host : (r.host ?? '?')}`;
+}
+
+interface UndiciRequest {
+  origin?: unknown;
+}
+
+/** The origin of an undici request (`http://host:port`, a string or a URL as the dispatcher was given). */
+function undiciOrigin(req: UndiciRequest): string {
+  const o = req.origin;
+  if (typeof o === 'string') return o.replace(/\/+$/, '');
+  if (o instanceof URL) return o.origin;
+  return '?';
+}
+
+/** undici's own files (the npm package, or node's bundled copy): the call site is the first frame outside them. */
+function isUndiciFile(file: string): boolean {
+  return file.includes('/node_modules/undici/') || file.includes('\\node_modules\\undici\\');
 }
 
 function fetchOrigin(input: unknown): string {

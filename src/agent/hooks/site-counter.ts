@@ -31,9 +31,10 @@ export class SiteCounter<T> {
   /**
    * Counts one event of `key`, called from a hook whose frame (and above) is `skip`. `machinery`
    * marks frames that belong to the hooked library itself: the site is the first frame that is
-   * not (the stack keeps them all).
+   * not (the stack keeps them all). `dropMachinery`: the stack drops them too, searched deeper
+   * (a library whose own frames are many: undici's dispatch chain).
    */
-  hit(key: string, skip: Function, machinery?: (file: string) => boolean): SiteEntry<T> | undefined {
+  hit(key: string, skip: Function, machinery?: (file: string) => boolean, dropMachinery = false): SiteEntry<T> | undefined {
     let k = this.perKey.get(key);
     if (k === undefined) {
       if (this.perKey.size >= MAX_ENTRIES) return void this.overflow++;
@@ -46,7 +47,7 @@ export class SiteCounter<T> {
       k.last!.count++;
       return k.last;
     }
-    const stack = captureStack(skip);
+    const stack = captureStack(skip, dropMachinery ? machinery : undefined);
     const site = machinery === undefined ? stack[0] : (stack.find((f) => !machinery(f.file)) ?? stack[0]);
     const full = `${key}\0${siteKey(site)}`;
     let e = this.entries.get(full);
