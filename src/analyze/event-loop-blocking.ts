@@ -530,10 +530,7 @@ function framedCulprit(
 function loopBlame(run: RunData, s: LoopStats, view: CpuView, top: FunctionCost, paidIn: Culprit | undefined): LoopBlame | undefined {
   const caller = loopCaller(run, view, top);
   if (!caller) return undefined;
-  const steps = pathWithCalls(
-    run,
-    caller.path.map((f) => ({ ...f, function: frameCulprit(f, run.cwd).function })),
-  );
+  const steps = loopSteps(run, caller);
   // HTTP client calls awaited one after another from the loop: the loop serialises them (and its
   // calls are resumptions V8 cannot count: async helpers get no call counts).
   const serialClient =
@@ -544,6 +541,14 @@ function loopBlame(run: RunData, s: LoopStats, view: CpuView, top: FunctionCost,
   const siblings = siblingHelpers(run, view, top, caller);
   const siblingCalls = siblings.reduce((a, x) => a + x.perCallerCall, 0);
   return { caller, at, steps, siblings, causes: causedByLoop(caller, top, steps, siblingCalls) || serialClient };
+}
+
+/** Calls per request along a loop's path, from the request's first app function down to the helper. */
+function loopSteps(run: RunData, loop: LoopCaller): PathStep[] {
+  return pathWithCalls(
+    run,
+    loop.path.map((f) => ({ ...f, function: frameCulprit(f, run.cwd).function })),
+  );
 }
 
 /** The same loop's other heavy helpers (LOOP_SIBLING_MIN_SHARE) and their calls per call of the loop's function. */
@@ -559,11 +564,7 @@ function siblingHelpers(run: RunData, view: CpuView, top: FunctionCost, loop: Lo
     if (f === top || f.frame.kind !== 'app') continue;
     const other = loopCaller(run, view, f);
     if (!other || !same(other)) continue;
-    const steps = pathWithCalls(
-      run,
-      other.path.map((x) => ({ ...x, function: frameCulprit(x, run.cwd).function })),
-    );
-    const perCallerCall = helperCalls(steps)?.perCallerCall;
+    const perCallerCall = helperCalls(loopSteps(run, other))?.perCallerCall;
     if (perCallerCall !== undefined) out.push({ fn: frameCulprit(f.frame, run.cwd), perCallerCall });
   }
   return out;

@@ -11,7 +11,7 @@ import { inFlightPeak, loadWindow, targetThreads, windowSamples, type Window } f
 import { growthStats, lateShareServed, pointStats, windowGrowth, type GrowthStats } from './signals/growth-series.js';
 import { outOfFds } from './signals/agent-errors.js';
 import { appCallers, siteCulprit } from './signals/culprit.js';
-import { outgoingWaits } from './signals/outgoing-waits.js';
+import { mainClientCall, outgoingWaits } from './signals/outgoing-waits.js';
 import { latencyTrend, type LatencyTrend } from './signals/latency-trend.js';
 import { round } from './signals/stats.js';
 import { handleKind, handleLeakAdvice } from './handle-leak.advice.js';
@@ -225,10 +225,8 @@ function clientSiteFor(
   growth: number,
 ): { culprit: Culprit; api: string; origin: string; calls: number } | undefined {
   if (type !== 'TCPSocketWrap' || (site !== undefined && appCallers(site.entry).length > 0)) return undefined;
-  const calls = outgoingWaits(ctx.thread, ctx.w);
-  const total = calls.reduce((a, c) => a + c.started, 0);
-  const top = [...calls].sort((a, b) => b.started - a.started)[0];
-  if (!top?.site || total <= 0 || top.started < HANDLE_LEAK_CLIENT_SITE_SHARE * total || top.started < growth) return undefined;
+  const top = mainClientCall(outgoingWaits(ctx.thread, ctx.w), HANDLE_LEAK_CLIENT_SITE_SHARE);
+  if (!top?.site || top.started < growth) return undefined;
   return { culprit: siteCulprit(top.site, ctx.run.cwd), api: top.api, origin: top.origin, calls: top.started };
 }
 

@@ -14,7 +14,7 @@ import type { GrowthMessage } from '../agent/protocol.js';
 import type { Finding } from './finding.js';
 import { buildFinding } from './build-finding.js';
 import { loadWindow, targetThreads, windowRequests, type Window } from './signals/load-window.js';
-import { outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
+import { mainClientCall, outgoingWaits, type OutgoingWait } from './signals/outgoing-waits.js';
 import { appCallers, describeCulprit, frameCulprit, relativeFile, siteCulprit } from './signals/culprit.js';
 import type { Culprit } from './finding.js';
 import { cpuViewOf } from './signals/cpu-view.js';
@@ -34,8 +34,9 @@ export function outgoingChurn(run: RunData): Finding[] {
   // Requests served from outside: calls the target made to its own servers are not among them.
   const inbound = Math.max(0, (loopStats(run)?.requests ?? 0) - callsToSelf(run, w).requests);
   const threads = targetThreads(run);
+  const waits = threads.map((t) => outgoingWaits(t, w));
   const http = threads
-    .flatMap((t) => [...outgoingWaits(t, w), ...fetchConnections(t, w)])
+    .flatMap((t, i) => [...waits[i], ...fetchConnections(t, w, waits[i])])
     .filter(
       (c): c is Churning =>
         c.newConnections !== undefined &&
@@ -59,7 +60,7 @@ export function outgoingChurn(run: RunData): Finding[] {
     );
   // Calls whose stack showed no app frame (a client library issuing them from a promise continuation)
   // are named from the CPU profile, unless a site seen elsewhere already made calls.
-  const seen = threads.flatMap((t) => outgoingWaits(t, w)).flatMap((c) => (c.site ? [c.site] : []));
+  const seen = waits.flat().flatMap((c) => (c.site ? [c.site] : []));
   const fromProfile = http.some((c) => !c.site) ? profileCaller(run, seen) : undefined;
   return [
     ...http.map((c) => finding(run, c, inbound, c.site ? undefined : fromProfile)),
@@ -74,12 +75,13 @@ export function outgoingChurn(run: RunData): Finding[] {
  * per call. None when node:http calls share the origin's traffic (their sockets have app frames,
  * but a share below the bar leaves the unowned sockets unexplained).
  */
-export function fetchConnections(thread: ThreadTelemetry, w: Window | null): (OutgoingWait & { newConnections: number })[] {
-  const calls = outgoingWaits(thread, w);
-  const total = calls.reduce((a, c) => a + c.started, 0);
-  const top = [...calls].sort((a, b) => b.started - a.started)[0];
-  if (top?.api !== 'fetch' || top.newConnections !== undefined || total <= 0 || top.started < HANDLE_LEAK_CLIENT_SITE_SHARE * total)
-    return [];
+export function fetchConnections(
+  thread: ThreadTelemetry,
+  w: Window | null,
+  calls: readonly OutgoingWait[] = outgoingWaits(thread, w),
+): (OutgoingWait & { newConnections: number })[] {
+  const top = mainClientCall(calls, HANDLE_LEAK_CLIENT_SITE_SHARE);
+  if (top?.api !== 'fetch' || top.newConnections !== undefined) return [];
   const bounds = windowGrowth(thread, w);
   const unowned = (h: NonNullable<GrowthMessage['handles']>[number]) => h.resource === 'TCPSocketWrap' && appCallers(h).length === 0;
   const created = (m: GrowthMessage | undefined) => (m?.handles ?? []).filter(unowned).reduce((a, h) => a + h.created, 0);

@@ -99,6 +99,17 @@ export function outgoingWaits(thread: ThreadTelemetry, w: Window | null): Outgoi
     .sort((a, b) => b.totalMs - a.totalMs);
 }
 
+/**
+ * The call (site and origin) that made at least `minShare` of the calls started in `calls`: the
+ * client sockets connected with no app frame on the stack (undici's, a pool's) are its
+ * (handle-leak and outgoing-churn, HANDLE_LEAK_CLIENT_SITE_SHARE).
+ */
+export function mainClientCall(calls: readonly OutgoingWait[], minShare: number): OutgoingWait | undefined {
+  const total = calls.reduce((a, c) => a + c.started, 0);
+  const top = [...calls].sort((a, b) => b.started - a.started)[0];
+  return top !== undefined && total > 0 && top.started >= minShare * total ? top : undefined;
+}
+
 export interface ConcurrencyBand {
   /** Calls in flight, time-weighted mean over the site's time. */
   mean: number;
