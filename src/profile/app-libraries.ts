@@ -6,8 +6,16 @@
 import type { CallTree } from './call-tree.js';
 import { dependencyName } from './work-kind.js';
 
-/** Packages with a frame above an app frame: they call the app. */
-export function frameworkPackages(tree: CallTree): Set<string> {
+const frameworksOf = new WeakMap<CallTree, ReadonlySet<string>>();
+
+/** Packages with a frame above an app frame: they call the app. Read once per tree (work-breakdown, allocation-view and appLibraries ask). */
+export function frameworkPackages(tree: CallTree): ReadonlySet<string> {
+  let known = frameworksOf.get(tree);
+  if (known === undefined) frameworksOf.set(tree, (known = readFrameworkPackages(tree)));
+  return known;
+}
+
+function readFrameworkPackages(tree: CallTree): Set<string> {
   const out = new Set<string>();
   const frameOf = (i: number) => tree.frames[tree.frame[i]];
   for (let i = 1; i < tree.frame.length; i++) {
